@@ -1,0 +1,1 @@
+//! The SSNAIL core emulator (being written).

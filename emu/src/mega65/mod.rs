@@ -1,0 +1,1 @@
+//! The headless MEGA65 (being written).
