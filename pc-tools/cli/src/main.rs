@@ -1,1 +1,31 @@
-fn main() {}
+//! `ssnail`: one command for the SSNAIL tools.
+//!
+//! Each subcommand lives in its own file under `cmd/` with an `Args` struct
+//! (clap) and a `run(Args) -> anyhow::Result<()>`. Errors print as one line,
+//! `ssnail: <file>: <problem>`, with a non-zero exit.
+
+mod cmd;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "ssnail", version, about = "SSNAIL tools: GGUF models on the MEGA65's LLM accelerator")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    // Subcommands: one variant per file in cmd/ (keep alphabetical).
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result: anyhow::Result<()> = match cli.cmd {};
+    if let Err(e) = result {
+        // One line: the chain of causes joined, never a backtrace.
+        eprintln!("ssnail: {e:#}");
+        std::process::exit(1);
+    }
+}
