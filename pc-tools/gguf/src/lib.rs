@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 pub use serde_json::Value;
 
+pub mod writer;
+
 /// A GGUF problem, always naming the file.
 #[derive(Debug)]
 pub struct GgufError {
@@ -76,19 +78,23 @@ impl Gguf {
                 magic[0], magic[1], magic[2], magic[3]
             )));
         }
-        let reader = BufReader::with_capacity(1 << 20, file.try_clone().map_err(|e| err(e.to_string()))?);
+        let reader =
+            BufReader::with_capacity(1 << 20, file.try_clone().map_err(|e| err(e.to_string()))?);
         let mut container =
             gguf_rs::GGUFContainer::new(gguf_rs::ByteOrder::LE, Box::new(reader), u64::MAX);
         let model = container
             .decode()
             .map_err(|e| err(format!("corrupt or truncated GGUF header: {e}")))?;
-        let map = unsafe { memmap2::Mmap::map(&file) }
-            .map_err(|e| err(format!("cannot map: {e}")))?;
+        let map =
+            unsafe { memmap2::Mmap::map(&file) }.map_err(|e| err(format!("cannot map: {e}")))?;
         let data_offset = model.data_offset();
         let mut tensors = Vec::with_capacity(model.tensors().len());
         for t in model.tensors() {
             let ty = GgmlType::from_u32(t.kind).ok_or_else(|| {
-                err(format!("tensor {} has unknown ggml type {}", t.name, t.kind))
+                err(format!(
+                    "tensor {} has unknown ggml type {}",
+                    t.name, t.kind
+                ))
             })?;
             let n: u64 = t.shape.iter().product();
             if n % ty.block_len() as u64 != 0 {
