@@ -1,1 +1,12 @@
-//! placeholder until written
+//! SSNAIL tokenizers.
+//!
+//! * `vocab`: the GGUF vocabulary (`tokenizer.ggml.*`).
+//! * `tables`: the image's tokenizer tables built from it (§1.10, §2.1).
+//! * `gpt2_bytes`: GPT-2's byte <-> unicode table (§2.4).
+
+pub mod gpt2_bytes;
+pub mod tables;
+pub mod vocab;
+
+pub use tables::ImageTables;
+pub use vocab::{TokModel, Vocab};
