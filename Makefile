@@ -1,0 +1,98 @@
+# SSNAIL tools: the workflow of the user's README.
+#
+#   make demo                 the whole system on real models (first run downloads and builds)
+#   make test                 every test of the project
+#   make foo.ssnail           convert foo.gguf (architecture detected); foo.8mb/.64mb/.72mb.ssnail
+#   make foo.all              every memory size that fits
+#   make foo.run PROMPT=… TOKENS=…   convert if needed, then emulate
+#   make foo.chat [TEMP=0] [HW=1]    interactive session
+#   make foo.info             what the GGUF holds and what the converter would do
+#   make foo.tokcheck [TEXT=file]    image tokenizer vs the GGUF's
+#   make findmodels [QUERY=…] [MEM=8|64|72]
+#   make fetch URL=…
+#   make disk [IMAGES=…]      build/ssnail.d81 and build/sdcard/
+#   make clean
+#
+# Usable from another directory: make -f path/to/Makefile foo.ssnail
+
+SSNAIL_TOOLS := $(dir $(abspath $(lastword $(MAKEFILE_LIST))))
+CARGO ?= cargo
+SSNAIL := $(SSNAIL_TOOLS)target/release/ssnail
+SSNAIL_CACHE ?= $(SSNAIL_TOOLS)cache
+export SSNAIL_CACHE
+
+WTYPE ?= auto
+FALLBACK ?= q8_0
+ATTICRAM ?= $(if $(HYPERRAM_MB),$(HYPERRAM_MB),8)
+PROMPT ?= Once upon a time
+TOKENS ?= 120
+
+CONVERT_FLAGS = --wtype $(WTYPE) --fallback $(FALLBACK) \
+	$(if $(TYPE),--type "$(TYPE)") $(if $(CONTEXT_WINDOW),--ctx $(CONTEXT_WINDOW))
+CHAT_FLAGS = -n $(TOKENS) \
+	$(if $(filter 0 0.0,$(TEMP)),--greedy,$(if $(TEMP),--temp $(TEMP))) $(if $(HW),--hw)
+
+# The tool is rebuilt when any Rust source changes, and images when the tool does.
+RUST_SOURCES := $(shell find $(SSNAIL_TOOLS)pc-tools $(SSNAIL_TOOLS)emu $(SSNAIL_TOOLS)disk \
+	-name '*.rs' -o -name Cargo.toml 2>/dev/null) $(SSNAIL_TOOLS)Cargo.toml
+
+$(SSNAIL): $(RUST_SOURCES)
+	cd $(SSNAIL_TOOLS) && $(CARGO) build --release -q -p ssnail
+	@touch $@
+
+.PHONY: test demo testdata clean findmodels fetch disk tool deps %.all %.chat %.run %.tokcheck %.info
+.PRECIOUS: %.ssnail
+
+tool: $(SSNAIL)
+
+%.ssnail: %.gguf $(SSNAIL)
+	$(SSNAIL) convert $< -o $@ $(CONVERT_FLAGS) --mem-mb $(ATTICRAM)
+
+%.8mb.ssnail: %.gguf $(SSNAIL)
+	$(SSNAIL) convert $< -o $@ $(CONVERT_FLAGS) --mem-mb 8
+%.64mb.ssnail: %.gguf $(SSNAIL)
+	$(SSNAIL) convert $< -o $@ $(CONVERT_FLAGS) --mem-mb 64
+%.72mb.ssnail: %.gguf $(SSNAIL)
+	$(SSNAIL) convert $< -o $@ $(CONVERT_FLAGS) --mem-mb 72
+
+# Sizes that do not fit are skipped (make -k), as upstream did.
+%.all: %.gguf $(SSNAIL)
+	-@$(MAKE) -k --no-print-directory -f $(firstword $(MAKEFILE_LIST)) $*.8mb.ssnail $*.64mb.ssnail $*.72mb.ssnail
+
+%.run: %.ssnail
+	$(SSNAIL) chat $< $(CHAT_FLAGS) --prompt "$(PROMPT)"
+%.chat: %.ssnail
+	$(SSNAIL) chat $< $(CHAT_FLAGS)
+%.8mb.chat: %.8mb.ssnail
+	$(SSNAIL) chat $< $(CHAT_FLAGS)
+%.64mb.chat: %.64mb.ssnail
+	$(SSNAIL) chat $< $(CHAT_FLAGS)
+%.72mb.chat: %.72mb.ssnail
+	$(SSNAIL) chat $< $(CHAT_FLAGS)
+%.info: %.gguf $(SSNAIL)
+	$(SSNAIL) info $<
+%.tokcheck: %.ssnail %.gguf
+	$(SSNAIL) tokcheck $*.ssnail $*.gguf $(TEXT)
+
+findmodels: $(SSNAIL)
+	$(SSNAIL) findmodels $(QUERY) $(if $(MEM),--mem $(MEM))
+
+fetch: $(SSNAIL)
+	@test -n "$(URL)" || { echo "usage: make fetch URL=https://huggingface.co/<repo>/resolve/main/<file>.gguf"; exit 2; }
+	$(SSNAIL) fetch "$(URL)"
+
+# Debian packages the project needs (cc65 for the MEGA65 program).
+deps:
+	@$(SSNAIL_TOOLS)tools/install-deps.sh
+
+testdata:
+	@$(SSNAIL_TOOLS)tools/fetch-testdata.sh
+
+test: deps testdata
+	cd $(SSNAIL_TOOLS) && $(CARGO) test --workspace --release --no-fail-fast
+
+demo: deps testdata
+	@$(SSNAIL_TOOLS)tools/demo.sh
+
+clean:
+	rm -f *.ssnail
