@@ -1,0 +1,180 @@
+//! `ssnail-d81`: build the SSNAIL program disk, list and extract D81 files.
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use ssnail_disk::{FileType, D81};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Parser)]
+#[command(
+    name = "ssnail-d81",
+    about = "D81 disk images for the SSNAIL MEGA65 program"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Build the program disk: the PRG as SSNAIL and AUTOBOOT.C65, then every image that fits;
+    /// images that do not fit go to SDCARD/SSNAIL/ for copying to the SD card.
+    Build {
+        /// Output D81
+        #[arg(long)]
+        out: PathBuf,
+        /// The program (a PRG with load address $2001)
+        #[arg(long)]
+        program: PathBuf,
+        /// Folder for images too big for the disk (files go to <DIR>/SSNAIL/)
+        #[arg(long)]
+        sdcard: PathBuf,
+        /// Disk name
+        #[arg(long, default_value = "SSNAIL")]
+        name: String,
+        /// SSNAIL images (.ssnail), in order of preference
+        images: Vec<PathBuf>,
+    },
+    /// List a D81's directory
+    List { image: PathBuf },
+    /// Copy one file out of a D81
+    Extract {
+        image: PathBuf,
+        name: String,
+        out: PathBuf,
+    },
+}
+
+fn main() {
+    if let Err(e) = run(Cli::parse()) {
+        eprintln!("ssnail-d81: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+/// Write through a temporary file in the same folder so a failure never leaves half a file.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("{}", dir.display()))?;
+    let mut tmp =
+        tempfile::NamedTempFile::new_in(dir).with_context(|| format!("{}", dir.display()))?;
+    tmp.write_all(bytes)
+        .with_context(|| format!("{}", path.display()))?;
+    tmp.persist(path)
+        .with_context(|| format!("{}", path.display()))?;
+    Ok(())
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("{}", path.display()))
+}
+
+/// Directory name on the disk: the file name in lower case, shortened to 16 characters by
+/// cutting the stem (the extension stays so the program and users recognise it).
+fn disk_name(path: &Path) -> String {
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    if file.len() <= 16 {
+        return file;
+    }
+    match file.rfind('.') {
+        Some(dot) if file.len() - dot < 16 => {
+            let ext = &file[dot..];
+            format!("{}{}", &file[..16 - ext.len()], ext)
+        }
+        _ => file[..16].to_string(),
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
+        Cmd::Build {
+            out,
+            program,
+            sdcard,
+            name,
+            images,
+        } => {
+            let prg = read(&program)?;
+            if prg.len() < 2 || prg[0..2] != [0x01, 0x20] {
+                bail!(
+                    "{}: not a MEGA65 PRG (load address must be $2001)",
+                    program.display()
+                );
+            }
+            let mut disk = D81::new(&name, *b"65").with_context(|| name.clone())?;
+            disk.add_file("ssnail", FileType::Prg, &prg)
+                .context("ssnail")?;
+            disk.add_file("autoboot.c65", FileType::Prg, &prg)
+                .context("autoboot.c65")?;
+            let mut on_sd = Vec::new();
+            for img in &images {
+                let data = read(img)?;
+                if data.len() < 256 || &data[0..4] != b"SSNL" {
+                    bail!("{}: not an SSNAIL image (no SSNL magic)", img.display());
+                }
+                let n = disk_name(img);
+                match disk.add_file(&n, FileType::Seq, &data) {
+                    Ok(()) => println!(
+                        "{}: on the disk as \"{n}\" ({} blocks)",
+                        img.display(),
+                        D81::blocks_for(data.len())
+                    ),
+                    Err(ssnail_disk::DiskError::DiskFull { needed, free, .. }) => {
+                        let sd_name = img
+                            .file_name()
+                            .map(|f| f.to_string_lossy().to_uppercase())
+                            .unwrap_or_default();
+                        let dest = sdcard.join("SSNAIL").join(&sd_name);
+                        write_atomic(&dest, &data)?;
+                        println!(
+                            "{}: needs {needed} blocks, {free} free on the disk: copied to {} \
+                             (put it in the SSNAIL folder of the SD card)",
+                            img.display(),
+                            dest.display()
+                        );
+                        on_sd.push(sd_name);
+                    }
+                    Err(e) => return Err(e).with_context(|| img.display().to_string()),
+                }
+            }
+            if !on_sd.is_empty() {
+                let note = format!(
+                    "Copy the SSNAIL folder to the root of the MEGA65's SD card (FAT32).\n\
+                     The program lists the images in / and /SSNAIL; these did not fit on {}:\n{}\n",
+                    out.display(),
+                    on_sd.join("\n")
+                );
+                write_atomic(&sdcard.join("README.TXT"), note.as_bytes())?;
+            }
+            write_atomic(&out, disk.bytes())?;
+            println!(
+                "wrote {}: {} blocks free",
+                out.display(),
+                disk.free_blocks()
+            );
+        }
+        Cmd::List { image } => {
+            let d = D81::from_bytes(read(&image)?).with_context(|| image.display().to_string())?;
+            println!("0 \"{}\"", d.disk_name());
+            for e in d.files().with_context(|| image.display().to_string())? {
+                println!("{:<5} \"{}\" {:?}", e.blocks, e.name, e.file_type);
+            }
+            println!("{} blocks free.", d.free_blocks());
+        }
+        Cmd::Extract { image, name, out } => {
+            let d = D81::from_bytes(read(&image)?).with_context(|| image.display().to_string())?;
+            let data = d
+                .read_file(&name)
+                .with_context(|| image.display().to_string())?;
+            write_atomic(&out, &data)?;
+        }
+    }
+    Ok(())
+}
