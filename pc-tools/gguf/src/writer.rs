@@ -144,7 +144,7 @@ impl GgufWriter {
     ) -> Result<&mut Self, WriteError> {
         let n: u64 = shape.iter().product();
         let blk = ty.block_len() as u64;
-        if shape.is_empty() || shape[0] % blk != 0 {
+        if shape.is_empty() || !shape[0].is_multiple_of(blk) {
             return Err(WriteError::BadTensor(format!(
                 "tensor {name}: shape {shape:?} does not fit the {} block of {blk}",
                 ty.name()
