@@ -1,1 +1,32 @@
-//! The SSNAIL core emulator (being written).
+//! The SSNAIL core emulator.
+//!
+//! * [`machine`]: memory from $8000000, registers, ISA v1, faults, traffic.
+//! * [`gemv`], [`vector`], [`tables`], [`exact`]: the arithmetic, in the float
+//!   reference and the bit-exact hardware numerics (rules next to the code).
+//! * [`loadport`]: the load port and the sector loader; [`device`]: the
+//!   register block at $FFD7500 ([`Ssnail`]), which the headless MEGA65
+//!   attaches to its I/O space; [`host`]: the host protocol for PC tools.
+//!
+//! Typical use:
+//! ```no_run
+//! use ssnail_emu::core::{Ssnail, NoHost, Numerics};
+//! let (mut dev, _report) = Ssnail::load_file("model.ssnail".as_ref(), None).unwrap();
+//! dev.machine.numerics = Numerics::Hardware;
+//! let out = dev.generate(&[1, 450, 6635], 16, &mut NoHost).unwrap();
+//! println!("{:?} stop reason {}", out.tokens, out.stop_reason);
+//! ```
+
+pub mod device;
+pub mod exact;
+pub mod gemv;
+pub mod host;
+pub mod loadport;
+pub mod machine;
+pub mod tables;
+pub mod vector;
+
+pub use device::{Board, Ssnail};
+pub use host::{published, read_tokens, runtime, Encoding, Generation, HostError, Runtime};
+pub use loadport::{LoadError, LoadReport};
+pub use machine::{Fault, FaultKind, Host, Machine, NoHost, Step, Traffic, DEFAULT_INSTR_LIMIT};
+pub use vector::Numerics;

@@ -1,0 +1,251 @@
+//! The host protocol (spec §6.3): what MEGA65 software does to run a job,
+//! as helpers for the PC tools. Tokens and the runtime block are written
+//! through the load port (as on the MEGA65); results are read from memory (the
+//! CPU maps the RAM SSNAIL has at $8000000). Each run is: write, job pointer =
+//! header $08, GO, run to HALT with the host's hooks (SYNC after every
+//! published token, ARGMAX sampler).
+
+use super::device::{Ssnail, LP_CLEAR_ERROR, LP_ERROR};
+use super::loadport::set_pointer;
+use super::machine::{Fault, Host, Machine};
+use ssnail_format::image::{h, rt, Header, BASE, TOKEN_SLOTS};
+use std::fmt;
+
+/// The runtime block ($8000040–$8000057).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Runtime {
+    pub pos: u32,
+    pub prompt_len: u32,
+    pub n_generate: u32,
+    pub generated: u32,
+    pub stop_request: u32,
+    pub stop_reason: u32,
+}
+
+/// Read the runtime block from memory.
+pub fn runtime(m: &Machine) -> Runtime {
+    let r = |off: u32| m.peek_u32((BASE + off) as u64).unwrap_or(0);
+    Runtime {
+        pos: r(rt::POS),
+        prompt_len: r(rt::PROMPT_LEN),
+        n_generate: r(rt::N_GENERATE),
+        generated: r(rt::GENERATED),
+        stop_request: r(rt::STOP_REQUEST),
+        stop_reason: r(rt::STOP_REASON),
+    }
+}
+
+/// Token ids at `tokens[from .. from + n)` (the token buffer address is header $14).
+pub fn read_tokens(m: &Machine, from: u32, n: u32) -> Vec<u32> {
+    let base = m.peek_u32((BASE as usize + h::TOKENS) as u64).unwrap_or(0);
+    (0..n)
+        .map(|i| m.peek_u32(base as u64 + 4 * (from + i) as u64).unwrap_or(0))
+        .collect()
+}
+
+/// Tokens published so far in this run: tokens[prompt_len .. prompt_len + generated).
+pub fn published(m: &Machine) -> Vec<u32> {
+    let r = runtime(m);
+    read_tokens(m, r.prompt_len, r.generated)
+}
+
+/// A host-protocol failure.
+#[derive(Debug)]
+pub enum HostError {
+    Fault(Fault),
+    /// The load port flagged ERROR while writing tokens/runtime block.
+    Port(u32),
+    TooManyTokens {
+        first: u32,
+        count: usize,
+    },
+    EmptyPrompt,
+    NotEncoder,
+}
+
+impl fmt::Display for HostError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HostError::Fault(e) => write!(f, "{e}"),
+            HostError::Port(a) => write!(f, "load port reported ERROR writing at ${a:07X}"),
+            HostError::TooManyTokens { first, count } => write!(
+                f,
+                "{count} tokens from slot {first} do not fit the {TOKEN_SLOTS}-slot token buffer"
+            ),
+            HostError::EmptyPrompt => write!(f, "empty prompt: a decoder needs at least one token"),
+            HostError::NotEncoder => write!(f, "not an encoder image"),
+        }
+    }
+}
+
+impl std::error::Error for HostError {}
+
+impl From<Fault> for HostError {
+    fn from(f: Fault) -> Self {
+        HostError::Fault(f)
+    }
+}
+
+/// Result of a decoder run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Generation {
+    /// Generated tokens: tokens[prompt_len .. prompt_len + generated).
+    pub tokens: Vec<u32>,
+    pub stop_reason: u32,
+    pub runtime: Runtime,
+}
+
+/// Result of an encoder run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Encoding {
+    /// H_OUTDIM floats at H_OUTPUT (empty unless stop reason 1).
+    pub output: Vec<f32>,
+    pub stop_reason: u32,
+}
+
+impl Ssnail {
+    /// The image header as loaded in memory.
+    pub fn header(&self) -> Header {
+        Header::parse(&self.machine.mem()[..256]).unwrap_or_default()
+    }
+
+    /// Write bytes at an SSNAIL address through the load port: pointer (clearing
+    /// ERROR), data, a flushing commit, then check ERROR.
+    pub fn port_write(&mut self, addr: u32, data: &[u8]) -> Result<(), HostError> {
+        set_pointer(self, addr, LP_CLEAR_ERROR);
+        self.dma_data(data);
+        set_pointer(self, BASE, 0);
+        if self.read(super::device::reg::LP_COMMIT) & LP_ERROR != 0 {
+            return Err(HostError::Port(addr));
+        }
+        Ok(())
+    }
+
+    /// Write token ids into the token buffer from slot `first` (through the port).
+    pub fn write_tokens(&mut self, first: u32, tokens: &[u32]) -> Result<(), HostError> {
+        if first as usize + tokens.len() > TOKEN_SLOTS as usize {
+            return Err(HostError::TooManyTokens {
+                first,
+                count: tokens.len(),
+            });
+        }
+        let bytes: Vec<u8> = tokens.iter().flat_map(|t| t.to_le_bytes()).collect();
+        let base = self.header().tokens;
+        self.port_write(base + 4 * first, &bytes)
+    }
+
+    /// Write pos, prompt_len, n_generate, generated = 0, stop_request = 0 (through the port).
+    pub fn write_runtime(
+        &mut self,
+        pos: u32,
+        prompt_len: u32,
+        n_generate: u32,
+    ) -> Result<(), HostError> {
+        let bytes: Vec<u8> = [pos, prompt_len, n_generate, 0, 0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        self.port_write(BASE + rt::POS, &bytes)
+    }
+
+    /// Direct host-side runtime write (PC tools that skip the port; e.g. stop_request).
+    pub fn poke_runtime(&mut self, offset: u32, v: u32) {
+        self.machine.poke_u32((BASE + offset) as u64, v);
+    }
+
+    /// Job pointer = header $08, GO, run to HALT.
+    pub fn run_script(&mut self, host: &mut dyn Host) -> Result<(), HostError> {
+        let code = self.header().code;
+        self.go(code);
+        self.run_job(host)?;
+        Ok(())
+    }
+
+    fn finish_generation(&self) -> Generation {
+        let r = runtime(&self.machine);
+        Generation {
+            tokens: read_tokens(&self.machine, r.prompt_len, r.generated),
+            stop_reason: r.stop_reason,
+            runtime: r,
+        }
+    }
+
+    /// First turn: tokens from slot 0, pos = 0, prompt_len = count, n_generate = n.
+    pub fn generate(
+        &mut self,
+        prompt: &[u32],
+        n: u32,
+        host: &mut dyn Host,
+    ) -> Result<Generation, HostError> {
+        if prompt.is_empty() {
+            return Err(HostError::EmptyPrompt);
+        }
+        self.write_tokens(0, prompt)?;
+        self.write_runtime(0, prompt.len() as u32, n)?;
+        self.run_script(host)?;
+        Ok(self.finish_generation())
+    }
+
+    /// Continue: append tokens after the last one (from pos + 1), prompt_len =
+    /// pos + 1 + count, keep pos, GO again (an empty continuation just goes on).
+    pub fn continue_generation(
+        &mut self,
+        appended: &[u32],
+        n: u32,
+        host: &mut dyn Host,
+    ) -> Result<Generation, HostError> {
+        let pos = runtime(&self.machine).pos;
+        self.write_tokens(pos + 1, appended)?;
+        self.write_runtime(pos, pos + 1 + appended.len() as u32, n)?;
+        self.run_script(host)?;
+        Ok(self.finish_generation())
+    }
+
+    /// Encoder run: tokens, prompt_len, GO; the output vector if stop reason 1.
+    pub fn encode(&mut self, tokens: &[u32], host: &mut dyn Host) -> Result<Encoding, HostError> {
+        let hd = self.header();
+        if !hd.is_encoder() {
+            return Err(HostError::NotEncoder);
+        }
+        self.write_tokens(0, tokens)?;
+        self.write_runtime(0, tokens.len() as u32, 0)?;
+        self.run_script(host)?;
+        let reason = runtime(&self.machine).stop_reason;
+        let output = if reason == 1 {
+            self.machine
+                .peek_f32s(hd.output as u64, hd.out_dim as usize)
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        Ok(Encoding {
+            output,
+            stop_reason: reason,
+        })
+    }
+
+    /// A token's bytes from the vocab table (empty for special or unknown ids).
+    pub fn vocab_piece(&self, id: u32) -> Vec<u8> {
+        let hd = self.header();
+        if id >= hd.n_vocab {
+            return Vec::new();
+        }
+        let m = &self.machine;
+        let v = hd.vocab as u64;
+        match (
+            m.peek_u32(v + 4 * id as u64),
+            m.peek_u32(v + 4 * (id as u64 + 1)),
+        ) {
+            (Some(a), Some(b)) if b >= a => m
+                .bytes(v + a as u64, (b - a) as u64)
+                .unwrap_or(&[])
+                .to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The description at header $80 (invalid UTF-8 replaced).
+    pub fn description(&self) -> String {
+        self.header().description()
+    }
+}

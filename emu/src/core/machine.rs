@@ -1,0 +1,567 @@
+//! The SSNAIL core: memory from $8000000, registers, and the instruction
+//! loop of ISA v1 (spec §3), with faults, traffic accounting (§6.4), trace and
+//! host hooks (§6.1).
+
+use super::gemv;
+use super::vector::{self, AttnShape, Numerics};
+use ssnail_format::ggml::{self, GgmlType};
+use ssnail_format::image::BASE;
+use ssnail_format::isa::{
+    AttnBlock, Instr, Op, ATTN_BLOCK_LEN, GEMV_ACC, GEMV_F16OUT, INSTR_LEN, KV_F16, KV_F32, R_ZERO,
+};
+use std::fmt;
+use std::sync::Arc;
+
+/// Default cumulative instruction limit (since load).
+pub const DEFAULT_INSTR_LIMIT: u64 = 50_000_000;
+
+/// Why execution stopped abnormally.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultKind {
+    IllegalOpcode(u8),
+    MisalignedPc,
+    /// An access of `len` bytes at `addr` outside [$8000000, $8000000 + memory).
+    Address {
+        addr: u64,
+        len: u64,
+    },
+    InstructionLimit(u64),
+    /// An operand the instruction cannot execute (unknown weight format,
+    /// length not a whole number of blocks, bad ATTN block …).
+    BadOperand(String),
+}
+
+/// A fault, reported with the PC and the decoded instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fault {
+    pub pc: u32,
+    pub instr: Option<Instr>,
+    pub kind: FaultKind,
+    /// End of memory (for the message).
+    pub mem_end: u64,
+}
+
+impl Fault {
+    /// The error code the register block reports ($FFD7505, docs/ssnail-registers.md).
+    pub fn code(&self) -> u8 {
+        match self.kind {
+            FaultKind::IllegalOpcode(_) => 1,
+            FaultKind::MisalignedPc => 2,
+            FaultKind::Address { .. } => 3,
+            FaultKind::InstructionLimit(_) => 4,
+            FaultKind::BadOperand(_) => 5,
+        }
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SSNAIL fault at PC ${:07X}", self.pc)?;
+        if let Some(i) = &self.instr {
+            write!(
+                f,
+                " ({})",
+                i.to_string()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )?;
+        }
+        match &self.kind {
+            FaultKind::IllegalOpcode(o) => write!(f, ": illegal opcode ${o:02X}"),
+            FaultKind::MisalignedPc => write!(f, ": PC not a multiple of 16"),
+            FaultKind::Address { addr, len } => write!(
+                f,
+                ": access of {len} bytes at ${addr:07X} outside memory [${BASE:07X}, ${:07X})",
+                self.mem_end
+            ),
+            FaultKind::InstructionLimit(n) => write!(f, ": instruction limit of {n} reached"),
+            FaultKind::BadOperand(s) => write!(f, ": {s}"),
+        }
+    }
+}
+
+impl std::error::Error for Fault {}
+
+/// What one step did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Continue,
+    Sync,
+    Halt,
+}
+
+/// Host hooks: called at SYNC and at every ARGMAX.
+pub trait Host {
+    /// The script made its writes visible (a token and its count, or the end).
+    /// The host may poke memory here (e.g. set stop_request).
+    fn on_sync(&mut self, _m: &mut Machine) {}
+    /// Sees the logits at every ARGMAX; returning Some(id) replaces the greedy
+    /// choice (the chat front end's sampler, §7.3).
+    fn on_argmax(&mut self, _logits: &[f32], _m: &Machine) -> Option<u32> {
+        None
+    }
+}
+
+/// No hooks: greedy ARGMAX.
+pub struct NoHost;
+impl Host for NoHost {}
+
+/// Architectural registers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Regs {
+    pub r: [u32; 16],
+    pub a: [u32; 16],
+    pub n: [u32; 3],
+    pub pc: u32,
+}
+
+/// Bytes moved by instructions (§6.4); host pokes and the load are not counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Traffic {
+    pub read: u64,
+    pub written: u64,
+}
+
+impl Traffic {
+    pub fn total(&self) -> u64 {
+        self.read + self.written
+    }
+}
+
+/// The SSNAIL core with its memory.
+pub struct Machine {
+    mem: Vec<u8>,
+    pub regs: Regs,
+    pub numerics: Numerics,
+    /// Instructions executed since load (cumulative over runs).
+    pub instructions: u64,
+    pub instr_limit: u64,
+    pub traffic: Traffic,
+    /// Print every instruction to stderr.
+    pub trace: bool,
+    pool: Option<Arc<rayon::ThreadPool>>,
+}
+
+type R<T> = Result<T, FaultKind>;
+
+fn le_f32s(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+impl Machine {
+    /// A machine with `mem_bytes` of zeroed memory from $8000000 (at most the
+    /// 128 MiB the 28-bit address space leaves).
+    pub fn new(mem_bytes: usize) -> Machine {
+        let max = (ssnail_format::image::ADDRESS_END - BASE as u64) as usize;
+        Machine {
+            mem: vec![0; mem_bytes.min(max)],
+            regs: Regs::default(),
+            numerics: Numerics::Float,
+            instructions: 0,
+            instr_limit: DEFAULT_INSTR_LIMIT,
+            traffic: Traffic::default(),
+            trace: false,
+            pool: None,
+        }
+    }
+
+    /// Run GEMVs on a private pool of `n` threads (default: rayon's global pool).
+    pub fn set_threads(&mut self, n: usize) {
+        self.pool = Some(Arc::new(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n.max(1))
+                .build()
+                .expect("cannot start worker threads"),
+        ));
+    }
+
+    pub fn mem_size(&self) -> usize {
+        self.mem.len()
+    }
+    /// First address past memory.
+    pub fn mem_end(&self) -> u64 {
+        BASE as u64 + self.mem.len() as u64
+    }
+    /// All of memory ($8000000 is index 0).
+    pub fn mem(&self) -> &[u8] {
+        &self.mem
+    }
+    pub fn mem_mut(&mut self) -> &mut [u8] {
+        &mut self.mem
+    }
+
+    /// Zero the statistics (after a load).
+    pub fn reset_stats(&mut self) {
+        self.instructions = 0;
+        self.traffic = Traffic::default();
+    }
+
+    fn range(&self, addr: u64, len: u64) -> R<std::ops::Range<usize>> {
+        if addr >= BASE as u64 && addr + len <= self.mem_end() {
+            let s = (addr - BASE as u64) as usize;
+            Ok(s..s + len as usize)
+        } else {
+            Err(FaultKind::Address { addr, len })
+        }
+    }
+
+    /// Bytes at an SSNAIL address (host access, not counted as traffic).
+    pub fn bytes(&self, addr: u64, len: u64) -> Option<&[u8]> {
+        self.range(addr, len).ok().map(|r| &self.mem[r])
+    }
+    /// Host write (not counted).
+    pub fn write_bytes(&mut self, addr: u64, data: &[u8]) -> bool {
+        match self.range(addr, data.len() as u64) {
+            Ok(r) => {
+                self.mem[r].copy_from_slice(data);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+    pub fn peek_u32(&self, addr: u64) -> Option<u32> {
+        self.bytes(addr, 4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+    }
+    pub fn poke_u32(&mut self, addr: u64, v: u32) -> bool {
+        self.write_bytes(addr, &v.to_le_bytes())
+    }
+    /// `n` f32 values at an address (host access).
+    pub fn peek_f32s(&self, addr: u64, n: usize) -> Option<Vec<f32>> {
+        self.bytes(addr, 4 * n as u64).map(le_f32s)
+    }
+
+    // Instruction-side accesses: fault outside memory, count traffic.
+    fn rd(&mut self, addr: u64, len: u64) -> R<&[u8]> {
+        let r = self.range(addr, len)?;
+        self.traffic.read += len;
+        Ok(&self.mem[r])
+    }
+    fn rd_f32s(&mut self, addr: u64, n: u32) -> R<Vec<f32>> {
+        Ok(le_f32s(self.rd(addr, 4 * n as u64)?))
+    }
+    fn wr(&mut self, addr: u64, data: &[u8]) -> R<()> {
+        let r = self.range(addr, data.len() as u64)?;
+        self.traffic.written += data.len() as u64;
+        self.mem[r].copy_from_slice(data);
+        Ok(())
+    }
+    fn wr_f32s(&mut self, addr: u64, v: &[f32]) -> R<()> {
+        let r = self.range(addr, 4 * v.len() as u64)?;
+        self.traffic.written += 4 * v.len() as u64;
+        for (c, x) in self.mem[r].chunks_exact_mut(4).zip(v) {
+            c.copy_from_slice(&x.to_le_bytes());
+        }
+        Ok(())
+    }
+
+    /// addr(op): bit 31 clear → op & $0FFFFFFF; set → A[bits 27–24] + bits 23–0
+    /// (the sum is not re-masked).
+    pub fn addr(&self, op: u32) -> u64 {
+        if op & 0x8000_0000 != 0 {
+            self.regs.a[((op >> 24) & 0xF) as usize] as u64 + (op & 0xFF_FFFF) as u64
+        } else {
+            (op & 0x0FFF_FFFF) as u64
+        }
+    }
+
+    fn reg(&self, n: u8) -> u32 {
+        let n = (n & 15) as usize;
+        if n == R_ZERO as usize {
+            0
+        } else {
+            self.regs.r[n]
+        }
+    }
+    fn set_reg(&mut self, n: u8, v: u32) {
+        self.regs.r[(n & 15) as usize] = v;
+        self.regs.r[R_ZERO as usize] = 0;
+    }
+
+    fn weight_format(a: u8) -> R<GgmlType> {
+        GgmlType::from_u32(a as u32)
+            .filter(|t| gemv::is_supported(*t))
+            .ok_or_else(|| {
+                FaultKind::BadOperand(format!(
+                    "weight format {a} is not F32, F16, BF16, Q8_0 or Q4_0"
+                ))
+            })
+    }
+
+    /// Run from `start` until HALT (or a fault).
+    pub fn run(&mut self, start: u32, host: &mut dyn Host) -> Result<(), Fault> {
+        self.regs.pc = start;
+        while self.step(host)? != Step::Halt {}
+        Ok(())
+    }
+
+    /// Execute one instruction.
+    pub fn step(&mut self, host: &mut dyn Host) -> Result<Step, Fault> {
+        let pc = self.regs.pc;
+        let fault = |m: &Machine, instr: Option<Instr>, kind: FaultKind| Fault {
+            pc,
+            instr,
+            kind,
+            mem_end: m.mem_end(),
+        };
+        if self.instructions >= self.instr_limit {
+            return Err(fault(
+                self,
+                None,
+                FaultKind::InstructionLimit(self.instr_limit),
+            ));
+        }
+        if pc % INSTR_LEN != 0 {
+            return Err(fault(self, None, FaultKind::MisalignedPc));
+        }
+        let instr = match self.rd(pc as u64, 16) {
+            Ok(b) => Instr::decode(b),
+            Err(k) => return Err(fault(self, None, k)),
+        };
+        self.instructions += 1;
+        if self.trace {
+            eprintln!("{pc:07X} {instr}");
+        }
+        self.regs.pc = pc.wrapping_add(INSTR_LEN);
+        self.exec(&instr, host)
+            .map_err(|k| fault(self, Some(instr), k))
+    }
+
+    fn exec(&mut self, i: &Instr, host: &mut dyn Host) -> R<Step> {
+        let op = i.op().ok_or(FaultKind::IllegalOpcode(i.opcode))?;
+        let [n0, n1, n2] = self.regs.n;
+        match op {
+            Op::Nop => {}
+            Op::Halt => return Ok(Step::Halt),
+            Op::Sync => {
+                host.on_sync(self);
+                return Ok(Step::Sync);
+            }
+            Op::Copy => {
+                // The whole source is read before anything is written (overlap-safe).
+                let len = (i.z & 0xFFFF) as u64;
+                let src = self.rd(self.addr(i.x), len)?.to_vec();
+                self.wr(self.addr(i.y), &src)?;
+            }
+            Op::SetN => self.regs.n = [i.x, i.y, i.z],
+            Op::Li => self.set_reg(i.a, i.z),
+            Op::Ldr => {
+                let b = self.rd(self.addr(i.x), 4)?;
+                let v = u32::from_le_bytes(b.try_into().unwrap());
+                self.set_reg(i.a, v);
+            }
+            Op::Str => {
+                let v = self.reg(i.a);
+                self.wr(self.addr(i.x), &v.to_le_bytes())?;
+            }
+            Op::AddI => {
+                let v = self.reg(i.b).wrapping_add(i.z);
+                self.set_reg(i.a, v);
+            }
+            Op::Lea => {
+                let v = self.addr(i.x) + self.reg(i.b) as u64 * i.z as u64;
+                self.regs.a[(i.a & 15) as usize] = (v & 0x0FFF_FFFF) as u32;
+            }
+            Op::Beq | Op::Bne | Op::Blt => {
+                let (ra, rb) = (self.reg(i.a), self.reg(i.b));
+                let taken = match op {
+                    Op::Beq => ra == rb,
+                    Op::Bne => ra != rb,
+                    _ => ra < rb,
+                };
+                if taken {
+                    // Absolute targets are 28 bits; a relative sum beyond that faults on fetch.
+                    self.regs.pc = self.addr(i.x).min(u32::MAX as u64) as u32;
+                }
+            }
+            Op::Gemv => self.gemv(i, n0, n1)?,
+            Op::DeqRow => {
+                let t = Self::weight_format(i.a)?;
+                let rb = gemv::row_bytes(t, n0 as usize).ok_or_else(|| {
+                    FaultKind::BadOperand(format!(
+                        "DEQROW of {n0} {} elements (not whole blocks)",
+                        t.name()
+                    ))
+                })?;
+                let mut out = vec![0f32; n0 as usize];
+                let src = self.rd(self.addr(i.x), rb as u64)?;
+                ggml::dequantize_native(t, src, &mut out);
+                self.wr_f32s(self.addr(i.z), &out)?;
+            }
+            Op::ArgMax => {
+                let v = self.rd_f32s(self.addr(i.x), n0)?;
+                let choice = host.on_argmax(&v, self);
+                let idx = choice.unwrap_or_else(|| vector::argmax(&v) as u32);
+                self.set_reg(i.a, idx);
+            }
+            Op::VAdd | Op::VMul => {
+                let x = self.rd_f32s(self.addr(i.x), n0)?;
+                let y = self.rd_f32s(self.addr(i.y), n0)?;
+                let z: Vec<f32> = if op == Op::VAdd {
+                    x.iter().zip(&y).map(|(a, b)| a + b).collect()
+                } else {
+                    x.iter().zip(&y).map(|(a, b)| a * b).collect()
+                };
+                self.wr_f32s(self.addr(i.z), &z)?;
+            }
+            Op::RmsNorm => {
+                let x = self.rd_f32s(self.addr(i.x), n0)?;
+                let g = self.rd_f32s(self.addr(i.y), n0)?;
+                let mut z = vec![0f32; n0 as usize];
+                vector::rmsnorm(self.numerics, &x, &g, f32::from_bits(n2), &mut z);
+                self.wr_f32s(self.addr(i.z), &z)?;
+            }
+            Op::LayerNorm => {
+                let x = self.rd_f32s(self.addr(i.x), n0)?;
+                let gb = self.rd_f32s(self.addr(i.y), 2 * n0)?;
+                let (g, b) = gb.split_at(n0 as usize);
+                let mut z = vec![0f32; n0 as usize];
+                vector::layernorm(self.numerics, &x, g, b, f32::from_bits(n2), &mut z);
+                self.wr_f32s(self.addr(i.z), &z)?;
+            }
+            Op::SiluMul => {
+                let x = self.rd_f32s(self.addr(i.x), n0)?;
+                let y = self.rd_f32s(self.addr(i.y), n0)?;
+                let mut z = vec![0f32; n0 as usize];
+                vector::silumul(self.numerics, &x, &y, &mut z);
+                self.wr_f32s(self.addr(i.z), &z)?;
+            }
+            Op::Gelu => {
+                let x = self.rd_f32s(self.addr(i.x), n0)?;
+                let mut z = vec![0f32; n0 as usize];
+                vector::gelu(self.numerics, &x, &mut z);
+                self.wr_f32s(self.addr(i.z), &z)?;
+            }
+            Op::Rope => {
+                if n1 == 0 || n1 % 2 != 0 {
+                    return Err(FaultKind::BadOperand(format!(
+                        "ROPE head dimension N1 = {n1} (must be even, > 0)"
+                    )));
+                }
+                let mut v = self.rd_f32s(self.addr(i.x), n0)?;
+                let cs = self.rd_f32s(self.addr(i.y), n1)?;
+                vector::rope(&mut v, &cs);
+                self.wr_f32s(self.addr(i.x), &v)?;
+            }
+            Op::Attn => self.attn(i)?,
+            Op::MeanRows => {
+                let rows = self.reg(i.a);
+                let x = self.rd_f32s(
+                    self.addr(i.x),
+                    rows.checked_mul(n0).ok_or_else(|| {
+                        FaultKind::BadOperand(format!("MEANROWS of {rows} rows × {n0}"))
+                    })?,
+                )?;
+                let mut z = vec![0f32; n0 as usize];
+                vector::meanrows(self.numerics, &x, rows as usize, n0 as usize, &mut z);
+                self.wr_f32s(self.addr(i.z), &z)?;
+            }
+            Op::Cvt16 => {
+                let x = self.rd_f32s(self.addr(i.x), n0)?;
+                let b: Vec<u8> = x
+                    .iter()
+                    .flat_map(|v| ggml::f32_to_f16(*v).to_le_bytes())
+                    .collect();
+                self.wr(self.addr(i.z), &b)?;
+            }
+        }
+        Ok(Step::Continue)
+    }
+
+    /// GEMV: N1 rows × N0 columns of format `a` at addr(X), x at addr(Y), y at addr(Z).
+    fn gemv(&mut self, i: &Instr, cols: u32, rows: u32) -> R<()> {
+        let t = Self::weight_format(i.a)?;
+        let rb = gemv::row_bytes(t, cols as usize).ok_or_else(|| {
+            FaultKind::BadOperand(format!(
+                "GEMV with {cols} {} columns (not whole blocks)",
+                t.name()
+            ))
+        })?;
+        let x = self.rd_f32s(self.addr(i.y), cols)?;
+        let acc = i.b & GEMV_ACC != 0;
+        let old = if acc {
+            Some(self.rd_f32s(self.addr(i.z), rows)?)
+        } else {
+            None
+        };
+        let w_range = self.range(self.addr(i.x), rows as u64 * rb as u64)?;
+        self.traffic.read += rows as u64 * rb as u64;
+        let mut y = vec![0f32; rows as usize];
+        {
+            let w = &self.mem[w_range];
+            let mode = self.numerics;
+            let mut f = || match mode {
+                Numerics::Hardware => gemv::gemv_hw(t, w, &x, &mut y),
+                Numerics::Float => gemv::gemv_float(t, w, &x, &mut y),
+            };
+            match &self.pool {
+                Some(p) => p.install(f),
+                None => f(),
+            }
+        }
+        if let Some(old) = old {
+            // One single addition after the row result.
+            for (v, o) in y.iter_mut().zip(old) {
+                *v = o + *v;
+            }
+        }
+        let z = self.addr(i.z);
+        if i.b & GEMV_F16OUT != 0 {
+            let b: Vec<u8> = y
+                .iter()
+                .flat_map(|v| ggml::f32_to_f16(*v).to_le_bytes())
+                .collect();
+            self.wr(z, &b)
+        } else {
+            self.wr_f32s(z, &y)
+        }
+    }
+
+    /// ATTN over K/V rows 0..=R[a] with the parameter block at addr(X).
+    fn attn(&mut self, i: &Instr) -> R<()> {
+        let blk = AttnBlock::decode(self.rd(self.addr(i.x), ATTN_BLOCK_LEN as u64)?);
+        let bad = |s: String| Err(FaultKind::BadOperand(s));
+        if blk.n_heads == 0
+            || blk.n_kv_heads == 0
+            || blk.head_dim == 0
+            || blk.n_kv_heads > blk.n_heads
+        {
+            return bad(format!(
+                "ATTN block: {} heads, {} KV heads, head_dim {}",
+                blk.n_heads, blk.n_kv_heads, blk.head_dim
+            ));
+        }
+        let esz = match blk.kv_format {
+            KV_F32 => 4u64,
+            KV_F16 => 2,
+            f => return bad(format!("ATTN block: KV cache format {f} (0 F32, 1 F16)")),
+        };
+        let rows = self.reg(i.a) as u64 + 1;
+        let (hd, nh) = (blk.head_dim as usize, blk.n_heads as usize);
+        let kvd = blk.n_kv_heads as u64 * hd as u64;
+        let q = self.rd_f32s(self.addr(i.y), (nh * hd) as u32)?;
+        let widen = |b: &[u8]| -> Vec<f32> {
+            if esz == 4 {
+                le_f32s(b)
+            } else {
+                b.chunks_exact(2)
+                    .map(|c| gemv::f16(u16::from_le_bytes([c[0], c[1]])))
+                    .collect()
+            }
+        };
+        let k = widen(self.rd(blk.k_cache as u64, rows * kvd * esz)?);
+        let v = widen(self.rd(blk.v_cache as u64, rows * kvd * esz)?);
+        let shape = AttnShape {
+            n_heads: nh,
+            n_kv_heads: blk.n_kv_heads as usize,
+            head_dim: hd,
+            rows: rows as usize,
+        };
+        let mut out = vec![0f32; nh * hd];
+        vector::attention(self.numerics, &shape, &q, &k, &v, &mut out);
+        self.wr_f32s(self.addr(i.z), &out)
+    }
+}
