@@ -18,11 +18,16 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     // Subcommands: one variant per file in cmd/ (keep alphabetical).
+    Fetch(cmd::fetch::Args),
+    Findmodels(cmd::findmodels::Args),
 }
 
 fn main() {
     let cli = Cli::parse();
-    let result: anyhow::Result<()> = match cli.cmd {};
+    let result: anyhow::Result<()> = match cli.cmd {
+        Cmd::Fetch(a) => cmd::fetch::run(a),
+        Cmd::Findmodels(a) => cmd::findmodels::run(a),
+    };
     if let Err(e) = result {
         // One line: the chain of causes joined, never a backtrace.
         eprintln!("ssnail: {e:#}");

@@ -1,1 +1,7 @@
-//! (being written)
+//! Getting models for SSNAIL: find GGUFs on Hugging Face (`findmodels`),
+//! download them with resume (`fetch`), and turn Hugging Face checkpoints
+//! into GGUF files in llama.cpp's conventions (`import`).
+
+pub mod fetch;
+pub mod findmodels;
+pub mod http;

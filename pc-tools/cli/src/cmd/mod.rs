@@ -1,1 +1,3 @@
 //! One module per subcommand.
+pub mod fetch;
+pub mod findmodels;

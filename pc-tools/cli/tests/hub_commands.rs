@@ -1,0 +1,119 @@
+//! `ssnail findmodels` and `ssnail fetch` as a user runs them, against a
+//! loopback server standing in for Hugging Face (SSNAIL_HF_ENDPOINT).
+
+#[path = "../../hub/tests/common/mod.rs"]
+mod common;
+
+use common::{Reply, Server};
+use std::path::Path;
+use std::process::Command;
+
+fn hf_fixture(name: &str) -> Option<String> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../hub/tests/data/hf")
+        .join(name);
+    std::fs::read_to_string(p).ok()
+}
+
+fn ssnail() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ssnail"))
+}
+
+#[test]
+fn findmodels_then_fetch_the_offered_file() {
+    let model: Vec<u8> = (0..50_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let served = model.clone();
+    let server = Server::start(move |req| {
+        let path = req.path.as_str();
+        if path.starts_with("/api/models?") {
+            return Reply::json(&hf_fixture("search.json").unwrap());
+        }
+        if let Some(repo) = path
+            .strip_prefix("/api/models/")
+            .and_then(|r| r.strip_suffix("/tree/main?recursive=true"))
+        {
+            if let Some(t) = hf_fixture(&format!("tree-{}.json", repo.replace('/', "--"))) {
+                return Reply::json(&t);
+            }
+        }
+        if path
+            == "/afrideva/Tinystories-gpt-0.1-3m-GGUF/resolve/main/tinystories-gpt-0.1-3m.fp16.gguf"
+        {
+            return Reply {
+                status: 200,
+                headers: vec![],
+                body: served.clone(),
+                cut_after: None,
+            };
+        }
+        Reply::status(404)
+    });
+
+    let out = ssnail()
+        .args(["findmodels", "tinystories", "--mem", "8"])
+        .env("SSNAIL_HF_ENDPOINT", &server.base)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr, "searched 'tinystories': 1 candidates so far\n");
+    let url = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("make fetch URL="))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no fetch line in:\n{stdout}"))
+        .to_string();
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = ssnail()
+        .args(["fetch", &url])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = std::fs::read(dir.path().join("tinystories-gpt-0.1-3m.fp16.gguf")).unwrap();
+    assert_eq!(got, model);
+
+    // 404: one line, non-zero exit, no file.
+    let out = ssnail()
+        .args([
+            "fetch",
+            &format!("{}/o/r/resolve/main/nope.gguf", server.base),
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("HTTP 404"), "{err}");
+    assert!(!dir.path().join("nope.gguf").exists());
+    assert!(!dir.path().join("nope.gguf.part").exists());
+}
+
+#[test]
+fn findmodels_without_network_says_so_in_one_line() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = ssnail()
+        .args(["findmodels"])
+        .env("SSNAIL_HF_ENDPOINT", format!("http://127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("ssnail: Can't reach Hugging Face ("),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
