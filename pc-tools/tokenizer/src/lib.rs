@@ -14,3 +14,6 @@ pub use vocab::{TokModel, Vocab};
 pub mod reference;
 
 pub use reference::GgufTokenizer;
+pub mod image;
+
+pub use image::ImageTokenizer;

@@ -1,0 +1,429 @@
+//! The image tokenizer (§2.2): encodes text using ONLY the tables inside an
+//! SSNAIL image (vocab table, sorted index, priority table, byte table,
+//! block). It is the executable definition of what the MEGA65 program does,
+//! so it is written in the same small steps a 45GS02 program would take:
+//! byte loops, a binary search with short compares, one priority per token.
+//!
+//! Three places where upstream's algorithm (ssnail_tok.py) disagreed with the
+//! real tokenizers are fixed here; the tables are unchanged (they are the
+//! hardware contract), only the algorithm improves (docs/tokenizer.md):
+//!
+//! 1. SentencePiece, empty text: upstream merged " " and returned a lone
+//!    `▁` token; llama.cpp tokenizes nothing (only BOS when asked).
+//! 2. GPT-2 pre-split: a whitespace run before a word gives back its last
+//!    character whatever it is (`\s+(?!\S)`), not only a final space, so
+//!    "two\n\nLine" splits "\n" "\n" "Line" like the real regex.
+//! 3. WordPiece: `_` (and every other ASCII punctuation byte) is a word of
+//!    its own, as BERT's pre-tokenizer makes it; control bytes are dropped
+//!    (BERT's text cleaning) and words over 100 bytes become [UNK].
+
+use ssnail_format::image::{Header, BASE, HEADER_LEN};
+use ssnail_format::rd_u32;
+use ssnail_format::tokblock::{TokBlock, TokKind, NONE16, NONE32, TF_LOWERCASE, TOKBLOCK_LEN};
+use std::cell::Cell;
+
+/// BERT's limit: a longer word is one [UNK].
+const MAX_WORD_LEN: usize = 100;
+
+/// An image's tokenizer over a view of its memory (index 0 = address $8000000).
+pub struct ImageTokenizer<'a> {
+    mem: &'a [u8],
+    pub block: TokBlock,
+    kind: TokKind,
+    /// Offset of the vocab table in `mem`.
+    vocab: usize,
+    index: usize,
+    priority: usize,
+    byte_table: usize,
+    probes: Cell<u64>,
+}
+
+impl<'a> ImageTokenizer<'a> {
+    /// Check the header and every table's extent; the error says what is wrong.
+    pub fn new(mem: &'a [u8]) -> Result<ImageTokenizer<'a>, String> {
+        let h = Header::parse(mem).map_err(|e| e.to_string())?;
+        let at = |what: &str, addr: u32, len: u64| -> Result<usize, String> {
+            let off = (addr as u64).checked_sub(BASE as u64).ok_or_else(|| {
+                format!("{what} address ${addr:07X} is below the image base $8000000")
+            })?;
+            if off + len > mem.len() as u64 {
+                return Err(format!(
+                    "{what} at ${addr:07X} ({len} bytes) runs past the end of the image"
+                ));
+            }
+            Ok(off as usize)
+        };
+        if h.tokenizer == 0 {
+            return Err("image has no tokenizer block (header $78 is 0)".into());
+        }
+        let b = at("tokenizer block", h.tokenizer, TOKBLOCK_LEN as u64)?;
+        let block = TokBlock::decode(&mem[b..b + TOKBLOCK_LEN]);
+        let kind = TokKind::from_u8(block.kind).ok_or_else(|| {
+            format!(
+                "unknown tokenizer kind {} in the tokenizer block",
+                block.kind
+            )
+        })?;
+        let n = block.n_vocab as u64;
+        let vocab = at("vocab table", h.vocab, 4 * (n + 1))?;
+        let last = rd_u32(mem, vocab + 4 * n as usize) as u64;
+        at("vocab table", h.vocab, last)?;
+        let index = at("sorted index", block.index, 4 * block.index_len as u64)?;
+        let priority = at(
+            "priority table",
+            block.priority,
+            block.priority_len() as u64,
+        )?;
+        let byte_table = at("byte table", block.byte_table, 1024)?;
+        for (name, id) in [("begin", block.begin), ("end", block.end)] {
+            if id != NONE32 && id as u64 >= n {
+                return Err(format!(
+                    "{name} token {id} is outside the {n}-token vocabulary"
+                ));
+            }
+        }
+        Ok(ImageTokenizer {
+            mem,
+            block,
+            kind,
+            vocab,
+            index,
+            priority,
+            byte_table,
+            probes: Cell::new(0),
+        })
+    }
+
+    pub fn kind(&self) -> TokKind {
+        self.kind
+    }
+
+    /// Index probes (compares in `find`) so far.
+    pub fn probes(&self) -> u64 {
+        self.probes.get()
+    }
+
+    /// A token's bytes from the vocab table (empty for special tokens).
+    pub fn token_bytes(&self, id: u32) -> &'a [u8] {
+        if id >= self.block.n_vocab {
+            return &[];
+        }
+        let o = self.vocab + 4 * id as usize;
+        let (s, e) = (
+            rd_u32(self.mem, o) as usize,
+            rd_u32(self.mem, o + 4) as usize,
+        );
+        let mem: &'a [u8] = self.mem;
+        mem.get(self.vocab + s..self.vocab + e).unwrap_or(&[])
+    }
+
+    /// Encode `text`; `first` adds the begin token (decoders' BOS) for the
+    /// first turn. WordPiece always adds [CLS] … [SEP] when the image has them.
+    pub fn encode(&self, text: &str, first: bool) -> Vec<u32> {
+        // Non-ASCII characters become '?' (the MEGA65 keyboard is ASCII).
+        let ascii: Vec<u8> = text
+            .chars()
+            .map(|c| if c.is_ascii() { c as u8 } else { b'?' })
+            .collect();
+        let mut out = Vec::new();
+        let begin = (self.block.begin != NONE32).then_some(self.block.begin);
+        match self.kind {
+            TokKind::Spm => {
+                if first {
+                    out.extend(begin);
+                }
+                // Fix 1: nothing for empty text.
+                if !ascii.is_empty() {
+                    let mut chunk = vec![b' '];
+                    chunk.extend_from_slice(&ascii);
+                    out.extend(self.merge(&chunk));
+                }
+            }
+            TokKind::Bpe => {
+                if first {
+                    out.extend(begin);
+                }
+                for chunk in gpt2_split(&ascii) {
+                    out.extend(self.merge(chunk));
+                }
+            }
+            TokKind::WordPiece => {
+                out.extend(begin);
+                let mut ascii = ascii;
+                if self.block.flags & TF_LOWERCASE != 0 {
+                    ascii.make_ascii_lowercase();
+                }
+                for word in bert_words(&ascii) {
+                    self.wordpiece(&word, &mut out);
+                }
+                if self.block.end != NONE32 {
+                    out.push(self.block.end);
+                }
+            }
+        }
+        out
+    }
+
+    /// Binary search of the sorted index for a token whose bytes are `text`.
+    pub fn find(&self, text: &[u8]) -> Option<u32> {
+        let (mut lo, mut hi) = (0i64, self.block.index_len as i64 - 1);
+        while lo <= hi {
+            let mid = (lo + hi) / 2;
+            let id = rd_u32(self.mem, self.index + 4 * mid as usize);
+            self.probes.set(self.probes.get() + 1);
+            // Slice order is the index order: memcmp, then shorter first.
+            match self.token_bytes(id).cmp(text) {
+                std::cmp::Ordering::Equal => return Some(id),
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid - 1,
+            }
+        }
+        None
+    }
+
+    /// Merge priority of a token (lower merges first); None = never merges.
+    pub fn prio(&self, id: u32) -> Option<u32> {
+        if self.block.prio32() {
+            let p = rd_u32(self.mem, self.priority + 4 * id as usize);
+            (p != NONE32).then_some(p)
+        } else {
+            let o = self.priority + 2 * id as usize;
+            let p = u16::from_le_bytes([self.mem[o], self.mem[o + 1]]);
+            (p != NONE16).then_some(p as u32)
+        }
+    }
+
+    /// SPM and BPE: bytes to starting tokens, then repeatedly merge the
+    /// adjacent pair whose joined text is a token with the lowest priority
+    /// (leftmost on ties).
+    fn merge(&self, chunk: &[u8]) -> Vec<u32> {
+        let mut toks: Vec<u32> = Vec::with_capacity(chunk.len());
+        let mut texts: Vec<Vec<u8>> = Vec::with_capacity(chunk.len());
+        for &b in chunk {
+            let t = rd_u32(self.mem, self.byte_table + 4 * b as usize);
+            if t != NONE32 {
+                toks.push(t);
+                texts.push(vec![b]);
+            }
+        }
+        while toks.len() >= 2 {
+            let mut best: Option<(u32, usize, u32)> = None; // (priority, position, token)
+            for i in 0..toks.len() - 1 {
+                let mut pair = texts[i].clone();
+                pair.extend_from_slice(&texts[i + 1]);
+                if let Some(t) = self.find(&pair) {
+                    if let Some(p) = self.prio(t) {
+                        if best.is_none_or(|(bp, _, _)| p < bp) {
+                            best = Some((p, i, t));
+                        }
+                    }
+                }
+            }
+            let Some((_, i, t)) = best else { break };
+            let right = texts.remove(i + 1);
+            texts[i].extend_from_slice(&right);
+            toks.remove(i + 1);
+            toks[i] = t;
+        }
+        toks
+    }
+
+    /// Greedy longest match; the first piece carries the word's leading
+    /// space, the rest are bare. A word with an unmatched position is [unk].
+    fn wordpiece(&self, word: &[u8], out: &mut Vec<u32>) {
+        let unk = self.block.unk;
+        if word.len() > MAX_WORD_LEN {
+            out.push(unk);
+            return;
+        }
+        let mut pieces = Vec::new();
+        let mut s = 0;
+        while s < word.len() {
+            let mut hit = None;
+            for end in (s + 1..=word.len()).rev() {
+                let mut piece = Vec::with_capacity(end - s + 1);
+                if s == 0 {
+                    piece.push(b' ');
+                }
+                piece.extend_from_slice(&word[s..end]);
+                if let Some(t) = self.find(&piece) {
+                    hit = Some((t, end));
+                    break;
+                }
+            }
+            let Some((t, end)) = hit else {
+                out.push(unk);
+                return;
+            };
+            pieces.push(t);
+            s = end;
+        }
+        out.extend(pieces);
+    }
+}
+
+fn is_gpt2_space(b: u8) -> bool {
+    matches!(b, 9..=13 | 32)
+}
+
+#[derive(PartialEq, Clone, Copy)]
+enum Class {
+    Letter,
+    Digit,
+    Space,
+    Other,
+}
+
+fn class(b: u8) -> Class {
+    match b {
+        b'A'..=b'Z' | b'a'..=b'z' => Class::Letter,
+        b'0'..=b'9' => Class::Digit,
+        _ if is_gpt2_space(b) => Class::Space,
+        _ => Class::Other,
+    }
+}
+
+/// GPT-2's pre-split on ASCII text, the regex
+/// `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+/// written as a scan.
+pub fn gpt2_split(t: &[u8]) -> Vec<&[u8]> {
+    let mut chunks = Vec::new();
+    let mut i = 0;
+    while i < t.len() {
+        // 1. Contractions (lower case only, as in the regex).
+        if t[i] == b'\'' {
+            let rest = &t[i + 1..];
+            let suffix = ["s", "t", "re", "ve", "m", "ll", "d"]
+                .iter()
+                .find(|s| rest.starts_with(s.as_bytes()));
+            if let Some(s) = suffix {
+                let k = i + 1 + s.len();
+                chunks.push(&t[i..k]);
+                i = k;
+                continue;
+            }
+        }
+        // 2. One leading space joins a following non-space run.
+        let j = if t[i] == b' ' && i + 1 < t.len() && !is_gpt2_space(t[i + 1]) {
+            i + 1
+        } else {
+            i
+        };
+        let c = class(t[j]);
+        let mut k = j;
+        if c != Class::Space {
+            // 3. A run of one class.
+            while k < t.len() && class(t[k]) == c {
+                k += 1;
+            }
+        } else {
+            // 4. A whitespace run; before a non-space it gives back its last
+            // character (fix 2: whatever that character is), which is then
+            // either a space joining the next word or a chunk of its own.
+            while k < t.len() && is_gpt2_space(t[k]) {
+                k += 1;
+            }
+            if k < t.len() && k - i > 1 {
+                k -= 1;
+            }
+        }
+        chunks.push(&t[i..k]);
+        i = k;
+    }
+    chunks
+}
+
+/// BERT's words on ASCII text: runs of letters and digits; every other
+/// printable byte is a word of its own (fix 3: `_` included); whitespace
+/// separates; control bytes are dropped.
+pub fn bert_words(t: &[u8]) -> Vec<Vec<u8>> {
+    let mut words = Vec::new();
+    let mut cur = Vec::new();
+    for &b in t {
+        if b.is_ascii_alphanumeric() {
+            cur.push(b);
+            continue;
+        }
+        if !cur.is_empty() {
+            words.push(std::mem::take(&mut cur));
+        }
+        if b.is_ascii_graphic() {
+            words.push(vec![b]);
+        }
+        // Anything else (space, \t \n \r, controls, DEL) only separates.
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
+/// Memory view of an image file (index 0 = $8000000): the header, then the
+/// payload at its load address (and a legacy host segment, §1.7).
+pub fn image_memory(file: &[u8]) -> Result<Vec<u8>, String> {
+    let h = Header::parse(file).map_err(|e| e.to_string())?;
+    if (file.len() as u64) < h.file_len() {
+        return Err(format!(
+            "truncated image: {} bytes, the header says {}",
+            file.len(),
+            h.file_len()
+        ));
+    }
+    let mut segs = vec![(BASE, &file[..HEADER_LEN])];
+    let mut off = HEADER_LEN;
+    if h.host_len != 0 {
+        segs.push((h.host_base, &file[off..off + h.host_len as usize]));
+        off += h.host_len as usize;
+    }
+    segs.push((
+        h.payload_address(),
+        &file[off..off + h.payload_len as usize],
+    ));
+    let mut end = 0usize;
+    for (addr, bytes) in &segs {
+        if *addr < BASE {
+            return Err(format!("segment address ${addr:07X} is below $8000000"));
+        }
+        end = end.max((addr - BASE) as usize + bytes.len());
+    }
+    let mut mem = vec![0u8; end];
+    for (addr, bytes) in segs {
+        let o = (addr - BASE) as usize;
+        mem[o..o + bytes.len()].copy_from_slice(bytes);
+    }
+    Ok(mem)
+}
+
+/// A memory view holding only a header and the tokenizer tables, placed as
+/// the converter places them (vocab table at the payload start, then index,
+/// priority, byte table and block, each 32-byte aligned). For testing the
+/// image tokenizer on vocab-only GGUFs, which cannot be converted.
+pub fn tables_only_memory(t: &crate::tables::ImageTables) -> Vec<u8> {
+    use ssnail_format::image::{align_up, PAYLOAD_BASE};
+    let mut mem = vec![0u8; (PAYLOAD_BASE - BASE) as usize];
+    let place = |mem: &mut Vec<u8>, bytes: &[u8]| -> u32 {
+        let start = align_up(mem.len() as u64, 32) as usize;
+        mem.resize(start, 0);
+        mem.extend_from_slice(bytes);
+        BASE + start as u32
+    };
+    let vocab = place(&mut mem, &t.vocab_table);
+    let mut block = t.block;
+    block.index = place(&mut mem, &t.index);
+    block.priority = place(&mut mem, &t.priority);
+    block.byte_table = place(&mut mem, &t.byte_table);
+    let tokenizer = place(&mut mem, &block.encode());
+    let payload_len = align_up(mem.len() as u64, 256) as usize;
+    mem.resize(payload_len, 0);
+    let header = Header {
+        code: PAYLOAD_BASE,
+        vocab,
+        n_vocab: block.n_vocab,
+        tokenizer,
+        load_base: PAYLOAD_BASE,
+        payload_len: (mem.len() - (PAYLOAD_BASE - BASE) as usize) as u32,
+        ..Default::default()
+    };
+    mem[..HEADER_LEN].copy_from_slice(&header.to_bytes());
+    mem
+}

@@ -1,0 +1,139 @@
+//! The image tokenizer, reading only the tables (in a tables-only memory
+//! image built from `ImageTables`, the bytes the converter places), against
+//! the reference tokenizers on llama.cpp's vocabularies and test strings.
+
+use ssnail_tokenizer::image::{gpt2_split, tables_only_memory};
+use ssnail_tokenizer::tables::is_index_byte;
+use ssnail_tokenizer::{GgufTokenizer, ImageTables, ImageTokenizer, TokModel, Vocab};
+use std::path::PathBuf;
+
+fn testdata(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata")
+        .join(name)
+}
+
+/// Every test string of a llama.cpp .inp file.
+fn inputs(vocab: &str) -> Vec<String> {
+    let inp = std::fs::read_to_string(testdata(&format!("ggml-vocab-{vocab}.gguf.inp"))).unwrap();
+    let mut v: Vec<String> = inp
+        .split("\n__ggml_vocab_test__\n")
+        .map(str::to_string)
+        .collect();
+    // The file ends with the separator: no trailing case.
+    assert_eq!(v.pop().as_deref(), Some(""));
+    v
+}
+
+/// Plain-ASCII texts: whole cases, and every line of every case.
+fn ascii_texts(vocab: &str) -> Vec<String> {
+    let plain = |s: &str| s.bytes().all(is_index_byte);
+    let mut texts: Vec<String> = inputs(vocab).into_iter().filter(|s| plain(s)).collect();
+    for case in inputs(vocab) {
+        for line in case.split('\n') {
+            if plain(line) && !texts.iter().any(|t| t == line) {
+                texts.push(line.to_string());
+            }
+        }
+    }
+    // §10.3's extra lines.
+    for s in [
+        "the cat sat on the mat",
+        "once upon a time the happy dog",
+        "throw the lamp at the troll, playing cats.",
+        "",
+        "   ",
+        "a",
+        "the  cat",
+        "Throw The LAMP!",
+        "cats dogs runs jumped",
+        "the\tcat\nsat",
+        "two\n\nLine",
+        "snake_case_name __init__ a_b",
+        "tabs\t\tbefore\t \tword",
+    ] {
+        texts.push(s.to_string());
+    }
+    texts
+}
+
+fn compare(vocab: &str) {
+    let g = ssnail_gguf::Gguf::open(testdata(&format!("ggml-vocab-{vocab}.gguf"))).unwrap();
+    let v = Vocab::from_gguf(&g).unwrap();
+    let mem = tables_only_memory(&ImageTables::build(&v));
+    let reference = GgufTokenizer::new(v.clone()).unwrap();
+    let image = ImageTokenizer::new(&mem).unwrap();
+    let texts = ascii_texts(vocab);
+    let (mut same, mut n, mut tokens) = (0, 0, 0);
+    for text in &texts {
+        for first in [false, true] {
+            // WordPiece always wraps in [CLS] … [SEP].
+            let special = first || v.model == TokModel::WordPiece;
+            let want = reference.encode(text, special);
+            let got = image.encode(text, first);
+            n += 1;
+            tokens += got.len();
+            if got == want {
+                same += 1;
+            } else {
+                println!(
+                    "{vocab} DIFFER {text:?} first={first}\n  ref   {want:?}\n  image {got:?}"
+                );
+            }
+        }
+    }
+    println!(
+        "{vocab}: {same}/{n} encodings identical ({} texts, {tokens} tokens, {:.1} probes/token)",
+        texts.len(),
+        image.probes() as f64 / tokens.max(1) as f64
+    );
+    assert_eq!(same, n);
+}
+
+#[test]
+fn llama_spm_image_equals_reference() {
+    compare("llama-spm");
+}
+
+#[test]
+fn gpt2_image_equals_reference() {
+    compare("gpt-2");
+}
+
+#[test]
+fn bert_bge_image_equals_reference() {
+    compare("bert-bge");
+}
+
+/// The hand-written GPT-2 pre-split equals the real regex on ASCII text.
+#[test]
+fn gpt2_split_equals_regex() {
+    let re = fancy_regex::Regex::new(
+        r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+",
+    )
+    .unwrap();
+    let alphabet = b"ab Z09 '\n\t\r\x0b\x0c.,!_-sdtmlrve  \n";
+    let mut state = 0x2545F4914F6CDD1Du64;
+    let mut checked = 0;
+    for len in 0..40 {
+        for _ in 0..250 {
+            let s: Vec<u8> = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    alphabet[(state % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            let text = std::str::from_utf8(&s).unwrap();
+            let want: Vec<&str> = re.find_iter(text).map(|m| m.unwrap().as_str()).collect();
+            let got: Vec<&str> = gpt2_split(&s)
+                .iter()
+                .map(|c| std::str::from_utf8(c).unwrap())
+                .collect();
+            assert_eq!(got, want, "text {text:?}");
+            checked += 1;
+        }
+    }
+    println!("gpt2_split: {checked} random ASCII strings split as the regex does");
+}
