@@ -17,3 +17,6 @@ pub use reference::GgufTokenizer;
 pub mod image;
 
 pub use image::ImageTokenizer;
+pub mod fold;
+
+pub use fold::AsciiFolder;
