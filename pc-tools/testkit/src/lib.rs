@@ -23,5 +23,6 @@
 
 pub mod kquant;
 pub mod models;
+pub mod reference;
 pub mod rng;
 pub mod vocab;
