@@ -20,6 +20,8 @@ enum Cmd {
     // Subcommands: one variant per file in cmd/ (keep alphabetical).
     Fetch(cmd::fetch::Args),
     Findmodels(cmd::findmodels::Args),
+    Tokcheck(cmd::tokcheck::Args),
+    Tokenize(cmd::tokenize::Args),
 }
 
 fn main() {
@@ -27,6 +29,8 @@ fn main() {
     let result: anyhow::Result<()> = match cli.cmd {
         Cmd::Fetch(a) => cmd::fetch::run(a),
         Cmd::Findmodels(a) => cmd::findmodels::run(a),
+        Cmd::Tokcheck(a) => cmd::tokcheck::run(a),
+        Cmd::Tokenize(a) => cmd::tokenize::run(a),
     };
     if let Err(e) = result {
         // One line: the chain of causes joined, never a backtrace.

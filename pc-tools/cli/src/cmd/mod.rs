@@ -1,3 +1,5 @@
 //! One module per subcommand.
 pub mod fetch;
 pub mod findmodels;
+pub mod tokcheck;
+pub mod tokenize;

@@ -1,0 +1,470 @@
+//! Hypervisor traps (spec §5), implemented natively instead of running Hyppo: writes to
+//! $D640–$D67F in the MEGA65 personality. Trap 0 ($D640) is the DOS with the function in A; trap 3
+//! ($D643) writes A to the serial monitor. The SD card's FAT32 file system is played by a host
+//! directory: Hyppo upper-cases the requested name and matches only names stored in upper case, so
+//! a host file is found only if its name is all upper case (e.g. `MODEL.BIN`).
+//!
+//! Results follow the Hyppo convention: C set = success; C clear = failure with the error code in A.
+//! readfile leaves up to 512 bytes in the SD buffer ($FFD6E00) with the count in Y:X; at end of file
+//! it returns a zero count with C set (the Book's and xemu's behaviour, spec §5.4).
+
+use std::fs::File;
+use std::io::Read;
+use std::path::PathBuf;
+
+use super::machine::{flag, Machine};
+
+pub mod err {
+    pub const INVALID_ADDRESS: u8 = 0x10;
+    pub const NO_SUCH_DRIVE: u8 = 0x80;
+    pub const NAME_TOO_LONG: u8 = 0x81;
+    pub const NOT_IMPLEMENTED: u8 = 0x82;
+    pub const TOO_MANY_OPEN: u8 = 0x84;
+    pub const IS_DIRECTORY: u8 = 0x86;
+    pub const NOT_DIRECTORY: u8 = 0x87;
+    pub const NOT_FOUND: u8 = 0x88;
+    pub const INVALID_FD: u8 = 0x89;
+    pub const IMAGE_WRONG_LENGTH: u8 = 0x8A;
+    pub const READ_ERROR: u8 = 0x20;
+    pub const EOF: u8 = 0xFF;
+}
+
+/// A directory entry of the emulated card.
+#[derive(Clone, Debug)]
+pub struct Found {
+    pub name: String,
+    pub path: PathBuf,
+    pub is_dir: bool,
+    pub size: u64,
+}
+
+#[derive(Debug)]
+struct OpenFile {
+    file: File,
+}
+
+#[derive(Debug, Default)]
+pub struct Hyppo {
+    root: Option<PathBuf>,
+    /// Current directory below the root.
+    cwd: Vec<String>,
+    name: String,
+    last_found: Option<Found>,
+    files: [Option<OpenFile>; 4],
+    current: Option<usize>,
+    /// Directory listings open through opendir / findfirst (fd = 4 + index).
+    dirs: [Option<(Vec<Found>, usize)>; 2],
+    last_error: u8,
+    /// Sectors read by readfile (statistics).
+    pub sectors_read: u64,
+}
+
+impl Hyppo {
+    pub fn set_root(&mut self, dir: PathBuf) {
+        self.root = Some(dir);
+        self.cwd.clear();
+    }
+
+    fn cwd_path(&self) -> Option<PathBuf> {
+        let mut p = self.root.clone()?;
+        for c in &self.cwd {
+            p.push(c);
+        }
+        Some(p)
+    }
+
+    /// Entries of the current directory, sorted by name.
+    fn list(&self) -> Vec<Found> {
+        let Some(dir) = self.cwd_path() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        if let Ok(rd) = std::fs::read_dir(&dir) {
+            for e in rd.flatten() {
+                let Ok(meta) = e.metadata() else { continue };
+                let Some(name) = e.file_name().to_str().map(str::to_string) else {
+                    continue;
+                };
+                out.push(Found {
+                    name,
+                    path: e.path(),
+                    is_dir: meta.is_dir(),
+                    size: meta.len(),
+                });
+            }
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
+
+    /// Finds the name set by setname: upper-cased request, exact match (Hyppo's rule).
+    fn find(&self) -> Option<Found> {
+        let want = self.name.to_ascii_uppercase();
+        if want == ".." || want == "." {
+            return Some(Found {
+                name: want,
+                path: PathBuf::new(),
+                is_dir: true,
+                size: 0,
+            });
+        }
+        self.list().into_iter().find(|f| f.name == want)
+    }
+}
+
+/// 8.3 name field (11 bytes, space padded, no dot) from a long name.
+fn short_name(name: &str) -> [u8; 11] {
+    let mut out = [b' '; 11];
+    let (base, ext) = match name.rfind('.') {
+        Some(i) if i > 0 => (&name[..i], &name[i + 1..]),
+        _ => (name, ""),
+    };
+    for (i, c) in base.bytes().take(8).enumerate() {
+        out[i] = c.to_ascii_uppercase();
+    }
+    for (i, c) in ext.bytes().take(3).enumerate() {
+        out[8 + i] = c.to_ascii_uppercase();
+    }
+    out
+}
+
+impl Machine {
+    /// A write to $D640 + `trap` with value `v` (which Hyppo takes from A).
+    pub(crate) fn hypervisor_trap(&mut self, trap: u8, v: u8) {
+        // A trap costs the Hyppo round trip; ~200 cycles is the order of a short Hyppo service.
+        self.cycles += 200;
+        match trap {
+            0x00 => self.dos_call(v),
+            0x03 => {
+                self.serial.push(v);
+                self.p |= flag::C;
+            }
+            // $D641 ROM write-protect, $D642 config services, $D67F freeze: nothing to do here.
+            _ => self.p |= flag::C,
+        }
+    }
+
+    fn ok(&mut self) {
+        self.p |= flag::C;
+    }
+
+    fn fail(&mut self, code: u8) {
+        self.hyppo.last_error = code;
+        self.a = code;
+        self.p &= !flag::C;
+    }
+
+    /// Reads the name page (Y ≤ $7E, through the caller's memory map).
+    fn copy_in_page(&mut self) -> Option<Vec<u8>> {
+        if self.y >= 0x7F {
+            return None;
+        }
+        let base = (self.y as u16) << 8;
+        Some((0..256u16).map(|i| self.rd(base + i)).collect())
+    }
+
+    fn dos_call(&mut self, function: u8) {
+        match function & 0x7E {
+            0x00 => {
+                // getversion: Hyppo 1.2, HDOS 1.2 (Z changes, as on the real machine).
+                self.a = 1;
+                self.x = 2;
+                self.y = 1;
+                self.z = 2;
+                self.ok()
+            }
+            0x02 | 0x04 => {
+                self.a = 0;
+                self.ok()
+            }
+            0x06 => {
+                if self.x == 0 {
+                    self.ok()
+                } else {
+                    self.fail(err::NO_SUCH_DRIVE)
+                }
+            }
+            0x0C => self.dos_chdir(),
+            0x12 => self.dos_opendir(),
+            0x14 => self.dos_readdir(),
+            0x16 => {
+                let i = self.x.wrapping_sub(4) as usize;
+                if i < self.hyppo.dirs.len() && self.hyppo.dirs[i].is_some() {
+                    self.hyppo.dirs[i] = None;
+                    self.ok()
+                } else {
+                    self.fail(err::INVALID_FD)
+                }
+            }
+            0x18 => self.dos_openfile(),
+            0x1A => self.dos_readfile(),
+            0x20 => {
+                let fd = self.x as usize;
+                if fd < 4 && self.hyppo.files[fd].is_some() {
+                    self.hyppo.files[fd] = None;
+                    if self.hyppo.current == Some(fd) {
+                        self.hyppo.current = None;
+                    }
+                    self.ok()
+                } else {
+                    self.fail(err::INVALID_FD)
+                }
+            }
+            0x22 => {
+                self.hyppo.files = Default::default();
+                self.hyppo.dirs = Default::default();
+                self.hyppo.current = None;
+                self.ok()
+            }
+            0x2E => self.dos_setname(),
+            0x30 => self.dos_findfirst(),
+            0x32 => self.dos_findnext(),
+            0x34 => match self.hyppo.find() {
+                Some(f) => {
+                    self.hyppo.last_found = Some(f);
+                    self.ok()
+                }
+                None => self.fail(err::NOT_FOUND),
+            },
+            0x36 => self.dos_loadfile(),
+            0x38 => {
+                self.a = self.hyppo.last_error;
+                self.ok()
+            }
+            0x3A => {
+                if self.y >= 0x7F {
+                    self.fail(err::INVALID_ADDRESS)
+                } else {
+                    self.ok()
+                }
+            }
+            0x3C => {
+                if self.x == 0 {
+                    self.hyppo.cwd.clear();
+                    self.ok()
+                } else {
+                    self.fail(err::NO_SUCH_DRIVE)
+                }
+            }
+            0x40 | 0x46 | 0x4A => self.dos_attach(function),
+            0x42 => {
+                self.f011 = Default::default();
+                self.ok()
+            }
+            0x74 => {
+                // get_mapping: 6 bytes (MAPLO offset+mask, MAPHI offset+mask, MBs) to Y×256.
+                if self.y >= 0x7F {
+                    return self.fail(err::INVALID_ADDRESS);
+                }
+                let m = self.map;
+                let lo = ((m.mask as u32 & 0x0F) << 12) | (m.lo_offset >> 8);
+                let hi = ((m.mask as u32 >> 4) << 12) | (m.hi_offset >> 8);
+                let bytes = [
+                    lo as u8,
+                    (lo >> 8) as u8,
+                    hi as u8,
+                    (hi >> 8) as u8,
+                    m.lo_mb,
+                    m.hi_mb,
+                ];
+                let base = (self.y as u16) << 8;
+                for (i, b) in bytes.into_iter().enumerate() {
+                    self.wr(base + i as u16, b);
+                }
+                self.ok()
+            }
+            0x7C => {
+                self.serial.push(self.y);
+                self.ok()
+            }
+            _ => self.fail(err::NOT_IMPLEMENTED),
+        }
+    }
+
+    fn dos_setname(&mut self) {
+        let Some(page) = self.copy_in_page() else {
+            return self.fail(err::INVALID_ADDRESS);
+        };
+        let len = page.iter().position(|&b| b == 0).unwrap_or(256);
+        if len > 63 {
+            return self.fail(err::NAME_TOO_LONG);
+        }
+        self.hyppo.name = page[..len].iter().map(|&b| b as char).collect();
+        self.ok()
+    }
+
+    fn dos_chdir(&mut self) {
+        let Some(f) = self.hyppo.last_found.clone() else {
+            return self.fail(err::NOT_FOUND);
+        };
+        if !f.is_dir {
+            return self.fail(err::NOT_DIRECTORY);
+        }
+        match f.name.as_str() {
+            "." => {}
+            ".." => {
+                self.hyppo.cwd.pop();
+            }
+            n => self.hyppo.cwd.push(n.to_string()),
+        }
+        self.ok()
+    }
+
+    fn free_dir_slot(&mut self) -> Option<usize> {
+        self.hyppo.dirs.iter().position(Option::is_none)
+    }
+
+    fn dos_opendir(&mut self) {
+        let Some(i) = self.free_dir_slot() else {
+            return self.fail(err::TOO_MANY_OPEN);
+        };
+        self.hyppo.dirs[i] = Some((self.hyppo.list(), 0));
+        self.a = 4 + i as u8;
+        self.ok()
+    }
+
+    fn dos_readdir(&mut self) {
+        let i = self.x.wrapping_sub(4) as usize;
+        if self.y >= 0x7F {
+            return self.fail(err::INVALID_ADDRESS);
+        }
+        let Some(Some((list, pos))) = self.hyppo.dirs.get_mut(i) else {
+            return self.fail(err::INVALID_FD);
+        };
+        let Some(f) = list.get(*pos).cloned() else {
+            return self.fail(err::EOF);
+        };
+        *pos += 1;
+        let mut rec = [0u8; 87];
+        let lfn = f.name.as_bytes();
+        let n = lfn.len().min(63);
+        rec[..n].copy_from_slice(&lfn[..n]);
+        rec[0x40] = n as u8;
+        rec[0x41..0x4C].copy_from_slice(&short_name(&f.name));
+        rec[0x4E..0x52].copy_from_slice(&(2 + *pos as u32).to_le_bytes());
+        rec[0x52..0x56].copy_from_slice(&(f.size.min(u32::MAX as u64) as u32).to_le_bytes());
+        rec[0x56] = if f.is_dir { 0x10 } else { 0x20 };
+        let base = (self.y as u16) << 8;
+        for (k, b) in rec.into_iter().enumerate() {
+            self.wr(base + k as u16, b);
+        }
+        self.hyppo.last_found = Some(f);
+        self.ok()
+    }
+
+    /// findfirst: without wildcards (Hyppo has none) it finds the one exact match.
+    fn dos_findfirst(&mut self) {
+        let Some(found) = self.hyppo.find() else {
+            return self.fail(err::NOT_FOUND);
+        };
+        let Some(i) = self.free_dir_slot() else {
+            return self.fail(err::TOO_MANY_OPEN);
+        };
+        self.hyppo.dirs[i] = Some((vec![found.clone()], 1));
+        self.hyppo.last_found = Some(found);
+        self.a = 4 + i as u8;
+        self.ok()
+    }
+
+    fn dos_findnext(&mut self) {
+        // Every search holds one match; the next call reports "no more" and closes the search.
+        if let Some(slot) = self
+            .hyppo
+            .dirs
+            .iter_mut()
+            .find(|d| d.as_ref().is_some_and(|(l, p)| l.len() == 1 && *p == 1))
+        {
+            *slot = None;
+        }
+        self.fail(err::NOT_FOUND)
+    }
+
+    fn dos_openfile(&mut self) {
+        let Some(f) = self.hyppo.last_found.clone() else {
+            return self.fail(err::NOT_FOUND);
+        };
+        if f.is_dir {
+            return self.fail(err::IS_DIRECTORY);
+        }
+        let Some(fd) = self.hyppo.files.iter().position(Option::is_none) else {
+            return self.fail(err::TOO_MANY_OPEN);
+        };
+        match File::open(&f.path) {
+            Ok(file) => {
+                self.hyppo.files[fd] = Some(OpenFile { file });
+                self.hyppo.current = Some(fd);
+                self.a = fd as u8;
+                self.ok()
+            }
+            Err(_) => self.fail(err::READ_ERROR),
+        }
+    }
+
+    fn dos_readfile(&mut self) {
+        let Some(fd) = self.hyppo.current else {
+            return self.fail(err::INVALID_FD);
+        };
+        let Some(of) = self.hyppo.files[fd].as_mut() else {
+            return self.fail(err::INVALID_FD);
+        };
+        let mut buf = [0u8; 512];
+        let mut n = 0;
+        while n < 512 {
+            match of.file.read(&mut buf[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(_) => return self.fail(err::READ_ERROR),
+            }
+        }
+        self.sector_area[0xE00..0xE00 + n].copy_from_slice(&buf[..n]);
+        if n > 0 {
+            self.hyppo.sectors_read += 1;
+        }
+        self.x = n as u8;
+        self.y = (n >> 8) as u8;
+        // An SD sector read at ~1.5 MB/s (SPI at 20 MHz with overheads) takes ~340 µs.
+        self.cycles += 14_000;
+        self.ok()
+    }
+
+    fn dos_loadfile(&mut self) {
+        let Some(f) = self.hyppo.find() else {
+            return self.fail(err::NOT_FOUND);
+        };
+        if f.is_dir {
+            return self.fail(err::IS_DIRECTORY);
+        }
+        let Ok(data) = std::fs::read(&f.path) else {
+            return self.fail(err::READ_ERROR);
+        };
+        let start = self.x as u32 | (self.y as u32) << 8 | (self.z as u32) << 16;
+        for (i, &b) in data.iter().enumerate() {
+            self.write_phys((start + i as u32) & 0xFF_FFFF, b);
+        }
+        self.cycles += data.len() as u64 * 27;
+        self.ok()
+    }
+
+    fn dos_attach(&mut self, function: u8) {
+        let Some(f) = self.hyppo.find() else {
+            return self.fail(err::NOT_FOUND);
+        };
+        let drive1 = function == 0x46 || (function & 0x7E == 0x4A && self.x & 1 != 0);
+        if function & 0x7E == 0x4A && self.x & 0x80 != 0 {
+            self.f011 = Default::default();
+            return self.ok();
+        }
+        if drive1 {
+            return self.fail(err::NO_SUCH_DRIVE);
+        }
+        match std::fs::read(&f.path) {
+            Ok(img) if img.len() == super::f011::D81_SIZE => {
+                self.f011 = Default::default();
+                self.f011.mount(img);
+                self.ok()
+            }
+            Ok(_) => self.fail(err::IMAGE_WRONG_LENGTH),
+            Err(_) => self.fail(err::READ_ERROR),
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! The $D000–$DFFF I/O area in its four personalities (spec §2.2): VIC registers a program without
+//! KERNAL needs, the $D02F knock, speed, CIAs, F011, keyboard queue, hypervisor traps, SD buffer
+//! select, the exit port, DMA and the hardware multiplier/divider.
+
+use super::machine::{Machine, StopReason};
+
+impl Machine {
+    pub(crate) fn io_read(&mut self, mode: u8, off: u16) -> u8 {
+        match off {
+            0x800..=0xBFF => return self.colour[(off - 0x800) as usize],
+            0xC00..=0xFFF if self.d030 & 1 != 0 && mode != 0 => {
+                return self.colour[(off - 0x800) as usize]
+            }
+            0xC00..=0xCFF => {
+                let now = self.cycles;
+                return self.cia1.read(now, (off & 0x0F) as u8);
+            }
+            0xD00..=0xDFF => {
+                let now = self.cycles;
+                return self.cia2.read(now, (off & 0x0F) as u8);
+            }
+            _ => {}
+        }
+        if mode == 0 {
+            return self.io_regs[off as usize];
+        }
+        match off {
+            0x02F => self.knock,
+            0x030 => self.d030,
+            0x080..=0x08F => self.f011_read((off & 0x0F) as u8),
+            0x600..=0x6FF if mode >= 2 => self.mega_io_read(off),
+            0x70F => 0, // DIVBUSY / MULBUSY: results are immediate
+            0x768..=0x77F if mode >= 2 => self.math_read(off),
+            0x700..=0x7FF => self.io_regs[off as usize],
+            _ => self.io_regs[off as usize],
+        }
+    }
+
+    pub(crate) fn io_write(&mut self, mode: u8, off: u16, v: u8) {
+        match off {
+            0x800..=0xBFF => {
+                self.colour[(off - 0x800) as usize] = v;
+                return;
+            }
+            0xC00..=0xFFF if self.d030 & 1 != 0 && mode != 0 => {
+                self.colour[(off - 0x800) as usize] = v;
+                return;
+            }
+            0xC00..=0xCFF => {
+                let now = self.cycles;
+                self.cia1.write(now, (off & 0x0F) as u8, v);
+                self.request_service();
+                return;
+            }
+            0xD00..=0xDFF => {
+                let now = self.cycles;
+                self.cia2.write(now, (off & 0x0F) as u8, v);
+                self.request_service();
+                return;
+            }
+            0x02F => {
+                self.write_knock(v);
+                return;
+            }
+            _ => {}
+        }
+        if mode == 0 {
+            if off < 0x080 {
+                self.io_regs[off as usize] = v;
+            }
+            return;
+        }
+        match off {
+            0x030 => {
+                self.d030 = v;
+                self.rebuild_view();
+            }
+            0x031 | 0x054 => {
+                self.io_regs[off as usize] = v;
+                self.update_speed();
+            }
+            0x080..=0x08F => self.f011_write((off & 0x0F) as u8, v),
+            0x600..=0x6FF if mode >= 2 => self.mega_io_write(off, v),
+            0x700..=0x70F => self.dma_register_write(off, v),
+            0x770..=0x777 if mode >= 2 => self.math_in[(off - 0x770) as usize] = v,
+            _ => self.io_regs[off as usize] = v,
+        }
+    }
+
+    /// $D02F: two magic values in a row select the personality; anything else selects C64.
+    fn write_knock(&mut self, v: u8) {
+        let mode = match (self.knock, v) {
+            (0x47, 0x53) => Some(3),
+            (0xA5, 0x96) => Some(1),
+            (0x45, 0x54) => Some(2),
+            (_, 0x47 | 0xA5 | 0x45) => None,
+            _ => Some(0),
+        };
+        self.knock = v;
+        if let Some(m) = mode {
+            if m != self.io_mode {
+                self.io_mode = m;
+                self.rebuild_view();
+            }
+        }
+    }
+
+    /// $D600–$D6FF in the MEGA65 personality.
+    fn mega_io_read(&mut self, off: u16) -> u8 {
+        match off {
+            0x610 => self.keys.ascii(),
+            0x619 => self.keys.petscii(),
+            0x60A => {
+                if self.keys.is_empty() {
+                    0
+                } else {
+                    0x80
+                }
+            }
+            0x60F => 0,         // REALHW = 0: an emulator, like xemu without -realhw
+            0x640..=0x67F => 0, // traps; $D67C reads 0 = serial monitor ready
+            0x680 => {
+                // SD status: never busy; bit 6 = error of the last raw command.
+                (if self.sd.error { 0x40 } else { 0 }) | 0x10
+            }
+            0x681..=0x684 => self.sd.sector[(off - 0x681) as usize],
+            0x689 => {
+                if self.sd.bufsel_sd {
+                    0x80
+                } else {
+                    0
+                }
+            }
+            0x6CF => self.exit_value,
+            _ => self.io_regs[off as usize],
+        }
+    }
+
+    fn mega_io_write(&mut self, off: u16, v: u8) {
+        match off {
+            0x610 | 0x619 => self.keys.pop(),
+            0x60A => {
+                if v & 0x80 == 0 {
+                    self.keys.flush()
+                }
+            }
+            0x640..=0x67F => self.hypervisor_trap((off - 0x640) as u8, v),
+            0x680 => {
+                // Raw sector commands need a real FAT32 card image; with a host directory as the
+                // card only the buffer commands work, and a raw read reports ERROR.
+                self.sd.error = matches!(v, 0x02..=0x06);
+            }
+            0x681..=0x684 => self.sd.sector[(off - 0x681) as usize] = v,
+            0x689 => self.sd.bufsel_sd = v & 0x80 != 0,
+            0x6CF => {
+                if v == 0x42 {
+                    self.request_stop(StopReason::Exit(self.exit_value));
+                } else {
+                    self.exit_value = v;
+                }
+            }
+            _ => self.io_regs[off as usize] = v,
+        }
+    }
+
+    /// $D768–$D77F: product and quotient of the inputs, always ready (spec §9).
+    fn math_read(&self, off: u16) -> u8 {
+        let a = u32::from_le_bytes(self.math_in[0..4].try_into().unwrap());
+        let b = u32::from_le_bytes(self.math_in[4..8].try_into().unwrap());
+        match off {
+            0x770..=0x777 => self.math_in[(off - 0x770) as usize],
+            0x778..=0x77F => {
+                let prod = a as u64 * b as u64;
+                prod.to_le_bytes()[(off - 0x778) as usize]
+            }
+            _ => {
+                // DIVOUT = (A << 32) / B as 32.32; division by zero reads all $FF.
+                let q = if b == 0 {
+                    u64::MAX
+                } else {
+                    (((a as u128) << 32) / b as u128) as u64
+                };
+                q.to_le_bytes()[(off - 0x768) as usize]
+            }
+        }
+    }
+}
