@@ -1,0 +1,115 @@
+//! `ssnail tokenize MODEL TEXT`: token ids from a GGUF's reference tokenizer
+//! (llama.cpp-exact) or, given an SSNAIL image, from the image's own tables.
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use ssnail_tokenizer::image::image_memory;
+use ssnail_tokenizer::{GgufTokenizer, ImageTokenizer, Vocab};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+#[derive(Parser)]
+#[command(about = "Tokenize text with a GGUF's tokenizer, or an image's (.ssnail) own tables")]
+pub struct Args {
+    /// A GGUF model (or vocab-only GGUF), or an SSNAIL image.
+    pub model: PathBuf,
+    /// The text (or use -f / --stdin).
+    pub text: Option<String>,
+    /// Read the text from a file.
+    #[arg(short = 'f', long = "file", conflicts_with_all = ["text", "stdin"])]
+    pub file: Option<PathBuf>,
+    /// Read the text from standard input.
+    #[arg(long, conflicts_with = "text")]
+    pub stdin: bool,
+    /// Print only the ids, comma-separated (for `--tokens`).
+    #[arg(long)]
+    pub ids: bool,
+    /// No BOS / [CLS] … [SEP].
+    #[arg(long)]
+    pub no_bos: bool,
+}
+
+/// True if the file starts with the SSNAIL magic.
+pub fn is_image(path: &Path) -> Result<bool> {
+    let mut magic = [0u8; 4];
+    let mut f =
+        std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let n = f.read(&mut magic).unwrap_or(0);
+    Ok(n == 4 && &magic == ssnail_format::image::MAGIC)
+}
+
+/// Read an image file into its memory view; errors name the file.
+pub fn load_image(path: &Path) -> Result<Vec<u8>> {
+    let file = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    image_memory(&file).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// Open a GGUF's reference tokenizer; errors name the file.
+pub fn load_gguf_tokenizer(path: &Path) -> Result<GgufTokenizer> {
+    let g = ssnail_gguf::Gguf::open(path)?;
+    let v = Vocab::from_gguf(&g)?;
+    GgufTokenizer::new(v).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let text = if let Some(f) = &args.file {
+        std::fs::read_to_string(f).with_context(|| format!("{}: cannot read text", f.display()))?
+    } else if args.stdin {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .context("standard input: cannot read text")?;
+        s
+    } else if let Some(t) = &args.text {
+        t.clone()
+    } else {
+        bail!("no text: give TEXT, -f FILE or --stdin");
+    };
+
+    let (ids, pieces): (Vec<u32>, Vec<String>) = if is_image(&args.model)? {
+        let mem = load_image(&args.model)?;
+        let tok = ImageTokenizer::new(&mem)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", args.model.display()))?;
+        let mut ids = tok.encode(&text, !args.no_bos);
+        if args.no_bos && tok.kind() == ssnail_format::tokblock::TokKind::WordPiece {
+            // WordPiece always wraps; --no-bos asks for the bare pieces.
+            let b = &tok.block;
+            if ids.first() == Some(&b.begin) {
+                ids.remove(0);
+            }
+            if ids.last() == Some(&b.end) {
+                ids.pop();
+            }
+        }
+        let pieces = ids
+            .iter()
+            .map(|&id| {
+                let b = &tok.block;
+                let bytes = tok.token_bytes(id);
+                match id {
+                    _ if !bytes.is_empty() => String::from_utf8_lossy(bytes).into_owned(),
+                    _ if id == b.begin => "<begin>".into(),
+                    _ if id == b.end => "<end>".into(),
+                    _ if id == b.unk => "<unk>".into(),
+                    _ => String::new(),
+                }
+            })
+            .collect();
+        (ids, pieces)
+    } else {
+        let tok = load_gguf_tokenizer(&args.model)?;
+        let ids = tok.encode(&text, !args.no_bos);
+        let pieces = ids.iter().map(|&id| tok.piece(id)).collect();
+        (ids, pieces)
+    };
+
+    if args.ids {
+        let list: Vec<String> = ids.iter().map(u32::to_string).collect();
+        println!("{}", list.join(","));
+    } else {
+        for (id, piece) in ids.iter().zip(&pieces) {
+            println!("{id:6} -> '{piece}'");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,132 @@
+//! `ssnail tokenize` and `ssnail tokcheck` on llama.cpp's vocab GGUFs and on
+//! tables-only images built from them (vocab-only GGUFs cannot be converted).
+
+use ssnail_format::image::{BASE, HEADER_LEN, PAYLOAD_BASE};
+use ssnail_tokenizer::image::tables_only_memory;
+use ssnail_tokenizer::{ImageTables, Vocab};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn testdata(vocab: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tokenizer/testdata")
+        .join(format!("ggml-vocab-{vocab}.gguf"))
+}
+
+fn ssnail(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// An image file (header + payload) holding only the tokenizer tables.
+fn write_tables_image(gguf: &Path, out: &Path) {
+    let g = ssnail_gguf::Gguf::open(gguf).unwrap();
+    let mem = tables_only_memory(&ImageTables::build(&Vocab::from_gguf(&g).unwrap()));
+    let mut file = mem[..HEADER_LEN].to_vec();
+    file.extend_from_slice(&mem[(PAYLOAD_BASE - BASE) as usize..]);
+    std::fs::write(out, file).unwrap();
+}
+
+#[test]
+fn tokenize_gguf_prints_llama_tokenize_lines_and_ids() {
+    let spm = testdata("llama-spm");
+    let (out, _) = text(&ssnail(&["tokenize", spm.to_str().unwrap(), "Hello world"]));
+    assert_eq!(
+        out,
+        "     1 -> '<s>'\n 15043 -> ' Hello'\n  3186 -> ' world'\n"
+    );
+    let o = ssnail(&[
+        "tokenize",
+        "--ids",
+        "--no-bos",
+        spm.to_str().unwrap(),
+        "Hello world",
+    ]);
+    assert!(o.status.success());
+    assert_eq!(text(&o).0, "15043,3186\n");
+    let bert = testdata("bert-bge");
+    let (out, _) = text(&ssnail(&[
+        "tokenize",
+        "--ids",
+        bert.to_str().unwrap(),
+        "snake_case",
+    ]));
+    // [CLS] snake _ case [SEP]: BERT splits '_' off as punctuation.
+    assert_eq!(out, "101,7488,1035,2553,102\n");
+}
+
+#[test]
+fn tokcheck_passes_on_matching_tables_and_image_tokenize_agrees() {
+    let dir = tempfile::tempdir().unwrap();
+    for vocab in ["llama-spm", "gpt-2", "bert-bge"] {
+        let gguf = testdata(vocab);
+        let img = dir.path().join(format!("{vocab}.ssnail"));
+        write_tables_image(&gguf, &img);
+        let o = ssnail(&["tokcheck", img.to_str().unwrap(), gguf.to_str().unwrap()]);
+        let (out, err) = text(&o);
+        println!("{vocab}: {out}{err}");
+        assert!(o.status.success(), "{vocab}: {out}{err}");
+        assert!(out.starts_with("6/6 lines identical ("), "{vocab}: {out}");
+        assert!(out.contains("index probes per token"));
+
+        let line = "It's 3 o'clock:  tea at jane@example.com";
+        let a = ssnail(&["tokenize", "--ids", img.to_str().unwrap(), line]);
+        let b = ssnail(&["tokenize", "--ids", gguf.to_str().unwrap(), line]);
+        assert!(a.status.success() && b.status.success());
+        assert_eq!(text(&a).0, text(&b).0, "{vocab}");
+    }
+}
+
+#[test]
+fn tokcheck_reports_differences_and_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = testdata("gpt-2");
+    let img = dir.path().join("gpt2.ssnail");
+    write_tables_image(&gguf, &img);
+    // Non-ASCII text: the image sees '?', the GGUF the real characters.
+    let txt = dir.path().join("t.txt");
+    std::fs::write(&txt, "plain line\n\n  \ncafé crème\n").unwrap();
+    let o = ssnail(&[
+        "tokcheck",
+        img.to_str().unwrap(),
+        gguf.to_str().unwrap(),
+        txt.to_str().unwrap(),
+    ]);
+    let (out, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(out.contains("DIFFER: café crème"), "{out}");
+    assert!(out.contains("1/2 lines identical"), "{out}");
+    assert_eq!(err.trim(), "ssnail: 1 of 2 lines differ");
+
+    // The wrong GGUF for the image: one clear error line.
+    let o = ssnail(&[
+        "tokcheck",
+        img.to_str().unwrap(),
+        testdata("bert-bge").to_str().unwrap(),
+    ]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("not the image's GGUF"), "{err}");
+
+    // A GGUF where an image is expected.
+    let o = ssnail(&["tokcheck", gguf.to_str().unwrap(), gguf.to_str().unwrap()]);
+    assert!(text(&o).1.contains("not an SSNAIL image"));
+
+    // A truncated image.
+    let bytes = std::fs::read(&img).unwrap();
+    std::fs::write(&img, &bytes[..bytes.len() / 2]).unwrap();
+    let o = ssnail(&["tokenize", img.to_str().unwrap(), "hi"]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(err.contains("truncated image"), "{err}");
+}
