@@ -1,0 +1,53 @@
+# The MEGA65 program and its disk. Included by the top-level Makefile (or mega65/Makefile).
+#
+#   make mega65-prg          build/mega65/ssnail.prg (+ map file, size report)
+#   make disk [IMAGES=…]     build/ssnail.d81 (program, AUTOBOOT.C65, the images that fit);
+#                            images that do not fit go to build/sdcard/SSNAIL/ with a note
+#   make mega65-hosttest     the MEGA65 tokenizer and ASCII folder built for the PC (build/mega65/tokhost)
+#   make mega65-clean
+
+SSNAIL_TOOLS ?= $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)/
+SSNAIL_BUILD ?= $(SSNAIL_TOOLS)build
+CARGO ?= cargo
+CL65 ?= cl65
+M65_DIR := $(SSNAIL_TOOLS)mega65
+M65_OUT := $(SSNAIL_BUILD)/mega65
+M65_PRG := $(M65_OUT)/ssnail.prg
+M65_C := $(wildcard $(M65_DIR)/src/*.c)
+M65_S := $(wildcard $(M65_DIR)/src/*.s)
+M65_H := $(wildcard $(M65_DIR)/include/*.h)
+M65_CFG := $(SSNAIL_TOOLS)linker/mega65.cfg
+M65_CRT0 := $(SSNAIL_TOOLS)linker/crt0.s
+D81_TOOL := $(SSNAIL_TOOLS)target/release/ssnail-d81
+
+.PHONY: mega65-prg mega65-hosttest mega65-clean disk
+
+mega65-prg: $(M65_PRG)
+
+# cc65 has no MEGA65 target: -t none, our start-up code and linker config, none.lib's runtime.
+# C is compiled for the 6502 (runs unchanged on the 45GS02); 45GS02 parts are ca65 .p4510.
+$(M65_PRG): $(M65_C) $(M65_S) $(M65_H) $(M65_CFG) $(M65_CRT0)
+	@mkdir -p $(M65_OUT)/obj
+	$(CL65) -t none --cpu 6502 -O -Or -I $(M65_DIR)/include --asm-include-dir $(M65_DIR)/include \
+		--obj-path $(M65_OUT)/obj -C $(M65_CFG) -m $(M65_OUT)/ssnail.map -o $@.tmp \
+		$(M65_CRT0) $(M65_S) $(M65_C) none.lib
+	@mv $@.tmp $@
+	@awk -v prg=$$(stat -c %s $@) -f $(M65_DIR)/size-report.awk $(M65_OUT)/ssnail.map
+
+$(D81_TOOL): $(wildcard $(SSNAIL_TOOLS)disk/src/*.rs $(SSNAIL_TOOLS)disk/src/bin/*.rs) $(SSNAIL_TOOLS)disk/Cargo.toml
+	cd $(SSNAIL_TOOLS) && $(CARGO) build --release -q -p ssnail-disk --bin ssnail-d81
+	@touch $@
+
+disk: $(M65_PRG) $(D81_TOOL)
+	$(D81_TOOL) build --out $(SSNAIL_BUILD)/ssnail.d81 --program $(M65_PRG) \
+		--sdcard $(SSNAIL_BUILD)/sdcard $(IMAGES)
+
+mega65-hosttest: $(M65_OUT)/tokhost
+
+$(M65_OUT)/tokhost: $(M65_DIR)/host/tokhost.c $(M65_DIR)/host/far_host.c $(M65_DIR)/src/tokenizer.c \
+		$(M65_DIR)/src/fold.c $(M65_H)
+	@mkdir -p $(M65_OUT)
+	$(CC) -O2 -Wall -I $(M65_DIR)/include -o $@ $(filter %.c,$^)
+
+mega65-clean:
+	rm -rf $(M65_OUT) $(SSNAIL_BUILD)/ssnail.d81 $(SSNAIL_BUILD)/sdcard

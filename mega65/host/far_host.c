@@ -1,0 +1,44 @@
+/* far_host.c: far.h over an image file, for testing the MEGA65 tokenizer and folder on the PC.
+ * The file's header is at $8000000 and its payload at the header's load address ($64),
+ * exactly where the loader puts them; everything else reads as zero. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "far.h"
+
+static uint8_t *img;
+static long img_len;
+static uint32_t load_base;
+
+int far_host_load(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    fseek(f, 0, SEEK_END);
+    img_len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    img = malloc(img_len);
+    if (fread(img, 1, img_len, f) != (size_t)img_len) return 0;
+    fclose(f);
+    if (img_len < 256 || memcmp(img, "SSNL", 4)) return 0;
+    load_base = img[0x64] | img[0x65] << 8 | img[0x66] << 16 | (uint32_t)img[0x67] << 24;
+    if (!load_base) load_base = 0x8000100;
+    return 1;
+}
+
+uint8_t far_peek(uint32_t a) {
+    a &= 0x0FFFFFFF;
+    if (a >= 0x8000000 && a < 0x8000100) return img[a - 0x8000000];
+    if (a >= load_base && a - load_base + 256 < (uint32_t)img_len) return img[a - load_base + 256];
+    return 0;
+}
+uint16_t far_peek16(uint32_t a) { return far_peek(a) | far_peek(a + 1) << 8; }
+uint32_t far_peek32(uint32_t a) { return far_peek16(a) | (uint32_t)far_peek16(a + 2) << 16; }
+void far_poke(uint32_t a, uint8_t v) { (void)a; (void)v; }
+int8_t far_cmp(uint32_t a, const uint8_t *k, uint8_t n) {
+    uint8_t i, b;
+    for (i = 0; i < n; ++i) {
+        b = far_peek(a + i);
+        if (b != k[i]) return b < k[i] ? -1 : 1;
+    }
+    return 0;
+}

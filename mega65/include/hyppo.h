@@ -1,0 +1,25 @@
+/* hyppo.h: hypervisor (HDOS) file calls through the $D640 trap (MEGA65.md §5). */
+#ifndef HYPPO_H
+#define HYPPO_H
+#include <stdint.h>
+extern uint8_t hy_x, hy_y, hy_z, hy_a;
+uint8_t __fastcall__ hyppo_call(uint8_t function);   /* 1 = success */
+void __fastcall__ serial_putc(char c);                /* trap 3: serial monitor */
+
+#define HYPPO_NAME_PAGE  0x04        /* $0400: name for setname (page < $7F) */
+#define HYPPO_DIRENT     ((uint8_t *)0x0500)  /* readdir record */
+#define SD_BUFFER        0x0FFD6E00UL
+#define F011_BUFFER      0x0FFD6C00UL
+
+uint8_t hy_cdroot(void);
+uint8_t hy_chdir(const char *name);      /* one level, from the current directory */
+uint8_t hy_open(const char *name);       /* 1 = opened (findfile, or readdir match as fallback) */
+uint16_t hy_read(void);                  /* next sector into the SD buffer: bytes, 0 = EOF/error */
+void hy_close(void);
+uint8_t hy_opendir(void);                /* 1 = ok */
+uint8_t hy_readdir(void);                /* 1 = record at HYPPO_DIRENT */
+void hy_closedir(void);
+#define DIRENT_NAME   0x00
+#define DIRENT_SIZE   0x52
+#define DIRENT_ATTR   0x56
+#endif

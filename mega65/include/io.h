@@ -1,0 +1,9 @@
+/* io.h: CPU-visible I/O registers (MEGA65 personality). */
+#ifndef IO_H
+#define IO_H
+#include <stdint.h>
+#define PEEK(a)    (*(volatile uint8_t *)(a))
+#define POKE(a, v) (*(volatile uint8_t *)(a) = (uint8_t)(v))
+#define SCREEN     ((uint8_t *)0x0800)
+#define COLOUR_RAM 0x0FF80000UL
+#endif

@@ -1,0 +1,283 @@
+/* chat.c: conversation with a loaded image (SSNAIL.md §6.3, §7.4, §7.5).
+ * Decoders: tokenize the line, write tokens and the runtime block through the load port, set the
+ * job pointer and GO, print each token as the script publishes it (generated), folded to ASCII.
+ * Encoders: embed each line and show the three most similar earlier lines (cosine). */
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include "chat.h"
+#include "dma.h"
+#include "far.h"
+#include "fold.h"
+#include "keyboard.h"
+#include "loader.h"
+#include "screen.h"
+#include "ssnail_regs.h"
+#include "timer.h"
+#include "tokenizer.h"
+
+#define MAX_PROMPT 256
+#define MAX_LINE 150
+#define MAX_DIM 960
+#define MAX_STORED 16
+
+static uint32_t toks[MAX_PROMPT];
+static char line[MAX_LINE + 1];
+static uint32_t h_code, h_tokens, h_vocab, h_maxctx, h_output, h_outdim;
+static uint8_t first;
+static uint16_t n_generate = 120;
+static uint32_t last_tokens, last_tenths, pos;
+
+static struct {
+    uint32_t pos, prompt_len, n_generate, generated, stop_request;
+} rb;
+
+static void say(uint8_t colour, const char *s) {
+    uint8_t c = scr_col;
+    scr_col = colour;
+    scr_puts(s);
+    scr_col = c;
+}
+
+static void print_token(uint32_t id) {
+    uint32_t o0 = far_peek32(h_vocab + (id << 2));
+    uint32_t o1 = far_peek32(h_vocab + (id << 2) + 4);
+    for (; o0 < o1; ++o0) fold_byte(far_peek(h_vocab + o0), wrap_putc);
+}
+
+static uint8_t go(void) {
+    uint8_t i;
+    for (i = 0; i < 4; ++i) far_poke(SS_JOB0 + i, (uint8_t)(h_code >> (8 * i)));
+    far_poke(SS_GO, 1);
+    return 1;
+}
+
+static uint8_t write_job(uint32_t start, uint16_t n) {
+    if (n && !port_write(h_tokens + (start << 2), toks, n << 2)) return 0;
+    return port_write(HDR(RB_POS), &rb, sizeof rb);
+}
+
+static void port_error(void) { say(COL_RED, "[load port error writing the prompt]\n"); }
+
+static void generate(void) {
+    int16_t n = tok_encode(line, first, toks, MAX_PROMPT);
+    uint32_t start, shown = 0, gen, reason, t, rate;
+    uint8_t stopped = 0;
+    if (n < 0) { say(COL_RED, "[line too long]\n"); return; }
+    if (first && n == 0) return;
+    start = first ? 0 : pos + 1;
+    if (first) pos = 0;
+    rb.pos = pos;
+    rb.prompt_len = start + n;
+    rb.n_generate = n_generate;
+    rb.generated = 0;
+    rb.stop_request = 0;
+    if (rb.prompt_len >= h_maxctx) {
+        scr_printf("[context full at %lu tokens: /reset to start again]\n", h_maxctx);
+        return;
+    }
+    if (!write_job(start, n)) { port_error(); return; }
+    first = 0;
+    fold_reset();
+    timer_start();
+    go();
+    do {
+        gen = far_peek32(HDR(RB_GENERATED));
+        for (; shown < gen; ++shown)
+            print_token(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
+        if (!stopped && kbd_poll() == KEY_STOP) {
+            static const uint32_t one = 1;
+            /* the port takes bytes while the job runs; no READY wait here */
+            port_commit(HDR(RB_STOP_REQUEST), 0);
+            dma_to_register(SS_LP_DATA, (uint32_t)(uint16_t)&one, 4);
+            port_commit(IMG_BASE, 0);
+            stopped = 1;
+        }
+    } while (far_peek(SS_STATUS) & 1);
+    t = timer_tenths();
+    gen = far_peek32(HDR(RB_GENERATED));
+    for (; shown < gen; ++shown) print_token(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
+    wrap_flush();
+    scr_putc('\n');
+    pos = far_peek32(HDR(RB_POS));
+    reason = far_peek32(HDR(RB_STOP_REASON));
+    last_tokens = gen;
+    last_tenths = t;
+    if (far_peek(SS_ERROR)) {
+        scr_col = COL_RED;
+        scr_printf("[SSNAIL error $%02x]\n", far_peek(SS_ERROR));
+        scr_col = COL_LGREEN;
+        return;
+    }
+    if (reason == 2) scr_puts("[end of text]\n");
+    else if (reason == 3) scr_printf("[context full at %lu tokens: /reset to start again]\n", h_maxctx);
+    else if (reason == 4) scr_puts("[stopped]\n");
+    scr_col = COL_GREY;
+    rate = t ? gen * 100 / t : 0;   /* tokens per 10 s, i.e. tokens/s with one decimal */
+    if (t) scr_printf("[%lu tokens, %lu.%lu s, %lu.%lu tokens/s]\n", gen, t / 10, t % 10, rate / 10, rate % 10);
+    else scr_printf("[%lu tokens, under 0.1 s]\n", gen);
+    scr_col = COL_LGREEN;
+}
+
+/* ---- encoders ---------------------------------------------------------------------------
+ * Each embedding is block-scaled to 10-bit integers (largest component in [512, 1024)), so
+ * products fit 20 bits and a dot product over up to 960 components fits 30 bits. The cosine is
+ * dot / (|a| |b|) with integer square roots; about +-0.003 from the float value. */
+#pragma bss-name(push, "HIBSS")
+static int16_t vec[MAX_DIM], other[MAX_DIM];
+#pragma bss-name(pop)
+static char stored_text[MAX_STORED][MAX_LINE + 1];
+static uint16_t stored_norm[MAX_STORED];
+static uint8_t n_stored, next_slot;
+#define STORE_ADDR 0x40000UL   /* chip RAM banks 4-5: MAX_STORED x 2 KB */
+
+static uint16_t isqrt(uint32_t v) {
+    uint32_t r = 0, bit = 1UL << 30;
+    while (bit > v) bit >>= 2;
+    while (bit) {
+        if (v >= r + bit) { v -= r + bit; r = (r >> 1) + bit; }
+        else r >>= 1;
+        bit >>= 2;
+    }
+    return (uint16_t)r;
+}
+
+static uint16_t load_embedding(uint16_t dim) {
+    uint16_t i;
+    uint8_t maxe = 0, e, shift;
+    uint32_t b, m;
+    for (i = 0; i < dim; ++i) {
+        e = (uint8_t)(far_peek32(h_output + ((uint32_t)i << 2)) >> 23);
+        if (e > maxe) maxe = e;
+    }
+    for (i = 0; i < dim; ++i) {
+        b = far_peek32(h_output + ((uint32_t)i << 2));
+        e = (uint8_t)(b >> 23);
+        m = (b & 0x7FFFFFUL) | 0x800000UL;
+        shift = 14 + (maxe - e);   /* 24-bit mantissa -> 10 bits at the largest exponent */
+        vec[i] = shift >= 24 || e == 0 ? 0 : (int16_t)(m >> shift);
+        if (b & 0x80000000UL) vec[i] = -vec[i];
+    }
+    {
+        uint32_t ss = 0;
+        for (i = 0; i < dim; ++i) ss += (int32_t)vec[i] * vec[i];
+        return isqrt(ss);
+    }
+}
+
+static int16_t cosine1000(uint16_t dim, uint16_t na, uint16_t nb) {
+    int32_t dot = 0, den = (int32_t)na * nb;
+    uint16_t i;
+    for (i = 0; i < dim; ++i) dot += (int32_t)vec[i] * other[i];
+    if (!den) return 0;
+    while (den >= (1L << 21)) { dot >>= 1; den >>= 1; }
+    return (int16_t)((dot * 1000 + (dot >= 0 ? den / 2 : -den / 2)) / den);
+}
+
+static void embed(void) {
+    int16_t n, score[MAX_STORED], s;
+    uint8_t used[MAX_STORED], k, i, best, shown;
+    uint16_t dim = (uint16_t)(h_outdim < MAX_DIM ? h_outdim : MAX_DIM), norm;
+    n = tok_encode(line, 1, toks, MAX_PROMPT);
+    if (n < 0 || (uint32_t)n > h_maxctx) {
+        scr_printf("[too long: %d tokens, maximum %lu]\n", n < 0 ? MAX_PROMPT : n, h_maxctx);
+        return;
+    }
+    rb.pos = 0;
+    rb.prompt_len = n;
+    rb.n_generate = 0;
+    rb.generated = 0;
+    rb.stop_request = 0;
+    if (!write_job(0, n)) { port_error(); return; }
+    timer_start();
+    go();
+    while (far_peek(SS_STATUS) & 1) {}
+    last_tenths = timer_tenths();
+    if (far_peek(SS_ERROR)) { scr_printf("[SSNAIL error $%02x]\n", far_peek(SS_ERROR)); return; }
+    if (far_peek32(HDR(RB_STOP_REASON)) != 1) {
+        scr_printf("[too long: %d tokens, maximum %lu]\n", n, h_maxctx);
+        return;
+    }
+    norm = load_embedding(dim);
+    if (!n_stored) scr_printf("  [%u-dimensional embedding stored]\n", dim);
+    for (i = 0; i < n_stored; ++i) {
+        dma_copy((uint32_t)(uint16_t)other, STORE_ADDR + ((uint32_t)i << 11), dim * 2);
+        score[i] = cosine1000(dim, norm, stored_norm[i]);
+        used[i] = 0;
+    }
+    for (shown = 0; shown < 3 && shown < n_stored; ++shown) {
+        best = 0xFF;
+        for (i = 0; i < n_stored; ++i) {
+            if (used[i]) continue;
+            if (best == 0xFF || score[i] > score[best] ||
+                (score[i] == score[best] && strcmp(stored_text[i], stored_text[best]) > 0))
+                best = i;
+        }
+        used[best] = 1;
+        s = score[best];
+        scr_printf("  %c%d.%03d  %s\n", s < 0 ? '-' : '+', abs(s) / 1000, abs(s) % 1000,
+                   stored_text[best]);
+    }
+    k = next_slot;
+    next_slot = (next_slot + 1) % MAX_STORED;
+    if (n_stored < MAX_STORED) ++n_stored;
+    strcpy(stored_text[k], line);
+    stored_norm[k] = norm;
+    dma_copy(STORE_ADDR + ((uint32_t)k << 11), (uint32_t)(uint16_t)vec, dim * 2);
+}
+
+static void help(void) {
+    scr_puts("/n N  tokens per answer   /reset  new conversation   /stats   /models  back to the list\n"
+             "/help  this list           RUN/STOP stops an answer\n");
+}
+
+void chat(const char *name) {
+    uint8_t encoder = far_peek(HDR(H_FLAGS)) & 1;
+    uint8_t arch = far_peek(HDR(H_ARCH)), i, c;
+    static const char *const arch_names[3] = {"llama", "gpt2", "bert"};
+    h_code = far_peek32(HDR(H_CODE));
+    h_tokens = far_peek32(HDR(H_TOKENS));
+    h_vocab = far_peek32(HDR(H_VOCAB));
+    h_maxctx = far_peek32(HDR(H_MAXCTX));
+    h_output = far_peek32(HDR(H_OUTPUT));
+    h_outdim = far_peek32(HDR(H_OUTDIM));
+    first = 1;
+    pos = 0;
+    n_stored = next_slot = 0;
+    scr_clear();
+    scr_col = COL_WHITE;
+    scr_puts("[");
+    for (i = 0; i < 127 && (c = far_peek(HDR(H_DESC) + i)); ++i) scr_putc(c >= 32 && c < 127 ? c : '?');
+    scr_printf("] %s\n", name);
+    scr_printf("[%s %s, context %lu, vocab %lu]\n", arch_names[arch < 3 ? arch : 0],
+               encoder ? "encoder" : "decoder", h_maxctx, far_peek32(HDR(H_NVOCAB)));
+    scr_col = COL_LGREEN;
+    if (!tok_init()) { say(COL_RED, "[the image's tokenizer block is damaged]\n"); }
+    help();
+    for (;;) {
+        scr_col = COL_WHITE;
+        scr_puts("> ");
+        scr_col = COL_LBLUE;
+        kbd_readline(line, MAX_LINE);
+        scr_col = COL_LGREEN;
+        if (line[0] == '/') {
+            if (!strcmp(line, "/models")) return;
+            if (!strcmp(line, "/reset")) {
+                first = 1;
+                pos = 0;
+                n_stored = next_slot = 0;
+                scr_puts("[context cleared]\n");
+            } else if (!strncmp(line, "/n ", 3) && atoi(line + 3) > 0) {
+                n_generate = atoi(line + 3);
+                scr_printf("[%u tokens per answer]\n", n_generate);
+            } else if (!strcmp(line, "/stats")) {
+                scr_printf("[pos %lu of %lu, %u tokens per answer, last: %lu tokens in %lu.%lu s]\n",
+                           pos, h_maxctx, n_generate, last_tokens, last_tenths / 10, last_tenths % 10);
+            } else help();
+            continue;
+        }
+        if (encoder) {
+            if (line[0]) embed();
+        } else generate();
+    }
+}

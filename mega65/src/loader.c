@@ -1,0 +1,185 @@
+/* loader.c: the seed's loader (SSNAIL.md §6.2): commit the pointer to $8000000 with ERROR
+ * cleared; for each sector, wait for READY and DMA it into the load port's data register with
+ * the destination held, recommitting to the payload address ($64) at file offset 256 (which may
+ * fall inside a sector or on its first byte); commit once more, wait for READY, check ERROR.
+ * Files come from the SD card (hypervisor readfile, 512-byte sectors) or the D81 (F011, 254
+ * data bytes per 256-byte block). */
+#include <stdio.h>
+#include <string.h>
+#include "dma.h"
+#include "far.h"
+#include "fdc.h"
+#include "hyppo.h"
+#include "keyboard.h"
+#include "loader.h"
+#include "screen.h"
+#include "ssnail_regs.h"
+#include "timer.h"
+
+#define PROGRESS_ROW 22
+
+uint8_t port_wait_ready(void) {
+    uint32_t t = 0;
+    while (!(far_peek(SS_LP_COMMIT) & SS_LP_READY))
+        if (++t == 4000000UL) return 0;
+    return 1;
+}
+
+void port_commit(uint32_t addr, uint8_t clear_error) {
+    far_poke(SS_LP_PTR0, (uint8_t)addr);
+    far_poke(SS_LP_PTR0 + 1, (uint8_t)(addr >> 8));
+    far_poke(SS_LP_PTR0 + 2, (uint8_t)(addr >> 16));
+    far_poke(SS_LP_COMMIT, ((uint8_t)(addr >> 24) & 0x0F) | (clear_error ? 0x40 : 0));
+}
+
+uint8_t port_write(uint32_t addr, const void *src, uint16_t n) {
+    if (!port_wait_ready()) return 0;
+    port_commit(addr, 1);
+    dma_to_register(SS_LP_DATA, (uint32_t)(uint16_t)src, n);
+    port_commit(IMG_BASE, 0);   /* flushes the pending bytes */
+    return port_wait_ready() && !(far_peek(SS_LP_COMMIT) & SS_LP_ERROR);
+}
+
+static const model_t *cur;
+static uint8_t next_t, next_s;
+static uint32_t chunk_src;
+static uint16_t chunk_len;
+
+/* next piece of the file: 1 = chunk_src/chunk_len set, 0 = end of file (or read error) */
+static uint8_t next_chunk(void) {
+    uint32_t a;
+    uint8_t t, s;
+    if (cur->source == SRC_D81) {
+        if (!next_t) return 0;
+        if (!(a = fdc_read(next_t, next_s))) return 0;
+        t = far_peek(a);
+        s = far_peek(a + 1);
+        chunk_src = a + 2;
+        chunk_len = t ? 254 : (s ? s - 1 : 0);
+        next_t = t;
+        next_s = s;
+        return 1;
+    }
+    chunk_len = hy_read();
+    chunk_src = SD_BUFFER;
+    return chunk_len != 0;
+}
+
+static void fail(const char *what) {
+    scr_col = COL_RED;
+    scr_clear_row(PROGRESS_ROW);
+    scr_at(0, PROGRESS_ROW);
+    scr_printf("%s: %s", cur->name, what);
+    scr_col = COL_LGREEN;
+}
+
+static void mb(uint32_t bytes, char *out) {
+    /* one decimal, MB = 2^20 bytes */
+    uint32_t tenths = (bytes * 10 + 524288UL) >> 20;
+    if (bytes >= 100000000UL) tenths = (bytes >> 10) * 10 / 1024;
+    sprintf(out, "%lu.%lu", tenths / 10, tenths % 10);
+}
+
+static void progress(uint32_t done, uint32_t total) {
+    static char a[12], b[12];
+    uint8_t pct = (uint8_t)(total > 1000000UL ? done / (total / 100) : done * 100 / total), i;
+    uint32_t t = timer_tenths();
+    if (pct > 100) pct = 100;
+    scr_at(0, PROGRESS_ROW);
+    scr_col = COL_YELLOW;
+    for (i = 0; i < 30; ++i) scr_draw(i < pct * 30 / 100 ? '#' : '.');
+    mb(done, a);
+    mb(total, b);
+    /* the progress line is redrawn in place; only the final one goes to the transcript */
+    {
+        static char line[60];
+        sprintf(line, " %3u%%  %s / %s MB  %lu.%lu s   ", pct, a, b, t / 10, t % 10);
+        for (i = 0; line[i]; ++i) scr_draw(line[i]);
+    }
+    scr_col = COL_LGREEN;
+}
+
+uint8_t load_model(const model_t *m) {
+    uint32_t off = 0, base, first_part, t;
+    uint16_t chunks = 0;
+    uint8_t ok;
+    static char msg[80];
+    cur = m;
+    scr_clear_row(PROGRESS_ROW);
+    if (!avail_mem) { fail("no SSNAIL core, cannot load"); return 0; }
+    if (!m->valid) { fail("not an SSNAIL image (no SSNL magic)"); return 0; }
+    if (m->version != 1) {
+        sprintf(msg, "image version %u, this program reads version 1", m->version);
+        fail(msg);
+        return 0;
+    }
+    if (m->host_seg_len) { fail("old image format (host segment): convert it again"); return 0; }
+    if (m->mem_needed > avail_mem) {
+        sprintf(msg, "needs %lu MB, this board has %lu MB", (m->mem_needed + 1048575UL) >> 20,
+                avail_mem >> 20);
+        fail(msg);
+        return 0;
+    }
+    if (m->source == SRC_D81 ? (m->file_size < m->expected || m->file_size >= m->expected + 254)
+                             : m->file_size != m->expected) {
+        sprintf(msg, "file is %lu bytes, header says %lu: truncated or damaged",
+                m->file_size, m->expected);
+        fail(msg);
+        return 0;
+    }
+    base = m->load_base ? m->load_base : IMG_BASE + 0x100;
+    if (m->source == SRC_D81) {
+        next_t = m->track;
+        next_s = m->sector;
+    } else {
+        hy_cdroot();
+        if ((m->source == SRC_SD_DIR && !hy_chdir("SSNAIL")) || !hy_open(m->name)) {
+            hy_cdroot();
+            fail("cannot open the file");
+            return 0;
+        }
+    }
+    timer_start();
+    port_commit(IMG_BASE, 1);                       /* 1. pointer $8000000, ERROR cleared */
+    ok = 1;
+    while (off < m->expected && next_chunk()) {
+        if (!port_wait_ready()) { ok = 0; fail("load port never READY"); break; }
+        if (chunk_len > m->expected - off) chunk_len = (uint16_t)(m->expected - off);
+        if (off <= 256 && off + chunk_len > 256) {  /* payload starts in this chunk */
+            first_part = 256 - off;
+            if (first_part) dma_to_register(SS_LP_DATA, chunk_src, (uint16_t)first_part);
+            port_commit(base, 0);
+            dma_to_register(SS_LP_DATA, chunk_src + first_part, chunk_len - (uint16_t)first_part);
+        } else {
+            dma_to_register(SS_LP_DATA, chunk_src, chunk_len);
+        }
+        off += chunk_len;
+        if ((++chunks & 31) == 0) progress(off, m->expected);
+        if (kbd_poll() == KEY_STOP) { ok = 0; fail("load stopped (RUN/STOP)"); break; }
+    }
+    if (m->source != SRC_D81) {
+        hy_close();
+        hy_cdroot();
+    }
+    if (!ok) return 0;
+    port_commit(IMG_BASE, 0);                       /* 3. flush */
+    if (!port_wait_ready()) { fail("load port never READY after the last sector"); return 0; }
+    progress(off, m->expected);
+    if (off < m->expected) {
+        sprintf(msg, "file ended after %lu of %lu bytes: truncated", off, m->expected);
+        fail(msg);
+        return 0;
+    }
+    if (far_peek(SS_LP_COMMIT) & SS_LP_ERROR) {
+        fail("load port reported ERROR (data outside SSNAIL memory)");
+        return 0;
+    }
+    if (far_cmp(IMG_BASE, (const uint8_t *)"SSNL", 4)) {
+        fail("loaded, but $8000000 does not read back SSNL");
+        return 0;
+    }
+    t = timer_tenths();
+    scr_at(0, PROGRESS_ROW + 1);
+    scr_printf("Loaded %s: %lu bytes in %lu.%lu s\n", m->name, off, t / 10, t % 10);
+    return 1;
+}

@@ -1,0 +1,145 @@
+/* screen.c: 80x25 text screen at $0800 and colour RAM at $FF80000, scrolled with DMA. */
+#include <stdarg.h>
+#include <stdio.h>
+#include "dma.h"
+#include "far.h"
+#include "hyppo.h"
+#include "io.h"
+#include "screen.h"
+
+uint8_t scr_x, scr_y, scr_col = COL_LGREEN;
+
+void scr_init(void) {
+    POKE(0xD05D, PEEK(0xD05D) & 0x7F);   /* no "hot" VIC-II registers resetting VIC-IV ones */
+    POKE(0xD020, 0);
+    POKE(0xD021, 0);
+    POKE(0xD018, 0x16);                  /* lower-case character set */
+    POKE(0xD031, PEEK(0xD031) | 0xC0);   /* H640 (80 columns) + FAST */
+    POKE(0xD031, PEEK(0xD031) & 0xF7);   /* V200: 25 rows */
+    POKE(0xD058, SCR_W);                 /* bytes per logical row */
+    POKE(0xD059, 0);
+    POKE(0xD05E, SCR_W);                 /* characters per row */
+    POKE(0xD060, 0x00);                  /* screen RAM at $0800 */
+    POKE(0xD061, 0x08);
+    POKE(0xD062, 0x00);
+    POKE(0xD063, PEEK(0xD063) & 0xF0);
+    POKE(0xD064, 0);                     /* colour RAM offset 0 */
+    POKE(0xD065, 0);
+    scr_clear();
+}
+
+void scr_clear(void) {
+    dma_fill(0x0800, 0x20, SCR_W * SCR_H);
+    dma_fill(COLOUR_RAM, scr_col, SCR_W * SCR_H);
+    scr_x = scr_y = 0;
+}
+
+void scr_at(uint8_t x, uint8_t y) {
+    scr_x = x;
+    scr_y = y;
+}
+
+uint8_t scr_code(char ch) {
+    uint8_t c = (uint8_t)ch;
+    if (c >= 0x61 && c <= 0x7A) return c - 0x60;
+    if (c >= 0x41 && c <= 0x5A) return c;
+    if (c == 0x40) return 0;
+    if (c >= 0x20 && c <= 0x3F) return c;
+    switch (c) {          /* no glyph in the character set: nearest look-alike */
+    case '[': return 0x1B;
+    case ']': return 0x1D;
+    case '_': return 0x64;
+    case '|': return 0x5D;
+    case '\\': return '/';
+    case '`': return '\'';
+    case '~': return '-';
+    case '{': return '(';
+    case '}': return ')';
+    case '^': return 0x1E;
+    }
+    return '?';
+}
+
+static void scroll(void) {
+    dma_copy(0x0800, 0x0800 + SCR_W, SCR_W * (SCR_H - 1));
+    dma_fill(0x0800 + SCR_W * (SCR_H - 1), 0x20, SCR_W);
+    dma_copy(COLOUR_RAM, COLOUR_RAM + SCR_W, SCR_W * (SCR_H - 1));
+    dma_fill(COLOUR_RAM + SCR_W * (SCR_H - 1), scr_col, SCR_W);
+}
+
+static void newline(void) {
+    scr_x = 0;
+    if (++scr_y == SCR_H) {
+        scroll();
+        scr_y = SCR_H - 1;
+    }
+}
+
+void scr_draw(char c) {
+    uint16_t o;
+    if (c == '\n') {
+        newline();
+        return;
+    }
+    if (scr_x >= SCR_W) newline();
+    o = scr_y * SCR_W + scr_x;
+    SCREEN[o] = scr_code(c);
+    far_poke(COLOUR_RAM + o, scr_col);
+    ++scr_x;
+}
+
+void scr_log(char c) { serial_putc(c); }
+
+void scr_putc(char c) {
+    scr_draw(c);
+    scr_log(c);
+}
+
+void scr_puts(const char *s) {
+    while (*s) scr_putc(*s++);
+}
+
+static char fmt_buf[160];
+void scr_printf(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fmt_buf, sizeof fmt_buf, fmt, ap);
+    va_end(ap);
+    scr_puts(fmt_buf);
+}
+
+void scr_clear_row(uint8_t y) {
+    dma_fill(0x0800 + y * SCR_W, 0x20, SCR_W);
+    dma_fill(COLOUR_RAM + y * SCR_W, scr_col, SCR_W);
+}
+
+void scr_reverse_row(uint8_t y, uint8_t on) {
+    uint8_t *p = SCREEN + y * SCR_W, i;
+    for (i = 0; i < SCR_W; ++i)
+        p[i] = on ? (p[i] | 0x80) : (p[i] & 0x7F);
+}
+
+/* word wrap: a word is held back until we know whether it fits on the line */
+static char word[SCR_W];
+static uint8_t word_len;
+
+void wrap_flush(void) {
+    uint8_t i;
+    if (word_len && scr_x + word_len > SCR_W && scr_x) {
+        scr_draw('\n');   /* the line break is display only: the transcript keeps the text */
+    }
+    for (i = 0; i < word_len; ++i) scr_putc(word[i]);
+    word_len = 0;
+}
+
+void wrap_putc(char c) {
+    if (c == ' ' || c == '\n' || c == '\t') {
+        wrap_flush();
+        if (c == '\n') scr_putc('\n');
+        else if (scr_x < SCR_W) scr_putc(c == '\t' ? ' ' : c);
+        else scr_log(c);
+        return;
+    }
+    if (word_len == SCR_W) wrap_flush();
+    word[word_len++] = c;
+}

@@ -1,0 +1,220 @@
+/* tokenizer.c: the image tokenizer (SSNAIL.md §2.1-§2.2) for SPM, GPT-2 BPE and WordPiece.
+ * Every table is read in place in image memory (far.h): binary search over the sorted index,
+ * compares of piece bytes against the vocab table, one priority per token. Nothing is copied.
+ * Same steps as the PC image tokenizer, including its fixes over upstream: empty SPM input
+ * gives no tokens; GPT-2 whitespace runs split like the regex \s+(?!\S); `_` is punctuation
+ * in WordPiece. */
+#include <string.h>
+#include "far.h"
+#include "ssnail_regs.h"
+#include "tokenizer.h"
+
+#define MAXCHUNK 255
+
+uint8_t tok_kind;
+static uint8_t tok_flags;
+static uint32_t vocab, index_addr, n_index, prio_addr, byte_table, tok_begin, tok_end, tok_unk;
+
+/* current chunk and its pieces (each piece is a substring of chunk) */
+static uint8_t chunk[MAXCHUNK + 1];
+static uint8_t chunk_len;
+static uint8_t p_start[MAXCHUNK], p_len[MAXCHUNK];
+static uint32_t p_id[MAXCHUNK], pair_id[MAXCHUNK], pair_prio[MAXCHUNK];
+static uint8_t n_pieces;
+
+static uint32_t *out_ids;
+static uint16_t out_n, out_max;
+static uint8_t overflow;
+
+uint8_t tok_init(void) {
+    uint32_t blk = far_peek32(HDR(H_TOKENIZER));
+    vocab = far_peek32(HDR(H_VOCAB));
+    tok_kind = far_peek(blk);
+    tok_flags = far_peek(blk + 1);
+    index_addr = far_peek32(blk + 8);
+    n_index = far_peek32(blk + 12);
+    prio_addr = far_peek32(blk + 16);
+    byte_table = far_peek32(blk + 20);
+    tok_begin = far_peek32(blk + 24);
+    tok_end = far_peek32(blk + 28);
+    tok_unk = far_peek32(blk + 32);
+    return tok_kind <= TOK_WORDPIECE && blk >= IMG_BASE;
+}
+
+uint32_t tok_find(const uint8_t *s, uint8_t len) {
+    int32_t lo = 0, hi = (int32_t)n_index - 1, mid;
+    uint32_t id, o0, tlen;
+    int8_t c;
+    while (lo <= hi) {
+        mid = (lo + hi) >> 1;
+        id = far_peek32(index_addr + ((uint32_t)mid << 2));
+        o0 = far_peek32(vocab + (id << 2));
+        tlen = far_peek32(vocab + (id << 2) + 4) - o0;
+        c = far_cmp(vocab + o0, s, tlen < len ? (uint8_t)tlen : len);
+        if (c == 0) {
+            if (tlen == len) return id;
+            c = tlen < len ? -1 : 1;  /* a proper prefix sorts first */
+        }
+        if (c < 0) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return TOK_NONE;
+}
+
+static uint32_t prio(uint32_t id) {
+    uint16_t p;
+    if (tok_flags & 0x08) return far_peek32(prio_addr + (id << 2));
+    p = far_peek16(prio_addr + (id << 1));
+    return p == 0xFFFF ? TOK_NONE : p;
+}
+
+static void emit(uint32_t id) {
+    if (out_n >= out_max) { overflow = 1; return; }
+    out_ids[out_n++] = id;
+}
+
+static void eval_pair(uint8_t i) {
+    uint32_t id = tok_find(chunk + p_start[i], p_len[i] + p_len[i + 1]);
+    pair_id[i] = id;
+    pair_prio[i] = id == TOK_NONE ? TOK_NONE : prio(id);
+}
+
+/* merge procedure (§2.2) over text[0..len) */
+static void merge(const uint8_t *text, uint8_t len) {
+    uint8_t i, best, k;
+    uint32_t id, bp;
+    chunk_len = 0;
+    n_pieces = 0;
+    for (i = 0; i < len; ++i) {
+        id = far_peek32(byte_table + ((uint32_t)text[i] << 2));
+        if (id == TOK_NONE) continue;   /* bytes without a token are dropped */
+        p_start[n_pieces] = chunk_len;
+        p_len[n_pieces] = 1;
+        p_id[n_pieces++] = id;
+        chunk[chunk_len++] = text[i];
+    }
+    for (i = 0; i + 1 < n_pieces; ++i) eval_pair(i);
+    while (n_pieces >= 2) {
+        bp = TOK_NONE;
+        best = 0xFF;
+        for (i = 0; i + 1 < n_pieces; ++i)
+            if (pair_prio[i] < bp) { bp = pair_prio[i]; best = i; }
+        if (best == 0xFF) break;
+        p_id[best] = pair_id[best];
+        p_len[best] += p_len[best + 1];
+        for (k = best + 1; k + 1 < n_pieces; ++k) {
+            p_start[k] = p_start[k + 1];
+            p_len[k] = p_len[k + 1];
+            p_id[k] = p_id[k + 1];
+            pair_id[k] = pair_id[k + 1];
+            pair_prio[k] = pair_prio[k + 1];
+        }
+        --n_pieces;
+        if (best > 0) eval_pair(best - 1);
+        if (best + 1 < n_pieces) eval_pair(best);
+    }
+    for (i = 0; i < n_pieces; ++i) emit(p_id[i]);
+}
+
+static uint8_t is_space(uint8_t c) { return c == 32 || (c >= 9 && c <= 13); }
+static uint8_t is_letter(uint8_t c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+static uint8_t is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
+/* GPT-2 classes: 0 letter, 1 digit, 2 space, 3 other */
+static uint8_t gclass(uint8_t c) {
+    return is_letter(c) ? 0 : is_digit(c) ? 1 : is_space(c) ? 2 : 3;
+}
+
+static const char *const contractions[] = {"s", "t", "re", "ve", "m", "ll", "d"};
+
+static void bpe(const uint8_t *t, uint8_t n) {
+    uint8_t i = 0, j, k, c, m, l;
+    while (i < n) {
+        if (t[i] == '\'') {
+            for (m = 0; m < 7; ++m) {
+                l = (uint8_t)strlen(contractions[m]);
+                if (i + 1 + l <= n && !memcmp(t + i + 1, contractions[m], l)) break;
+            }
+            if (m < 7) { merge(t + i, 1 + l); i += 1 + l; continue; }
+        }
+        j = (t[i] == ' ' && i + 1 < n && !is_space(t[i + 1])) ? i + 1 : i;
+        c = gclass(t[j]);
+        if (c != 2) {
+            for (k = j; k < n && gclass(t[k]) == c; ++k) {}
+        } else {
+            for (k = i; k < n && is_space(t[k]); ++k) {}
+            /* \s+(?!\S): before a non-space, the run gives back its last character */
+            if (k < n && k - i > 1) --k;
+        }
+        merge(t + i, k - i);
+        i = k;
+    }
+}
+
+static uint8_t key[MAXCHUNK + 1];
+
+static void wordpiece_word(const uint8_t *w, uint8_t n) {
+    uint8_t s = 0, e, kl;
+    uint16_t mark = out_n;
+    uint32_t id;
+    while (s < n) {
+        id = TOK_NONE;
+        for (e = n; e > s; --e) {
+            kl = 0;
+            if (s == 0) key[kl++] = ' ';
+            memcpy(key + kl, w + s, e - s);
+            kl += e - s;
+            id = tok_find(key, kl);
+            if (id != TOK_NONE) break;
+        }
+        if (id == TOK_NONE) { out_n = mark; emit(tok_unk); return; }
+        emit(id);
+        s = e;
+    }
+}
+
+static void wordpiece(uint8_t *t, uint8_t n) {
+    uint8_t i = 0, k;
+    if (tok_flags & 0x02)
+        for (k = 0; k < n; ++k)
+            if (t[k] >= 'A' && t[k] <= 'Z') t[k] += 32;
+    while (i < n) {
+        if (is_space(t[i])) { ++i; continue; }
+        if (is_letter(t[i]) || is_digit(t[i])) {
+            for (k = i; k < n && (is_letter(t[k]) || is_digit(t[k])); ++k) {}
+        } else {
+            k = i + 1;   /* punctuation, `_` included: one character per word */
+        }
+        wordpiece_word(t + i, k - i);
+        i = k;
+    }
+}
+
+static uint8_t text[MAXCHUNK + 1];
+
+int16_t tok_encode(const char *in, uint8_t first, uint32_t *out, uint16_t max) {
+    uint8_t n = 0;
+    out_ids = out;
+    out_n = 0;
+    out_max = max;
+    overflow = 0;
+    if (tok_kind == TOK_SPM) text[n++] = ' ';
+    for (; *in && n < MAXCHUNK; ++in)
+        text[n++] = (uint8_t)*in < 0x80 ? (uint8_t)*in : '?';
+    switch (tok_kind) {
+    case TOK_SPM:
+        if (n == 1) return 0;    /* empty input: nothing, not even BOS */
+        if (first && tok_begin != TOK_NONE) emit(tok_begin);
+        merge(text, n);
+        break;
+    case TOK_BPE:
+        if (first && tok_begin != TOK_NONE) emit(tok_begin);
+        bpe(text, n);
+        break;
+    default:
+        if (tok_begin != TOK_NONE) emit(tok_begin);
+        wordpiece(text, n);
+        if (tok_end != TOK_NONE) emit(tok_end);
+        break;
+    }
+    return overflow ? -1 : (int16_t)out_n;
+}
