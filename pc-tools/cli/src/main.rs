@@ -18,8 +18,10 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     // Subcommands: one variant per file in cmd/ (keep alphabetical).
+    Convert(cmd::convert::Args),
     Fetch(cmd::fetch::Args),
     Findmodels(cmd::findmodels::Args),
+    Info(cmd::info::Args),
     Tokcheck(cmd::tokcheck::Args),
     Tokenize(cmd::tokenize::Args),
 }
@@ -27,8 +29,10 @@ enum Cmd {
 fn main() {
     let cli = Cli::parse();
     let result: anyhow::Result<()> = match cli.cmd {
+        Cmd::Convert(a) => cmd::convert::run(a),
         Cmd::Fetch(a) => cmd::fetch::run(a),
         Cmd::Findmodels(a) => cmd::findmodels::run(a),
+        Cmd::Info(a) => cmd::info::run(a),
         Cmd::Tokcheck(a) => cmd::tokcheck::run(a),
         Cmd::Tokenize(a) => cmd::tokenize::run(a),
     };

@@ -1,5 +1,7 @@
 //! One module per subcommand.
+pub mod convert;
 pub mod fetch;
 pub mod findmodels;
+pub mod info;
 pub mod tokcheck;
 pub mod tokenize;

@@ -1,0 +1,156 @@
+//! `ssnail convert MODEL.gguf -o OUT.ssnail`: GGUF → SSNAIL image (spec §1.11).
+
+use anyhow::{anyhow, bail, Context};
+use ssnail_convert::report::{lossy_warning, stem};
+use ssnail_convert::{ErrorKind, Options, Policy};
+use ssnail_format::ggml::GgmlType;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The GGUF model (llama, gpt2 or bert architecture).
+    pub model: PathBuf,
+    /// The image to write.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Context length (BERT: longest sequence); default min(context_length, 256), BERT 128.
+    #[arg(long)]
+    pub ctx: Option<u32>,
+    /// Weight formats: keep, auto, mixed, f32, f16, bf16, q8_0, q4_0.
+    #[arg(long, default_value = "keep")]
+    pub wtype: String,
+    /// Format for tensors SSNAIL cannot execute under keep (f32, f16, bf16, q8_0, q4_0).
+    #[arg(long, default_value = "q8_0")]
+    pub fallback: String,
+    /// KV cache format.
+    #[arg(long, default_value = "f16", value_parser = ["f16", "f32"])]
+    pub kv: String,
+    /// Memory size in MB: 8 (any board), 64 (R4-R6 SDRAM), 72 (R4-R6 SDRAM + HyperRAM); at most 128.
+    #[arg(long = "mem-mb", visible_alias = "hyperram-mb", default_value_t = 8.0)]
+    pub mem_mb: f64,
+    /// Specialty recorded in the description, e.g. Story, Code, Chat.
+    #[arg(long = "type", default_value = "General")]
+    pub type_name: String,
+}
+
+fn native(s: &str, what: &str) -> anyhow::Result<GgmlType> {
+    GgmlType::from_name(s)
+        .filter(|t| t.is_native())
+        .ok_or_else(|| anyhow!("{what} {s}: not one of f32, f16, bf16, q8_0, q4_0"))
+}
+
+/// Ask on the terminal; anything but y/yes (or EOF) is no.
+fn ask(question: &str) -> bool {
+    eprint!("{question} [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    match std::io::stdin().lock().read_line(&mut line) {
+        Ok(0) | Err(_) => false,
+        Ok(_) => matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes"),
+    }
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let policy = Policy::parse(&a.wtype).ok_or_else(|| {
+        anyhow!(
+            "--wtype {}: not one of keep, auto, mixed, f32, f16, bf16, q8_0, q4_0",
+            a.wtype
+        )
+    })?;
+    let opts = Options {
+        ctx: a.ctx,
+        policy,
+        fallback: native(&a.fallback, "--fallback")?,
+        kv_f16: a.kv == "f16",
+        mem_mb: a.mem_mb,
+        type_name: a.type_name.clone(),
+        ..Options::default()
+    };
+    if !(a.mem_mb >= 0.0 && a.mem_mb <= ssnail_convert::MAX_MEM_MB) {
+        bail!(
+            "--mem-mb {}: SSNAIL addresses are 28 bits, so at most {} MB fit above $8000000",
+            a.mem_mb,
+            ssnail_convert::MAX_MEM_MB
+        );
+    }
+    // Fail on an unwritable destination before the work, not after.
+    let dir = match a.output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !dir.is_dir() {
+        bail!(
+            "{}: directory {} does not exist",
+            a.output.display(),
+            dir.display()
+        );
+    }
+
+    let g = ssnail_gguf::Gguf::open(&a.model)?;
+    let plan = ssnail_convert::plan(&g, &opts).map_err(|e| match e.kind {
+        // The too-big message is the §1.11 text with its suggestions.
+        ErrorKind::TooBig => anyhow!("{}", e.msg),
+        _ => anyhow!(e),
+    })?;
+    if plan.auto {
+        if let Some(w) = lossy_warning(&g, &plan) {
+            eprintln!("{w}");
+            let yes = if std::io::stdin().is_terminal() {
+                ask("Convert anyway?")
+            } else {
+                eprintln!("stdin is not a terminal, so the answer is no.");
+                false
+            };
+            if !yes {
+                bail!("{}: Not converted.", stem(&g));
+            }
+        }
+    }
+
+    let total = plan.weight_bytes();
+    // A bar only where someone watches, and only for work that takes a moment.
+    let bar = (std::io::stderr().is_terminal() && total > 32 << 20).then(|| {
+        let b = indicatif::ProgressBar::new(total);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {bytes}/{total_bytes} {eta}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        b.set_message("converting");
+        b
+    });
+    let out = plan.build(&|n| {
+        if let Some(b) = &bar {
+            b.inc(n)
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    write_atomically(&a.output, &out.image)?;
+    for line in out.report.lines() {
+        println!("{line}");
+    }
+    println!("wrote {}: load at $8000000", a.output.display());
+    Ok(())
+}
+
+/// Write through a temporary file in the same directory, then rename, so a
+/// failure never leaves a partial image.
+fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let ctx = || format!("{}: cannot write", path.display());
+    let mut b = tempfile::Builder::new();
+    // A normal file (tempfile's default is owner-only).
+    #[cfg(unix)]
+    b.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    let mut tmp = b.prefix(".ssnail-").tempfile_in(dir).with_context(ctx)?;
+    tmp.write_all(bytes).with_context(ctx)?;
+    tmp.as_file().sync_all().with_context(ctx)?;
+    tmp.persist(path).map_err(|e| e.error).with_context(ctx)?;
+    Ok(())
+}

@@ -1,0 +1,147 @@
+//! `ssnail info MODEL.gguf`: what a GGUF holds and what the converter would
+//! make of it (memory needed per weight policy, which memory sizes fit).
+
+use anyhow::anyhow;
+use ssnail_convert::model::Hparams;
+use ssnail_convert::report::fmt_mb;
+use ssnail_convert::{Options, Policy, MAX_MEM_MB};
+use ssnail_format::ggml::GgmlType;
+use ssnail_format::image::MIB;
+use ssnail_gguf::{Gguf, Value};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The GGUF model.
+    pub model: PathBuf,
+    /// Context to size the images for (default as `convert`).
+    #[arg(long)]
+    pub ctx: Option<u32>,
+    /// KV cache format to size the images for.
+    #[arg(long, default_value = "f16", value_parser = ["f16", "f32"])]
+    pub kv: String,
+}
+
+/// A metadata value, with long arrays summarised.
+fn show(v: &Value) -> String {
+    match v {
+        Value::Array(a) if a.len() > 8 => format!("[{} items]", a.len()),
+        Value::String(s) if s.chars().count() > 80 => {
+            format!("{:?}…", s.chars().take(80).collect::<String>())
+        }
+        other => other.to_string(),
+    }
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let g = Gguf::open(&a.model)?;
+    let arch = g.architecture().unwrap_or("(none)");
+    let tok = g.get_str("tokenizer.ggml.model").unwrap_or("(none)");
+    println!(
+        "{}: GGUF v{}, architecture {arch}, tokenizer {tok}",
+        g.path.display(),
+        g.version
+    );
+    println!("parameters:");
+    for (k, v) in &g.metadata {
+        println!("  {k:<44} {}", show(v));
+    }
+    println!("tensors ({}):", g.tensors.len());
+    for t in &g.tensors {
+        println!("  {:<32} {:<6} {:?}", t.name, t.ty.name(), t.shape);
+    }
+
+    // What the converter would do.
+    let hp = match Hparams::read(&g) {
+        Ok(hp) => hp,
+        Err(e) => {
+            println!("converter: cannot convert this model: {}", e.msg);
+            return Ok(());
+        }
+    };
+    let base = Options {
+        ctx: a.ctx,
+        kv_f16: a.kv == "f16",
+        mem_mb: MAX_MEM_MB,
+        ..Options::default()
+    };
+    let policies = [
+        Policy::Keep,
+        Policy::All(GgmlType::Q8_0),
+        Policy::Mixed,
+        Policy::All(GgmlType::Q4_0),
+        Policy::All(GgmlType::F16),
+    ];
+    let mut needed = Vec::new();
+    let mut ctx = None;
+    for p in policies {
+        let opts = Options {
+            policy: p,
+            ..base.clone()
+        };
+        match ssnail_convert::plan(&g, &opts) {
+            Ok(plan) => {
+                ctx = Some(plan.ctx);
+                needed.push((p, Some(plan.mem_needed)));
+            }
+            Err(e) if e.kind == ssnail_convert::ErrorKind::TooBig => needed.push((p, None)),
+            Err(e) => {
+                println!("converter: cannot convert this model: {}", e.msg);
+                return Ok(());
+            }
+        }
+    }
+    println!(
+        "converter ({} {}d {}L, {}-token context, {} KV cache):",
+        hp.arch.name(),
+        hp.dim,
+        hp.n_layers,
+        ctx.ok_or_else(|| anyhow!("no policy could be planned"))?,
+        a.kv.to_uppercase()
+    );
+    let sizes = [8.0, 64.0, 72.0];
+    println!(
+        "  {:<8} {:>14}  {}",
+        "--wtype",
+        "memory needed",
+        sizes
+            .map(|s| format!("{:>5}", format!("{}MB", fmt_mb(s))))
+            .join(" ")
+    );
+    for (p, need) in &needed {
+        let (text, fits) = match need {
+            Some(n) => (
+                format!("{:.2} MB", *n as f64 / MIB as f64),
+                sizes.map(|s| {
+                    if (*n as f64) <= s * MIB as f64 {
+                        "fits"
+                    } else {
+                        "-"
+                    }
+                }),
+            ),
+            None => (format!("> {} MB", fmt_mb(MAX_MEM_MB)), ["-"; 3]),
+        };
+        println!(
+            "  {:<8} {:>14}  {}",
+            p.name(),
+            text,
+            fits.map(|f| format!("{f:>5}")).join(" ")
+        );
+    }
+    for s in sizes {
+        let pick = needed[..4]
+            .iter()
+            .find(|(_, n)| n.is_some_and(|n| (n as f64) <= s * MIB as f64));
+        match pick {
+            Some((p, n)) => println!(
+                "  {} MB: auto uses --wtype {} ({} bytes)",
+                fmt_mb(s),
+                p.name(),
+                n.unwrap_or(0)
+            ),
+            None => println!("  {} MB: does not fit even with Q4_0 weights", fmt_mb(s)),
+        }
+    }
+    Ok(())
+}

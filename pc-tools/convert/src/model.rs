@@ -1,0 +1,179 @@
+//! What the converter needs from a GGUF: hyper-parameters (§1.8 metadata
+//! keys and defaults) and the tensors of one architecture, checked for
+//! presence and shape.
+
+use crate::ConvertError;
+use ssnail_format::image::Arch;
+use ssnail_gguf::{Gguf, TensorInfo};
+
+/// Hyper-parameters of a supported model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hparams {
+    pub arch: Arch,
+    pub dim: u32,
+    pub n_layers: u32,
+    pub n_heads: u32,
+    pub n_kv_heads: u32,
+    pub hidden: u32,
+    pub context_length: u32,
+    pub head_dim: u32,
+    pub kv_dim: u32,
+    /// RMS eps (llama) or layer-norm eps (gpt2, bert), as stored (f32).
+    pub eps: f32,
+    /// RoPE base, the stored f32 value widened exactly.
+    pub rope_base: f64,
+    /// BERT pooling: 2 = CLS, anything else mean.
+    pub pooling: u32,
+    /// Rows of `token_embd.weight`.
+    pub vocab_rows: u32,
+}
+
+impl Hparams {
+    pub fn read(g: &Gguf) -> Result<Hparams, ConvertError> {
+        let arch_name = g
+            .architecture()
+            .ok_or_else(|| ConvertError::model(g, "no general.architecture"))?;
+        let arch = Arch::from_name(arch_name).ok_or_else(|| {
+            ConvertError::model(
+                g,
+                format!("unsupported architecture '{arch_name}' (supported: llama, gpt2, bert)"),
+            )
+        })?;
+        let a = arch.name();
+        let need = |k: &str| -> Result<u32, ConvertError> {
+            let key = format!("{a}.{k}");
+            match g.get_u64(&key) {
+                Some(v) if v > 0 && v <= u32::MAX as u64 => Ok(v as u32),
+                Some(v) => Err(ConvertError::model(
+                    g,
+                    format!("{key} = {v} is out of range"),
+                )),
+                None => Err(ConvertError::model(g, format!("missing metadata {key}"))),
+            }
+        };
+        let dim = need("embedding_length")?;
+        let n_layers = need("block_count")?;
+        let n_heads = need("attention.head_count")?;
+        let hidden = need("feed_forward_length")?;
+        let n_kv_heads = match g.get_u64(&format!("{a}.attention.head_count_kv")) {
+            Some(v) if v > 0 => v as u32,
+            _ => n_heads,
+        };
+        let context_length = g
+            .get_u64(&format!("{a}.context_length"))
+            .map(|v| v.min(u32::MAX as u64) as u32)
+            .unwrap_or(2048);
+        if dim % n_heads != 0 || n_heads % n_kv_heads != 0 {
+            return Err(ConvertError::model(
+                g,
+                format!("{n_heads} heads ({n_kv_heads} kv) do not divide dimension {dim}"),
+            ));
+        }
+        let eps_key = match arch {
+            Arch::Llama => "attention.layer_norm_rms_epsilon",
+            _ => "attention.layer_norm_epsilon",
+        };
+        let eps = g.get_f64(&format!("{a}.{eps_key}")).unwrap_or(1e-5) as f32;
+        let rope_base = g.get_f64(&format!("{a}.rope.freq_base")).unwrap_or(10000.0) as f32 as f64;
+        let pooling = g.get_u64(&format!("{a}.pooling_type")).unwrap_or(1) as u32;
+        let embd = g
+            .tensor("token_embd.weight")
+            .ok_or_else(|| ConvertError::model(g, "missing tensor token_embd.weight"))?;
+        let (vocab_rows, _) = embd.rows_cols();
+        let head_dim = dim / n_heads;
+        Ok(Hparams {
+            arch,
+            dim,
+            n_layers,
+            n_heads,
+            n_kv_heads,
+            hidden,
+            context_length,
+            head_dim,
+            kv_dim: n_kv_heads * head_dim,
+            eps,
+            rope_base,
+            pooling,
+            vocab_rows: vocab_rows as u32,
+        })
+    }
+}
+
+/// Looks up tensors by name and checks their shapes, with errors that name
+/// the file and tensor.
+pub struct Tensors<'a> {
+    pub g: &'a Gguf,
+}
+
+impl<'a> Tensors<'a> {
+    /// A tensor that must exist with GGUF shape `[cols, rows]` (or `[n]` for
+    /// a vector when `rows` is None).
+    pub fn get(
+        &self,
+        name: &str,
+        cols: u32,
+        rows: Option<u32>,
+    ) -> Result<&'a TensorInfo, ConvertError> {
+        let t = self
+            .g
+            .tensor(name)
+            .ok_or_else(|| ConvertError::model(self.g, format!("missing tensor {name}")))?;
+        self.check(t, cols, rows)?;
+        Ok(t)
+    }
+
+    /// Like [`get`](Self::get) for a tensor that may be absent.
+    pub fn optional(
+        &self,
+        name: &str,
+        cols: u32,
+        rows: Option<u32>,
+    ) -> Result<Option<&'a TensorInfo>, ConvertError> {
+        match self.g.tensor(name) {
+            Some(t) => self.check(t, cols, rows).map(|_| Some(t)),
+            None => Ok(None),
+        }
+    }
+
+    /// A 2-D tensor with `cols` columns and any number of rows (≥ 1).
+    pub fn table(&self, name: &str, cols: u32) -> Result<&'a TensorInfo, ConvertError> {
+        let t = self
+            .g
+            .tensor(name)
+            .ok_or_else(|| ConvertError::model(self.g, format!("missing tensor {name}")))?;
+        let rows = t.shape.get(1).copied().unwrap_or(0);
+        if rows == 0 || rows > u32::MAX as u64 {
+            return Err(ConvertError::model(
+                self.g,
+                format!(
+                    "tensor {name} has shape {:?}, expected a table of {cols}-element rows",
+                    t.shape
+                ),
+            ));
+        }
+        self.check(t, cols, Some(rows as u32))?;
+        Ok(t)
+    }
+
+    fn check(&self, t: &TensorInfo, cols: u32, rows: Option<u32>) -> Result<(), ConvertError> {
+        let want: Vec<u64> = match rows {
+            Some(r) => vec![cols as u64, r as u64],
+            None => vec![cols as u64],
+        };
+        // Trailing 1s are allowed (some writers store vectors as [n, 1]).
+        let mut got = t.shape.clone();
+        while got.len() > want.len() && got.last() == Some(&1) {
+            got.pop();
+        }
+        if got != want {
+            return Err(ConvertError::model(
+                self.g,
+                format!(
+                    "tensor {} has shape {:?}, expected {:?}",
+                    t.name, t.shape, want
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
