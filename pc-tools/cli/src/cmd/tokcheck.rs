@@ -8,16 +8,6 @@ use clap::Parser;
 use ssnail_tokenizer::ImageTokenizer;
 use std::path::PathBuf;
 
-/// Default text: punctuation, contractions, numbers, multiple spaces, e-mail, path.
-const SAMPLE: &str = "\
-Once upon a time, there was a little cat named Tom. He liked to play!
-\"I can't believe it's already 3:45pm,\" she said; \"we'll be late, won't we?\"
-The year 2024 had 366 days, and pi is about 3.14159 (or 22/7).
-Spaces:   three,    four,  two, and a\ttab.
-Write to jane.doe@example.com or call +1 (555) 012-3456 before 09:00.
-Open /usr/local/share/ssnail/tiny_stories-15M.gguf or C:\\Temp\\notes_v2.txt now.
-";
-
 #[derive(Parser)]
 #[command(about = "Compare an image's tokenizer with the GGUF's, line by line")]
 pub struct Args {
@@ -53,7 +43,7 @@ pub fn run(args: Args) -> Result<()> {
         Some(p) => {
             std::fs::read_to_string(p).with_context(|| format!("{}: cannot read", p.display()))?
         }
-        None => SAMPLE.to_string(),
+        None => ssnail_tokenizer::CHECK_SAMPLE.to_string(),
     };
     let (mut same, mut n, mut tokens) = (0usize, 0usize, 0usize);
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
