@@ -5,3 +5,4 @@
 pub mod fetch;
 pub mod findmodels;
 pub mod http;
+pub mod import;

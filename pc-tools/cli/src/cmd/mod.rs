@@ -2,6 +2,7 @@
 pub mod convert;
 pub mod fetch;
 pub mod findmodels;
+pub mod import;
 pub mod info;
 pub mod tokcheck;
 pub mod tokenize;

@@ -1,0 +1,165 @@
+//! A Hugging Face checkpoint directory: `config.json` and the tensors of its
+//! `*.safetensors` files (one file or shards), read through the safetensors
+//! crate and handed out as f32.
+
+use anyhow::{bail, Context, Result};
+use safetensors::{Dtype, SafeTensors};
+use serde_json::Value;
+use ssnail_format::ggml::{bf16_to_f32, f16_to_f32};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One tensor as f32, HF shape (outermost first).
+pub struct Tensor {
+    pub shape: Vec<usize>,
+    pub data: Vec<f32>,
+}
+
+pub struct Checkpoint {
+    pub dir: PathBuf,
+    pub config: Value,
+    maps: Vec<(PathBuf, memmap2::Mmap)>,
+    /// Tensor name → index into `maps`.
+    index: BTreeMap<String, usize>,
+}
+
+impl Checkpoint {
+    pub fn open(dir: &Path) -> Result<Checkpoint> {
+        if !dir.is_dir() {
+            bail!("{}: not a directory", dir.display());
+        }
+        let config = read_json(&dir.join("config.json"))?;
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .with_context(|| format!("{}: cannot list", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "safetensors"))
+            .collect();
+        files.sort();
+        if files.is_empty() {
+            bail!(
+                "{}: no *.safetensors file (PyTorch .bin checkpoints are not read; \
+                 convert them to safetensors first)",
+                dir.display()
+            );
+        }
+        let mut maps = Vec::new();
+        let mut index = BTreeMap::new();
+        for path in files {
+            let file = std::fs::File::open(&path)
+                .with_context(|| format!("{}: cannot open", path.display()))?;
+            // Safety: the file is only read; a concurrent writer would be a
+            // user error that at worst yields wrong numbers.
+            let map = unsafe { memmap2::Mmap::map(&file) }
+                .with_context(|| format!("{}: cannot map", path.display()))?;
+            let st = SafeTensors::deserialize(&map)
+                .map_err(|e| anyhow::anyhow!("{}: not a safetensors file: {e}", path.display()))?;
+            for name in st.names() {
+                index.insert(name.to_string(), maps.len());
+            }
+            maps.push((path, map));
+        }
+        Ok(Checkpoint {
+            dir: dir.to_path_buf(),
+            config,
+            maps,
+            index,
+        })
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.index.keys().map(String::as_str)
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.index.contains_key(name)
+    }
+
+    /// A tensor converted to f32.
+    pub fn get(&self, name: &str) -> Result<Tensor> {
+        let &i = self
+            .index
+            .get(name)
+            .with_context(|| format!("{}: no tensor {name}", self.dir.display()))?;
+        let (path, map) = &self.maps[i];
+        let st = SafeTensors::deserialize(map)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let view = st
+            .tensor(name)
+            .map_err(|e| anyhow::anyhow!("{}: {name}: {e}", path.display()))?;
+        let bytes = view.data();
+        let data: Vec<f32> = match view.dtype() {
+            Dtype::F32 => bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+                .collect(),
+            Dtype::F16 => bytes
+                .chunks_exact(2)
+                .map(|b| f16_to_f32(u16::from_le_bytes([b[0], b[1]])))
+                .collect(),
+            Dtype::BF16 => bytes
+                .chunks_exact(2)
+                .map(|b| bf16_to_f32(u16::from_le_bytes([b[0], b[1]])))
+                .collect(),
+            Dtype::F64 => bytes
+                .chunks_exact(8)
+                .map(|b| f64::from_le_bytes(b.try_into().unwrap()) as f32)
+                .collect(),
+            other => bail!(
+                "{}: tensor {name} has type {other:?}; only F32, F16, BF16 and F64 are imported",
+                path.display()
+            ),
+        };
+        Ok(Tensor {
+            shape: view.shape().to_vec(),
+            data,
+        })
+    }
+
+    /// The dtype of the first matrix: what llama.cpp's "auto" output type
+    /// follows.
+    pub fn first_matrix_dtype(&self) -> Option<Dtype> {
+        for (name, &i) in &self.index {
+            let st = SafeTensors::deserialize(&self.maps[i].1).ok()?;
+            let view = st.tensor(name).ok()?;
+            if view.shape().len() >= 2 {
+                return Some(view.dtype());
+            }
+        }
+        None
+    }
+
+    /// A config value as an integer.
+    pub fn cfg_u64(&self, keys: &[&str]) -> Option<u64> {
+        keys.iter()
+            .find_map(|k| self.config.get(*k).and_then(Value::as_u64))
+    }
+    pub fn cfg_f64(&self, keys: &[&str]) -> Option<f64> {
+        keys.iter()
+            .find_map(|k| self.config.get(*k).and_then(Value::as_f64))
+    }
+    pub fn require_u64(&self, keys: &[&str]) -> Result<u64> {
+        self.cfg_u64(keys).with_context(|| {
+            format!(
+                "{}: config.json has no {}",
+                self.dir.display(),
+                keys.join(" / ")
+            )
+        })
+    }
+}
+
+/// Read a JSON file, naming it in errors.
+pub fn read_json(path: &Path) -> Result<Value> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{}: not valid JSON", path.display()))
+}
+
+/// Read a JSON file if it exists.
+pub fn read_json_opt(path: &Path) -> Result<Option<Value>> {
+    if path.is_file() {
+        read_json(path).map(Some)
+    } else {
+        Ok(None)
+    }
+}
