@@ -18,11 +18,13 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     // Subcommands: one variant per file in cmd/ (keep alphabetical).
+    Bench(cmd::bench::Args),
     Convert(cmd::convert::Args),
     Fetch(cmd::fetch::Args),
     Findmodels(cmd::findmodels::Args),
     Import(cmd::import::Args),
     Info(cmd::info::Args),
+    Run(cmd::run::Args),
     Tokcheck(cmd::tokcheck::Args),
     Tokenize(cmd::tokenize::Args),
 }
@@ -30,11 +32,13 @@ enum Cmd {
 fn main() {
     let cli = Cli::parse();
     let result: anyhow::Result<()> = match cli.cmd {
+        Cmd::Bench(a) => cmd::bench::run(a),
         Cmd::Convert(a) => cmd::convert::run(a),
         Cmd::Fetch(a) => cmd::fetch::run(a),
         Cmd::Findmodels(a) => cmd::findmodels::run(a),
         Cmd::Import(a) => cmd::import::run(a),
         Cmd::Info(a) => cmd::info::run(a),
+        Cmd::Run(a) => cmd::run::run(a),
         Cmd::Tokcheck(a) => cmd::tokcheck::run(a),
         Cmd::Tokenize(a) => cmd::tokenize::run(a),
     };

@@ -1,8 +1,10 @@
 //! One module per subcommand.
+pub mod bench;
 pub mod convert;
 pub mod fetch;
 pub mod findmodels;
 pub mod import;
 pub mod info;
+pub mod run;
 pub mod tokcheck;
 pub mod tokenize;

@@ -1,0 +1,148 @@
+//! `ssnail bench`: emulator speed — tokens/s and effective GB/s of RAM
+//! traffic (almost all weight streaming) for both numerics modes, on one
+//! core and on all cores. Without an image it benchmarks a synthetic
+//! ~100 MB Q8_0 llama built with the test kit and the converter.
+
+use anyhow::{anyhow, Result};
+use clap::Parser;
+use ssnail_emu::core::{Generation, Host, Machine, NoHost, Numerics, Ssnail};
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(
+    about = "Benchmark the SSNAIL core emulator (tokens/s, GB/s) in both numerics modes on 1 and all cores"
+)]
+pub struct Args {
+    /// The .ssnail image (default: a synthetic ~100 MB Q8_0 llama).
+    pub image: Option<PathBuf>,
+    /// Positions (forward passes) per measurement.
+    #[arg(long, default_value_t = 16)]
+    pub positions: u32,
+    /// Only this many threads (default: 1 and all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+/// Never stops on EOS: forces a fixed number of positions per measurement.
+struct AvoidEos(u32);
+impl Host for AvoidEos {
+    fn on_argmax(&mut self, logits: &[f32], _m: &Machine) -> Option<u32> {
+        let mut best = if self.0 == 0 { 1 } else { 0 };
+        for (i, &v) in logits.iter().enumerate() {
+            if i as u32 != self.0 && v > logits[best] {
+                best = i;
+            }
+        }
+        Some(best as u32)
+    }
+}
+
+/// The synthetic benchmark model: llama, dim 1024, 8 layers, 16 heads / 4 KV
+/// heads, hidden 2816, Q8_0 (about 97 MB of weights), converted for 120 MiB.
+fn synthetic_image() -> Result<Vec<u8>> {
+    use ssnail_format::ggml::GgmlType;
+    use ssnail_testkit::models::{self, ModelOpts};
+    let opts = ModelOpts {
+        dim: 1024,
+        n_layers: 8,
+        n_heads: 16,
+        n_kv_heads: 4,
+        hidden: 2816,
+        name: Some("bench-llama-100MB".into()),
+        ..ModelOpts::llama().with_wtype(GgmlType::Q8_0)
+    };
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("bench.gguf");
+    std::fs::write(&path, models::build(&opts))?;
+    let g = ssnail_gguf::Gguf::open(&path).map_err(|e| anyhow!("{e}"))?;
+    let conv = ssnail_convert::convert(
+        &g,
+        &ssnail_convert::Options {
+            mem_mb: 120.0,
+            ctx: Some(64),
+            ..Default::default()
+        },
+    )
+    .map_err(|e| anyhow!("{e}"))?;
+    Ok(conv.image)
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let (name, image) = match &args.image {
+        Some(p) => (
+            p.display().to_string(),
+            std::fs::read(p).map_err(|e| anyhow!("{}: {e}", p.display()))?,
+        ),
+        None => {
+            eprintln!("building the synthetic ~100 MB Q8_0 llama ...");
+            ("synthetic llama (Q8_0)".to_string(), synthetic_image()?)
+        }
+    };
+    let (probe, _) = Ssnail::load_bytes(&image, None).map_err(|e| anyhow!("{name}: {e}"))?;
+    let header = probe.header();
+    drop(probe);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let thread_counts: Vec<usize> = match args.threads {
+        Some(t) => vec![t],
+        None if cores > 1 => vec![1, cores],
+        None => vec![1],
+    };
+    println!("{name}: {}", header.description());
+    println!(
+        "{:<10} {:>7} {:>10} {:>12} {:>10}",
+        "numerics", "threads", "tokens/s", "MB/token", "GB/s"
+    );
+    for mode in [Numerics::Hardware, Numerics::Float] {
+        for &threads in &thread_counts {
+            let (mut dev, _) =
+                Ssnail::load_bytes(&image, None).map_err(|e| anyhow!("{name}: {e}"))?;
+            dev.machine.numerics = mode;
+            dev.machine.set_threads(threads);
+            let (secs, positions, bytes) = if header.is_encoder() {
+                let n = header.max_ctx.clamp(1, 16) as usize;
+                let toks: Vec<u32> = (0..n as u32).map(|i| i % header.n_vocab.max(1)).collect();
+                dev.encode(&toks, &mut NoHost)
+                    .map_err(|e| anyhow!("{name}: {e}"))?; // warm-up
+                dev.machine.reset_stats();
+                let t = Instant::now();
+                dev.encode(&toks, &mut NoHost)
+                    .map_err(|e| anyhow!("{name}: {e}"))?;
+                (
+                    t.elapsed().as_secs_f64(),
+                    n as f64,
+                    dev.machine.traffic.total(),
+                )
+            } else {
+                let prompt = [header.bos.min(header.out_dim.saturating_sub(1))];
+                let n = args.positions.min(header.max_ctx.saturating_sub(1)).max(1);
+                let mut host = AvoidEos(header.eos);
+                // Loading wrote every byte, so memory is paged in: measure directly.
+                let t = Instant::now();
+                let g: Generation = dev
+                    .generate(&prompt, n, &mut host)
+                    .map_err(|e| anyhow!("{name}: {e}"))?;
+                let secs = t.elapsed().as_secs_f64();
+                (
+                    secs,
+                    (1 + g.tokens.len()) as f64,
+                    dev.machine.traffic.total(),
+                )
+            };
+            let mode_name = if mode == Numerics::Hardware {
+                "hardware"
+            } else {
+                "float"
+            };
+            println!(
+                "{mode_name:<10} {threads:>7} {:>10.1} {:>12.2} {:>10.2}",
+                positions / secs,
+                bytes as f64 / 1e6 / positions,
+                bytes as f64 / 1e9 / secs
+            );
+        }
+    }
+    Ok(())
+}
