@@ -130,3 +130,52 @@ fn tokcheck_reports_differences_and_fails() {
     assert!(!o.status.success());
     assert!(err.contains("truncated image"), "{err}");
 }
+
+/// A real model end to end: SmolLM2-135M converted by `ssnail convert`, then
+/// `ssnail tokcheck` on the built-in sample and on llama.cpp's GPT-2 test
+/// strings (plain-ASCII lines).
+#[test]
+fn tokcheck_on_converted_smollm2() {
+    let cache = std::env::var_os("SSNAIL_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../cache"));
+    let gguf = cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
+    assert!(
+        gguf.exists(),
+        "{} is missing: run make testdata",
+        gguf.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("smol.ssnail");
+    let (g, i) = (gguf.to_str().unwrap(), img.to_str().unwrap());
+    let o = ssnail(&["convert", g, "-o", i, "--wtype", "q4_0", "--mem-mb", "128"]);
+    assert!(o.status.success(), "{:?}", text(&o));
+
+    let o = ssnail(&["tokcheck", i, g]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(out.starts_with("6/6 lines identical"), "{out}");
+
+    let inp = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../tokenizer/testdata/ggml-vocab-gpt-2.gguf.inp"),
+    )
+    .unwrap();
+    let lines: Vec<&str> = inp
+        .lines()
+        .filter(|l| {
+            *l != "__ggml_vocab_test__" && l.bytes().all(|b| b == 9 || (32..127).contains(&b))
+        })
+        .collect();
+    let txt = dir.path().join("lines.txt");
+    std::fs::write(&txt, lines.join("\n")).unwrap();
+    let o = ssnail(&["tokcheck", i, g, txt.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    println!("{out}");
+    assert!(o.status.success(), "{out}{err}");
+    let n = lines.iter().filter(|l| !l.trim().is_empty()).count();
+    assert!(
+        out.starts_with(&format!("{n}/{n} lines identical")),
+        "{out}"
+    );
+}
