@@ -161,9 +161,6 @@ impl Machine {
             }
             return self.chip[p as usize];
         }
-        if p >= SSNAIL_MEM_BASE && p < SSNAIL_MEM_BASE + SSNAIL_MEM_MAX as u32 {
-            return self.ssnail_mem_read(p - SSNAIL_MEM_BASE);
-        }
         if (COLOUR_RAM_BASE..COLOUR_RAM_BASE + COLOUR_RAM_SIZE as u32).contains(&p) {
             return self.colour[(p - COLOUR_RAM_BASE) as usize];
         }
@@ -176,6 +173,10 @@ impl Machine {
         }
         if (SSNAIL_IO_BASE..SSNAIL_IO_BASE + 0x100).contains(&p) {
             return self.ssnail_io_read((p - SSNAIL_IO_BASE) as u8);
+        }
+        // SSNAIL memory fills the rest of $8000000–$FFFFFFF (the MEGA65's own areas above win).
+        if p >= SSNAIL_MEM_BASE && p < SSNAIL_MEM_BASE + SSNAIL_MEM_MAX as u32 {
+            return self.ssnail_mem_read(p - SSNAIL_MEM_BASE);
         }
         // Unpopulated space reads as $FF (xemu's dummy areas do the same).
         0xFF
@@ -190,10 +191,6 @@ impl Machine {
             } else {
                 self.chip[p as usize] = v;
             }
-            return;
-        }
-        if p >= SSNAIL_MEM_BASE && p < SSNAIL_MEM_BASE + SSNAIL_MEM_MAX as u32 {
-            self.ssnail_mem_write(p - SSNAIL_MEM_BASE, v);
             return;
         }
         if (COLOUR_RAM_BASE..COLOUR_RAM_BASE + COLOUR_RAM_SIZE as u32).contains(&p) {
@@ -211,6 +208,10 @@ impl Machine {
         }
         if (SSNAIL_IO_BASE..SSNAIL_IO_BASE + 0x100).contains(&p) {
             self.ssnail_io_write((p - SSNAIL_IO_BASE) as u8, v);
+            return;
+        }
+        if p >= SSNAIL_MEM_BASE && p < SSNAIL_MEM_BASE + SSNAIL_MEM_MAX as u32 {
+            self.ssnail_mem_write(p - SSNAIL_MEM_BASE, v);
         }
     }
 

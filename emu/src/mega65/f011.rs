@@ -10,7 +10,7 @@
 
 use super::machine::Machine;
 
-pub const D81_SIZE: usize = 819_200;
+pub use ssnail_disk::D81_SIZE;
 
 #[derive(Clone, Debug, Default)]
 pub struct F011 {

@@ -183,6 +183,9 @@ impl Machine {
         m.io_regs[0x061] = 0x08;
         m.io_regs[0x07B] = 25; // text rows
         m.io_regs[0x018] = 0x16; // lower-case character set
+                                 // The screen BASIC's RUN leaves: cleared to spaces, white text.
+        m.chip[0x0800..0x0800 + 2000].fill(0x20);
+        m.colour[..2000].fill(1);
         m.rebuild_view();
         m.update_speed();
         m

@@ -18,7 +18,6 @@
 pub mod bus;
 pub mod cia;
 mod cpu;
-pub mod d81;
 mod dma;
 pub mod f011;
 pub mod hyppo;

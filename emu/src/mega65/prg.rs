@@ -101,3 +101,17 @@ impl Machine {
         self.pc = entry;
     }
 }
+
+/// The first closed PRG on a D81 image (what DLOAD/RUN of the first file loads): its name and bytes.
+pub fn first_prg_on_disk(image: Vec<u8>) -> Result<(String, Vec<u8>), String> {
+    let disk = ssnail_disk::D81::from_bytes(image).map_err(|e| e.to_string())?;
+    let files = disk.files().map_err(|e| e.to_string())?;
+    let entry = files
+        .iter()
+        .find(|e| e.file_type == ssnail_disk::FileType::Prg && e.closed)
+        .ok_or_else(|| "the disk holds no PRG file".to_string())?;
+    let data = disk
+        .read_chain(entry.first_track, entry.first_sector)
+        .map_err(|e| format!("{}: {e}", entry.name))?;
+    Ok((entry.name.clone(), data))
+}

@@ -1,0 +1,251 @@
+//! MEGA65 test programs assembled from emu/tests/asm with ca65/ld65 at test time and run on the
+//! headless MEGA65: DMA (held destination into the SSNAIL load port), hypervisor file reading,
+//! F011 sectors from a D81 built here, the keyboard queue with timed keys, screen capture and the
+//! exit port.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ssnail_emu::core::{Machine as CoreMachine, Ssnail};
+use ssnail_emu::mega65::prg::first_prg_on_disk;
+use ssnail_emu::mega65::{KeyScript, Machine, StopReason, CPU_HZ};
+
+fn asm_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/asm")
+}
+
+/// Assembles tests/asm/<name>.s into a PRG; fails clearly if cc65 is not installed.
+fn assemble(name: &str) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let obj = dir.path().join(format!("{name}.o"));
+    let prg = dir.path().join(format!("{name}.prg"));
+    let src = asm_dir().join(format!("{name}.s"));
+    let run = |cmd: &mut Command, tool: &str| {
+        let out = cmd.output().unwrap_or_else(|e| {
+            panic!("cannot run {tool} ({e}): install cc65 (apt-get install cc65), see tools/debian-packages.txt")
+        });
+        assert!(
+            out.status.success(),
+            "{tool} failed on {}:\n{}",
+            src.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(
+        Command::new("ca65")
+            .args(["--cpu", "4510", "-I"])
+            .arg(asm_dir())
+            .arg("-o")
+            .arg(&obj)
+            .arg(&src),
+        "ca65",
+    );
+    run(
+        Command::new("ld65")
+            .arg("-C")
+            .arg(asm_dir().join("prg.cfg"))
+            .arg("-o")
+            .arg(&prg)
+            .arg(&obj),
+        "ld65",
+    );
+    std::fs::read(&prg).unwrap()
+}
+
+fn start(m: &mut Machine, prg: &[u8]) {
+    let (load, entry) = m.load_prg(prg, None).unwrap();
+    assert_eq!(
+        (load, entry),
+        (0x2001, 0x2011),
+        "BASIC stub 10 BANK0:SYS8209"
+    );
+    m.start_at(entry);
+}
+
+fn chip(m: &mut Machine, addr: u32, len: usize) -> Vec<u8> {
+    m.peek_phys(addr, len)
+}
+
+fn pattern() -> Vec<u8> {
+    (0..512u32).map(|i| (3 + 7 * i) as u8).collect()
+}
+
+#[test]
+fn exit_port_and_serial_output() {
+    let mut m = Machine::new();
+    start(&mut m, &assemble("exit"));
+    assert_eq!(m.run(CPU_HZ), StopReason::Exit(7));
+    assert_eq!(m.serial, b"HI");
+    // Cycle count from the 40.5 MHz table: the program is straight-line code.
+    assert!(m.cycles > 100 && m.cycles < 1000, "{}", m.cycles);
+}
+
+#[test]
+fn dma_lists_and_held_destination_into_the_load_port() {
+    let mut m = Machine::new();
+    m.attach_ssnail(Ssnail::new(CoreMachine::new(1 << 20)));
+    start(&mut m, &assemble("dma"));
+    assert_eq!(m.run(CPU_HZ), StopReason::Exit(0));
+    let pat = pattern();
+    assert_eq!(chip(&mut m, 0x6000, 512), pat, "pattern");
+    assert_eq!(chip(&mut m, 0x4000, 512), pat, "F018A enhanced copy");
+    assert_eq!(chip(&mut m, 0x5000, 256), vec![0xAA; 256], "F018B fill");
+    assert_eq!(chip(&mut m, 0x5100, 16), pat[..16], "chained F018B copy");
+    assert_eq!(chip(&mut m, 0x5110, 1), [0], "copy stops at its count");
+    assert_eq!(chip(&mut m, 0x5200, 16), vec![0x55; 16], "inline job");
+    assert_eq!(chip(&mut m, 0x5300, 8), pat[..8], "plain $D700 job");
+    // Every byte of the three held-destination copies reached the port in order.
+    let dev = m.ssnail.device.as_ref().unwrap();
+    let mem = &dev.machine.mem()[0x1000..0x1000 + 3 * 512];
+    for k in 0..3 {
+        assert_eq!(
+            &mem[k * 512..(k + 1) * 512],
+            &pat[..],
+            "copy {k} into $FFD7518"
+        );
+    }
+    assert_eq!(dev.machine.mem()[0x1600], 0, "nothing past the 1536 bytes");
+    assert_eq!(dev.machine.mem()[0x0FFF], 0, "nothing before the pointer");
+    // The CPU's view of SSNAIL memory through flat addressing agrees.
+    assert_eq!(m.peek_phys(0x800_1000, 4), pat[..4]);
+}
+
+#[test]
+fn hypervisor_reads_a_multi_sector_file() {
+    let sd = tempfile::tempdir().unwrap();
+    std::fs::create_dir(sd.path().join("SUB")).unwrap();
+    let data: Vec<u8> = (0..1300u32).map(|i| (i * 31 + i / 256) as u8).collect();
+    std::fs::write(sd.path().join("SUB/DATA.BIN"), &data).unwrap();
+    std::fs::write(sd.path().join("SUB/lower.bin"), b"never found").unwrap();
+    std::fs::write(sd.path().join("DATA.BIN"), b"wrong directory").unwrap();
+    let mut m = Machine::new();
+    m.set_sd_dir(sd.path().to_path_buf());
+    start(&mut m, &assemble("hyppo"));
+    assert_eq!(m.run(CPU_HZ), StopReason::Exit(0));
+    let counts = chip(&mut m, 0x3F00, 3);
+    assert_eq!(
+        u16::from_le_bytes([counts[0], counts[1]]),
+        1300,
+        "bytes read"
+    );
+    assert_eq!(counts[2], 3, "512 + 512 + 276, then a zero count");
+    assert_eq!(chip(&mut m, 0x4000, 1300), data);
+}
+
+#[test]
+fn f011_reads_sectors_of_the_d81_the_program_was_started_from() {
+    let prg = assemble("f011");
+    let mut disk = ssnail_disk::D81::new("TEST DISK", *b"T1").unwrap();
+    disk.add_file("F011TEST", ssnail_disk::FileType::Prg, &prg)
+        .unwrap();
+    let mut image = disk.into_bytes();
+    // Mark logical sectors of tracks 1, 6 and 80 (the file lives on track 39) with (track, sector).
+    for t in [1u8, 6, 80] {
+        for s in 0..40u8 {
+            let off = ((t as usize - 1) * 40 + s as usize) * 256;
+            for i in 0..256 {
+                image[off + i] = match i {
+                    0 => t,
+                    1 => s,
+                    _ => (i as u8) ^ t ^ s,
+                };
+            }
+        }
+    }
+    let (name, loaded) = first_prg_on_disk(image.clone()).unwrap();
+    assert_eq!((name.as_str(), &loaded), ("F011TEST", &prg));
+    let mut m = Machine::new();
+    m.mount_d81(image);
+    start(&mut m, &loaded);
+    assert_eq!(m.run(CPU_HZ), StopReason::Exit(0));
+    // A 512-byte F011 sector holds two 1581 logical sectors: side 0 = 0–19, side 1 = 20–39.
+    let expect = |t: u8, s: u8| -> Vec<u8> {
+        (0..256usize)
+            .map(|i| match i {
+                0 => t,
+                1 => s,
+                _ => (i as u8) ^ t ^ s,
+            })
+            .collect()
+    };
+    let got = chip(&mut m, 0x4000, 3 * 512);
+    assert_eq!(got[0..256], expect(1, 0)[..], "track 0 sector 1 side 0");
+    assert_eq!(got[256..512], expect(1, 1)[..]);
+    assert_eq!(got[512..768], expect(6, 24)[..], "track 5 sector 3 side 1");
+    assert_eq!(got[768..1024], expect(6, 25)[..]);
+    assert_eq!(
+        got[1024..1280],
+        expect(80, 38)[..],
+        "track 79 sector 10 side 1"
+    );
+    assert_eq!(got[1280..1536], expect(80, 39)[..]);
+    assert_eq!(
+        chip(&mut m, 0x3F00, 1)[0] & 0x10,
+        0x10,
+        "sector 11: record not found"
+    );
+}
+
+#[test]
+fn keyboard_queue_with_timed_keys() {
+    let mut m = Machine::new();
+    let script = KeyScript::parse("ab{WAIT 1.5}Cd{DOWN}{RETURN}").unwrap();
+    m.keys.schedule(&script, 0);
+    start(&mut m, &assemble("keys"));
+    assert_eq!(m.run(5 * CPU_HZ), StopReason::Exit(0));
+    assert_eq!(chip(&mut m, 0x3F00, 1)[0], 6);
+    assert_eq!(
+        chip(&mut m, 0x4000, 6),
+        [b'a', b'b', b'C', b'd', 0x11, 0x0D]
+    );
+    // CIA 1 TOD (BCD seconds, tenths) when each key was read: 'C' waited 1.5 emulated seconds.
+    let secs = chip(&mut m, 0x4100, 6);
+    let tenths = chip(&mut m, 0x4200, 6);
+    assert_eq!((secs[1], tenths[1]), (0, 0));
+    assert_eq!(
+        (secs[2], tenths[2]),
+        (0x01, 5),
+        "TOD 1.5 s when 'C' arrived"
+    );
+    assert_eq!(m.serial, b"abCd");
+    assert_eq!(m.screen_text(), "abCd\n");
+    assert!(m.seconds() >= 1.5 && m.seconds() < 1.6, "{}", m.seconds());
+}
+
+#[test]
+fn screen_capture_80x25_and_80x50() {
+    let prg = assemble("screen");
+    let mut m = Machine::new();
+    m.keys.schedule(&KeyScript::parse("x").unwrap(), 0);
+    start(&mut m, &prg);
+    assert_eq!(m.run(CPU_HZ), StopReason::Exit(3));
+    let text = m.screen_text();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 25);
+    assert_eq!(lines[0], "Hello, MEGA65! 80x25 at $0800");
+    assert_eq!(lines[24], format!("{}END", " ".repeat(70)));
+    let png_bytes = m.screen_png();
+    let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (80 * 8 + 32, 25 * 8 + 32));
+    // 'H' has its left stroke in glyph column 1: green (colour 5) on blue (6); a space is blue.
+    let px = |x: u32, y: u32| {
+        let i = ((y * info.width + x) * 3) as usize;
+        [buf[i], buf[i + 1], buf[i + 2]]
+    };
+    assert_eq!(px(16 + 1, 16 + 3), [0x55, 0xCE, 0x58]);
+    assert_eq!(px(16 + 0, 16 + 3), [0x1D, 0x0E, 0x97]);
+    assert_eq!(px(0, 0), [0x1D, 0x0E, 0x97], "border colour 6");
+
+    let mut m = Machine::new();
+    m.keys.schedule(&KeyScript::parse("5").unwrap(), 0);
+    start(&mut m, &prg);
+    assert_eq!(m.run(CPU_HZ), StopReason::Exit(3));
+    let text = m.screen_text();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 50, "{text}");
+    assert_eq!(lines[0], "TOP");
+    assert_eq!(lines[49], "Row 49!");
+}
