@@ -4,7 +4,7 @@
 //! so it is written in the same small steps a 45GS02 program would take:
 //! byte loops, a binary search with short compares, one priority per token.
 //!
-//! Three places where upstream's algorithm (ssnail_tok.py) disagreed with the
+//! Four places where upstream's algorithm (ssnail_tok.py) disagreed with the
 //! real tokenizers are fixed here; the tables are unchanged (they are the
 //! hardware contract), only the algorithm improves (docs/tokenizer.md):
 //!
@@ -16,6 +16,10 @@
 //! 3. WordPiece: `_` (and every other ASCII punctuation byte) is a word of
 //!    its own, as BERT's pre-tokenizer makes it; control bytes are dropped
 //!    (BERT's text cleaning) and words over 100 bytes become [UNK].
+//! 4. GPT-2 BPE with a pre-tokenizer that splits digits off first (e.g.
+//!    SmolLM2's "smollm"): whitespace before a digit stays one chunk. The
+//!    image has no flag for this, so it is read from the tables: such
+//!    vocabularies have no " <digit>" token (GPT-2's own has " 0".." 9").
 //!
 //! One economy changes no result: the merge loop keeps each adjacent pair's
 //! candidate and after a merge looks up only the two pairs touching it
@@ -40,6 +44,8 @@ pub struct ImageTokenizer<'a> {
     index: usize,
     priority: usize,
     byte_table: usize,
+    /// BPE: does a space ever join a following digit (fix 4)?
+    space_joins_digits: bool,
     probes: Cell<u64>,
 }
 
@@ -87,7 +93,7 @@ impl<'a> ImageTokenizer<'a> {
                 ));
             }
         }
-        Ok(ImageTokenizer {
+        let mut tok = ImageTokenizer {
             mem,
             block,
             kind,
@@ -95,8 +101,14 @@ impl<'a> ImageTokenizer<'a> {
             index,
             priority,
             byte_table,
+            space_joins_digits: true,
             probes: Cell::new(0),
-        })
+        };
+        // Fix 4, read from the tables once at load time: a vocabulary with
+        // no " <digit>" token was trained with digits split off first.
+        tok.space_joins_digits = (b'0'..=b'9').any(|d| tok.find(&[b' ', d]).is_some());
+        tok.probes.set(0);
+        Ok(tok)
     }
 
     pub fn kind(&self) -> TokKind {
@@ -148,7 +160,7 @@ impl<'a> ImageTokenizer<'a> {
                 if first {
                     out.extend(begin);
                 }
-                for chunk in gpt2_split(&ascii) {
+                for chunk in gpt2_split(&ascii, self.space_joins_digits) {
                     out.extend(self.merge(chunk));
                 }
             }
@@ -308,8 +320,10 @@ fn class(b: u8) -> Class {
 
 /// GPT-2's pre-split on ASCII text, the regex
 /// `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
-/// written as a scan.
-pub fn gpt2_split(t: &[u8]) -> Vec<&[u8]> {
+/// written as a scan. With `space_joins_digits` false it is the split of
+/// pre-tokenizers that isolate digits first (llama.cpp's "smollm",
+/// "starcoder", ...): a whitespace run before a digit stays whole.
+pub fn gpt2_split(t: &[u8], space_joins_digits: bool) -> Vec<&[u8]> {
     let mut chunks = Vec::new();
     let mut i = 0;
     while i < t.len() {
@@ -327,7 +341,8 @@ pub fn gpt2_split(t: &[u8]) -> Vec<&[u8]> {
             }
         }
         // 2. One leading space joins a following non-space run.
-        let j = if t[i] == b' ' && i + 1 < t.len() && !is_gpt2_space(t[i + 1]) {
+        let joins = |b: u8| !is_gpt2_space(b) && (space_joins_digits || !b.is_ascii_digit());
+        let j = if t[i] == b' ' && i + 1 < t.len() && joins(t[i + 1]) {
             i + 1
         } else {
             i
@@ -346,7 +361,7 @@ pub fn gpt2_split(t: &[u8]) -> Vec<&[u8]> {
             while k < t.len() && is_gpt2_space(t[k]) {
                 k += 1;
             }
-            if k < t.len() && k - i > 1 {
+            if k < t.len() && k - i > 1 && (space_joins_digits || !t[k].is_ascii_digit()) {
                 k -= 1;
             }
         }

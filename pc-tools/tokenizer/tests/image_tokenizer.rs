@@ -7,6 +7,8 @@ use ssnail_tokenizer::tables::is_index_byte;
 use ssnail_tokenizer::{GgufTokenizer, ImageTables, ImageTokenizer, TokModel, Vocab};
 use std::path::PathBuf;
 
+mod common;
+
 fn testdata(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("testdata")
@@ -63,7 +65,8 @@ fn compare(vocab: &str) {
     let mem = tables_only_memory(&ImageTables::build(&v));
     let reference = GgufTokenizer::new(v.clone()).unwrap();
     let image = ImageTokenizer::new(&mem).unwrap();
-    let texts = ascii_texts(vocab);
+    let mut texts = ascii_texts(vocab);
+    texts.extend(common::word_soup(2000));
     let (mut same, mut n, mut tokens) = (0, 0, 0);
     for text in &texts {
         for first in [false, true] {
@@ -83,7 +86,7 @@ fn compare(vocab: &str) {
         }
     }
     println!(
-        "{vocab}: {same}/{n} encodings identical ({} texts, {tokens} tokens, {:.1} probes/token)",
+        "{vocab}: {same}/{n} encodings identical (llama.cpp lines + word soup) ({} texts, {tokens} tokens, {:.1} probes/token)",
         texts.len(),
         image.probes() as f64 / tokens.max(1) as f64
     );
@@ -127,7 +130,7 @@ fn gpt2_split_equals_regex() {
                 .collect();
             let text = std::str::from_utf8(&s).unwrap();
             let want: Vec<&str> = re.find_iter(text).map(|m| m.unwrap().as_str()).collect();
-            let got: Vec<&str> = gpt2_split(&s)
+            let got: Vec<&str> = gpt2_split(&s, true)
                 .iter()
                 .map(|c| std::str::from_utf8(c).unwrap())
                 .collect();
@@ -136,4 +139,47 @@ fn gpt2_split_equals_regex() {
         }
     }
     println!("gpt2_split: {checked} random ASCII strings split as the regex does");
+}
+
+/// With digits split off first (SmolLM2's "smollm" pre-tokenizer): the
+/// regex runs on the text between digits, and every digit is its own chunk.
+#[test]
+fn gpt2_split_digit_mode_equals_regex_between_digits() {
+    let re = fancy_regex::Regex::new(
+        r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+",
+    )
+    .unwrap();
+    let mut checked = 0;
+    for text in common::word_soup(3000) {
+        let mut want: Vec<String> = Vec::new();
+        let mut rest = text.as_str();
+        while !rest.is_empty() {
+            let cut = rest
+                .find(|c: char| c.is_ascii_digit())
+                .unwrap_or(rest.len());
+            want.extend(
+                re.find_iter(&rest[..cut])
+                    .map(|m| m.unwrap().as_str().to_string()),
+            );
+            if cut < rest.len() {
+                want.push(rest[cut..cut + 1].to_string());
+                rest = &rest[cut + 1..];
+            } else {
+                rest = "";
+            }
+        }
+        // The image split keeps a digit run whole (merges decide); compare per digit.
+        let mut got: Vec<String> = Vec::new();
+        for c in gpt2_split(text.as_bytes(), false) {
+            let c = std::str::from_utf8(c).unwrap();
+            if c.bytes().all(|b| b.is_ascii_digit()) {
+                got.extend(c.chars().map(String::from));
+            } else {
+                got.push(c.to_string());
+            }
+        }
+        assert_eq!(got, want, "text {text:?}");
+        checked += 1;
+    }
+    println!("gpt2_split (digits apart): {checked} texts split as digits + regex");
 }

@@ -8,6 +8,8 @@ use ssnail_tokenizer::tables::is_index_byte;
 use ssnail_tokenizer::{GgufTokenizer, ImageTables, ImageTokenizer, Vocab};
 use std::path::PathBuf;
 
+mod common;
+
 fn smollm2() -> PathBuf {
     let cache = std::env::var_os("SSNAIL_CACHE")
         .map(PathBuf::from)
@@ -52,6 +54,7 @@ fn smollm2_image_equals_reference() {
             texts.push(case.to_string());
         }
     }
+    texts.extend(common::word_soup(3000));
     let (mut same, mut tokens) = (0, 0);
     for t in &texts {
         let want = reference.encode(t, true);

@@ -1,0 +1,80 @@
+//! Shared test text: random "word soup" of ASCII pieces that stress the
+//! pre-splitters (contractions, digits, whitespace runs, punctuation, `_`).
+
+const PIECES: [&str; 50] = [
+    "the",
+    "The",
+    "cat",
+    "THE",
+    "don't",
+    "it's",
+    "I'm",
+    "we'll",
+    "you're",
+    "12",
+    "2024",
+    "3.14",
+    "a_b",
+    "__init__",
+    "foo@bar.com",
+    "/usr/bin",
+    "C:\\x",
+    "  ",
+    "\t",
+    "\n",
+    "\n\n",
+    " \n ",
+    "!!",
+    "...",
+    "--",
+    "(x)",
+    "\"q\"",
+    "x'",
+    "'s",
+    "'S",
+    "rock'n'roll",
+    "e-mail",
+    "#1",
+    "$5",
+    "100%",
+    "a+b=c",
+    "<s>",
+    "[CLS]",
+    "hello",
+    "world",
+    "tokenizer",
+    "unbelievable",
+    "antidisestablishmentarianism",
+    "zzzz",
+    "qwxz",
+    "Mega65",
+    "ssnail",
+    "   leading",
+    "trailing   ",
+    "\t\t",
+];
+
+/// `n` deterministic texts of 1–8 pieces, each maybe followed by a space.
+pub fn word_soup(n: usize) -> Vec<String> {
+    let mut s = 0x1234_5678u64;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    (0..n)
+        .map(|_| {
+            let k = 1 + (next() % 8) as usize;
+            let mut t = String::new();
+            for _ in 0..k {
+                let r = next();
+                t.push_str(PIECES[(r % PIECES.len() as u64) as usize]);
+                if r & 0x100 != 0 {
+                    t.push(' ');
+                }
+            }
+            t
+        })
+        .collect()
+}
