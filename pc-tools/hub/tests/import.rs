@@ -384,6 +384,49 @@ fn minilm_gguf_embeds_like_the_checkpoint() {
     assert!(cos > 0.99999, "cosine {cos}");
 }
 
+#[test]
+fn minilm_import_converts_to_a_64_mb_image_that_embeds_like_the_checkpoint() {
+    use ssnail_emu::core::{NoHost, Numerics, Ssnail};
+    // The default import (F16 matrices, like llama.cpp's) kept as F16 by
+    // the converter; the core emulator runs the image.
+    let g = Gguf::open(minilm_gguf(OutType::Auto)).unwrap();
+    let opts = ssnail_convert::Options {
+        mem_mb: 64.0,
+        ..Default::default()
+    };
+    let conv = ssnail_convert::convert(&g, &opts).unwrap();
+    assert!(conv.image.len() <= 64 << 20);
+    let tok = GgufTokenizer::new(Vocab::from_gguf(&g).unwrap()).unwrap();
+    let tokens = tok.encode("The quick brown fox jumps over the lazy dog.", true);
+    let want = hf_bert_mean_embedding(&minilm_dir(), &tokens);
+    for numerics in [Numerics::Float, Numerics::Hardware] {
+        let (mut dev, _) = Ssnail::load_bytes(&conv.image, None).unwrap();
+        dev.machine.numerics = numerics;
+        let enc = dev.encode(&tokens, &mut NoHost).unwrap();
+        assert_eq!(enc.stop_reason, 1);
+        assert_eq!(enc.output.len(), 384);
+        let got: Vec<f64> = enc.output.iter().map(|v| *v as f64).collect();
+        let cos = cosine(&got, &want);
+        println!("64 MB image on the core emulator ({numerics:?}) vs f64 Hugging Face BERT: cosine {cos:.7}");
+        assert!(cos > 0.9999, "{numerics:?}: cosine {cos}");
+    }
+
+    // The image's own tokenizer tables (what the MEGA65 uses) give llama.cpp's
+    // ids on every plain-ASCII bert-bge case, wrapped in [CLS] … [SEP].
+    let mem = ssnail_tokenizer::image::image_memory(&conv.image).unwrap();
+    let image_tok = ssnail_tokenizer::ImageTokenizer::new(&mem).unwrap();
+    let plain = |s: &str| s.bytes().all(ssnail_tokenizer::tables::is_index_byte);
+    let mut n = 0;
+    for (text, want) in bge_cases().iter().filter(|(t, _)| plain(t)) {
+        let mut wrapped = vec![101];
+        wrapped.extend(want);
+        wrapped.push(102);
+        assert_eq!(image_tok.encode(text, true), wrapped, "{text:?}");
+        n += 1;
+    }
+    assert!(n >= 25, "{n} plain-ASCII cases");
+}
+
 // ---------------------------------------------------------------------------
 // A llama checkpoint written by the test.
 
@@ -398,6 +441,25 @@ fn values(n: usize, seed: u64, scale: f32) -> Vec<f32> {
             ((x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) as f32 * scale
         })
         .collect()
+}
+
+/// Write `tensors` (name, HF shape, values) as model.safetensors (F32).
+fn write_safetensors(dir: &Path, tensors: &[(String, Vec<usize>, Vec<f32>)]) {
+    let bytes: Vec<Vec<u8>> = tensors
+        .iter()
+        .map(|(_, _, v)| v.iter().flat_map(|x| x.to_le_bytes()).collect())
+        .collect();
+    let views: Vec<(String, TensorView)> = tensors
+        .iter()
+        .zip(&bytes)
+        .map(|((n, s, _), b)| {
+            (
+                n.clone(),
+                TensorView::new(Dtype::F32, s.clone(), b).unwrap(),
+            )
+        })
+        .collect();
+    safetensors::serialize_to_file(views, None, &dir.join("model.safetensors")).unwrap();
 }
 
 struct TinyLlama {
@@ -490,23 +552,7 @@ impl TinyLlama {
             "tie_word_embeddings": false
         });
         std::fs::write(dir.join("config.json"), cfg.to_string()).unwrap();
-        let bytes: Vec<Vec<u8>> = self
-            .tensors
-            .iter()
-            .map(|(_, _, v)| v.iter().flat_map(|x| x.to_le_bytes()).collect())
-            .collect();
-        let views: Vec<(String, TensorView)> = self
-            .tensors
-            .iter()
-            .zip(&bytes)
-            .map(|((n, s, _), b)| {
-                (
-                    n.clone(),
-                    TensorView::new(Dtype::F32, s.clone(), b).unwrap(),
-                )
-            })
-            .collect();
-        safetensors::serialize_to_file(views, None, &dir.join("model.safetensors")).unwrap();
+        write_safetensors(dir, &self.tensors);
 
         let mut vocab = serde_json::Map::new();
         vocab.insert("<|endoftext|>".into(), json!(0));
@@ -750,4 +796,208 @@ fn bad_checkpoints_are_one_line_errors_and_write_nothing() {
         let p = e.unwrap().path();
         assert!(p.is_dir(), "left behind: {}", p.display());
     }
+}
+
+/// A small GPT-2 checkpoint in the original layout: Conv1D weights [in][out],
+/// tied classifier (no lm_head), tokenizer as vocab.json + merges.txt.
+#[test]
+fn gpt2_import_transposes_conv1d_weights() {
+    let (dim, n_head, n_layer, n_vocab, n_ctx) = (32usize, 4usize, 2usize, 260usize, 64usize);
+    let mut tensors: Vec<(String, Vec<usize>, Vec<f32>)> = Vec::new();
+    let mut seed = 100;
+    let mut add = |name: &str, shape: Vec<usize>, scale: f32, offset: f32| {
+        seed += 1;
+        let n = shape.iter().product();
+        let v = values(n, seed, scale)
+            .into_iter()
+            .map(|v| v + offset)
+            .collect();
+        tensors.push((name.to_string(), shape, v));
+    };
+    add("transformer.wte.weight", vec![n_vocab, dim], 0.5, 0.0);
+    add("transformer.wpe.weight", vec![n_ctx, dim], 0.1, 0.0);
+    for l in 0..n_layer {
+        let p = |s: &str| format!("transformer.h.{l}.{s}");
+        add(&p("ln_1.weight"), vec![dim], 0.2, 1.0);
+        add(&p("ln_1.bias"), vec![dim], 0.1, 0.0);
+        add(&p("attn.c_attn.weight"), vec![dim, 3 * dim], 0.3, 0.0);
+        add(&p("attn.c_attn.bias"), vec![3 * dim], 0.1, 0.0);
+        add(&p("attn.c_proj.weight"), vec![dim, dim], 0.2, 0.0);
+        add(&p("attn.c_proj.bias"), vec![dim], 0.1, 0.0);
+        add(&p("ln_2.weight"), vec![dim], 0.2, 1.0);
+        add(&p("ln_2.bias"), vec![dim], 0.1, 0.0);
+        add(&p("mlp.c_fc.weight"), vec![dim, 4 * dim], 0.2, 0.0);
+        add(&p("mlp.c_fc.bias"), vec![4 * dim], 0.1, 0.0);
+        add(&p("mlp.c_proj.weight"), vec![4 * dim, dim], 0.2, 0.0);
+        add(&p("mlp.c_proj.bias"), vec![dim], 0.1, 0.0);
+        // The causal mask buffer older checkpoints carry; llama.cpp drops it.
+        add(&p("attn.bias"), vec![1, 1, n_ctx, n_ctx], 1.0, 0.0);
+    }
+    add("transformer.ln_f.weight", vec![dim], 0.2, 1.0);
+    add("transformer.ln_f.bias", vec![dim], 0.1, 0.0);
+
+    let dir = tempfile::tempdir().unwrap();
+    write_safetensors(dir.path(), &tensors);
+    let cfg = json!({"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_ctx": n_ctx,
+        "n_positions": n_ctx, "n_embd": dim, "n_head": n_head, "n_layer": n_layer,
+        "layer_norm_epsilon": 1e-5, "vocab_size": n_vocab, "bos_token_id": 256, "eos_token_id": 256});
+    std::fs::write(dir.path().join("config.json"), cfg.to_string()).unwrap();
+    let mut vocab = serde_json::Map::new();
+    for b in 0..=255u8 {
+        vocab.insert(
+            ssnail_tokenizer::gpt2_bytes::byte_to_char(b).to_string(),
+            json!(b as u32),
+        );
+    }
+    vocab.insert("<|endoftext|>".into(), json!(256));
+    for (i, t) in ["Ġt", "he", "Ġthe"].iter().enumerate() {
+        vocab.insert(t.to_string(), json!(257 + i));
+    }
+    std::fs::write(
+        dir.path().join("vocab.json"),
+        serde_json::Value::Object(vocab).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("merges.txt"),
+        "#version: 0.2\nĠ t\nh e\nĠt he\n",
+    )
+    .unwrap();
+
+    let out = dir.path().join("gpt2.gguf");
+    let done = import(dir.path(), &out, OutType::F32, Some("tiny-gpt2")).unwrap();
+    assert_eq!(
+        (done.arch, done.n_tensors, done.n_vocab),
+        ("gpt2", 4 + 12 * n_layer, n_vocab)
+    );
+    let g = Gguf::open(&out).unwrap();
+    assert_eq!(g.get_u64("gpt2.feed_forward_length"), Some(4 * dim as u64));
+    assert_eq!(g.get_str("tokenizer.ggml.model"), Some("gpt2"));
+    assert_eq!(
+        g.get_strings("tokenizer.ggml.merges").unwrap(),
+        ["Ġ t", "h e", "Ġt he"]
+    );
+    assert_eq!(g.get_strings("tokenizer.ggml.tokens").unwrap()[259], "Ġthe");
+    assert_eq!(
+        g.tensor("blk.0.attn_qkv.weight").unwrap().shape,
+        [dim as u64, 3 * dim as u64]
+    );
+    assert_eq!(
+        g.tensor("blk.1.ffn_down.weight").unwrap().shape,
+        [4 * dim as u64, dim as u64]
+    );
+    assert!(
+        g.tensor("output.weight").is_none(),
+        "tied: the classifier is token_embd"
+    );
+
+    // Hugging Face's GPT-2 in f64: x·W with W [in][out], tanh GELU.
+    let get = |n: &str| -> &[f32] { &tensors.iter().find(|t| t.0 == n).unwrap().2 };
+    let xw = |x: &[f64], w: &[f32], b: &[f32]| -> Vec<f64> {
+        let n_out = b.len();
+        (0..n_out)
+            .map(|o| {
+                b[o] as f64
+                    + x.iter()
+                        .enumerate()
+                        .map(|(i, x)| x * w[i * n_out + o] as f64)
+                        .sum::<f64>()
+            })
+            .collect()
+    };
+    let ln = |x: &[f64], g: &[f32], b: &[f32]| -> Vec<f64> {
+        let g: Vec<f64> = g.iter().map(|v| *v as f64).collect();
+        let b: Vec<f64> = b.iter().map(|v| *v as f64).collect();
+        layer_norm(x, &g, &b, 1e-5)
+    };
+    let ids = [257u32, 3, 100, 259, 256, 42, 7];
+    let hd = dim / n_head;
+    let mut kc: Vec<Vec<Vec<f64>>> = vec![Vec::new(); n_layer];
+    let mut vc: Vec<Vec<Vec<f64>>> = vec![Vec::new(); n_layer];
+    let mut want = Vec::new();
+    for (pos, &t) in ids.iter().enumerate() {
+        let (wte, wpe) = (get("transformer.wte.weight"), get("transformer.wpe.weight"));
+        let mut x: Vec<f64> = (0..dim)
+            .map(|i| wte[t as usize * dim + i] as f64 + wpe[pos * dim + i] as f64)
+            .collect();
+        for l in 0..n_layer {
+            let p = |s: &str| format!("transformer.h.{l}.{s}");
+            let a = ln(&x, get(&p("ln_1.weight")), get(&p("ln_1.bias")));
+            let qkv = xw(
+                &a,
+                get(&p("attn.c_attn.weight")),
+                get(&p("attn.c_attn.bias")),
+            );
+            kc[l].push(qkv[dim..2 * dim].to_vec());
+            vc[l].push(qkv[2 * dim..].to_vec());
+            let mut ctx = vec![0.0; dim];
+            for h in 0..n_head {
+                let r = h * hd..(h + 1) * hd;
+                let s: Vec<f64> = kc[l]
+                    .iter()
+                    .map(|k| {
+                        qkv[r.clone()]
+                            .iter()
+                            .zip(&k[r.clone()])
+                            .map(|(a, b)| a * b)
+                            .sum::<f64>()
+                            / (hd as f64).sqrt()
+                    })
+                    .collect();
+                let m = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let e: Vec<f64> = s.iter().map(|v| (v - m).exp()).collect();
+                let z: f64 = e.iter().sum();
+                for (j, v) in vc[l].iter().enumerate() {
+                    for d in r.clone() {
+                        ctx[d] += e[j] / z * v[d];
+                    }
+                }
+            }
+            let o = xw(
+                &ctx,
+                get(&p("attn.c_proj.weight")),
+                get(&p("attn.c_proj.bias")),
+            );
+            x.iter_mut().zip(&o).for_each(|(x, o)| *x += o);
+            let m = ln(&x, get(&p("ln_2.weight")), get(&p("ln_2.bias")));
+            let h: Vec<f64> = xw(&m, get(&p("mlp.c_fc.weight")), get(&p("mlp.c_fc.bias")))
+                .into_iter()
+                .map(|v| {
+                    0.5 * v
+                        * (1.0
+                            + ((2.0 / std::f64::consts::PI).sqrt() * (v + 0.044715 * v * v * v))
+                                .tanh())
+                })
+                .collect();
+            let d = xw(&h, get(&p("mlp.c_proj.weight")), get(&p("mlp.c_proj.bias")));
+            x.iter_mut().zip(&d).for_each(|(x, d)| *x += d);
+        }
+        let xn = ln(
+            &x,
+            get("transformer.ln_f.weight"),
+            get("transformer.ln_f.bias"),
+        );
+        let wte = get("transformer.wte.weight");
+        want.push(
+            (0..n_vocab)
+                .map(|v| {
+                    wte[v * dim..(v + 1) * dim]
+                        .iter()
+                        .zip(&xn)
+                        .map(|(w, x)| *w as f64 * x)
+                        .sum()
+                })
+                .collect::<Vec<f64>>(),
+        );
+    }
+    let got = reference::decoder_logits(&g, &ids, RefOpts::default()).unwrap();
+    let mut worst = 0.0f64;
+    for (w, g) in want.iter().zip(&got) {
+        let scale = w.iter().map(|v| v.abs()).fold(0.0, f64::max);
+        for (a, b) in w.iter().zip(g) {
+            worst = worst.max((a - b).abs() / scale);
+        }
+    }
+    println!("gpt2 import: worst logit difference {worst:.3e} (relative to the largest logit)");
+    assert!(worst < 1e-9, "{worst}");
 }

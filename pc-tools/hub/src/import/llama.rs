@@ -104,38 +104,16 @@ fn write_vocab(ckpt: &Checkpoint, sink: &mut Sink, vocab_size: usize) -> Result<
         w.meta_i32s("tokenizer.ggml.token_type", &types);
         let special = SpecialVocab::load(dir, tok_json.as_ref(), n, false)?;
         special.write(w);
-    } else if let Some(tok) = &tok_json {
-        let model_ty = tok
-            .get("model")
-            .and_then(|m| m.get("type"))
-            .and_then(Value::as_str);
-        if model_ty != Some("BPE") {
-            bail!(
-                "{}: tokenizer model {} is not imported (byte-level BPE or a tokenizer.model)",
-                dir.join("tokenizer.json").display(),
-                model_ty.unwrap_or("?")
-            );
-        }
-        let list = vocab::hf_token_list(dir, Some(tok), Some(vocab_size))?;
-        n = list.tokens.len();
-        w.meta_str("tokenizer.ggml.model", "gpt2");
-        // llama.cpp names the pre-tokenizer by a hash of a test encoding,
-        // which needs the tokenizer itself; the known families by size.
+    } else if tok_json.is_some() {
+        // llama.cpp names the pre-tokenizer by a hash of a test encoding;
+        // here the known families by vocabulary size. SmolLM's (and
+        // Granite-small's) 49152-token vocabularies add no BOS, as there.
         let pre = match vocab_size {
             49152 => "smollm",
             128256 => "llama-bpe",
             _ => "gpt-2",
         };
-        w.meta_str("tokenizer.ggml.pre", pre);
-        w.meta_strs("tokenizer.ggml.tokens", &list.tokens);
-        w.meta_i32s("tokenizer.ggml.token_type", &list.types);
-        let mut special = SpecialVocab::load(dir, Some(tok), n, true)?;
-        if vocab_size == 49152 {
-            // As llama.cpp: SmolLM / Granite-small vocabularies add no BOS.
-            special.add.retain(|(k, _)| k != "bos");
-            special.add.push(("bos".into(), false));
-        }
-        special.write(w);
+        n = vocab::write_byte_level_bpe(dir, w, Some(vocab_size), pre, vocab_size == 49152)?;
     } else {
         bail!("{}: no tokenizer.model or tokenizer.json", dir.display());
     }

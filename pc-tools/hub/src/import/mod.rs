@@ -3,10 +3,12 @@
 //! convert_hf_to_gguf.py writes them), so that the converter takes it.
 //!
 //! Supported: BERT encoders (`BertModel`, e.g. sentence-transformers'
-//! all-MiniLM-L6-v2) and llama-architecture decoders (`LlamaForCausalLM`).
+//! all-MiniLM-L6-v2), llama-architecture decoders (`LlamaForCausalLM`) and
+//! GPT-2 (`GPT2LMHeadModel`).
 
 mod bert;
 pub mod checkpoint;
+mod gpt2;
 mod llama;
 pub mod vocab;
 
@@ -140,11 +142,14 @@ pub fn import(dir: &Path, out: &Path, outtype: OutType, name: Option<&str>) -> R
         ("BertModel" | "BertForMaskedLM", _) | ("", "bert") => {
             ("bert", bert::import(&ckpt, &mut sink, &model_name)?)
         }
+        ("GPT2LMHeadModel" | "GPT2Model", _) | ("", "gpt2") => {
+            ("gpt2", gpt2::import(&ckpt, &mut sink, &model_name)?)
+        }
         ("LlamaForCausalLM" | "LlamaModel", _) | ("", "llama") => {
             ("llama", llama::import(&ckpt, &mut sink, &model_name)?)
         }
         _ => bail!(
-            "{}: architecture {} (model_type {}) is not imported; supported: BertModel, LlamaForCausalLM",
+            "{}: architecture {} (model_type {}) is not imported; supported: BertModel, GPT2LMHeadModel, LlamaForCausalLM",
             dir.join("config.json").display(),
             if hf_arch.is_empty() { "?" } else { &hf_arch },
             if model_type.is_empty() { "?" } else { &model_type },

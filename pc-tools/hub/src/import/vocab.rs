@@ -81,6 +81,14 @@ fn base_vocab(dir: &Path, tokenizer: Option<&Value>) -> Result<HashMap<String, u
                 .collect());
         }
     }
+    if let Some(v) = read_json_opt(&dir.join("vocab.json"))? {
+        if let Some(map) = v.as_object() {
+            return Ok(map
+                .iter()
+                .filter_map(|(k, id)| Some((k.clone(), id.as_u64()? as u32)))
+                .collect());
+        }
+    }
     let path = dir.join("vocab.txt");
     if path.is_file() {
         let text = std::fs::read_to_string(&path)
@@ -92,7 +100,7 @@ fn base_vocab(dir: &Path, tokenizer: Option<&Value>) -> Result<HashMap<String, u
             .collect());
     }
     bail!(
-        "{}: no tokenizer (tokenizer.json with a vocabulary, or vocab.txt)",
+        "{}: no tokenizer (tokenizer.json with a vocabulary, vocab.json or vocab.txt)",
         dir.display()
     )
 }
@@ -225,10 +233,13 @@ impl SpecialVocab {
                 }
             }
         }
+        if load_merges {
+            sv.merges = match tokenizer {
+                Some(tok) => merges(tok),
+                None => merges_txt(dir)?,
+            };
+        }
         if let Some(tok) = tokenizer {
-            if load_merges {
-                sv.merges = merges(tok);
-            }
             if let Some(norm) = tok.get("normalizer") {
                 sv.parse_normalizer(norm);
             }
@@ -452,6 +463,76 @@ fn merges(tok: &Value) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// `merges.txt` (GPT-2's original files): one "left right" pair a line,
+/// after an optional `#version` line.
+fn merges_txt(dir: &Path) -> Result<Vec<String>> {
+    let path = dir.join("merges.txt");
+    if !path.is_file() {
+        return Ok(Vec::new());
+    }
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    Ok(text
+        .lines()
+        .enumerate()
+        .filter(|(i, l)| !(*i == 0 && l.starts_with('#')))
+        .filter_map(|(_, l)| {
+            let mut parts = l.split_whitespace();
+            match (parts.next(), parts.next(), parts.next()) {
+                (Some(a), Some(b), None) => Some(format!("{a} {b}")),
+                _ => None,
+            }
+        })
+        .collect())
+}
+
+/// A byte-level BPE tokenizer (GPT-2, SmolLM, Llama 3) as llama.cpp's
+/// `gpt2` tokenizer model: tokens, types, merges, special ids. `pre` is the
+/// pre-tokenizer name (llama.cpp finds it by hashing a test encoding, which
+/// needs the tokenizer library; callers name the family). Returns the
+/// token count and the special vocabulary written.
+pub fn write_byte_level_bpe(
+    dir: &Path,
+    w: &mut GgufWriter,
+    vocab_size: Option<usize>,
+    pre: &str,
+    no_bos: bool,
+) -> Result<usize> {
+    let tok = tokenizer_json(dir)?;
+    if let Some(t) = &tok {
+        let model_ty = t
+            .get("model")
+            .and_then(|m| m.get("type"))
+            .and_then(Value::as_str);
+        if model_ty != Some("BPE") {
+            bail!(
+                "{}: tokenizer model {} is not imported here (byte-level BPE expected)",
+                dir.join("tokenizer.json").display(),
+                model_ty.unwrap_or("?")
+            );
+        }
+    }
+    let list = hf_token_list(dir, tok.as_ref(), vocab_size)?;
+    let n = list.tokens.len();
+    w.meta_str("tokenizer.ggml.model", "gpt2");
+    w.meta_str("tokenizer.ggml.pre", pre);
+    w.meta_strs("tokenizer.ggml.tokens", &list.tokens);
+    w.meta_i32s("tokenizer.ggml.token_type", &list.types);
+    let mut special = SpecialVocab::load(dir, tok.as_ref(), n, true)?;
+    if special.merges.is_empty() {
+        bail!(
+            "{}: no BPE merges (tokenizer.json or merges.txt)",
+            dir.display()
+        );
+    }
+    if no_bos {
+        special.add.retain(|(k, _)| k != "bos");
+        special.add.push(("bos".into(), false));
+    }
+    special.write(w);
+    Ok(n)
 }
 
 /// `tokenizer.json` if present.
