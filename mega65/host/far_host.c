@@ -25,8 +25,23 @@ int far_host_load(const char *path) {
     return 1;
 }
 
+static int raw;
+int far_host_load_mem(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    fseek(f, 0, SEEK_END);
+    img_len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    img = malloc(img_len);
+    if (fread(img, 1, img_len, f) != (size_t)img_len) return 0;
+    fclose(f);
+    raw = 1;
+    return 1;
+}
+
 uint8_t far_peek(uint32_t a) {
     a &= 0x0FFFFFFF;
+    if (raw) return a >= 0x8000000 && a - 0x8000000 < (uint32_t)img_len ? img[a - 0x8000000] : 0;
     if (a >= 0x8000000 && a < 0x8000100) return img[a - 0x8000000];
     if (a >= load_base && a - load_base + 256 < (uint32_t)img_len) return img[a - load_base + 256];
     return 0;

@@ -13,5 +13,6 @@
 #define KEY_LEFT   0x9D
 uint8_t kbd_poll(void);           /* 0 = none */
 uint8_t kbd_wait(void);
+uint8_t kbd_stop_pressed(void);   /* pops the key only if it is RUN/STOP */
 uint8_t kbd_readline(char *buf, uint8_t max);   /* echoes; returns length */
 #endif

@@ -85,7 +85,7 @@ static void generate(void) {
         gen = far_peek32(HDR(RB_GENERATED));
         for (; shown < gen; ++shown)
             print_token(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
-        if (!stopped && kbd_poll() == KEY_STOP) {
+        if (!stopped && kbd_stop_pressed()) {
             static const uint32_t one = 1;
             /* the port takes bytes while the job runs; no READY wait here */
             port_commit(HDR(RB_STOP_REQUEST), 0);

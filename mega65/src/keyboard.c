@@ -9,6 +9,12 @@ uint8_t kbd_poll(void) {
     return k;
 }
 
+uint8_t kbd_stop_pressed(void) {
+    if (PEEK(0xD610) != KEY_STOP) return 0;   /* other keys stay queued (type-ahead) */
+    POKE(0xD610, 0);
+    return 1;
+}
+
 uint8_t kbd_wait(void) {
     uint8_t k;
     while (!(k = kbd_poll())) {}

@@ -155,7 +155,7 @@ uint8_t load_model(const model_t *m) {
         }
         off += chunk_len;
         if ((++chunks & 31) == 0) progress(off, m->expected);
-        if (kbd_poll() == KEY_STOP) { ok = 0; fail("load stopped (RUN/STOP)"); break; }
+        if (kbd_stop_pressed()) { ok = 0; fail("load stopped (RUN/STOP)"); break; }
     }
     if (m->source != SRC_D81) {
         hy_close();

@@ -136,8 +136,10 @@ void wrap_putc(char c) {
     if (c == ' ' || c == '\n' || c == '\t') {
         wrap_flush();
         if (c == '\n') scr_putc('\n');
-        else if (scr_x < SCR_W) scr_putc(c == '\t' ? ' ' : c);
-        else scr_log(c);
+        else {
+            if (scr_x < SCR_W) scr_draw(' ');   /* a space at the line end is not drawn */
+            scr_log(c);
+        }
         return;
     }
     if (word_len == SCR_W) wrap_flush();

@@ -1,8 +1,8 @@
 /* tokenizer.c: the image tokenizer (SSNAIL.md §2.1-§2.2) for SPM, GPT-2 BPE and WordPiece.
  * Every table is read in place in image memory (far.h): binary search over the sorted index,
  * compares of piece bytes against the vocab table, one priority per token. Nothing is copied.
- * Same steps as the PC image tokenizer, including its fixes over upstream: empty SPM input
- * gives no tokens; GPT-2 whitespace runs split like the regex \s+(?!\S); `_` is punctuation
+ * Same steps as the PC image tokenizer (pc-tools/tokenizer/src/image.rs), including its fixes
+ * over upstream: empty SPM input gives no pieces; GPT-2 whitespace runs split like the regex \s+(?!\S); `_` is punctuation
  * in WordPiece. */
 #include <string.h>
 #include "far.h"
@@ -152,10 +152,13 @@ static void bpe(const uint8_t *t, uint8_t n) {
 
 static uint8_t key[MAXCHUNK + 1];
 
+#define MAX_WORD_LEN 100   /* longer words are [unk] without a search */
+
 static void wordpiece_word(const uint8_t *w, uint8_t n) {
     uint8_t s = 0, e, kl;
     uint16_t mark = out_n;
     uint32_t id;
+    if (n > MAX_WORD_LEN) { emit(tok_unk); return; }
     while (s < n) {
         id = TOK_NONE;
         for (e = n; e > s; --e) {
@@ -178,7 +181,7 @@ static void wordpiece(uint8_t *t, uint8_t n) {
         for (k = 0; k < n; ++k)
             if (t[k] >= 'A' && t[k] <= 'Z') t[k] += 32;
     while (i < n) {
-        if (is_space(t[i])) { ++i; continue; }
+        if (t[i] <= 32 || t[i] >= 127) { ++i; continue; }   /* whitespace, controls separate */
         if (is_letter(t[i]) || is_digit(t[i])) {
             for (k = i; k < n && (is_letter(t[k]) || is_digit(t[k])); ++k) {}
         } else {
@@ -202,9 +205,8 @@ int16_t tok_encode(const char *in, uint8_t first, uint32_t *out, uint16_t max) {
         text[n++] = (uint8_t)*in < 0x80 ? (uint8_t)*in : '?';
     switch (tok_kind) {
     case TOK_SPM:
-        if (n == 1) return 0;    /* empty input: nothing, not even BOS */
         if (first && tok_begin != TOK_NONE) emit(tok_begin);
-        merge(text, n);
+        if (n > 1) merge(text, n);   /* empty input: no pieces (not even the leading space) */
         break;
     case TOK_BPE:
         if (first && tok_begin != TOK_NONE) emit(tok_begin);
