@@ -74,3 +74,48 @@ fn gpt2_all_cases() {
 fn bert_bge_all_cases() {
     check("bert-bge");
 }
+
+/// The tables of the real vocabularies: block fields and landmarks.
+#[test]
+fn tables_of_real_vocabularies() {
+    use ssnail_format::tokblock::{NONE32, TF_LOWERCASE};
+    use ssnail_tokenizer::ImageTables;
+    let tables = |name: &str| {
+        let g = ssnail_gguf::Gguf::open(testdata(&format!("ggml-vocab-{name}.gguf"))).unwrap();
+        let v = Vocab::from_gguf(&g).unwrap();
+        (ImageTables::build(&v), v)
+    };
+    let byte_entry = |t: &ImageTables, b: u8| {
+        u32::from_le_bytes(t.byte_table[4 * b as usize..][..4].try_into().unwrap())
+    };
+
+    let (t, v) = tables("llama-spm");
+    assert_eq!(
+        (t.block.kind, t.block.flags, t.block.n_vocab),
+        (0, 0, 32000)
+    );
+    assert_eq!((t.block.begin, t.block.end, t.block.unk), (1, NONE32, 0));
+    assert_eq!(v.tokens[byte_entry(&t, b' ') as usize], "▁");
+    assert_eq!(v.tokens[byte_entry(&t, 0xE2) as usize], "<0xE2>");
+    assert_eq!(t.priority.len(), 2 * 32000);
+
+    let (t, v) = tables("gpt-2");
+    assert_eq!(
+        (t.block.kind, t.block.flags, t.block.n_vocab),
+        (1, 0, 50257)
+    );
+    // No add_bos_token: GPT-2 gets no BOS.
+    assert_eq!((t.block.begin, t.block.end), (NONE32, NONE32));
+    assert_eq!(v.tokens[byte_entry(&t, b' ') as usize], "Ġ");
+    // Non-ASCII bytes have no plain-ASCII start token.
+    assert_eq!(byte_entry(&t, 0xE2), NONE32);
+    // 50257 > $FFFE is false: u16 priorities; "Ġt" is merge rank 0.
+    let p = |id: usize| u16::from_le_bytes([t.priority[2 * id], t.priority[2 * id + 1]]);
+    assert_eq!(p(v.find_text("Ġt").unwrap() as usize), 0);
+    assert_eq!(p(v.find_text("Ġthe").unwrap() as usize), 6);
+
+    let (t, _) = tables("bert-bge");
+    assert_eq!((t.block.kind, t.block.flags), (2, TF_LOWERCASE));
+    assert_eq!((t.block.begin, t.block.end, t.block.unk), (101, 102, 100));
+    println!("tables: llama-spm, gpt-2, bert-bge block fields as §2.1");
+}
