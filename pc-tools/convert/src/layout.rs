@@ -116,3 +116,39 @@ impl Scratch {
         self.next
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes(n: usize) -> Content<'static> {
+        Content::Bytes(vec![0; n])
+    }
+
+    #[test]
+    fn boundary_rule() {
+        // Boundary at $8005100: 256 bytes after the payload start.
+        let mut l = Layout::new(0x800_5100);
+        l.script_area(64);
+        // Ends exactly at the boundary: stays where alignment puts it.
+        assert_eq!(l.place("a", 0xC0, bytes(0xC0)), 0x800_5040);
+        // Starts exactly at it.
+        assert_eq!(l.place("b", 0x10, bytes(0x10)), 0x800_5100);
+        let mut l = Layout::new(0x800_5101);
+        l.script_area(64);
+        // Would straddle $8005101: moved up to it, unaligned.
+        assert_eq!(l.place("c", 0xC2, bytes(0xC2)), 0x800_5101);
+        // Later blobs are 32-aligned again.
+        assert_eq!(l.place("d", 4, bytes(4)), 0x800_51E0);
+        assert_eq!(l.payload_len(), 0x200);
+    }
+
+    #[test]
+    fn scratch_rounds_to_256() {
+        let mut s = Scratch::new(0x800_6000);
+        assert_eq!(s.alloc(4), 0x800_6000);
+        assert_eq!(s.alloc(256), 0x800_6100);
+        assert_eq!(s.alloc(257), 0x800_6200);
+        assert_eq!(s.end(), 0x800_6400);
+    }
+}

@@ -135,10 +135,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .find(|(_, n)| n.is_some_and(|n| (n as f64) <= s * MIB as f64));
         match pick {
             Some((p, n)) => println!(
-                "  {} MB: auto uses --wtype {} ({} bytes)",
+                "  {} MB: auto uses --wtype {} ({:.2} MB)",
                 fmt_mb(s),
                 p.name(),
-                n.unwrap_or(0)
+                n.unwrap_or(0) as f64 / MIB as f64
             ),
             None => println!("  {} MB: does not fit even with Q4_0 weights", fmt_mb(s)),
         }

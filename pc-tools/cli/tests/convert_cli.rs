@@ -1,0 +1,315 @@
+//! `ssnail convert` and `ssnail info` through the real binary: upstream's
+//! test_auto and test_desc (§10.4, §10.6), and bad input (one clear error
+//! line, non-zero exit, no output file left behind).
+
+use ssnail_format::ggml::GgmlType;
+use ssnail_testkit::models::{self, ModelOpts};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+struct Run {
+    code: i32,
+    out: String,
+    err: String,
+}
+
+fn ssnail(args: &[&str]) -> Run {
+    let o: Output = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        .args(args)
+        .stdin(Stdio::null()) // not a terminal: auto's question is answered no
+        .output()
+        .unwrap();
+    Run {
+        code: o.status.code().unwrap_or(-1),
+        out: String::from_utf8_lossy(&o.stdout).into_owned(),
+        err: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+/// The directory holds exactly these file names.
+fn files(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn auto_gpt2(wtype: GgmlType) -> Vec<u8> {
+    models::build(&ModelOpts {
+        dim: 256,
+        hidden: 1024,
+        ..ModelOpts::gpt2().with_wtype(wtype)
+    })
+}
+
+/// A failed run: exit 1, one stderr line `ssnail: <file>: <problem>`, no output file.
+fn fails_cleanly(r: &Run, dir: &Path, expect_files: &[&str], needle: &str) {
+    assert_eq!(r.code, 1, "stderr: {}", r.err);
+    assert_eq!(r.err.lines().count(), 1, "one line: {:?}", r.err);
+    assert!(r.err.starts_with("ssnail: "), "{}", r.err);
+    assert!(
+        r.err.contains(needle),
+        "{:?} does not say {needle:?}",
+        r.err
+    );
+    assert!(!r.err.contains("panicked"));
+    assert_eq!(files(dir), expect_files, "no output or temporary file left");
+}
+
+#[test]
+fn auto_as_upstream_test_auto() {
+    let d = tempfile::tempdir().unwrap();
+    let fp = write(d.path(), "fp.gguf", &auto_gpt2(GgmlType::F16));
+    let q8 = write(d.path(), "q8.gguf", &auto_gpt2(GgmlType::Q8_0));
+    let out = |n: &str| d.path().join(n).to_str().unwrap().to_string();
+
+    // F16 source, auto, 1.5 MB: Q4_0 fits and loses nothing.
+    let r = ssnail(&[
+        "convert",
+        &fp,
+        "-o",
+        &out("fp.ssnail"),
+        "--wtype",
+        "auto",
+        "--ctx",
+        "32",
+        "--mem-mb",
+        "1.5",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(r.out.contains("auto: using --wtype q4_0"), "{}", r.out);
+    assert!(!r.err.contains("WARNING") && !r.out.contains("WARNING"));
+    assert!(
+        r.out.lines().last().unwrap().starts_with("wrote ")
+            && r.out.ends_with(": load at $8000000\n")
+    );
+
+    // Q8_0 source: only lossy Q4_0 fits; stdin is no terminal, so no.
+    let r = ssnail(&[
+        "convert",
+        &q8,
+        "-o",
+        &out("q8.ssnail"),
+        "--wtype",
+        "auto",
+        "--ctx",
+        "32",
+        "--mem-mb",
+        "1.5",
+    ]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.err.contains("WARNING") && r.err.contains("WTYPE=") && r.err.contains("Not converted"),
+        "{}",
+        r.err
+    );
+    assert!(r.err.contains("not a terminal"));
+    assert!(!Path::new(&out("q8.ssnail")).exists());
+
+    // An explicit --wtype is consent.
+    let r = ssnail(&[
+        "convert",
+        &q8,
+        "-o",
+        &out("q8.ssnail"),
+        "--wtype",
+        "q4_0",
+        "--ctx",
+        "32",
+        "--mem-mb",
+        "1.5",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(!r.err.contains("WARNING"));
+    assert!(
+        r.out.contains("note: "),
+        "lost precision is noted: {}",
+        r.out
+    );
+
+    // Nothing fits in 0 MB: the suggestions of §1.11.
+    let r = ssnail(&[
+        "convert",
+        &fp,
+        "-o",
+        &out("zero.ssnail"),
+        "--wtype",
+        "auto",
+        "--ctx",
+        "32",
+        "--mem-mb",
+        "0",
+    ]);
+    assert_eq!(r.code, 1);
+    for s in ["fp.72mb.chat", "ATTICRAM=72", "CONTEXT_WINDOW"] {
+        assert!(r.err.contains(s), "{s} missing from {}", r.err);
+    }
+    assert!(!Path::new(&out("zero.ssnail")).exists());
+    assert_eq!(
+        files(d.path()),
+        ["fp.gguf", "fp.ssnail", "q8.gguf", "q8.ssnail"]
+    );
+}
+
+fn description(image: &Path) -> String {
+    let b = std::fs::read(image).unwrap();
+    let d = &b[0x80..0x100];
+    String::from_utf8(d[..d.iter().position(|c| *c == 0).unwrap()].to_vec()).unwrap()
+}
+
+#[test]
+fn descriptions_as_upstream_test_desc() {
+    let d = tempfile::tempdir().unwrap();
+    let m = write(d.path(), "m.gguf", &models::llama(GgmlType::Q8_0, false));
+    let named = write(
+        d.path(),
+        "n.gguf",
+        &models::build(&ModelOpts::llama().with_name("TinyTest")),
+    );
+    let o = d.path().join("o.ssnail");
+    let os = o.to_str().unwrap();
+    assert_eq!(ssnail(&["convert", &m, "-o", os, "--ctx", "16"]).code, 0);
+    assert_eq!(description(&o), "llama 256d 2L 8H [General]");
+    assert_eq!(
+        ssnail(&["convert", &m, "-o", os, "--ctx", "16", "--type", "Code"]).code,
+        0
+    );
+    assert_eq!(description(&o), "llama 256d 2L 8H [Code]");
+    assert_eq!(
+        ssnail(&["convert", &named, "-o", os, "--ctx", "16", "--type", "Story"]).code,
+        0
+    );
+    assert_eq!(description(&o), "TinyTest (llama) [Story]");
+    // The image is an ordinary readable file, replaced whole.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&o).unwrap().permissions().mode() & 0o777,
+            0o644
+        );
+    }
+}
+
+#[test]
+fn bad_input_fails_cleanly() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let good = models::gpt2(GgmlType::Q8_0, true);
+    let out = dir.join("out.ssnail");
+    let os = out.to_str().unwrap();
+
+    // Truncated: the header promises tensor data the file does not have.
+    let trunc = write(dir, "trunc.gguf", &good[..good.len() - 1000]);
+    let r = ssnail(&["convert", &trunc, "-o", os]);
+    fails_cleanly(&r, dir, &["trunc.gguf"], "trunc.gguf: truncated");
+    // Cut inside the metadata.
+    let cut = write(dir, "cut.gguf", &good[..200]);
+    let r = ssnail(&["convert", &cut, "-o", os]);
+    fails_cleanly(
+        &r,
+        dir,
+        &["cut.gguf", "trunc.gguf"],
+        "cut.gguf: corrupt or truncated GGUF header",
+    );
+    std::fs::remove_file(&cut).unwrap();
+    std::fs::remove_file(&trunc).unwrap();
+
+    // Wrong magic.
+    let mut bad = good.clone();
+    bad[0..4].copy_from_slice(b"GGUX");
+    let magic = write(dir, "magic.gguf", &bad);
+    fails_cleanly(
+        &ssnail(&["convert", &magic, "-o", os]),
+        dir,
+        &["magic.gguf"],
+        "magic.gguf: not a GGUF file",
+    );
+    std::fs::remove_file(&magic).unwrap();
+
+    // Missing file.
+    let gone = dir.join("gone.gguf");
+    fails_cleanly(
+        &ssnail(&["convert", gone.to_str().unwrap(), "-o", os]),
+        dir,
+        &[],
+        "gone.gguf: cannot open",
+    );
+
+    // Context that the token buffer cannot hold.
+    let m = write(dir, "m.gguf", &good);
+    let r = ssnail(&["convert", &m, "-o", os, "--ctx", "5000"]);
+    fails_cleanly(
+        &r,
+        dir,
+        &["m.gguf"],
+        "m.gguf: context 5000 is too large: the token buffer holds 4095 tokens",
+    );
+
+    // Memory beyond the 28-bit address space: refused before any work.
+    let r = ssnail(&["convert", &m, "-o", os, "--mem-mb", "200"]);
+    fails_cleanly(&r, dir, &["m.gguf"], "28 bits");
+
+    // Unwritable output: a missing directory, or a directory in the way.
+    let nodir: PathBuf = dir.join("no/such/dir/x.ssnail");
+    let r = ssnail(&["convert", &m, "-o", nodir.to_str().unwrap()]);
+    fails_cleanly(&r, dir, &["m.gguf"], "does not exist");
+    std::fs::create_dir(dir.join("taken.ssnail")).unwrap();
+    let taken = dir.join("taken.ssnail");
+    let r = ssnail(&["convert", &m, "-o", taken.to_str().unwrap(), "--ctx", "16"]);
+    fails_cleanly(
+        &r,
+        dir,
+        &["m.gguf", "taken.ssnail"],
+        "taken.ssnail: cannot write",
+    );
+    assert!(std::fs::read_dir(&taken).unwrap().next().is_none());
+
+    // Unsupported --wtype.
+    let r = ssnail(&["convert", &m, "-o", os, "--wtype", "q4_k"]);
+    fails_cleanly(&r, dir, &["m.gguf", "taken.ssnail"], "--wtype q4_k");
+}
+
+#[test]
+fn info_lists_the_model_and_the_sizes_that_fit() {
+    let d = tempfile::tempdir().unwrap();
+    let m = write(d.path(), "m.gguf", &models::llama(GgmlType::Q8_0, false));
+    let r = ssnail(&["info", &m]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(
+        r.out.contains("architecture llama, tokenizer llama"),
+        "{}",
+        r.out
+    );
+    assert!(r.out.contains("llama.attention.head_count_kv"));
+    let line = r
+        .out
+        .lines()
+        .find(|l| l.trim_start().starts_with("blk.0.attn_k.weight"))
+        .unwrap();
+    assert!(
+        line.contains("Q8_0") && line.contains("[256, 128]"),
+        "{line}"
+    );
+    // Every policy fits 8 MB at the default 128-token context; keep is auto's choice.
+    let keep = r
+        .out
+        .lines()
+        .find(|l| l.trim_start().starts_with("keep "))
+        .unwrap();
+    assert_eq!(keep.matches("fits").count(), 3, "{keep}");
+    assert!(r.out.contains("8 MB: auto uses --wtype keep"), "{}", r.out);
+    // info on a non-GGUF: the same one-line error.
+    let bad = write(d.path(), "x.gguf", b"not a gguf at all");
+    let r = ssnail(&["info", &bad]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.err.lines().count(), 1);
+}
