@@ -138,11 +138,7 @@ impl Ssnail {
     /// the owner calls [`Ssnail::tick`] or [`Ssnail::run_job`].
     pub fn write(&mut self, r: u8, v: u8) {
         match r {
-            reg::GO => {
-                if v & 1 != 0 && !self.busy {
-                    self.start_job();
-                }
-            }
+            reg::GO if v & 1 != 0 && !self.busy => self.start_job(),
             0x08..=0x0B => {
                 let mut b = self.job.to_le_bytes();
                 b[(r - reg::JOB0) as usize] = v;

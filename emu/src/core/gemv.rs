@@ -70,7 +70,8 @@ pub fn is_supported(t: GgmlType) -> bool {
 
 /// Bytes of one row, or None if `cols` is not a whole number of blocks.
 pub fn row_bytes(t: GgmlType, cols: usize) -> Option<usize> {
-    (cols % t.block_len() == 0).then(|| t.row_bytes(cols))
+    cols.is_multiple_of(t.block_len())
+        .then(|| t.row_bytes(cols))
 }
 
 // ---------------------------------------------------------------------------

@@ -54,7 +54,7 @@ impl LoadPort {
     pub fn data(&mut self, m: &mut Machine, b: u8) {
         self.ring[self.ptr as usize % RING] = b;
         self.ptr = (self.ptr + 1) & PTR_MASK;
-        if self.ptr % BLOCK == 0 {
+        if self.ptr.is_multiple_of(BLOCK) {
             self.flush(m);
         }
     }

@@ -314,7 +314,7 @@ impl Machine {
                 FaultKind::InstructionLimit(self.instr_limit),
             ));
         }
-        if pc % INSTR_LEN != 0 {
+        if !pc.is_multiple_of(INSTR_LEN) {
             return Err(fault(self, None, FaultKind::MisalignedPc));
         }
         let instr = match self.rd(pc as u64, 16) {
@@ -505,7 +505,7 @@ impl Machine {
         if let Some(old) = old {
             // One single addition after the row result.
             for (v, o) in y.iter_mut().zip(old) {
-                *v = o + *v;
+                *v += o;
             }
         }
         let z = self.addr(i.z);

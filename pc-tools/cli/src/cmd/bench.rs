@@ -24,13 +24,18 @@ pub struct Args {
     pub threads: Option<usize>,
 }
 
-/// Never stops on EOS: forces a fixed number of positions per measurement.
-struct AvoidEos(u32);
+/// Never stops on EOS (a fixed number of positions per measurement); counts
+/// the positions processed (one ARGMAX each).
+struct AvoidEos {
+    eos: u32,
+    positions: u32,
+}
 impl Host for AvoidEos {
     fn on_argmax(&mut self, logits: &[f32], _m: &Machine) -> Option<u32> {
-        let mut best = if self.0 == 0 { 1 } else { 0 };
+        self.positions += 1;
+        let mut best = if self.eos == 0 { 1 } else { 0 };
         for (i, &v) in logits.iter().enumerate() {
-            if i as u32 != self.0 && v > logits[best] {
+            if i as u32 != self.eos && v > logits[best] {
                 best = i;
             }
         }
@@ -118,7 +123,10 @@ pub fn run(args: Args) -> Result<()> {
             } else {
                 let prompt = [header.bos.min(header.out_dim.saturating_sub(1))];
                 let n = args.positions.min(header.max_ctx.saturating_sub(1)).max(1);
-                let mut host = AvoidEos(header.eos);
+                let mut host = AvoidEos {
+                    eos: header.eos,
+                    positions: 0,
+                };
                 // Loading wrote every byte, so memory is paged in: measure directly.
                 let t = Instant::now();
                 let g: Generation = dev

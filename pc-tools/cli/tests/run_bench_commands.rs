@@ -1,0 +1,173 @@
+//! `ssnail run` and `ssnail bench` end to end on converted test models.
+
+use ssnail_format::ggml::GgmlType;
+use ssnail_testkit::models::{self, ModelOpts};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn ssnail(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn image(dir: &Path, name: &str, opts: &ModelOpts, ctx: u32) -> PathBuf {
+    let gguf = dir.join(format!("{name}.gguf"));
+    models::write(&gguf, &models::build(opts));
+    let g = ssnail_gguf::Gguf::open(&gguf).unwrap();
+    let conv = ssnail_convert::convert(
+        &g,
+        &ssnail_convert::Options {
+            ctx: Some(ctx),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let out = dir.join(format!("{name}.ssnail"));
+    std::fs::write(&out, conv.image).unwrap();
+    out
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn run_decoder_text_ids_logits() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(
+        dir.path(),
+        "llama",
+        &ModelOpts::llama().with_wtype(GgmlType::Q8_0),
+        32,
+    );
+    let img_s = img.to_str().unwrap();
+    // --prompt: text of prompt + generation, then the stop line and traffic line.
+    let o = ssnail(&["run", img_s, "--prompt", "once upon a time", "-n", "5"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.starts_with(" once upon a time"), "{out:?}");
+    assert!(err.contains("stop reason"), "{err}");
+    assert!(
+        err.contains("MB/token -> ~") && err.contains("at 130 MB/s"),
+        "{err}"
+    );
+    // --tokens with --ids and --logits: logits rows of 400 f32 per processed position.
+    let logits = dir.path().join("logits.bin");
+    let o = ssnail(&[
+        "run",
+        img_s,
+        "--tokens",
+        "1,300,301",
+        "-n",
+        "4",
+        "--ids",
+        "--hw",
+        "--logits",
+        logits.to_str().unwrap(),
+        "--threads",
+        "1",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("prompt: 1,300,301"), "{out}");
+    let gen_line = out.lines().find(|l| l.starts_with("generated: ")).unwrap();
+    let n_gen = gen_line["generated: ".len()..]
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .count();
+    // Every processed position ends in one ARGMAX; the last generated token is not processed.
+    let positions = 3 + n_gen - 1;
+    assert_eq!(
+        std::fs::metadata(&logits).unwrap().len() as usize,
+        positions * 400 * 4,
+        "{err}"
+    );
+    // --trace prints instructions to stderr.
+    let o = ssnail(&["run", img_s, "--tokens", "1", "-n", "1", "--trace", "--ids"]);
+    assert!(text(&o).1.contains("8005000 LDR"), "{}", text(&o).1);
+}
+
+#[test]
+fn run_encoder_and_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(
+        dir.path(),
+        "bert",
+        &ModelOpts::bert().with_wtype(GgmlType::F16),
+        16,
+    );
+    let o = ssnail(&["run", img.to_str().unwrap(), "--prompt", "the cat"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.starts_with("embedding (128 values, |v| = "), "{out}");
+    assert!(out.lines().nth(1).unwrap().ends_with(" ..."));
+    assert!(err.contains("stop reason 1"), "{err}");
+    // Too long for the context (16): reason 3.
+    let long = "the cat ".repeat(20);
+    let o = ssnail(&["run", img.to_str().unwrap(), "--prompt", &long]);
+    assert!(text(&o).0.contains("[too long:"), "{}", text(&o).0);
+    // Bad input: one line naming the file, non-zero exit, no panic.
+    let bogus = dir.path().join("bogus.ssnail");
+    std::fs::write(&bogus, b"not an image at all").unwrap();
+    let o = ssnail(&["run", bogus.to_str().unwrap(), "--tokens", "1"]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("bogus.ssnail"), "{err}");
+    // Memory too small for the image: the load port's ERROR.
+    let o = ssnail(&[
+        "run",
+        img.to_str().unwrap(),
+        "--tokens",
+        "2,3",
+        "--mem-mb",
+        "0.25",
+    ]);
+    assert!(
+        text(&o).1.contains("load port reported ERROR"),
+        "{}",
+        text(&o).1
+    );
+    // Token outside the vocabulary.
+    let o = ssnail(&["run", img.to_str().unwrap(), "--tokens", "99999"]);
+    assert!(
+        text(&o).1.contains("outside the vocabulary"),
+        "{}",
+        text(&o).1
+    );
+}
+
+#[test]
+fn bench_reports_both_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(
+        dir.path(),
+        "gpt2",
+        &ModelOpts::gpt2().with_wtype(GgmlType::Q4_0),
+        32,
+    );
+    let o = ssnail(&[
+        "bench",
+        img.to_str().unwrap(),
+        "--positions",
+        "4",
+        "--threads",
+        "1",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("hardware") || l.starts_with("float"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    for r in rows {
+        let tps: f64 = r.split_whitespace().nth(2).unwrap().parse().unwrap();
+        assert!(tps > 0.0, "{r}");
+    }
+}
