@@ -119,3 +119,26 @@ fn tables_of_real_vocabularies() {
     assert_eq!((t.block.begin, t.block.end, t.block.unk), (101, 102, 100));
     println!("tables: llama-spm, gpt-2, bert-bge block fields as §2.1");
 }
+
+/// §10.3 folding across byte-split tokens: GPT-2 splits these characters'
+/// UTF-8 across tokens; folding the tokens' vocab bytes one token at a time
+/// gives the §2.5 example.
+#[test]
+fn ascii_folding_across_gpt2_tokens() {
+    use ssnail_tokenizer::AsciiFolder;
+    let g = ssnail_gguf::Gguf::open(testdata("ggml-vocab-gpt-2.gguf")).unwrap();
+    let v = Vocab::from_gguf(&g).unwrap();
+    let tok = GgufTokenizer::new(v.clone()).unwrap();
+    let ids = tok.encode("“Hi” — café… ☃ soon’!", false);
+    let split = ids
+        .iter()
+        .filter(|&&i| std::str::from_utf8(&v.token_bytes(i as usize)).is_err())
+        .count();
+    assert!(split >= 2, "some tokens hold partial characters");
+    let mut folder = AsciiFolder::new();
+    let mut out = String::new();
+    for &i in &ids {
+        folder.push(&v.token_bytes(i as usize), &mut out);
+    }
+    assert_eq!(out, "\"Hi\" - cafe... ? soon'!");
+}
