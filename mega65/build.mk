@@ -28,7 +28,7 @@ mega65-prg: $(M65_PRG)
 # C is compiled for the 6502 (runs unchanged on the 45GS02); 45GS02 parts are ca65 .p4510.
 $(M65_PRG): $(M65_C) $(M65_S) $(M65_H) $(M65_CFG) $(M65_CRT0)
 	@mkdir -p $(M65_OUT)/obj
-	$(CL65) -t none --cpu 6502 -O -Or -I $(M65_DIR)/include --asm-include-dir $(M65_DIR)/include \
+	$(CL65) -t none --cpu 6502 -O -I $(M65_DIR)/include --asm-include-dir $(M65_DIR)/include \
 		--obj-path $(M65_OUT)/obj -C $(M65_CFG) -m $(M65_OUT)/ssnail.map -o $@.tmp \
 		$(M65_CRT0) $(M65_S) $(M65_C) none.lib
 	@mv $@.tmp $@

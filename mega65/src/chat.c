@@ -155,7 +155,8 @@ static uint16_t load_embedding(uint16_t dim) {
         e = (uint8_t)(b >> 23);
         m = (b & 0x7FFFFFUL) | 0x800000UL;
         shift = 14 + (maxe - e);   /* 24-bit mantissa -> 10 bits at the largest exponent */
-        vec[i] = shift >= 24 || e == 0 ? 0 : (int16_t)(m >> shift);
+        if (shift >= 24 || e == 0) vec[i] = 0;
+        else vec[i] = (int16_t)(m >> shift);
         if (b & 0x80000000UL) vec[i] = -vec[i];
     }
     {
@@ -226,9 +227,21 @@ static void embed(void) {
     dma_copy(STORE_ADDR + ((uint32_t)k << 11), (uint32_t)(uint16_t)vec, dim * 2);
 }
 
+/* /tokens TEXT: the ids the tokenizer gives (as for a first turn) */
+static void show_tokens(const char *text) {
+    int16_t n = tok_encode(text, 1, toks, MAX_PROMPT), i;
+    if (n < 0) { say(COL_RED, "[line too long]\n"); return; }
+    scr_putc('[');
+    for (i = 0; i < n; ++i) {
+        if (i) scr_putc(',');
+        scr_printf("%lu", toks[i]);
+    }
+    scr_puts("]\n");
+}
+
 static void help(void) {
     scr_puts("/n N  tokens per answer   /reset  new conversation   /stats   /models  back to the list\n"
-             "/help  this list           RUN/STOP stops an answer\n");
+             "/tokens TEXT  token ids    /help  this list           RUN/STOP stops an answer\n");
 }
 
 void chat(const char *name) {
@@ -247,7 +260,10 @@ void chat(const char *name) {
     scr_clear();
     scr_col = COL_WHITE;
     scr_puts("[");
-    for (i = 0; i < 127 && (c = far_peek(HDR(H_DESC) + i)); ++i) scr_putc(c >= 32 && c < 127 ? c : '?');
+    for (i = 0; i < 127 && (c = far_peek(HDR(H_DESC) + i)); ++i) {
+        if (c < 32 || c > 126) c = '?';
+        scr_putc(c);
+    }
     scr_printf("] %s\n", name);
     scr_printf("[%s %s, context %lu, vocab %lu]\n", arch_names[arch < 3 ? arch : 0],
                encoder ? "encoder" : "decoder", h_maxctx, far_peek32(HDR(H_NVOCAB)));
@@ -270,6 +286,8 @@ void chat(const char *name) {
             } else if (!strncmp(line, "/n ", 3) && atoi(line + 3) > 0) {
                 n_generate = atoi(line + 3);
                 scr_printf("[%u tokens per answer]\n", n_generate);
+            } else if (!strncmp(line, "/tokens ", 8)) {
+                show_tokens(line + 8);
             } else if (!strcmp(line, "/stats")) {
                 scr_printf("[pos %lu of %lu, %u tokens per answer, last: %lu tokens in %lu.%lu s]\n",
                            pos, h_maxctx, n_generate, last_tokens, last_tenths / 10, last_tenths % 10);

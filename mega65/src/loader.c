@@ -55,7 +55,8 @@ static uint8_t next_chunk(void) {
         t = far_peek(a);
         s = far_peek(a + 1);
         chunk_src = a + 2;
-        chunk_len = t ? 254 : (s ? s - 1 : 0);
+        chunk_len = 254;
+        if (!t) chunk_len = s ? s - 1 : 0;
         next_t = t;
         next_s = s;
         return 1;
@@ -102,7 +103,7 @@ static void progress(uint32_t done, uint32_t total) {
 uint8_t load_model(const model_t *m) {
     uint32_t off = 0, base, first_part, t;
     uint16_t chunks = 0;
-    uint8_t ok;
+    uint8_t ok, bad;
     static char msg[80];
     cur = m;
     scr_clear_row(PROGRESS_ROW);
@@ -120,8 +121,9 @@ uint8_t load_model(const model_t *m) {
         fail(msg);
         return 0;
     }
-    if (m->source == SRC_D81 ? (m->file_size < m->expected || m->file_size >= m->expected + 254)
-                             : m->file_size != m->expected) {
+    if (m->source == SRC_D81) bad = m->file_size < m->expected || m->file_size >= m->expected + 254;
+    else bad = m->file_size != m->expected;
+    if (bad) {
         sprintf(msg, "file is %lu bytes, header says %lu: truncated or damaged",
                 m->file_size, m->expected);
         fail(msg);

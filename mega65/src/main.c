@@ -44,13 +44,21 @@ static void header(void) {
 static void draw_entry(uint8_t i, uint8_t selected) {
     const model_t *m = &models[i];
     uint8_t fits = model_fits(m);
+    const char *verdict = "too big";
     scr_clear_row(LIST_ROW + i);
     scr_at(0, LIST_ROW + i);
-    scr_col = !m->valid ? COL_GREY : fits ? COL_LGREEN : COL_YELLOW;
+    scr_col = COL_YELLOW;
+    if (!m->valid) {
+        scr_col = COL_GREY;
+        verdict = "not an image";
+    } else if (fits) {
+        scr_col = COL_LGREEN;
+        verdict = "fits";
+    }
     scr_printf("%-32s %-10s %7lu KB  needs %3lu MB  %s", m->name, source_names[m->source],
                (m->source == SRC_D81 ? m->expected : m->file_size) >> 10,
                (m->mem_needed + 1048575UL) >> 20,
-               !m->valid ? "not an image" : fits ? "fits" : "too big");
+               verdict);
     scr_col = COL_LGREEN;
     if (selected) {
         scr_reverse_row(LIST_ROW + i, 1);

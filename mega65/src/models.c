@@ -28,6 +28,19 @@ static uint8_t ends_with_ci(const char *s, const char *suffix) {
     return 1;
 }
 
+/* Written without ?: on purpose: cc65 2.19 miscompiles some conditional expressions with
+ * && in the condition (wrong stack slot read), seen on exactly these lines. */
+static char printable(uint8_t c) {
+    if (c < 32 || c > 126) return '?';
+    return c;
+}
+
+static char petscii_to_ascii(uint8_t c) {
+    if (c >= 0x41 && c <= 0x5A) return c + 32;
+    if (c >= 0xC1 && c <= 0xDA) return c - 0x80;
+    return printable(c);
+}
+
 /* h = the first bytes of the file (at least $C0) */
 static void parse_header(model_t *m, const uint8_t *h) {
     uint8_t i, c;
@@ -38,7 +51,7 @@ static void parse_header(model_t *m, const uint8_t *h) {
     m->arch = h[0x3C];
     m->load_base = le32(h + 0x64);
     m->host_seg_len = le32(h + 0x74);
-    for (i = 0; i < 63 && (c = h[0x80 + i]); ++i) m->desc[i] = c >= 32 && c < 127 ? c : '?';
+    for (i = 0; i < 63 && (c = h[0x80 + i]); ++i) m->desc[i] = printable(c);
     m->desc[i] = 0;
 }
 
@@ -87,7 +100,7 @@ static void scan_d81(void) {
             m = &models[n_models++];
             memset(m, 0, sizeof *m);
             for (i = 0; i < 16 && (c = d[5 + i]) != 0xA0; ++i)
-                m->name[i] = c >= 0x41 && c <= 0x5A ? c + 32 : c >= 0xC1 && c <= 0xDA ? c - 0x80 : c;
+                m->name[i] = petscii_to_ascii(c);
             m->source = SRC_D81;
             m->track = d[3];
             m->sector = d[4];

@@ -121,7 +121,10 @@ static uint8_t is_letter(uint8_t c) { return (c >= 'A' && c <= 'Z') || (c >= 'a'
 static uint8_t is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
 /* GPT-2 classes: 0 letter, 1 digit, 2 space, 3 other */
 static uint8_t gclass(uint8_t c) {
-    return is_letter(c) ? 0 : is_digit(c) ? 1 : is_space(c) ? 2 : 3;
+    if (is_letter(c)) return 0;
+    if (is_digit(c)) return 1;
+    if (is_space(c)) return 2;
+    return 3;
 }
 
 static const char *const contractions[] = {"s", "t", "re", "ve", "m", "ll", "d"};
@@ -136,7 +139,8 @@ static void bpe(const uint8_t *t, uint8_t n) {
             }
             if (m < 7) { merge(t + i, 1 + l); i += 1 + l; continue; }
         }
-        j = (t[i] == ' ' && i + 1 < n && !is_space(t[i + 1])) ? i + 1 : i;
+        j = i;
+        if (t[i] == ' ' && i + 1 < n && !is_space(t[i + 1])) j = i + 1;
         c = gclass(t[j]);
         if (c != 2) {
             for (k = j; k < n && gclass(t[k]) == c; ++k) {}
@@ -202,7 +206,7 @@ int16_t tok_encode(const char *in, uint8_t first, uint32_t *out, uint16_t max) {
     overflow = 0;
     if (tok_kind == TOK_SPM) text[n++] = ' ';
     for (; *in && n < MAXCHUNK; ++in)
-        text[n++] = (uint8_t)*in < 0x80 ? (uint8_t)*in : '?';
+        text[n++] = (uint8_t)*in < 0x80 ? (uint8_t)*in : (uint8_t)'?';
     switch (tok_kind) {
     case TOK_SPM:
         if (first && tok_begin != TOK_NONE) emit(tok_begin);
