@@ -67,7 +67,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         type_name: a.type_name.clone(),
         ..Options::default()
     };
-    if !(a.mem_mb >= 0.0 && a.mem_mb <= ssnail_convert::MAX_MEM_MB) {
+    if !(a.mem_mb >= 0.0) {
+        bail!("--mem-mb {}: a memory size cannot be negative", a.mem_mb);
+    }
+    if a.mem_mb > ssnail_convert::MAX_MEM_MB {
         bail!(
             "--mem-mb {}: SSNAIL addresses are 28 bits, so at most {} MB fit above $8000000",
             a.mem_mb,

@@ -92,6 +92,25 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
     }
     println!(
+        "hyper-parameters: dim {}, {} layers, {} heads ({} kv, head_dim {}), hidden {}, vocab {}, context_length {}, eps {:e}{}",
+        hp.dim,
+        hp.n_layers,
+        hp.n_heads,
+        hp.n_kv_heads,
+        hp.head_dim,
+        hp.hidden,
+        hp.vocab_rows,
+        hp.context_length,
+        hp.eps,
+        match hp.arch {
+            ssnail_format::image::Arch::Llama => format!(", rope base {}", hp.rope_base),
+            ssnail_format::image::Arch::Bert => {
+                format!(", pooling {}", if hp.pooling == 2 { "CLS" } else { "mean" })
+            }
+            _ => String::new(),
+        }
+    );
+    println!(
         "converter ({} {}d {}L, {}-token context, {} KV cache):",
         hp.arch.name(),
         hp.dim,
