@@ -473,8 +473,8 @@ struct TinyLlama {
 }
 
 impl TinyLlama {
-    fn new() -> TinyLlama {
-        let (dim, n_head, n_kv, hidden, n_layer, vocab) = (64, 4, 2, 96, 2, 300);
+    fn new(vocab: usize) -> TinyLlama {
+        let (dim, n_head, n_kv, hidden, n_layer) = (64, 4, 2, 96, 2);
         let hd = dim / n_head;
         let mut t: Vec<(String, Vec<usize>, Vec<f32>)> = Vec::new();
         let mut seed = 1;
@@ -532,9 +532,8 @@ impl TinyLlama {
         &self.tensors.iter().find(|t| t.0 == name).unwrap().2
     }
 
-    /// Write config.json, model.safetensors and a byte-level BPE
-    /// tokenizer.json (256 byte symbols, 43 merges, one special token).
-    fn write(&self, dir: &Path) {
+    /// Write config.json and model.safetensors.
+    fn write_model(&self, dir: &Path) {
         let cfg = json!({
             "architectures": ["LlamaForCausalLM"],
             "model_type": "llama",
@@ -553,7 +552,12 @@ impl TinyLlama {
         });
         std::fs::write(dir.join("config.json"), cfg.to_string()).unwrap();
         write_safetensors(dir, &self.tensors);
+    }
 
+    /// Write the model and a byte-level BPE tokenizer.json (256 byte
+    /// symbols, 5 merges, one special token).
+    fn write(&self, dir: &Path) {
+        self.write_model(dir);
         let mut vocab = serde_json::Map::new();
         vocab.insert("<|endoftext|>".into(), json!(0));
         for b in 0..=255u8 {
@@ -677,7 +681,7 @@ impl TinyLlama {
 
 #[test]
 fn llama_import_permutes_q_and_k_for_adjacent_pair_rope() {
-    let model = TinyLlama::new();
+    let model = TinyLlama::new(300);
     let dir = tempfile::tempdir().unwrap();
     model.write(dir.path());
     let out = dir.path().join("tiny.gguf");
@@ -1000,4 +1004,62 @@ fn gpt2_import_transposes_conv1d_weights() {
     }
     println!("gpt2 import: worst logit difference {worst:.3e} (relative to the largest logit)");
     assert!(worst < 1e-9, "{worst}");
+}
+
+/// A llama checkpoint with a SentencePiece tokenizer.model (trained by the
+/// sentencepiece library, tests/data/spm/make.py): pieces, scores and types
+/// as that library reports them, and the reference tokenizer on the
+/// imported GGUF encodes like it.
+#[test]
+fn llama_import_reads_sentencepiece_models() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/spm");
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join("expected.json")).unwrap())
+            .unwrap();
+    let pieces = expected["pieces"].as_array().unwrap();
+    let model = TinyLlama::new(pieces.len());
+    let dir = tempfile::tempdir().unwrap();
+    model.write_model(dir.path());
+    std::fs::copy(
+        data.join("tokenizer.model"),
+        dir.path().join("tokenizer.model"),
+    )
+    .unwrap();
+    // Llama's special ids: <s> = 1, </s> = 2 (config.json is where they are named).
+    let cfg_path = dir.path().join("config.json");
+    let mut cfg: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap()).unwrap();
+    cfg["bos_token_id"] = json!(1);
+    cfg["eos_token_id"] = json!(2);
+    std::fs::write(&cfg_path, cfg.to_string()).unwrap();
+    let out = dir.path().join("spm.gguf");
+    import(dir.path(), &out, OutType::F16, None).unwrap();
+
+    let g = Gguf::open(&out).unwrap();
+    assert_eq!(g.get_str("tokenizer.ggml.model"), Some("llama"));
+    assert_eq!(g.get_str("tokenizer.ggml.pre"), Some("default"));
+    assert_eq!(g.get_u64("general.file_type"), Some(1));
+    let tokens = g.get_strings("tokenizer.ggml.tokens").unwrap();
+    let scores = g.get_f64s("tokenizer.ggml.scores").unwrap();
+    let types = g.get_i64s("tokenizer.ggml.token_type").unwrap();
+    assert_eq!(tokens.len(), pieces.len());
+    for (i, p) in pieces.iter().enumerate() {
+        assert_eq!(tokens[i], p[0].as_str().unwrap(), "piece {i}");
+        assert_eq!(scores[i], p[1].as_f64().unwrap(), "score {i}");
+        assert_eq!(types[i], p[2].as_i64().unwrap(), "type {i}");
+    }
+    assert_eq!(g.get_u64("tokenizer.ggml.bos_token_id"), Some(1));
+    assert_eq!(g.get_u64("tokenizer.ggml.eos_token_id"), Some(2));
+
+    let tok = GgufTokenizer::new(Vocab::from_gguf(&g).unwrap()).unwrap();
+    for case in expected["encode"].as_array().unwrap() {
+        let text = case[0].as_str().unwrap();
+        let want: Vec<u32> = case[1]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap() as u32)
+            .collect();
+        assert_eq!(tok.encode(text, false), want, "{text:?}");
+    }
 }

@@ -77,12 +77,12 @@ fn write_vocab(ckpt: &Checkpoint, sink: &mut Sink, vocab_size: usize) -> Result<
         for (id, (piece, score, ty)) in pieces.into_iter().enumerate().take(n) {
             tokens[id] = piece;
             scores[id] = score;
-            // SentencePiece's types are GGUF's (normal, unknown, control,
-            // user-defined, unused, byte).
+            // As llama.cpp, which asks the SentencePiece processor only
+            // about unknown, control, unused and byte pieces: user-defined
+            // pieces count as normal.
             types[id] = match ty {
                 2 => UNKNOWN,
                 3 => CONTROL,
-                4 => USER_DEFINED,
                 5 => UNUSED,
                 6 => BYTE,
                 _ => NORMAL,
