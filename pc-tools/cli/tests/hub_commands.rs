@@ -117,3 +117,86 @@ fn findmodels_without_network_says_so_in_one_line() {
     );
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn import_writes_a_gguf_or_says_in_one_line_why_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.gguf");
+    let missing = dir.path().join("no-such-checkpoint");
+    let res = ssnail()
+        .args([
+            "import",
+            missing.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(res.status.code(), Some(1));
+    let err = String::from_utf8(res.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("no-such-checkpoint") && err.contains("not a directory"),
+        "{err}"
+    );
+    assert!(!out.exists());
+
+    // The MiniLM checkpoint from the test-data cache (make testdata).
+    let cache = std::env::var_os("SSNAIL_CACHE")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cache"));
+    let minilm = cache.join("models/all-MiniLM-L6-v2");
+    assert!(
+        minilm.join("model.safetensors").is_file(),
+        "{} missing: run `make testdata` first",
+        minilm.display()
+    );
+    let res = ssnail()
+        .args([
+            "import",
+            minilm.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--outtype",
+            "q8_0",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        res.status.success(),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    let said = String::from_utf8(res.stdout).unwrap();
+    assert!(
+        said.starts_with(&format!(
+            "wrote {}: bert model, 101 tensors, 30522 tokens",
+            out.display()
+        )),
+        "{said}"
+    );
+    let g = ssnail_gguf::Gguf::open(&out).unwrap();
+    assert_eq!(g.get_str("general.name"), Some("all-MiniLM-L6-v2"));
+    assert_eq!(g.get_u64("general.file_type"), Some(7));
+    assert_eq!(
+        g.tensor("blk.0.ffn_up.weight").unwrap().ty,
+        ssnail_format::ggml::GgmlType::Q8_0
+    );
+    // Only the GGUF: no temporary file left beside it.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn fetch_leaves_an_existing_file_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("m.gguf"), b"mine").unwrap();
+    // Nothing listens on this port: an attempt to download would fail.
+    let res = ssnail()
+        .args(["fetch", "http://127.0.0.1:9/o/r/resolve/main/m.gguf"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(res.status.success());
+    assert!(String::from_utf8_lossy(&res.stderr).contains("already exists"));
+    assert_eq!(std::fs::read(dir.path().join("m.gguf")).unwrap(), b"mine");
+}
