@@ -268,12 +268,28 @@ fn rows_hw_float(t: GgmlType, w: &[u8], rb: usize, r0: usize, x: &[f32], y: &mut
     let mut wrow = vec![0f32; x.len()];
     for (i, out) in y.iter_mut().enumerate() {
         let row = &w[(r0 + i) * rb..(r0 + i + 1) * rb];
-        ssnail_format::ggml::dequantize_native(t, row, &mut wrow);
-        let mut s = ExactSum::new();
-        for (a, b) in wrow.iter().zip(x) {
-            s.add(*a as f64 * *b as f64);
+        match t {
+            // F16 through the table: `half` without F16C converts in software.
+            GgmlType::F16 => {
+                for (o, c) in wrow.iter_mut().zip(row.chunks_exact(2)) {
+                    *o = f16(u16::from_le_bytes([c[0], c[1]]));
+                }
+            }
+            _ => {
+                ssnail_format::ggml::dequantize_native(t, row, &mut wrow);
+            }
         }
-        *out = s.round_f32();
+        // Four independent exact partial sums (no store-to-load chain between
+        // consecutive products), merged exactly.
+        let mut s: [ExactSum; 4] = Default::default();
+        for (j, (a, b)) in wrow.iter().zip(x).enumerate() {
+            s[j % 4].add(*a as f64 * *b as f64);
+        }
+        let [mut s0, s1, s2, s3] = s;
+        s0.merge(&s1);
+        s0.merge(&s2);
+        s0.merge(&s3);
+        *out = s0.round_f32();
     }
 }
 
