@@ -10,7 +10,7 @@
 //!   `tokenizers` pipelines (the library that produced llama.cpp's expected
 //!   ids), built from the GGUF's tokens and merges.
 
-use crate::vocab::{TokModel, Vocab};
+use crate::vocab::{token_type, TokModel, Vocab};
 use std::collections::{BinaryHeap, HashMap};
 use tokenizers::models::bpe::BPE;
 use tokenizers::models::wordpiece::WordPiece;
@@ -20,7 +20,7 @@ use tokenizers::pre_tokenizers::byte_level::ByteLevel;
 use tokenizers::pre_tokenizers::digits::Digits;
 use tokenizers::pre_tokenizers::sequence::Sequence;
 use tokenizers::pre_tokenizers::PreTokenizerWrapper;
-use tokenizers::Tokenizer;
+use tokenizers::{AddedToken, Tokenizer};
 
 /// A tokenizer over a GGUF vocabulary.
 pub struct GgufTokenizer {
@@ -161,6 +161,17 @@ fn build_bpe(v: &Vocab) -> Result<Tokenizer, String> {
         .map_err(|e| format!("BPE vocabulary: {e}"))?;
     let mut tok = Tokenizer::new(bpe);
     tok.with_pre_tokenizer(Some(pre_tok));
+    // llama.cpp splits user-defined tokens (type 4, e.g. GPT-NeoX's space
+    // runs) out of the text before the pre-tokenizer, even without special
+    // parsing; Hugging Face's added tokens do the same.
+    let user: Vec<AddedToken> = v
+        .tokens
+        .iter()
+        .zip(&v.types)
+        .filter(|(_, &ty)| ty == token_type::USER_DEFINED)
+        .map(|(t, _)| AddedToken::from(t.clone(), false))
+        .collect();
+    tok.add_tokens(&user);
     Ok(tok)
 }
 

@@ -108,6 +108,11 @@ fn bert_bge_image_equals_reference() {
     compare("bert-bge");
 }
 
+#[test]
+fn starcoder_image_equals_reference() {
+    compare("starcoder");
+}
+
 /// The hand-written GPT-2 pre-split equals the real regex on ASCII text.
 #[test]
 fn gpt2_split_equals_regex() {

@@ -75,6 +75,18 @@ fn bert_bge_all_cases() {
     check("bert-bge");
 }
 
+/// Digits split off before the GPT-2 regex (the path SmolLM2 takes).
+#[test]
+fn starcoder_all_cases() {
+    check("starcoder");
+}
+
+/// User-defined tokens (runs of spaces) split out before the pre-tokenizer.
+#[test]
+fn mpt_all_cases() {
+    check("mpt");
+}
+
 /// The tables of the real vocabularies: block fields and landmarks.
 #[test]
 fn tables_of_real_vocabularies() {
