@@ -40,7 +40,7 @@ $(SSNAIL): $(RUST_SOURCES)
 	cd $(SSNAIL_TOOLS) && $(CARGO) build --release -q -p ssnail
 	@touch $@
 
-.PHONY: test demo testdata clean findmodels fetch disk tool deps %.all %.chat %.run %.tokcheck %.info
+.PHONY: test demo testdata clean findmodels fetch tool deps %.all %.chat %.run %.tokcheck %.info
 .PRECIOUS: %.ssnail
 
 tool: $(SSNAIL)
@@ -96,3 +96,6 @@ demo: deps testdata
 
 clean:
 	rm -f *.ssnail
+
+# The MEGA65 program and `make disk`.
+include $(SSNAIL_TOOLS)mega65/build.mk
