@@ -221,9 +221,9 @@ impl Ssnail {
         let io = |e| LoadError::Io(path.to_path_buf(), e);
         let mut f = std::fs::File::open(path).map_err(io)?;
         let len = f.metadata().map_err(io)?.len();
-        let mut head = [0u8; 256];
-        let n = std::io::Read::read(&mut f, &mut head).map_err(io)?;
-        let h = Header::parse(&head[..n]).map_err(|e| LoadError::Header(path.to_path_buf(), e))?;
+        let mut head = Vec::with_capacity(256);
+        std::io::Read::read_to_end(&mut std::io::Read::take(&mut f, 256), &mut head).map_err(io)?;
+        let h = Header::parse(&head).map_err(|e| LoadError::Header(path.to_path_buf(), e))?;
         let mem = mem.unwrap_or_else(|| loadport::default_memory(&h));
         let max = (ADDRESS_END - BASE as u64) as usize;
         if mem > max {

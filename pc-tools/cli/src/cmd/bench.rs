@@ -152,5 +152,6 @@ pub fn run(args: Args) -> Result<()> {
             );
         }
     }
+    println!("(GB/s: all RAM traffic of the script per second of emulation — weights, activations, KV cache.)");
     Ok(())
 }
