@@ -115,6 +115,11 @@ struct Setup {
 /// Run the program until `until` appears in its transcript (after the last key was typed) or
 /// `seconds` of emulated time pass; returns the transcript.
 fn run(setup: &Setup, keys: &str, until: &str, seconds: f64) -> String {
+    run_n(setup, keys, until, 1, seconds)
+}
+
+/// As `run`, until `until` has appeared `times` times.
+fn run_n(setup: &Setup, keys: &str, until: &str, times: usize, seconds: f64) -> String {
     let mut m = Machine::new();
     if let Some(mib) = setup.ssnail_mib {
         let mut core = Core::new(mib << 20);
@@ -136,7 +141,7 @@ fn run(setup: &Setup, keys: &str, until: &str, seconds: f64) -> String {
         m.run(step);
         t += 0.1;
         let s = String::from_utf8_lossy(&m.serial);
-        if !until.is_empty() && s.contains(until) {
+        if !until.is_empty() && s.matches(until).count() >= times {
             break;
         }
     }
@@ -217,4 +222,301 @@ fn gpt2_from_the_sd_card_prints_what_ssnail_run_prints() {
     assert!(t.contains("SSNAIL core v1 found, 72 MB"), "{t}");
     assert!(t.contains("Loaded TINYGPT.SSNAIL"), "{t}");
     assert_eq!(answer(&t, prompt), reference(&img, prompt, 20), "{t}");
+}
+
+/// Lines typed on the MEGA65 keyboard for the tokenizer check (printable ASCII, no `{`).
+const TYPED_LINES: &[&str] = &[
+    "the cat sat on the mat",
+    "The Cat Sat On The Mat",
+    "once upon a time",
+    "Once upon a time, there was a dog.",
+    "a",
+    "I",
+    "it's the cat's toy, isn't it?",
+    "we'll see what they've done, I'm sure",
+    "DON'T STOP",
+    "numbers 1 22 333 4444 55555",
+    "3.14159 and 2,718",
+    "x=1+2*3/4-5",
+    "foo_bar baz_qux __init__",
+    "e-mail: a.b@example.com",
+    "path/to/file.txt",
+    "C:\\dir\\file",
+    "(round) [square] <angle>",
+    "!!! ??? ...",
+    "hello   world",
+    "  leading",
+    "trailing  ",
+    "many    spaces    here",
+    "mixed123abc 4you",
+    "quotes \"x\" and 'y'",
+    "#tag @who $5 50% ^ & * ~ `",
+    "the the the the",
+    "cats dogs and mice",
+    "running jumped playing",
+    "happy sad angry",
+    "The quick brown fox jumps over the lazy dog",
+    "sunny day in the park",
+    "tree house on the hill",
+    "what is this?",
+    "where are you going",
+    "Yes. No. Maybe.",
+    "one, two, three",
+    "a-b-c-d",
+    "semi;colon:colon",
+    "CamelCaseWords",
+    "lower upper LOWER UPPER",
+    "zzz qqq xxx",
+    "antidisestablishmentarianism",
+    "supercalifragilistic",
+    "ab cd ef gh ij kl",
+    "tab-free line with end.",
+    "the end",
+    "once",
+    "upon",
+    "time time time",
+    "little girl named lily",
+    "big red ball",
+    "-5 +7 =2",
+];
+
+fn tokens_on_the_mega65(img: &[u8], lines: &[&str]) -> Vec<String> {
+    let setup = Setup {
+        d81: Some(disk_with(&[])),
+        sd: Some(sd_with(&[("MODEL.SSNAIL", img)])),
+        ssnail_mib: Some(64),
+    };
+    let mut keys = String::from("{RETURN}");
+    for l in lines {
+        keys.push_str(&format!("/tokens {l}{{RETURN}}"));
+    }
+    keys.push_str("/stats{RETURN}");
+    let t = run(&setup, &keys, "[pos ", 600.0);
+    lines
+        .iter()
+        .map(|l| {
+            let echo = format!("> /tokens {l}\n");
+            let at = t
+                .find(&echo)
+                .unwrap_or_else(|| panic!("{l:?} not typed:\n{t}"))
+                + echo.len();
+            t[at..].lines().next().unwrap().to_string()
+        })
+        .collect()
+}
+
+fn check_tokenizer(img: &[u8]) {
+    assert!(TYPED_LINES.len() >= 50);
+    let mem = image_memory(img).unwrap();
+    let tok = ImageTokenizer::new(&mem).unwrap();
+    let got = tokens_on_the_mega65(img, TYPED_LINES);
+    for (line, got) in TYPED_LINES.iter().zip(got) {
+        let want: Vec<String> = tok
+            .encode(line, true)
+            .iter()
+            .map(|t| t.to_string())
+            .collect();
+        assert_eq!(got, format!("[{}]", want.join(",")), "{line:?}");
+    }
+}
+
+#[test]
+fn mega65_tokenizer_equals_the_pc_image_tokenizer_spm() {
+    check_tokenizer(&llama());
+}
+
+#[test]
+fn mega65_tokenizer_equals_the_pc_image_tokenizer_bpe() {
+    check_tokenizer(&gpt2());
+}
+
+#[test]
+fn mega65_tokenizer_equals_the_pc_image_tokenizer_wordpiece() {
+    check_tokenizer(&bert());
+}
+
+#[test]
+fn bert_shows_the_three_most_similar_earlier_lines_with_their_cosine() {
+    let img = bert();
+    let lines = [
+        "the cat sat",
+        "the dog ran",
+        "a happy cat",
+        "the cat sat on the mat",
+        "dogs run",
+    ];
+    let setup = Setup {
+        d81: Some(disk_with(&[("tinybert.ssnail", &img)])),
+        sd: None,
+        ssnail_mib: Some(64),
+    };
+    let mut keys = String::from("{RETURN}");
+    for l in lines {
+        keys.push_str(&format!("{l}{{RETURN}}"));
+    }
+    keys.push_str("/stats{RETURN}");
+    let t = run(&setup, &keys, "[pos ", 120.0);
+    assert!(t.contains("[bert encoder, context 32"), "{t}");
+    // PC reference: the core emulator's embeddings, unit length, dot products in f64.
+    let (mut dev, _) = Ssnail::load_bytes(&img, None).unwrap();
+    dev.machine.numerics = Numerics::Hardware;
+    let mem = image_memory(&img).unwrap();
+    let tok = ImageTokenizer::new(&mem).unwrap();
+    let mut stored: Vec<(String, Vec<f64>)> = Vec::new();
+    for l in lines {
+        let e = dev.encode(&tok.encode(l, true), &mut NoHost).unwrap();
+        let norm = e
+            .output
+            .iter()
+            .map(|&x| x as f64 * x as f64)
+            .sum::<f64>()
+            .sqrt();
+        let v: Vec<f64> = e.output.iter().map(|&x| x as f64 / norm).collect();
+        let echo = format!("> {l}\n");
+        let at = t.find(&echo).unwrap_or_else(|| panic!("{l:?}:\n{t}")) + echo.len();
+        let shown: Vec<&str> = t[at..]
+            .lines()
+            .take_while(|x| x.starts_with("  "))
+            .collect();
+        if stored.is_empty() {
+            assert_eq!(
+                shown,
+                vec![format!("  [{}-dimensional embedding stored]", v.len())]
+            );
+        } else {
+            let mut want: Vec<(f64, &str)> = stored
+                .iter()
+                .map(|(s, w)| (v.iter().zip(w).map(|(a, b)| a * b).sum::<f64>(), s.as_str()))
+                .collect();
+            want.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap().then(b.1.cmp(a.1)));
+            want.truncate(3);
+            assert_eq!(shown.len(), want.len(), "{t}");
+            for (line, (score, text)) in shown.iter().zip(&want) {
+                // "  +0.873  text": 10-bit fixed point on the MEGA65, stated precision 0.005.
+                let (num, rest) = line.trim_start().split_once("  ").unwrap();
+                assert_eq!(rest, *text, "{t}");
+                let got: f64 = num.parse().unwrap();
+                assert!((got - score).abs() <= 0.005, "{line}: PC {score:.4}\n{t}");
+            }
+        }
+        stored.push((l.to_string(), v));
+    }
+}
+
+/// Every bad image gives its message and the program goes on: the last, good one still loads.
+#[test]
+fn bad_images_give_clear_messages_and_the_program_keeps_working() {
+    let good = gpt2();
+    let mut bad_magic = good.clone();
+    bad_magic[0..4].copy_from_slice(b"XXXX");
+    let truncated = good[..good.len() - 1000].to_vec();
+    let mut too_big = good.clone();
+    too_big[0x38..0x3C].copy_from_slice(&(100u32 << 20).to_le_bytes());
+    let setup = Setup {
+        d81: Some(disk_with(&[(
+            "short.ssnail",
+            &truncated[..truncated.len() / 2],
+        )])),
+        sd: Some(sd_with(&[
+            ("A_MAGIC.SSNAIL", &bad_magic),
+            ("B_BIG.SSNAIL", &too_big),
+            ("C_TRUNC.SSNAIL", &truncated),
+            ("SSNAIL/D_GOOD.SSNAIL", &good),
+        ])),
+        ssnail_mib: Some(64),
+    };
+    // List order: SD root (sorted), SD /SSNAIL, D81. Try each from the top, the good one last.
+    let keys = "{UP}{UP}{UP}{UP}{UP}{RETURN}{DOWN}{RETURN}{DOWN}{RETURN}{DOWN}{DOWN}{RETURN}\
+                {UP}{RETURN}/stats{RETURN}";
+    let t = run(&setup, keys, "[pos ", 120.0);
+    assert!(
+        t.contains("A_MAGIC.SSNAIL: not an SSNAIL image (no SSNL magic)"),
+        "{t}"
+    );
+    assert!(
+        t.contains("B_BIG.SSNAIL: needs 100 MB, this board has 72 MB"),
+        "{t}"
+    );
+    let (n, h) = (truncated.len(), good.len());
+    assert!(
+        t.contains(&format!(
+            "C_TRUNC.SSNAIL: file is {n} bytes, header says {h}: truncated"
+        )),
+        "{t}"
+    );
+    assert!(t.contains("short.ssnail: file is "), "{t}");
+    assert!(t.contains("Loaded D_GOOD.SSNAIL"), "{t}");
+    assert!(t.contains("[pos 0 of 64"), "{t}");
+}
+
+#[test]
+fn a_load_port_error_is_reported_and_the_program_keeps_working() {
+    // 1 MiB of SSNAIL memory behind a core that reports the R4-R6 capabilities: the payload runs
+    // past the end, the port sets ERROR.
+    let big = image(ModelOpts::llama().with_wtype(GgmlType::Q8_0), 64);
+    assert!(big.len() > 1 << 20);
+    let setup = Setup {
+        d81: Some(disk_with(&[])),
+        sd: Some(sd_with(&[("BIG.SSNAIL", &big)])),
+        ssnail_mib: Some(1),
+    };
+    let t = run_n(&setup, "{RETURN}{WAIT 5}r", "RETURN: load", 2, 120.0);
+    assert!(t.contains("BIG.SSNAIL: load port reported ERROR"), "{t}");
+    assert_eq!(t.matches("Looking for models").count(), 2, "{t}");
+}
+
+#[test]
+fn without_the_ssnail_core_the_program_says_so_and_still_lists_models() {
+    let img = llama();
+    let setup = Setup {
+        d81: Some(disk_with(&[("tinyllama.ssnail", &img)])),
+        sd: None,
+        ssnail_mib: None,
+    };
+    let t = run_n(&setup, "{RETURN}{WAIT 1}r", "RETURN: load", 2, 30.0);
+    assert!(
+        t.contains("SSNAIL core not found: $FFD7500 reads $00, expected $53."),
+        "{t}"
+    );
+    assert!(t.contains("tinyllama.ssnail"), "{t}");
+    assert!(
+        t.contains("tinyllama.ssnail: no SSNAIL core, cannot load"),
+        "{t}"
+    );
+    assert_eq!(t.matches("Looking for models").count(), 2, "{t}");
+}
+
+#[test]
+fn flipping_one_weight_byte_changes_the_screen_output() {
+    let img = llama();
+    let prompt = "the cat";
+    let original = reference(&img, prompt, 16);
+    // A byte in the middle of the weights whose flip changes the greedy text on the PC.
+    let h = ssnail_format::image::Header::parse(&img).unwrap();
+    let weights_at = (h.data - h.load_base) as usize + 256;
+    let mut flipped = img.clone();
+    let mut pos = weights_at + (img.len() - weights_at) / 3;
+    loop {
+        flipped[pos] ^= 0x40;
+        if reference(&flipped, prompt, 16) != original {
+            break;
+        }
+        flipped[pos] ^= 0x40;
+        pos += 4099;
+        assert!(pos < img.len(), "no single-byte flip changed the output");
+    }
+    let flipped_text = reference(&flipped, prompt, 16);
+    let keys = format!("{{RETURN}}/n 16{{RETURN}}{prompt}{{RETURN}}");
+    let on = |img: &[u8]| {
+        let setup = Setup {
+            d81: Some(disk_with(&[("m.ssnail", img)])),
+            sd: None,
+            ssnail_mib: Some(64),
+        };
+        run(&setup, &keys, "tokens/s]", 120.0)
+    };
+    let (a, b) = (on(&img), on(&flipped));
+    assert_eq!(answer(&a, prompt), original);
+    assert_eq!(answer(&b, prompt), flipped_text);
+    assert_ne!(answer(&a, prompt), answer(&b, prompt));
 }
