@@ -200,6 +200,9 @@ impl<'a> ImageTokenizer<'a> {
 
     /// Merge priority of a token (lower merges first); None = never merges.
     pub fn prio(&self, id: u32) -> Option<u32> {
+        if id >= self.block.n_vocab {
+            return None; // a corrupt index entry: never merge
+        }
         if self.block.prio32() {
             let p = rd_u32(self.mem, self.priority + 4 * id as usize);
             (p != NONE32).then_some(p)
@@ -464,4 +467,88 @@ pub fn tables_only_memory(t: &crate::tables::ImageTables) -> Vec<u8> {
     };
     mem[..HEADER_LEN].copy_from_slice(&header.to_bytes());
     mem
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tables::ImageTables;
+    use crate::vocab::tests::vocab;
+    use crate::vocab::TokModel;
+    use ssnail_format::image::h;
+    use ssnail_format::wr_u32;
+
+    fn spm_mem() -> Vec<u8> {
+        let mut v = vocab(
+            TokModel::Spm,
+            &["<unk>", "<s>", "</s>", "▁", "a", "b", "▁a", "ab"],
+        );
+        v.scores = vec![0.0, 0.0, 0.0, -1.0, -2.0, -3.0, -0.5, -0.7];
+        tables_only_memory(&ImageTables::build(&v))
+    }
+
+    #[test]
+    fn small_spm_image() {
+        let mem = spm_mem();
+        let t = ImageTokenizer::new(&mem).unwrap();
+        // " ab": "▁a" (priority 0) beats "ab" (1).
+        assert_eq!(t.encode("ab", true), [1, 6, 5]);
+        assert_eq!(t.encode("ab", false), [6, 5]);
+        assert_eq!(t.encode("", true), [1]);
+        assert_eq!(t.encode("", false), [] as [u32; 0]);
+        // 'c' has no start token and is dropped; 'é' becomes '?' (none either).
+        assert_eq!(t.encode("bcé", false), [3, 5]);
+        assert!(t.probes() > 0);
+    }
+
+    #[test]
+    fn corrupt_images_are_errors_not_panics() {
+        let mem = spm_mem();
+        let tok_addr = rd_u32(&mem, h::TOKENIZER);
+        let block_off = (tok_addr - BASE) as usize;
+
+        let mut bad = mem.clone();
+        bad[block_off] = 7;
+        let e = ImageTokenizer::new(&bad).err().unwrap();
+        assert!(e.contains("unknown tokenizer kind 7"), "{e}");
+
+        let mut bad = mem.clone();
+        wr_u32(&mut bad, block_off + 12, 1 << 20); // index_len
+        let e = ImageTokenizer::new(&bad).err().unwrap();
+        assert!(
+            e.contains("sorted index") && e.contains("runs past the end"),
+            "{e}"
+        );
+
+        let mut bad = mem.clone();
+        wr_u32(&mut bad, h::TOKENIZER, 0);
+        assert!(ImageTokenizer::new(&bad)
+            .err()
+            .unwrap()
+            .contains("no tokenizer block"));
+
+        let e = ImageTokenizer::new(&mem[..block_off + 20]).err().unwrap();
+        assert!(e.contains("runs past the end"), "{e}");
+
+        let e = ImageTokenizer::new(&mem[..100]).err().unwrap();
+        assert!(e.contains("too short"), "{e}");
+
+        // A bad id inside the index: no panic, it just never merges.
+        let mut bad = mem.clone();
+        let index = (rd_u32(&mem, block_off + 8) - BASE) as usize;
+        wr_u32(&mut bad, index, 999);
+        let t = ImageTokenizer::new(&bad).unwrap();
+        let _ = t.encode("ab ab", true);
+    }
+
+    #[test]
+    fn image_memory_places_the_payload() {
+        let mem = spm_mem();
+        let payload = (ssnail_format::image::PAYLOAD_BASE - BASE) as usize;
+        let mut file = mem[..HEADER_LEN].to_vec();
+        file.extend_from_slice(&mem[payload..]);
+        assert_eq!(image_memory(&file).unwrap()[payload..], mem[payload..]);
+        let e = image_memory(&file[..file.len() - 1]).err().unwrap();
+        assert!(e.contains("truncated image"), "{e}");
+    }
 }
