@@ -4,8 +4,8 @@
 //!
 //! * SentencePiece ("llama"): llama.cpp's own SPM algorithm, hand-written
 //!   below because no crate runs llama.cpp's SPM over a GGUF vocabulary
-//!   (the `tokenizers`/`sentencepiece` crates need a protobuf model or a
-//!   `tokenizer.json`, and differ in byte fallback and tie-breaks).
+//!   (the `sentencepiece` crate wraps the C++ library and needs its protobuf
+//!   model; `tokenizers` needs a `tokenizer.json` and a different model).
 //! * GPT-2 byte-level BPE ("gpt2") and WordPiece ("bert"): Hugging Face's
 //!   `tokenizers` pipelines (the library that produced llama.cpp's expected
 //!   ids), built from the GGUF's tokens and merges.
