@@ -249,3 +249,82 @@ fn screen_capture_80x25_and_80x50() {
     assert_eq!(lines[0], "TOP");
     assert_eq!(lines[49], "Row 49!");
 }
+
+#[test]
+fn ssnail_job_from_a_mega65_program_matches_the_direct_core_run() {
+    use ssnail_emu::core::{loadport, NoHost};
+    use ssnail_format::ggml::GgmlType;
+    use ssnail_format::image::Header;
+
+    // A small llama model from the test kit, converted by the converter.
+    let dir = tempfile::tempdir().unwrap();
+    let gguf_path = dir.path().join("m.gguf");
+    let opts = ssnail_testkit::models::ModelOpts::llama().with_wtype(GgmlType::Q8_0);
+    ssnail_testkit::models::write(&gguf_path, &ssnail_testkit::models::build(&opts));
+    let gguf = ssnail_gguf::Gguf::open(&gguf_path).unwrap();
+    let conv = ssnail_convert::Options {
+        ctx: Some(64),
+        ..Default::default()
+    };
+    let image = ssnail_convert::convert(&gguf, &conv).unwrap().image;
+    let header = Header::parse(&image).unwrap();
+    let mem = loadport::default_memory(&header);
+    let prompt = [1u32, 17, 42, 99];
+
+    // Direct run on the core emulator.
+    let (mut direct, _) = Ssnail::load_bytes(&image, Some(mem)).unwrap();
+    let want = direct.generate(&prompt, 8, &mut NoHost).unwrap();
+    assert!(!want.tokens.is_empty());
+    let traffic = direct.machine.traffic.total();
+
+    // The same image loaded and run by the MEGA65 program.
+    let sd = dir.path().join("sd");
+    std::fs::create_dir(&sd).unwrap();
+    std::fs::write(sd.join("MODEL.BIN"), &image).unwrap();
+    let prompt_bytes: Vec<u8> = prompt.iter().flat_map(|t| t.to_le_bytes()).collect();
+    std::fs::write(sd.join("PROMPT.BIN"), &prompt_bytes).unwrap();
+    let mut m = Machine::new();
+    m.set_sd_dir(sd);
+    m.attach_ssnail(Ssnail::new(CoreMachine::new(mem)));
+    start(&mut m, &assemble("ssnail"));
+    assert_eq!(m.run(120 * CPU_HZ), StopReason::Exit(0));
+    let res = chip(&mut m, 0x3F00, 4);
+    assert_eq!(res[0] as usize, prompt.len(), "prompt length");
+    assert_eq!(res[1] as usize, want.tokens.len(), "generated");
+    assert_eq!(res[2] as u32, want.stop_reason, "stop reason");
+    assert_eq!(res[3], 0, "SSNAIL error code");
+    let toks: Vec<u32> = chip(&mut m, 0x5000, 256)
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(toks[..prompt.len()], prompt);
+    assert_eq!(
+        toks[prompt.len()..prompt.len() + want.tokens.len()],
+        want.tokens[..]
+    );
+    let dev = m.ssnail.device.as_ref().unwrap();
+    assert_eq!(
+        dev.machine.traffic.total(),
+        traffic,
+        "same work as the direct run"
+    );
+
+    // Timing: tokens appear one by one; the whole job takes traffic / 130 MB/s of emulated time.
+    let stamps: Vec<u64> = chip(&mut m, 0x4800, 4 * want.tokens.len())
+        .chunks(4)
+        .map(|c| {
+            let a = u16::from_le_bytes([c[0], c[1]]) as u64;
+            let b = u16::from_le_bytes([c[2], c[3]]) as u64;
+            (0xFFFF - b) * 65536 + (0xFFFF - a)
+        })
+        .collect();
+    eprintln!("token stamps (µs): {stamps:?}");
+    assert!(stamps.windows(2).all(|w| w[0] < w[1]), "{stamps:?}");
+    let job_us = traffic as f64 / 130e6 * 1e6;
+    let per_token = job_us / (want.tokens.len() as f64 + prompt.len() as f64 - 1.0);
+    let gap = (stamps[stamps.len() - 1] - stamps[0]) as f64 / (stamps.len() - 1) as f64;
+    assert!(
+        (gap / per_token - 1.0).abs() < 0.2,
+        "token gap {gap:.0} µs vs {per_token:.0} µs from the bandwidth model"
+    );
+}
