@@ -1063,3 +1063,78 @@ fn llama_import_reads_sentencepiece_models() {
         assert_eq!(tok.encode(text, false), want, "{text:?}");
     }
 }
+
+/// The same tokenizer as Hugging Face's converter writes it (tokenizer.json
+/// only, BPE with byte fallback; tests/data/spm/hf): a SentencePiece-style
+/// llama vocabulary whose reference tokenizer encodes like sentencepiece.
+#[test]
+fn llama_import_reads_sentencepiece_tokenizer_json() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/spm");
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join("expected.json")).unwrap())
+            .unwrap();
+    let pieces = expected["pieces"].as_array().unwrap();
+    let model = TinyLlama::new(pieces.len());
+    let dir = tempfile::tempdir().unwrap();
+    model.write_model(dir.path());
+    for f in ["tokenizer.json", "tokenizer_config.json"] {
+        std::fs::copy(data.join("hf").join(f), dir.path().join(f)).unwrap();
+    }
+    let out = dir.path().join("hfspm.gguf");
+    import(dir.path(), &out, OutType::F16, None).unwrap();
+
+    let g = Gguf::open(&out).unwrap();
+    assert_eq!(g.get_str("tokenizer.ggml.model"), Some("llama"));
+    let tokens = g.get_strings("tokenizer.ggml.tokens").unwrap();
+    let types = g.get_i64s("tokenizer.ggml.token_type").unwrap();
+    let scores = g.get_f64s("tokenizer.ggml.scores").unwrap();
+    for (i, p) in pieces.iter().enumerate() {
+        assert_eq!(tokens[i], p[0].as_str().unwrap(), "piece {i}");
+        // llama.cpp's LlamaHfVocab: the unknown token is a special (control)
+        // token there; every other type as sentencepiece says.
+        let want = match p[2].as_i64().unwrap() {
+            2 => 3,
+            t => t,
+        };
+        assert_eq!(types[i], want, "type {i}");
+    }
+    // Merge order: SentencePiece's BPE scores and ours rank multi-character
+    // pieces the same way.
+    let multi: Vec<usize> = (0..pieces.len())
+        .filter(|&i| types[i] == 1 && tokens[i].chars().count() > 1 && pieces[i][0] != "<tool>")
+        .collect();
+    for w in multi.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let spm = pieces[a][1]
+            .as_f64()
+            .unwrap()
+            .total_cmp(&pieces[b][1].as_f64().unwrap());
+        assert_eq!(
+            scores[a].total_cmp(&scores[b]),
+            spm,
+            "{} vs {}",
+            tokens[a],
+            tokens[b]
+        );
+    }
+    for (k, v) in [("bos", 1), ("eos", 2), ("unknown", 0)] {
+        assert_eq!(
+            g.get_u64(&format!("tokenizer.ggml.{k}_token_id")),
+            Some(v),
+            "{k}"
+        );
+    }
+    assert_eq!(g.get_bool("tokenizer.ggml.add_bos_token"), Some(true));
+
+    let tok = GgufTokenizer::new(Vocab::from_gguf(&g).unwrap()).unwrap();
+    for case in expected["encode"].as_array().unwrap() {
+        let text = case[0].as_str().unwrap();
+        let want: Vec<u32> = case[1]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap() as u32)
+            .collect();
+        assert_eq!(tok.encode(text, false), want, "{text:?}");
+    }
+}

@@ -104,6 +104,8 @@ fn write_vocab(ckpt: &Checkpoint, sink: &mut Sink, vocab_size: usize) -> Result<
         w.meta_i32s("tokenizer.ggml.token_type", &types);
         let special = SpecialVocab::load(dir, tok_json.as_ref(), n, false)?;
         special.write(w);
+    } else if let Some(tok) = tok_json.as_ref().filter(|t| is_sentencepiece_bpe(t)) {
+        n = write_hf_sentencepiece(ckpt, tok, sink, vocab_size)?;
     } else if tok_json.is_some() {
         // llama.cpp names the pre-tokenizer by a hash of a test encoding;
         // here the known families by vocabulary size. SmolLM's (and
@@ -117,6 +119,109 @@ fn write_vocab(ckpt: &Checkpoint, sink: &mut Sink, vocab_size: usize) -> Result<
     } else {
         bail!("{}: no tokenizer.model or tokenizer.json", dir.display());
     }
+    Ok(n)
+}
+
+/// A tokenizer.json converted from SentencePiece (BPE with byte fallback),
+/// as Llama 2, TinyLlama and llama2.c ports ship without tokenizer.model.
+fn is_sentencepiece_bpe(tok: &Value) -> bool {
+    let model = tok.get("model");
+    model.and_then(|m| m.get("type")).and_then(Value::as_str) == Some("BPE")
+        && model
+            .and_then(|m| m.get("byte_fallback"))
+            .and_then(Value::as_bool)
+            == Some(true)
+}
+
+/// llama.cpp's `LlamaHfVocab`: model "llama", `<0xHH>` pieces typed byte,
+/// special tokens control, added tokens past the base vocabulary
+/// user-defined. Scores differ on purpose: llama.cpp writes -1000 for every
+/// token, which leaves a SentencePiece tokenizer (llama.cpp's or the
+/// image's, both merging the highest score first) without a merge order; we
+/// score each token by the rank of the merge that makes it (-rank), which
+/// is the order SentencePiece's own BPE scores encode.
+fn write_hf_sentencepiece(
+    ckpt: &Checkpoint,
+    tok: &Value,
+    sink: &mut Sink,
+    vocab_size: usize,
+) -> Result<usize> {
+    let dir = &ckpt.dir;
+    let list = vocab::hf_token_list(dir, Some(tok), Some(vocab_size))?;
+    let n = list.tokens.len();
+    let base = tok
+        .get("model")
+        .and_then(|m| m.get("vocab"))
+        .and_then(Value::as_object)
+        .map(|v| v.len())
+        .unwrap_or(n);
+    let mut special = SpecialVocab::load(dir, Some(tok), n, false)?;
+    let declared: Vec<u32> = special.ids.iter().map(|(_, id)| *id).collect();
+    let is_byte = |t: &str| {
+        t.len() == 6
+            && t.starts_with("<0x")
+            && t.ends_with('>')
+            && u8::from_str_radix(&t[3..5], 16).is_ok()
+    };
+    let mut types = Vec::with_capacity(n);
+    for (id, (t, &ty)) in list.tokens.iter().zip(&list.types).enumerate() {
+        types.push(if is_byte(t) {
+            BYTE
+        } else if ty == CONTROL || declared.contains(&(id as u32)) {
+            CONTROL
+        } else if ty == USER_DEFINED && id >= base {
+            USER_DEFINED
+        } else if ty == UNUSED {
+            UNUSED
+        } else {
+            NORMAL
+        });
+    }
+    let index: std::collections::HashMap<&str, usize> = list
+        .tokens
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.as_str(), i))
+        .collect();
+    let mut scores = vec![-1000.0f32; n];
+    let merges = tok
+        .get("model")
+        .and_then(|m| m.get("merges"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for (rank, m) in merges.iter().enumerate() {
+        let (a, b) = match m {
+            Value::String(s) => match s.split_once(' ') {
+                Some((a, b)) => (a.to_string(), b.to_string()),
+                None => continue,
+            },
+            Value::Array(p) if p.len() == 2 => (
+                p[0].as_str().unwrap_or_default().to_string(),
+                p[1].as_str().unwrap_or_default().to_string(),
+            ),
+            _ => continue,
+        };
+        if let Some(&id) = index.get(format!("{a}{b}").as_str()) {
+            if scores[id] == -1000.0 {
+                scores[id] = -(rank as f32);
+            }
+        }
+    }
+    // Single characters are never made by a merge; they score 0.
+    for (id, t) in list.tokens.iter().enumerate() {
+        if types[id] == NORMAL && t.chars().count() == 1 {
+            scores[id] = 0.0;
+        }
+    }
+    let w = &mut sink.w;
+    w.meta_str("tokenizer.ggml.model", "llama");
+    w.meta_str("tokenizer.ggml.pre", "default");
+    w.meta_strs("tokenizer.ggml.tokens", &list.tokens);
+    w.meta_f32s("tokenizer.ggml.scores", &scores);
+    w.meta_i32s("tokenizer.ggml.token_type", &types);
+    special.merges.clear();
+    special.write(w);
     Ok(n)
 }
 

@@ -27,3 +27,24 @@ enc = [[s, sp.encode(s)] for s in samples]
 json.dump({"pieces": pieces, "encode": enc, "sentencepiece": spm.__version__}, open(os.path.join(here, 'expected.json'),'w'), ensure_ascii=False, indent=0)
 os.remove(os.path.join(here, 'train.txt'))
 os.remove(os.path.join(here, 'tokenizer.vocab'))
+
+# The same tokenizer as Hugging Face's converter writes it (tokenizer.json:
+# BPE with byte fallback, merges), for checkpoints without tokenizer.model.
+# Needs `transformers` (no PyTorch). Its encodings must equal the above.
+from transformers import AutoTokenizer
+src = os.path.join(here, 'hf-src')
+os.makedirs(src, exist_ok=True)
+import shutil
+shutil.copy(os.path.join(here, 'tokenizer.model'), src)
+json.dump({"tokenizer_class": "LlamaTokenizer", "bos_token": "<s>", "eos_token": "</s>",
+           "unk_token": "<unk>", "add_bos_token": True, "legacy": True},
+          open(os.path.join(src, 'tokenizer_config.json'), 'w'))
+hf = AutoTokenizer.from_pretrained(src)
+shutil.rmtree(src)
+out = os.path.join(here, 'hf')
+hf.save_pretrained(out)
+for s, ids in enc:
+    assert hf.encode(s, add_special_tokens=False) == ids, s
+for f in os.listdir(out):
+    if f not in ('tokenizer.json', 'tokenizer_config.json'):
+        os.remove(os.path.join(out, f))
