@@ -105,11 +105,14 @@ fn reference(img: &[u8], prompt: &str, n: u32) -> String {
     text
 }
 
+#[derive(Default)]
 struct Setup {
     d81: Option<Vec<u8>>,
     sd: Option<tempfile::TempDir>,
     /// SSNAIL memory in MiB; None = no SSNAIL core.
     ssnail_mib: Option<usize>,
+    /// SSNAIL memory bandwidth (MB/s) when not the default 130.
+    bandwidth_mbs: Option<f64>,
 }
 
 /// Run the program until `until` appears in its transcript (after the last key was typed) or
@@ -126,13 +129,24 @@ fn run_n(setup: &Setup, keys: &str, until: &str, times: usize, seconds: f64) -> 
         core.numerics = Numerics::Hardware;
         m.attach_ssnail(Ssnail::new(core));
     }
+    if let Some(b) = setup.bandwidth_mbs {
+        m.ssnail.bandwidth = b * 1e6;
+    }
     if let Some(d) = &setup.d81 {
         m.mount_d81(d.clone());
     }
     if let Some(sd) = &setup.sd {
         m.set_sd_dir(sd.path().to_path_buf());
     }
-    let (_, entry) = m.load_prg(prg(), None).unwrap();
+    // Start the program the way the user does: the PRG from the disk when there is one.
+    let program = match &setup.d81 {
+        Some(d) => D81::from_bytes(d.clone())
+            .unwrap()
+            .read_file("ssnail")
+            .unwrap(),
+        None => prg().to_vec(),
+    };
+    let (_, entry) = m.load_prg(&program, None).unwrap();
     m.keys.schedule(&KeyScript::parse(keys).unwrap(), 0);
     m.start_at(entry);
     let step = CPU_HZ / 10;
@@ -190,6 +204,7 @@ fn llama_from_the_d81_prints_what_ssnail_run_prints() {
         d81: Some(disk_with(&[("tinyllama.ssnail", &img)])),
         sd: None,
         ssnail_mib: Some(64),
+        ..Default::default()
     };
     let prompt = "the cat sat on the mat";
     // All keys typed at once: the ones after RETURN wait in the queue while the model loads.
@@ -211,6 +226,7 @@ fn gpt2_from_the_sd_card_prints_what_ssnail_run_prints() {
         d81: Some(disk_with(&[])),
         sd: Some(sd_with(&[("SSNAIL/TINYGPT.SSNAIL", &img)])),
         ssnail_mib: Some(64),
+        ..Default::default()
     };
     let prompt = "Once upon a time";
     let t = run(
@@ -285,6 +301,7 @@ fn tokens_on_the_mega65(img: &[u8], lines: &[&str]) -> Vec<String> {
         d81: Some(disk_with(&[])),
         sd: Some(sd_with(&[("MODEL.SSNAIL", img)])),
         ssnail_mib: Some(64),
+        ..Default::default()
     };
     let mut keys = String::from("{RETURN}");
     for l in lines {
@@ -349,6 +366,7 @@ fn bert_shows_the_three_most_similar_earlier_lines_with_their_cosine() {
         d81: Some(disk_with(&[("tinybert.ssnail", &img)])),
         sd: None,
         ssnail_mib: Some(64),
+        ..Default::default()
     };
     let mut keys = String::from("{RETURN}");
     for l in lines {
@@ -424,6 +442,7 @@ fn bad_images_give_clear_messages_and_the_program_keeps_working() {
             ("SSNAIL/D_GOOD.SSNAIL", &good),
         ])),
         ssnail_mib: Some(64),
+        ..Default::default()
     };
     // List order: SD root (sorted), SD /SSNAIL, D81. Try each from the top, the good one last.
     let keys = "{UP}{UP}{UP}{UP}{UP}{RETURN}{DOWN}{RETURN}{DOWN}{RETURN}{DOWN}{DOWN}{RETURN}\
@@ -459,6 +478,7 @@ fn a_load_port_error_is_reported_and_the_program_keeps_working() {
         d81: Some(disk_with(&[])),
         sd: Some(sd_with(&[("BIG.SSNAIL", &big)])),
         ssnail_mib: Some(1),
+        ..Default::default()
     };
     let t = run_n(&setup, "{RETURN}{WAIT 5}r", "RETURN: load", 2, 120.0);
     assert!(t.contains("BIG.SSNAIL: load port reported ERROR"), "{t}");
@@ -472,6 +492,7 @@ fn without_the_ssnail_core_the_program_says_so_and_still_lists_models() {
         d81: Some(disk_with(&[("tinyllama.ssnail", &img)])),
         sd: None,
         ssnail_mib: None,
+        ..Default::default()
     };
     let t = run_n(&setup, "{RETURN}{WAIT 1}r", "RETURN: load", 2, 30.0);
     assert!(
@@ -512,6 +533,7 @@ fn flipping_one_weight_byte_changes_the_screen_output() {
             d81: Some(disk_with(&[("m.ssnail", img)])),
             sd: None,
             ssnail_mib: Some(64),
+            ..Default::default()
         };
         run(&setup, &keys, "tokens/s]", 120.0)
     };
@@ -519,4 +541,124 @@ fn flipping_one_weight_byte_changes_the_screen_output() {
     assert_eq!(answer(&a, prompt), original);
     assert_eq!(answer(&b, prompt), flipped_text);
     assert_ne!(answer(&a, prompt), answer(&b, prompt));
+}
+
+fn reference_turns(img: &[u8], turns: &[(&str, u32)]) -> Vec<(String, u32)> {
+    let mem = image_memory(img).unwrap();
+    let tok = ImageTokenizer::new(&mem).unwrap();
+    let (mut dev, _) = Ssnail::load_bytes(img, None).unwrap();
+    dev.machine.numerics = Numerics::Hardware;
+    let mut out = Vec::new();
+    for (i, (prompt, n)) in turns.iter().enumerate() {
+        let g = if i == 0 {
+            dev.generate(&tok.encode(prompt, true), *n, &mut NoHost)
+                .unwrap()
+        } else {
+            dev.continue_generation(&tok.encode(prompt, false), *n, &mut NoHost)
+                .unwrap()
+        };
+        let mut text = String::new();
+        let mut f = AsciiFolder::new();
+        for t in g.tokens {
+            f.push(&dev.vocab_piece(t), &mut text);
+        }
+        out.push((text, g.stop_reason));
+    }
+    out
+}
+
+#[test]
+fn turns_continue_the_context_until_it_is_full_then_reset_starts_again() {
+    let img = gpt2();
+    let turns = [
+        ("Once upon a time", 12),
+        (" the dog", 12),
+        ("", 10),
+        (" and then", 60),
+    ];
+    let want = reference_turns(&img, &turns);
+    assert_eq!(want[3].1, 3, "the last turn must fill the 64-token context");
+    let setup = Setup {
+        d81: Some(disk_with(&[("tinygpt.ssnail", &img)])),
+        ssnail_mib: Some(64),
+        ..Default::default()
+    };
+    let mut keys = String::from("{RETURN}");
+    for (p, n) in turns {
+        keys.push_str(&format!("/n {n}{{RETURN}}{p}{{RETURN}}"));
+    }
+    keys.push_str("/reset{RETURN}/n 12{RETURN}Once upon a time{RETURN}");
+    let t = run_n(&setup, &keys, "tokens/s]", 5, 120.0);
+    for (i, (p, _)) in turns.iter().enumerate() {
+        let at = t.find(&format!("> {p}\n")).unwrap();
+        assert_eq!(answer(&t[at..], p), want[i].0, "turn {i}:\n{t}");
+    }
+    assert!(
+        t.contains("[context full at 64 tokens: /reset to start again]"),
+        "{t}"
+    );
+    assert!(t.contains("[context cleared]"), "{t}");
+    let last = t.rfind("> Once upon a time\n").unwrap();
+    assert_eq!(answer(&t[last..], "Once upon a time"), want[0].0, "{t}");
+}
+
+#[test]
+fn run_stop_ends_an_answer_early() {
+    let img = llama();
+    let setup = Setup {
+        d81: Some(disk_with(&[("tinyllama.ssnail", &img)])),
+        ssnail_mib: Some(64),
+        // Slow memory so that the answer takes seconds of emulated time.
+        bandwidth_mbs: Some(2.0),
+        ..Default::default()
+    };
+    let t = run(
+        &setup,
+        "{RETURN}/n 60{RETURN}the cat{RETURN}{WAIT 3}{STOP}",
+        "tokens/s]",
+        300.0,
+    );
+    assert!(t.contains("[stopped]"), "{t}");
+    let stats = &t[t.rfind("\n[").unwrap() + 2..];
+    let n: u32 = stats.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(n > 0 && n < 60, "{t}");
+    // What was printed is the start of the full answer.
+    let full = reference(&img, "the cat", 60);
+    assert!(full.starts_with(answer(&t, "the cat")), "{t}");
+}
+
+#[test]
+fn config_txt_chooses_the_default_model() {
+    let small = gpt2();
+    let large = llama();
+    let sd = |config: Option<&str>| {
+        let mut files: Vec<(&str, &[u8])> =
+            vec![("SMALL.SSNAIL", &small), ("LARGE.SSNAIL", &large)];
+        if let Some(c) = config {
+            files.push(("SSNAIL/CONFIG.TXT", c.as_bytes()));
+        }
+        Setup {
+            d81: Some(disk_with(&[])),
+            sd: Some(sd_with(&files)),
+            ssnail_mib: Some(64),
+            ..Default::default()
+        }
+    };
+    let needed = |img: &[u8]| u32::from_le_bytes(img[0x38..0x3C].try_into().unwrap());
+    let (biggest, other) = if needed(&small) > needed(&large) {
+        ("SMALL.SSNAIL", "LARGE.SSNAIL")
+    } else {
+        ("LARGE.SSNAIL", "SMALL.SSNAIL")
+    };
+    // CONFIG.TXT's first line names the default.
+    let t = run(
+        &sd(Some(&format!("{other}\r\nignored\n"))),
+        "{RETURN}",
+        "Loaded",
+        60.0,
+    );
+    assert!(t.contains(&format!("Loaded {other}")), "{t}");
+    // Without CONFIG.TXT: the one needing the most memory that fits.
+    let t = run(&sd(None), "{RETURN}", "Loaded", 60.0);
+    assert!(t.contains(&format!("Loaded {biggest}")), "{t}");
 }

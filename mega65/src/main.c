@@ -59,6 +59,7 @@ static void draw_entry(uint8_t i, uint8_t selected) {
                (m->source == SRC_D81 ? m->expected : m->file_size) >> 10,
                (m->mem_needed + 1048575UL) >> 20,
                verdict);
+    scr_log('\n');   /* rows are placed with scr_at: keep the transcript one row per line */
     scr_col = COL_LGREEN;
     if (selected) {
         scr_reverse_row(LIST_ROW + i, 1);
