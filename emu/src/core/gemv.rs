@@ -405,7 +405,11 @@ fn rows_float(t: GgmlType, w: &[u8], rb: usize, r0: usize, x: &[f64], y: &mut [f
 
 /// Rows per parallel task: big enough to amortise scheduling, small enough
 /// to balance two or more threads.
-fn chunk_rows(rows: usize) -> usize {
+fn chunk_rows(rows: usize, row_bytes: usize) -> usize {
+    // Small matrices (< 256 KiB) stay on one thread: waking workers costs more.
+    if rows * row_bytes < 256 << 10 {
+        return rows.max(1);
+    }
     let threads = rayon::current_num_threads().max(1);
     (rows / (threads * 8)).clamp(16, 4096)
 }
@@ -414,7 +418,7 @@ fn chunk_rows(rows: usize) -> usize {
 /// [`gemv_hw_definition`]). `w` holds `y.len()` rows of `x.len()` columns.
 pub fn gemv_hw(t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32]) {
     let rb = t.row_bytes(x.len());
-    let ch = chunk_rows(y.len());
+    let ch = chunk_rows(y.len(), rb);
     match t {
         GgmlType::Q8_0 | GgmlType::Q4_0 => {
             let xq = quantize_input(x);
@@ -432,7 +436,7 @@ pub fn gemv_hw(t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32]) {
 /// Float-reference GEMV, optimised and multi-threaded.
 pub fn gemv_float(t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32]) {
     let rb = t.row_bytes(x.len());
-    let ch = chunk_rows(y.len());
+    let ch = chunk_rows(y.len(), rb);
     let x64: Vec<f64> = x.iter().map(|&v| v as f64).collect();
     y.par_chunks_mut(ch)
         .enumerate()
