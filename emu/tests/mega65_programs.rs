@@ -328,3 +328,21 @@ fn ssnail_job_from_a_mega65_program_matches_the_direct_core_run() {
         "token gap {gap:.0} µs vs {per_token:.0} µs from the bandwidth model"
     );
 }
+
+#[test]
+fn benchmark_loop_takes_the_cycles_the_timing_table_gives() {
+    // One pass of loop.s: 256 × (LDA (zp),Y 7 + STA (zp),Y 6 + JSR 5 + CLC 1 + ADC zp 4 + EOR # 2
+    // + STA zp 3 + INC abs 7 + RTS 5 + INY 1 + BNE taken 4) = 256 × 45, minus 2 for the last BNE,
+    // plus 4 × (LDA # 2 + STA zp 3) + LDA # 2 + STA zp 3 + LDY # 2 + INW 8 + LDA abs 5 + CLC 1
+    // + ADC zp 4 + STA abs 4 + BRA taken 6 = 11,573 cycles.
+    let mut m = Machine::new();
+    start(&mut m, &assemble("loop"));
+    assert_eq!(m.run(1_000_000), StopReason::Budget);
+    let passes = |m: &mut Machine| {
+        let b = m.peek_phys(0xF6, 2);
+        u16::from_le_bytes([b[0], b[1]])
+    };
+    let p0 = passes(&mut m);
+    assert_eq!(m.run(100 * 11_573), StopReason::Budget);
+    assert_eq!(passes(&mut m) - p0, 100);
+}

@@ -9,6 +9,8 @@ use super::machine::Machine;
 
 /// Chip RAM: banks 0–5 (384 KB) at $0000000.
 pub const CHIP_RAM_SIZE: usize = 0x60000;
+/// The chip-RAM buffer is a power of two so that masked indexing needs no bounds check.
+pub(crate) const CHIP_BUF: usize = 0x80000;
 /// Colour RAM (32 KB) at $FF80000.
 pub const COLOUR_RAM_BASE: u32 = 0xFF8_0000;
 pub const COLOUR_RAM_SIZE: usize = 0x8000;
@@ -89,9 +91,10 @@ impl Machine {
             self.wview[page as usize] = w;
             let fast = |p: u32| {
                 // Chip RAM except the colour-RAM window at $1F800 and the CPU port at $0000/$0001.
-                p < CHIP_RAM_SIZE as u32 && !(0x1_F800..0x2_0000).contains(&p) && p >= 0x100
+                p < CHIP_RAM_SIZE as u32 && !(0x1_F800..0x2_0000).contains(&p)
             };
-            self.rmap[page as usize] = if fast(r) || r == 0 { r } else { SLOW };
+            // Page 0 stays fast: `wr` sends $0000/$0001 (the CPU port) to the slow path itself.
+            self.rmap[page as usize] = if fast(r) { r } else { SLOW };
             self.wmap[page as usize] = if fast(w) { w } else { SLOW };
         }
     }
@@ -101,8 +104,7 @@ impl Machine {
     pub(crate) fn rd(&mut self, addr: u16) -> u8 {
         let base = self.rmap[(addr >> 8) as usize];
         if base != SLOW {
-            // SAFETY-free fast path: fast pages are below CHIP_RAM_SIZE by construction.
-            self.chip[(base + (addr as u32 & 0xFF)) as usize]
+            self.chip[(base + (addr as u32 & 0xFF)) as usize & (CHIP_BUF - 1)]
         } else {
             self.rd_slow(addr)
         }
@@ -111,8 +113,8 @@ impl Machine {
     #[inline(always)]
     pub(crate) fn wr(&mut self, addr: u16, v: u8) {
         let base = self.wmap[(addr >> 8) as usize];
-        if base != SLOW {
-            self.chip[(base + (addr as u32 & 0xFF)) as usize] = v;
+        if base != SLOW && addr > 1 {
+            self.chip[(base + (addr as u32 & 0xFF)) as usize & (CHIP_BUF - 1)] = v;
         } else {
             self.wr_slow(addr, v)
         }
@@ -150,6 +152,9 @@ impl Machine {
             self.cpu_port = v;
             self.rebuild_view();
         }
+        // Reads of $00/$01 take the fast path: keep the port values in the RAM cells they shadow.
+        self.chip[0] = self.cpu_ddr;
+        self.chip[1] = self.cpu_port;
     }
 
     /// Reads one byte of the 28-bit physical address space.

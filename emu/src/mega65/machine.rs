@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::bus::{MapState, CHIP_RAM_SIZE, COLOUR_RAM_SIZE, SLOW};
+use super::bus::{MapState, CHIP_BUF, COLOUR_RAM_SIZE, SLOW};
 use super::cia::Cia;
 use super::f011::F011;
 use super::hyppo::Hyppo;
@@ -77,7 +77,7 @@ pub struct Machine {
     pub(crate) slow_factor: u16,
 
     // --- memory ---
-    pub(crate) chip: Box<[u8]>,
+    pub(crate) chip: Box<[u8; CHIP_BUF]>,
     pub(crate) colour: Box<[u8]>,
     /// $FFD6000–$FFD6FFF (hypervisor scratch, F011 buffer at $C00, SD buffer at $E00).
     pub(crate) sector_area: Box<[u8; 4096]>,
@@ -139,7 +139,10 @@ impl Machine {
             next_event: 0,
             cost: [0; 256],
             slow_factor: 1,
-            chip: vec![0u8; CHIP_RAM_SIZE].into_boxed_slice(),
+            chip: vec![0u8; CHIP_BUF]
+                .into_boxed_slice()
+                .try_into()
+                .expect("size"),
             colour: vec![0u8; COLOUR_RAM_SIZE].into_boxed_slice(),
             sector_area: Box::new([0u8; 4096]),
             rmap: [SLOW; 256],
@@ -186,6 +189,8 @@ impl Machine {
                                  // The screen BASIC's RUN leaves: cleared to spaces, white text.
         m.chip[0x0800..0x0800 + 2000].fill(0x20);
         m.colour[..2000].fill(1);
+        m.chip[0] = m.cpu_ddr;
+        m.chip[1] = m.cpu_port;
         m.rebuild_view();
         m.update_speed();
         m
