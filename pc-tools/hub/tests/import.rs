@@ -443,6 +443,41 @@ fn values(n: usize, seed: u64, scale: f32) -> Vec<f32> {
         .collect()
 }
 
+/// Convert an imported GGUF (matrices kept as F32, F32 KV cache) and run
+/// it on the core emulator (float numerics): the logits at every prompt
+/// position, as the script's ARGMAX sees them.
+fn emulated_logits(gguf: &Path, prompt: &[u32]) -> Vec<Vec<f32>> {
+    use ssnail_emu::core::{Host, Machine, Ssnail};
+    struct Capture(Vec<Vec<f32>>);
+    impl Host for Capture {
+        fn on_argmax(&mut self, logits: &[f32], _m: &Machine) -> Option<u32> {
+            self.0.push(logits.to_vec());
+            None
+        }
+    }
+    let g = Gguf::open(gguf).unwrap();
+    let opts = ssnail_convert::Options {
+        kv_f16: false,
+        ..Default::default()
+    };
+    let conv = ssnail_convert::convert(&g, &opts).unwrap();
+    let (mut dev, _) = Ssnail::load_bytes(&conv.image, None).unwrap();
+    let mut cap = Capture(Vec::new());
+    dev.generate(prompt, 1, &mut cap).unwrap();
+    assert!(cap.0.len() >= prompt.len(), "{} ARGMAX runs", cap.0.len());
+    cap.0.truncate(prompt.len());
+    cap.0
+}
+
+/// Largest difference relative to the largest reference logit.
+fn rel_diff(want: &[f64], got: &[f32]) -> f64 {
+    let scale = want.iter().map(|v| v.abs()).fold(0.0, f64::max);
+    want.iter()
+        .zip(got)
+        .map(|(a, b)| (a - *b as f64).abs() / scale)
+        .fold(0.0, f64::max)
+}
+
 /// Write `tensors` (name, HF shape, values) as model.safetensors (F32).
 fn write_safetensors(dir: &Path, tensors: &[(String, Vec<usize>, Vec<f32>)]) {
     let bytes: Vec<Vec<u8>> = tensors
@@ -735,6 +770,16 @@ fn llama_import_permutes_q_and_k_for_adjacent_pair_rope() {
     }
     println!("llama import: worst logit difference {worst:.3e} (relative to the largest logit)");
     assert!(worst < 1e-9, "{worst}");
+
+    // The converter takes the imported GGUF and the core runs it.
+    let emu = emulated_logits(&out, &ids);
+    let d = want
+        .iter()
+        .zip(&emu)
+        .map(|(w, e)| rel_diff(w, e))
+        .fold(0.0, f64::max);
+    println!("llama import -> image -> core emulator: logits within {d:.2e}");
+    assert!(d < 1e-5, "{d}");
 }
 
 #[test]
@@ -1004,6 +1049,15 @@ fn gpt2_import_transposes_conv1d_weights() {
     }
     println!("gpt2 import: worst logit difference {worst:.3e} (relative to the largest logit)");
     assert!(worst < 1e-9, "{worst}");
+
+    let emu = emulated_logits(&out, &ids);
+    let d = want
+        .iter()
+        .zip(&emu)
+        .map(|(w, e)| rel_diff(w, e))
+        .fold(0.0, f64::max);
+    println!("gpt2 import -> image -> core emulator: logits within {d:.2e}");
+    assert!(d < 1e-5, "{d}");
 }
 
 /// A llama checkpoint with a SentencePiece tokenizer.model (trained by the
