@@ -47,7 +47,10 @@ pub(super) fn import(ckpt: &Checkpoint, sink: &mut Sink, name: &str) -> Result<u
             ckpt.require_u64(&["n_ctx", "n_positions"])? as u32,
         );
         w.meta_u32("gpt2.embedding_length", dim as u32);
-        w.meta_u32("gpt2.feed_forward_length", 4 * dim as u32);
+        // llama.cpp writes 4 × n_embd; `n_inner`, when a config sets it, is
+        // the real width (the same value for every standard GPT-2).
+        let hidden = ckpt.cfg_u64(&["n_inner"]).unwrap_or(4 * dim);
+        w.meta_u32("gpt2.feed_forward_length", hidden as u32);
         w.meta_u32(
             "gpt2.attention.head_count",
             ckpt.require_u64(&["n_head"])? as u32,
