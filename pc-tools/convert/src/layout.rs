@@ -14,6 +14,8 @@ pub enum Content<'a> {
     },
     /// 1-D tensors as f32, back to back (gain then bias).
     Vectors(Vec<&'a TensorInfo>),
+    /// The RoPE table (§3.6), computed when the image is built.
+    Rope { ctx: u32, head_dim: u32, base: f64 },
 }
 
 pub struct Blob<'a> {

@@ -269,7 +269,7 @@ pub fn plan<'a>(g: &'a Gguf, opts: &Options) -> Result<Plan<'a>, ConvertError> {
             format!("context {ctx} is too large: the token buffer holds {MAX_CTX} tokens (--ctx {MAX_CTX} at most)"),
         ));
     }
-    if hp.arch.is_encoder() && 4 * hp.dim > OUTPUT_AREA_LEN {
+    if hp.arch.is_encoder() && 4 * hp.dim as u64 > OUTPUT_AREA_LEN as u64 {
         return Err(ConvertError::model(
             g,
             format!(
@@ -434,18 +434,28 @@ impl<'a, 'o> Builder<'a, 'o> {
     }
 }
 
-/// RoPE table (§3.6): ctx rows of head_dim/2 (cos, sin) pairs, f32.
-fn rope_table(ctx: u32, head_dim: u32, base: f64) -> Vec<u8> {
-    let half = head_dim / 2;
-    let mut out = Vec::with_capacity((ctx * head_dim * 4) as usize);
-    for p in 0..ctx {
-        for j in 0..half {
+/// The script, unless the layout already runs past the 28-bit address
+/// space (such a plan only serves the too-big message, and address
+/// arithmetic in the script could overflow).
+fn emit_within_address_space(scratch_end: u64, emit: impl FnOnce() -> Vec<Instr>) -> Vec<Instr> {
+    if scratch_end <= ADDRESS_END {
+        emit()
+    } else {
+        Vec::new()
+    }
+}
+
+/// RoPE table (§3.6) into `out`: ctx rows of head_dim/2 (cos, sin) pairs,
+/// θ = p·base^(−2j/head_dim) in double precision, stored as f32.
+fn rope_table(head_dim: u32, base: f64, out: &mut [u8]) {
+    let half = (head_dim / 2) as usize;
+    for (p, row) in out.chunks_exact_mut(8 * half).enumerate() {
+        for (j, pair) in row.chunks_exact_mut(8).enumerate() {
             let theta = p as f64 * base.powf(-2.0 * j as f64 / head_dim as f64);
-            out.extend_from_slice(&(theta.cos() as f32).to_le_bytes());
-            out.extend_from_slice(&(theta.sin() as f32).to_le_bytes());
+            pair[..4].copy_from_slice(&(theta.cos() as f32).to_le_bytes());
+            pair[4..].copy_from_slice(&(theta.sin() as f32).to_le_bytes());
         }
     }
-    out
 }
 
 fn lay_out<'a>(
@@ -539,7 +549,15 @@ fn lay_out<'a>(
                 Some(t) => b.matrix(t)?,
                 None => embd,
             };
-            let rope = b.bytes("rope table", rope_table(ctx, hd, hp.rope_base));
+            let rope = b.lay.place(
+                "rope table",
+                ctx as usize * hd as usize * 4,
+                Content::Rope {
+                    ctx,
+                    head_dim: hd,
+                    base: hp.rope_base,
+                },
+            );
             for _ in 0..l {
                 attn_blocks.push(b.bytes("attention block", vec![0; 32]));
             }
@@ -607,7 +625,7 @@ fn lay_out<'a>(
                 };
                 b.lay.set_bytes(attn_blocks[i], ab.encode().to_vec());
             }
-            script = script::llama(&m);
+            script = emit_within_address_space(scratch_end, || script::llama(&m));
             output = sc.logits;
             out_dim = hp.vocab_rows;
         }
@@ -716,7 +734,7 @@ fn lay_out<'a>(
                 tmp,
                 vscr,
             };
-            script = script::gpt2(&m);
+            script = emit_within_address_space(scratch_end, || script::gpt2(&m));
             output = logits;
             out_dim = hp.vocab_rows;
         }
@@ -823,7 +841,7 @@ fn lay_out<'a>(
                 vscr,
                 hb,
             };
-            script = script::bert(&m);
+            script = emit_within_address_space(scratch_end, || script::bert(&m));
             output = OUTPUT_AREA;
             out_dim = dim;
         }
@@ -982,6 +1000,7 @@ impl<'a> Plan<'a> {
                 Content::Bytes(b) => out.copy_from_slice(b),
                 Content::Matrix { t, dst } => encode_matrix(g, t, *dst, out, progress),
                 Content::Vectors(ts) => encode_vectors(g, ts, out),
+                Content::Rope { head_dim, base, .. } => rope_table(*head_dim, *base, out),
             });
         let report = Report::new(&self);
         Converted {

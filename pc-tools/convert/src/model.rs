@@ -79,7 +79,33 @@ impl Hparams {
         let embd = g
             .tensor("token_embd.weight")
             .ok_or_else(|| ConvertError::model(g, "missing tensor token_embd.weight"))?;
-        let (vocab_rows, _) = embd.rows_cols();
+        let (vocab_rows, embd_cols) = embd.rows_cols();
+        // Sanity before anything is sized from these numbers: the embedding
+        // fixes dim, every layer has tensors, and no activation needs more
+        // than SSNAIL's 256 MiB address space.
+        if embd_cols != dim as usize {
+            return Err(ConvertError::model(
+                g,
+                format!(
+                    "token_embd.weight has rows of {embd_cols}, but {a}.embedding_length is {dim}"
+                ),
+            ));
+        }
+        if n_layers as usize > g.tensors.len() {
+            return Err(ConvertError::model(
+                g,
+                format!(
+                    "{a}.block_count is {n_layers}, but the file has only {} tensors",
+                    g.tensors.len()
+                ),
+            ));
+        }
+        if dim > 1 << 20 || hidden > 1 << 24 || vocab_rows > 1 << 24 {
+            return Err(ConvertError::model(
+                g,
+                format!("implausible sizes: dim {dim}, hidden {hidden}, vocabulary {vocab_rows}"),
+            ));
+        }
         let head_dim = dim / n_heads;
         Ok(Hparams {
             arch,
