@@ -236,7 +236,7 @@ fn screen_capture_80x25_and_80x50() {
         [buf[i], buf[i + 1], buf[i + 2]]
     };
     assert_eq!(px(16 + 1, 16 + 3), [0x55, 0xCE, 0x58]);
-    assert_eq!(px(16 + 0, 16 + 3), [0x1D, 0x0E, 0x97]);
+    assert_eq!(px(16, 16 + 3), [0x1D, 0x0E, 0x97]);
     assert_eq!(px(0, 0), [0x1D, 0x0E, 0x97], "border colour 6");
 
     let mut m = Machine::new();

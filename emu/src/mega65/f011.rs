@@ -129,11 +129,7 @@ impl Machine {
                 f.head_track = (f.head_track + 1).min(85);
                 f.status_a &= !1;
             }
-            0x00 => {
-                if v & 1 != 0 {
-                    f.pointer = 0;
-                }
-            }
+            0x00 if v & 1 != 0 => f.pointer = 0,
             _ => {}
         }
     }

@@ -1,0 +1,146 @@
+//! `ssnail mega65`: a PRG and a D81 run headless; outputs, exit status, statistics and errors.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn ssnail(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        .arg("mega65")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// A PRG with the stub `10 BANK0:SYS8209` whose code waits for a key, writes "Ok" to the top
+/// left of the screen and the key to the serial monitor, then exits with status 5.
+fn program() -> Vec<u8> {
+    let mut p = vec![
+        0x01, 0x20, 0x0F, 0x20, 0x0A, 0x00, 0xFE, 0x02, b'0', b':', 0x9E,
+    ];
+    p.extend(b"8209\0\0\0");
+    p.extend([
+        0xAD, 0x10, 0xD6, 0xF0, 0xFB, // wait: LDA $D610 : BEQ wait
+        0x8D, 0x43, 0xD6, 0xB8, // STA $D643 : CLV
+        0xA9, 0x4F, 0x8D, 0x00, 0x08, // "O" (screen code $4F in the lower-case set)
+        0xA9, 0x0B, 0x8D, 0x01, 0x08, // "k" (lower case: $0B)
+        0xA9, 0x05, 0x8D, 0xCF, 0xD6, 0xA9, 0x42, 0x8D, 0xCF, 0xD6, // exit 5
+    ]);
+    p
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn runs_a_prg_with_keys_and_writes_the_screen() {
+    let dir = tempfile::tempdir().unwrap();
+    let prg = dir.path().join("ok.prg");
+    std::fs::write(&prg, program()).unwrap();
+    let png = dir.path().join("screen.png");
+    let txt = dir.path().join("screen.txt");
+    let o = ssnail(&[
+        "--prg",
+        prg.to_str().unwrap(),
+        "--keys",
+        "{WAIT 0.25}",
+        "x",
+        "--screen",
+        png.to_str().unwrap(),
+        "--screen",
+        txt.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with("Ok\n"), "{out}");
+    assert!(out.contains("--- serial output ---\nx"), "{out}");
+    let err = stderr(&o);
+    assert!(err.contains("[exit 5: "), "{err}");
+    assert!(err.contains("host MIPS") && err.contains("M emulated cycles per host second"));
+    // The key arrived after 0.25 s of emulated time.
+    let secs: f64 = err
+        .split(" s emulated")
+        .next()
+        .unwrap()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((0.25..0.26).contains(&secs), "{secs}");
+    assert_eq!(std::fs::read_to_string(&txt).unwrap(), "Ok\n");
+    assert_eq!(&std::fs::read(&png).unwrap()[..8], b"\x89PNG\r\n\x1a\n");
+}
+
+#[test]
+fn runs_the_first_prg_of_a_d81() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut disk = ssnail_disk::D81::new("DEMO", *b"D1").unwrap();
+    disk.add_file("README", ssnail_disk::FileType::Seq, b"not a program")
+        .unwrap();
+    disk.add_file("OKPROG", ssnail_disk::FileType::Prg, &program())
+        .unwrap();
+    let d81 = dir.path().join("demo.d81");
+    std::fs::write(&d81, disk.into_bytes()).unwrap();
+    let o = ssnail(&["--d81", d81.to_str().unwrap(), "--keys", "y", "--no-screen"]);
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    assert!(stderr(&o).contains("loading \"OKPROG\""), "{}", stderr(&o));
+}
+
+#[test]
+fn budget_and_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let prg = dir.path().join("ok.prg");
+    std::fs::write(&prg, program()).unwrap();
+    // No key ever comes: the cycle budget ends the run.
+    let o = ssnail(&[
+        "--prg",
+        prg.to_str().unwrap(),
+        "--cycles",
+        "1000000",
+        "--no-screen",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("[budget used up: "), "{}", stderr(&o));
+
+    let missing = dir.path().join("missing.prg");
+    let o = ssnail(&["--prg", missing.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with("ssnail: ") && err.contains("missing.prg"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    let bad = dir.path().join("bad.d81");
+    std::fs::write(&bad, [0u8; 1000]).unwrap();
+    let o = ssnail(&["--d81", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("bad.d81: not a D81 image"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = ssnail(&["--prg", prg.to_str().unwrap(), "--keys", "{BOGUS}"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("unknown key {BOGUS}"), "{}", stderr(&o));
+
+    // A failed screen write leaves no file behind and reports the path.
+    let out = Path::new("/nonexistent-dir/screen.txt");
+    let o = ssnail(&[
+        "--prg",
+        prg.to_str().unwrap(),
+        "--keys",
+        "z",
+        "--screen",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("/nonexistent-dir/screen.txt"),
+        "{}",
+        stderr(&o)
+    );
+}
