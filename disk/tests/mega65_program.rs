@@ -215,6 +215,12 @@ fn llama_from_the_d81_prints_what_ssnail_run_prints() {
         120.0,
     );
     assert!(t.contains("Loaded tinyllama.ssnail"), "{t}");
+    for l in t
+        .lines()
+        .filter(|l| l.starts_with("Loaded") || l.contains("tokens/s]"))
+    {
+        eprintln!("llama, D81: {l}");
+    }
     assert!(t.contains("[24 tokens per answer]"), "{t}");
     assert_eq!(answer(&t, prompt), reference(&img, prompt, 24), "{t}");
 }
@@ -237,6 +243,12 @@ fn gpt2_from_the_sd_card_prints_what_ssnail_run_prints() {
     );
     assert!(t.contains("SSNAIL core v1 found, 72 MB"), "{t}");
     assert!(t.contains("Loaded TINYGPT.SSNAIL"), "{t}");
+    for l in t
+        .lines()
+        .filter(|l| l.starts_with("Loaded") || l.contains("tokens/s]"))
+    {
+        eprintln!("gpt2, SD: {l}");
+    }
     assert_eq!(answer(&t, prompt), reference(&img, prompt, 20), "{t}");
 }
 
@@ -664,4 +676,43 @@ fn config_txt_chooses_the_default_model() {
     // Without CONFIG.TXT: the one needing the most memory that fits.
     let t = run(&sd(None), "{RETURN}", "Loaded", 60.0);
     assert!(t.contains(&format!("Loaded {biggest}")), "{t}");
+}
+
+/// Seconds of the "[N tokens, S s, R tokens/s]" line after the answer to `prompt`.
+fn answer_seconds(t: &str, prompt: &str) -> f64 {
+    let at = t.find(&format!("> {prompt}\n")).unwrap();
+    let line = t[at..].lines().find(|l| l.ends_with("tokens/s]")).unwrap();
+    line.split(", ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(" s")
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn tokens_per_second_follow_the_ssnail_memory_bandwidth() {
+    let img = gpt2();
+    let time_at = |mbs: f64| {
+        let setup = Setup {
+            d81: Some(disk_with(&[("tinygpt.ssnail", &img)])),
+            ssnail_mib: Some(64),
+            bandwidth_mbs: Some(mbs),
+            ..Default::default()
+        };
+        let t = run(
+            &setup,
+            "{RETURN}/n 20{RETURN}Once upon a time{RETURN}",
+            "tokens/s]",
+            120.0,
+        );
+        answer_seconds(&t, "Once upon a time")
+    };
+    let (fast, slow) = (time_at(100.0), time_at(10.0));
+    // The CIA timer measures emulated time: 10x less bandwidth, close to 10x longer answers.
+    let ratio = slow / fast;
+    assert!(
+        (8.0..=10.5).contains(&ratio),
+        "{fast} s at 100 MB/s, {slow} s at 10 MB/s"
+    );
 }

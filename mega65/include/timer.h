@@ -1,7 +1,8 @@
-/* timer.h: elapsed time from the CIA 1 time-of-day clock ($DC08-$DC0B, BCD, 1/10 s). */
+/* timer.h: elapsed time from CIA 1's timers A and B chained into a 32-bit counter of 1 MHz
+ * ticks (B counts A's underflows), i.e. microseconds, up to 71 minutes. */
 #ifndef TIMER_H
 #define TIMER_H
 #include <stdint.h>
 void timer_start(void);
-uint32_t timer_tenths(void);   /* tenths of a second since timer_start */
+uint32_t timer_ms(void);   /* milliseconds since timer_start */
 #endif

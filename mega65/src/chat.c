@@ -26,7 +26,7 @@ static char line[MAX_LINE + 1];
 static uint32_t h_code, h_tokens, h_vocab, h_maxctx, h_output, h_outdim;
 static uint8_t first;
 static uint16_t n_generate = 120;
-static uint32_t last_tokens, last_tenths, pos;
+static uint32_t last_tokens, last_ms, pos;
 
 static struct {
     uint32_t pos, prompt_len, n_generate, generated, stop_request;
@@ -94,7 +94,7 @@ static void generate(void) {
             stopped = 1;
         }
     } while (far_peek(SS_STATUS) & 1);
-    t = timer_tenths();
+    t = timer_ms();
     gen = far_peek32(HDR(RB_GENERATED));
     for (; shown < gen; ++shown) print_token(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
     wrap_flush();
@@ -102,7 +102,7 @@ static void generate(void) {
     pos = far_peek32(HDR(RB_POS));
     reason = far_peek32(HDR(RB_STOP_REASON));
     last_tokens = gen;
-    last_tenths = t;
+    last_ms = t;
     if (far_peek(SS_ERROR)) {
         scr_col = COL_RED;
         scr_printf("[SSNAIL error $%02x]\n", far_peek(SS_ERROR));
@@ -113,9 +113,10 @@ static void generate(void) {
     else if (reason == 3) scr_printf("[context full at %lu tokens: /reset to start again]\n", h_maxctx);
     else if (reason == 4) scr_puts("[stopped]\n");
     scr_col = COL_GREY;
-    rate = t ? gen * 100 / t : 0;   /* tokens per 10 s, i.e. tokens/s with one decimal */
-    if (t) scr_printf("[%lu tokens, %lu.%lu s, %lu.%lu tokens/s]\n", gen, t / 10, t % 10, rate / 10, rate % 10);
-    else scr_printf("[%lu tokens, under 0.1 s]\n", gen);
+    if (!t) t = 1;
+    rate = gen * 10000 / t;   /* tokens per 10 s, i.e. tokens/s with one decimal */
+    scr_printf("[%lu tokens, %lu.%03lu s, %lu.%lu tokens/s]\n", gen, t / 1000, t % 1000, rate / 10,
+               rate % 10);
     scr_col = COL_LGREEN;
 }
 
@@ -193,7 +194,7 @@ static void embed(void) {
     timer_start();
     go();
     while (far_peek(SS_STATUS) & 1) {}
-    last_tenths = timer_tenths();
+    last_ms = timer_ms();
     if (far_peek(SS_ERROR)) { scr_printf("[SSNAIL error $%02x]\n", far_peek(SS_ERROR)); return; }
     if (far_peek32(HDR(RB_STOP_REASON)) != 1) {
         scr_printf("[too long: %d tokens, maximum %lu]\n", n, h_maxctx);
@@ -289,8 +290,8 @@ void chat(const char *name) {
             } else if (!strncmp(line, "/tokens ", 8)) {
                 show_tokens(line + 8);
             } else if (!strcmp(line, "/stats")) {
-                scr_printf("[pos %lu of %lu, %u tokens per answer, last: %lu tokens in %lu.%lu s]\n",
-                           pos, h_maxctx, n_generate, last_tokens, last_tenths / 10, last_tenths % 10);
+                scr_printf("[pos %lu of %lu, %u tokens per answer, last: %lu tokens in %lu.%03lu s]\n",
+                           pos, h_maxctx, n_generate, last_tokens, last_ms / 1000, last_ms % 1000);
             } else help();
             continue;
         }

@@ -70,7 +70,9 @@ static void fail(const char *what) {
     scr_col = COL_RED;
     scr_clear_row(PROGRESS_ROW);
     scr_at(0, PROGRESS_ROW);
+    scr_log('\n');
     scr_printf("%s: %s", cur->name, what);
+    scr_log('\n');
     scr_col = COL_LGREEN;
 }
 
@@ -84,7 +86,7 @@ static void mb(uint32_t bytes, char *out) {
 static void progress(uint32_t done, uint32_t total) {
     static char a[12], b[12];
     uint8_t pct = (uint8_t)(total > 1000000UL ? done / (total / 100) : done * 100 / total), i;
-    uint32_t t = timer_tenths();
+    uint32_t t = timer_ms() / 100;
     if (pct > 100) pct = 100;
     scr_at(0, PROGRESS_ROW);
     scr_col = COL_YELLOW;
@@ -180,8 +182,9 @@ uint8_t load_model(const model_t *m) {
         fail("loaded, but $8000000 does not read back SSNL");
         return 0;
     }
-    t = timer_tenths();
+    t = timer_ms();
     scr_at(0, PROGRESS_ROW + 1);
-    scr_printf("Loaded %s: %lu bytes in %lu.%lu s\n", m->name, off, t / 10, t % 10);
+    scr_log('\n');
+    scr_printf("Loaded %s: %lu bytes in %lu.%03lu s\n", m->name, off, t / 1000, t % 1000);
     return 1;
 }

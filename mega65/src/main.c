@@ -91,7 +91,7 @@ static uint8_t browse(void) {
         if (sel < 0) sel = 0;
         for (i = 0; i < n_models; ++i) draw_entry(i, i == sel);
         scr_at(0, 24);
-        scr_puts("Cursor up/down: choose   RETURN: load   R: look again");
+        scr_puts("Cursor up/down: choose   RETURN: load   R: look again\n");
         for (;;) {
             k = kbd_wait();
             if ((k == KEY_DOWN || k == KEY_RIGHT) && sel + 1 < n_models) {
