@@ -602,8 +602,8 @@ fn turns_continue_the_context_until_it_is_full_then_reset_starts_again() {
     for (p, n) in turns {
         keys.push_str(&format!("/n {n}{{RETURN}}{p}{{RETURN}}"));
     }
-    keys.push_str("/reset{RETURN}/n 12{RETURN}Once upon a time{RETURN}");
-    let t = run_n(&setup, &keys, "tokens/s]", 5, 120.0);
+    keys.push_str("/reset{RETURN}/n 12{RETURN}Once upon a time{RETURN}/models{RETURN}{RETURN}");
+    let t = run_n(&setup, &keys, "Loaded", 2, 120.0);
     for (i, (p, _)) in turns.iter().enumerate() {
         let at = t.find(&format!("> {p}\n")).unwrap();
         assert_eq!(answer(&t[at..], p), want[i].0, "turn {i}:\n{t}");
@@ -615,6 +615,8 @@ fn turns_continue_the_context_until_it_is_full_then_reset_starts_again() {
     assert!(t.contains("[context cleared]"), "{t}");
     let last = t.rfind("> Once upon a time\n").unwrap();
     assert_eq!(answer(&t[last..], "Once upon a time"), want[0].0, "{t}");
+    // /models goes back to the list; RETURN loads the model again.
+    assert!(t[last..].contains("Looking for models"), "{t}");
 }
 
 #[test]

@@ -23,6 +23,7 @@ void scr_init(void) {
     POKE(0xD061, 0x08);
     POKE(0xD062, 0x00);
     POKE(0xD063, PEEK(0xD063) & 0xF0);
+    POKE(0xD07B, SCR_H);                 /* 25 text rows, also after an 80x50 BASIC screen */
     POKE(0xD064, 0);                     /* colour RAM offset 0 */
     POKE(0xD065, 0);
     scr_clear();
