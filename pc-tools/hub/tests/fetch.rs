@@ -145,3 +145,27 @@ fn http_404_is_a_clear_error_and_leaves_no_file() {
     assert!(!out.exists());
     assert_eq!(std::fs::read(part_path(&out)).unwrap(), b"partial");
 }
+
+/// Hugging Face answers `resolve` URLs with a redirect to its file store:
+/// the Range request must survive it.
+#[test]
+fn resuming_follows_redirects_with_the_range() {
+    let data = Arc::new(payload());
+    let files = file_server(data.clone(), 100_000);
+    let target = format!("{}/o/r/resolve/main/m.gguf", files.base);
+    let front = Server::start(move |_| Reply {
+        status: 302,
+        headers: vec![("Location".into(), target.clone())],
+        body: vec![],
+        cut_after: None,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.gguf");
+    let url = format!("{}/o/r/resolve/main/m.gguf", front.base);
+    fetch(&url, &out, false).unwrap_err();
+    let done = fetch(&url, &out, false).unwrap();
+    assert_eq!(done.resumed_from, 100_000);
+    assert_eq!(std::fs::read(&out).unwrap(), *data);
+    let reqs = files.requests();
+    assert_eq!(reqs[1].header("range"), Some("bytes=100000-"));
+}
