@@ -305,7 +305,7 @@ fn info_lists_the_model_and_the_sizes_that_fit() {
         .lines()
         .find(|l| l.trim_start().starts_with("keep "))
         .unwrap();
-    assert_eq!(keep.matches("fits").count(), 3, "{keep}");
+    assert_eq!(keep.matches("fits").count(), 4, "{keep}");
     assert!(r.out.contains("8 MB: auto uses --wtype keep"), "{}", r.out);
     // info on a non-GGUF: the same one-line error.
     let bad = write(d.path(), "x.gguf", b"not a gguf at all");

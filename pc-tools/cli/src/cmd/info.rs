@@ -38,7 +38,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let arch = g.architecture().unwrap_or("(none)");
     let tok = g.get_str("tokenizer.ggml.model").unwrap_or("(none)");
     println!(
-        "{}: GGUF v{}, architecture {arch}, tokenizer {tok}",
+        "{}: GGUF {}, architecture {arch}, tokenizer {tok}",
         g.path.display(),
         g.version
     );
@@ -118,7 +118,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ctx.ok_or_else(|| anyhow!("no policy could be planned"))?,
         a.kv.to_uppercase()
     );
-    let sizes = [8.0, 64.0, 72.0];
+    // 8/64/72 MB are the boards; 128 MB (the whole address space) only the emulator.
+    let sizes = [8.0, 64.0, 72.0, MAX_MEM_MB];
     println!(
         "  {:<8} {:>14}  {}",
         "--wtype",
@@ -139,7 +140,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                     }
                 }),
             ),
-            None => (format!("> {} MB", fmt_mb(MAX_MEM_MB)), ["-"; 3]),
+            None => (format!("> {} MB", fmt_mb(MAX_MEM_MB)), ["-"; 4]),
         };
         println!(
             "  {:<8} {:>14}  {}",
@@ -154,10 +155,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .find(|(_, n)| n.is_some_and(|n| (n as f64) <= s * MIB as f64));
         match pick {
             Some((p, n)) => println!(
-                "  {} MB: auto uses --wtype {} ({:.2} MB)",
+                "  {} MB: auto uses --wtype {} ({:.2} MB){}",
                 fmt_mb(s),
                 p.name(),
-                n.unwrap_or(0) as f64 / MIB as f64
+                n.unwrap_or(0) as f64 / MIB as f64,
+                if s > 72.0 { ", emulator only" } else { "" }
             ),
             None => println!("  {} MB: does not fit even with Q4_0 weights", fmt_mb(s)),
         }
