@@ -374,7 +374,12 @@ impl Machine {
         let off = self.fetch() as i8;
         if cond {
             self.pc = self.pc.wrapping_add(off as i16 as u16);
-            2
+            // +2 at 40.5 MHz (measured); +1 bus cycle in the slow modes.
+            if self.slow_factor == 1 {
+                2
+            } else {
+                self.slow_factor as u64
+            }
         } else {
             0
         }

@@ -214,7 +214,9 @@ impl Machine {
         self.cycles as f64 / CPU_HZ as f64
     }
 
-    /// Recomputes the cycle table from the speed registers (spec §2.4).
+    /// Recomputes the cycle table from the speed registers (spec §2.4). Full speed uses the
+    /// measured 40.5 MHz table; the 3.5 MHz and 1 MHz modes are approximated by the 65CE02 table
+    /// stretched to 40.5 MHz cycles (×12, ×40) — programs for this machine run at full speed.
     pub(crate) fn update_speed(&mut self) {
         let fast = self.io_regs[0x031] & 0x40 != 0;
         let vfast = self.io_regs[0x054] & 0x40 != 0;

@@ -1,0 +1,115 @@
+//! I/O registers a program without KERNAL uses: the hardware multiplier/divider, the $D02F
+//! knock, CPU speed, the CIA timers and the CPU port.
+
+use ssnail_emu::mega65::{Machine, StopReason};
+
+/// Runs `code` at $2000 until it writes the exit port (the code must end with an exit).
+fn run(m: &mut Machine, code: &[u8]) -> StopReason {
+    m.poke_phys(0x2000, code);
+    m.pc = 0x2000;
+    m.run(10_000_000)
+}
+
+const EXIT: [u8; 10] = [0xA9, 0x00, 0x8D, 0xCF, 0xD6, 0xA9, 0x42, 0x8D, 0xCF, 0xD6];
+
+#[test]
+fn multiplier_and_divider() {
+    let mut m = Machine::new();
+    let a: u32 = 123_456_789;
+    let b: u32 = 1000;
+    let mut code = Vec::new();
+    for (i, byte) in a
+        .to_le_bytes()
+        .into_iter()
+        .chain(b.to_le_bytes())
+        .enumerate()
+    {
+        code.extend([0xA9, byte, 0x8D, 0x70 + i as u8, 0xD7]); // LDA # : STA $D770+i
+    }
+    for i in 0..24u8 {
+        code.extend([0xAD, 0x68 + i, 0xD7, 0x8D, i, 0x40]); // LDA $D768+i : STA $4000+i
+    }
+    code.extend(EXIT);
+    assert_eq!(run(&mut m, &code), StopReason::Exit(0));
+    let out = m.peek_phys(0x4000, 24);
+    let div = u64::from_le_bytes(out[0..8].try_into().unwrap());
+    assert_eq!(
+        out[8..16],
+        code[1..].iter().step_by(5).copied().collect::<Vec<u8>>()[..8],
+        "inputs read back"
+    );
+    let mul = u64::from_le_bytes(out[16..24].try_into().unwrap());
+    assert_eq!(mul, a as u64 * b as u64);
+    assert_eq!(div >> 32, (a / b) as u64, "integer part of A/B");
+    assert_eq!(
+        div,
+        ((a as u128) << 32).checked_div(b as u128).unwrap() as u64,
+        "32.32 quotient"
+    );
+}
+
+#[test]
+fn knock_selects_the_personality() {
+    // In the C64 personality $D640 is not a trap and $D6CF not the exit port; after the
+    // $47,$53 knock both work again.
+    let mut m = Machine::new();
+    let mut code = vec![
+        0xA9, 0x00, 0x8D, 0x2F, 0xD0, // knock: anything else -> C64 (VIC-II) personality
+        0xA9, 0x41, 0x8D, 0x43, 0xD6, 0xEA, // serial write: ignored
+        0xA9, 0x42, 0x8D, 0xCF, 0xD6, // no exit here
+        0xA9, 0x47, 0x8D, 0x2F, 0xD0, 0xA9, 0x53, 0x8D, 0x2F, 0xD0, // MEGA65 personality
+        0xA9, 0x42, 0x8D, 0x43, 0xD6, 0xEA, // serial 'B'
+    ];
+    code.extend(EXIT);
+    assert_eq!(run(&mut m, &code), StopReason::Exit(0));
+    assert_eq!(m.serial, b"B");
+}
+
+#[test]
+fn slow_speeds_stretch_the_cycle_count() {
+    // 1000 × (DEX + BNE) at 40.5 MHz and at 1 MHz ($D031 FAST off, force-fast off).
+    let lp = [0xA2, 0x00, 0xA0, 0x04, 0xCA, 0xD0, 0xFD, 0x88, 0xD0, 0xFA];
+    let mut fast = Machine::new();
+    let mut code = lp.to_vec();
+    code.extend(EXIT);
+    run(&mut fast, &code);
+    let mut slow = Machine::new();
+    let mut code = vec![0xA9, 0x00, 0x8D, 0x31, 0xD0, 0xA9, 0x40, 0x85, 0x00];
+    code.extend(lp);
+    code.extend(EXIT);
+    run(&mut slow, &code);
+    let ratio = slow.cycles as f64 / fast.cycles as f64;
+    assert!(ratio > 25.0 && ratio < 60.0, "1 MHz vs 40.5 MHz: {ratio}");
+}
+
+#[test]
+fn cia_timer_counts_microseconds_and_cpu_port_reads_back() {
+    let mut m = Machine::new();
+    let mut code = vec![
+        0xA9, 0xFF, 0x8D, 0x04, 0xDC, 0x8D, 0x05, 0xDC, // latch $FFFF
+        0xA9, 0x11, 0x8D, 0x0E, 0xDC, // force load, start
+        0xA2, 0x00, 0xCA, 0xD0, 0xFD, // 256 × (DEX 1 + BNE 4) cycles
+        0xAD, 0x05, 0xDC, 0x8D, 0x01, 0x40, 0xAD, 0x04, 0xDC, 0x8D, 0x00,
+        0x40, // timer hi, lo
+        0xA9, 0x34, 0x85, 0x01, 0xA5, 0x01, 0x8D, 0x02, 0x40, // $01 = $34, read back
+        0xA9, 0x77, 0x8D, 0x20, 0xD0, // all RAM: $D020 is RAM now
+        0xA9, 0x35, 0x85, 0x01, // I/O back
+    ];
+    code.extend(EXIT);
+    assert_eq!(run(&mut m, &code), StopReason::Exit(0));
+    let t = m.peek_phys(0x4000, 3);
+    let elapsed = 0xFFFF - u16::from_le_bytes([t[0], t[1]]) as u32;
+    // ~256 × 5 + 16 cycles at 40.5 MHz ≈ 32 µs.
+    assert!((30..=35).contains(&elapsed), "{elapsed} µs");
+    assert_eq!(t[2], 0x34);
+    assert_eq!(
+        m.peek_phys(0xD020, 1),
+        [0x77],
+        "$01 = $34 showed RAM at $D020"
+    );
+    assert_ne!(
+        m.peek_phys(0xFFD_3020, 1),
+        [0x77],
+        "the border register was not written"
+    );
+}
