@@ -142,6 +142,8 @@ pub fn fetch(url: &str, out: &Path, progress: bool) -> Result<Fetched> {
             .unwrap(),
         );
         bar.set_position(start);
+        // The rate counts only what this run downloads.
+        bar.reset_eta();
         bar
     } else {
         indicatif::ProgressBar::hidden()
