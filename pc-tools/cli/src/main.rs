@@ -19,6 +19,7 @@ struct Cli {
 enum Cmd {
     // Subcommands: one variant per file in cmd/ (keep alphabetical).
     Bench(cmd::bench::Args),
+    Chat(cmd::chat::Args),
     Convert(cmd::convert::Args),
     Fetch(cmd::fetch::Args),
     Findmodels(cmd::findmodels::Args),
@@ -34,6 +35,7 @@ fn main() {
     let cli = Cli::parse();
     let result: anyhow::Result<()> = match cli.cmd {
         Cmd::Bench(a) => cmd::bench::run(a),
+        Cmd::Chat(a) => cmd::chat::run(a),
         Cmd::Convert(a) => cmd::convert::run(a),
         Cmd::Fetch(a) => cmd::fetch::run(a),
         Cmd::Findmodels(a) => cmd::findmodels::run(a),

@@ -1,0 +1,620 @@
+//! `ssnail chat IMAGE`: the interactive front end (spec §7). Needs only the
+//! image: text is tokenized with the image's own tables, the core emulator
+//! runs the image's script through the host protocol (§6.3), and every token
+//! is shown as the script publishes it (at SYNC), folded to ASCII by one
+//! persistent folder (§2.5) as the MEGA65 shows it.
+//!
+//! Decoders keep their context between turns (KV cache, tokens and pos stay
+//! in the emulated memory); an empty line continues. Sampling at ARGMAX
+//! (§7.3) is an emulator-only preview; `--greedy` is exactly the v1 hardware.
+//! Encoders (BERT) embed each line and rank the earlier lines by cosine.
+
+mod sampler;
+
+use anyhow::{anyhow, bail, Result};
+use clap::Parser;
+use sampler::{Sampler, Settings};
+use ssnail_emu::core::{read_tokens, runtime, Host, HostError, Machine, Numerics, Ssnail};
+use ssnail_format::image::{Arch, Header, TOKEN_SLOTS};
+use ssnail_tokenizer::{AsciiFolder, ImageTokenizer};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(
+    about = "Chat with an SSNAIL image (decoders) or compare lines (encoders) on the core emulator"
+)]
+pub struct Args {
+    /// The .ssnail image.
+    pub image: PathBuf,
+    /// Tokens to generate per turn.
+    #[arg(short = 'n', default_value_t = 120)]
+    pub n: u32,
+    /// Hardware numerics (bit-exact to the FPGA core) instead of the float reference.
+    #[arg(long)]
+    pub hw: bool,
+    /// Temperature 0 and repetition penalty 1.0: exactly the v1 hardware (greedy ARGMAX).
+    #[arg(long)]
+    pub greedy: bool,
+    /// Repetition penalty over the distinct tokens of the last 64 (1 = off).
+    #[arg(long, default_value_t = 1.15, value_parser = positive)]
+    pub penalty: f64,
+    /// Temperature (0 = greedy).
+    #[arg(long, default_value_t = 0.8, value_parser = finite)]
+    pub temp: f64,
+    /// Top-k (0 = off).
+    #[arg(long, default_value_t = 40)]
+    pub topk: u32,
+    /// Sampler seed (default: random).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Show <EOS n%> before a token when P(end of text) >= 5%.
+    #[arg(long)]
+    pub eos: bool,
+    /// Run this one input non-interactively and exit.
+    #[arg(long)]
+    pub prompt: Option<String>,
+    /// Memory bandwidth in MB/s (1e6 bytes) for the modelled hardware tokens/s.
+    #[arg(long, default_value_t = 130.0)]
+    pub bandwidth: f64,
+    /// Worker threads for GEMV (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// SSNAIL memory in MiB (default: max(8, the image's need)).
+    #[arg(long)]
+    pub mem_mb: Option<f64>,
+}
+
+fn finite(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        _ => Err(format!("{s} is not a number")),
+    }
+}
+
+fn positive(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("{s} is not a number > 0")),
+    }
+}
+
+const COMMANDS: &str =
+    "/reset /n N /temp T /topk K /penalty P /greedy /hw /eos /seed S /stats /help /quit";
+
+/// Where input lines come from: a line editor with history on a terminal,
+/// plain lines otherwise (pipes, files).
+enum Input {
+    Editor(Box<rustyline::DefaultEditor>),
+    Plain(std::io::StdinLock<'static>),
+}
+
+impl Input {
+    fn open() -> Input {
+        if std::io::stdin().is_terminal() {
+            if let Ok(ed) = rustyline::DefaultEditor::new() {
+                return Input::Editor(Box::new(ed));
+            }
+        }
+        Input::Plain(std::io::stdin().lock())
+    }
+
+    fn interactive(&self) -> bool {
+        matches!(self, Input::Editor(_))
+    }
+
+    /// The next line without its line ending; None at end of input or Ctrl-C.
+    fn line(&mut self) -> Option<String> {
+        match self {
+            Input::Editor(ed) => match ed.readline("> ") {
+                Ok(line) => {
+                    if !line.trim().is_empty() {
+                        let _ = ed.add_history_entry(line.as_str());
+                    }
+                    Some(line)
+                }
+                Err(_) => None,
+            },
+            Input::Plain(stdin) => {
+                let mut buf = Vec::new();
+                match stdin.read_until(b'\n', &mut buf) {
+                    Ok(0) | Err(_) => None,
+                    Ok(_) => {
+                        while matches!(buf.last(), Some(b'\n' | b'\r')) {
+                            buf.pop();
+                        }
+                        Some(String::from_utf8_lossy(&buf).into_owned())
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The hooks of one decoder run: the sampler at every ARGMAX, the display at every SYNC.
+struct TurnHost<'a> {
+    sampler: &'a mut Sampler,
+    pieces: &'a [Vec<u8>],
+    folder: &'a mut AsciiFolder,
+    /// The EOS id when the `/eos` display is on.
+    eos: Option<u32>,
+    /// P(EOS) of the last ARGMAX, shown just before its token appears.
+    pending_eos: Option<f64>,
+    shown: u32,
+}
+
+impl Host for TurnHost<'_> {
+    fn on_argmax(&mut self, logits: &[f32], m: &Machine) -> Option<u32> {
+        let rt = runtime(m);
+        if let Some(eos) = self.eos {
+            // Only for ARGMAXes whose result becomes a generated token.
+            if rt.pos + 1 >= rt.prompt_len {
+                let p = sampler::eos_probability(logits, eos, &self.sampler.settings);
+                self.pending_eos = (p >= 0.05).then_some(p);
+            }
+        }
+        if self.sampler.settings.is_greedy() {
+            return None; // the core's own ARGMAX: exactly the hardware
+        }
+        // Prompt positions sample too (result discarded) so the generator
+        // advances as §7.3 says.
+        let from = rt.pos.saturating_sub(63);
+        let recent = read_tokens(m, from, rt.pos - from + 1);
+        Some(self.sampler.choose(logits, &recent))
+    }
+
+    fn on_sync(&mut self, m: &mut Machine) {
+        let rt = runtime(m);
+        let new = read_tokens(
+            m,
+            rt.prompt_len + self.shown,
+            rt.generated.saturating_sub(self.shown),
+        );
+        let mut text = String::new();
+        for t in new {
+            if let Some(p) = self.pending_eos.take() {
+                text.push_str(&format!("<EOS {:.0}%>", p * 100.0));
+            }
+            if let Some(piece) = self.pieces.get(t as usize) {
+                self.folder.push(piece, &mut text);
+            }
+            self.shown += 1;
+        }
+        print!("{text}");
+        let _ = std::io::stdout().flush();
+    }
+}
+
+/// Positions processed and time spent, for tokens/s.
+#[derive(Default)]
+struct Totals {
+    positions: u64,
+    secs: f64,
+}
+
+struct Chat {
+    dev: Ssnail,
+    name: String,
+    header: Header,
+    /// Every token's bytes from the image's vocab table.
+    pieces: Vec<Vec<u8>>,
+    sampler: Sampler,
+    n: u32,
+    show_eos: bool,
+    bandwidth: f64,
+    /// Decoder: a context exists, so the next turn continues it.
+    started: bool,
+    folder: AsciiFolder,
+    /// Encoder: earlier lines and their unit vectors.
+    stored: Vec<(String, Vec<f32>)>,
+    totals: Totals,
+}
+
+/// Numbers as the upstream Python printed them (1.0, 0.8, 1.15).
+fn num(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.1}")
+    } else {
+        format!("{v}")
+    }
+}
+
+impl Chat {
+    fn numerics_name(&self) -> &'static str {
+        match self.dev.machine.numerics {
+            Numerics::Hardware => "hardware numerics",
+            Numerics::Float => "float reference numerics",
+        }
+    }
+
+    fn mode_line(&self) -> String {
+        let s = self.sampler.settings;
+        if s.is_greedy() {
+            format!("[{}; greedy, as the v1 hardware]", self.numerics_name())
+        } else {
+            format!(
+                "[{}; sampling: temperature {}, top-k {}, repetition penalty {}]",
+                self.numerics_name(),
+                num(s.temperature),
+                s.top_k,
+                num(s.penalty)
+            )
+        }
+    }
+
+    fn banner(&self) {
+        let desc = self.dev.description();
+        if !desc.is_empty() {
+            println!("[{desc}]");
+        }
+        let arch = self.header.arch().unwrap_or(Arch::Llama).name();
+        let kind = if self.header.is_encoder() {
+            "encoder"
+        } else {
+            "decoder"
+        };
+        println!(
+            "[{arch} {kind}, context {}, vocab {}]",
+            self.header.max_ctx, self.header.n_vocab
+        );
+        if !self.header.is_encoder() {
+            println!("{}", self.mode_line());
+        }
+    }
+
+    fn hint(&self) {
+        if self.header.is_encoder() {
+            println!(
+                "[one text per line: the most similar earlier lines are listed; \
+                 /reset forgets them, /help lists commands, /quit or Ctrl-D quits]"
+            );
+        } else {
+            println!(
+                "[type text and Enter; an empty line continues, /reset starts again, \
+                 /help lists commands, /quit or Ctrl-D quits]"
+            );
+        }
+    }
+
+    fn tokenize(&self, text: &str, first: bool) -> Result<Vec<u32>> {
+        let tok = ImageTokenizer::new(self.dev.machine.mem())
+            .map_err(|e| anyhow!("{}: {e}", self.name))?;
+        Ok(tok.encode(text, first))
+    }
+
+    /// Give the script a fresh budget per run: the limit catches runaway
+    /// scripts, not long sessions.
+    fn fresh_budget(&mut self) {
+        let m = &mut self.dev.machine;
+        m.instr_limit = m.instructions + ssnail_emu::core::DEFAULT_INSTR_LIMIT;
+    }
+
+    /// One decoder turn (§7.4). `echo` prints the input's tokens first (one-shot runs).
+    fn decoder_turn(&mut self, line: &str, echo: bool) -> Result<()> {
+        let first = !self.started;
+        let tokens = if line.is_empty() {
+            Vec::new()
+        } else {
+            self.tokenize(line, first)?
+        };
+        if first && tokens.is_empty() {
+            return Ok(()); // nothing to start from
+        }
+        if echo {
+            let mut text = String::new();
+            for &t in &tokens {
+                if let Some(p) = self.pieces.get(t as usize) {
+                    self.folder.push(p, &mut text);
+                }
+            }
+            print!("{text}");
+        }
+        let pos_before = if first {
+            0
+        } else {
+            runtime(&self.dev.machine).pos
+        };
+        let ctx = self.header.max_ctx;
+        self.fresh_budget();
+        let traffic_before = self.dev.machine.traffic.total();
+        let start = Instant::now();
+        let mut host = TurnHost {
+            sampler: &mut self.sampler,
+            pieces: &self.pieces,
+            folder: &mut self.folder,
+            eos: self.show_eos.then_some(self.header.eos),
+            pending_eos: None,
+            shown: 0,
+        };
+        let result = if first {
+            self.dev.generate(&tokens, self.n, &mut host)
+        } else {
+            self.dev.continue_generation(&tokens, self.n, &mut host)
+        };
+        let secs = start.elapsed().as_secs_f64();
+        let generation = match result {
+            Ok(g) => g,
+            Err(HostError::TooManyTokens { .. }) => {
+                println!();
+                println!("[context full at {ctx} tokens: /reset to start again]");
+                return Ok(());
+            }
+            Err(e) => {
+                println!();
+                // The machine state is not to be trusted: the next turn starts afresh.
+                self.started = false;
+                bail!("{}: {e}", self.name);
+            }
+        };
+        self.started = true;
+        println!();
+        match generation.stop_reason {
+            2 => println!("[end of text]"),
+            3 => println!("[context full at {ctx} tokens: /reset to start again]"),
+            4 => println!("[stopped]"),
+            _ => {}
+        }
+        // Positions the script processed: 0..pos on a first turn, pos_before..pos on a continuation.
+        let positions = generation.runtime.pos.saturating_sub(pos_before) as u64;
+        let traffic = self.dev.machine.traffic.total() - traffic_before;
+        self.totals.positions += positions;
+        self.totals.secs += secs;
+        eprintln!(
+            "[{} new tokens, {positions} positions in {secs:.2}s: {}]",
+            generation.tokens.len(),
+            self.speeds(positions, secs, traffic)
+        );
+        Ok(())
+    }
+
+    /// "<x> tokens/s on this PC; RAM traffic <M> MB/token -> ~<R> tokens/s at <B> MB/s".
+    fn speeds(&self, positions: u64, secs: f64, traffic: u64) -> String {
+        if positions == 0 {
+            return "no positions processed".into();
+        }
+        let mb_per_token = traffic as f64 / 1e6 / positions as f64;
+        format!(
+            "{:.1} tokens/s on this PC; RAM traffic {mb_per_token:.2} MB/token -> ~{:.1} tokens/s at {} MB/s",
+            positions as f64 / secs.max(1e-9),
+            self.bandwidth / mb_per_token,
+            self.bandwidth
+        )
+    }
+
+    /// One encoder line (§7.4): embed, rank the stored lines, store.
+    fn encoder_line(&mut self, line: &str) -> Result<()> {
+        if line.trim().is_empty() {
+            return Ok(());
+        }
+        let tokens = self.tokenize(line, true)?;
+        let ctx = self.header.max_ctx;
+        if tokens.len() > TOKEN_SLOTS as usize {
+            println!("[too long: {} tokens, maximum {ctx}]", tokens.len());
+            return Ok(());
+        }
+        self.fresh_budget();
+        let traffic_before = self.dev.machine.traffic.total();
+        let start = Instant::now();
+        let enc = self
+            .dev
+            .encode(&tokens, &mut ssnail_emu::core::NoHost)
+            .map_err(|e| anyhow!("{}: {e}", self.name))?;
+        let secs = start.elapsed().as_secs_f64();
+        if enc.stop_reason != 1 {
+            println!("[too long: {} tokens, maximum {ctx}]", tokens.len());
+            return Ok(());
+        }
+        let traffic = self.dev.machine.traffic.total() - traffic_before;
+        self.totals.positions += tokens.len() as u64;
+        self.totals.secs += secs;
+        let norm = enc
+            .output
+            .iter()
+            .map(|v| (*v as f64).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        let unit: Vec<f32> = if norm > 0.0 {
+            enc.output
+                .iter()
+                .map(|v| (*v as f64 / norm) as f32)
+                .collect()
+        } else {
+            enc.output.clone()
+        };
+        if self.stored.is_empty() {
+            println!("  [{}-dimensional embedding stored]", unit.len());
+        }
+        let mut ranked: Vec<(f64, &str)> = self
+            .stored
+            .iter()
+            .map(|(text, v)| {
+                let dot: f64 = v
+                    .iter()
+                    .zip(&unit)
+                    .map(|(a, b)| *a as f64 * *b as f64)
+                    .sum();
+                (dot, text.as_str())
+            })
+            .collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| b.1.cmp(a.1)));
+        for (score, text) in ranked.iter().take(3) {
+            println!("  {score:+.3}  {text}");
+        }
+        let mb = traffic as f64 / 1e6;
+        eprintln!(
+            "[{} tokens in {:.1} ms on this PC; RAM traffic {mb:.2} MB -> ~{:.1} ms at {} MB/s]",
+            tokens.len(),
+            secs * 1000.0,
+            mb / self.bandwidth * 1000.0,
+            self.bandwidth
+        );
+        self.stored.push((line.to_string(), unit));
+        Ok(())
+    }
+
+    fn stats(&self) {
+        let m = &self.dev.machine;
+        println!(
+            "[{} instructions, {:.1} MB RAM traffic, pos {}]",
+            m.instructions,
+            m.traffic.total() as f64 / 1e6,
+            runtime(m).pos
+        );
+        println!(
+            "[{} positions in {:.2}s: {}]",
+            self.totals.positions,
+            self.totals.secs,
+            self.speeds(self.totals.positions, self.totals.secs, m.traffic.total())
+        );
+    }
+
+    /// A `/command` line (§7.5). Returns false for /quit.
+    fn command(&mut self, line: &str) -> bool {
+        let mut words = line.split_whitespace();
+        let cmd = words.next().unwrap_or("");
+        let arg = words.next();
+        let s = &mut self.sampler.settings;
+        match (cmd, arg) {
+            ("/quit", _) => return false,
+            ("/reset", _) => {
+                self.started = false;
+                self.stored.clear();
+                self.folder = AsciiFolder::new();
+                println!("[context cleared]");
+            }
+            ("/n", Some(a)) if a.parse::<u32>().is_ok() => {
+                self.n = a.parse().unwrap();
+                println!("[{} tokens per turn]", self.n);
+            }
+            ("/temp", Some(a)) if finite(a).is_ok() => {
+                s.temperature = finite(a).unwrap();
+                let mode = self.mode_line();
+                println!("{mode}");
+            }
+            ("/topk", Some(a)) if a.parse::<u32>().is_ok() => {
+                s.top_k = a.parse().unwrap();
+                let mode = self.mode_line();
+                println!("{mode}");
+            }
+            ("/penalty", Some(a)) if positive(a).is_ok() => {
+                s.penalty = positive(a).unwrap();
+                let mode = self.mode_line();
+                println!("{mode}");
+            }
+            ("/greedy", _) => {
+                s.temperature = 0.0;
+                s.penalty = 1.0;
+                println!(
+                    "[greedy (temperature 0, repetition penalty 1.0), as the v1 hardware; \
+                     /temp T samples again]"
+                );
+            }
+            ("/hw", _) => {
+                let m = &mut self.dev.machine;
+                m.numerics = match m.numerics {
+                    Numerics::Hardware => Numerics::Float,
+                    Numerics::Float => Numerics::Hardware,
+                };
+                println!("[{}]", self.numerics_name());
+            }
+            ("/eos", _) => {
+                self.show_eos = !self.show_eos;
+                if self.show_eos {
+                    println!("[EOS display on: <EOS n%> before a token when P(end of text) >= 5%]");
+                } else {
+                    println!("[EOS display off]");
+                }
+            }
+            ("/seed", Some(a)) if a.parse::<u64>().is_ok() => {
+                let seed = a.parse().unwrap();
+                self.sampler.reseed(seed);
+                println!("[seed {seed}]");
+            }
+            ("/stats", _) => self.stats(),
+            _ => println!("[commands: {COMMANDS}]"),
+        }
+        true
+    }
+
+    /// One input line: a command or text. Returns false to quit.
+    fn line(&mut self, line: &str, echo: bool) -> Result<bool> {
+        if line
+            .split_whitespace()
+            .next()
+            .is_some_and(|w| w.starts_with('/'))
+        {
+            return Ok(self.command(line));
+        }
+        if self.header.is_encoder() {
+            self.encoder_line(line)?;
+        } else {
+            self.decoder_turn(line, echo)?;
+        }
+        Ok(true)
+    }
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let name = args.image.display().to_string();
+    let mut dev = super::run::load(&args.image, args.mem_mb)?;
+    dev.machine.numerics = if args.hw {
+        Numerics::Hardware
+    } else {
+        Numerics::Float
+    };
+    if let Some(t) = args.threads {
+        dev.machine.set_threads(t);
+    }
+    let header = dev.header();
+    // Check the tokenizer tables once, so a broken image fails at start.
+    ImageTokenizer::new(dev.machine.mem()).map_err(|e| anyhow!("{name}: {e}"))?;
+    let pieces = (0..header.n_vocab).map(|id| dev.vocab_piece(id)).collect();
+    let settings = if args.greedy {
+        Settings {
+            temperature: 0.0,
+            top_k: args.topk,
+            penalty: 1.0,
+        }
+    } else {
+        Settings {
+            temperature: args.temp,
+            top_k: args.topk,
+            penalty: args.penalty,
+        }
+    };
+    let seed = args.seed.unwrap_or_else(rand::random);
+    let mut chat = Chat {
+        dev,
+        name,
+        header,
+        pieces,
+        sampler: Sampler::new(settings, seed),
+        n: args.n,
+        show_eos: args.eos,
+        bandwidth: args.bandwidth,
+        started: false,
+        folder: AsciiFolder::new(),
+        stored: Vec::new(),
+        totals: Totals::default(),
+    };
+    chat.banner();
+    if let Some(prompt) = &args.prompt {
+        chat.line(prompt, true)?;
+        return Ok(());
+    }
+    let mut input = Input::open();
+    if input.interactive() {
+        chat.hint();
+    }
+    while let Some(line) = input.line() {
+        match chat.line(&line, false) {
+            Ok(true) => {}
+            Ok(false) => break,
+            // A piped session stops at the first error; a person can go on.
+            Err(e) if input.interactive() => eprintln!("ssnail: {e:#}"),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}

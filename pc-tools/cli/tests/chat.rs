@@ -1,0 +1,447 @@
+//! `ssnail chat` end to end: the real binary with piped stdin on converted
+//! test models (and the real all-MiniLM-L6-v2 for the encoder). References
+//! come from the core emulator's plain host protocol (one greedy `generate`,
+//! no chat code), `ssnail run`, and the image tokenizer.
+
+use ssnail_emu::core::{NoHost, Ssnail};
+use ssnail_format::ggml::GgmlType;
+use ssnail_testkit::models::{self, ModelOpts};
+use ssnail_tokenizer::{AsciiFolder, ImageTokenizer};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn image(dir: &Path, name: &str, opts: &ModelOpts, ctx: u32) -> PathBuf {
+    let gguf = dir.join(format!("{name}.gguf"));
+    models::write(&gguf, &models::build(opts));
+    let g = ssnail_gguf::Gguf::open(&gguf).unwrap();
+    let conv = ssnail_convert::convert(
+        &g,
+        &ssnail_convert::Options {
+            ctx: Some(ctx),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let out = dir.join(format!("{name}.ssnail"));
+    std::fs::write(&out, conv.image).unwrap();
+    out
+}
+
+/// `ssnail chat IMAGE ARGS` with `input` on stdin.
+fn chat(img: &Path, args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        .arg("chat")
+        .arg(img)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn ssnail(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+/// The image loaded as the chat loads it, for references.
+struct Reference {
+    dev: Ssnail,
+}
+
+impl Reference {
+    fn new(img: &Path) -> Reference {
+        Reference {
+            dev: Ssnail::load_file(img, None).unwrap().0,
+        }
+    }
+    fn encode(&self, text: &str, first: bool) -> Vec<u32> {
+        ImageTokenizer::new(self.dev.machine.mem())
+            .unwrap()
+            .encode(text, first)
+    }
+    /// Greedy generation from position 0 in one run of the plain host protocol.
+    fn greedy(&mut self, prompt: &[u32], n: u32) -> (Vec<u32>, u32) {
+        let g = self.dev.generate(prompt, n, &mut NoHost).unwrap();
+        (g.tokens, g.stop_reason)
+    }
+    fn bytes(&self, ids: &[u32]) -> Vec<u8> {
+        ids.iter().flat_map(|&t| self.dev.vocab_piece(t)).collect()
+    }
+}
+
+/// The banner lines (§7.2) before any turn output.
+fn banner(desc: &str, kind: &str, ctx: u32, mode: &str) -> String {
+    format!("[{desc}]\n[{kind}, context {ctx}, vocab 400]\n[{mode}]\n")
+}
+
+const LLAMA_DESC: &str = "llama 256d 2L 8H [General]";
+const FLOAT_GREEDY: &str = "float reference numerics; greedy, as the v1 hardware";
+
+#[test]
+fn decoder_turns_continue_and_reset() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(
+        dir.path(),
+        "llama",
+        &ModelOpts::llama().with_wtype(GgmlType::Q8_0),
+        64,
+    );
+    let mut r = Reference::new(&img);
+    let prompt = r.encode("once upon a time", true);
+    // One 12-token run = turn 1 (6 tokens) + an empty line (6 more).
+    let (twelve, reason) = r.greedy(&prompt, 12);
+    assert_eq!(
+        (twelve.len(), reason),
+        (12, 1),
+        "the test needs no early EOS"
+    );
+    // After /reset: turn 1 again, then "the cat" appended to the context.
+    let mut ctx: Vec<u32> = prompt.clone();
+    ctx.extend(&twelve[..6]);
+    ctx.extend(r.encode("the cat", false));
+    let (after_cat, reason) = r.greedy(&ctx, 6);
+    assert_eq!((after_cat.len(), reason), (6, 1));
+
+    let o = chat(
+        &img,
+        &["--greedy", "-n", "6"],
+        "once upon a time\n\n/reset\nonce upon a time\nthe cat\n/quit\nnot read\n",
+    );
+    let out = stdout(&o);
+    let mut f = AsciiFolder::new();
+    let turn = |ids: &[u32], f: &mut AsciiFolder| {
+        let mut s = String::new();
+        f.push(&r.bytes(ids), &mut s);
+        s + "\n"
+    };
+    let mut expect = banner(LLAMA_DESC, "llama decoder", 64, FLOAT_GREEDY);
+    expect += &turn(&twelve[..6], &mut f);
+    expect += &turn(&twelve[6..], &mut f);
+    expect += "[context cleared]\n";
+    let mut f = AsciiFolder::new();
+    expect += &turn(&twelve[..6], &mut f);
+    expect += &turn(&after_cat, &mut f);
+    assert_eq!(out, expect);
+    // Each turn reports its speed on this PC and the modelled hardware speed.
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 4, "{err}");
+    // Positions processed: prompt + 5 (the 6th token is not processed yet), then 6, ...
+    let p = prompt.len();
+    let cat = ctx.len() - p - 6;
+    for (line, positions) in lines.iter().zip([p + 5, 6, p + 5, cat + 6]) {
+        assert!(
+            line.starts_with(&format!("[6 new tokens, {positions} positions in ")),
+            "{line}"
+        );
+        assert!(
+            line.contains(" tokens/s on this PC; RAM traffic ")
+                && line.contains(" MB/token -> ~")
+                && line.ends_with(" tokens/s at 130 MB/s]"),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn greedy_equals_ssnail_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let llama = image(
+        dir.path(),
+        "llama",
+        &ModelOpts::llama().with_wtype(GgmlType::Q4_0),
+        64,
+    );
+    let gpt2 = image(dir.path(), "gpt2", &ModelOpts::gpt2(), 64);
+    for img in [&llama, &gpt2] {
+        let i = img.to_str().unwrap();
+        let r = Reference::new(img);
+        for hw in [false, true] {
+            let mut run_args = vec!["run", i, "--prompt", "the cat sat on", "-n", "16", "--ids"];
+            let mut chat_args = vec!["--greedy", "-n", "16"];
+            if hw {
+                run_args.push("--hw");
+                chat_args.push("--hw");
+            }
+            let ran = stdout(&ssnail(&run_args));
+            let ids = |key: &str| -> Vec<u32> {
+                let line = ran.lines().find(|l| l.starts_with(key)).unwrap();
+                line[key.len()..]
+                    .split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(|s| s.parse().unwrap())
+                    .collect()
+            };
+            let (prompt, generated) = (ids("prompt: "), ids("generated: "));
+            assert_eq!(prompt, r.encode("the cat sat on", true));
+            let eos = r.dev.header().eos;
+            let stopped_at_eos = generated.last() == Some(&eos);
+            assert!(generated.len() == 16 || stopped_at_eos);
+
+            // --prompt: the prompt's text, then the generated text.
+            let mut args = chat_args.clone();
+            args.extend(["--prompt", "the cat sat on"]);
+            let out = stdout(&chat(img, &args, ""));
+            let text =
+                AsciiFolder::fold_all(&r.bytes(&[prompt.clone(), generated.clone()].concat()));
+            let end = if stopped_at_eos {
+                "[end of text]\n"
+            } else {
+                ""
+            };
+            let tail = format!("{text}\n{end}");
+            assert!(out.ends_with(&tail), "{out:?} vs {tail:?}");
+            let mode = if hw {
+                "[hardware numerics; greedy, as the v1 hardware]"
+            } else {
+                "[float reference numerics; greedy, as the v1 hardware]"
+            };
+            assert_eq!(out.lines().nth(2), Some(mode));
+
+            // The /greedy command (sampling settings before it) in a piped session.
+            let sampling: Vec<&str> = chat_args[1..].to_vec();
+            let out = stdout(&chat(img, &sampling, "/greedy\nthe cat sat on\n"));
+            let text = AsciiFolder::fold_all(&r.bytes(&generated));
+            assert!(
+                out.ends_with(&format!(
+                    "[greedy (temperature 0, repetition penalty 1.0), as the v1 hardware; \
+                     /temp T samples again]\n{text}\n{end}"
+                )),
+                "{out:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn seed_reproduces_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "llama", &ModelOpts::llama(), 64);
+    let sample = |extra: &[&str], input: &str| {
+        let mut args = vec!["-n", "24"];
+        args.extend(extra);
+        let out = stdout(&chat(&img, &args, input));
+        // Drop the banner.
+        out.lines().skip(3).collect::<Vec<_>>().join("\n")
+    };
+    let one = sample(&["--seed", "1", "--prompt", "once upon a time"], "");
+    let again = sample(&["--seed", "1", "--prompt", "once upon a time"], "");
+    let two = sample(&["--seed", "2", "--prompt", "once upon a time"], "");
+    let greedy = sample(&["--greedy", "--prompt", "once upon a time"], "");
+    assert_eq!(one, again);
+    assert_ne!(one, two);
+    assert_ne!(one, greedy);
+    assert_ne!(two, greedy);
+    // /seed gives a fresh generator: same text as --seed 1 (without the prompt echo).
+    let reseeded = sample(&["--seed", "99"], "/seed 1\nonce upon a time\n");
+    let echo = AsciiFolder::fold_all(
+        &Reference::new(&img).bytes(&Reference::new(&img).encode("once upon a time", true)),
+    );
+    assert_eq!(
+        reseeded,
+        format!("[seed 1]\n{}", one.strip_prefix(&echo).unwrap())
+    );
+    // The sampling settings appear in the banner.
+    let out = stdout(&chat(
+        &img,
+        &["--temp", "1.5", "--topk", "7", "--penalty", "1"],
+        "",
+    ));
+    assert_eq!(
+        out.lines().nth(2),
+        Some("[float reference numerics; sampling: temperature 1.5, top-k 7, repetition penalty 1.0]")
+    );
+}
+
+#[test]
+fn context_full_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(
+        dir.path(),
+        "llama",
+        &ModelOpts::llama().with_wtype(GgmlType::Q8_0),
+        16,
+    );
+    let mut r = Reference::new(&img);
+    let prompt = r.encode("once upon a time", true);
+    let (generated, reason) = r.greedy(&prompt, 100);
+    assert_eq!(reason, 3);
+    let full = "[context full at 16 tokens: /reset to start again]";
+    let o = chat(
+        &img,
+        &["--greedy", "-n", "100"],
+        "once upon a time\nthe cat\n/reset\nonce upon a time\n",
+    );
+    let out = stdout(&o);
+    let text = AsciiFolder::fold_all(&r.bytes(&generated));
+    let expect = format!(
+        "{}{text}\n{full}\n\n{full}\n[context cleared]\n{text}\n{full}\n",
+        banner(LLAMA_DESC, "llama decoder", 16, FLOAT_GREEDY)
+    );
+    assert_eq!(out, expect);
+}
+
+#[test]
+fn commands_and_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(
+        dir.path(),
+        "llama",
+        &ModelOpts::llama().with_wtype(GgmlType::Q8_0),
+        32,
+    );
+    let list = "[commands: /reset /n N /temp T /topk K /penalty P /greedy /hw /eos /seed S /stats /help /quit]";
+    let mut r = Reference::new(&img);
+    let prompt = r.encode("once", true);
+    let (generated, reason) = r.greedy(&prompt, 4);
+    assert_eq!((generated.len(), reason), (4, 1));
+    let out = stdout(&chat(
+        &img,
+        &["--seed", "3"],
+        "/n 4\n/temp 0.5\n/topk 5\n/penalty 1.3\n/hw\n/hw\n/eos\n/eos\n/temp\n/what\n/help\n/stats\n/greedy\nonce\n/stats\n",
+    ));
+    let lines: Vec<&str> = out.lines().skip(3).collect();
+    assert_eq!(
+        lines[..11],
+        [
+            "[4 tokens per turn]",
+            "[float reference numerics; sampling: temperature 0.5, top-k 40, repetition penalty 1.15]",
+            "[float reference numerics; sampling: temperature 0.5, top-k 5, repetition penalty 1.15]",
+            "[float reference numerics; sampling: temperature 0.5, top-k 5, repetition penalty 1.3]",
+            "[hardware numerics]",
+            "[float reference numerics]",
+            "[EOS display on: <EOS n%> before a token when P(end of text) >= 5%]",
+            "[EOS display off]",
+            list,
+            list,
+            list,
+        ]
+    );
+    assert_eq!(lines[11], "[0 instructions, 0.0 MB RAM traffic, pos 0]");
+    assert_eq!(lines[12], "[0 positions in 0.00s: no positions processed]");
+    // After one greedy turn of 4 tokens: the text, then cumulative counters and pos (prompt + 3).
+    let text = AsciiFolder::fold_all(&r.bytes(&generated));
+    let tail = lines[13..].join("\n");
+    let (said, stats) = tail.rsplit_once("\n[").unwrap();
+    let (said, stats1) = said.rsplit_once("\n[").unwrap();
+    assert!(said.ends_with(&text), "{out}");
+    let positions = prompt.len() + 3;
+    assert!(
+        stats1.ends_with(&format!(" MB RAM traffic, pos {positions}]")),
+        "{stats1}"
+    );
+    assert!(!stats1.starts_with("0 instructions"), "{stats1}");
+    assert!(
+        stats.starts_with(&format!("{positions} positions in "))
+            && stats.ends_with(" tokens/s at 130 MB/s]"),
+        "{stats}"
+    );
+
+    // Bad input: one line naming the file, exit 1.
+    let missing = dir.path().join("missing.ssnail");
+    let o = chat(&missing, &[], "");
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("missing.ssnail"), "{err}");
+    let junk = dir.path().join("junk.ssnail");
+    std::fs::write(&junk, b"not an image at all").unwrap();
+    let o = chat(&junk, &[], "");
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("junk.ssnail"), "{err}");
+    let o = chat(&img, &["--penalty", "0"], "");
+    assert_eq!(o.status.code(), Some(2), "clap rejects a zero penalty");
+}
+
+/// The real all-MiniLM-L6-v2 (test-data cache) imported and converted once
+/// per target directory.
+fn minilm_image() -> PathBuf {
+    let cached = Path::new(env!("CARGO_TARGET_TMPDIR")).join("chat-minilm-q8_0-ctx64.ssnail");
+    if cached.exists() {
+        return cached;
+    }
+    let cache = std::env::var_os("SSNAIL_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cache"));
+    let minilm = cache.join("models/all-MiniLM-L6-v2");
+    assert!(
+        minilm.join("model.safetensors").is_file(),
+        "{} missing: run `make testdata` first",
+        minilm.display()
+    );
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let gguf = dir.path().join("minilm.gguf");
+    let img = dir.path().join("minilm.ssnail");
+    let (m, g, i) = (
+        minilm.to_str().unwrap(),
+        gguf.to_str().unwrap(),
+        img.to_str().unwrap(),
+    );
+    stdout(&ssnail(&["import", m, "-o", g, "--outtype", "q8_0"]));
+    stdout(&ssnail(&[
+        "convert", g, "-o", i, "--mem-mb", "64", "--ctx", "64",
+    ]));
+    // Rename into place: a concurrent or interrupted build never leaves half a file.
+    std::fs::rename(&img, &cached).unwrap();
+    cached
+}
+
+#[test]
+fn encoder_ranks_a_paraphrase_above_an_unrelated_line() {
+    let img = minilm_image();
+    let long = "the quick brown fox jumps over the lazy dog ".repeat(10);
+    let n_long = Reference::new(&img).encode(&long, true).len();
+    assert!(n_long > 64);
+    let input = format!(
+        "A man is playing a guitar.\n\nThe weather is lovely today.\n{long}\n\
+         Someone plays the guitar.\n/reset\nIt is sunny and warm outside.\n"
+    );
+    let out = stdout(&chat(&img, &[], &input));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "[all-MiniLM-L6-v2 (bert) [General]]");
+    assert_eq!(lines[1], "[bert encoder, context 64, vocab 30522]");
+    assert_eq!(lines[2], "  [384-dimensional embedding stored]");
+    // The weather line: only the guitar line to compare with.
+    assert!(lines[3].ends_with("  A man is playing a guitar."), "{out}");
+    assert_eq!(lines[4], format!("[too long: {n_long} tokens, maximum 64]"));
+    // The paraphrase: the guitar line first, well above the weather line.
+    let score = |l: &str| -> f64 { l.trim_start()[..6].parse().unwrap() };
+    assert!(lines[5].ends_with("  A man is playing a guitar."), "{out}");
+    assert!(
+        lines[6].ends_with("  The weather is lovely today."),
+        "{out}"
+    );
+    assert!(lines[5].starts_with("  +0."), "{out}");
+    assert!(
+        score(lines[5]) > 0.6 && score(lines[5]) > score(lines[6]) + 0.4,
+        "{out}"
+    );
+    // /reset forgets the stored lines.
+    assert_eq!(lines[7], "[context cleared]");
+    assert_eq!(lines[8], "  [384-dimensional embedding stored]");
+    assert_eq!(lines.len(), 9, "{out}");
+}
