@@ -67,6 +67,7 @@ static void draw_entry(uint8_t i, uint8_t selected) {
         scr_at(0, 21);
         scr_col = COL_CYAN;
         scr_puts(m->desc);
+        scr_log('\n');
         scr_col = COL_LGREEN;
     }
 }
