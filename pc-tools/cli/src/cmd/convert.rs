@@ -67,7 +67,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         type_name: a.type_name.clone(),
         ..Options::default()
     };
-    if !(a.mem_mb >= 0.0) {
+    if a.mem_mb.is_nan() || a.mem_mb < 0.0 {
         bail!("--mem-mb {}: a memory size cannot be negative", a.mem_mb);
     }
     if a.mem_mb > ssnail_convert::MAX_MEM_MB {
@@ -132,11 +132,23 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         b.finish_and_clear();
     }
     write_atomically(&a.output, &out.image)?;
-    for line in out.report.lines() {
-        println!("{line}");
+    let mut text = out.report.lines().join("\n");
+    text.push_str(&format!(
+        "\nwrote {}: load at $8000000\n",
+        a.output.display()
+    ));
+    print_stdout(&text)
+}
+
+/// Print to stdout; a closed pipe (`ssnail info x | head`) is not an error.
+pub fn print_stdout(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow!("cannot write to stdout: {e}"))
+        }
+        _ => Ok(()),
     }
-    println!("wrote {}: load at $8000000", a.output.display());
-    Ok(())
 }
 
 /// Write through a temporary file in the same directory, then rename, so a

@@ -33,29 +33,45 @@ fn show(v: &Value) -> String {
     }
 }
 
+/// Append a line to the output text.
+macro_rules! outln {
+    ($o:ident, $($t:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = writeln!($o, $($t)*);
+    }};
+}
+
 pub fn run(a: Args) -> anyhow::Result<()> {
+    let mut o = String::new();
+    let r = describe(&a, &mut o);
+    crate::cmd::convert::print_stdout(&o)?;
+    r
+}
+
+fn describe(a: &Args, o: &mut String) -> anyhow::Result<()> {
     let g = Gguf::open(&a.model)?;
     let arch = g.architecture().unwrap_or("(none)");
     let tok = g.get_str("tokenizer.ggml.model").unwrap_or("(none)");
-    println!(
+    outln!(
+        o,
         "{}: GGUF {}, architecture {arch}, tokenizer {tok}",
         g.path.display(),
         g.version
     );
-    println!("parameters:");
+    outln!(o, "parameters:");
     for (k, v) in &g.metadata {
-        println!("  {k:<44} {}", show(v));
+        outln!(o, "  {k:<44} {}", show(v));
     }
-    println!("tensors ({}):", g.tensors.len());
+    outln!(o, "tensors ({}):", g.tensors.len());
     for t in &g.tensors {
-        println!("  {:<32} {:<6} {:?}", t.name, t.ty.name(), t.shape);
+        outln!(o, "  {:<32} {:<6} {:?}", t.name, t.ty.name(), t.shape);
     }
 
     // What the converter would do.
     let hp = match Hparams::read(&g) {
         Ok(hp) => hp,
         Err(e) => {
-            println!("converter: cannot convert this model: {}", e.msg);
+            outln!(o, "converter: cannot convert this model: {}", e.msg);
             return Ok(());
         }
     };
@@ -86,12 +102,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             }
             Err(e) if e.kind == ssnail_convert::ErrorKind::TooBig => needed.push((p, None)),
             Err(e) => {
-                println!("converter: cannot convert this model: {}", e.msg);
+                outln!(o, "converter: cannot convert this model: {}", e.msg);
                 return Ok(());
             }
         }
     }
-    println!(
+    outln!(o,
         "hyper-parameters: dim {}, {} layers, {} heads ({} kv, head_dim {}), hidden {}, vocab {}, context_length {}, eps {:e}{}",
         hp.dim,
         hp.n_layers,
@@ -110,7 +126,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             _ => String::new(),
         }
     );
-    println!(
+    outln!(
+        o,
         "converter ({} {}d {}L, {}-token context, {} KV cache):",
         hp.arch.name(),
         hp.dim,
@@ -120,7 +137,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     );
     // 8/64/72 MB are the boards; 128 MB (the whole address space) only the emulator.
     let sizes = [8.0, 64.0, 72.0, MAX_MEM_MB];
-    println!(
+    outln!(
+        o,
         "  {:<8} {:>14}  {}",
         "--wtype",
         "memory needed",
@@ -142,7 +160,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             ),
             None => (format!("> {} MB", fmt_mb(MAX_MEM_MB)), ["-"; 4]),
         };
-        println!(
+        outln!(
+            o,
             "  {:<8} {:>14}  {}",
             p.name(),
             text,
@@ -154,14 +173,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .iter()
             .find(|(_, n)| n.is_some_and(|n| (n as f64) <= s * MIB as f64));
         match pick {
-            Some((p, n)) => println!(
+            Some((p, n)) => outln!(
+                o,
                 "  {} MB: auto uses --wtype {} ({:.2} MB){}",
                 fmt_mb(s),
                 p.name(),
                 n.unwrap_or(0) as f64 / MIB as f64,
                 if s > 72.0 { ", emulator only" } else { "" }
             ),
-            None => println!("  {} MB: does not fit even with Q4_0 weights", fmt_mb(s)),
+            None => outln!(o, "  {} MB: does not fit even with Q4_0 weights", fmt_mb(s)),
         }
     }
     Ok(())
