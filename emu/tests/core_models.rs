@@ -503,30 +503,33 @@ fn smollm2_q4_0_matches_reference() {
         return;
     }
     let g = Gguf::open(&path).unwrap();
-    let o = Options {
-        ctx: Some(32),
-        policy: Policy::All(GgmlType::Q4_0),
-        mem_mb: 100.0,
-        ..Default::default()
-    };
-    let image = ssnail_convert::convert(&g, &o).unwrap().image;
-    let mut dev = load(&image);
-    let p = prompt(&dev, "Once upon a time");
-    let mut cap = Capture::default();
-    let gen = dev.generate(&p, 3, &mut cap).unwrap();
-    let all: Vec<u32> = p.iter().chain(&gen.tokens).copied().collect();
-    let want = reference::decoder_logits(
-        &g,
-        &all[..cap.logits.len()],
-        RefOpts {
+    // The default F16 KV cache (≤ 2e-3) and an F32 cache (≤ 1e-5).
+    for (kv_f16, tol) in [(true, 2e-3), (false, 1e-5)] {
+        let o = Options {
+            ctx: Some(32),
+            policy: Policy::All(GgmlType::Q4_0),
+            mem_mb: 100.0,
+            kv_f16,
+            ..Default::default()
+        };
+        let image = ssnail_convert::convert(&g, &o).unwrap().image;
+        let mut dev = load(&image);
+        let p = prompt(&dev, "Once upon a time");
+        let mut cap = Capture::default();
+        let gen = dev.generate(&p, 3, &mut cap).unwrap();
+        let all: Vec<u32> = p.iter().chain(&gen.tokens).copied().collect();
+        let repack = RefOpts {
             repack: Some(GgmlType::Q4_0),
-        },
-    )
-    .unwrap();
-    for (i, &t) in gen.tokens.iter().enumerate() {
-        assert_eq!(t as usize, argmax(&want[p.len() - 1 + i]), "token {i}");
+        };
+        let want = reference::decoder_logits(&g, &all[..cap.logits.len()], repack).unwrap();
+        for (i, &t) in gen.tokens.iter().enumerate() {
+            assert_eq!(t as usize, argmax(&want[p.len() - 1 + i]), "token {i}");
+        }
+        let err = rel_error(&cap.logits.concat(), &want.concat());
+        eprintln!(
+            "SmolLM2 Q4_0 kv_f16={kv_f16}: tokens {:?}, rel error {err:.2e}",
+            gen.tokens
+        );
+        assert!(err < tol, "{err}");
     }
-    let err = rel_error(&cap.logits.concat(), &want.concat());
-    eprintln!("SmolLM2 Q4_0: tokens {:?}, rel error {err:.2e}", gen.tokens);
-    assert!(err < 2e-3, "{err}");
 }
