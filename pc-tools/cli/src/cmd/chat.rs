@@ -618,3 +618,93 @@ pub fn run(args: Args) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssnail_format::image::{h, rt, BASE, TOKENS};
+
+    /// A machine with the token buffer at $8001000 holding id i at slot i.
+    fn machine(pos: u32, prompt_len: u32) -> Machine {
+        let mut m = Machine::new(0x10000);
+        m.poke_u32((BASE as usize + h::TOKENS) as u64, TOKENS);
+        for i in 0..200 {
+            m.poke_u32((TOKENS + 4 * i) as u64, i);
+        }
+        m.poke_u32((BASE + rt::POS) as u64, pos);
+        m.poke_u32((BASE + rt::PROMPT_LEN) as u64, prompt_len);
+        m
+    }
+
+    fn host<'a>(sampler: &'a mut Sampler, folder: &'a mut AsciiFolder) -> TurnHost<'a> {
+        TurnHost {
+            sampler,
+            pieces: &[],
+            folder,
+            eos: Some(2),
+            pending_eos: None,
+            shown: 0,
+        }
+    }
+
+    #[test]
+    fn penalty_window_is_the_last_64_tokens_up_to_pos() {
+        let settings = Settings {
+            temperature: 1.0,
+            top_k: 0,
+            penalty: 10.0,
+        };
+        let mut sampler = Sampler::new(settings, 5);
+        let mut folder = AsciiFolder::new();
+        let mut h = host(&mut sampler, &mut folder);
+        // Equal high logits for ids 36, 37, 100, 101: at pos 100 the window is
+        // slots 37..=100, so 37 and 100 are penalised and never drawn.
+        let mut logits = vec![-50.0f32; 128];
+        for id in [36, 37, 100, 101] {
+            logits[id] = 10.0;
+        }
+        let m = machine(100, 300);
+        let mut seen = [0; 128];
+        for _ in 0..200 {
+            seen[h.on_argmax(&logits, &m).unwrap() as usize] += 1;
+        }
+        assert_eq!((seen[37], seen[100]), (0, 0), "{:?}", &seen[30..110]);
+        assert!(seen[36] > 50 && seen[101] > 50);
+    }
+
+    #[test]
+    fn prompt_positions_draw_too_and_eos_shows_only_for_generated_tokens() {
+        let settings = Settings {
+            temperature: 0.8,
+            top_k: 40,
+            penalty: 1.15,
+        };
+        let logits: Vec<f32> = (0..128).map(|i| ((i * 37) % 11) as f32 * 0.3).collect();
+        let mut direct = Sampler::new(settings, 9);
+        let mut sampler = Sampler::new(settings, 9);
+        let mut folder = AsciiFolder::new();
+        let mut h = host(&mut sampler, &mut folder);
+        // Positions 0..9 of a 10-token prompt, then generated positions: every
+        // ARGMAX draws, so the choices follow the generator step by step.
+        for pos in 0..20u32 {
+            let m = machine(pos, 10);
+            let from = pos.saturating_sub(63);
+            let recent: Vec<u32> = (from..=pos).collect();
+            assert_eq!(
+                h.on_argmax(&logits, &m),
+                Some(direct.choose(&logits, &recent))
+            );
+        }
+        // EOS (id 2) dominant: shown for a generated token, not at a prompt position.
+        let mut eos_logits = vec![0.0f32; 128];
+        eos_logits[2] = 5.0;
+        h.pending_eos = None;
+        h.on_argmax(&eos_logits, &machine(3, 10));
+        assert_eq!(h.pending_eos, None);
+        h.on_argmax(&eos_logits, &machine(9, 10));
+        assert!(h.pending_eos.unwrap() > 0.5);
+        // Greedy: the core's own ARGMAX decides (no replacement).
+        h.sampler.settings.temperature = 0.0;
+        assert_eq!(h.on_argmax(&logits, &machine(12, 10)), None);
+    }
+}
