@@ -8,6 +8,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
+#[command(about = "Convert a GGUF model (llama, gpt2, bert) into an SSNAIL image")]
 pub struct Args {
     /// The GGUF model (llama, gpt2 or bert architecture).
     pub model: PathBuf,

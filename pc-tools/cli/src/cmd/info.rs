@@ -11,6 +11,7 @@ use ssnail_gguf::{Gguf, Value};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
+#[command(about = "Show what a GGUF holds and what the converter would make of it")]
 pub struct Args {
     /// The GGUF model.
     pub model: PathBuf,
