@@ -153,6 +153,22 @@ impl Ssnail {
         self.machine.poke_u32((BASE + offset) as u64, v);
     }
 
+    /// Direct host-side token write (no load port), for PC tools.
+    pub fn poke_tokens(&mut self, first: u32, tokens: &[u32]) -> Result<(), HostError> {
+        if first as usize + tokens.len() > TOKEN_SLOTS as usize {
+            return Err(HostError::TooManyTokens {
+                first,
+                count: tokens.len(),
+            });
+        }
+        let base = self.header().tokens as u64;
+        let bytes: Vec<u8> = tokens.iter().flat_map(|t| t.to_le_bytes()).collect();
+        if !self.machine.write_bytes(base + 4 * first as u64, &bytes) {
+            return Err(HostError::Port(base as u32 + 4 * first));
+        }
+        Ok(())
+    }
+
     /// Job pointer = header $08, GO, run to HALT.
     pub fn run_script(&mut self, host: &mut dyn Host) -> Result<(), HostError> {
         let code = self.header().code;
@@ -247,5 +263,51 @@ impl Ssnail {
     /// The description at header $80 (invalid UTF-8 replaced).
     pub fn description(&self) -> String {
         self.header().description()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::Machine;
+
+    fn device() -> Ssnail {
+        let mut d = Ssnail::new(Machine::new(1 << 20));
+        let h = Header {
+            tokens: ssnail_format::image::TOKENS,
+            ..Default::default()
+        };
+        d.machine.write_bytes(BASE as u64, &h.to_bytes());
+        d
+    }
+
+    #[test]
+    fn port_and_direct_writes_agree() {
+        let toks: Vec<u32> = (0..300).map(|i| i * 7 + 1).collect();
+        let mut a = device();
+        let mut b = device();
+        a.write_tokens(5, &toks).unwrap();
+        a.write_runtime(4, 305, 9).unwrap();
+        b.poke_tokens(5, &toks).unwrap();
+        for (off, v) in [(rt::POS, 4), (rt::PROMPT_LEN, 305), (rt::N_GENERATE, 9)] {
+            b.poke_runtime(off, v);
+        }
+        assert_eq!(a.machine.mem(), b.machine.mem());
+        assert_eq!(read_tokens(&a.machine, 5, 300), toks);
+        let r = runtime(&a.machine);
+        assert_eq!(
+            (
+                r.pos,
+                r.prompt_len,
+                r.n_generate,
+                r.generated,
+                r.stop_request
+            ),
+            (4, 305, 9, 0, 0)
+        );
+        assert!(matches!(
+            a.write_tokens(4000, &toks),
+            Err(HostError::TooManyTokens { .. })
+        ));
     }
 }
