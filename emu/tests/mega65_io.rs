@@ -113,3 +113,32 @@ fn cia_timer_counts_microseconds_and_cpu_port_reads_back() {
         "the border register was not written"
     );
 }
+
+#[test]
+fn sector_buffer_window_at_de00() {
+    // Select the SD buffer, map it at $DE00 (command $81), read a byte, then a trap unmaps it.
+    let mut m = Machine::new();
+    let mut code = vec![
+        0xA9, 0x80, 0x8D, 0x89, 0xD6, // $D689 bit 7: SD buffer
+        0xA9, 0x81, 0x8D, 0x80, 0xD6, // map at $DE00
+        0xA9, 0x99, 0x8D, 0x05, 0xDE, // STA $DE05
+        0xAD, 0x05, 0xDE, 0x8D, 0x00, 0x40, // LDA $DE05 : STA $4000
+        0xA9, 0x04, 0x8D, 0x40, 0xD6, 0xEA, // getcurrentdrive trap
+        0xAD, 0x05, 0xDE, 0x8D, 0x01, 0x40, // $DE05 is cartridge I/O again
+    ];
+    code.extend(EXIT);
+    assert_eq!(run(&mut m, &code), StopReason::Exit(0));
+    let got = m.peek_phys(0x4000, 2);
+    assert_eq!(got[0], 0x99);
+    assert_ne!(got[1], 0x99);
+    assert_eq!(
+        m.peek_phys(0xFFD_6E05, 1),
+        [0x99],
+        "the SD buffer at $FFD6E00"
+    );
+    assert_eq!(
+        m.peek_phys(0xFFD_6005, 1),
+        [0x99],
+        "mirrored across $FFD6000-$FFD6FFF"
+    );
+}

@@ -133,6 +133,8 @@ impl Machine {
     pub(crate) fn hypervisor_trap(&mut self, trap: u8, v: u8) {
         // A trap costs the Hyppo round trip; ~200 cycles is the order of a short Hyppo service.
         self.cycles += 200;
+        // Hyppo unmaps the $DE00 sector-buffer window on every return (spec §5.5).
+        self.sd.window = false;
         match trap {
             0x00 => self.dos_call(v),
             0x03 => {

@@ -19,6 +19,9 @@ impl Machine {
                 let now = self.cycles;
                 return self.cia2.read(now, (off & 0x0F) as u8);
             }
+            0xE00..=0xFFF if self.sd.window && mode >= 2 => {
+                return self.read_phys(super::bus::SECTOR_AREA_BASE + (off as u32 & 0x1FF));
+            }
             _ => {}
         }
         if mode == 0 {
@@ -60,6 +63,10 @@ impl Machine {
             }
             0x02F => {
                 self.write_knock(v);
+                return;
+            }
+            0xE00..=0xFFF if self.sd.window && mode >= 2 => {
+                self.write_phys(super::bus::SECTOR_AREA_BASE + (off as u32 & 0x1FF), v);
                 return;
             }
             _ => {}
@@ -149,6 +156,11 @@ impl Machine {
                 // Raw sector commands need a real FAT32 card image; with a host directory as the
                 // card only the buffer commands work, and a raw read reports ERROR.
                 self.sd.error = matches!(v, 0x02..=0x06);
+                match v {
+                    0x81 => self.sd.window = true,
+                    0x82 => self.sd.window = false,
+                    _ => {}
+                }
             }
             0x681..=0x684 => self.sd.sector[(off - 0x681) as usize] = v,
             0x689 => self.sd.bufsel_sd = v & 0x80 != 0,

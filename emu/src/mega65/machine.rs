@@ -41,6 +41,8 @@ pub struct SdState {
     pub bufsel_sd: bool,
     pub sector: [u8; 4],
     pub error: bool,
+    /// Command $81 maps the selected sector buffer at $DE00–$DFFF ($82 unmaps it).
+    pub window: bool,
 }
 
 /// Run statistics.

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context};
 use clap::Parser;
-use ssnail_emu::core::{Machine as CoreMachine, Numerics, Ssnail};
+use ssnail_emu::core::{Board, Machine as CoreMachine, Numerics, Ssnail};
 use ssnail_emu::mega65::prg::first_prg_on_disk;
 use ssnail_emu::mega65::{KeyScript, Machine, StopReason, CPU_HZ};
 
@@ -53,8 +53,9 @@ pub struct Args {
     /// SSNAIL memory bandwidth in MB/s (sets how fast jobs run in emulated time).
     #[arg(long, value_name = "MBPS", default_value_t = 130.0)]
     pub bandwidth: f64,
-    /// SSNAIL memory at $8000000 in MiB (0 = no SSNAIL device).
-    #[arg(long, value_name = "MIB", default_value_t = 64)]
+    /// SSNAIL memory at $8000000 in MiB (0 = no SSNAIL device). Up to 8: an R3 board (HyperRAM
+    /// only); more: an R4-R6 board (64 MiB SDRAM + 8 MiB HyperRAM at $C000000 = 72).
+    #[arg(long, value_name = "MIB", default_value_t = 72)]
     pub ssnail_mib: usize,
     /// SSNAIL numerics: the FPGA's bit-exact hardware rules or the float reference.
     #[arg(long, value_name = "MODE", default_value = "hardware", value_parser = ["hardware", "float"])]
@@ -104,7 +105,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         } else {
             Numerics::Hardware
         };
-        m.attach_ssnail(Ssnail::new(core));
+        let board = if args.ssnail_mib <= 8 {
+            Board::R3
+        } else {
+            Board::R4
+        };
+        m.attach_ssnail(Ssnail::with_board(core, board));
     }
     if let Some(dir) = &args.sd {
         if !dir.is_dir() {
