@@ -900,8 +900,9 @@ impl Machine {
             }
             0x88 => self.y = self.dec(self.y),
             0x89 => {
+                // BIT #imm sets only Z (65C02 rule; xemu's 4510 core does the same).
                 let v = self.fetch();
-                self.bit(v)
+                self.set_flag(flag::Z, self.a & v == 0);
             }
             0x8A => {
                 self.a = self.x;
