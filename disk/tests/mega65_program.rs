@@ -718,3 +718,32 @@ fn tokens_per_second_follow_the_ssnail_memory_bandwidth() {
         "{fast} s at 100 MB/s, {slow} s at 10 MB/s"
     );
 }
+
+#[test]
+fn an_r3_board_offers_8_mb_and_marks_bigger_images_too_big() {
+    let img = gpt2();
+    let mut big = img.clone();
+    big[0x38..0x3C].copy_from_slice(&(9u32 << 20).to_le_bytes());
+    let mut m = Machine::new();
+    let mut core = Core::new(8 << 20);
+    core.numerics = Numerics::Hardware;
+    m.attach_ssnail(Ssnail::with_board(core, ssnail_emu::core::Board::R3));
+    let sd = sd_with(&[("A_NINE.SSNAIL", &big), ("B_SMALL.SSNAIL", &img)]);
+    m.set_sd_dir(sd.path().to_path_buf());
+    let (_, entry) = m.load_prg(prg(), None).unwrap();
+    m.keys
+        .schedule(&KeyScript::parse("{UP}{RETURN}{DOWN}{RETURN}").unwrap(), 0);
+    m.start_at(entry);
+    m.run(CPU_HZ * 20);
+    let t = String::from_utf8_lossy(&m.serial);
+    assert!(
+        t.contains("SSNAIL core v1 found, 8 MB (R3: HyperRAM)"),
+        "{t}"
+    );
+    assert!(t.contains("needs   9 MB  too big"), "{t}");
+    assert!(
+        t.contains("A_NINE.SSNAIL: needs 9 MB, this board has 8 MB"),
+        "{t}"
+    );
+    assert!(t.contains("Loaded B_SMALL.SSNAIL"), "{t}");
+}
