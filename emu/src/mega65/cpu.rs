@@ -415,8 +415,14 @@ impl Machine {
     }
 
     /// Executes one instruction (prefixes and their instruction count as one).
-    #[inline(always)]
     pub fn step(&mut self) {
+        self.exec();
+        self.instructions += 1;
+    }
+
+    /// One instruction without counting it (the run loop counts in a register).
+    #[inline(always)]
+    pub(crate) fn exec(&mut self) {
         let op = self.fetch();
         let mut cyc = self.cost[op as usize] as u64;
         match op {
@@ -1335,7 +1341,6 @@ impl Machine {
             }
         }
         self.cycles += cyc;
-        self.instructions += 1;
     }
 
     /// MAP (spec §1.5): X/A program the low half, Z/Y the high half; X = $0F / Z = $0F select the

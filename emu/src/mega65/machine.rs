@@ -273,9 +273,12 @@ impl Machine {
             if self.cycles >= deadline {
                 return StopReason::Budget;
             }
+            let mut n = 0u64;
             while self.cycles < self.next_event {
-                self.step();
+                self.exec();
+                n += 1;
             }
+            self.instructions += n;
         }
     }
 
