@@ -24,13 +24,24 @@ D81_TOOL := $(SSNAIL_TOOLS)target/release/ssnail-d81
 
 mega65-prg: $(M65_PRG)
 
+M65_OBJ := $(M65_OUT)/obj
+M65_OBJS := $(M65_OBJ)/crt0.o $(patsubst $(M65_DIR)/src/%,$(M65_OBJ)/%.o,$(M65_S) $(M65_C))
+M65_CFLAGS := -t none --cpu 6502 -O -I $(M65_DIR)/include
+
 # cc65 has no MEGA65 target: -t none, our start-up code and linker config, none.lib's runtime.
 # C is compiled for the 6502 (runs unchanged on the 45GS02); 45GS02 parts are ca65 .p4510.
-$(M65_PRG): $(M65_C) $(M65_S) $(M65_H) $(M65_CFG) $(M65_CRT0)
-	@mkdir -p $(M65_OUT)/obj
-	$(CL65) -t none --cpu 6502 -O -I $(M65_DIR)/include --asm-include-dir $(M65_DIR)/include \
-		--obj-path $(M65_OUT)/obj -C $(M65_CFG) -m $(M65_OUT)/ssnail.map -o $@.tmp \
-		$(M65_CRT0) $(M65_S) $(M65_C) none.lib
+$(M65_OBJ)/%.c.o: $(M65_DIR)/src/%.c $(M65_H)
+	@mkdir -p $(M65_OBJ)
+	$(CL65) $(M65_CFLAGS) -c -o $@ $<
+$(M65_OBJ)/%.s.o: $(M65_DIR)/src/%.s
+	@mkdir -p $(M65_OBJ)
+	$(CL65) -t none -c -o $@ $<
+$(M65_OBJ)/crt0.o: $(M65_CRT0)
+	@mkdir -p $(M65_OBJ)
+	$(CL65) -t none -c -o $@ $<
+
+$(M65_PRG): $(M65_OBJS) $(M65_CFG)
+	$(CL65) -t none -C $(M65_CFG) -m $(M65_OUT)/ssnail.map -o $@.tmp $(M65_OBJS) none.lib
 	@mv $@.tmp $@
 	@awk -v prg=$$(stat -c %s $@) -f $(M65_DIR)/size-report.awk $(M65_OUT)/ssnail.map
 
