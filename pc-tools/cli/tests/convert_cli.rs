@@ -313,3 +313,59 @@ fn info_lists_the_model_and_the_sizes_that_fit() {
     assert_eq!(r.code, 1);
     assert_eq!(r.err.lines().count(), 1);
 }
+
+/// The lossy-consent question on a real terminal (a pty made by util-linux
+/// `script`; skipped where that is not installed): y/yes converts, anything
+/// else or end of input declines with "Not converted." and no file.
+#[test]
+fn consent_prompt_on_a_terminal() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux script(1) not installed");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let q8 = write(d.path(), "q8.gguf", &auto_gpt2(GgmlType::Q8_0));
+    let answer = |input: &str, out: &str| {
+        let cmd = format!(
+            "'{}' convert '{}' -o '{}' --wtype auto --ctx 32 --mem-mb 1.5",
+            env!("CARGO_BIN_EXE_ssnail"),
+            q8,
+            d.path().join(out).display()
+        );
+        let mut child = Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
+    };
+    let (code, text) = answer("YES\n", "yes.ssnail");
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("Convert anyway? [y/N]") && text.contains("auto: using --wtype q4_0"),
+        "{text}"
+    );
+    for (input, out) in [
+        ("n\n", "no.ssnail"),
+        ("", "eof.ssnail"),
+        ("maybe\n", "maybe.ssnail"),
+    ] {
+        let (code, text) = answer(input, out);
+        assert_eq!(code, 1, "{input:?}: {text}");
+        assert!(text.contains("Not converted."), "{text}");
+    }
+    assert_eq!(files(d.path()), ["q8.gguf", "yes.ssnail"]);
+}
