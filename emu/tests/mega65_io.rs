@@ -142,3 +142,21 @@ fn sector_buffer_window_at_de00() {
         "mirrored across $FFD6000-$FFD6FFF"
     );
 }
+
+#[test]
+fn raster_line_advances_with_the_clock() {
+    // Wait for raster line 0 twice (bit 8 in $D011 clear, $D012 = 0): one PAL frame = 20 ms.
+    let mut m = Machine::new();
+    let wait = [
+        0xAD, 0x12, 0xD0, 0xD0, 0xFB, // wait until $D012 = 0
+        0x2C, 0x11, 0xD0, 0x30, 0xF6, // ... and $D011 bit 7 = 0
+        0xAD, 0x12, 0xD0, 0xF0, 0xFB, // leave line 0
+    ];
+    let mut code = Vec::new();
+    code.extend(wait);
+    code.extend(wait);
+    code.extend(EXIT);
+    assert_eq!(run(&mut m, &code), StopReason::Exit(0));
+    let ms = m.seconds() * 1000.0;
+    assert!((20.0..20.2).contains(&ms), "{ms} ms");
+}

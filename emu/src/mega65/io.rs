@@ -2,7 +2,7 @@
 //! KERNAL needs, the $D02F knock, speed, CIAs, F011, keyboard queue, hypervisor traps, SD buffer
 //! select, the exit port, DMA and the hardware multiplier/divider.
 
-use super::machine::{Machine, StopReason};
+use super::machine::{Machine, StopReason, CPU_HZ};
 
 impl Machine {
     pub(crate) fn io_read(&mut self, mode: u8, off: u16) -> u8 {
@@ -22,6 +22,15 @@ impl Machine {
             0xE00..=0xFFF if self.sd.window && mode >= 2 => {
                 return self.read_phys(super::bus::SECTOR_AREA_BASE + (off as u32 & 0x1FF));
             }
+            _ => {}
+        }
+        match off {
+            // Raster position from the clock, so that programs waiting for a line or the
+            // vertical blank run: PAL, 312 lines per 20 ms frame (50 Hz).
+            0x011 => {
+                return (self.io_regs[0x011] & 0x7F) | (((self.raster_line() >> 8) as u8) << 7)
+            }
+            0x012 => return self.raster_line() as u8,
             _ => {}
         }
         if mode == 0 {
@@ -92,6 +101,12 @@ impl Machine {
             0x770..=0x777 if mode >= 2 => self.math_in[(off - 0x770) as usize] = v,
             _ => self.io_regs[off as usize] = v,
         }
+    }
+
+    /// Current raster line (0–311) of a PAL frame.
+    pub(crate) fn raster_line(&self) -> u32 {
+        const FRAME: u64 = CPU_HZ / 50;
+        ((self.cycles % FRAME) * 312 / FRAME) as u32
     }
 
     /// $D02F: two magic values in a row select the personality; anything else selects C64.
