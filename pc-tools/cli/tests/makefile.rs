@@ -220,8 +220,8 @@ fn run_and_chat_targets() {
     assert!(out.ends_with(&direct), "{out}\nvs\n{direct}");
     assert!(direct.contains("greedy, as the v1 hardware"), "{direct}");
     assert!(direct.contains(" the cat sat"), "{direct}");
-    assert!(err.contains("[5 new tokens"), "{err}");
-    assert!(direct_err.contains("[5 new tokens"), "{direct_err}");
+    assert!(err.contains("[8 positions in "), "{err}");
+    assert!(direct_err.contains("[8 positions in "), "{direct_err}");
 
     // TEMP other than 0 samples; HW=1 gives hardware numerics; default prompt.
     let (out, _) = w.ok(&["foo.run", "TOKENS=3", "TEMP=0.5", "HW=1"]);

@@ -15,10 +15,11 @@ use anyhow::{anyhow, bail, Result};
 use clap::Parser;
 use sampler::{Sampler, Settings};
 use ssnail_emu::core::{read_tokens, runtime, Host, HostError, Machine, Numerics, Ssnail};
-use ssnail_format::image::{Arch, Header, TOKEN_SLOTS};
+use ssnail_format::image::{rt, Arch, Header, BASE, TOKEN_SLOTS};
 use ssnail_tokenizer::{AsciiFolder, ImageTokenizer};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
 #[derive(Parser)]
@@ -132,6 +133,27 @@ impl Input {
     }
 }
 
+/// Ctrl-C: while a decoder runs, the first press asks the script to stop
+/// after the current token (stop_request, reason 4); a second press, or one
+/// at any other time outside the line editor, quits.
+static GENERATING: AtomicU8 = AtomicU8::new(0);
+const IDLE: u8 = 0;
+const RUNNING: u8 = 1;
+const STOP_ASKED: u8 = 2;
+
+fn install_interrupt_handler() {
+    // Fails only if another handler is installed; plain SIGINT then still quits.
+    let _ = ctrlc::set_handler(|| {
+        if GENERATING
+            .compare_exchange(RUNNING, STOP_ASKED, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            println!();
+            std::process::exit(130);
+        }
+    });
+}
+
 /// The hooks of one decoder run: the sampler at every ARGMAX, the display at every SYNC.
 struct TurnHost<'a> {
     sampler: &'a mut Sampler,
@@ -165,6 +187,9 @@ impl Host for TurnHost<'_> {
     }
 
     fn on_sync(&mut self, m: &mut Machine) {
+        if GENERATING.load(Ordering::SeqCst) == STOP_ASKED {
+            m.poke_u32((BASE + rt::STOP_REQUEST) as u64, 1);
+        }
         let rt = runtime(m);
         let new = read_tokens(
             m,
@@ -327,11 +352,13 @@ impl Chat {
             pending_eos: None,
             shown: 0,
         };
+        GENERATING.store(RUNNING, Ordering::SeqCst);
         let result = if first {
             self.dev.generate(&tokens, self.n, &mut host)
         } else {
             self.dev.continue_generation(&tokens, self.n, &mut host)
         };
+        GENERATING.store(IDLE, Ordering::SeqCst);
         let secs = start.elapsed().as_secs_f64();
         let generation = match result {
             Ok(g) => g,
@@ -361,21 +388,20 @@ impl Chat {
         self.totals.positions += positions;
         self.totals.secs += secs;
         eprintln!(
-            "[{} new tokens, {positions} positions in {secs:.2}s: {}]",
-            generation.tokens.len(),
+            "[{positions} positions in {secs:.2}s: {}]",
             self.speeds(positions, secs, traffic)
         );
         Ok(())
     }
 
-    /// "<x> tokens/s on this PC; RAM traffic <M> MB/token -> ~<R> tokens/s at <B> MB/s".
+    /// "<x> tokens/s on this PC; <M> MB/token -> ~<R> tokens/s at <B> MB/s".
     fn speeds(&self, positions: u64, secs: f64, traffic: u64) -> String {
         if positions == 0 {
             return "no positions processed".into();
         }
         let mb_per_token = traffic as f64 / 1e6 / positions as f64;
         format!(
-            "{:.1} tokens/s on this PC; RAM traffic {mb_per_token:.2} MB/token -> ~{:.1} tokens/s at {} MB/s",
+            "{:.1} tokens/s on this PC; {mb_per_token:.2} MB/token -> ~{:.1} tokens/s at {} MB/s",
             positions as f64 / secs.max(1e-9),
             self.bandwidth / mb_per_token,
             self.bandwidth
@@ -599,6 +625,7 @@ pub fn run(args: Args) -> Result<()> {
         totals: Totals::default(),
     };
     chat.banner();
+    install_interrupt_handler();
     if let Some(prompt) = &args.prompt {
         chat.line(prompt, true)?;
         return Ok(());
