@@ -198,11 +198,6 @@ impl Machine {
         m
     }
 
-    /// Status register as PHP pushes it (B and E as stored; bit 5 is E).
-    pub fn status(&self) -> u8 {
-        self.p
-    }
-
     /// Host-side stats.
     pub fn stats(&self) -> Stats {
         Stats {
@@ -303,13 +298,11 @@ impl Machine {
         next = next.min(self.ssnail_next_time());
         // Service at least every 2^16 cycles so that late-arriving conditions are seen.
         next = next.min(now + 65_536);
-        if self.stop.is_some() {
-            next = now;
-        }
-        self.next_event = next.max(now + 1);
-        if self.stop.is_some() {
-            self.next_event = now;
-        }
+        self.next_event = if self.stop.is_some() {
+            now
+        } else {
+            next.max(now + 1)
+        };
     }
 
     /// Makes the step loop return to `service_events` after the current instruction.
