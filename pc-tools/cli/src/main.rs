@@ -32,6 +32,12 @@ enum Cmd {
 }
 
 fn main() {
+    // Output piped into `head` should end the program quietly, as for any
+    // Unix tool, not panic in println! on a closed pipe.
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result: anyhow::Result<()> = match cli.cmd {
         Cmd::Bench(a) => cmd::bench::run(a),

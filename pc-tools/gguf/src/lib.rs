@@ -97,7 +97,7 @@ impl Gguf {
                 ))
             })?;
             let n: u64 = t.shape.iter().product();
-            if n % ty.block_len() as u64 != 0 {
+            if !n.is_multiple_of(ty.block_len() as u64) {
                 return Err(err(format!(
                     "tensor {} has {} elements, not a multiple of the {} block of {}",
                     t.name,
