@@ -160,3 +160,25 @@ fn raster_line_advances_with_the_clock() {
     let ms = m.seconds() * 1000.0;
     assert!((20.0..20.2).contains(&ms), "{ms} ms");
 }
+
+#[test]
+fn raster_interrupt_every_frame() {
+    // IRQ at raster line 100, acknowledged with INC $D019 (the RMW dummy write acks); the
+    // handler counts frames in $30. 0.2 s = 10 frames.
+    let mut m = Machine::new();
+    let code = [
+        0xA9, 0x64, 0x8D, 0x12, 0xD0, // compare line 100
+        0xA9, 0x1B, 0x8D, 0x11, 0xD0, // bit 7 = 0
+        0xA9, 0x01, 0x8D, 0x1A, 0xD0, // enable raster IRQ
+        0x58, // CLI
+        0x80, 0xFE, // BRA *
+    ];
+    m.poke_phys(0x3000, &[0xE6, 0x30, 0xEE, 0x19, 0xD0, 0x40]); // INC $30 : INC $D019 : RTI
+                                                                // IRQ vector at $FFFE: the start state maps $E000-$FFFF to $3E000.
+    m.poke_phys(0x3_FFFE, &[0x00, 0x30]);
+    m.p = 0x24;
+    m.poke_phys(0x2000, &code);
+    m.pc = 0x2000;
+    assert_eq!(m.run(ssnail_emu::mega65::CPU_HZ / 5), StopReason::Budget);
+    assert_eq!(m.peek_phys(0x30, 1), [10]);
+}

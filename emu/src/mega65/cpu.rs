@@ -411,6 +411,11 @@ impl Machine {
     fn rmw(&mut self, addr: u16, f: fn(&mut Machine, u8) -> u8) {
         let v = self.rd(addr);
         let r = f(self, v);
+        if addr == 0xD019 {
+            // The 6502's dummy write of the old value is kept for $D019 only (spec §1.2), so
+            // that `INC $D019` acknowledges the VIC interrupt.
+            self.wr(addr, v);
+        }
         self.wr(addr, r);
     }
 

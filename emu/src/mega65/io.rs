@@ -4,6 +4,10 @@
 
 use super::machine::{Machine, StopReason, CPU_HZ};
 
+/// A PAL frame: 312 raster lines in 20 ms.
+const FRAME: u64 = CPU_HZ / 50;
+const LINES: u64 = 312;
+
 impl Machine {
     pub(crate) fn io_read(&mut self, mode: u8, off: u16) -> u8 {
         match off {
@@ -31,6 +35,11 @@ impl Machine {
                 return (self.io_regs[0x011] & 0x7F) | (((self.raster_line() >> 8) as u8) << 7)
             }
             0x012 => return self.raster_line() as u8,
+            0x019 => {
+                let flag = self.vic_irq_flag() as u8;
+                let on = flag & self.io_regs[0x01A] & 1;
+                return 0x70 | flag | on << 7;
+            }
             _ => {}
         }
         if mode == 0 {
@@ -74,6 +83,20 @@ impl Machine {
                 self.write_knock(v);
                 return;
             }
+            0x011 | 0x012 | 0x01A => {
+                // Raster compare ($D012 + $D011 bit 7) and interrupt enable.
+                self.vic_irq_flag();
+                self.io_regs[off as usize] = v;
+                self.request_service();
+                return;
+            }
+            0x019 => {
+                if v & 1 != 0 {
+                    self.vic_irq_flag();
+                    self.raster_irq = false;
+                }
+                return;
+            }
             0xE00..=0xFFF if self.sd.window && mode >= 2 => {
                 self.write_phys(super::bus::SECTOR_AREA_BASE + (off as u32 & 0x1FF), v);
                 return;
@@ -105,8 +128,49 @@ impl Machine {
 
     /// Current raster line (0–311) of a PAL frame.
     pub(crate) fn raster_line(&self) -> u32 {
-        const FRAME: u64 = CPU_HZ / 50;
-        ((self.cycles % FRAME) * 312 / FRAME) as u32
+        ((self.cycles % FRAME) * LINES / FRAME) as u32
+    }
+
+    fn raster_compare(&self) -> u64 {
+        self.io_regs[0x012] as u64 | ((self.io_regs[0x011] as u64 >> 7) << 8)
+    }
+
+    /// First cycle after `after` at which the compare line starts (None: line beyond the frame).
+    fn next_compare_start(&self, after: u64) -> Option<u64> {
+        let line = self.raster_compare();
+        if line >= LINES {
+            return None;
+        }
+        let offset = (line * FRAME).div_ceil(LINES);
+        let mut t = after / FRAME * FRAME + offset;
+        if t <= after {
+            t += FRAME;
+        }
+        Some(t)
+    }
+
+    /// Raster interrupt flag, brought up to date with the clock.
+    pub(crate) fn vic_irq_flag(&mut self) -> bool {
+        let now = self.cycles;
+        if !self.raster_irq {
+            if let Some(t) = self.next_compare_start(self.raster_checked) {
+                self.raster_irq = t <= now;
+            }
+        }
+        self.raster_checked = now;
+        self.raster_irq
+    }
+
+    pub(crate) fn vic_irq_pending(&mut self) -> bool {
+        self.io_regs[0x01A] & 1 != 0 && self.vic_irq_flag()
+    }
+
+    pub(crate) fn vic_next_irq_time(&self) -> u64 {
+        if self.io_regs[0x01A] & 1 == 0 || self.raster_irq {
+            return u64::MAX;
+        }
+        self.next_compare_start(self.raster_checked)
+            .unwrap_or(u64::MAX)
     }
 
     /// $D02F: two magic values in a row select the personality; anything else selects C64.

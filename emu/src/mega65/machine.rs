@@ -107,6 +107,9 @@ pub struct Machine {
     pub(crate) sd: SdState,
     pub(crate) hyppo: Hyppo,
     pub(crate) f011: F011,
+    /// VIC raster interrupt: flag ($D019 bit 0) and the cycle up to which it has been checked.
+    pub(crate) raster_irq: bool,
+    pub(crate) raster_checked: u64,
     pub keys: KeyQueue,
     pub ssnail: SsnailPort,
     /// Bytes written through the $D643 / $7C serial-monitor traps.
@@ -171,6 +174,8 @@ impl Machine {
             sd: SdState::default(),
             hyppo: Hyppo::default(),
             f011: F011::default(),
+            raster_irq: false,
+            raster_checked: 0,
             keys: KeyQueue::default(),
             ssnail: SsnailPort::default(),
             serial: Vec::new(),
@@ -283,7 +288,7 @@ impl Machine {
         let now = self.cycles;
         self.keys.advance(now);
         self.ssnail_advance(now);
-        let irq = self.cia1.irq_pending(now);
+        let irq = self.cia1.irq_pending(now) || self.vic_irq_pending();
         let nmi = self.cia2.irq_pending(now);
         if nmi && !self.map_inhibit && self.stop.is_none() {
             self.cia2.nmi_taken = true;
@@ -296,6 +301,7 @@ impl Machine {
         next = next.min(self.cia1.next_irq_time(now));
         next = next.min(self.cia2.next_irq_time(now));
         next = next.min(self.ssnail_next_time());
+        next = next.min(self.vic_next_irq_time());
         // Service at least every 2^16 cycles so that late-arriving conditions are seen.
         next = next.min(now + 65_536);
         self.next_event = if self.stop.is_some() {
