@@ -133,11 +133,8 @@ pub fn run(args: Args) -> Result<()> {
                     .generate(&prompt, n, &mut host)
                     .map_err(|e| anyhow!("{name}: {e}"))?;
                 let secs = t.elapsed().as_secs_f64();
-                (
-                    secs,
-                    (1 + g.tokens.len()) as f64,
-                    dev.machine.traffic.total(),
-                )
+                debug_assert!(g.tokens.len() as u32 <= n);
+                (secs, host.positions as f64, dev.machine.traffic.total())
             };
             let mode_name = if mode == Numerics::Hardware {
                 "hardware"
