@@ -182,3 +182,33 @@ fn raster_interrupt_every_frame() {
     assert_eq!(m.run(ssnail_emu::mega65::CPU_HZ / 5), StopReason::Budget);
     assert_eq!(m.peek_phys(0x30, 1), [10]);
 }
+
+#[test]
+fn cia2_nmi_ignores_i_and_is_edge_triggered() {
+    // CIA 2 timer A every 1000 µs raises NMI even with I set. Handler A acknowledges ($DD0D
+    // read) and counts; handler B does not acknowledge, so only one NMI arrives.
+    for (ack, expect) in [(true, 10u8), (false, 1u8)] {
+        let mut m = Machine::new();
+        let code = [
+            0xA9, 0xE8, 0x8D, 0x04, 0xDD, 0xA9, 0x03, 0x8D, 0x05, 0xDD, // latch 1000
+            0xA9, 0x81, 0x8D, 0x0D, 0xDD, // enable timer A NMI
+            0xA9, 0x11, 0x8D, 0x0E, 0xDD, // force load, start
+            0x80, 0xFE, // BRA * (I stays set)
+        ];
+        let handler: &[u8] = if ack {
+            &[0xE6, 0x30, 0xAD, 0x0D, 0xDD, 0x40] // INC $30 : LDA $DD0D : RTI
+        } else {
+            &[0xE6, 0x30, 0x40]
+        };
+        m.poke_phys(0x3000, handler);
+        m.poke_phys(0x3_FFFA, &[0x00, 0x30]);
+        m.p = 0x24;
+        m.poke_phys(0x2000, &code);
+        m.pc = 0x2000;
+        assert_eq!(
+            m.run(ssnail_emu::mega65::CPU_HZ / 100 + 2000),
+            StopReason::Budget
+        );
+        assert_eq!(m.peek_phys(0x30, 1), [expect], "acknowledge: {ack}");
+    }
+}
