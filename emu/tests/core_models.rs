@@ -533,3 +533,29 @@ fn smollm2_q4_0_matches_reference() {
         assert!(err < tol, "{err}");
     }
 }
+
+/// Traffic per position is dominated by the weights streamed (§6.4): every
+/// layer matrix and the classifier once, plus one embedding row.
+#[test]
+fn traffic_per_position_is_the_weight_stream() {
+    let b = build(
+        &ModelOpts::llama().with_wtype(GgmlType::Q8_0),
+        &conv(32, true),
+    );
+    let mut dev = load(&b.image);
+    let mut cap = Capture::default();
+    dev.generate(&[1, 300, 301, 302], 1, &mut cap).unwrap();
+    let positions = cap.logits.len() as u64;
+    assert_eq!(positions, 4);
+    let weights: u64 = b
+        .gguf
+        .tensors
+        .iter()
+        .filter(|t| t.shape.len() == 2 && t.name != "token_embd.weight")
+        .map(|t| t.n_bytes)
+        .sum();
+    let per_pos = dev.machine.traffic.total() / positions;
+    assert!(per_pos > weights, "{per_pos} vs {weights}");
+    assert!(per_pos < weights + weights / 10, "{per_pos} vs {weights}");
+    assert!(dev.machine.traffic.read > dev.machine.traffic.written);
+}
