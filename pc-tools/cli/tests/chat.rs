@@ -563,3 +563,76 @@ fn terminal_session_with_line_editor_and_history() {
     assert!(turns[2].starts_with(&format!("{t2}\n[")), "{text}");
     assert!(turns[2].contains("> /quit"), "{text}");
 }
+
+/// The real SmolLM2-135M (test-data cache) converted once per target directory.
+fn smollm2_image() -> PathBuf {
+    let cached = Path::new(env!("CARGO_TARGET_TMPDIR")).join("chat-smollm2-q4_0-ctx64.ssnail");
+    if cached.exists() {
+        return cached;
+    }
+    let cache = std::env::var_os("SSNAIL_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cache"));
+    let gguf = cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
+    assert!(
+        gguf.is_file(),
+        "{} missing: run `make testdata` first",
+        gguf.display()
+    );
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let img = dir.path().join("smol.ssnail");
+    let (g, i) = (gguf.to_str().unwrap(), img.to_str().unwrap());
+    stdout(&ssnail(&[
+        "convert", g, "-o", i, "--wtype", "q4_0", "--mem-mb", "128", "--ctx", "64",
+    ]));
+    std::fs::rename(&img, &cached).unwrap();
+    cached
+}
+
+/// `--eos` on a real model whose greedy answer ends with end-of-text: the
+/// text is `ssnail run`'s, with `<EOS 100%>` exactly before the end (greedy:
+/// P(EOS) is 1 where EOS is the argmax, else 0).
+#[test]
+fn eos_display_on_smollm2() {
+    let img = smollm2_image();
+    let i = img.to_str().unwrap();
+    let prompt = "Q: What is 2+2?\nA:";
+    let ran = stdout(&ssnail(&[
+        "run", i, "--prompt", prompt, "-n", "40", "--ids",
+    ]));
+    let ids = |key: &str| -> Vec<u32> {
+        let line = ran.lines().find(|l| l.starts_with(key)).unwrap();
+        line[key.len()..]
+            .split(',')
+            .map(|s| s.parse().unwrap())
+            .collect()
+    };
+    let r = Reference::new(&img);
+    let (p, g) = (ids("prompt: "), ids("generated: "));
+    assert_eq!(
+        g.last(),
+        Some(&r.dev.header().eos),
+        "greedy answer should end: {g:?}"
+    );
+    let text = AsciiFolder::fold_all(&r.bytes(&[p, g].concat()));
+    let out = stdout(&chat(
+        &img,
+        &["--greedy", "--eos", "-n", "40", "--prompt", prompt],
+        "",
+    ));
+    assert!(
+        out.ends_with(&format!("\n{text}<EOS 100%>\n[end of text]\n")),
+        "{out:?}\n{text:?}"
+    );
+    assert_eq!(out.matches("<EOS").count(), 1, "{out}");
+    // Without --eos: no marker.
+    let out = stdout(&chat(
+        &img,
+        &["--greedy", "-n", "40", "--prompt", prompt],
+        "",
+    ));
+    assert!(
+        out.ends_with(&format!("\n{text}\n[end of text]\n")),
+        "{out:?}"
+    );
+}
