@@ -52,7 +52,7 @@ fn run(exe: &Path, args: &[&str], input: &[u8]) -> Vec<u8> {
     out.stdout
 }
 
-/// 60 varied lines: prose, case, contractions, numbers, whitespace runs and tabs, punctuation
+/// 71 varied lines: prose, case, contractions, numbers, whitespace runs and tabs, punctuation
 /// runs, underscores, code, e-mail, paths, non-ASCII (typed as '?'), edge cases.
 const LINES: &[&str] = &[
     "Once upon a time, there was a little girl named Lily.",
@@ -121,10 +121,20 @@ const LINES: &[&str] = &[
     "The SSNAIL core runs on the MEGA65.",
     "repeated repeated repeated words words",
     "x",
+    "it's 2024",
+    "   2024 three spaces before a number",
+    "tab\t42 and newline\n7",
+    "ab\x01cd control\x7fbytes\x1bhere",
+    "averyveryverylongwordthatgoesonandonandonandonandonandonandonandonandonandonandonandonandonandonandonandon end",
 ];
 
 fn check_vocab(gguf: &str) {
-    let g = ssnail_gguf::Gguf::open(root().join("pc-tools/tokenizer/testdata").join(gguf)).unwrap();
+    check_gguf(&root().join("pc-tools/tokenizer/testdata").join(gguf));
+}
+
+fn check_gguf(path: &Path) {
+    let gguf = path.file_name().unwrap().to_string_lossy();
+    let g = ssnail_gguf::Gguf::open(path).unwrap();
     let vocab = Vocab::from_gguf(&g).unwrap();
     let tables = ImageTables::build(&vocab);
     let mem = tables_only_memory(&tables);
@@ -166,6 +176,22 @@ fn bpe_ids_equal_the_pc_image_tokenizer() {
 #[test]
 fn wordpiece_ids_equal_the_pc_image_tokenizer() {
     check_vocab("ggml-vocab-bert-bge.gguf");
+}
+
+/// SmolLM2's 49,152-token GPT-2 BPE with the digits-first "smollm" pre-tokenizer (fix 4: no
+/// " <digit>" token, so a space never joins a digit).
+#[test]
+fn smollm2_bpe_ids_equal_the_pc_image_tokenizer() {
+    let cache = std::env::var_os("SSNAIL_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("cache"));
+    let p = cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
+    assert!(
+        p.exists(),
+        "{} is missing: run tools/fetch-testdata.sh",
+        p.display()
+    );
+    check_gguf(&p);
 }
 
 #[test]

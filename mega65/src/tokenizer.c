@@ -13,6 +13,7 @@
 
 uint8_t tok_kind;
 static uint8_t tok_flags;
+static uint8_t space_joins_digits;   /* BPE: 0 for digits-first pre-tokenizers (fix 4) */
 static uint32_t vocab, index_addr, n_index, prio_addr, byte_table, tok_begin, tok_end, tok_unk;
 
 /* current chunk and its pieces (each piece is a substring of chunk) */
@@ -27,6 +28,8 @@ static uint16_t out_n, out_max;
 static uint8_t overflow;
 
 uint8_t tok_init(void) {
+    static uint8_t key2[2] = {' ', '0'};
+    uint8_t c;
     uint32_t blk = far_peek32(HDR(H_TOKENIZER));
     vocab = far_peek32(HDR(H_VOCAB));
     tok_kind = far_peek(blk);
@@ -38,7 +41,16 @@ uint8_t tok_init(void) {
     tok_begin = far_peek32(blk + 24);
     tok_end = far_peek32(blk + 28);
     tok_unk = far_peek32(blk + 32);
-    return tok_kind <= TOK_WORDPIECE && blk >= IMG_BASE;
+    /* fix 4, read from the tables once: a vocabulary with no " <digit>" token was trained with
+     * digits split off first (SmolLM2's "smollm"), so a space never joins a digit */
+    space_joins_digits = 1;
+    if (tok_kind != TOK_BPE || blk < IMG_BASE) return tok_kind <= TOK_WORDPIECE && blk >= IMG_BASE;
+    space_joins_digits = 0;
+    for (c = '0'; c <= '9'; ++c) {
+        key2[1] = c;
+        if (tok_find(key2, 2) != TOK_NONE) { space_joins_digits = 1; break; }
+    }
+    return 1;
 }
 
 uint32_t tok_find(const uint8_t *s, uint8_t len) {
@@ -140,14 +152,18 @@ static void bpe(const uint8_t *t, uint8_t n) {
             if (m < 7) { merge(t + i, 1 + l); i += 1 + l; continue; }
         }
         j = i;
-        if (t[i] == ' ' && i + 1 < n && !is_space(t[i + 1])) j = i + 1;
+        if (t[i] == ' ' && i + 1 < n && !is_space(t[i + 1])) {
+            if (space_joins_digits || !is_digit(t[i + 1])) j = i + 1;
+        }
         c = gclass(t[j]);
         if (c != 2) {
             for (k = j; k < n && gclass(t[k]) == c; ++k) {}
         } else {
             for (k = i; k < n && is_space(t[k]); ++k) {}
             /* \s+(?!\S): before a non-space, the run gives back its last character */
-            if (k < n && k - i > 1) --k;
+            if (k < n && k - i > 1) {
+                if (space_joins_digits || !is_digit(t[k])) --k;
+            }
         }
         merge(t + i, k - i);
         i = k;
