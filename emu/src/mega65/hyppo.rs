@@ -129,16 +129,17 @@ fn short_name(name: &str) -> [u8; 11] {
 }
 
 impl Machine {
-    /// A write to $D640 + `trap` with value `v` (which Hyppo takes from A).
-    pub(crate) fn hypervisor_trap(&mut self, trap: u8, v: u8) {
+    /// A write to $D640 + `trap`. Hyppo takes the function (or character) from the saved A, not
+    /// from the value written (the Book: the write must come from A).
+    pub(crate) fn hypervisor_trap(&mut self, trap: u8) {
         // A trap costs the Hyppo round trip; ~200 cycles is the order of a short Hyppo service.
         self.cycles += 200;
         // Hyppo unmaps the $DE00 sector-buffer window on every return (spec §5.5).
         self.sd.window = false;
         match trap {
-            0x00 => self.dos_call(v),
+            0x00 => self.dos_call(self.a),
             0x03 => {
-                self.serial.push(v);
+                self.serial.push(self.a);
                 self.p |= flag::C;
             }
             // $D641 ROM write-protect, $D642 config services, $D67F freeze: nothing to do here.

@@ -230,7 +230,7 @@ impl Machine {
                     self.keys.flush()
                 }
             }
-            0x640..=0x67F => self.hypervisor_trap((off - 0x640) as u8, v),
+            0x640..=0x67F => self.hypervisor_trap((off - 0x640) as u8),
             0x680 => {
                 // Raw sector commands need a real FAT32 card image; with a host directory as the
                 // card only the buffer commands work, and a raw read reports ERROR.
