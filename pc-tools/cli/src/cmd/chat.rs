@@ -11,6 +11,16 @@
 
 mod sampler;
 
+// stdout that ends the program quietly when its reader has gone (e.g.
+// `ssnail chat … | head`), where std's print! would panic.
+macro_rules! print {
+    ($($t:tt)*) => { emit(&format!($($t)*)) };
+}
+macro_rules! println {
+    () => { emit("\n") };
+    ($($t:tt)*) => { emit(&(format!($($t)*) + "\n")) };
+}
+
 use anyhow::{anyhow, bail, Result};
 use clap::Parser;
 use sampler::{Sampler, Settings};
@@ -30,7 +40,7 @@ pub struct Args {
     /// The .ssnail image.
     pub image: PathBuf,
     /// Tokens to generate per turn.
-    #[arg(short = 'n', default_value_t = 120)]
+    #[arg(short = 'n', default_value_t = 120, value_parser = clap::value_parser!(u32).range(1..))]
     pub n: u32,
     /// Hardware numerics (bit-exact to the FPGA core) instead of the float reference.
     #[arg(long)]
@@ -78,6 +88,17 @@ fn positive(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         _ => Err(format!("{s} is not a number > 0")),
+    }
+}
+
+fn emit(text: &str) {
+    let mut out = std::io::stdout().lock();
+    if out
+        .write_all(text.as_bytes())
+        .and_then(|_| out.flush())
+        .is_err()
+    {
+        std::process::exit(0);
     }
 }
 
@@ -509,7 +530,7 @@ impl Chat {
                 self.folder = AsciiFolder::new();
                 println!("[context cleared]");
             }
-            ("/n", Some(a)) if a.parse::<u32>().is_ok() => {
+            ("/n", Some(a)) if a.parse::<u32>().is_ok_and(|n| n > 0) => {
                 self.n = a.parse().unwrap();
                 println!("[{} tokens per turn]", self.n);
             }
