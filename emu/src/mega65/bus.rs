@@ -179,6 +179,10 @@ impl Machine {
         if (SSNAIL_IO_BASE..SSNAIL_IO_BASE + 0x100).contains(&p) {
             return self.ssnail_io_read((p - SSNAIL_IO_BASE) as u8);
         }
+        if (0xFFD_7000..0xFFD_8000).contains(&p) {
+            // The rest of the I²C window: no device here reads 0 (as xemu's I²C array).
+            return 0;
+        }
         // SSNAIL memory fills the rest of $8000000–$FFFFFFF (the MEGA65's own areas above win).
         if p >= SSNAIL_MEM_BASE && p < SSNAIL_MEM_BASE + SSNAIL_MEM_MAX as u32 {
             return self.ssnail_mem_read(p - SSNAIL_MEM_BASE);
