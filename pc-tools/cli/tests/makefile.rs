@@ -173,6 +173,16 @@ fn all_sizes_info_and_tokcheck() {
     // The plain image was not asked for.
     assert!(!w.path("foo.ssnail").exists());
 
+    // A model too big for 8 MB (28 layers, 10.9 MB even as Q4_0): that size
+    // is skipped with the converter's message, the others are built, make succeeds.
+    let mut big = ModelOpts::llama().with_wtype(GgmlType::Q8_0);
+    big.n_layers = 28;
+    models::write(w.path("big.gguf"), &models::build(&big));
+    let (_, err) = w.ok(&["big.all"]);
+    assert!(err.contains("big does not fit in 8 MB"), "{err}");
+    assert!(!w.path("big.8mb.ssnail").exists());
+    assert!(w.path("big.64mb.ssnail").exists() && w.path("big.72mb.ssnail").exists());
+
     let (out, _) = w.ok(&["foo.info"]);
     assert!(
         out.contains("foo.gguf: GGUF v3, architecture llama"),
