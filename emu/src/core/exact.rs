@@ -153,6 +153,69 @@ fn round_u128(mag: u128, sticky: bool, scale: i32) -> f32 {
     (keep as f64 * 2f64.powi(scale + drop)) as f32
 }
 
+/// Error-free transformation: s + e = a + b exactly (Knuth's TwoSum).
+#[inline(always)]
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
+}
+
+/// Fast path for the exactly rounded single-precision dot product of `w`
+/// and `x`: a compensated sum (TwoSum in four lanes, the Sum2 algorithm of
+/// Ogita, Rump and Oishi) with a rigorous error bound E (4× the published
+/// bound u·|res| + γ²·Σ|p|). The result is returned only when every value
+/// within E of the approximation rounds to the same single, i.e. no rounding
+/// boundary (midpoint between singles) lies within E; otherwise None and the
+/// caller uses [`ExactSum`]. So the answer is always the exact sum rounded once.
+#[inline(always)]
+pub fn dot_rounded_fast(w: &[f32], x: &[f32]) -> Option<f32> {
+    let n = w.len().min(x.len());
+    let (mut s, mut c, mut a) = ([0f64; 4], [0f64; 4], [0f64; 4]);
+    let full = n / 4 * 4;
+    for k in (0..full).step_by(4) {
+        for l in 0..4 {
+            let p = w[k + l] as f64 * x[k + l] as f64;
+            let (t, e) = two_sum(s[l], p);
+            s[l] = t;
+            c[l] += e;
+            a[l] += p.abs();
+        }
+    }
+    for j in full..n {
+        let p = w[j] as f64 * x[j] as f64;
+        let (t, e) = two_sum(s[0], p);
+        s[0] = t;
+        c[0] += e;
+        a[0] += p.abs();
+    }
+    let mut total = s[0];
+    let mut comp = (c[0] + c[1]) + (c[2] + c[3]);
+    for &sl in &s[1..] {
+        let (t, e) = two_sum(total, sl);
+        total = t;
+        comp += e;
+    }
+    let sum_abs = (a[0] + a[1]) + (a[2] + a[3]);
+    let approx = total + comp;
+    if !(approx.is_finite() && sum_abs.is_finite()) {
+        return None;
+    }
+    const U: f64 = 1.0 / 9007199254740992.0; // 2^-53
+    let m = (n + 8) as f64;
+    let gamma = m * U / (1.0 - m * U);
+    let err = 4.0 * (U * approx.abs() + gamma * gamma * sum_abs);
+    let r = approx as f32;
+    let (dn, up) = (r.next_down(), r.next_up());
+    if !(dn.is_finite() && up.is_finite()) {
+        return None;
+    }
+    // Midpoints to the neighbouring singles: exact in double.
+    let lo = (r as f64 + dn as f64) * 0.5;
+    let hi = (r as f64 + up as f64) * 0.5;
+    (approx - lo > err && hi - approx > err).then_some(r)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,6 +243,57 @@ mod tests {
         );
         assert_eq!(exact_f32(&[]), 0.0);
         assert_eq!(exact_f32(&[3.0, -3.0]).to_bits(), 0);
+    }
+
+    #[test]
+    fn fast_path_agrees_or_declines() {
+        let exact = |w: &[f32], x: &[f32]| {
+            let mut s = ExactSum::new();
+            w.iter()
+                .zip(x)
+                .for_each(|(a, b)| s.add(*a as f64 * *b as f64));
+            s.round_f32()
+        };
+        // Ties and near-ties must not be decided by the fast path wrongly.
+        let t = (2f64.powi(-24)) as f32;
+        let cases: Vec<(Vec<f32>, Vec<f32>)> = vec![
+            (vec![1.0, 1.0], vec![1.0, t]), // exact tie → even (1.0)
+            (vec![1.0, 1.0, 1.0], vec![1.0, t, 2f32.powi(-60)]), // just above the tie
+            (vec![1.0, 1.0, 1.0], vec![1.0, t, -(2f32.powi(-60))]), // just below
+            (vec![1e30, 1.0, -1e30], vec![1.0, 1.0, 1.0]), // cancellation
+            (vec![3.0, -3.0], vec![1.5, 1.5]), // exact zero
+        ];
+        for (w, x) in &cases {
+            let e = exact(w, x);
+            if let Some(f) = dot_rounded_fast(w, x) {
+                assert_eq!(f.to_bits(), e.to_bits(), "{w:?} {x:?}");
+            }
+        }
+        assert_eq!(
+            dot_rounded_fast(&[1.0, 1.0], &[1.0, t]),
+            None,
+            "a tie needs the exact sum"
+        );
+        // Random rows: the fast path answers almost always and always right.
+        let mut seed = 99u64;
+        let mut rnd = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let mut answered = 0;
+        for len in [1usize, 3, 7, 64, 257, 1000] {
+            for _ in 0..200 {
+                let w: Vec<f32> = (0..len).map(|_| rnd() as f32).collect();
+                let x: Vec<f32> = (0..len).map(|_| (rnd() * 1e3) as f32).collect();
+                if let Some(f) = dot_rounded_fast(&w, &x) {
+                    answered += 1;
+                    assert_eq!(f.to_bits(), exact(&w, &x).to_bits());
+                }
+            }
+        }
+        assert!(answered > 1150, "{answered}");
     }
 
     #[test]

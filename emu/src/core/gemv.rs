@@ -264,7 +264,8 @@ fn rows_float_body(t: GgmlType, w: &[u8], rb: usize, r0: usize, x: &[f64], y: &m
 }
 
 /// Hardware rows for float formats: widen the row, then the exact sum.
-fn rows_hw_float(t: GgmlType, w: &[u8], rb: usize, r0: usize, x: &[f32], y: &mut [f32]) {
+#[inline(always)]
+fn rows_hw_float_body(t: GgmlType, w: &[u8], rb: usize, r0: usize, x: &[f32], y: &mut [f32]) {
     let mut wrow = vec![0f32; x.len()];
     for (i, out) in y.iter_mut().enumerate() {
         let row = &w[(r0 + i) * rb..(r0 + i + 1) * rb];
@@ -279,6 +280,12 @@ fn rows_hw_float(t: GgmlType, w: &[u8], rb: usize, r0: usize, x: &[f32], y: &mut
                 ssnail_format::ggml::dequantize_native(t, row, &mut wrow);
             }
         }
+        // Certified compensated sum first; the exact accumulator when the
+        // result is within its error bound of a rounding boundary.
+        if let Some(v) = super::exact::dot_rounded_fast(&wrow, x) {
+            *out = v;
+            continue;
+        }
         // Four independent exact partial sums (no store-to-load chain between
         // consecutive products), merged exactly.
         let mut s: [ExactSum; 4] = Default::default();
@@ -291,6 +298,28 @@ fn rows_hw_float(t: GgmlType, w: &[u8], rb: usize, r0: usize, x: &[f32], y: &mut
         s0.merge(&s3);
         *out = s0.round_f32();
     }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn rows_hw_float_avx2(
+    t: GgmlType,
+    w: &[u8],
+    rb: usize,
+    r0: usize,
+    x: &[f32],
+    y: &mut [f32],
+) {
+    rows_hw_float_body(t, w, rb, r0, x, y)
+}
+
+fn rows_hw_float(t: GgmlType, w: &[u8], rb: usize, r0: usize, x: &[f32], y: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: AVX2 was detected at run time.
+        return unsafe { rows_hw_float_avx2(t, w, rb, r0, x, y) };
+    }
+    rows_hw_float_body(t, w, rb, r0, x, y)
 }
 
 /// AVX2 hardware-numerics rows for Q8_0/Q4_0. Integer block sums use the
