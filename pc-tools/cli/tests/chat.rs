@@ -377,11 +377,24 @@ fn commands_and_bad_input() {
     assert_eq!(o.status.code(), Some(2), "clap rejects a zero penalty");
 }
 
+/// A cached image is used while it is newer than the `ssnail` under test
+/// (a rebuilt converter converts again).
+fn is_fresh(cached: &Path) -> bool {
+    let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    match (
+        mtime(cached),
+        mtime(Path::new(env!("CARGO_BIN_EXE_ssnail"))),
+    ) {
+        (Some(image), Some(tool)) => image > tool,
+        _ => false,
+    }
+}
+
 /// The real all-MiniLM-L6-v2 (test-data cache) imported and converted once
-/// per target directory.
+/// per build of the tool.
 fn minilm_image() -> PathBuf {
     let cached = Path::new(env!("CARGO_TARGET_TMPDIR")).join("chat-minilm-q8_0-ctx64.ssnail");
-    if cached.exists() {
+    if is_fresh(&cached) {
         return cached;
     }
     let cache = std::env::var_os("SSNAIL_CACHE")
@@ -567,7 +580,7 @@ fn terminal_session_with_line_editor_and_history() {
 /// The real SmolLM2-135M (test-data cache) converted once per target directory.
 fn smollm2_image() -> PathBuf {
     let cached = Path::new(env!("CARGO_TARGET_TMPDIR")).join("chat-smollm2-q4_0-ctx64.ssnail");
-    if cached.exists() {
+    if is_fresh(&cached) {
         return cached;
     }
     let cache = std::env::var_os("SSNAIL_CACHE")
