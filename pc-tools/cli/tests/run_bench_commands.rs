@@ -171,3 +171,24 @@ fn bench_reports_both_modes() {
         assert!(tps > 0.0, "{r}");
     }
 }
+
+#[test]
+fn bench_encoder_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(
+        dir.path(),
+        "bert",
+        &ModelOpts::bert().with_wtype(GgmlType::Q8_0),
+        16,
+    );
+    let o = ssnail(&["bench", img.to_str().unwrap(), "--threads", "2"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.starts_with("hardware") || l.starts_with("float"))
+            .count(),
+        2,
+        "{out}"
+    );
+}
