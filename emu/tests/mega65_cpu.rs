@@ -635,3 +635,27 @@ fn bsr_rts_and_16_bit_stack() {
     m.step(); // PHA with E = 1 (SEE ran above)
     assert_eq!(m.sp, 0x01FF, "8-bit stack wraps inside page SPH");
 }
+
+#[test]
+fn disassembler_names_prefixed_forms() {
+    use ssnail_emu::mega65::opcodes::disassemble;
+    let cases: [(&[u8], u16, &str, usize); 12] = [
+        (&[0xD3, 0xFC, 0x0F], 0x2002, "BNE $3000", 3), // the Book's 16-bit branch example
+        (&[0x42, 0x42, 0xAD, 0x00, 0x40], 0x2000, "LDQ $4000", 5),
+        (&[0xEA, 0xB2, 0x10], 0x2000, "LDA [$10],Z", 3),
+        (&[0x42, 0x42, 0xEA, 0x92, 0x10], 0x2000, "STQ [$10]", 5),
+        (&[0x42, 0x42, 0xEA, 0xB2, 0x10], 0x2000, "LDQ [$10],Z", 5),
+        (&[0x42, 0x42, 0xB2, 0x10], 0x2000, "LDQ ($10),Z", 4),
+        (&[0x42, 0x42, 0x12, 0x10], 0x2000, "ORQ ($10)", 4),
+        (&[0x42, 0x42, 0x0A], 0x2000, "ASLQ", 3),
+        (&[0x42, 0x42, 0x81, 0x10], 0x2000, "NEG A", 1), // reserved quad: just NEG
+        (&[0x0F, 0x10, 0x05], 0x2000, "BBR0 $10,$2008", 3),
+        (&[0xF4, 0x34, 0x12], 0x2000, "PHW #$1234", 3),
+        (&[0xE2, 0x05], 0x2000, "LDA ($05,SP),Y", 2),
+    ];
+    for (bytes, pc, text, len) in cases {
+        let mut b = bytes.to_vec();
+        b.resize(8, 0);
+        assert_eq!(disassemble(&b, pc), (text.to_string(), len), "{bytes:02X?}");
+    }
+}

@@ -9,7 +9,7 @@ use super::machine::{flag, Machine};
 
 /// Total cycles (prefix bytes included) of `42 42 op` quad instructions at 40.5 MHz, measured on real
 /// hardware with MEGAcyc (xemu `cpu65_mega65_timings.h`); 0 = not a quad opcode (RESQ).
-const QUAD_CYCLES: [u8; 256] = {
+pub(crate) const QUAD_CYCLES: [u8; 256] = {
     let mut t = [0u8; 256];
     let list: [(usize, u8); 59] = [
         (0x05, 11),

@@ -282,6 +282,15 @@ impl Machine {
         }
     }
 
+    /// Runs exactly one instruction (servicing events first); Some(reason) if the program exited.
+    pub fn run_one(&mut self) -> Option<StopReason> {
+        self.stop = None;
+        self.service_events(u64::MAX);
+        self.step();
+        self.service_events(u64::MAX);
+        self.stop
+    }
+
     /// Handles everything that happens between instructions: key arrivals, CIA timers, the SSNAIL
     /// core catching up, interrupts. Sets `next_event` to the next cycle that needs attention.
     fn service_events(&mut self, deadline: u64) {
@@ -332,5 +341,38 @@ impl Machine {
         let hi = self.rd(vector.wrapping_add(1)) as u16;
         self.pc = lo | hi << 8;
         self.cycles += 7;
+    }
+}
+
+impl Machine {
+    /// One trace line for the instruction at PC: address, disassembly and registers.
+    pub fn trace_line(&mut self) -> String {
+        let bytes: Vec<u8> = (0..5u16)
+            .map(|i| {
+                let p = self.cpu_to_phys_read(self.pc.wrapping_add(i));
+                // Code is fetched from memory, never from I/O registers with side effects.
+                if (super::bus::IO_BASE..super::bus::IO_BASE + 0x4000).contains(&p) {
+                    0
+                } else {
+                    self.read_phys(p)
+                }
+            })
+            .collect();
+        let (text, len) = super::opcodes::disassemble(&bytes, self.pc);
+        let hex: Vec<String> = bytes[..len].iter().map(|b| format!("{b:02X}")).collect();
+        format!(
+            "{:04X}  {:<15} {:<16} A={:02X} X={:02X} Y={:02X} Z={:02X} B={:02X} SP={:04X} P={:02X} {}",
+            self.pc,
+            hex.join(" "),
+            text,
+            self.a,
+            self.x,
+            self.y,
+            self.z,
+            self.b,
+            self.sp,
+            self.p,
+            self.cycles
+        )
     }
 }

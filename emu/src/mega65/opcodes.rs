@@ -346,3 +346,85 @@ pub const CYCLES_CE02: [u8; 256] = [
     2, 5, 2, 6, 3, 3, 4, 4, 1, 2, 1, 7, 4, 4, 5, 4, 2, 5, 5, 3, 3, 3, 4, 4, 1, 4, 3, 3, 4, 4, 5, 4,
     2, 5, 6, 6, 3, 3, 4, 4, 1, 2, 1, 6, 4, 4, 5, 4, 2, 5, 5, 3, 5, 3, 4, 4, 1, 4, 3, 3, 7, 4, 5, 4,
 ];
+
+/// The quad (`42 42` prefixed) name of a base mnemonic, if the opcode has a quad form.
+fn quad_name(op: u8) -> Option<String> {
+    Some(match MNEMONIC[op as usize] {
+        "ORA" => "ORQ".into(),
+        "STA" => "STQ".into(),
+        "LDA" => "LDQ".into(),
+        "INC" => "INQ".into(),
+        "DEC" => "DEQ".into(),
+        b @ ("AND" | "EOR" | "ADC" | "CMP" | "SBC" | "BIT" | "ASL" | "ROL" | "LSR" | "ROR"
+        | "ASR") => {
+            format!("{b}Q")
+        }
+        _ => return None,
+    })
+}
+
+/// Disassembles one instruction (with its `42 42` / `EA` prefixes) at `pc`; returns the text
+/// and the length in bytes. `bytes` must hold at least 5 bytes from `pc`.
+pub fn disassemble(bytes: &[u8], pc: u16) -> (String, usize) {
+    let (prefix, quad, flat) = match bytes {
+        [0x42, 0x42, 0xEA, op, ..] if op & 0x1F == 0x12 => (3, true, true),
+        [0x42, 0x42, op, ..] if super::cpu::QUAD_CYCLES[*op as usize] != 0 => (2, true, false),
+        [0xEA, op, ..] if op & 0x1F == 0x12 => (1, false, true),
+        _ => (0, false, false),
+    };
+    let op = bytes[prefix];
+    let len = LENGTH[op as usize] as usize;
+    let b1 = bytes[prefix + 1] as u16;
+    let w = b1 | (bytes[prefix + 2] as u16) << 8;
+    let name = if quad {
+        quad_name(op).unwrap()
+    } else {
+        MNEMONIC[op as usize].to_string()
+    };
+    let at = pc.wrapping_add(prefix as u16);
+    let operand = match MODE[op as usize] {
+        Mode::Imp => String::new(),
+        Mode::Acc => {
+            if quad {
+                String::new()
+            } else {
+                "A".into()
+            }
+        }
+        Mode::Imm => format!("#${b1:02X}"),
+        Mode::ImmW => format!("#${w:04X}"),
+        Mode::Bp => format!("${b1:02X}"),
+        Mode::BpX => format!("${b1:02X},X"),
+        Mode::BpY => format!("${b1:02X},Y"),
+        Mode::Abs => format!("${w:04X}"),
+        Mode::AbsX => format!("${w:04X},X"),
+        Mode::AbsY => format!("${w:04X},Y"),
+        Mode::Ind => format!("(${w:04X})"),
+        Mode::IndX => format!("(${w:04X},X)"),
+        Mode::IzX => format!("(${b1:02X},X)"),
+        Mode::IzY => format!("(${b1:02X}),Y"),
+        Mode::IzZ => match (flat, quad, op) {
+            (true, true, 0xB2) | (true, false, _) => format!("[${b1:02X}],Z"),
+            (true, true, _) => format!("[${b1:02X}]"),
+            (false, true, 0xB2) => format!("(${b1:02X}),Z"),
+            (false, true, _) => format!("(${b1:02X})"),
+            _ => format!("(${b1:02X}),Z"),
+        },
+        Mode::IspY => format!("(${b1:02X},SP),Y"),
+        Mode::Rel8 => format!(
+            "${:04X}",
+            at.wrapping_add(2).wrapping_add(b1 as u8 as i8 as u16)
+        ),
+        Mode::Rel16 => format!("${:04X}", at.wrapping_add(2).wrapping_add(w)),
+        Mode::BpRel => {
+            let off = bytes[prefix + 2] as i8 as u16;
+            format!("${b1:02X},${:04X}", at.wrapping_add(3).wrapping_add(off))
+        }
+    };
+    let text = if operand.is_empty() {
+        name
+    } else {
+        format!("{name} {operand}")
+    };
+    (text, prefix + len)
+}

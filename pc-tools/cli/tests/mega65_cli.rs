@@ -103,6 +103,20 @@ fn budget_and_bad_input() {
     assert_eq!(o.status.code(), Some(0));
     assert!(stderr(&o).contains("[budget used up: "), "{}", stderr(&o));
 
+    // --trace prints the first instructions with their disassembly.
+    let o = ssnail(&[
+        "--prg",
+        prg.to_str().unwrap(),
+        "--cycles",
+        "100",
+        "--trace",
+        "2",
+        "--no-screen",
+    ]);
+    let err = stderr(&o);
+    assert!(err.contains("2011  AD 10 D6        LDA $D610"), "{err}");
+    assert!(err.contains("2014  F0 FB           BEQ $2011"), "{err}");
+
     let missing = dir.path().join("missing.prg");
     let o = ssnail(&["--prg", missing.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));

@@ -63,6 +63,9 @@ pub struct Args {
     /// Don't print the final screen on stdout.
     #[arg(long)]
     pub no_screen: bool,
+    /// Print the first N instructions (address, bytes, disassembly, registers, cycles) on stderr.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub trace: u64,
 }
 
 fn parse_addr(s: &str) -> Result<u16, String> {
@@ -170,7 +173,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         (s * CPU_HZ as f64) as u64
     };
     let t0 = Instant::now();
-    let reason = m.run(budget);
+    let mut traced = 0;
+    while traced < args.trace && m.cycles < budget {
+        eprintln!("{}", m.trace_line());
+        if let Some(reason) = m.run_one() {
+            eprintln!("[trace stopped: {reason:?}]");
+            break;
+        }
+        traced += 1;
+    }
+    let reason = m.run(budget.saturating_sub(m.cycles));
     let host = t0.elapsed().as_secs_f64();
 
     let text = m.screen_text();
