@@ -450,10 +450,7 @@ impl Machine {
             0x02 => {
                 self.p &= !flag::E;
             }
-            0x03 => {
-                self.p |= flag::E;
-                self.sp = (self.sp & 0xFF00) | (self.sp & 0xFF);
-            }
+            0x03 => self.p |= flag::E,
             0x04 => {
                 let a = self.ea_bp();
                 let v = self.rd(a);
