@@ -1,0 +1,324 @@
+//! m65bench: the MEGA65 program's speed in emulated 45GS02 cycles (40.5 MHz), per family.
+//!
+//!     cargo run --release -p ssnail-disk --example m65bench [-- --smollm2]
+//!
+//! The PRG (built with cc65 by `make -C mega65`) runs in the headless MEGA65 one instruction at a
+//! time, so every figure is read from the emulator's cycle counter at the instruction where it
+//! happens:
+//!
+//! * load: cycles per 512-byte sector outside the hypervisor, i.e. from the first to the last
+//!   readfile trap (`STA $D640` with A = $1A), minus the cycles of the trap instructions
+//!   themselves, divided by the sectors in between. Everything the program does per sector counts
+//!   (load port READY poll, DMA into the port, progress bar, RUN/STOP check).
+//! * tokenize: from the newline that ends the echo of `/tokens LINE` to the `[` that starts the
+//!   ids, on tables-only images of the real vocabularies (llama.cpp's llama-spm, gpt-2,
+//!   bert-bge; with `--smollm2` also SmolLM2's from the cache).
+//! * generate: for each token the core publishes (its generated count in the runtime block goes
+//!   up), the cycles until the program has read the new count, printed the token and is back at
+//!   its RUN/STOP check (`LDA $D610`), on the test models. Encoders generate no tokens.
+
+use anyhow::{bail, Context, Result};
+use ssnail_convert::{convert, Options};
+use ssnail_emu::core::{Machine as Core, Numerics, Ssnail};
+use ssnail_emu::mega65::{KeyScript, Machine, CPU_HZ};
+use ssnail_format::ggml::GgmlType;
+use ssnail_testkit::models::{self, ModelOpts};
+use ssnail_tokenizer::image::tables_only_memory;
+use ssnail_tokenizer::{ImageTables, Vocab};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// 60-character lines (and the 59-character line of the first measurement).
+const LINES: &[&str] = &[
+    "The quick brown fox jumps over the lazy dog, and it's 2024.",
+    "The quick brown fox jumps over the lazy dog, and it is 2024.",
+    "Once upon a time, there was a little girl named Lily. She lo",
+    "What is the capital of France? Tell me in one short sentence",
+    "I'm sure we'll see 3 dragons at 10:45 near the old mill, ok?",
+];
+
+const RB_GENERATED: usize = 0x4C;
+const FLAT_PTR: u32 = 0xF0; // hw.s keeps its 32-bit flat pointer here
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn build_prg(dir: &Path) -> Result<Vec<u8>> {
+    let out = Command::new("make")
+        .args(["-s", "-C"])
+        .arg(root().join("mega65"))
+        .arg("mega65-prg")
+        .arg(format!("SSNAIL_BUILD={}", dir.display()))
+        .output()
+        .context("running make (needs cc65)")?;
+    if !out.status.success() {
+        bail!("make mega65-prg: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(std::fs::read(dir.join("mega65/ssnail.prg"))?)
+}
+
+/// An image file holding only a header and the tokenizer tables of a vocabulary.
+fn tables_image(gguf: &Path) -> Result<Vec<u8>> {
+    let g = ssnail_gguf::Gguf::open(gguf).with_context(|| format!("{}", gguf.display()))?;
+    let vocab = Vocab::from_gguf(&g).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mem = tables_only_memory(&ImageTables::build(&vocab));
+    let payload = (ssnail_format::image::PAYLOAD_BASE - ssnail_format::image::BASE) as usize;
+    let mut file = mem[..ssnail_format::image::HEADER_LEN].to_vec();
+    file.extend_from_slice(&mem[payload..]);
+    Ok(file)
+}
+
+fn test_model(opts: ModelOpts) -> Result<Vec<u8>> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("m.gguf");
+    models::write(&path, &models::build(&opts));
+    let g = ssnail_gguf::Gguf::open(&path)?;
+    let o = Options {
+        ctx: Some(64),
+        ..Options::default()
+    };
+    Ok(convert(&g, &o)?.image)
+}
+
+/// The MEGA65 with the program started, `img` as the only model on the SD card, keys scheduled.
+struct Run {
+    m: Machine,
+    _sd: tempfile::TempDir,
+}
+
+impl Run {
+    fn new(prg: &[u8], img: &[u8], keys: &str) -> Result<Run> {
+        let sd = tempfile::tempdir()?;
+        std::fs::write(sd.path().join("MODEL.SSNAIL"), img)?;
+        let mut m = Machine::new();
+        let mut core = Core::new(64 << 20);
+        core.numerics = Numerics::Hardware;
+        m.attach_ssnail(Ssnail::new(core));
+        m.set_sd_dir(sd.path().to_path_buf());
+        let (_, entry) = m.load_prg(prg, None).map_err(|e| anyhow::anyhow!("{e}"))?;
+        m.keys.schedule(
+            &KeyScript::parse(keys).map_err(|e| anyhow::anyhow!("{e}"))?,
+            0,
+        );
+        m.start_at(entry);
+        Ok(Run { m, _sd: sd })
+    }
+
+    /// The instruction bytes at PC (the program runs unmapped in bank 0).
+    fn insn(&mut self) -> [u8; 3] {
+        let pc = self.m.pc as u32;
+        let b = self.m.peek_phys(pc, 3);
+        [b[0], b[1], b[2]]
+    }
+
+    /// One instruction; returns its cycles.
+    fn step(&mut self) -> u64 {
+        let c = self.m.cycles;
+        self.m.run(1);
+        self.m.cycles - c
+    }
+
+    fn serial(&self) -> &[u8] {
+        &self.m.serial
+    }
+
+    fn generated(&self) -> u32 {
+        let mem = self.m.ssnail.device.as_ref().unwrap().machine.mem();
+        u32::from_le_bytes(mem[RB_GENERATED..RB_GENERATED + 4].try_into().unwrap())
+    }
+
+    fn flat_ptr(&mut self) -> u32 {
+        u32::from_le_bytes(self.m.peek_phys(FLAT_PTR, 4).try_into().unwrap())
+    }
+
+    fn guard(&self, limit_s: f64, what: &str) -> Result<()> {
+        if self.m.seconds() > limit_s {
+            bail!(
+                "{what}: not done after {limit_s} emulated seconds; transcript:\n{}",
+                String::from_utf8_lossy(self.serial())
+            );
+        }
+        Ok(())
+    }
+
+    /// Steps through the load; returns (cycles per sector outside the hypervisor, sectors).
+    fn load(&mut self) -> Result<(f64, u64)> {
+        let (mut first, mut last, mut sectors, mut trap_cycles) = (None, 0u64, 0u64, 0u64);
+        let mut trap_since_first = 0u64;
+        while !String::from_utf8_lossy(self.serial()).contains("Loaded") {
+            self.guard(300.0, "load")?;
+            let i = self.insn();
+            let trap = i == [0x8D, 0x40, 0xD6];
+            let readfile = trap && self.m.a == 0x1A;
+            let start = self.m.cycles;
+            let c = self.step();
+            if trap {
+                trap_cycles += c;
+            }
+            if readfile {
+                if first.is_none() {
+                    first = Some(start);
+                    trap_cycles = c;
+                } else {
+                    trap_since_first = trap_cycles - c;
+                    last = start;
+                    sectors += 1;
+                }
+            }
+        }
+        let first = first.context("no readfile trap seen")?;
+        if sectors == 0 {
+            bail!("the file took only one readfile");
+        }
+        let outside = (last - first) - trap_since_first;
+        Ok((outside as f64 / sectors as f64, sectors))
+    }
+
+    /// Steps until `text` has appeared `n` times in the transcript; returns the cycle at which the
+    /// n-th one's last byte was written.
+    fn until(&mut self, text: &str, n: usize, limit_s: f64) -> Result<u64> {
+        loop {
+            let s = String::from_utf8_lossy(self.serial());
+            if s.matches(text).count() >= n {
+                return Ok(self.m.cycles);
+            }
+            drop(s);
+            self.guard(limit_s, text)?;
+            self.step();
+        }
+    }
+}
+
+fn tokenize_bench(prg: &[u8], img: &[u8]) -> Result<((f64, u64), Vec<u64>)> {
+    let mut keys = String::from("{RETURN}");
+    for l in LINES {
+        keys.push_str(&format!("/tokens {l}{{RETURN}}"));
+    }
+    let mut r = Run::new(prg, img, &keys)?;
+    let load = r.load()?;
+    let mut cycles = Vec::new();
+    for l in LINES {
+        let echo = format!("> /tokens {l}\n");
+        let t0 = r.until(&echo, 1, 600.0)?;
+        let n = String::from_utf8_lossy(r.serial()).matches("\n[").count();
+        let t1 = r.until("\n[", n + 1, 600.0)?;
+        cycles.push(t1 - t0);
+    }
+    Ok((load, cycles))
+}
+
+/// Per generated token: cycles from the publication (count goes up) to the program being back at
+/// its RUN/STOP check after reading the count and printing.
+fn generate_bench(prg: &[u8], img: &[u8]) -> Result<Vec<u64>> {
+    let keys = "{RETURN}/n 24{RETURN}the cat sat on the mat{RETURN}";
+    let mut r = Run::new(prg, img, keys)?;
+    r.until("[24 tokens per answer]", 1, 300.0)?;
+    let mut last = r.generated();
+    let mut out = Vec::new();
+    // (publication cycle, count seen by the program's far read)
+    let mut pending: Option<(u64, bool)> = None;
+    while !String::from_utf8_lossy(r.serial()).contains("tokens/s]") {
+        r.guard(400.0, "generation")?;
+        let i = r.insn();
+        if let Some((t_pub, seen)) = pending {
+            // [zp],Z read (EA prefix + LDA (zp),Z) of the runtime block's generated count
+            if !seen
+                && i[0] == 0xEA
+                && i[1] == 0xB2
+                && (r.flat_ptr() & !3) == 0x800_0000 + RB_GENERATED as u32
+            {
+                pending = Some((t_pub, true));
+            } else if seen && i == [0xAD, 0x10, 0xD6] {
+                out.push(r.m.cycles - t_pub);
+                pending = None;
+            }
+        }
+        let before = r.m.cycles;
+        r.step();
+        let g = r.generated();
+        if g != last {
+            last = g;
+            if pending.is_none() {
+                pending = Some((before, false));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn stats(v: &[u64]) -> String {
+    let max = v.iter().max().copied().unwrap_or(0);
+    let mean = v.iter().sum::<u64>() as f64 / v.len().max(1) as f64;
+    format!(
+        "mean {mean:.0}, max {max} cycles ({:.3} ms max) over {} tokens",
+        max as f64 * 1e3 / CPU_HZ as f64,
+        v.len()
+    )
+}
+
+fn main() -> Result<()> {
+    let smollm2 = std::env::args().any(|a| a == "--smollm2");
+    let dir = tempfile::tempdir()?;
+    let prg = build_prg(dir.path())?;
+    let testdata = root().join("pc-tools/tokenizer/testdata");
+    let cache = std::env::var_os("SSNAIL_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("cache"));
+    let mut families: Vec<(&str, PathBuf)> = vec![
+        (
+            "llama (llama-spm, SPM)",
+            testdata.join("ggml-vocab-llama-spm.gguf"),
+        ),
+        ("gpt2 (gpt-2, BPE)", testdata.join("ggml-vocab-gpt-2.gguf")),
+        (
+            "bert (bert-bge, WordPiece)",
+            testdata.join("ggml-vocab-bert-bge.gguf"),
+        ),
+    ];
+    if smollm2 {
+        families.push((
+            "gpt2 (SmolLM2, BPE digits first)",
+            cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),
+        ));
+    }
+    println!("MEGA65 program, emulated 45GS02 at {CPU_HZ} Hz (cycles)");
+    for (name, gguf) in &families {
+        let img = tables_image(gguf)?;
+        let ((per_sector, sectors), tok) = tokenize_bench(&prg, &img)?;
+        println!("{name}:");
+        println!(
+            "  load: {per_sector:.0} cycles per 512-byte sector outside the hypervisor ({sectors} sectors)"
+        );
+        for (l, c) in LINES.iter().zip(&tok) {
+            println!(
+                "  tokenize {:>2} chars: {c:>9} cycles ({:.4} s)  {l:?}",
+                l.len(),
+                *c as f64 / CPU_HZ as f64
+            );
+        }
+    }
+    let llama = ModelOpts {
+        dim: 128,
+        n_heads: 4,
+        n_kv_heads: 2,
+        hidden: 256,
+        ..ModelOpts::llama()
+    };
+    for (name, opts) in [
+        ("llama", llama.with_wtype(GgmlType::Q4_0)),
+        ("gpt2", ModelOpts::gpt2().with_wtype(GgmlType::Q8_0)),
+    ] {
+        let img = test_model(opts)?;
+        let per_token = generate_bench(&prg, &img)?;
+        println!(
+            "{name} test model: host cycles per generated token (publication -> shown): {}",
+            stats(&per_token)
+        );
+    }
+    println!("bert: an encoder, no generated tokens");
+    Ok(())
+}
