@@ -9,7 +9,11 @@ mod cmd;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "ssnail", version, about = "SSNAIL tools: GGUF models on the MEGA65's LLM accelerator")]
+#[command(
+    name = "ssnail",
+    version,
+    about = "SSNAIL tools: GGUF models on the MEGA65's LLM accelerator"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
