@@ -216,7 +216,9 @@ pub fn quantize_block_q8_0(x: &[f32]) -> (u16, [i8; 32]) {
 /// the same bytes llama.cpp's reference quantisers write.
 pub fn quantize_native(t: GgmlType, x: &[f32], out: &mut Vec<u8>) {
     match t {
-        F32 => x.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        F32 => x
+            .iter()
+            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
         F16 => x
             .iter()
             .for_each(|v| out.extend_from_slice(&f32_to_f16(*v).to_le_bytes())),

@@ -168,7 +168,10 @@ impl std::fmt::Display for HeaderError {
                 m[0], m[1], m[2], m[3]
             ),
             HeaderError::BadVersion(v) => {
-                write!(f, "unsupported SSNAIL image version {v} (this tool reads version 1)")
+                write!(
+                    f,
+                    "unsupported SSNAIL image version {v} (this tool reads version 1)"
+                )
             }
         }
     }
