@@ -373,6 +373,13 @@ fn commands_and_bad_input() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("junk.ssnail"), "{err}");
+    let o = chat(&img, &["--prompt", ""], "");
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.ends_with("llama.ssnail: the prompt gives no tokens\n"),
+        "{err}"
+    );
     let o = chat(&img, &["--penalty", "0"], "");
     assert_eq!(o.status.code(), Some(2), "clap rejects a zero penalty");
 }
@@ -648,4 +655,61 @@ fn eos_display_on_smollm2() {
         out.ends_with(&format!("\n{text}\n[end of text]\n")),
         "{out:?}"
     );
+}
+
+/// `--gguf` (the README's examples): the model's own reference tokenizer for
+/// the input. Plain ASCII tokenizes as the image does; other text keeps its
+/// characters (the image tokenizer, like the MEGA65 keyboard, sees '?'); a
+/// GGUF of another model is refused.
+#[test]
+fn gguf_tokenizer_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(
+        dir.path(),
+        "llama",
+        &ModelOpts::llama().with_wtype(GgmlType::Q8_0),
+        64,
+    );
+    let gguf = dir.path().join("llama.gguf");
+    let g = gguf.to_str().unwrap();
+    let args = ["--greedy", "-n", "8", "--prompt", "the cat sat on the mat"];
+    let plain = stdout(&chat(&img, &args, ""));
+    let with_gguf = stdout(&chat(&img, &[&["--gguf", g][..], &args].concat(), ""));
+    assert_eq!(plain, with_gguf);
+    // Piped turns and continuation use it too.
+    let input = "once upon a time\nthe dog was happy\n";
+    assert_eq!(
+        stdout(&chat(&img, &["--greedy", "-n", "5"], input)),
+        stdout(&chat(&img, &["--greedy", "-n", "5", "--gguf", g], input))
+    );
+
+    let other = image(dir.path(), "gpt2", &ModelOpts::gpt2(), 64);
+    let o = chat(
+        &img,
+        &["--gguf", other.with_extension("gguf").to_str().unwrap()],
+        "",
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("gpt2.gguf") && err.contains("not this image's model"),
+        "{err}"
+    );
+
+    // Real SmolLM2: accented letters reach the model through --gguf.
+    let smol = smollm2_image();
+    let cache = std::env::var_os("SSNAIL_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cache"));
+    let smol_gguf = cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
+    let args = ["--greedy", "-n", "1", "--prompt", "Le café est très bon"];
+    let out = stdout(&chat(&smol, &args, ""));
+    assert!(out.contains("\nLe caf? est tr?s bon"), "{out}");
+    let out = stdout(&chat(
+        &smol,
+        &[&["--gguf", smol_gguf.to_str().unwrap()][..], &args].concat(),
+        "",
+    ));
+    assert!(out.contains("\nLe cafe est tres bon"), "{out}");
 }

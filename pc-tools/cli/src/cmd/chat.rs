@@ -26,7 +26,7 @@ use clap::Parser;
 use sampler::{Sampler, Settings};
 use ssnail_emu::core::{read_tokens, runtime, Host, HostError, Machine, Numerics, Ssnail};
 use ssnail_format::image::{rt, Arch, Header, BASE, TOKEN_SLOTS};
-use ssnail_tokenizer::{AsciiFolder, ImageTokenizer};
+use ssnail_tokenizer::{AsciiFolder, GgufTokenizer, ImageTokenizer};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -66,6 +66,10 @@ pub struct Args {
     /// Run this one input non-interactively and exit.
     #[arg(long)]
     pub prompt: Option<String>,
+    /// Tokenize input with this GGUF's own tokenizer (llama.cpp's rules, any
+    /// Unicode) instead of the image's tables (ASCII, as on the MEGA65).
+    #[arg(long)]
+    pub gguf: Option<PathBuf>,
     /// Memory bandwidth in MB/s (1e6 bytes) for the modelled hardware tokens/s.
     #[arg(long, default_value_t = 130.0)]
     pub bandwidth: f64,
@@ -252,6 +256,8 @@ struct Chat {
     /// Decoder: a context exists, so the next turn continues it.
     started: bool,
     folder: AsciiFolder,
+    /// `--gguf`: the model's reference tokenizer, used instead of the image's.
+    reference: Option<GgufTokenizer>,
     /// Encoder: earlier lines and their unit vectors.
     stored: Vec<(String, Vec<f32>)>,
     totals: Totals,
@@ -324,6 +330,10 @@ impl Chat {
     }
 
     fn tokenize(&self, text: &str, first: bool) -> Result<Vec<u32>> {
+        if let Some(t) = &self.reference {
+            // `special` = the image tokenizer's `first`; encoders always get [CLS] … [SEP].
+            return Ok(t.encode(text, first || self.header.is_encoder()));
+        }
         let tok = ImageTokenizer::new(self.dev.machine.mem())
             .map_err(|e| anyhow!("{}: {e}", self.name))?;
         Ok(tok.encode(text, first))
@@ -345,6 +355,9 @@ impl Chat {
             self.tokenize(line, first)?
         };
         if first && tokens.is_empty() {
+            if echo {
+                bail!("{}: the prompt gives no tokens", self.name);
+            }
             return Ok(()); // nothing to start from
         }
         if echo {
@@ -630,6 +643,21 @@ pub fn run(args: Args) -> Result<()> {
             penalty: args.penalty,
         }
     };
+    let reference = match &args.gguf {
+        Some(path) => {
+            let t = super::tokenize::load_gguf_tokenizer(path)?;
+            let n = t.vocab.n_vocab();
+            if n != header.n_vocab as usize {
+                bail!(
+                    "{}: a {n}-token vocabulary, but {name} has {} tokens (not this image's model)",
+                    path.display(),
+                    header.n_vocab
+                );
+            }
+            Some(t)
+        }
+        None => None,
+    };
     let seed = args.seed.unwrap_or_else(rand::random);
     let mut chat = Chat {
         dev,
@@ -642,6 +670,7 @@ pub fn run(args: Args) -> Result<()> {
         bandwidth: args.bandwidth,
         started: false,
         folder: AsciiFolder::new(),
+        reference,
         stored: Vec::new(),
         totals: Totals::default(),
     };
