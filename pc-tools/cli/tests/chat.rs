@@ -713,3 +713,77 @@ fn gguf_tokenizer_option() {
     ));
     assert!(out.contains("\nLe cafe est tres bon"), "{out}");
 }
+
+/// Ctrl-C (SIGINT) while a decoder generates: the script is asked to stop
+/// (stop_request, reason 4) after the current token and the session goes on;
+/// Ctrl-C while waiting for input quits with status 130.
+#[test]
+fn interrupt_stops_the_generation_then_quits() {
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+    let img = smollm2_image();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        .arg("chat")
+        .arg(&img)
+        .args(["--greedy", "-n", "60", "--threads", "1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let raw = Arc::new(Mutex::new(Vec::new()));
+    let reader = {
+        let raw = raw.clone();
+        let mut out = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = std::io::Read::read(&mut out, &mut buf) {
+                if n == 0 {
+                    break;
+                }
+                raw.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    let text = || String::from_utf8_lossy(&raw.lock().unwrap()).into_owned();
+    let wait_for = |what: &dyn Fn(&str) -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !what(&text()) {
+            assert!(Instant::now() < deadline, "timed out: {}", text());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    let interrupt = |pid: u32| {
+        let ok = Command::new("kill")
+            .args(["-INT", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    };
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"Once upon a time\n").unwrap();
+    stdin.flush().unwrap();
+    // The banner is 3 lines; interrupt once the first generated text shows.
+    wait_for(&|t| t.lines().count() > 3 || (t.matches('\n').count() == 3 && !t.ends_with('\n')));
+    interrupt(child.id());
+    wait_for(&|t| t.contains("[stopped]\n"));
+    // The session goes on: /stats answers, with pos short of 60 new tokens.
+    stdin.write_all(b"/stats\n").unwrap();
+    stdin.flush().unwrap();
+    wait_for(&|t| t.contains(" MB RAM traffic, pos "));
+    let out = text();
+    let pos: u32 = out
+        .split(", pos ")
+        .nth(1)
+        .and_then(|s| s.split(']').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(pos < 4 + 59, "{out}");
+    // Waiting for input: Ctrl-C quits.
+    interrupt(child.id());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    drop(stdin);
+    reader.join().unwrap();
+}
