@@ -440,8 +440,18 @@ fn encoder_ranks_a_paraphrase_above_an_unrelated_line() {
         "A man is playing a guitar.\n\nThe weather is lovely today.\n{long}\n\
          Someone plays the guitar.\n/reset\nIt is sunny and warm outside.\n"
     );
-    let out = stdout(&chat(&img, &[], &input));
+    let o = chat(&img, &[], &input);
+    let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
+    // stderr: one speed line per embedded line (4), none for the too-long one.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 4, "{err}");
+    for l in err.lines() {
+        assert!(
+            l.contains(" ms here, ~") && l.ends_with(" tokens/s at 130 MB/s]"),
+            "{l}"
+        );
+    }
     assert_eq!(lines[0], "[all-MiniLM-L6-v2 (bert) [General]]");
     assert_eq!(lines[1], "[bert encoder, context 64, vocab 30522]");
     assert_eq!(lines[2], "  [384-dimensional embedding stored]");

@@ -503,11 +503,12 @@ impl Chat {
         }
         let mb = traffic as f64 / 1e6;
         eprintln!(
-            "[{} tokens in {:.1} ms on this PC; RAM traffic {mb:.2} MB -> ~{:.1} ms at {} MB/s]",
+            "[{} tokens in {:.1} ms here, ~{:.1} ms at {} MB/s: {}]",
             tokens.len(),
             secs * 1000.0,
             mb / self.bandwidth * 1000.0,
-            self.bandwidth
+            self.bandwidth,
+            self.speeds(tokens.len() as u64, secs, traffic)
         );
         self.stored.push((line.to_string(), unit));
         Ok(())
