@@ -14,14 +14,20 @@
 uint8_t tok_kind;
 static uint8_t tok_flags;
 static uint8_t space_joins_digits;   /* BPE: 0 for digits-first pre-tokenizers (fix 4) */
-static uint32_t vocab, index_addr, n_index, prio_addr, byte_table, tok_begin, tok_end, tok_unk;
+/* read by tokfind.s */
+uint32_t tok_vocab, tok_index, tok_n_index;
+static uint32_t prio_addr, byte_table, tok_begin, tok_end, tok_unk;
 
-/* current chunk and its pieces (each piece is a substring of chunk) */
+/* current chunk and its pieces (each piece is a substring of chunk), kept as a list in chunk
+ * order: removing the right piece of a merge is then two links, not a shift of every array. The
+ * candidate of the pair (i, next[i]) is pair_id[i] with its priority split into 16-bit halves
+ * (cc65's 32-bit compares are slow); "none" is $FFFF:$FFFF, above every real priority. */
+#define END 0xFF
 static uint8_t chunk[MAXCHUNK + 1];
 static uint8_t chunk_len;
-static uint8_t p_start[MAXCHUNK], p_len[MAXCHUNK];
-static uint32_t p_id[MAXCHUNK], pair_id[MAXCHUNK], pair_prio[MAXCHUNK];
-static uint8_t n_pieces;
+static uint8_t p_start[MAXCHUNK], p_len[MAXCHUNK], p_next[MAXCHUNK], p_prev[MAXCHUNK];
+static uint32_t p_id[MAXCHUNK], pair_id[MAXCHUNK];
+static uint16_t prio_hi[MAXCHUNK], prio_lo[MAXCHUNK];
 
 static uint32_t *out_ids;
 static uint16_t out_n, out_max;
@@ -31,11 +37,11 @@ uint8_t tok_init(void) {
     static uint8_t key2[2] = {' ', '0'};
     uint8_t c;
     uint32_t blk = far_peek32(HDR(H_TOKENIZER));
-    vocab = far_peek32(HDR(H_VOCAB));
+    tok_vocab = far_peek32(HDR(H_VOCAB));
     tok_kind = far_peek(blk);
     tok_flags = far_peek(blk + 1);
-    index_addr = far_peek32(blk + 8);
-    n_index = far_peek32(blk + 12);
+    tok_index = far_peek32(blk + 8);
+    tok_n_index = far_peek32(blk + 12);
     prio_addr = far_peek32(blk + 16);
     byte_table = far_peek32(blk + 20);
     tok_begin = far_peek32(blk + 24);
@@ -53,16 +59,18 @@ uint8_t tok_init(void) {
     return 1;
 }
 
+#ifndef __CC65__
+/* The MEGA65 build has this in ca65 (tokfind.s), same steps. */
 uint32_t tok_find(const uint8_t *s, uint8_t len) {
-    int32_t lo = 0, hi = (int32_t)n_index - 1, mid;
+    int32_t lo = 0, hi = (int32_t)tok_n_index - 1, mid;
     uint32_t id, o0, tlen;
     int8_t c;
     while (lo <= hi) {
         mid = (lo + hi) >> 1;
-        id = far_peek32(index_addr + ((uint32_t)mid << 2));
-        o0 = far_peek32(vocab + (id << 2));
-        tlen = far_peek32(vocab + (id << 2) + 4) - o0;
-        c = far_cmp(vocab + o0, s, tlen < len ? (uint8_t)tlen : len);
+        id = far_peek32(tok_index + ((uint32_t)mid << 2));
+        o0 = far_peek32(tok_vocab + (id << 2));
+        tlen = far_peek32(tok_vocab + (id << 2) + 4) - o0;
+        c = far_cmp(tok_vocab + o0, s, tlen < len ? (uint8_t)tlen : len);
         if (c == 0) {
             if (tlen == len) return id;
             c = tlen < len ? -1 : 1;  /* a proper prefix sorts first */
@@ -72,60 +80,76 @@ uint32_t tok_find(const uint8_t *s, uint8_t len) {
     }
     return TOK_NONE;
 }
-
-static uint32_t prio(uint32_t id) {
-    uint16_t p;
-    if (tok_flags & 0x08) return far_peek32(prio_addr + (id << 2));
-    p = far_peek16(prio_addr + (id << 1));
-    return p == 0xFFFF ? TOK_NONE : p;
-}
+#endif
 
 static void emit(uint32_t id) {
     if (out_n >= out_max) { overflow = 1; return; }
     out_ids[out_n++] = id;
 }
 
+/* the candidate of the pair (i, p_next[i]) and its merge priority (lower merges first) */
 static void eval_pair(uint8_t i) {
-    uint32_t id = tok_find(chunk + p_start[i], p_len[i] + p_len[i + 1]);
+    uint8_t j = p_next[i];
+    uint32_t id = tok_find(chunk + p_start[i], p_len[i] + p_len[j]), p = TOK_NONE;
+    uint16_t p16;
     pair_id[i] = id;
-    pair_prio[i] = id == TOK_NONE ? TOK_NONE : prio(id);
+    if (id != TOK_NONE) {
+        if (tok_flags & 0x08) {
+            p = far_peek32(prio_addr + (id << 2));
+        } else {
+            p16 = far_peek16(prio_addr + (id << 1));
+            if (p16 != 0xFFFF) p = p16;
+        }
+    }
+    prio_hi[i] = (uint16_t)(p >> 16);
+    prio_lo[i] = (uint16_t)p;
 }
 
 /* merge procedure (§2.2) over text[0..len) */
 static void merge(const uint8_t *text, uint8_t len) {
-    uint8_t i, best, k;
-    uint32_t id, bp;
+    uint8_t i, j, n = 0, best;
+    uint16_t bh, bl, h;
+    uint32_t id;
     chunk_len = 0;
-    n_pieces = 0;
     for (i = 0; i < len; ++i) {
-        id = far_peek32(byte_table + ((uint32_t)text[i] << 2));
+        id = far_peek32(byte_table + ((uint16_t)text[i] << 2));
         if (id == TOK_NONE) continue;   /* bytes without a token are dropped */
-        p_start[n_pieces] = chunk_len;
-        p_len[n_pieces] = 1;
-        p_id[n_pieces++] = id;
+        p_start[n] = chunk_len;
+        p_len[n] = 1;
+        p_id[n] = id;
+        p_prev[n] = n - 1;   /* END for the first */
+        p_next[n] = n + 1;
+        ++n;
         chunk[chunk_len++] = text[i];
     }
-    for (i = 0; i + 1 < n_pieces; ++i) eval_pair(i);
-    while (n_pieces >= 2) {
-        bp = TOK_NONE;
-        best = 0xFF;
-        for (i = 0; i + 1 < n_pieces; ++i)
-            if (pair_prio[i] < bp) { bp = pair_prio[i]; best = i; }
-        if (best == 0xFF) break;
-        p_id[best] = pair_id[best];
-        p_len[best] += p_len[best + 1];
-        for (k = best + 1; k + 1 < n_pieces; ++k) {
-            p_start[k] = p_start[k + 1];
-            p_len[k] = p_len[k + 1];
-            p_id[k] = p_id[k + 1];
-            pair_id[k] = pair_id[k + 1];
-            pair_prio[k] = pair_prio[k + 1];
+    if (!n) return;
+    p_next[n - 1] = END;
+    for (i = 0; i + 1 < n; ++i) eval_pair(i);
+    for (;;) {
+        /* the lowest priority, leftmost on ties */
+        bh = bl = 0xFFFF;
+        best = END;
+        for (i = 0; p_next[i] != END; i = p_next[i]) {
+            h = prio_hi[i];
+            if (h < bh) {
+                bh = h;
+                bl = prio_lo[i];
+                best = i;
+            } else if (h == bh && prio_lo[i] < bl) {
+                bl = prio_lo[i];
+                best = i;
+            }
         }
-        --n_pieces;
-        if (best > 0) eval_pair(best - 1);
-        if (best + 1 < n_pieces) eval_pair(best);
+        if (best == END) break;
+        j = p_next[best];   /* joins best, leaves the list */
+        p_id[best] = pair_id[best];
+        p_len[best] += p_len[j];
+        p_next[best] = p_next[j];
+        if (p_next[j] != END) p_prev[p_next[j]] = best;
+        if (best != 0) eval_pair(p_prev[best]);
+        if (p_next[best] != END) eval_pair(best);
     }
-    for (i = 0; i < n_pieces; ++i) emit(p_id[i]);
+    for (i = 0; i != END; i = p_next[i]) emit(p_id[i]);
 }
 
 static uint8_t is_space(uint8_t c) { return c == 32 || (c >= 9 && c <= 13); }
