@@ -10,8 +10,8 @@ use ssnail_emu::core::{Machine as Core, NoHost, Numerics, Ssnail};
 use ssnail_emu::mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_format::ggml::GgmlType;
 use ssnail_testkit::models::{self, ModelOpts};
-use ssnail_tokenizer::image::image_memory;
-use ssnail_tokenizer::{AsciiFolder, ImageTokenizer};
+use ssnail_tokenizer::image::{image_memory, tables_only_memory};
+use ssnail_tokenizer::{AsciiFolder, ImageTables, ImageTokenizer, Vocab};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -306,6 +306,7 @@ const TYPED_LINES: &[&str] = &[
     "little girl named lily",
     "big red ball",
     "-5 +7 =2",
+    "spaces  42 before   2024 digits",
 ];
 
 fn tokens_on_the_mega65(img: &[u8], lines: &[&str]) -> Vec<String> {
@@ -362,6 +363,46 @@ fn mega65_tokenizer_equals_the_pc_image_tokenizer_bpe() {
 #[test]
 fn mega65_tokenizer_equals_the_pc_image_tokenizer_wordpiece() {
     check_tokenizer(&bert());
+}
+
+/// An image file with only a header and the tokenizer tables of a real vocabulary (the program
+/// loads it like any image; `/tokens` needs nothing else).
+fn tables_image(gguf: &Path) -> Vec<u8> {
+    let g = ssnail_gguf::Gguf::open(gguf).unwrap();
+    let mem = tables_only_memory(&ImageTables::build(&Vocab::from_gguf(&g).unwrap()));
+    let payload = (ssnail_format::image::PAYLOAD_BASE - ssnail_format::image::BASE) as usize;
+    let mut file = mem[..ssnail_format::image::HEADER_LEN].to_vec();
+    file.extend_from_slice(&mem[payload..]);
+    file
+}
+
+/// The real vocabularies (32,000-50,257 tokens) exercise the 45GS02 search (tokfind.s) on deep
+/// indices, long tokens and 32-bit table addresses, which the PC build of the C does not run.
+#[test]
+fn mega65_tokenizer_equals_the_pc_image_tokenizer_on_real_vocabularies() {
+    let testdata = root().join("pc-tools/tokenizer/testdata");
+    for v in [
+        "ggml-vocab-llama-spm.gguf",
+        "ggml-vocab-gpt-2.gguf",
+        "ggml-vocab-bert-bge.gguf",
+    ] {
+        check_tokenizer(&tables_image(&testdata.join(v)));
+    }
+}
+
+/// SmolLM2's vocabulary: digits-first pre-tokenizer (fix 4), read from the tables on the MEGA65.
+#[test]
+fn mega65_tokenizer_equals_the_pc_image_tokenizer_on_smollm2() {
+    let cache = std::env::var_os("SSNAIL_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("cache"));
+    let p = cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
+    assert!(
+        p.exists(),
+        "{} is missing: run tools/fetch-testdata.sh",
+        p.display()
+    );
+    check_tokenizer(&tables_image(&p));
 }
 
 #[test]
