@@ -51,6 +51,11 @@ impl Workdir {
             .arg(format!("SSNAIL={}", self.tool.display()))
             .arg("RUST_SOURCES=")
             .args(args)
+            // As a user runs it, not as a sub-make of `make test` (which
+            // would add "Entering directory" lines and inherit flags).
+            .env_remove("MAKEFLAGS")
+            .env_remove("MAKELEVEL")
+            .env_remove("MFLAGS")
             .current_dir(self.dir.path())
             .output()
             .expect("make is needed for the Makefile tests")
