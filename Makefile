@@ -40,7 +40,7 @@ $(SSNAIL): $(RUST_SOURCES)
 	cd $(SSNAIL_TOOLS) && $(CARGO) build --release -q -p ssnail
 	@touch $@
 
-.PHONY: test demo testdata clean findmodels fetch tool deps %.all %.chat %.run %.tokcheck %.info
+.PHONY: test demo testdata clean findmodels fetch tool deps
 .PRECIOUS: %.ssnail
 
 tool: $(SSNAIL)

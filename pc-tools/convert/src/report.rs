@@ -214,10 +214,16 @@ pub fn too_big(g: &Gguf, opts: &Options, last: &Plan) -> String {
     } else if size < BOARD_MAX_MB {
         out.push("probably too big even for 72 MB (SDRAM + HyperRAM)".into());
     }
-    out.push(
-        "A shorter context needs less memory: CONTEXT_WINDOW=128 (ssnail convert: --ctx 128)"
-            .into(),
-    );
+    // Upstream always suggests 128; below that, suggesting 128 would be no
+    // help, so halve what was asked for.
+    let shorter = if last.ctx > 128 {
+        128
+    } else {
+        (last.ctx / 2).max(1)
+    };
+    out.push(format!(
+        "A shorter context needs less memory: CONTEXT_WINDOW={shorter} (ssnail convert: --ctx {shorter})"
+    ));
     out.join("\n")
 }
 
