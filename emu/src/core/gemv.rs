@@ -4,9 +4,9 @@
 //! hardware.
 //!
 //! Each mode has a scalar *definition* (one element at a time, read top to
-//! bottom) and an optimised kernel (integer block dot products written so the
-//! compiler vectorises them, dispatched to an AVX2 build at run time, rows
-//! split over rayon threads). Rows are independent and a row is never split,
+//! bottom) and an optimised kernel (explicit AVX2 for Q8_0/Q4_0 rows,
+//! portable loops compiled twice — plain and AVX2 — for the rest, chosen at
+//! run time; rows split over rayon threads). Rows are independent and a row is never split,
 //! so results are bit-identical whatever the thread count; the tests check
 //! optimised == definition bit for bit.
 //!
@@ -27,7 +27,7 @@ use rayon::prelude::*;
 use ssnail_format::ggml::{bf16_to_f32, quantize_block_q8_0, GgmlType};
 use std::sync::OnceLock;
 
-/// F16 → f32 by table (exact; the table is built with the shared converter).
+/// F16 → f32 by table (exact; built once with the shared ggml conversion).
 #[inline(always)]
 pub fn f16(bits: u16) -> f32 {
     static LUT: OnceLock<Vec<f32>> = OnceLock::new();
@@ -87,7 +87,7 @@ fn float_weight(t: GgmlType, row: &[u8], j: usize) -> f32 {
     }
 }
 
-/// Quantised weight `j` of block `b` as an integer, and the block scale.
+/// Quantised weight `j` of block `b` as an integer (Q4_0: nibble − 8).
 fn q_weight(t: GgmlType, row: &[u8], b: usize, j: usize) -> i32 {
     match t {
         GgmlType::Q8_0 => row[34 * b + 2 + j] as i8 as i32,
@@ -208,7 +208,8 @@ fn rows_hw_q_body(t: GgmlType, w: &[u8], rb: usize, r0: usize, xq: &Q8Input, y: 
     }
 }
 
-/// Float reference rows (double accumulation in 8 independent lanes so it vectorises).
+/// Float reference rows, portable (double accumulation in 8 independent lanes
+/// so it vectorises); Q formats use the AVX2 kernel where available.
 #[inline(always)]
 fn rows_float_body(t: GgmlType, w: &[u8], rb: usize, r0: usize, x: &[f64], y: &mut [f32]) {
     let n = x.len();
