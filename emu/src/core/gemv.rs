@@ -491,7 +491,8 @@ fn rows_float(t: GgmlType, w: &[u8], rb: usize, r0: usize, x: &[f64], y: &mut [f
 /// Rows per parallel task: big enough to amortise scheduling, small enough
 /// to balance two or more threads.
 fn chunk_rows(rows: usize, row_bytes: usize) -> usize {
-    // Small matrices (< 256 KiB) stay on one thread: waking workers costs more.
+    // Matrices under 256 KiB stay on one thread: handing work to other
+    // threads costs more than the few microseconds it would save.
     if rows * row_bytes < 256 << 10 {
         return rows.max(1);
     }
@@ -499,18 +500,36 @@ fn chunk_rows(rows: usize, row_bytes: usize) -> usize {
     (rows / (threads * 8)).clamp(16, 4096)
 }
 
+/// Whether a GEMV of this size is worth splitting over threads.
+pub fn worth_parallel(rows: usize, row_bytes: usize) -> bool {
+    chunk_rows(rows, row_bytes) < rows
+}
+
 /// Hardware-numerics GEMV, optimised and multi-threaded (bit-identical to
 /// [`gemv_hw_definition`]). `w` holds `y.len()` rows of `x.len()` columns.
 pub fn gemv_hw(t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32]) {
+    gemv_hw_on(t, w, x, y, true)
+}
+
+/// [`gemv_hw`], on the calling thread alone when `parallel` is false (same bits).
+pub fn gemv_hw_on(t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32], parallel: bool) {
     let rb = t.row_bytes(x.len());
-    let ch = chunk_rows(y.len(), rb);
+    let ch = if parallel {
+        chunk_rows(y.len(), rb)
+    } else {
+        y.len().max(1)
+    };
     match t {
         GgmlType::Q8_0 | GgmlType::Q4_0 => {
             let xq = quantize_input(x);
+            if ch >= y.len() {
+                return rows_hw_q(t, w, rb, 0, &xq, y);
+            }
             y.par_chunks_mut(ch)
                 .enumerate()
                 .for_each(|(c, ys)| rows_hw_q(t, w, rb, c * ch, &xq, ys));
         }
+        _ if ch >= y.len() => rows_hw_float(t, w, rb, 0, x, y),
         _ => y
             .par_chunks_mut(ch)
             .enumerate()
@@ -520,9 +539,21 @@ pub fn gemv_hw(t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32]) {
 
 /// Float-reference GEMV, optimised and multi-threaded.
 pub fn gemv_float(t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32]) {
+    gemv_float_on(t, w, x, y, true)
+}
+
+/// [`gemv_float`], on the calling thread alone when `parallel` is false.
+pub fn gemv_float_on(t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32], parallel: bool) {
     let rb = t.row_bytes(x.len());
-    let ch = chunk_rows(y.len(), rb);
+    let ch = if parallel {
+        chunk_rows(y.len(), rb)
+    } else {
+        y.len().max(1)
+    };
     let x64: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+    if ch >= y.len() {
+        return rows_float(t, w, rb, 0, &x64, y);
+    }
     y.par_chunks_mut(ch)
         .enumerate()
         .for_each(|(c, ys)| rows_float(t, w, rb, c * ch, &x64, ys));

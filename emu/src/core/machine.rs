@@ -493,13 +493,20 @@ impl Machine {
         {
             let w = &self.mem[w_range];
             let mode = self.numerics;
+            // Small matrices, or a one-thread setting, run on this thread:
+            // handing work to a pool costs more than it saves (same bits).
+            let single = self
+                .pool
+                .as_ref()
+                .is_some_and(|p| p.current_num_threads() == 1);
+            let parallel = !single && gemv::worth_parallel(rows as usize, rb);
             let mut f = || match mode {
-                Numerics::Hardware => gemv::gemv_hw(t, w, &x, &mut y),
-                Numerics::Float => gemv::gemv_float(t, w, &x, &mut y),
+                Numerics::Hardware => gemv::gemv_hw_on(t, w, &x, &mut y, parallel),
+                Numerics::Float => gemv::gemv_float_on(t, w, &x, &mut y, parallel),
             };
             match &self.pool {
-                Some(p) => p.install(f),
-                None => f(),
+                Some(p) if parallel => p.install(f),
+                _ => f(),
             }
         }
         if let Some(old) = old {
