@@ -6,9 +6,10 @@
 //! tool" never touches the real binary; `RUST_SOURCES=` keeps make from
 //! rebuilding it with cargo.
 
+mod common;
+
 use ssnail_format::ggml::GgmlType;
 use ssnail_testkit::models::{self, ModelOpts};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, SystemTime};
@@ -26,16 +27,7 @@ impl Workdir {
             dir.path().join("foo.gguf"),
             &models::build(&ModelOpts::llama().with_wtype(GgmlType::Q8_0)),
         );
-        let tool = dir.path().join("ssnail-tool");
-        std::fs::write(
-            &tool,
-            format!(
-                "#!/bin/sh\nexec '{}' \"$@\"\n",
-                env!("CARGO_BIN_EXE_ssnail")
-            ),
-        )
-        .unwrap();
-        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let tool = common::tool_wrapper(dir.path());
         Workdir { dir, tool }
     }
 
@@ -44,19 +36,8 @@ impl Workdir {
     }
 
     fn make(&self, args: &[&str]) -> Output {
-        let makefile = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Makefile");
-        Command::new("make")
-            .arg("-f")
-            .arg(makefile)
-            .arg(format!("SSNAIL={}", self.tool.display()))
-            .arg("RUST_SOURCES=")
+        common::make(self.dir.path(), &self.tool)
             .args(args)
-            // As a user runs it, not as a sub-make of `make test` (which
-            // would add "Entering directory" lines and inherit flags).
-            .env_remove("MAKEFLAGS")
-            .env_remove("MAKELEVEL")
-            .env_remove("MFLAGS")
-            .current_dir(self.dir.path())
             .output()
             .expect("make is needed for the Makefile tests")
     }

@@ -3,11 +3,10 @@
 //! same MEGA65 program and key script; only the two images are the testkit's
 //! small bert (as a 64 MB image) and llama instead of MiniLM and SmolLM2.
 
+mod common;
+
 use ssnail_format::ggml::GgmlType;
 use ssnail_testkit::models::{self, ModelOpts};
-use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
-use std::process::Command;
 
 #[test]
 fn make_demo_runs_on_small_models() {
@@ -21,27 +20,10 @@ fn make_demo_runs_on_small_models() {
         d.join("llama.gguf"),
         &models::build(&ModelOpts::llama().with_wtype(GgmlType::Q8_0)),
     );
-    // The tool is this test build's binary; RUST_SOURCES= keeps make from
-    // rebuilding it with cargo.
-    let tool = d.join("ssnail-tool");
-    std::fs::write(
-        &tool,
-        format!(
-            "#!/bin/sh\nexec '{}' \"$@\"\n",
-            env!("CARGO_BIN_EXE_ssnail")
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
-
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let tool = common::tool_wrapper(d);
     let build = d.join("build");
-    let out = Command::new("make")
-        .arg("-f")
-        .arg(repo.join("Makefile"))
+    let out = common::make(d, &tool)
         .arg("--no-print-directory")
-        .arg(format!("SSNAIL={}", tool.display()))
-        .arg("RUST_SOURCES=")
         .arg(format!(
             "DEMO_ENCODER={}",
             d.join("bert.64mb.ssnail").display()
@@ -49,11 +31,6 @@ fn make_demo_runs_on_small_models() {
         .arg(format!("DEMO_DECODER={}", d.join("llama.ssnail").display()))
         .arg(format!("SSNAIL_BUILD={}", build.display()))
         .arg("demo")
-        // Run as a user would, not as a sub-make of `make test`.
-        .env_remove("MAKEFLAGS")
-        .env_remove("MAKELEVEL")
-        .env_remove("MFLAGS")
-        .current_dir(d)
         .output()
         .expect("make is needed for this test");
     let stdout = String::from_utf8_lossy(&out.stdout);
