@@ -1,7 +1,8 @@
 //! m65bench: the MEGA65 program's speed in emulated 45GS02 cycles (40.5 MHz), per family.
 //!
-//!     cargo run --release -p ssnail-disk --example m65bench [-- --smollm2]
+//!     cargo run --release -p ssnail-disk --example m65bench [-- --smollm2] [--prg FILE]
 //!
+//! (`--prg` measures a given build of the program instead of building mega65/ now.)
 //! The PRG (built with cc65 by `make -C mega65`) runs in the headless MEGA65 one instruction at a
 //! time, so every figure is read from the emulator's cycle counter at the instruction where it
 //! happens:
@@ -145,37 +146,35 @@ impl Run {
         Ok(())
     }
 
-    /// Steps through the load; returns (cycles per sector outside the hypervisor, sectors).
+    /// Steps through the load; returns (cycles per sector outside the hypervisor, sectors
+    /// measured). The window runs from the readfile a tenth into the file to the last one, so
+    /// reads before the load (CONFIG.TXT) and its start are left out; the progress row redraws
+    /// (a few per second) are in.
     fn load(&mut self) -> Result<(f64, u64)> {
-        let (mut first, mut last, mut sectors, mut trap_cycles) = (None, 0u64, 0u64, 0u64);
-        let mut trap_since_first = 0u64;
+        // (cycle at the readfile, trap cycles before it)
+        let mut reads: Vec<(u64, u64)> = Vec::new();
+        let mut trap_cycles = 0u64;
         while !String::from_utf8_lossy(self.serial()).contains("Loaded") {
             self.guard(300.0, "load")?;
-            let i = self.insn();
-            let trap = i == [0x8D, 0x40, 0xD6];
-            let readfile = trap && self.m.a == 0x1A;
-            let start = self.m.cycles;
+            let trap = self.insn() == [0x8D, 0x40, 0xD6];
+            if trap && self.m.a == 0x1A {
+                reads.push((self.m.cycles, trap_cycles));
+            }
             let c = self.step();
             if trap {
                 trap_cycles += c;
             }
-            if readfile {
-                if first.is_none() {
-                    first = Some(start);
-                    trap_cycles = c;
-                } else {
-                    trap_since_first = trap_cycles - c;
-                    last = start;
-                    sectors += 1;
-                }
-            }
         }
-        let first = first.context("no readfile trap seen")?;
-        if sectors == 0 {
-            bail!("the file took only one readfile");
+        if reads.len() < 20 {
+            bail!(
+                "only {} readfile calls: file too small to measure",
+                reads.len()
+            );
         }
-        let outside = (last - first) - trap_since_first;
-        Ok((outside as f64 / sectors as f64, sectors))
+        let (c0, t0) = reads[reads.len() / 10];
+        let (c1, t1) = reads[reads.len() - 1];
+        let sectors = (reads.len() - 1 - reads.len() / 10) as u64;
+        Ok((((c1 - c0) - (t1 - t0)) as f64 / sectors as f64, sectors))
     }
 
     /// Steps until `text` has appeared `n` times in the transcript; returns the cycle at which the
@@ -261,9 +260,16 @@ fn stats(v: &[u64]) -> String {
 }
 
 fn main() -> Result<()> {
-    let smollm2 = std::env::args().any(|a| a == "--smollm2");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let smollm2 = args.iter().any(|a| a == "--smollm2");
     let dir = tempfile::tempdir()?;
-    let prg = build_prg(dir.path())?;
+    let prg = match args.iter().position(|a| a == "--prg") {
+        Some(i) => {
+            let path = args.get(i + 1).context("--prg needs a file")?;
+            std::fs::read(path).with_context(|| format!("{path}: cannot read"))?
+        }
+        None => build_prg(dir.path())?,
+    };
     let testdata = root().join("pc-tools/tokenizer/testdata");
     let cache = std::env::var_os("SSNAIL_CACHE")
         .map(PathBuf::from)

@@ -4,9 +4,10 @@
         .p4510
         .importzp       ptr1
         .import         popax, popeax
+        .import         _lp_commit
         .importzp       sreg
         .export         _far_peek, _far_peek16, _far_peek32, _far_poke, _far_cmp
-        .export         _dma_exec, _hyppo_call, _serial_putc
+        .export         _dma_exec, _hyppo_call, _serial_putc, _sd_sectors_to_port
         .export         _hy_x, _hy_y, _hy_z, _hy_a
 
 FP      = $F0                           ; 32-bit flat pointer (base page, fixed)
@@ -37,6 +38,10 @@ _hy_y:  .res    1
 _hy_z:  .res    1
 _hy_a:  .res    1
 keyn:   .res    1
+count:  .res    2
+total:  .res    2
+nsec:   .res    1
+wait:   .res    3
 
         .code
 
@@ -140,6 +145,94 @@ _hyppo_call:
         lda     #0
         rol     a
         ldx     #0
+        rts
+
+; uint16_t __fastcall__ sd_sectors_to_port(dma_job_t *job, uint8_t n): the SD loader's inner loop
+; (it runs ~50,000 times per image, so it is one call per n sectors). For each sector: wait for the
+; load port's READY (the register at lp_commit, bit 7; about 4 M polls at most), readfile (trap
+; $1A, as hy_read) into the SD buffer, show that buffer ($D689 bit 7), then run *job
+; (dma_job_to_register: SD buffer -> the load port's data register) with the count readfile gave.
+; Stops after n sectors, at a short sector (the last) or at end of file / a read error. Returns
+; the bytes sent, or $FFFF if the port never became READY.
+_sd_sectors_to_port:
+        sta     nsec
+        jsr     popax
+        sta     ptr1
+        stx     ptr1+1
+        lda     #0
+        sta     total
+        sta     total+1
+@next:  lda     _lp_commit              ; FP = the load port's commit/status register
+        sta     FP
+        lda     _lp_commit+1
+        sta     FP+1
+        lda     _lp_commit+2
+        sta     FP+2
+        lda     _lp_commit+3
+        sta     FP+3
+        ldz     #0
+        lda     #0
+        sta     wait
+        sta     wait+1
+        lda     #$40
+        sta     wait+2
+@poll:  flat_lda
+        bmi     @ready
+        dec     wait
+        bne     @poll
+        dec     wait+1
+        bne     @poll
+        dec     wait+2
+        bne     @poll
+        lda     #$FF
+        tax
+        rts
+@ready: ldx     #0
+        ldy     #0
+        lda     #$1A
+        sta     $D640
+        clv
+        ldz     #0
+        bcc     @done                   ; error, or end of file (count 0 either way)
+        stx     count
+        sty     count+1
+        lda     $D689
+        ora     #$80
+        sta     $D689
+        txa
+        ora     count+1
+        beq     @done
+        ldy     #7                      ; job->count
+        lda     count
+        sta     (ptr1),y
+        iny
+        lda     count+1
+        sta     (ptr1),y
+        lda     #0
+        sta     $D702                   ; list in bank 0
+        sta     $D704
+        lda     ptr1+1
+        sta     $D701
+        lda     ptr1
+        sta     $D705                   ; the CPU waits until the job is done
+        clc
+        lda     total
+        adc     count
+        sta     total
+        lda     total+1
+        adc     count+1
+        sta     total+1
+        lda     count+1                 ; a short sector is the file's last
+        cmp     #2
+        bcc     @done
+        dec     nsec
+        beq     @done
+        jmp     @next
+@done:  lda     $D689
+        ora     #$80
+        sta     $D689
+        lda     total
+        ldx     total+1
         rts
 
 ; void __fastcall__ serial_putc(char c): Hyppo trap 3, character to the serial monitor

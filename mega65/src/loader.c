@@ -5,11 +5,13 @@
  * Files come from the SD card (hypervisor readfile, 512-byte sectors) or the D81 (F011, 254
  * data bytes per 256-byte block). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "dma.h"
 #include "far.h"
 #include "fdc.h"
 #include "hyppo.h"
+#include "io.h"
 #include "keyboard.h"
 #include "loader.h"
 #include "screen.h"
@@ -20,6 +22,7 @@
 
 uint8_t port_wait_ready(void) {
     uint32_t t = 0;
+    if (far_peek(SS_LP_COMMIT) & SS_LP_READY) return 1;   /* the usual case, checked cheaply */
     while (!(far_peek(SS_LP_COMMIT) & SS_LP_READY))
         if (++t == 4000000UL) return 0;
     return 1;
@@ -41,6 +44,9 @@ uint8_t port_write(uint32_t addr, const void *src, uint16_t n) {
 }
 
 static const model_t *cur;
+static dma_job_t sd_job;   /* SD buffer -> load port data register */
+const uint32_t lp_commit = SS_LP_COMMIT;
+#define SD_BATCH 16        /* sectors per sd_sectors_to_port call */
 static uint8_t next_t, next_s;
 static uint32_t chunk_src;
 static uint16_t chunk_len;
@@ -76,36 +82,62 @@ static void fail(const char *what) {
     scr_col = COL_LGREEN;
 }
 
-static void mb(uint32_t bytes, char *out) {
-    /* one decimal, MB = 2^20 bytes */
-    uint32_t tenths = (bytes * 10 + 524288UL) >> 20;
-    if (bytes >= 100000000UL) tenths = (bytes >> 10) * 10 / 1024;
-    sprintf(out, "%lu.%lu", tenths / 10, tenths % 10);
+/* tenths of a MB (2^20 bytes), in 16-bit arithmetic from 4 KB units */
+static uint16_t mb_tenths(uint32_t bytes) {
+    return (uint16_t)(((bytes >> 12) * 10 + 128) >> 8);
+}
+
+/* The progress row is written straight into screen memory (one colour fill, cc65's 16-bit utoa,
+ * no printf): it is redrawn a few times a second during a load, between sectors. */
+static uint8_t *row;
+static uint8_t col;
+
+static void put_s(const char *s) {
+    while (*s) row[col++] = scr_code(*s++);
+}
+
+static void put_u(uint16_t v, uint8_t width) {
+    static char buf[6];
+    utoa(v, buf, 10);
+    while (width > strlen(buf)) { row[col++] = scr_code(' '); --width; }
+    put_s(buf);
+}
+
+static void put_tenths(uint16_t v) {
+    put_u(v / 10, 0);
+    put_s(".");
+    put_u(v % 10, 0);
 }
 
 static void progress(uint32_t done, uint32_t total) {
-    static char a[12], b[12];
-    uint8_t pct = (uint8_t)(total > 1000000UL ? done / (total / 100) : done * 100 / total), i;
-    uint32_t t = timer_ms() / 100;
+    uint8_t pct = (uint8_t)(total > 1000000UL ? done / (total / 100) : done * 100 / total), cut;
+    uint16_t t = (uint16_t)(timer_ms() / 100);
     if (pct > 100) pct = 100;
-    scr_at(0, PROGRESS_ROW);
-    scr_col = COL_YELLOW;
-    for (i = 0; i < 30; ++i) scr_draw(i < pct * 30 / 100 ? '#' : '.');
-    mb(done, a);
-    mb(total, b);
-    /* the progress line is redrawn in place; only the final one goes to the transcript */
-    {
-        static char line[60];
-        sprintf(line, " %3u%%  %s / %s MB  %lu.%lu s   ", pct, a, b, t / 10, t % 10);
-        for (i = 0; line[i]; ++i) scr_draw(line[i]);
-    }
-    scr_col = COL_LGREEN;
+    row = SCREEN + PROGRESS_ROW * SCR_W;
+    dma_fill(COLOUR_RAM + PROGRESS_ROW * SCR_W, COL_YELLOW, SCR_W);
+    cut = (uint8_t)(pct * 30 / 100);
+    for (col = 0; col < 30; ++col) row[col] = scr_code(col < cut ? '#' : '.');
+    put_s(" ");
+    put_u(pct, 3);
+    put_s("%  ");
+    put_tenths(mb_tenths(done));
+    put_s(" / ");
+    put_tenths(mb_tenths(total));
+    put_s(" MB  ");
+    put_tenths(t);
+    put_s(" s   ");
 }
 
+/* timer B (1/65536 s ticks of timer A) low byte when the progress row was last drawn */
+static uint8_t progress_tick;
+#define PROGRESS_TICKS 4   /* redraw about every 0.26 s */
+
+/* bytes sent and the image length: statics, as cc65 reaches them faster than locals */
+static uint32_t off, expected;
+
 uint8_t load_model(const model_t *m) {
-    uint32_t off = 0, base, first_part, t;
-    uint16_t chunks = 0;
-    uint8_t ok, bad;
+    uint32_t base, first_part, t;
+    uint8_t ok, bad, fast;
     static char msg[80];
     cur = m;
     scr_clear_row(PROGRESS_ROW);
@@ -143,22 +175,39 @@ uint8_t load_model(const model_t *m) {
             return 0;
         }
     }
+    off = 0;
+    expected = m->expected;
     timer_start();
+    progress_tick = PEEK(0xDC06);
+    dma_job_to_register(&sd_job, SS_LP_DATA, SD_BUFFER);
     port_commit(IMG_BASE, 1);                       /* 1. pointer $8000000, ERROR cleared */
     ok = 1;
-    while (off < m->expected && next_chunk()) {
-        if (!port_wait_ready()) { ok = 0; fail("load port never READY"); break; }
-        if (chunk_len > m->expected - off) chunk_len = (uint16_t)(m->expected - off);
-        if (off <= 256 && off + chunk_len > 256) {  /* payload starts in this chunk */
-            first_part = 256 - off;
-            if (first_part) dma_to_register(SS_LP_DATA, chunk_src, (uint16_t)first_part);
-            port_commit(base, 0);
-            dma_to_register(SS_LP_DATA, chunk_src + first_part, chunk_len - (uint16_t)first_part);
+    fast = 0;
+    while (off < expected) {
+        if (fast) {                                 /* SD after the header: a batch per call */
+            chunk_len = sd_sectors_to_port(&sd_job, SD_BATCH);
+            if (chunk_len == 0xFFFF) { ok = 0; fail("load port never READY"); break; }
+            if (!chunk_len) break;
         } else {
-            dma_to_register(SS_LP_DATA, chunk_src, chunk_len);
+            if (!port_wait_ready()) { ok = 0; fail("load port never READY"); break; }
+            if (!next_chunk()) break;
+            if (chunk_len > expected - off) chunk_len = (uint16_t)(expected - off);
+            if (off <= 256 && off + chunk_len > 256) {  /* payload starts in this chunk */
+                first_part = 256 - off;
+                if (first_part) dma_to_register(SS_LP_DATA, chunk_src, (uint16_t)first_part);
+                port_commit(base, 0);
+                dma_to_register(SS_LP_DATA, chunk_src + first_part, chunk_len - (uint16_t)first_part);
+                /* an SD file's length was checked against the header: no sector runs past it */
+                fast = m->source != SRC_D81;
+            } else {
+                dma_to_register(SS_LP_DATA, chunk_src, chunk_len);
+            }
         }
         off += chunk_len;
-        if ((++chunks & 31) == 0) progress(off, m->expected);
+        if ((uint8_t)(progress_tick - PEEK(0xDC06)) >= PROGRESS_TICKS) {
+            progress_tick = PEEK(0xDC06);
+            progress(off, expected);
+        }
         if (kbd_stop_pressed()) { ok = 0; fail("load stopped (RUN/STOP)"); break; }
     }
     if (m->source != SRC_D81) {
