@@ -385,13 +385,18 @@ pub fn bert_words(t: &[u8]) -> Vec<Vec<u8>> {
             cur.push(b);
             continue;
         }
+        // BERT's text cleaning removes control bytes (all but \t \n \r)
+        // before the split: they do not end a word ("ab\x01cd" is "abcd").
+        if b.is_ascii_control() && !matches!(b, b'\t' | b'\n' | b'\r') {
+            continue;
+        }
         if !cur.is_empty() {
             words.push(std::mem::take(&mut cur));
         }
         if b.is_ascii_graphic() {
             words.push(vec![b]);
         }
-        // Anything else (space, \t \n \r, controls, DEL) only separates.
+        // Anything else (space, \t \n \r) only separates.
     }
     if !cur.is_empty() {
         words.push(cur);

@@ -108,6 +108,28 @@ fn bert_bge_image_equals_reference() {
     compare("bert-bge");
 }
 
+/// BERT's text cleaning drops control bytes (all but tab, newline, CR) without splitting the
+/// word around them; DEL is a control byte too.
+#[test]
+fn bert_bge_control_bytes_are_dropped_as_by_the_reference() {
+    let g = ssnail_gguf::Gguf::open(testdata("ggml-vocab-bert-bge.gguf")).unwrap();
+    let v = Vocab::from_gguf(&g).unwrap();
+    let mem = tables_only_memory(&ImageTables::build(&v));
+    let reference = GgufTokenizer::new(v).unwrap();
+    let image = ImageTokenizer::new(&mem).unwrap();
+    for text in [
+        "ab\x01cd",
+        "x\x7fy z",
+        "\x1b[1mbold\x1b[0m text",
+        "a\x0bb\x0cc d\x00e",
+        "tab\there\x02 and\r\nlines\x1f",
+        "\x01\x02\x03",
+    ] {
+        assert_eq!(image.encode(text, true), reference.encode(text, true), "{text:?}");
+    }
+    assert_eq!(image.encode("ab\x01cd", true), image.encode("abcd", true));
+}
+
 #[test]
 fn starcoder_image_equals_reference() {
     compare("starcoder");
