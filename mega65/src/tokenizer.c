@@ -1,9 +1,11 @@
 /* tokenizer.c: the image tokenizer (SSNAIL.md §2.1-§2.2) for SPM, GPT-2 BPE and WordPiece.
  * Every table is read in place in image memory (far.h): binary search over the sorted index,
  * compares of piece bytes against the vocab table, one priority per token. Nothing is copied.
- * Same steps as the PC image tokenizer (pc-tools/tokenizer/src/image.rs), including its fixes
- * over upstream: empty SPM input gives no pieces; GPT-2 whitespace runs split like the regex \s+(?!\S); `_` is punctuation
- * in WordPiece. */
+ * Same steps as the PC image tokenizer (pc-tools/tokenizer/src/image.rs), including its four
+ * fixes over upstream (docs/tokenizer.md): empty SPM input gives no pieces; GPT-2 whitespace runs
+ * split like the regex \s+(?!\S); WordPiece: `_` is punctuation, control bytes are dropped,
+ * words over 100 bytes are [UNK]; digits-first BPE vocabularies (no " <digit>" token, e.g.
+ * SmolLM2) never join a space to a digit. The sorted-index search is tokfind.s on the MEGA65. */
 #include <string.h>
 #include "far.h"
 #include "ssnail_regs.h"
@@ -220,12 +222,19 @@ static void wordpiece_word(const uint8_t *w, uint8_t n) {
 }
 
 static void wordpiece(uint8_t *t, uint8_t n) {
-    uint8_t i = 0, k;
-    if (tok_flags & 0x02)
-        for (k = 0; k < n; ++k)
-            if (t[k] >= 'A' && t[k] <= 'Z') t[k] += 32;
+    uint8_t i = 0, k, c;
+    /* BERT's text cleaning: control bytes (all but tab, newline, CR; DEL too) are removed
+     * before the split, so they do not end a word; lower case if the image says so */
+    for (k = 0; k < n; ++k) {
+        c = t[k];
+        if (c == 127 || (c < 32 && c != '\t' && c != '\n' && c != '\r')) continue;
+        if ((tok_flags & 0x02) && c >= 'A' && c <= 'Z') c += 32;
+        t[i++] = c;
+    }
+    n = i;
+    i = 0;
     while (i < n) {
-        if (t[i] <= 32 || t[i] >= 127) { ++i; continue; }   /* whitespace, controls separate */
+        if (t[i] <= 32) { ++i; continue; }   /* space, tab, newline, CR separate */
         if (is_letter(t[i]) || is_digit(t[i])) {
             for (k = i; k < n && (is_letter(t[k]) || is_digit(t[k])); ++k) {}
         } else {
