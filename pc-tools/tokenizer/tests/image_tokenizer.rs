@@ -125,7 +125,11 @@ fn bert_bge_control_bytes_are_dropped_as_by_the_reference() {
         "tab\there\x02 and\r\nlines\x1f",
         "\x01\x02\x03",
     ] {
-        assert_eq!(image.encode(text, true), reference.encode(text, true), "{text:?}");
+        assert_eq!(
+            image.encode(text, true),
+            reference.encode(text, true),
+            "{text:?}"
+        );
     }
     assert_eq!(image.encode("ab\x01cd", true), image.encode("abcd", true));
 }
