@@ -13,7 +13,8 @@
 //!   (load port READY poll, DMA into the port, progress bar, RUN/STOP check).
 //! * tokenize: from the newline that ends the echo of `/tokens LINE` to the `[` that starts the
 //!   ids, on tables-only images of the real vocabularies (llama.cpp's llama-spm, gpt-2,
-//!   bert-bge; with `--smollm2` also SmolLM2's from the cache).
+//!   bert-bge; with `--smollm2` also SmolLM2's from the cache). The printed ids must equal the
+//!   PC image tokenizer's, else the run fails.
 //! * generate: for each token the core publishes (its generated count in the runtime block goes
 //!   up), the cycles until the program has read the new count, printed the token and is back at
 //!   its RUN/STOP check (`LDA $D610`), on the test models. Encoders generate no tokens.
@@ -24,8 +25,8 @@ use ssnail_emu::core::{Machine as Core, Numerics, Ssnail};
 use ssnail_emu::mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_format::ggml::GgmlType;
 use ssnail_testkit::models::{self, ModelOpts};
-use ssnail_tokenizer::image::tables_only_memory;
-use ssnail_tokenizer::{ImageTables, Vocab};
+use ssnail_tokenizer::image::{image_memory, tables_only_memory};
+use ssnail_tokenizer::{ImageTables, ImageTokenizer, Vocab};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -200,12 +201,28 @@ fn tokenize_bench(prg: &[u8], img: &[u8]) -> Result<((f64, u64), Vec<u64>)> {
     let mut r = Run::new(prg, img, &keys)?;
     let load = r.load()?;
     let mut cycles = Vec::new();
+    let mem = image_memory(img).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let reference = ImageTokenizer::new(&mem).map_err(|e| anyhow::anyhow!("{e}"))?;
     for l in LINES {
         let echo = format!("> /tokens {l}\n");
         let t0 = r.until(&echo, 1, 600.0)?;
         let n = String::from_utf8_lossy(r.serial()).matches("\n[").count();
         let t1 = r.until("\n[", n + 1, 600.0)?;
         cycles.push(t1 - t0);
+        // The figure counts only if the ids are the PC image tokenizer's.
+        let n = String::from_utf8_lossy(r.serial()).matches("]\n").count();
+        r.until("]\n", n + 1, 600.0)?;
+        let s = String::from_utf8_lossy(r.serial()).into_owned();
+        let at = s.rfind(&echo).unwrap() + echo.len();
+        let got = s[at..].lines().next().unwrap_or("");
+        let want: Vec<String> = reference
+            .encode(l, true)
+            .iter()
+            .map(|t| t.to_string())
+            .collect();
+        if got != format!("[{}]", want.join(",")) {
+            bail!("{l:?}: the MEGA65 printed {got}, the PC image tokenizer gives {want:?}");
+        }
     }
     Ok((load, cycles))
 }
