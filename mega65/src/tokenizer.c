@@ -52,7 +52,11 @@ uint8_t tok_init(void) {
     /* fix 4, read from the tables once: a vocabulary with no " <digit>" token was trained with
      * digits split off first (SmolLM2's "smollm"), so a space never joins a digit */
     space_joins_digits = 1;
-    if (tok_kind != TOK_BPE || blk < IMG_BASE) return tok_kind <= TOK_WORDPIECE && blk >= IMG_BASE;
+    if (tok_kind > TOK_WORDPIECE || blk < IMG_BASE || tok_n_index >= 0x1000000UL) {
+        tok_n_index = 0;   /* a damaged block: every search finds nothing (and ends) */
+        return 0;
+    }
+    if (tok_kind != TOK_BPE) return 1;
     space_joins_digits = 0;
     for (c = '0'; c <= '9'; ++c) {
         key2[1] = c;
