@@ -4,6 +4,8 @@
 #   make disk [IMAGES=…]     build/ssnail.d81 (program, AUTOBOOT.C65, the images that fit);
 #                            images that do not fit go to build/sdcard/SSNAIL/ with a note
 #   make mega65-hosttest     the MEGA65 tokenizer and ASCII folder built for the PC (build/mega65/tokhost)
+#   make mega65-bench        cycles per loaded sector, per tokenized line, per generated token in the
+#                            headless MEGA65 (M65BENCH_ARGS=--smollm2 adds SmolLM2's vocabulary)
 #   make mega65-clean
 
 SSNAIL_TOOLS ?= $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)/
@@ -20,7 +22,7 @@ M65_CFG := $(SSNAIL_TOOLS)linker/mega65.cfg
 M65_CRT0 := $(SSNAIL_TOOLS)linker/crt0.s
 D81_TOOL := $(SSNAIL_TOOLS)target/release/ssnail-d81
 
-.PHONY: mega65-prg mega65-hosttest mega65-clean disk
+.PHONY: mega65-prg mega65-hosttest mega65-bench mega65-clean disk
 
 mega65-prg: $(M65_PRG)
 
@@ -59,6 +61,9 @@ $(M65_OUT)/tokhost: $(M65_DIR)/host/tokhost.c $(M65_DIR)/host/far_host.c $(M65_D
 		$(M65_DIR)/src/fold.c $(M65_H)
 	@mkdir -p $(M65_OUT)
 	$(CC) -O2 -Wall -I $(M65_DIR)/include -o $@ $(filter %.c,$^)
+
+mega65-bench:
+	cd $(SSNAIL_TOOLS) && $(CARGO) run --release -q -p ssnail-disk --example m65bench -- $(M65BENCH_ARGS)
 
 mega65-clean:
 	rm -rf $(M65_OUT) $(SSNAIL_BUILD)/ssnail.d81 $(SSNAIL_BUILD)/sdcard
