@@ -685,6 +685,40 @@ fn run_stop_ends_an_answer_early() {
     assert!(full.starts_with(answer(&t, "the cat")), "{t}");
 }
 
+/// RUN/STOP during an SD load (the loader checks it between its 16-sector batches) stops the
+/// load with its message; the program goes on and loads the image in full on the next RETURN.
+#[test]
+fn run_stop_stops_a_load_and_the_next_load_completes() {
+    let img = tables_image(
+        &root()
+            .join("pc-tools/tokenizer/testdata")
+            .join("ggml-vocab-gpt-2.gguf"),
+    );
+    let setup = Setup {
+        d81: Some(disk_with(&[])),
+        sd: Some(sd_with(&[("MODEL.SSNAIL", &img)])),
+        ssnail_mib: Some(64),
+        ..Default::default()
+    };
+    let t = run(
+        &setup,
+        "{RETURN}{WAIT 0.2}{STOP}{WAIT 1}{RETURN}",
+        "Loaded MODEL.SSNAIL",
+        60.0,
+    );
+    let stopped = t
+        .find("MODEL.SSNAIL: load stopped (RUN/STOP)")
+        .unwrap_or_else(|| panic!("{t}"));
+    let loaded = t
+        .find("Loaded MODEL.SSNAIL")
+        .unwrap_or_else(|| panic!("{t}"));
+    assert!(stopped < loaded, "{t}");
+    assert!(
+        t.contains(&format!("Loaded MODEL.SSNAIL: {} bytes", img.len())),
+        "{t}"
+    );
+}
+
 #[test]
 fn config_txt_chooses_the_default_model() {
     let small = gpt2();
