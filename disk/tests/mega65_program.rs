@@ -822,3 +822,105 @@ fn an_r3_board_offers_8_mb_and_marks_bigger_images_too_big() {
     );
     assert!(t.contains("Loaded B_SMALL.SSNAIL"), "{t}");
 }
+
+/// Start of the HyperRAM on R4-R6 boards: 64 MiB above SSNAIL's memory base.
+const HYPERRAM_START: u32 = 0xC00_0000;
+
+/// A 72 MB-layout image (the payload runs past $C000000, so the converter moves the matrix that
+/// would straddle it to start exactly there), built once per test run: an F32 llama of five
+/// 13 MiB layers, about 67 MB.
+fn image_72mb() -> &'static [u8] {
+    static IMG: OnceLock<Vec<u8>> = OnceLock::new();
+    IMG.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.gguf");
+        let opts = ModelOpts {
+            dim: 512,
+            n_layers: 5,
+            hidden: 1728,
+            ..ModelOpts::llama()
+        };
+        models::write(&path, &models::build(&opts.with_name("Big72")));
+        let g = ssnail_gguf::Gguf::open(&path).unwrap();
+        let o = Options {
+            ctx: Some(64),
+            mem_mb: 72.0,
+            ..Options::default()
+        };
+        let plan = ssnail_convert::plan(&g, &o).unwrap();
+        // The layout moved a blob: the one before it ends short of the boundary (more than
+        // the 32-byte alignment) and this one starts exactly on it.
+        let blobs = &plan.layout.blobs;
+        let at = blobs
+            .iter()
+            .position(|b| b.addr == HYPERRAM_START)
+            .expect("a blob starts at $C000000");
+        let before = &blobs[at - 1];
+        let gap = HYPERRAM_START as u64 - (before.addr as u64 + before.len as u64);
+        assert!(gap >= 32, "{} was not moved (gap {gap})", blobs[at].name);
+        eprintln!(
+            "72 MB layout: {} ({} bytes) moved to $C000000, {gap} bytes of padding",
+            blobs[at].name, blobs[at].len
+        );
+        let image = plan.build(&|_| {}).image;
+        let h = ssnail_format::image::Header::parse(&image).unwrap();
+        assert!(h.mem_needed > 64 << 20 && h.mem_needed <= 72 << 20);
+        image
+    })
+}
+
+/// The 72 MB-layout image from the SD card, the program started from the D81: it loads on a
+/// 72 MB board (the bytes past $C000000 land in the HyperRAM part) and answers exactly as the
+/// core emulator does; an R3 board (8 MB) refuses it before loading.
+#[test]
+fn a_72_mb_layout_image_loads_from_the_sd_card_on_a_72_mb_board() {
+    let img = image_72mb();
+    let setup = Setup {
+        d81: Some(disk_with(&[])),
+        sd: Some(sd_with(&[("SSNAIL/BIG72.SSNAIL", img)])),
+        ssnail_mib: Some(72),
+        ..Default::default()
+    };
+    let prompt = "the cat sat";
+    let t = run(
+        &setup,
+        &format!("{{RETURN}}/n 8{{RETURN}}{prompt}{{RETURN}}"),
+        "tokens/s]",
+        200.0,
+    );
+    assert!(t.contains("SSNAIL core v1 found, 72 MB"), "{t}");
+    assert!(
+        t.contains(&format!("Loaded BIG72.SSNAIL: {} bytes", img.len())),
+        "{t}"
+    );
+    for l in t
+        .lines()
+        .filter(|l| l.starts_with("Loaded") || l.contains("tokens/s]"))
+    {
+        eprintln!("72 MB layout, SD: {l}");
+    }
+    assert_eq!(answer(&t, prompt), reference(img, prompt, 8), "{t}");
+
+    // R3: the same file is refused with the size check, before any byte is loaded.
+    let mut m = Machine::new();
+    m.attach_ssnail(Ssnail::with_board(
+        Core::new(8 << 20),
+        ssnail_emu::core::Board::R3,
+    ));
+    let sd = sd_with(&[("SSNAIL/BIG72.SSNAIL", img)]);
+    m.set_sd_dir(sd.path().to_path_buf());
+    let (_, entry) = m.load_prg(prg(), None).unwrap();
+    m.keys.schedule(&KeyScript::parse("{RETURN}").unwrap(), 0);
+    m.start_at(entry);
+    m.run(CPU_HZ * 5);
+    let t = String::from_utf8_lossy(&m.serial);
+    let needs =
+        (ssnail_format::image::Header::parse(img).unwrap().mem_needed + (1 << 20) - 1) >> 20;
+    assert!(
+        t.contains(&format!(
+            "BIG72.SSNAIL: needs {needs} MB, this board has 8 MB"
+        )),
+        "{t}"
+    );
+    assert!(!t.contains("Loaded"), "{t}");
+}
