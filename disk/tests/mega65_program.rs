@@ -924,3 +924,134 @@ fn a_72_mb_layout_image_loads_from_the_sd_card_on_a_72_mb_board() {
     );
     assert!(!t.contains("Loaded"), "{t}");
 }
+
+/// `img` with another description (header $80, NUL-padded) and `mem_needed` in MB.
+fn with_description(img: &[u8], desc: &str, mem_mb: u32) -> Vec<u8> {
+    let mut out = img.to_vec();
+    let field = &mut out[0x80..0x100];
+    field.fill(0);
+    field[..desc.len()].copy_from_slice(desc.as_bytes());
+    out[0x38..0x3C].copy_from_slice(&(mem_mb << 20).to_le_bytes());
+    out
+}
+
+/// The browser: for every model its name, where it is, its size, the memory it needs, whether
+/// it fits this board and its description (cut with "..." to one 80-column row); twelve
+/// models do not fit on one page, so the cursor keys scroll the list.
+#[test]
+fn the_model_browser_shows_each_models_description_size_and_fit_and_scrolls() {
+    let img = gpt2();
+    let long = "A description longer than one screen row: it goes on and on, past the 76 \
+                characters shown under the name";
+    assert!(long.len() > 76 && long.len() < 128);
+    let mut sd_files: Vec<(String, Vec<u8>, String)> = Vec::new();
+    for i in 0..10u32 {
+        let desc = format!("Model number {i}, a small gpt2 for the browser test");
+        let mb = if i == 3 { 100 } else { 1 + i };
+        sd_files.push((
+            format!("SSNAIL/M{i:02}.SSNAIL"),
+            with_description(&img, &desc, mb),
+            desc,
+        ));
+    }
+    sd_files.push((
+        "SSNAIL/M10.SSNAIL".into(),
+        with_description(&img, long, 2),
+        format!("{}...", &long[..73]),
+    ));
+    sd_files.push((
+        "SSNAIL/M11.SSNAIL".into(),
+        b"not an image".repeat(30),
+        String::new(),
+    ));
+    let on_disk = with_description(&img, "On the floppy", 3);
+    let files: Vec<(&str, &[u8])> = sd_files
+        .iter()
+        .map(|(n, d, _)| (n.as_str(), d.as_slice()))
+        .collect();
+    let sd = sd_with(&files);
+    let mut m = Machine::new();
+    let mut core = Core::new(64 << 20);
+    core.numerics = Numerics::Hardware;
+    m.attach_ssnail(Ssnail::new(core));
+    m.set_sd_dir(sd.path().to_path_buf());
+    m.mount_d81(disk_with(&[("floppy.ssnail", &on_disk)]));
+    let (_, entry) = m.load_prg(prg(), None).unwrap();
+    // Nothing typed for 3 s, then down to the last model, then back up to the first.
+    let keys = format!(
+        "{{WAIT 3}}{}{{WAIT 3}}{}",
+        "{DOWN}".repeat(12),
+        "{UP}".repeat(12)
+    );
+    m.keys.schedule(&KeyScript::parse(&keys).unwrap(), 0);
+    m.start_at(entry);
+    let screen =
+        |m: &mut Machine| -> Vec<String> { m.screen_text().lines().map(String::from).collect() };
+    let reversed =
+        |m: &mut Machine, row: usize| m.screen_codes()[row].iter().all(|c| c & 0x80 != 0);
+    // Name, size, need and verdict on the first row, the description on the second.
+    let check_entry = |rows: &[String], name: &str, data: &[u8], desc: &str| -> usize {
+        let r = rows
+            .iter()
+            .position(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{name} not shown:\n{}", rows.join("\n")));
+        let line = &rows[r];
+        assert!(line.len() <= 80 && rows[r + 1].len() <= 80);
+        assert!(
+            line.contains(&format!(" {} KB  ", data.len() >> 10)),
+            "{line}"
+        );
+        if desc.is_empty() {
+            assert!(line.ends_with("not an SSNAIL image"), "{line}");
+            assert_eq!(rows[r + 1], "    (no description)");
+        } else {
+            let mb = u32::from_le_bytes(data[0x38..0x3C].try_into().unwrap()) >> 20;
+            let verdict = if mb <= 72 { "fits" } else { "too big" };
+            assert!(
+                line.ends_with(&format!("needs {mb:3} MB  {verdict}")),
+                "{line}"
+            );
+            assert_eq!(rows[r + 1], format!("    {desc}"));
+        }
+        r
+    };
+    m.run(CPU_HZ * 2);
+    let first = screen(&mut m);
+    assert_eq!(
+        first[3],
+        "13 models, 1-10 shown (cursor keys scroll)",
+        "{}",
+        first.join("\n")
+    );
+    for (name, data, desc) in &sd_files[..10] {
+        let name = name.trim_start_matches("SSNAIL/");
+        let r = check_entry(&first, name, data, desc);
+        // The default is the largest that fits: M09 (10 MB).
+        assert_eq!(reversed(&mut m, r), name == "M09.SSNAIL", "{name}");
+    }
+    assert!(!first.iter().any(|l| l.starts_with("M10.SSNAIL")));
+    assert!(
+        first[24].starts_with("Cursor up/down: choose"),
+        "{}",
+        first.join("\n")
+    );
+    m.run(CPU_HZ * 3);
+    let last = screen(&mut m);
+    assert_eq!(
+        last[3],
+        "13 models, 4-13 shown (cursor keys scroll)",
+        "{}",
+        last.join("\n")
+    );
+    for (name, data, desc) in &sd_files[3..] {
+        check_entry(&last, name.trim_start_matches("SSNAIL/"), data, desc);
+    }
+    let r = check_entry(&last, "floppy.ssnail", &on_disk, "On the floppy");
+    assert!(last[r].contains(" D81 "), "{}", last[r]);
+    assert!(reversed(&mut m, r) && reversed(&mut m, r + 1));
+    assert_eq!(r, 4 + 2 * 9, "the last model on the last two list rows");
+    m.run(CPU_HZ * 3);
+    let back = screen(&mut m);
+    assert_eq!(back[3], "13 models, 1-10 shown (cursor keys scroll)");
+    assert!(back[4].starts_with("M00.SSNAIL ") && reversed(&mut m, 4) && reversed(&mut m, 5));
+}

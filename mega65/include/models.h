@@ -6,6 +6,7 @@
 #define SRC_SD_DIR  1
 #define SRC_D81     2
 #define MAX_MODELS  16
+#define DESC_SHOWN  76           /* 4 columns of indent + 76 = one 80-column row */
 typedef struct {
     char name[33];
     uint8_t source;
@@ -18,7 +19,7 @@ typedef struct {
     uint16_t version;
     uint32_t load_base;      /* header $64 (0 = legacy $8000100) */
     uint32_t host_seg_len;   /* header $74: legacy host segment, refused */
-    char desc[64];
+    char desc[DESC_SHOWN + 1];   /* the header's description, cut to one indented row */
 } model_t;
 extern model_t models[MAX_MODELS];
 extern uint8_t n_models;

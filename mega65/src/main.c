@@ -36,46 +36,87 @@ static void header(void) {
     } else {
         scr_col = COL_RED;
         scr_printf("SSNAIL core not found: $FFD7500 reads $%02x, expected $53.\n", id);
-        scr_puts("Start the MEGA65 with a core that includes SSNAIL. Models are listed, not loaded.\n");
+        scr_puts("Start the MEGA65 with a core that has SSNAIL. Models are listed, not loaded.\n");
     }
     scr_col = COL_LGREEN;
 }
 
+/* Each model takes two rows: name, source, size, memory needed and the verdict for this
+ * board, then its description indented. Ten fit between the header and the key help; more
+ * scroll. */
+#define PER_PAGE 10
+
+static uint8_t top;   /* first model shown */
+
 static void draw_entry(uint8_t i, uint8_t selected) {
     const model_t *m = &models[i];
-    uint8_t fits = model_fits(m);
-    const char *verdict = "too big";
-    scr_clear_row(LIST_ROW + i);
-    scr_at(0, LIST_ROW + i);
-    scr_col = COL_YELLOW;
+    uint8_t row = LIST_ROW + 2 * (i - top);
+    uint32_t size = m->file_size;
+    scr_clear_row(row);
+    scr_clear_row(row + 1);
+    scr_at(0, row);
+    if (m->source == SRC_D81 && m->valid) size = m->expected;   /* blocks x 254 is rounded */
+    scr_printf("%-32s %-10s %6lu KB  ", m->name, source_names[m->source], size >> 10);
     if (!m->valid) {
         scr_col = COL_GREY;
-        verdict = "not an image";
-    } else if (fits) {
-        scr_col = COL_LGREEN;
-        verdict = "fits";
+        scr_puts("not an SSNAIL image");
+    } else {
+        scr_printf("needs %3lu MB  ", (m->mem_needed + 1048575UL) >> 20);
+        if (model_fits(m)) {
+            scr_puts("fits");
+        } else {
+            scr_col = COL_YELLOW;
+            scr_puts("too big");
+        }
     }
-    scr_printf("%-32s %-10s %7lu KB  needs %3lu MB  %s", m->name, source_names[m->source],
-               (m->source == SRC_D81 ? m->expected : m->file_size) >> 10,
-               (m->mem_needed + 1048575UL) >> 20,
-               verdict);
     scr_log('\n');   /* rows are placed with scr_at: keep the transcript one row per line */
+    scr_at(4, row + 1);
+    scr_col = COL_CYAN;
+    if (m->desc[0]) scr_puts(m->desc);
+    else scr_puts("(no description)");
+    scr_log('\n');
     scr_col = COL_LGREEN;
     if (selected) {
-        scr_reverse_row(LIST_ROW + i, 1);
-        scr_clear_row(21);
-        scr_at(0, 21);
-        scr_col = COL_CYAN;
-        scr_puts(m->desc);
-        scr_log('\n');
-        scr_col = COL_LGREEN;
+        scr_reverse_row(row, 1);
+        scr_reverse_row(row + 1, 1);
+    }
+}
+
+static void draw_page(uint8_t sel) {
+    uint8_t i;
+    scr_clear_row(3);
+    scr_at(0, 3);
+    scr_printf("%u models", n_models);
+    if (n_models > PER_PAGE) scr_printf(", %u-%u shown (cursor keys scroll)", top + 1, top + PER_PAGE);
+    scr_log('\n');
+    for (i = 0; i < PER_PAGE; ++i) {
+        if (top + i < n_models) {
+            draw_entry(top + i, top + i == sel);
+        } else {
+            scr_clear_row(LIST_ROW + 2 * i);
+            scr_clear_row(LIST_ROW + 2 * i + 1);
+        }
+    }
+}
+
+/* move the highlight from old to sel, scrolling the page when sel is off it */
+static void choose(uint8_t old, uint8_t sel) {
+    if (sel < top) {
+        top = sel;
+        draw_page(sel);
+    } else if (sel >= top + PER_PAGE) {
+        top = sel - PER_PAGE + 1;
+        draw_page(sel);
+    } else {
+        draw_entry(old, 0);
+        draw_entry(sel, 1);
     }
 }
 
 /* returns the index of the model to load */
 static uint8_t browse(void) {
-    int8_t sel;
-    uint8_t i, k;
+    int8_t def;
+    uint8_t sel, k;
     for (;;) {
         header();
         scr_puts("Looking for models on the SD card and the disk...\n");
@@ -88,19 +129,23 @@ static uint8_t browse(void) {
             kbd_wait();
             continue;
         }
-        sel = models_default();
-        if (sel < 0) sel = 0;
-        for (i = 0; i < n_models; ++i) draw_entry(i, i == sel);
+        def = models_default();
+        sel = 0;
+        if (def > 0) sel = def;
+        top = 0;
+        if (sel >= PER_PAGE) top = sel - PER_PAGE + 1;
+        draw_page(sel);
         scr_at(0, 24);
-        scr_puts("Cursor up/down: choose   RETURN: load   R: look again\n");
+        scr_puts("Cursor up/down: choose   RETURN: load   R: look again");
+        scr_log('\n');   /* a drawn newline on the last row would scroll the list up */
         for (;;) {
             k = kbd_wait();
             if ((k == KEY_DOWN || k == KEY_RIGHT) && sel + 1 < n_models) {
-                draw_entry(sel, 0);
-                draw_entry(++sel, 1);
+                choose(sel, sel + 1);
+                ++sel;
             } else if ((k == KEY_UP || k == KEY_LEFT) && sel > 0) {
-                draw_entry(sel, 0);
-                draw_entry(--sel, 1);
+                choose(sel, sel - 1);
+                --sel;
             } else if (k == KEY_RETURN) {
                 if (load_model(&models[sel])) return sel;
             } else if (k == 'r' || k == 'R') break;

@@ -41,7 +41,7 @@ static char petscii_to_ascii(uint8_t c) {
     return printable(c);
 }
 
-/* h = the first bytes of the file (at least $C0) */
+/* h = the first bytes of the file (at least $80 + DESC_SHOWN + 1) */
 static void parse_header(model_t *m, const uint8_t *h) {
     uint8_t i, c;
     m->valid = !memcmp(h, "SSNL", 4);
@@ -51,8 +51,11 @@ static void parse_header(model_t *m, const uint8_t *h) {
     m->arch = h[0x3C];
     m->load_base = le32(h + 0x64);
     m->host_seg_len = le32(h + 0x74);
-    for (i = 0; i < 63 && (c = h[0x80 + i]); ++i) m->desc[i] = printable(c);
+    m->desc[0] = 0;
+    if (!m->valid) return;   /* no header: its bytes are no description */
+    for (i = 0; i < DESC_SHOWN && (c = h[0x80 + i]); ++i) m->desc[i] = printable(c);
     m->desc[i] = 0;
+    if (i == DESC_SHOWN && h[0x80 + i]) memcpy(m->desc + DESC_SHOWN - 3, "...", 3);  /* cut */
 }
 
 static void scan_sd(uint8_t source) {
