@@ -288,9 +288,7 @@ fn main() -> Result<()> {
         None => build_prg(dir.path())?,
     };
     let testdata = root().join("pc-tools/tokenizer/testdata");
-    let cache = std::env::var_os("SSNAIL_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("cache"));
+    let cache = ssnail_testkit::cache::dir();
     let mut families: Vec<(&str, PathBuf)> = vec![
         (
             "llama (llama-spm, SPM)",

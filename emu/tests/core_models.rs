@@ -491,9 +491,7 @@ fn layouts_and_load_port() {
 /// the same greedy tokens as the f64 reference on the same Q4_0 weights.
 #[test]
 fn smollm2_q4_0_matches_reference() {
-    let cache = std::env::var("SSNAIL_CACHE")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../cache"));
+    let cache = ssnail_testkit::cache::dir();
     let path = cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
     if !path.exists() {
         eprintln!(

@@ -142,9 +142,7 @@ fn import_writes_a_gguf_or_says_in_one_line_why_not() {
     assert!(!out.exists());
 
     // The MiniLM checkpoint from the test-data cache (make testdata).
-    let cache = std::env::var_os("SSNAIL_CACHE")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cache"));
+    let cache = ssnail_testkit::cache::dir();
     let minilm = cache.join("models/all-MiniLM-L6-v2");
     assert!(
         minilm.join("model.safetensors").is_file(),

@@ -10,9 +10,7 @@ use ssnail_format::ggml::GgmlType;
 use std::path::PathBuf;
 
 fn model() -> Option<PathBuf> {
-    let cache = std::env::var_os("SSNAIL_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../cache"));
+    let cache = ssnail_testkit::cache::dir();
     let p = cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
     if p.exists() {
         Some(p)

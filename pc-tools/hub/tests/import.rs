@@ -27,9 +27,7 @@ fn workspace() -> PathBuf {
 
 /// The MiniLM checkpoint unpacked by tools/fetch-testdata.sh.
 fn minilm_dir() -> PathBuf {
-    let cache = std::env::var_os("SSNAIL_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("cache"));
+    let cache = ssnail_testkit::cache::dir();
     let dir = cache.join("models/all-MiniLM-L6-v2");
     assert!(
         dir.join("model.safetensors").is_file(),

@@ -20,7 +20,10 @@
 //! * [`vocab`]: the §10 vocabularies (`spm`, `bpe`, `wordpiece`) with their
 //!   ids, for tests that need token ids.
 //! * The same options always give the same bytes (seeded [`rng`]).
+//! * [`cache`]: `dir()`, the test-data cache (`$SSNAIL_CACHE` or
+//!   `<workspace root>/cache`) that `make testdata` fills.
 
+pub mod cache;
 pub mod kquant;
 pub mod models;
 pub mod reference;

@@ -11,9 +11,7 @@ use std::path::PathBuf;
 mod common;
 
 fn smollm2() -> PathBuf {
-    let cache = std::env::var_os("SSNAIL_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../cache"));
+    let cache = ssnail_testkit::cache::dir();
     let p = cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
     assert!(p.exists(), "{} is missing: run make testdata", p.display());
     p
