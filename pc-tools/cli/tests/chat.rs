@@ -3,30 +3,16 @@
 //! come from the core emulator's plain host protocol (one greedy `generate`,
 //! no chat code), `ssnail run`, and the image tokenizer.
 
+mod common;
+
+use common::{image, ssnail};
 use ssnail_emu::core::{NoHost, Ssnail};
 use ssnail_format::ggml::GgmlType;
-use ssnail_testkit::models::{self, ModelOpts};
+use ssnail_testkit::models::ModelOpts;
 use ssnail_tokenizer::{AsciiFolder, ImageTokenizer};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-fn image(dir: &Path, name: &str, opts: &ModelOpts, ctx: u32) -> PathBuf {
-    let gguf = dir.join(format!("{name}.gguf"));
-    models::write(&gguf, &models::build(opts));
-    let g = ssnail_gguf::Gguf::open(&gguf).unwrap();
-    let conv = ssnail_convert::convert(
-        &g,
-        &ssnail_convert::Options {
-            ctx: Some(ctx),
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let out = dir.join(format!("{name}.ssnail"));
-    std::fs::write(&out, conv.image).unwrap();
-    out
-}
 
 /// `ssnail chat IMAGE ARGS` with `input` on stdin.
 fn chat(img: &Path, args: &[&str], input: &str) -> Output {
@@ -46,13 +32,6 @@ fn chat(img: &Path, args: &[&str], input: &str) -> Output {
         .write_all(input.as_bytes())
         .unwrap();
     child.wait_with_output().unwrap()
-}
-
-fn ssnail(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ssnail"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 fn stdout(o: &Output) -> String {
@@ -404,9 +383,7 @@ fn minilm_image() -> PathBuf {
     if is_fresh(&cached) {
         return cached;
     }
-    let cache = std::env::var_os("SSNAIL_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cache"));
+    let cache = ssnail_testkit::cache::dir();
     let minilm = cache.join("models/all-MiniLM-L6-v2");
     assert!(
         minilm.join("model.safetensors").is_file(),
@@ -600,9 +577,7 @@ fn smollm2_image() -> PathBuf {
     if is_fresh(&cached) {
         return cached;
     }
-    let cache = std::env::var_os("SSNAIL_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cache"));
+    let cache = ssnail_testkit::cache::dir();
     let gguf = cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
     assert!(
         gguf.is_file(),
@@ -709,9 +684,7 @@ fn gguf_tokenizer_option() {
 
     // Real SmolLM2: accented letters reach the model through --gguf.
     let smol = smollm2_image();
-    let cache = std::env::var_os("SSNAIL_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cache"));
+    let cache = ssnail_testkit::cache::dir();
     let smol_gguf = cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
     let args = ["--greedy", "-n", "1", "--prompt", "Le café est très bon"];
     let out = stdout(&chat(&smol, &args, ""));

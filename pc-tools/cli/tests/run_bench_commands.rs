@@ -1,40 +1,10 @@
 //! `ssnail run` and `ssnail bench` end to end on converted test models.
 
+mod common;
+
+use common::{image, ssnail, text};
 use ssnail_format::ggml::GgmlType;
-use ssnail_testkit::models::{self, ModelOpts};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn ssnail(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ssnail"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn image(dir: &Path, name: &str, opts: &ModelOpts, ctx: u32) -> PathBuf {
-    let gguf = dir.join(format!("{name}.gguf"));
-    models::write(&gguf, &models::build(opts));
-    let g = ssnail_gguf::Gguf::open(&gguf).unwrap();
-    let conv = ssnail_convert::convert(
-        &g,
-        &ssnail_convert::Options {
-            ctx: Some(ctx),
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let out = dir.join(format!("{name}.ssnail"));
-    std::fs::write(&out, conv.image).unwrap();
-    out
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
+use ssnail_testkit::models::ModelOpts;
 
 #[test]
 fn run_decoder_text_ids_logits() {

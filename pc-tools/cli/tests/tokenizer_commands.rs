@@ -1,30 +1,18 @@
 //! `ssnail tokenize` and `ssnail tokcheck` on llama.cpp's vocab GGUFs and on
 //! tables-only images built from them (vocab-only GGUFs cannot be converted).
 
+mod common;
+
+use common::{ssnail, text};
 use ssnail_format::image::{BASE, HEADER_LEN, PAYLOAD_BASE};
 use ssnail_tokenizer::image::tables_only_memory;
 use ssnail_tokenizer::{ImageTables, Vocab};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 fn testdata(vocab: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../tokenizer/testdata")
         .join(format!("ggml-vocab-{vocab}.gguf"))
-}
-
-fn ssnail(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ssnail"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
 }
 
 /// An image file (header + payload) holding only the tokenizer tables.
@@ -136,9 +124,7 @@ fn tokcheck_reports_differences_and_fails() {
 /// strings (plain-ASCII lines).
 #[test]
 fn tokcheck_on_converted_smollm2() {
-    let cache = std::env::var_os("SSNAIL_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../cache"));
+    let cache = ssnail_testkit::cache::dir();
     let gguf = cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
     assert!(
         gguf.exists(),

@@ -1,8 +1,12 @@
-//! Shared by the tests that run the top-level Makefile as a user would.
+//! Shared by this crate's tests: the real `ssnail` binary, converted test
+//! images, and the top-level Makefile run as a user would.
+//! Each test file uses only some of these helpers.
+#![allow(dead_code)]
 
+use ssnail_testkit::models::{self, ModelOpts};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// Write `dir/ssnail-tool`, a one-line wrapper around this test build's
 /// `ssnail`, so that touching "the tool" never touches the real binary.
@@ -36,4 +40,39 @@ pub fn make(dir: &Path, tool: &Path) -> Command {
         .env_remove("MFLAGS")
         .current_dir(dir);
     c
+}
+
+/// `ssnail ARGS`, run to completion.
+pub fn ssnail(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Stdout and stderr as text.
+pub fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// The test model `opts` written as `dir/NAME.gguf` and converted with
+/// `ctx` to `dir/NAME.ssnail`.
+pub fn image(dir: &Path, name: &str, opts: &ModelOpts, ctx: u32) -> PathBuf {
+    let gguf = dir.join(format!("{name}.gguf"));
+    models::write(&gguf, &models::build(opts));
+    let g = ssnail_gguf::Gguf::open(&gguf).unwrap();
+    let conv = ssnail_convert::convert(
+        &g,
+        &ssnail_convert::Options {
+            ctx: Some(ctx),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let out = dir.join(format!("{name}.ssnail"));
+    std::fs::write(&out, conv.image).unwrap();
+    out
 }
