@@ -3,24 +3,13 @@
 //! image tokenizer reads the tables the converter placed and must equal
 //! the reference GGUF tokenizer, and those tables must be ImageTables'.
 
+mod common;
+
 use ssnail_convert::{convert, Options};
 use ssnail_format::image::BASE;
 use ssnail_testkit::models::{self, ModelOpts};
 use ssnail_tokenizer::image::image_memory;
 use ssnail_tokenizer::{GgufTokenizer, ImageTables, ImageTokenizer, TokModel, Vocab};
-
-const LINES: [&str; 10] = [
-    "the cat sat on the mat",
-    "once upon a time the happy dog",
-    "throw the lamp at the troll, playing cats.",
-    "",
-    "   ",
-    "a",
-    "the  cat",
-    "Throw The LAMP!",
-    "cats dogs runs jumped",
-    "the\tcat\nsat",
-];
 
 fn check(opts: ModelOpts) {
     let dir = tempfile::tempdir().unwrap();
@@ -65,7 +54,9 @@ fn check(opts: ModelOpts) {
         (block.index, block.priority, block.byte_table) = (0, 0, 0);
         assert_eq!(block, tables.block);
 
-        let lines = ssnail_tokenizer::CHECK_SAMPLE.lines().chain(LINES);
+        let lines = ssnail_tokenizer::CHECK_SAMPLE
+            .lines()
+            .chain(common::SPEC_10_3_LINES);
         let mut n = 0;
         for line in lines {
             assert_eq!(

@@ -38,22 +38,13 @@ fn ascii_texts(vocab: &str) -> Vec<String> {
             }
         }
     }
-    // §10.3's extra lines.
-    for s in [
-        "the cat sat on the mat",
-        "once upon a time the happy dog",
-        "throw the lamp at the troll, playing cats.",
-        "",
-        "   ",
-        "a",
-        "the  cat",
-        "Throw The LAMP!",
-        "cats dogs runs jumped",
-        "the\tcat\nsat",
+    // §10.3's sample lines, and a few more.
+    let more = [
         "two\n\nLine",
         "snake_case_name __init__ a_b",
         "tabs\t\tbefore\t \tword",
-    ] {
+    ];
+    for s in common::SPEC_10_3_LINES.into_iter().chain(more) {
         texts.push(s.to_string());
     }
     texts

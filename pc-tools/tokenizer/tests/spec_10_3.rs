@@ -2,22 +2,11 @@
 //! WordPiece), the image tokenizer equals the reference tokenizer on the
 //! sample lines, and both give the tokenizations §10.1/§10.2 name.
 
+mod common;
+
 use ssnail_testkit::models::{self, ModelOpts};
 use ssnail_tokenizer::image::tables_only_memory;
 use ssnail_tokenizer::{GgufTokenizer, ImageTables, ImageTokenizer, TokModel, Vocab};
-
-pub const LINES: [&str; 10] = [
-    "the cat sat on the mat",
-    "once upon a time the happy dog",
-    "throw the lamp at the troll, playing cats.",
-    "",
-    "   ",
-    "a",
-    "the  cat",
-    "Throw The LAMP!",
-    "cats dogs runs jumped",
-    "the\tcat\nsat",
-];
 
 fn vocab_of(opts: &ModelOpts) -> Vocab {
     let dir = tempfile::tempdir().unwrap();
@@ -37,7 +26,9 @@ fn all_lines_equal(v: &Vocab) -> GgufTokenizer {
     let mem = tables_only_memory(&ImageTables::build(v));
     let image = ImageTokenizer::new(&mem).unwrap();
     let reference = GgufTokenizer::new(v.clone()).unwrap();
-    let lines = ssnail_tokenizer::CHECK_SAMPLE.lines().chain(LINES);
+    let lines = ssnail_tokenizer::CHECK_SAMPLE
+        .lines()
+        .chain(common::SPEC_10_3_LINES);
     let mut n = 0;
     for line in lines {
         let want = reference.encode(line, true);

@@ -1,5 +1,21 @@
-//! Shared test text: random "word soup" of ASCII pieces that stress the
-//! pre-splitters (contractions, digits, whitespace runs, punctuation, `_`).
+//! Shared test text: §10.3's sample lines, and random "word soup" of ASCII
+//! pieces that stress the pre-splitters (contractions, digits, whitespace
+//! runs, punctuation, `_`). Each test file uses only some of these.
+#![allow(dead_code)]
+
+/// §10.3's sample lines (checked after `ssnail_tokenizer::CHECK_SAMPLE`).
+pub const SPEC_10_3_LINES: [&str; 10] = [
+    "the cat sat on the mat",
+    "once upon a time the happy dog",
+    "throw the lamp at the troll, playing cats.",
+    "",
+    "   ",
+    "a",
+    "the  cat",
+    "Throw The LAMP!",
+    "cats dogs runs jumped",
+    "the\tcat\nsat",
+];
 
 const PIECES: [&str; 50] = [
     "the",
