@@ -303,7 +303,7 @@ fn main() -> Result<()> {
     if smollm2 {
         families.push((
             "gpt2 (SmolLM2, BPE digits first)",
-            cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),
+            cache.join(ssnail_testkit::cache::SMOLLM2),
         ));
     }
     println!("MEGA65 program, emulated 45GS02 at {CPU_HZ} Hz (cycles)");

@@ -393,13 +393,7 @@ fn mega65_tokenizer_equals_the_pc_image_tokenizer_on_real_vocabularies() {
 /// SmolLM2's vocabulary: digits-first pre-tokenizer (fix 4), read from the tables on the MEGA65.
 #[test]
 fn mega65_tokenizer_equals_the_pc_image_tokenizer_on_smollm2() {
-    let cache = ssnail_testkit::cache::dir();
-    let p = cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
-    assert!(
-        p.exists(),
-        "{} is missing: run tools/fetch-testdata.sh",
-        p.display()
-    );
+    let p = ssnail_testkit::cache::require(ssnail_testkit::cache::SMOLLM2);
     check_tokenizer(&tables_image(&p));
 }
 

@@ -182,13 +182,7 @@ fn wordpiece_ids_equal_the_pc_image_tokenizer() {
 /// " <digit>" token, so a space never joins a digit).
 #[test]
 fn smollm2_bpe_ids_equal_the_pc_image_tokenizer() {
-    let cache = ssnail_testkit::cache::dir();
-    let p = cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
-    assert!(
-        p.exists(),
-        "{} is missing: run tools/fetch-testdata.sh",
-        p.display()
-    );
+    let p = ssnail_testkit::cache::require(ssnail_testkit::cache::SMOLLM2);
     check_gguf(&p);
 }
 

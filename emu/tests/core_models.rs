@@ -491,8 +491,7 @@ fn layouts_and_load_port() {
 /// the same greedy tokens as the f64 reference on the same Q4_0 weights.
 #[test]
 fn smollm2_q4_0_matches_reference() {
-    let cache = ssnail_testkit::cache::dir();
-    let path = cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
+    let path = ssnail_testkit::cache::dir().join(ssnail_testkit::cache::SMOLLM2);
     if !path.exists() {
         eprintln!(
             "SKIPPED: {} not found (run tools/fetch-testdata.sh)",

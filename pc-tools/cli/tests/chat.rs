@@ -577,13 +577,7 @@ fn smollm2_image() -> PathBuf {
     if is_fresh(&cached) {
         return cached;
     }
-    let cache = ssnail_testkit::cache::dir();
-    let gguf = cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
-    assert!(
-        gguf.is_file(),
-        "{} missing: run `make testdata` first",
-        gguf.display()
-    );
+    let gguf = ssnail_testkit::cache::require(ssnail_testkit::cache::SMOLLM2);
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let img = dir.path().join("smol.ssnail");
     let (g, i) = (gguf.to_str().unwrap(), img.to_str().unwrap());
@@ -684,8 +678,7 @@ fn gguf_tokenizer_option() {
 
     // Real SmolLM2: accented letters reach the model through --gguf.
     let smol = smollm2_image();
-    let cache = ssnail_testkit::cache::dir();
-    let smol_gguf = cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
+    let smol_gguf = ssnail_testkit::cache::require(ssnail_testkit::cache::SMOLLM2);
     let args = ["--greedy", "-n", "1", "--prompt", "Le café est très bon"];
     let out = stdout(&chat(&smol, &args, ""));
     assert!(out.contains("\nLe caf? est tr?s bon"), "{out}");

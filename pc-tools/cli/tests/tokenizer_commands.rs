@@ -124,13 +124,7 @@ fn tokcheck_reports_differences_and_fails() {
 /// strings (plain-ASCII lines).
 #[test]
 fn tokcheck_on_converted_smollm2() {
-    let cache = ssnail_testkit::cache::dir();
-    let gguf = cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
-    assert!(
-        gguf.exists(),
-        "{} is missing: run make testdata",
-        gguf.display()
-    );
+    let gguf = ssnail_testkit::cache::require(ssnail_testkit::cache::SMOLLM2);
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("smol.ssnail");
     let (g, i) = (gguf.to_str().unwrap(), img.to_str().unwrap());

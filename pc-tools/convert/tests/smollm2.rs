@@ -10,8 +10,7 @@ use ssnail_format::ggml::GgmlType;
 use std::path::PathBuf;
 
 fn model() -> Option<PathBuf> {
-    let cache = ssnail_testkit::cache::dir();
-    let p = cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
+    let p = ssnail_testkit::cache::dir().join(ssnail_testkit::cache::SMOLLM2);
     if p.exists() {
         Some(p)
     } else {

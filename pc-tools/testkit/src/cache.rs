@@ -15,3 +15,18 @@ pub fn dir() -> PathBuf {
                 .join("cache")
         })
 }
+
+/// SmolLM2-135M-Instruct (Q4_1), the real decoder, below [`dir`].
+pub const SMOLLM2: &str = "models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
+
+/// `dir()/rel`, which the calling test needs: it fails with a clear message
+/// when the file is missing.
+pub fn require(rel: &str) -> PathBuf {
+    let p = dir().join(rel);
+    assert!(
+        p.exists(),
+        "{} is missing: run `make testdata` (tools/fetch-testdata.sh) first",
+        p.display()
+    );
+    p
+}

@@ -11,10 +11,7 @@ use std::path::PathBuf;
 mod common;
 
 fn smollm2() -> PathBuf {
-    let cache = ssnail_testkit::cache::dir();
-    let p = cache.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
-    assert!(p.exists(), "{} is missing: run make testdata", p.display());
-    p
+    ssnail_testkit::cache::require(ssnail_testkit::cache::SMOLLM2)
 }
 
 #[test]
