@@ -618,15 +618,7 @@ impl Chat {
 
 pub fn run(args: Args) -> Result<()> {
     let name = args.image.display().to_string();
-    let mut dev = super::run::load(&args.image, args.mem_mb)?;
-    dev.machine.numerics = if args.hw {
-        Numerics::Hardware
-    } else {
-        Numerics::Float
-    };
-    if let Some(t) = args.threads {
-        dev.machine.set_threads(t);
-    }
+    let dev = super::run::load(&args.image, args.mem_mb, args.hw, args.threads)?;
     let header = dev.header();
     // Check the tokenizer tables once, so a broken image fails at start.
     ImageTokenizer::new(dev.machine.mem()).map_err(|e| anyhow!("{name}: {e}"))?;

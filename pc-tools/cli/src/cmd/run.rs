@@ -158,26 +158,27 @@ pub fn write_f32s(path: &Path, values: &[f32]) -> Result<()> {
     Ok(())
 }
 
-/// Load an image with the run options applied.
-pub fn load(image: &Path, mem_mb: Option<f64>) -> Result<Ssnail> {
+/// Load an image with the options `run` and `chat` share applied: memory
+/// size, numerics and GEMV threads.
+pub fn load(image: &Path, mem_mb: Option<f64>, hw: bool, threads: Option<usize>) -> Result<Ssnail> {
     let mem = mem_mb.map(|mb| (mb * 1048576.0).ceil() as usize);
-    let (dev, _report) = Ssnail::load_file(image, mem).map_err(|e| anyhow!("{e}"))?;
+    let (mut dev, _report) = Ssnail::load_file(image, mem).map_err(|e| anyhow!("{e}"))?;
+    dev.machine.numerics = if hw {
+        Numerics::Hardware
+    } else {
+        Numerics::Float
+    };
+    if let Some(t) = threads {
+        dev.machine.set_threads(t);
+    }
     Ok(dev)
 }
 
 pub fn run(args: Args) -> Result<()> {
     let name = args.image.display().to_string();
-    let mut dev = load(&args.image, args.mem_mb)?;
-    dev.machine.numerics = if args.hw {
-        Numerics::Hardware
-    } else {
-        Numerics::Float
-    };
+    let mut dev = load(&args.image, args.mem_mb, args.hw, args.threads)?;
     dev.machine.trace = args.trace;
     dev.machine.instr_limit = args.instr_limit;
-    if let Some(t) = args.threads {
-        dev.machine.set_threads(t);
-    }
     let header = dev.header();
     let tokens: Vec<u32> = match (&args.tokens, &args.prompt) {
         (Some(t), _) => t.clone(),
