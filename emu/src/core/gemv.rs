@@ -6,9 +6,9 @@
 //! Each mode has a scalar *definition* (one element at a time, read top to
 //! bottom) and an optimised kernel (explicit AVX2 for Q8_0/Q4_0 rows,
 //! portable loops compiled twice — plain and AVX2 — for the rest, chosen at
-//! run time; rows split over rayon threads). Rows are independent and a row is never split,
-//! so results are bit-identical whatever the thread count; the tests check
-//! optimised == definition bit for bit.
+//! run time; rows split in chunks over the threads of a [`RowPool`]). Rows are
+//! independent and a row is never split, so results are bit-identical whatever
+//! the thread count; the tests check optimised == definition bit for bit.
 //!
 //! **Hardware numerics, Q8_0/Q4_0 weights** (spec §5.3): x is quantised per
 //! 32-block to Q8_0 exactly as llama.cpp `quantize_row_q8_0` ([`quantize_input`]).
@@ -23,7 +23,7 @@
 //! and sums in double, rounded once to single per row. Not bit-defined.
 
 use super::exact::ExactSum;
-use rayon::prelude::*;
+use super::rowpool::{RowPool, MAX_CHUNKS};
 use ssnail_format::ggml::{bf16_to_f32, quantize_block_q8_0, GgmlType};
 use std::sync::OnceLock;
 
@@ -488,75 +488,40 @@ fn rows_float(t: GgmlType, w: &[u8], rb: usize, r0: usize, x: &[f64], y: &mut [f
     rows_float_body(t, w, rb, r0, x, y)
 }
 
-/// Rows per parallel task: big enough to amortise scheduling, small enough
-/// to balance two or more threads.
-fn chunk_rows(rows: usize, row_bytes: usize) -> usize {
-    // Matrices under 256 KiB stay on one thread: handing work to other
-    // threads costs more than the few microseconds it would save.
-    if rows * row_bytes < 256 << 10 {
+/// Rows per chunk: about four chunks per thread so a late or slower thread
+/// is balanced out, but at least 16 KiB of weights each (claiming a chunk
+/// costs a fraction of a microsecond).
+fn chunk_rows(rows: usize, row_bytes: usize, threads: usize) -> usize {
+    if threads <= 1 {
         return rows.max(1);
     }
-    let threads = rayon::current_num_threads().max(1);
-    (rows / (threads * 8)).clamp(16, 4096)
+    let min_rows = (16usize << 10).div_ceil(row_bytes.max(1));
+    rows.div_ceil(threads * 4)
+        .max(min_rows)
+        .max(rows.div_ceil(MAX_CHUNKS))
 }
 
-/// Whether a GEMV of this size is worth splitting over threads.
-pub fn worth_parallel(rows: usize, row_bytes: usize) -> bool {
-    chunk_rows(rows, row_bytes) < rows
-}
-
-/// Hardware-numerics GEMV, optimised and multi-threaded (bit-identical to
-/// [`gemv_hw_definition`]). `w` holds `y.len()` rows of `x.len()` columns.
-pub fn gemv_hw(t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32]) {
-    gemv_hw_on(t, w, x, y, true)
-}
-
-/// [`gemv_hw`], on the calling thread alone when `parallel` is false (same bits).
-pub fn gemv_hw_on(t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32], parallel: bool) {
+/// Hardware-numerics GEMV, optimised, rows split over `pool`'s threads
+/// (bit-identical to [`gemv_hw_definition`] whatever the thread count).
+/// `w` holds `y.len()` rows of `x.len()` columns.
+pub fn gemv_hw(t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32], pool: &mut RowPool) {
     let rb = t.row_bytes(x.len());
-    let ch = if parallel {
-        chunk_rows(y.len(), rb)
-    } else {
-        y.len().max(1)
-    };
+    let ch = chunk_rows(y.len(), rb, pool.threads());
     match t {
         GgmlType::Q8_0 | GgmlType::Q4_0 => {
             let xq = quantize_input(x);
-            if ch >= y.len() {
-                return rows_hw_q(t, w, rb, 0, &xq, y);
-            }
-            y.par_chunks_mut(ch)
-                .enumerate()
-                .for_each(|(c, ys)| rows_hw_q(t, w, rb, c * ch, &xq, ys));
+            pool.split(y, ch, |r0, ys| rows_hw_q(t, w, rb, r0, &xq, ys));
         }
-        _ if ch >= y.len() => rows_hw_float(t, w, rb, 0, x, y),
-        _ => y
-            .par_chunks_mut(ch)
-            .enumerate()
-            .for_each(|(c, ys)| rows_hw_float(t, w, rb, c * ch, x, ys)),
+        _ => pool.split(y, ch, |r0, ys| rows_hw_float(t, w, rb, r0, x, ys)),
     }
 }
 
-/// Float-reference GEMV, optimised and multi-threaded.
-pub fn gemv_float(t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32]) {
-    gemv_float_on(t, w, x, y, true)
-}
-
-/// [`gemv_float`], on the calling thread alone when `parallel` is false.
-pub fn gemv_float_on(t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32], parallel: bool) {
+/// Float-reference GEMV, optimised, rows split over `pool`'s threads.
+pub fn gemv_float(t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32], pool: &mut RowPool) {
     let rb = t.row_bytes(x.len());
-    let ch = if parallel {
-        chunk_rows(y.len(), rb)
-    } else {
-        y.len().max(1)
-    };
+    let ch = chunk_rows(y.len(), rb, pool.threads());
     let x64: Vec<f64> = x.iter().map(|&v| v as f64).collect();
-    if ch >= y.len() {
-        return rows_float(t, w, rb, 0, &x64, y);
-    }
-    y.par_chunks_mut(ch)
-        .enumerate()
-        .for_each(|(c, ys)| rows_float(t, w, rb, c * ch, &x64, ys));
+    pool.split(y, ch, |r0, ys| rows_float(t, w, rb, r0, &x64, ys));
 }
 
 #[cfg(test)]
@@ -601,6 +566,7 @@ mod tests {
     #[test]
     fn optimised_equals_definition_bit_for_bit() {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut pool = RowPool::new(2);
         // Odd row lengths (in blocks) and unaligned row starts (offset 1..3).
         for &t in &FORMATS {
             for &(rows, cols) in &[
@@ -618,7 +584,7 @@ mod tests {
                     let mut a = vec![0f32; rows];
                     let mut b = vec![0f32; rows];
                     gemv_hw_definition(t, &w[offset..], rows, &x, &mut a);
-                    gemv_hw(t, &w[offset..], &x, &mut b);
+                    gemv_hw(t, &w[offset..], &x, &mut b, &mut pool);
                     let ab: Vec<u32> = a.iter().map(|v| v.to_bits()).collect();
                     let bb: Vec<u32> = b.iter().map(|v| v.to_bits()).collect();
                     assert_eq!(ab, bb, "{} {rows}x{cols} offset {offset}", t.name());
@@ -631,7 +597,7 @@ mod tests {
                     }
                     // Float mode: optimised lanes vs the definition, within rounding.
                     let mut c = vec![0f32; rows];
-                    gemv_float(t, &w[offset..], &x, &mut c);
+                    gemv_float(t, &w[offset..], &x, &mut c, &mut pool);
                     for r in 0..rows {
                         let d = row_float_definition(t, &w[offset + r * t.row_bytes(cols)..], &x);
                         assert!(
@@ -650,20 +616,24 @@ mod tests {
     #[test]
     fn thread_count_does_not_change_results() {
         let mut rng = Rng(42);
-        let (rows, cols) = (1000, 256);
-        for &t in &FORMATS {
-            let w = matrix(t, rows, cols, &mut rng);
-            let x: Vec<f32> = (0..cols).map(|_| rng.normal()).collect();
-            let run = |n: usize| {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(n)
-                    .build()
-                    .unwrap();
-                let mut y = vec![0f32; rows];
-                pool.install(|| gemv_hw(t, &w, &x, &mut y));
-                y.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
-            };
-            assert_eq!(run(1), run(3), "{}", t.name());
+        let mut pools: Vec<RowPool> = [1, 2, 3].map(RowPool::new).into();
+        // Odd chunk counts and a short last chunk; all split over 2+ threads.
+        for &(rows, cols) in &[(1000usize, 256usize), (130, 512), (4100, 32)] {
+            for &t in &FORMATS {
+                assert!(chunk_rows(rows, t.row_bytes(cols), 2) < rows);
+                let w = matrix(t, rows, cols, &mut rng);
+                let x: Vec<f32> = (0..cols).map(|_| rng.normal()).collect();
+                let run = |pool: &mut RowPool| {
+                    let (mut h, mut f) = (vec![0f32; rows], vec![0f32; rows]);
+                    gemv_hw(t, &w, &x, &mut h, pool);
+                    gemv_float(t, &w, &x, &mut f, pool);
+                    (h.iter().chain(&f).map(|v| v.to_bits())).collect::<Vec<_>>()
+                };
+                let one = run(&mut pools[0]);
+                for p in &mut pools[1..] {
+                    assert_eq!(one, run(p), "{} {rows}x{cols}", t.name());
+                }
+            }
         }
     }
 

@@ -3,6 +3,7 @@
 //! host hooks (§6.1).
 
 use super::gemv;
+use super::rowpool::RowPool;
 use super::vector::{self, AttnShape, Numerics};
 use ssnail_format::ggml::{self, GgmlType};
 use ssnail_format::image::BASE;
@@ -10,7 +11,6 @@ use ssnail_format::isa::{
     AttnBlock, Instr, Op, ATTN_BLOCK_LEN, GEMV_ACC, GEMV_F16OUT, INSTR_LEN, KV_F16, KV_F32, R_ZERO,
 };
 use std::fmt;
-use std::sync::Arc;
 
 /// Default cumulative instruction limit (since load).
 pub const DEFAULT_INSTR_LIMIT: u64 = 50_000_000;
@@ -140,7 +140,10 @@ pub struct Machine {
     pub traffic: Traffic,
     /// Print every instruction to stderr.
     pub trace: bool,
-    pool: Option<Arc<rayon::ThreadPool>>,
+    /// GEMV threads, the calling one included.
+    threads: usize,
+    /// Started at the first GEMV (a machine that never runs one starts no thread).
+    pool: Option<RowPool>,
 }
 
 type R<T> = Result<T, FaultKind>;
@@ -164,18 +167,16 @@ impl Machine {
             instr_limit: DEFAULT_INSTR_LIMIT,
             traffic: Traffic::default(),
             trace: false,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             pool: None,
         }
     }
 
-    /// Run GEMVs on a private pool of `n` threads (default: rayon's global pool).
+    /// Split GEMVs over `n` threads, this one included (default: all cores;
+    /// 1: no helper thread). Results are the same bits for every `n`.
     pub fn set_threads(&mut self, n: usize) {
-        self.pool = Some(Arc::new(
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(n.max(1))
-                .build()
-                .expect("cannot start worker threads"),
-        ));
+        self.threads = n.max(1);
+        self.pool = None;
     }
 
     pub fn mem_size(&self) -> usize {
@@ -492,21 +493,11 @@ impl Machine {
         let mut y = vec![0f32; rows as usize];
         {
             let w = &self.mem[w_range];
-            let mode = self.numerics;
-            // Small matrices, or a one-thread setting, run on this thread:
-            // handing work to a pool costs more than it saves (same bits).
-            let single = self
-                .pool
-                .as_ref()
-                .is_some_and(|p| p.current_num_threads() == 1);
-            let parallel = !single && gemv::worth_parallel(rows as usize, rb);
-            let mut f = || match mode {
-                Numerics::Hardware => gemv::gemv_hw_on(t, w, &x, &mut y, parallel),
-                Numerics::Float => gemv::gemv_float_on(t, w, &x, &mut y, parallel),
-            };
-            match &self.pool {
-                Some(p) if parallel => p.install(f),
-                _ => f(),
+            let threads = self.threads;
+            let pool = self.pool.get_or_insert_with(|| RowPool::new(threads));
+            match self.numerics {
+                Numerics::Hardware => gemv::gemv_hw(t, w, &x, &mut y, pool),
+                Numerics::Float => gemv::gemv_float(t, w, &x, &mut y, pool),
             }
         }
         if let Some(old) = old {

@@ -2,7 +2,8 @@
 //!
 //! * [`machine`]: memory from $8000000, registers, ISA v1, faults, traffic.
 //! * [`gemv`], [`vector`], [`tables`], [`exact`]: the arithmetic, in the float
-//!   reference and the bit-exact hardware numerics (rules next to the code).
+//!   reference and the bit-exact hardware numerics (rules next to the code);
+//!   [`rowpool`]: the threads each GEMV's rows are split over.
 //! * [`loadport`]: the load port and the sector loader; [`device`]: the
 //!   register block at $FFD7500 ([`Ssnail`]), which the headless MEGA65
 //!   attaches to its I/O space; [`host`]: the host protocol for PC tools.
@@ -22,6 +23,7 @@ pub mod gemv;
 pub mod host;
 pub mod loadport;
 pub mod machine;
+pub mod rowpool;
 pub mod tables;
 pub mod vector;
 
