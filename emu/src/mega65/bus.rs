@@ -21,9 +21,10 @@ pub const SECTOR_AREA_BASE: u32 = 0xFFD_6000;
 /// The SSNAIL device page ($FFD7500–$FFD75FF) inside the I²C window.
 pub const SSNAIL_IO_BASE: u32 = 0xFFD_7500;
 /// SSNAIL memory (attic RAM window) starts at $8000000.
-pub const SSNAIL_MEM_BASE: u32 = 0x800_0000;
-/// Largest SSNAIL memory: 128 MiB.
-pub const SSNAIL_MEM_MAX: usize = 128 << 20;
+pub const SSNAIL_MEM_BASE: u32 = ssnail_format::image::BASE;
+/// Largest SSNAIL memory: 128 MiB, up to the end of the 28-bit address space.
+pub const SSNAIL_MEM_MAX: usize =
+    (ssnail_format::image::ADDRESS_END - SSNAIL_MEM_BASE as u64) as usize;
 /// Marks a page-table entry that is not plain chip RAM.
 pub const SLOW: u32 = u32::MAX;
 
