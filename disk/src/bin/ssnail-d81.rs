@@ -3,6 +3,7 @@
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use ssnail_disk::{FileType, D81};
+use ssnail_format::image::{HEADER_LEN, MAGIC};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -116,7 +117,7 @@ fn run(cli: Cli) -> Result<()> {
             let mut on_sd = Vec::new();
             for img in &images {
                 let data = read(img)?;
-                if data.len() < 256 || &data[0..4] != b"SSNL" {
+                if data.len() < HEADER_LEN || &data[0..4] != MAGIC {
                     bail!("{}: not an SSNAIL image (no SSNL magic)", img.display());
                 }
                 let n = disk_name(img);
