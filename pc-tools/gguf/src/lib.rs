@@ -11,6 +11,16 @@ pub use serde_json::Value;
 
 pub mod writer;
 
+/// GGUF token types (`tokenizer.ggml.token_type`, llama.cpp's `TokenType`).
+pub mod token_type {
+    pub const NORMAL: i32 = 1;
+    pub const UNKNOWN: i32 = 2;
+    pub const CONTROL: i32 = 3;
+    pub const USER_DEFINED: i32 = 4;
+    pub const UNUSED: i32 = 5;
+    pub const BYTE: i32 = 6;
+}
+
 /// A GGUF problem, always naming the file.
 #[derive(Debug)]
 pub struct GgufError {

@@ -41,14 +41,7 @@ impl TokModel {
 }
 
 /// GGUF token types (`tokenizer.ggml.token_type`).
-pub mod token_type {
-    pub const NORMAL: i32 = 1;
-    pub const UNKNOWN: i32 = 2;
-    pub const CONTROL: i32 = 3;
-    pub const USER_DEFINED: i32 = 4;
-    pub const UNUSED: i32 = 5;
-    pub const BYTE: i32 = 6;
-}
+pub use ssnail_gguf::token_type;
 
 /// Texts that are special whatever their type says (§1.10).
 const SPECIAL_TEXTS: [&str; 8] = [

@@ -10,12 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// GGUF token types (llama.cpp's `TokenType`).
-pub const NORMAL: i32 = 1;
-pub const UNKNOWN: i32 = 2;
-pub const CONTROL: i32 = 3;
-pub const USER_DEFINED: i32 = 4;
-pub const UNUSED: i32 = 5;
-pub const BYTE: i32 = 6;
+pub use ssnail_gguf::token_type::{BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED};
 
 /// Token strings and types by id, `vocab_size` long.
 pub struct TokenList {
