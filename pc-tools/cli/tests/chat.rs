@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{image, ssnail};
+use common::{image, output_with_stdin, ssnail};
 use ssnail_emu::core::{NoHost, Ssnail};
 use ssnail_format::ggml::GgmlType;
 use ssnail_testkit::models::ModelOpts;
@@ -16,22 +16,13 @@ use std::process::{Command, Output, Stdio};
 
 /// `ssnail chat IMAGE ARGS` with `input` on stdin.
 fn chat(img: &Path, args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ssnail"))
-        .arg("chat")
-        .arg(img)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    output_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_ssnail"))
+            .arg("chat")
+            .arg(img)
+            .args(args),
+        input,
+    )
 }
 
 fn stdout(o: &Output) -> String {

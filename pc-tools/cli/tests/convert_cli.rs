@@ -2,6 +2,8 @@
 //! test_auto and test_desc (§10.4, §10.6), and bad input (one clear error
 //! line, non-zero exit, no output file left behind).
 
+mod common;
+
 use ssnail_format::ggml::GgmlType;
 use ssnail_testkit::models::{self, ModelOpts};
 use std::path::{Path, PathBuf};
@@ -332,21 +334,10 @@ fn consent_prompt_on_a_terminal() {
             q8,
             d.path().join(out).display()
         );
-        let mut child = Command::new("script")
-            .args(["-qec", &cmd, "/dev/null"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let o = child.wait_with_output().unwrap();
+        let o = common::output_with_stdin(
+            Command::new("script").args(["-qec", &cmd, "/dev/null"]),
+            input,
+        );
         (
             o.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&o.stdout).into_owned(),

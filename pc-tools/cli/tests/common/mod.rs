@@ -4,9 +4,10 @@
 #![allow(dead_code)]
 
 use ssnail_testkit::models::{self, ModelOpts};
+use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 /// Write `dir/ssnail-tool`, a one-line wrapper around this test build's
 /// `ssnail`, so that touching "the tool" never touches the real binary.
@@ -48,6 +49,23 @@ pub fn ssnail(args: &[&str]) -> Output {
         .args(args)
         .output()
         .unwrap()
+}
+
+/// Run `cmd` to completion with `input` on its stdin.
+pub fn output_with_stdin(cmd: &mut Command, input: &str) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
 }
 
 /// Stdout and stderr as text.
