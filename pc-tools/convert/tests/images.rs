@@ -668,47 +668,32 @@ fn gpt2_fused_qkv_tied_f32_and_untied_q8_0() {
 /// boundary at $800E001 the image grows and the script still matches.
 #[test]
 fn gpt2_and_bert_memory_sizes_and_moved_boundary() {
-    let m = ModelOpts::gpt2().with_wtype(GgmlType::Q8_0);
-    let (_d, g) = open(&models::build(&m));
-    let imgs: Vec<Vec<u8>> = [8.0, 64.0, 72.0]
-        .iter()
-        .map(|mb| {
-            convert(
-                &g,
-                &Options {
-                    mem_mb: *mb,
-                    ..opts(32, Policy::Keep, true)
-                },
-            )
-            .unwrap()
-            .image
-        })
-        .collect();
-    assert_eq!(imgs[0], imgs[1]);
-    assert_eq!(imgs[0], imgs[2]);
-    let moved = check_gpt2(&m, &opts(32, Policy::Keep, true), 0x800_E001);
-    assert!(moved.len() > imgs[2].len());
-
-    let m = ModelOpts::bert().with_wtype(GgmlType::Q8_0);
-    let (_d, g) = open(&models::build(&m));
-    let imgs: Vec<Vec<u8>> = [8.0, 64.0, 72.0]
-        .iter()
-        .map(|mb| {
-            convert(
-                &g,
-                &Options {
-                    mem_mb: *mb,
-                    ..opts(32, Policy::Keep, true)
-                },
-            )
-            .unwrap()
-            .image
-        })
-        .collect();
-    assert_eq!(imgs[0], imgs[1]);
-    assert_eq!(imgs[0], imgs[2]);
-    let moved = check_bert(&m, &opts(32, Policy::Keep, true), 0x800_E001);
-    assert!(moved.len() > imgs[2].len());
+    type Check = fn(&ModelOpts, &Options, u32) -> Vec<u8>;
+    for (m, check) in [
+        (ModelOpts::gpt2(), check_gpt2 as Check),
+        (ModelOpts::bert(), check_bert as Check),
+    ] {
+        let m = m.with_wtype(GgmlType::Q8_0);
+        let (_d, g) = open(&models::build(&m));
+        let imgs: Vec<Vec<u8>> = [8.0, 64.0, 72.0]
+            .iter()
+            .map(|mb| {
+                convert(
+                    &g,
+                    &Options {
+                        mem_mb: *mb,
+                        ..opts(32, Policy::Keep, true)
+                    },
+                )
+                .unwrap()
+                .image
+            })
+            .collect();
+        assert_eq!(imgs[0], imgs[1], "{}", m.arch);
+        assert_eq!(imgs[0], imgs[2], "{}", m.arch);
+        let moved = check(&m, &opts(32, Policy::Keep, true), 0x800_E001);
+        assert!(moved.len() > imgs[2].len(), "{}", m.arch);
+    }
 }
 
 fn check_bert(m: &ModelOpts, o: &Options, boundary: u32) -> Vec<u8> {
