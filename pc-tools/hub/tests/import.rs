@@ -476,6 +476,32 @@ fn rel_diff(want: &[f64], got: &[f32]) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// The checkpoint's own logits `want` (computed here from its tensors) against
+/// the f64 reference on the imported GGUF `g` (file `out`), and against the
+/// core emulator running the image converted from it.
+fn check_imported_logits(arch: &str, g: &Gguf, out: &Path, ids: &[u32], want: &[Vec<f64>]) {
+    let got = reference::decoder_logits(g, ids, RefOpts::default()).unwrap();
+    let mut worst = 0.0f64;
+    for (w, g) in want.iter().zip(&got) {
+        let scale = w.iter().map(|v| v.abs()).fold(0.0, f64::max);
+        for (a, b) in w.iter().zip(g) {
+            worst = worst.max((a - b).abs() / scale);
+        }
+    }
+    println!("{arch} import: worst logit difference {worst:.3e} (relative to the largest logit)");
+    assert!(worst < 1e-9, "{worst}");
+
+    // The converter takes the imported GGUF and the core runs it.
+    let emu = emulated_logits(out, ids);
+    let d = want
+        .iter()
+        .zip(&emu)
+        .map(|(w, e)| rel_diff(w, e))
+        .fold(0.0, f64::max);
+    println!("{arch} import -> image -> core emulator: logits within {d:.2e}");
+    assert!(d < 1e-5, "{d}");
+}
+
 /// Write `tensors` (name, HF shape, values) as model.safetensors (F32).
 fn write_safetensors(dir: &Path, tensors: &[(String, Vec<usize>, Vec<f32>)]) {
     let bytes: Vec<Vec<u8>> = tensors
@@ -758,26 +784,7 @@ fn llama_import_permutes_q_and_k_for_adjacent_pair_rope() {
 
     let ids = [5u32, 77, 140, 3, 299, 42, 8, 200];
     let want = model.hf_logits(&ids);
-    let got = reference::decoder_logits(&g, &ids, RefOpts::default()).unwrap();
-    let mut worst = 0.0f64;
-    for (w, g) in want.iter().zip(&got) {
-        let scale = w.iter().map(|v| v.abs()).fold(0.0, f64::max);
-        for (a, b) in w.iter().zip(g) {
-            worst = worst.max((a - b).abs() / scale);
-        }
-    }
-    println!("llama import: worst logit difference {worst:.3e} (relative to the largest logit)");
-    assert!(worst < 1e-9, "{worst}");
-
-    // The converter takes the imported GGUF and the core runs it.
-    let emu = emulated_logits(&out, &ids);
-    let d = want
-        .iter()
-        .zip(&emu)
-        .map(|(w, e)| rel_diff(w, e))
-        .fold(0.0, f64::max);
-    println!("llama import -> image -> core emulator: logits within {d:.2e}");
-    assert!(d < 1e-5, "{d}");
+    check_imported_logits("llama", &g, &out, &ids, &want);
 }
 
 #[test]
@@ -1037,25 +1044,7 @@ fn gpt2_import_transposes_conv1d_weights() {
                 .collect::<Vec<f64>>(),
         );
     }
-    let got = reference::decoder_logits(&g, &ids, RefOpts::default()).unwrap();
-    let mut worst = 0.0f64;
-    for (w, g) in want.iter().zip(&got) {
-        let scale = w.iter().map(|v| v.abs()).fold(0.0, f64::max);
-        for (a, b) in w.iter().zip(g) {
-            worst = worst.max((a - b).abs() / scale);
-        }
-    }
-    println!("gpt2 import: worst logit difference {worst:.3e} (relative to the largest logit)");
-    assert!(worst < 1e-9, "{worst}");
-
-    let emu = emulated_logits(&out, &ids);
-    let d = want
-        .iter()
-        .zip(&emu)
-        .map(|(w, e)| rel_diff(w, e))
-        .fold(0.0, f64::max);
-    println!("gpt2 import -> image -> core emulator: logits within {d:.2e}");
-    assert!(d < 1e-5, "{d}");
+    check_imported_logits("gpt2", &g, &out, &ids, &want);
 }
 
 /// A llama checkpoint with a SentencePiece tokenizer.model (trained by the
