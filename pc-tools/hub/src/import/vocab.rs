@@ -618,8 +618,3 @@ impl<'a> ProtoReader<'a> {
         }
     }
 }
-
-/// Read `tokenizer.json` or fail naming the directory.
-pub fn require_tokenizer_json(dir: &Path) -> Result<Value> {
-    read_json(&dir.join("tokenizer.json"))
-}
