@@ -488,15 +488,16 @@ fn rows_float(t: GgmlType, w: &[u8], rb: usize, r0: usize, x: &[f64], y: &mut [f
     rows_float_body(t, w, rb, r0, x, y)
 }
 
-/// Rows per chunk: about four chunks per thread so a late or slower thread
-/// is balanced out, but at least 16 KiB of weights each (claiming a chunk
-/// costs a fraction of a microsecond).
+/// Rows per chunk: two chunks per thread, so a helper that starts late is
+/// balanced out, but no more: every chunk costs a cache-line round trip
+/// between cores and a fresh prefetch stream (measured: four or eight chunks
+/// per thread are slower). At least 16 KiB of weights per chunk.
 fn chunk_rows(rows: usize, row_bytes: usize, threads: usize) -> usize {
     if threads <= 1 {
         return rows.max(1);
     }
     let min_rows = (16usize << 10).div_ceil(row_bytes.max(1));
-    rows.div_ceil(threads * 4)
+    rows.div_ceil(threads * 2)
         .max(min_rows)
         .max(rows.div_ceil(MAX_CHUNKS))
 }

@@ -2,7 +2,7 @@
 //! tokenizer keys: token list, token types, scores or merges, special token
 //! ids and add-BOS/EOS/SEP flags, as convert_hf_to_gguf.py writes them.
 
-use super::checkpoint::{read_json, read_json_opt};
+use super::checkpoint::read_json_opt;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use ssnail_gguf::writer::GgufWriter;
