@@ -5,45 +5,48 @@
 #include <stdlib.h>
 #include <string.h>
 #include "far.h"
+#include "ssnail_regs.h"
 
 static uint8_t *img;
 static long img_len;
 static uint32_t load_base;
 
-int far_host_load(const char *path) {
+/* The whole file into img/img_len. */
+static int read_file(const char *path) {
     FILE *f = fopen(path, "rb");
+    int ok;
     if (!f) return 0;
     fseek(f, 0, SEEK_END);
     img_len = ftell(f);
     fseek(f, 0, SEEK_SET);
     img = malloc(img_len);
-    if (fread(img, 1, img_len, f) != (size_t)img_len) return 0;
+    ok = fread(img, 1, img_len, f) == (size_t)img_len;
     fclose(f);
-    if (img_len < 256 || memcmp(img, "SSNL", 4)) return 0;
-    load_base = img[0x64] | img[0x65] << 8 | img[0x66] << 16 | (uint32_t)img[0x67] << 24;
-    if (!load_base) load_base = 0x8000100;
+    return ok;
+}
+
+int far_host_load(const char *path) {
+    if (!read_file(path)) return 0;
+    if (img_len < IMG_HEADER_LEN || memcmp(img + H_MAGIC, IMG_MAGIC, 4)) return 0;
+    load_base = img[H_LOAD_BASE] | img[H_LOAD_BASE + 1] << 8 | img[H_LOAD_BASE + 2] << 16 |
+                (uint32_t)img[H_LOAD_BASE + 3] << 24;
+    if (!load_base) load_base = IMG_BASE + IMG_HEADER_LEN;
     return 1;
 }
 
 static int raw;
 int far_host_load_mem(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    fseek(f, 0, SEEK_END);
-    img_len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    img = malloc(img_len);
-    if (fread(img, 1, img_len, f) != (size_t)img_len) return 0;
-    fclose(f);
+    if (!read_file(path)) return 0;
     raw = 1;
     return 1;
 }
 
 uint8_t far_peek(uint32_t a) {
     a &= 0x0FFFFFFF;
-    if (raw) return a >= 0x8000000 && a - 0x8000000 < (uint32_t)img_len ? img[a - 0x8000000] : 0;
-    if (a >= 0x8000000 && a < 0x8000100) return img[a - 0x8000000];
-    if (a >= load_base && a - load_base + 256 < (uint32_t)img_len) return img[a - load_base + 256];
+    if (raw) return a >= IMG_BASE && a - IMG_BASE < (uint32_t)img_len ? img[a - IMG_BASE] : 0;
+    if (a >= IMG_BASE && a < IMG_BASE + IMG_HEADER_LEN) return img[a - IMG_BASE];
+    if (a >= load_base && a - load_base + IMG_HEADER_LEN < (uint32_t)img_len)
+        return img[a - load_base + IMG_HEADER_LEN];
     return 0;
 }
 uint16_t far_peek16(uint32_t a) { return far_peek(a) | far_peek(a + 1) << 8; }
