@@ -23,6 +23,8 @@
 
 /* image */
 #define IMG_BASE          0x08000000UL
+#define IMG_HEADER_LEN    0x100
+#define IMG_MAGIC         "SSNL"         /* 4 bytes at H_MAGIC */
 #define H_MAGIC           0x00
 #define H_VERSION         0x04
 #define H_FLAGS           0x06

@@ -192,8 +192,8 @@ uint8_t load_model(const model_t *m) {
             if (!port_wait_ready()) { ok = 0; fail("load port never READY"); break; }
             if (!next_chunk()) break;
             if (chunk_len > expected - off) chunk_len = (uint16_t)(expected - off);
-            if (off <= 256 && off + chunk_len > 256) {  /* payload starts in this chunk */
-                first_part = 256 - off;
+            if (off <= IMG_HEADER_LEN && off + chunk_len > IMG_HEADER_LEN) {  /* payload starts here */
+                first_part = IMG_HEADER_LEN - off;
                 if (first_part) dma_to_register(SS_LP_DATA, chunk_src, (uint16_t)first_part);
                 port_commit(base, 0);
                 dma_to_register(SS_LP_DATA, chunk_src + first_part, chunk_len - (uint16_t)first_part);
@@ -227,7 +227,7 @@ uint8_t load_model(const model_t *m) {
         fail("load port reported ERROR (data outside SSNAIL memory)");
         return 0;
     }
-    if (far_cmp(IMG_BASE, (const uint8_t *)"SSNL", 4)) {
+    if (far_cmp(IMG_BASE, (const uint8_t *)IMG_MAGIC, 4)) {
         fail("loaded, but $8000000 does not read back SSNL");
         return 0;
     }

@@ -8,6 +8,7 @@
 #include "far.h"
 #include "hyppo.h"
 #include "models.h"
+#include "ssnail_regs.h"
 
 model_t models[MAX_MODELS];
 uint8_t n_models;
@@ -44,18 +45,18 @@ static char petscii_to_ascii(uint8_t c) {
 /* h = the first bytes of the file (at least $80 + DESC_SHOWN + 1) */
 static void parse_header(model_t *m, const uint8_t *h) {
     uint8_t i, c;
-    m->valid = !memcmp(h, "SSNL", 4);
-    m->version = h[4] | h[5] << 8;
-    m->expected = 256 + le32(h + 0x2C);
-    m->mem_needed = le32(h + 0x38);
-    m->arch = h[0x3C];
-    m->load_base = le32(h + 0x64);
-    m->host_seg_len = le32(h + 0x74);
+    m->valid = !memcmp(h + H_MAGIC, IMG_MAGIC, 4);
+    m->version = h[H_VERSION] | h[H_VERSION + 1] << 8;
+    m->expected = IMG_HEADER_LEN + le32(h + H_PAYLOAD_LEN);
+    m->mem_needed = le32(h + H_MEM_NEEDED);
+    m->arch = h[H_ARCH];
+    m->load_base = le32(h + H_LOAD_BASE);
+    m->host_seg_len = le32(h + H_HOST_SEG_LEN);
     m->desc[0] = 0;
     if (!m->valid) return;   /* no header: its bytes are no description */
-    for (i = 0; i < DESC_SHOWN && (c = h[0x80 + i]); ++i) m->desc[i] = printable(c);
+    for (i = 0; i < DESC_SHOWN && (c = h[H_DESC + i]); ++i) m->desc[i] = printable(c);
     m->desc[i] = 0;
-    if (i == DESC_SHOWN && h[0x80 + i]) memcpy(m->desc + DESC_SHOWN - 3, "...", 3);  /* cut */
+    if (i == DESC_SHOWN && h[H_DESC + i]) memcpy(m->desc + DESC_SHOWN - 3, "...", 3);  /* cut */
 }
 
 static void scan_sd(uint8_t source) {
@@ -99,7 +100,7 @@ static void scan_d81(void) {
             if (!(type & 0x80) || (type & 7) < 1 || (type & 7) > 3) continue;  /* SEQ PRG USR */
             if (!(a = fdc_read(d[3], d[4]))) continue;
             dma_copy((uint32_t)(uint16_t)sector, a, 256);
-            if (memcmp(sector + 2, "SSNL", 4)) continue;   /* not an image (e.g. this program) */
+            if (memcmp(sector + 2, IMG_MAGIC, 4)) continue;   /* not an image (e.g. this program) */
             m = &models[n_models++];
             memset(m, 0, sizeof *m);
             for (i = 0; i < 16 && (c = d[5 + i]) != 0xA0; ++i)
