@@ -25,7 +25,7 @@ use anyhow::{anyhow, bail, Result};
 use clap::Parser;
 use sampler::{Sampler, Settings};
 use ssnail_emu::core::{read_tokens, runtime, Host, HostError, Machine, Numerics, Ssnail};
-use ssnail_format::image::{rt, Arch, Header, BASE, TOKEN_SLOTS};
+use ssnail_format::image::{rt, stop, Arch, Header, BASE, TOKEN_SLOTS};
 use ssnail_tokenizer::{AsciiFolder, GgufTokenizer, ImageTokenizer};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -411,9 +411,9 @@ impl Chat {
         self.started = true;
         println!();
         match generation.stop_reason {
-            2 => println!("[end of text]"),
-            3 => println!("[context full at {ctx} tokens: /reset to start again]"),
-            4 => println!("[stopped]"),
+            stop::EOS => println!("[end of text]"),
+            stop::CONTEXT_FULL => println!("[context full at {ctx} tokens: /reset to start again]"),
+            stop::REQUESTED => println!("[stopped]"),
             _ => {}
         }
         // Positions the script processed: 0..pos on a first turn, pos_before..pos on a continuation.
@@ -461,7 +461,7 @@ impl Chat {
             .encode(&tokens, &mut ssnail_emu::core::NoHost)
             .map_err(|e| anyhow!("{}: {e}", self.name))?;
         let secs = start.elapsed().as_secs_f64();
-        if enc.stop_reason != 1 {
+        if enc.stop_reason != stop::COUNT {
             println!("[too long: {} tokens, maximum {ctx}]", tokens.len());
             return Ok(());
         }

@@ -215,7 +215,7 @@ pub fn run(args: Args) -> Result<()> {
         if args.ids {
             println!("tokens: {}", join(&tokens));
         }
-        if enc.stop_reason == 1 {
+        if enc.stop_reason == ssnail_format::image::stop::COUNT {
             let norm = enc
                 .output
                 .iter()
