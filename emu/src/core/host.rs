@@ -8,7 +8,7 @@
 use super::device::{Ssnail, LP_CLEAR_ERROR, LP_ERROR};
 use super::loadport::set_pointer;
 use super::machine::{Fault, Host, Machine};
-use ssnail_format::image::{h, rt, Header, BASE, TOKEN_SLOTS};
+use ssnail_format::image::{h, rt, Header, BASE, HEADER_LEN, TOKEN_SLOTS};
 use std::fmt;
 
 /// The runtime block ($8000040–$8000057).
@@ -47,6 +47,26 @@ pub fn read_tokens(m: &Machine, from: u32, n: u32) -> Vec<u32> {
 pub fn published(m: &Machine) -> Vec<u32> {
     let r = runtime(m);
     read_tokens(m, r.prompt_len, r.generated)
+}
+
+/// A token's bytes from the vocab table in memory (empty for special or
+/// unknown ids).
+pub fn vocab_piece(m: &Machine, id: u32) -> Vec<u8> {
+    let hd = Header::parse(&m.mem()[..HEADER_LEN]).unwrap_or_default();
+    if id >= hd.n_vocab {
+        return Vec::new();
+    }
+    let v = hd.vocab as u64;
+    match (
+        m.peek_u32(v + 4 * id as u64),
+        m.peek_u32(v + 4 * (id as u64 + 1)),
+    ) {
+        (Some(a), Some(b)) if b >= a => m
+            .bytes(v + a as u64, (b - a) as u64)
+            .unwrap_or(&[])
+            .to_vec(),
+        _ => Vec::new(),
+    }
 }
 
 /// A host-protocol failure.
@@ -106,7 +126,7 @@ pub struct Encoding {
 impl Ssnail {
     /// The image header as loaded in memory.
     pub fn header(&self) -> Header {
-        Header::parse(&self.machine.mem()[..256]).unwrap_or_default()
+        Header::parse(&self.machine.mem()[..HEADER_LEN]).unwrap_or_default()
     }
 
     /// Write bytes at an SSNAIL address through the load port: pointer (clearing
@@ -242,22 +262,7 @@ impl Ssnail {
 
     /// A token's bytes from the vocab table (empty for special or unknown ids).
     pub fn vocab_piece(&self, id: u32) -> Vec<u8> {
-        let hd = self.header();
-        if id >= hd.n_vocab {
-            return Vec::new();
-        }
-        let m = &self.machine;
-        let v = hd.vocab as u64;
-        match (
-            m.peek_u32(v + 4 * id as u64),
-            m.peek_u32(v + 4 * (id as u64 + 1)),
-        ) {
-            (Some(a), Some(b)) if b >= a => m
-                .bytes(v + a as u64, (b - a) as u64)
-                .unwrap_or(&[])
-                .to_vec(),
-            _ => Vec::new(),
-        }
+        vocab_piece(&self.machine, id)
     }
 
     /// The description at header $80 (invalid UTF-8 replaced).

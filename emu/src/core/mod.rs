@@ -28,7 +28,9 @@ pub mod tables;
 pub mod vector;
 
 pub use device::{Board, Ssnail};
-pub use host::{published, read_tokens, runtime, Encoding, Generation, HostError, Runtime};
+pub use host::{
+    published, read_tokens, runtime, vocab_piece, Encoding, Generation, HostError, Runtime,
+};
 pub use loadport::{LoadError, LoadReport};
 pub use machine::{Fault, FaultKind, Host, Machine, NoHost, Step, Traffic, DEFAULT_INSTR_LIMIT};
 pub use vector::Numerics;

@@ -4,7 +4,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
-use ssnail_emu::core::{Host, Machine, Numerics, Ssnail};
+use ssnail_emu::core::{vocab_piece, Host, Machine, Numerics, Ssnail};
 use ssnail_tokenizer::ImageTokenizer;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -110,7 +110,7 @@ impl Host for Printer {
             rt.generated.saturating_sub(self.shown),
         );
         for t in toks {
-            self.pending.extend(piece(m, t));
+            self.pending.extend(vocab_piece(m, t));
             self.shown += 1;
         }
         self.flush_text(false);
@@ -120,25 +120,6 @@ impl Host for Printer {
             all.extend_from_slice(logits);
         }
         None
-    }
-}
-
-/// A token's bytes from the vocab table in memory.
-fn piece(m: &Machine, id: u32) -> Vec<u8> {
-    let h = ssnail_format::image::Header::parse(&m.mem()[..256]).unwrap_or_default();
-    if id >= h.n_vocab {
-        return Vec::new();
-    }
-    let v = h.vocab as u64;
-    match (
-        m.peek_u32(v + 4 * id as u64),
-        m.peek_u32(v + 4 * id as u64 + 4),
-    ) {
-        (Some(a), Some(b)) if b >= a => m
-            .bytes(v + a as u64, (b - a) as u64)
-            .unwrap_or(&[])
-            .to_vec(),
-        _ => Vec::new(),
     }
 }
 
@@ -253,7 +234,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     if printer.print_text {
         for &t in &tokens {
-            printer.pending.extend(piece(&dev.machine, t));
+            printer.pending.extend(vocab_piece(&dev.machine, t));
         }
         printer.flush_text(false);
     }
