@@ -271,6 +271,53 @@ fn gemv_flags_deqrow_argmax_cvt16_meanrows() {
 }
 
 #[test]
+fn gemv_bits_do_not_depend_on_the_thread_count() {
+    // Big enough that every format's GEMV is split into several row chunks.
+    let (rows, cols) = (300usize, 256usize);
+    let w: Vec<f32> = (0..rows * cols)
+        .map(|k| ((k * 7919 % 1009) as f32 / 1009.0 - 0.5) * 0.37)
+        .collect();
+    let x: Vec<f32> = (0..cols)
+        .map(|k| ((k * 31 % 17) as f32 - 8.0) * 0.21)
+        .collect();
+    let (wa, xa, ya) = (DATA, DATA + 0x60000, DATA + 0x61000);
+    for fmt in [
+        GgmlType::F32,
+        GgmlType::F16,
+        GgmlType::Bf16,
+        GgmlType::Q8_0,
+        GgmlType::Q4_0,
+    ] {
+        let mut wb = Vec::new();
+        quantize_native(fmt, &w, &mut wb);
+        for mode in [Numerics::Float, Numerics::Hardware] {
+            let run = |threads: usize| {
+                let prog = [
+                    i(Op::SetN, 0, 0, cols as u32, rows as u32, 0),
+                    i(Op::Gemv, fmt as u8, 0, wa, xa, ya),
+                    i(Op::Halt, 0, 0, 0, 0, 0),
+                ];
+                let mut m = machine_with(&prog);
+                m.numerics = mode;
+                m.set_threads(threads);
+                m.write_bytes(wa as u64, &wb);
+                put_f32s(&mut m, xa, &x);
+                m.run(CODE, &mut NoHost).unwrap();
+                let y = get_f32s(&m, ya, rows);
+                y.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+            };
+            let one = run(1);
+            assert!(
+                one.iter().all(|&b| b != 0),
+                "{fmt:?} {mode:?}: every row written"
+            );
+            assert_eq!(one, run(2), "{fmt:?} {mode:?} 2 threads");
+            assert_eq!(one, run(3), "{fmt:?} {mode:?} 3 threads");
+        }
+    }
+}
+
+#[test]
 fn rope_and_in_place_vector_ops() {
     let prog = [
         i(Op::SetN, 0, 0, 8, 4, 0),
