@@ -12,6 +12,7 @@
 //! job. Which thread computes a chunk does not change its bits.
 
 use std::hint::spin_loop;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
@@ -36,6 +37,7 @@ struct Shared {
     /// Helpers parked or about to park.
     sleeping: AtomicUsize,
     quit: AtomicBool,
+    helper_panicked: AtomicBool,
 }
 
 impl Shared {
@@ -68,7 +70,9 @@ fn helper(s: Arc<Shared>) {
             // SAFETY: the job stays alive until all its chunks are done, and
             // this claimed chunk is not done yet (`RowPool::for_each` waits).
             let job = unsafe { *(s.job.load(Acquire) as *const Job) };
-            job(c);
+            if catch_unwind(AssertUnwindSafe(|| job(c))).is_err() {
+                s.helper_panicked.store(true, Relaxed);
+            }
             s.done.fetch_add(1, Release);
             idle_since = Instant::now();
             continue;
@@ -112,6 +116,7 @@ impl RowPool {
             done: AtomicUsize::new(0),
             sleeping: AtomicUsize::new(0),
             quit: AtomicBool::new(false),
+            helper_panicked: AtomicBool::new(false),
         });
         let helpers = (1..threads.max(1))
             .map(|i| {
@@ -147,12 +152,14 @@ impl RowPool {
             self.helpers.iter().for_each(|h| h.thread().unpark());
         }
         let mut mine = 0;
-        while let Some(c) = s.claim() {
-            f(c);
-            mine += 1;
-        }
+        let ours = catch_unwind(AssertUnwindSafe(|| {
+            while let Some(c) = s.claim() {
+                mine += 1;
+                f(c);
+            }
+        }));
         // Only chunks a helper is running now are left: spin, yielding if it
-        // was descheduled.
+        // was descheduled. Even after a panic: they still use `f`.
         let mut spins = 0u32;
         while mine + s.done.load(Acquire) < n {
             spins = spins.wrapping_add(1);
@@ -162,6 +169,13 @@ impl RowPool {
                 thread::yield_now();
             }
         }
+        if let Err(p) = ours {
+            resume_unwind(p);
+        }
+        assert!(
+            !s.helper_panicked.swap(false, Relaxed),
+            "a GEMV helper thread panicked"
+        );
     }
 
     /// Run `f(first_index, part)` over `out` cut into parts of `chunk`
@@ -246,5 +260,40 @@ mod tests {
             });
         }
         assert!(others.load(Relaxed) > 0, "the helper never ran a chunk");
+    }
+
+    #[test]
+    fn a_panicking_chunk_panics_the_caller_after_all_chunks_stop() {
+        let mut pool = RowPool::new(2);
+        let caller = thread::current().id();
+        for helper_side in [false, true] {
+            let finished = AtomicUsize::new(0);
+            let helper_started = AtomicBool::new(false);
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                pool.for_each(16, &|c| {
+                    thread::sleep(Duration::from_micros(200));
+                    if thread::current().id() == caller {
+                        // Leave the helper a chunk to panic in.
+                        while helper_side && !helper_started.load(Relaxed) {
+                            thread::yield_now();
+                        }
+                        assert!(helper_side || c < 2, "chunk {c}");
+                    } else {
+                        helper_started.store(true, Relaxed);
+                        assert!(!helper_side, "chunk {c}");
+                    }
+                    finished.fetch_add(1, Relaxed);
+                })
+            }));
+            assert!(r.is_err());
+            // Nothing of the job runs after for_each has returned.
+            let n = finished.load(Relaxed);
+            thread::sleep(Duration::from_millis(5));
+            assert_eq!(finished.load(Relaxed), n);
+        }
+        // The pool still works.
+        let mut out = [0u8; 40];
+        pool.split(&mut out, 3, |_, p| p.fill(1));
+        assert!(out.iter().all(|&v| v == 1));
     }
 }
