@@ -153,8 +153,9 @@ pub fn print_stdout(text: &str) -> anyhow::Result<()> {
 }
 
 /// Write through a temporary file in the same directory, then rename, so a
-/// failure never leaves a partial image.
-fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+/// failure never leaves a partial file (images here; also `run --logits` and
+/// `mega65 --screen`).
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

@@ -1,7 +1,7 @@
 //! `ssnail mega65`: run a MEGA65 program on the headless emulator with the SSNAIL device attached.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context};
@@ -75,21 +75,6 @@ fn parse_addr(s: &str) -> Result<u16, String> {
         s.parse::<u16>()
     };
     r.map_err(|_| format!("bad address {s:?}: use $xxxx, 0xXXXX or decimal 0-65535"))
-}
-
-/// Writes `data` next to `path` and renames it into place (never a half-written file).
-fn write_atomic(path: &Path, data: &[u8]) -> anyhow::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp =
-        tempfile::NamedTempFile::new_in(dir).with_context(|| format!("{}", path.display()))?;
-    tmp.write_all(data)
-        .with_context(|| format!("{}", path.display()))?;
-    tmp.persist(path)
-        .map_err(|e| anyhow!("{}: {}", path.display(), e.error))?;
-    Ok(())
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -195,7 +180,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         } else {
             text.clone().into_bytes()
         };
-        write_atomic(path, &data)?;
+        super::convert::write_atomically(path, &data)?;
     }
     if !args.no_screen {
         print!("{text}");

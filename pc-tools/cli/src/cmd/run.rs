@@ -2,7 +2,7 @@
 //! SSNAIL core emulator and print the text (or ids, or the embedding), the
 //! stop reason, the instruction count and the RAM traffic per token (§6.5).
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::Parser;
 use ssnail_emu::core::{vocab_piece, Host, Machine, Numerics, Ssnail};
 use ssnail_tokenizer::ImageTokenizer;
@@ -123,20 +123,10 @@ impl Host for Printer {
     }
 }
 
-/// Write f32 rows to `path` atomically (temp file in the same directory, then rename).
+/// Write f32 rows to `path` as little-endian bytes, atomically.
 pub fn write_f32s(path: &Path, values: &[f32]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("{}: cannot create", path.display()))?;
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    tmp.write_all(&bytes)
-        .with_context(|| format!("{}: cannot write", path.display()))?;
-    tmp.persist(path)
-        .map_err(|e| anyhow!("{}: cannot write: {}", path.display(), e.error))?;
-    Ok(())
+    super::convert::write_atomically(path, &bytes)
 }
 
 /// Load an image with the options `run` and `chat` share applied: memory
