@@ -374,13 +374,7 @@ fn minilm_image() -> PathBuf {
     if is_fresh(&cached) {
         return cached;
     }
-    let cache = ssnail_testkit::cache::dir();
-    let minilm = cache.join("models/all-MiniLM-L6-v2");
-    assert!(
-        minilm.join("model.safetensors").is_file(),
-        "{} missing: run `make testdata` first",
-        minilm.display()
-    );
+    let minilm = ssnail_testkit::cache::minilm();
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let gguf = dir.path().join("minilm.gguf");
     let img = dir.path().join("minilm.ssnail");

@@ -142,13 +142,7 @@ fn import_writes_a_gguf_or_says_in_one_line_why_not() {
     assert!(!out.exists());
 
     // The MiniLM checkpoint from the test-data cache (make testdata).
-    let cache = ssnail_testkit::cache::dir();
-    let minilm = cache.join("models/all-MiniLM-L6-v2");
-    assert!(
-        minilm.join("model.safetensors").is_file(),
-        "{} missing: run `make testdata` first",
-        minilm.display()
-    );
+    let minilm = ssnail_testkit::cache::minilm();
     let res = ssnail()
         .args([
             "import",

@@ -27,14 +27,7 @@ fn workspace() -> PathBuf {
 
 /// The MiniLM checkpoint unpacked by tools/fetch-testdata.sh.
 fn minilm_dir() -> PathBuf {
-    let cache = ssnail_testkit::cache::dir();
-    let dir = cache.join("models/all-MiniLM-L6-v2");
-    assert!(
-        dir.join("model.safetensors").is_file(),
-        "{} missing: run `make testdata` (tools/fetch-testdata.sh) first",
-        dir.display()
-    );
-    dir
+    ssnail_testkit::cache::minilm()
 }
 
 fn bge_vocab() -> PathBuf {

@@ -30,3 +30,11 @@ pub fn require(rel: &str) -> PathBuf {
     );
     p
 }
+
+/// The all-MiniLM-L6-v2 checkpoint directory (config, safetensors, vocab),
+/// which the calling test needs: it fails with a clear message when the
+/// weights are missing.
+pub fn minilm() -> PathBuf {
+    let dir = require("models/all-MiniLM-L6-v2/model.safetensors");
+    dir.parent().expect("a directory").to_path_buf()
+}
