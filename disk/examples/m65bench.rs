@@ -24,6 +24,7 @@ use ssnail_convert::{convert, Options};
 use ssnail_emu::core::{Machine as Core, Numerics, Ssnail};
 use ssnail_emu::mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_format::ggml::GgmlType;
+use ssnail_format::image::{rt, BASE};
 use ssnail_testkit::models::{self, ModelOpts};
 use ssnail_tokenizer::image::{image_memory, tables_only_memory};
 use ssnail_tokenizer::{ImageTables, ImageTokenizer, Vocab};
@@ -39,7 +40,6 @@ const LINES: &[&str] = &[
     "I'm sure we'll see 3 dragons at 10:45 near the old mill, ok?",
 ];
 
-const RB_GENERATED: usize = 0x4C;
 const FLAT_PTR: u32 = 0xF0; // hw.s keeps its 32-bit flat pointer here
 
 fn root() -> PathBuf {
@@ -129,8 +129,7 @@ impl Run {
     }
 
     fn generated(&self) -> u32 {
-        let mem = self.m.ssnail.device.as_ref().unwrap().machine.mem();
-        u32::from_le_bytes(mem[RB_GENERATED..RB_GENERATED + 4].try_into().unwrap())
+        ssnail_emu::core::runtime(&self.m.ssnail.device.as_ref().unwrap().machine).generated
     }
 
     fn flat_ptr(&mut self) -> u32 {
@@ -242,10 +241,7 @@ fn generate_bench(prg: &[u8], img: &[u8]) -> Result<Vec<u64>> {
         let i = r.insn();
         if let Some((t_pub, seen)) = pending {
             // [zp],Z read (EA prefix + LDA (zp),Z) of the runtime block's generated count
-            if !seen
-                && i[0] == 0xEA
-                && i[1] == 0xB2
-                && (r.flat_ptr() & !3) == 0x800_0000 + RB_GENERATED as u32
+            if !seen && i[0] == 0xEA && i[1] == 0xB2 && (r.flat_ptr() & !3) == BASE + rt::GENERATED
             {
                 pending = Some((t_pub, true));
             } else if seen && i == [0xAD, 0x10, 0xD6] {
