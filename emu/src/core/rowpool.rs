@@ -21,6 +21,9 @@ use std::time::{Duration, Instant};
 /// How long an idle helper spins before parking.
 const SPIN: Duration = Duration::from_millis(2);
 
+/// How long the caller works alone after a helper kept it waiting.
+const SOLO: Duration = Duration::from_millis(50);
+
 /// Most chunks in one job (the count has 16 bits of the job word).
 pub const MAX_CHUNKS: usize = 0xFFFF;
 
@@ -106,6 +109,8 @@ fn helper(s: Arc<Shared>) {
 pub struct RowPool {
     shared: Arc<Shared>,
     helpers: Vec<JoinHandle<()>>,
+    /// Run jobs on the caller alone until then (helpers were descheduled).
+    solo_until: Option<Instant>,
 }
 
 impl RowPool {
@@ -127,7 +132,11 @@ impl RowPool {
                     .expect("cannot start a GEMV helper thread")
             })
             .collect();
-        RowPool { shared, helpers }
+        RowPool {
+            shared,
+            helpers,
+            solo_until: None,
+        }
     }
 
     /// Threads working on a job, the caller included.
@@ -138,7 +147,8 @@ impl RowPool {
     /// Run `f(c)` once for every chunk `c` in `0..n` (n ≤ [`MAX_CHUNKS`]),
     /// on this thread and the helpers; returns when all are done.
     pub fn for_each(&mut self, n: usize, f: &(dyn Fn(usize) + Sync)) {
-        if self.helpers.is_empty() || n <= 1 {
+        let solo = self.solo_until.is_some_and(|t| Instant::now() < t);
+        if self.helpers.is_empty() || n <= 1 || solo {
             return (0..n).for_each(f);
         }
         assert!(n <= MAX_CHUNKS, "{n} chunks in one job");
@@ -152,6 +162,7 @@ impl RowPool {
             self.helpers.iter().for_each(|h| h.thread().unpark());
         }
         let mut mine = 0;
+        let start = Instant::now();
         let ours = catch_unwind(AssertUnwindSafe(|| {
             while let Some(c) = s.claim() {
                 mine += 1;
@@ -160,6 +171,7 @@ impl RowPool {
         }));
         // Only chunks a helper is running now are left: spin, yielding if it
         // was descheduled. Even after a panic: they still use `f`.
+        let waiting = Instant::now();
         let mut spins = 0u32;
         while mine + s.done.load(Acquire) < n {
             spins = spins.wrapping_add(1);
@@ -168,6 +180,13 @@ impl RowPool {
             } else {
                 thread::yield_now();
             }
+        }
+        // Waiting longer than our own share took means a helper lost its
+        // core mid-chunk (other load on the machine): go solo for a while
+        // rather than stall on every GEMV.
+        let waited = waiting.elapsed();
+        if waited > (waiting - start).max(Duration::from_micros(200)) {
+            self.solo_until = Some(Instant::now() + SOLO);
         }
         if let Err(p) = ours {
             resume_unwind(p);
@@ -252,6 +271,7 @@ mod tests {
         let caller = thread::current().id();
         let others = AtomicUsize::new(0);
         for _ in 0..50 {
+            pool.solo_until = None;
             pool.for_each(64, &|_| {
                 if thread::current().id() != caller {
                     others.fetch_add(1, Relaxed);
@@ -263,10 +283,42 @@ mod tests {
     }
 
     #[test]
+    fn a_helper_that_keeps_the_caller_waiting_is_left_out_for_a_while() {
+        let mut pool = RowPool::new(2);
+        let caller = thread::current().id();
+        let on_helper = AtomicUsize::new(0);
+        // A helper chunk 10 ms long, the caller's 0.3 ms: the caller waits.
+        let job = |c: usize| {
+            if thread::current().id() == caller {
+                thread::sleep(Duration::from_micros(300));
+            } else {
+                on_helper.fetch_add(1, Relaxed);
+                thread::sleep(Duration::from_millis(10));
+            }
+            let _ = c;
+        };
+        while on_helper.load(Relaxed) == 0 {
+            pool.for_each(8, &job);
+        }
+        let before = on_helper.load(Relaxed);
+        pool.for_each(8, &job);
+        assert_eq!(
+            on_helper.load(Relaxed),
+            before,
+            "solo right after the stall"
+        );
+        thread::sleep(SOLO);
+        while on_helper.load(Relaxed) == before {
+            pool.for_each(8, &job);
+        }
+    }
+
+    #[test]
     fn a_panicking_chunk_panics_the_caller_after_all_chunks_stop() {
         let mut pool = RowPool::new(2);
         let caller = thread::current().id();
         for helper_side in [false, true] {
+            pool.solo_until = None;
             let finished = AtomicUsize::new(0);
             let helper_started = AtomicBool::new(false);
             let r = catch_unwind(AssertUnwindSafe(|| {
