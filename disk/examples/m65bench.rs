@@ -26,7 +26,7 @@ use ssnail_emu::mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_format::ggml::GgmlType;
 use ssnail_format::image::{rt, BASE};
 use ssnail_testkit::models::{self, ModelOpts};
-use ssnail_tokenizer::image::{image_memory, tables_only_memory};
+use ssnail_tokenizer::image::{image_memory, tables_only_image};
 use ssnail_tokenizer::{ImageTables, ImageTokenizer, Vocab};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -67,11 +67,7 @@ fn build_prg(dir: &Path) -> Result<Vec<u8>> {
 fn tables_image(gguf: &Path) -> Result<Vec<u8>> {
     let g = ssnail_gguf::Gguf::open(gguf).with_context(|| format!("{}", gguf.display()))?;
     let vocab = Vocab::from_gguf(&g).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mem = tables_only_memory(&ImageTables::build(&vocab));
-    let payload = (ssnail_format::image::PAYLOAD_BASE - ssnail_format::image::BASE) as usize;
-    let mut file = mem[..ssnail_format::image::HEADER_LEN].to_vec();
-    file.extend_from_slice(&mem[payload..]);
-    Ok(file)
+    Ok(tables_only_image(&ImageTables::build(&vocab)))
 }
 
 fn test_model(opts: ModelOpts) -> Result<Vec<u8>> {

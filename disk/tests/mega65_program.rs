@@ -10,7 +10,7 @@ use ssnail_emu::core::{Machine as Core, NoHost, Numerics, Ssnail};
 use ssnail_emu::mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_format::ggml::GgmlType;
 use ssnail_testkit::models::{self, ModelOpts};
-use ssnail_tokenizer::image::{image_memory, tables_only_memory};
+use ssnail_tokenizer::image::{image_memory, tables_only_image};
 use ssnail_tokenizer::{AsciiFolder, ImageTables, ImageTokenizer, Vocab};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -369,11 +369,7 @@ fn mega65_tokenizer_equals_the_pc_image_tokenizer_wordpiece() {
 /// loads it like any image; `/tokens` needs nothing else).
 fn tables_image(gguf: &Path) -> Vec<u8> {
     let g = ssnail_gguf::Gguf::open(gguf).unwrap();
-    let mem = tables_only_memory(&ImageTables::build(&Vocab::from_gguf(&g).unwrap()));
-    let payload = (ssnail_format::image::PAYLOAD_BASE - ssnail_format::image::BASE) as usize;
-    let mut file = mem[..ssnail_format::image::HEADER_LEN].to_vec();
-    file.extend_from_slice(&mem[payload..]);
-    file
+    tables_only_image(&ImageTables::build(&Vocab::from_gguf(&g).unwrap()))
 }
 
 /// The real vocabularies (32,000-50,257 tokens) exercise the 45GS02 search (tokfind.s) on deep

@@ -4,8 +4,7 @@
 mod common;
 
 use common::{ssnail, text};
-use ssnail_format::image::{BASE, HEADER_LEN, PAYLOAD_BASE};
-use ssnail_tokenizer::image::tables_only_memory;
+use ssnail_tokenizer::image::tables_only_image;
 use ssnail_tokenizer::{ImageTables, Vocab};
 use std::path::{Path, PathBuf};
 
@@ -18,9 +17,7 @@ fn testdata(vocab: &str) -> PathBuf {
 /// An image file (header + payload) holding only the tokenizer tables.
 fn write_tables_image(gguf: &Path, out: &Path) {
     let g = ssnail_gguf::Gguf::open(gguf).unwrap();
-    let mem = tables_only_memory(&ImageTables::build(&Vocab::from_gguf(&g).unwrap()));
-    let mut file = mem[..HEADER_LEN].to_vec();
-    file.extend_from_slice(&mem[(PAYLOAD_BASE - BASE) as usize..]);
+    let file = tables_only_image(&ImageTables::build(&Vocab::from_gguf(&g).unwrap()));
     std::fs::write(out, file).unwrap();
 }
 

@@ -474,6 +474,16 @@ pub fn tables_only_memory(t: &crate::tables::ImageTables) -> Vec<u8> {
     mem
 }
 
+/// [`tables_only_memory`] as an image file (header, then the payload), which
+/// loads like any image and [`image_memory`] turns back into that memory.
+pub fn tables_only_image(t: &crate::tables::ImageTables) -> Vec<u8> {
+    let mem = tables_only_memory(t);
+    let payload = (ssnail_format::image::PAYLOAD_BASE - BASE) as usize;
+    let mut file = mem[..HEADER_LEN].to_vec();
+    file.extend_from_slice(&mem[payload..]);
+    file
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -483,13 +493,17 @@ mod tests {
     use ssnail_format::image::h;
     use ssnail_format::wr_u32;
 
-    fn spm_mem() -> Vec<u8> {
+    fn spm_tables() -> ImageTables {
         let mut v = vocab(
             TokModel::Spm,
             &["<unk>", "<s>", "</s>", "▁", "a", "b", "▁a", "ab"],
         );
         v.scores = vec![0.0, 0.0, 0.0, -1.0, -2.0, -3.0, -0.5, -0.7];
-        tables_only_memory(&ImageTables::build(&v))
+        ImageTables::build(&v)
+    }
+
+    fn spm_mem() -> Vec<u8> {
+        tables_only_memory(&spm_tables())
     }
 
     #[test]
@@ -504,6 +518,14 @@ mod tests {
         // 'c' has no start token and is dropped; 'é' becomes '?' (none either).
         assert_eq!(t.encode("bcé", false), [3, 5]);
         assert!(t.probes() > 0);
+    }
+
+    #[test]
+    fn tables_only_image_loads_back_as_the_tables_only_memory() {
+        let tables = spm_tables();
+        let file = tables_only_image(&tables);
+        assert!(file.len() < tables_only_memory(&tables).len());
+        assert_eq!(image_memory(&file).unwrap(), tables_only_memory(&tables));
     }
 
     #[test]
