@@ -25,6 +25,7 @@ use ssnail_emu::core::{Machine as Core, Numerics, Ssnail};
 use ssnail_emu::mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_format::ggml::GgmlType;
 use ssnail_format::image::{rt, BASE};
+use ssnail_testkit::llama_vocab;
 use ssnail_testkit::models::{self, ModelOpts};
 use ssnail_tokenizer::image::{image_memory, tables_only_image};
 use ssnail_tokenizer::{ImageTables, ImageTokenizer, Vocab};
@@ -279,18 +280,11 @@ fn main() -> Result<()> {
         }
         None => build_prg(dir.path())?,
     };
-    let testdata = root().join("pc-tools/tokenizer/testdata");
     let cache = ssnail_testkit::cache::dir();
     let mut families: Vec<(&str, PathBuf)> = vec![
-        (
-            "llama (llama-spm, SPM)",
-            testdata.join("ggml-vocab-llama-spm.gguf"),
-        ),
-        ("gpt2 (gpt-2, BPE)", testdata.join("ggml-vocab-gpt-2.gguf")),
-        (
-            "bert (bert-bge, WordPiece)",
-            testdata.join("ggml-vocab-bert-bge.gguf"),
-        ),
+        ("llama (llama-spm, SPM)", llama_vocab::gguf("llama-spm")),
+        ("gpt2 (gpt-2, BPE)", llama_vocab::gguf("gpt-2")),
+        ("bert (bert-bge, WordPiece)", llama_vocab::gguf("bert-bge")),
     ];
     if smollm2 {
         families.push((

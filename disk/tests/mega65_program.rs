@@ -9,6 +9,7 @@ use ssnail_disk::{FileType, D81};
 use ssnail_emu::core::{Machine as Core, NoHost, Numerics, Ssnail};
 use ssnail_emu::mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_format::ggml::GgmlType;
+use ssnail_testkit::llama_vocab;
 use ssnail_testkit::models::{self, ModelOpts};
 use ssnail_tokenizer::image::{image_memory, tables_only_image};
 use ssnail_tokenizer::{AsciiFolder, ImageTables, ImageTokenizer, Vocab};
@@ -376,13 +377,8 @@ fn tables_image(gguf: &Path) -> Vec<u8> {
 /// indices, long tokens and 32-bit table addresses, which the PC build of the C does not run.
 #[test]
 fn mega65_tokenizer_equals_the_pc_image_tokenizer_on_real_vocabularies() {
-    let testdata = root().join("pc-tools/tokenizer/testdata");
-    for v in [
-        "ggml-vocab-llama-spm.gguf",
-        "ggml-vocab-gpt-2.gguf",
-        "ggml-vocab-bert-bge.gguf",
-    ] {
-        check_tokenizer(&tables_image(&testdata.join(v)));
+    for v in ["llama-spm", "gpt-2", "bert-bge"] {
+        check_tokenizer(&tables_image(&llama_vocab::gguf(v)));
     }
 }
 
@@ -677,11 +673,7 @@ fn run_stop_ends_an_answer_early() {
 /// load with its message; the program goes on and loads the image in full on the next RETURN.
 #[test]
 fn run_stop_stops_a_load_and_the_next_load_completes() {
-    let img = tables_image(
-        &root()
-            .join("pc-tools/tokenizer/testdata")
-            .join("ggml-vocab-gpt-2.gguf"),
-    );
+    let img = tables_image(&llama_vocab::gguf("gpt-2"));
     let setup = Setup {
         d81: Some(disk_with(&[])),
         sd: Some(sd_with(&[("MODEL.SSNAIL", &img)])),

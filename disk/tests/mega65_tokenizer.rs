@@ -128,8 +128,8 @@ const LINES: &[&str] = &[
     "averyveryverylongwordthatgoesonandonandonandonandonandonandonandonandonandonandonandonandonandonandonandon end",
 ];
 
-fn check_vocab(gguf: &str) {
-    check_gguf(&root().join("pc-tools/tokenizer/testdata").join(gguf));
+fn check_vocab(name: &str) {
+    check_gguf(&ssnail_testkit::llama_vocab::gguf(name));
 }
 
 fn check_gguf(path: &Path) {
@@ -165,17 +165,17 @@ fn check_gguf(path: &Path) {
 
 #[test]
 fn spm_ids_equal_the_pc_image_tokenizer() {
-    check_vocab("ggml-vocab-llama-spm.gguf");
+    check_vocab("llama-spm");
 }
 
 #[test]
 fn bpe_ids_equal_the_pc_image_tokenizer() {
-    check_vocab("ggml-vocab-gpt-2.gguf");
+    check_vocab("gpt-2");
 }
 
 #[test]
 fn wordpiece_ids_equal_the_pc_image_tokenizer() {
-    check_vocab("ggml-vocab-bert-bge.gguf");
+    check_vocab("bert-bge");
 }
 
 /// SmolLM2's 49,152-token GPT-2 BPE with the digits-first "smollm" pre-tokenizer (fix 4: no

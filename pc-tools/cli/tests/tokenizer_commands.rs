@@ -4,15 +4,10 @@
 mod common;
 
 use common::{ssnail, text};
+use ssnail_testkit::llama_vocab;
 use ssnail_tokenizer::image::tables_only_image;
 use ssnail_tokenizer::{ImageTables, Vocab};
-use std::path::{Path, PathBuf};
-
-fn testdata(vocab: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tokenizer/testdata")
-        .join(format!("ggml-vocab-{vocab}.gguf"))
-}
+use std::path::Path;
 
 /// An image file (header + payload) holding only the tokenizer tables.
 fn write_tables_image(gguf: &Path, out: &Path) {
@@ -23,7 +18,7 @@ fn write_tables_image(gguf: &Path, out: &Path) {
 
 #[test]
 fn tokenize_gguf_prints_llama_tokenize_lines_and_ids() {
-    let spm = testdata("llama-spm");
+    let spm = llama_vocab::gguf("llama-spm");
     let (out, _) = text(&ssnail(&["tokenize", spm.to_str().unwrap(), "Hello world"]));
     assert_eq!(
         out,
@@ -38,7 +33,7 @@ fn tokenize_gguf_prints_llama_tokenize_lines_and_ids() {
     ]);
     assert!(o.status.success());
     assert_eq!(text(&o).0, "15043,3186\n");
-    let bert = testdata("bert-bge");
+    let bert = llama_vocab::gguf("bert-bge");
     let (out, _) = text(&ssnail(&[
         "tokenize",
         "--ids",
@@ -53,7 +48,7 @@ fn tokenize_gguf_prints_llama_tokenize_lines_and_ids() {
 fn tokcheck_passes_on_matching_tables_and_image_tokenize_agrees() {
     let dir = tempfile::tempdir().unwrap();
     for vocab in ["llama-spm", "gpt-2", "bert-bge"] {
-        let gguf = testdata(vocab);
+        let gguf = llama_vocab::gguf(vocab);
         let img = dir.path().join(format!("{vocab}.ssnail"));
         write_tables_image(&gguf, &img);
         let o = ssnail(&["tokcheck", img.to_str().unwrap(), gguf.to_str().unwrap()]);
@@ -74,7 +69,7 @@ fn tokcheck_passes_on_matching_tables_and_image_tokenize_agrees() {
 #[test]
 fn tokcheck_reports_differences_and_fails() {
     let dir = tempfile::tempdir().unwrap();
-    let gguf = testdata("gpt-2");
+    let gguf = llama_vocab::gguf("gpt-2");
     let img = dir.path().join("gpt2.ssnail");
     write_tables_image(&gguf, &img);
     // Non-ASCII text: the image sees '?', the GGUF the real characters.
@@ -96,7 +91,7 @@ fn tokcheck_reports_differences_and_fails() {
     let o = ssnail(&[
         "tokcheck",
         img.to_str().unwrap(),
-        testdata("bert-bge").to_str().unwrap(),
+        llama_vocab::gguf("bert-bge").to_str().unwrap(),
     ]);
     let (_, err) = text(&o);
     assert!(!o.status.success());
@@ -133,11 +128,8 @@ fn tokcheck_on_converted_smollm2() {
     assert!(o.status.success(), "{out}{err}");
     assert!(out.starts_with("6/6 lines identical"), "{out}");
 
-    let inp = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../tokenizer/testdata/ggml-vocab-gpt-2.gguf.inp"),
-    )
-    .unwrap();
+    let inp =
+        std::fs::read_to_string(llama_vocab::gguf("gpt-2").with_extension("gguf.inp")).unwrap();
     let lines: Vec<&str> = inp
         .lines()
         .filter(|l| {

@@ -21,17 +21,9 @@ use ssnail_testkit::reference::{self, RefOpts};
 use ssnail_tokenizer::{GgufTokenizer, Vocab};
 use std::path::{Path, PathBuf};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// The MiniLM checkpoint unpacked by tools/fetch-testdata.sh.
 fn minilm_dir() -> PathBuf {
     ssnail_testkit::cache::minilm()
-}
-
-fn bge_vocab() -> PathBuf {
-    workspace().join("pc-tools/tokenizer/testdata/ggml-vocab-bert-bge.gguf")
 }
 
 /// Import MiniLM once per output type for all tests of this file.
@@ -142,7 +134,7 @@ fn minilm_vocabulary_equals_llama_cpps_bert_bge_file() {
     // same bert-base-uncased vocabulary: word-initial pieces with U+2581,
     // `##` continuations bare, [PAD] [UNK] [CLS] [SEP] [MASK] as control.
     let ours = Gguf::open(minilm_gguf(OutType::Auto)).unwrap();
-    let theirs = Gguf::open(bge_vocab()).unwrap();
+    let theirs = Gguf::open(ssnail_testkit::llama_vocab::gguf("bert-bge")).unwrap();
     let a = ours.get_strings("tokenizer.ggml.tokens").unwrap();
     let b = theirs.get_strings("tokenizer.ggml.tokens").unwrap();
     assert_eq!(a.len(), b.len());
@@ -171,32 +163,11 @@ fn minilm_vocabulary_equals_llama_cpps_bert_bge_file() {
     assert_eq!(a[101], "[CLS]");
 }
 
-/// llama.cpp's test-tokenizer-0 cases for bert-bge.
-fn bge_cases() -> Vec<(String, Vec<u32>)> {
-    let base = workspace().join("pc-tools/tokenizer/testdata/ggml-vocab-bert-bge.gguf");
-    let inp = std::fs::read_to_string(base.with_extension("gguf.inp")).unwrap();
-    let out = std::fs::read_to_string(base.with_extension("gguf.out")).unwrap();
-    // Each input ends with the separator line; inputs may be empty.
-    let mut inputs: Vec<String> = inp
-        .split("\n__ggml_vocab_test__\n")
-        .map(String::from)
-        .collect();
-    if inputs.last().is_some_and(|s| s.is_empty()) {
-        inputs.pop();
-    }
-    let outputs: Vec<Vec<u32>> = out
-        .lines()
-        .map(|l| l.split_whitespace().map(|t| t.parse().unwrap()).collect())
-        .collect();
-    assert_eq!(inputs.len(), outputs.len());
-    inputs.into_iter().zip(outputs).collect()
-}
-
 #[test]
 fn tokenizer_on_the_imported_gguf_reproduces_llama_cpp_bert_bge_cases() {
     let g = Gguf::open(minilm_gguf(OutType::Auto)).unwrap();
     let tok = GgufTokenizer::new(Vocab::from_gguf(&g).unwrap()).unwrap();
-    let cases = bge_cases();
+    let cases = ssnail_testkit::llama_vocab::cases("bert-bge");
     assert!(cases.len() >= 40);
     for (text, want) in &cases {
         assert_eq!(&tok.encode(text, false), want, "{text:?}");
@@ -408,7 +379,10 @@ fn minilm_import_converts_to_a_64_mb_image_that_embeds_like_the_checkpoint() {
     let image_tok = ssnail_tokenizer::ImageTokenizer::new(&mem).unwrap();
     let plain = |s: &str| s.bytes().all(ssnail_tokenizer::tables::is_index_byte);
     let mut n = 0;
-    for (text, want) in bge_cases().iter().filter(|(t, _)| plain(t)) {
+    for (text, want) in ssnail_testkit::llama_vocab::cases("bert-bge")
+        .iter()
+        .filter(|(t, _)| plain(t))
+    {
         let mut wrapped = vec![101];
         wrapped.extend(want);
         wrapped.push(102);

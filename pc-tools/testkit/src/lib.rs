@@ -20,11 +20,14 @@
 //! * [`vocab`]: the §10 vocabularies (`spm`, `bpe`, `wordpiece`) with their
 //!   ids, for tests that need token ids.
 //! * The same options always give the same bytes (seeded [`rng`]).
+//! * [`llama_vocab`]: llama.cpp's `ggml-vocab-*.gguf` files and their
+//!   test-tokenizer-0 cases.
 //! * [`cache`]: `dir()`, the test-data cache (`$SSNAIL_CACHE` or
 //!   `<workspace root>/cache`) that `make testdata` fills.
 
 pub mod cache;
 pub mod kquant;
+pub mod llama_vocab;
 pub mod models;
 pub mod reference;
 pub mod rng;

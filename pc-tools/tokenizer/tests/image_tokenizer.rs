@@ -2,36 +2,21 @@
 //! image built from `ImageTables`, the bytes the converter places), against
 //! the reference tokenizers on llama.cpp's vocabularies and test strings.
 
+use ssnail_testkit::llama_vocab;
 use ssnail_tokenizer::image::{gpt2_split, tables_only_memory};
 use ssnail_tokenizer::tables::is_index_byte;
 use ssnail_tokenizer::{GgufTokenizer, ImageTables, ImageTokenizer, TokModel, Vocab};
-use std::path::PathBuf;
 
 mod common;
-
-fn testdata(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata")
-        .join(name)
-}
-
-/// Every test string of a llama.cpp .inp file.
-fn inputs(vocab: &str) -> Vec<String> {
-    let inp = std::fs::read_to_string(testdata(&format!("ggml-vocab-{vocab}.gguf.inp"))).unwrap();
-    let mut v: Vec<String> = inp
-        .split("\n__ggml_vocab_test__\n")
-        .map(str::to_string)
-        .collect();
-    // The file ends with the separator: no trailing case.
-    assert_eq!(v.pop().as_deref(), Some(""));
-    v
-}
 
 /// Plain-ASCII texts: whole cases, and every line of every case.
 fn ascii_texts(vocab: &str) -> Vec<String> {
     let plain = |s: &str| s.bytes().all(is_index_byte);
-    let mut texts: Vec<String> = inputs(vocab).into_iter().filter(|s| plain(s)).collect();
-    for case in inputs(vocab) {
+    let mut texts: Vec<String> = llama_vocab::inputs(vocab)
+        .into_iter()
+        .filter(|s| plain(s))
+        .collect();
+    for case in llama_vocab::inputs(vocab) {
         for line in case.split('\n') {
             if plain(line) && !texts.iter().any(|t| t == line) {
                 texts.push(line.to_string());
@@ -51,7 +36,7 @@ fn ascii_texts(vocab: &str) -> Vec<String> {
 }
 
 fn compare(vocab: &str) {
-    let g = ssnail_gguf::Gguf::open(testdata(&format!("ggml-vocab-{vocab}.gguf"))).unwrap();
+    let g = ssnail_gguf::Gguf::open(llama_vocab::gguf(vocab)).unwrap();
     let v = Vocab::from_gguf(&g).unwrap();
     let mem = tables_only_memory(&ImageTables::build(&v));
     let reference = GgufTokenizer::new(v.clone()).unwrap();
@@ -103,7 +88,7 @@ fn bert_bge_image_equals_reference() {
 /// word around them; DEL is a control byte too.
 #[test]
 fn bert_bge_control_bytes_are_dropped_as_by_the_reference() {
-    let g = ssnail_gguf::Gguf::open(testdata("ggml-vocab-bert-bge.gguf")).unwrap();
+    let g = ssnail_gguf::Gguf::open(llama_vocab::gguf("bert-bge")).unwrap();
     let v = Vocab::from_gguf(&g).unwrap();
     let mem = tables_only_memory(&ImageTables::build(&v));
     let reference = GgufTokenizer::new(v).unwrap();

@@ -1,51 +1,13 @@
 //! llama.cpp's tokenizer test cases (testdata/, from its test-tokenizer-0):
 //! the reference tokenizers must reproduce every expected id list.
 
+use ssnail_testkit::llama_vocab;
 use ssnail_tokenizer::{GgufTokenizer, Vocab};
-use std::path::PathBuf;
-
-fn testdata(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata")
-        .join(name)
-}
-
-/// (input, expected ids) as test-tokenizer-0 reads them: inputs split on
-/// "\n__ggml_vocab_test__\n", one output line each.
-pub fn cases(vocab: &str) -> Vec<(String, Vec<u32>)> {
-    let inp = std::fs::read_to_string(testdata(&format!("ggml-vocab-{vocab}.gguf.inp"))).unwrap();
-    let out = std::fs::read_to_string(testdata(&format!("ggml-vocab-{vocab}.gguf.out"))).unwrap();
-    let sep = "\n__ggml_vocab_test__\n";
-    let mut inputs = Vec::new();
-    let mut rest = inp.as_str();
-    while !rest.is_empty() {
-        match rest.find(sep) {
-            Some(p) => {
-                inputs.push(rest[..p].to_string());
-                rest = &rest[p + sep.len()..];
-            }
-            None => {
-                inputs.push(rest.to_string());
-                rest = "";
-            }
-        }
-    }
-    let outputs: Vec<Vec<u32>> = out
-        .lines()
-        .map(|l| l.split_whitespace().map(|t| t.parse().unwrap()).collect())
-        .collect();
-    assert_eq!(
-        inputs.len(),
-        outputs.len(),
-        "{vocab}: .inp/.out case counts differ"
-    );
-    inputs.into_iter().zip(outputs).collect()
-}
 
 fn check(vocab: &str) {
-    let g = ssnail_gguf::Gguf::open(testdata(&format!("ggml-vocab-{vocab}.gguf"))).unwrap();
+    let g = ssnail_gguf::Gguf::open(llama_vocab::gguf(vocab)).unwrap();
     let tok = GgufTokenizer::new(Vocab::from_gguf(&g).unwrap()).unwrap();
-    let cases = cases(vocab);
+    let cases = llama_vocab::cases(vocab);
     let mut pass = 0;
     for (text, want) in &cases {
         let got = tok.encode(text, false);
@@ -93,7 +55,7 @@ fn tables_of_real_vocabularies() {
     use ssnail_format::tokblock::{NONE32, TF_LOWERCASE};
     use ssnail_tokenizer::ImageTables;
     let tables = |name: &str| {
-        let g = ssnail_gguf::Gguf::open(testdata(&format!("ggml-vocab-{name}.gguf"))).unwrap();
+        let g = ssnail_gguf::Gguf::open(llama_vocab::gguf(name)).unwrap();
         let v = Vocab::from_gguf(&g).unwrap();
         (ImageTables::build(&v), v)
     };
@@ -138,7 +100,7 @@ fn tables_of_real_vocabularies() {
 #[test]
 fn ascii_folding_across_gpt2_tokens() {
     use ssnail_tokenizer::AsciiFolder;
-    let g = ssnail_gguf::Gguf::open(testdata("ggml-vocab-gpt-2.gguf")).unwrap();
+    let g = ssnail_gguf::Gguf::open(llama_vocab::gguf("gpt-2")).unwrap();
     let v = Vocab::from_gguf(&g).unwrap();
     let tok = GgufTokenizer::new(v.clone()).unwrap();
     let ids = tok.encode("“Hi” — café… ☃ soon’!", false);

@@ -36,7 +36,7 @@ fn smollm2_image_equals_reference() {
         .map(String::from)
         .collect();
     let inp = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/ggml-vocab-gpt-2.gguf.inp"),
+        ssnail_testkit::llama_vocab::gguf("gpt-2").with_extension("gguf.inp"),
     )
     .unwrap();
     for case in inp.split("\n__ggml_vocab_test__\n") {
