@@ -8,8 +8,9 @@
 //! yielding now and then in case it shares a core with the caller, then
 //! parks, so an idle emulator burns no CPU. Chunks are claimed from a
 //! shared counter, so the caller never waits for a helper that has not
-//! started: a late helper just finds no work left. Nothing is allocated per
-//! job. Which thread computes a chunk does not change its bits.
+//! started: a late helper just finds no work left; one that lost its core
+//! mid-chunk (other load) makes the caller work alone for a while. Nothing is
+//! allocated per job. Which thread computes a chunk does not change its bits.
 
 use std::hint::spin_loop;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
