@@ -19,6 +19,9 @@
 //!   up), the cycles until the program has read the new count, printed the token and is back at
 //!   its RUN/STOP check (`LDA $D610`), on the test models. Encoders generate no tokens.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use anyhow::{bail, Context, Result};
 use ssnail_convert::{convert, Options};
 use ssnail_emu::core::{Machine as Core, Numerics, Ssnail};
@@ -30,7 +33,6 @@ use ssnail_testkit::models::{self, ModelOpts};
 use ssnail_tokenizer::image::{image_memory, tables_only_image};
 use ssnail_tokenizer::{ImageTables, ImageTokenizer, Vocab};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// 60-character lines (and the 59-character line of the first measurement).
 const LINES: &[&str] = &[
@@ -42,27 +44,6 @@ const LINES: &[&str] = &[
 ];
 
 const FLAT_PTR: u32 = 0xF0; // hw.s keeps its 32-bit flat pointer here
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn build_prg(dir: &Path) -> Result<Vec<u8>> {
-    let out = Command::new("make")
-        .args(["-s", "-C"])
-        .arg(root().join("mega65"))
-        .arg("mega65-prg")
-        .arg(format!("SSNAIL_BUILD={}", dir.display()))
-        .output()
-        .context("running make (needs cc65)")?;
-    if !out.status.success() {
-        bail!("make mega65-prg: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    Ok(std::fs::read(dir.join("mega65/ssnail.prg"))?)
-}
 
 /// An image file holding only a header and the tokenizer tables of a vocabulary.
 fn tables_image(gguf: &Path) -> Result<Vec<u8>> {
@@ -278,7 +259,7 @@ fn main() -> Result<()> {
             let path = args.get(i + 1).context("--prg needs a file")?;
             std::fs::read(path).with_context(|| format!("{path}: cannot read"))?
         }
-        None => build_prg(dir.path())?,
+        None => common::build_prg(dir.path()).map_err(anyhow::Error::msg)?,
     };
     let cache = ssnail_testkit::cache::dir();
     let mut families: Vec<(&str, PathBuf)> = vec![

@@ -4,6 +4,8 @@
 //! checks. The program's transcript is read from the serial-monitor trap ($D643), which gets
 //! every character the program prints (the 25-line screen only shows the end).
 
+mod common;
+
 use ssnail_convert::{convert, Options};
 use ssnail_disk::{FileType, D81};
 use ssnail_emu::core::{Machine as Core, NoHost, Numerics, Ssnail};
@@ -13,16 +15,8 @@ use ssnail_testkit::llama_vocab;
 use ssnail_testkit::models::{self, ModelOpts};
 use ssnail_tokenizer::image::{image_memory, tables_only_image};
 use ssnail_tokenizer::{AsciiFolder, ImageTables, ImageTokenizer, Vocab};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::sync::OnceLock;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 /// The PRG, built once with the project's own make rule (cc65, linker/mega65.cfg).
 fn prg() -> &'static [u8] {
@@ -30,20 +24,7 @@ fn prg() -> &'static [u8] {
     PRG.get_or_init(|| {
         let out_dir =
             std::env::temp_dir().join(format!("ssnail-mega65-test-{}", std::process::id()));
-        let out = Command::new("make")
-            .arg("-s")
-            .arg("-C")
-            .arg(root().join("mega65"))
-            .arg("mega65-prg")
-            .arg(format!("SSNAIL_BUILD={}", out_dir.display()))
-            .output()
-            .expect("make is needed to build the MEGA65 program");
-        assert!(
-            out.status.success(),
-            "building the MEGA65 program (needs cc65): {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::fs::read(out_dir.join("mega65/ssnail.prg")).unwrap()
+        common::build_prg(&out_dir).unwrap_or_else(|e| panic!("{e}"))
     })
 }
 

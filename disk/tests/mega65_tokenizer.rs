@@ -3,22 +3,17 @@
 //! the real llama-spm, gpt-2 and bert-bge vocabularies: the same ids for every line. Also the
 //! ASCII folder (mega65/src/fold.c) against ssnail_tokenizer::AsciiFolder.
 
+mod common;
+
 use ssnail_tokenizer::image::tables_only_memory;
 use ssnail_tokenizer::{AsciiFolder, ImageTables, ImageTokenizer, Vocab};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
 /// Compile tokhost (the MEGA65 C sources + the PC far.h) into `dir`.
 fn build_tokhost(dir: &Path) -> PathBuf {
-    let m = root().join("mega65");
+    let m = common::mega65_dir();
     let exe = dir.join("tokhost");
     let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
         .args(["-O2", "-Wall", "-Werror", "-I"])
