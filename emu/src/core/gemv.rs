@@ -89,10 +89,12 @@ fn float_weight(t: GgmlType, row: &[u8], j: usize) -> f32 {
 
 /// Quantised weight `j` of block `b` as an integer (Q4_0: nibble − 8).
 fn q_weight(t: GgmlType, row: &[u8], b: usize, j: usize) -> i32 {
+    // Each block: the F16 scale, then the quants.
+    let qs = b * t.block_bytes() + 2;
     match t {
-        GgmlType::Q8_0 => row[34 * b + 2 + j] as i8 as i32,
+        GgmlType::Q8_0 => row[qs + j] as i8 as i32,
         GgmlType::Q4_0 => {
-            let byte = row[18 * b + 2 + (j % 16)];
+            let byte = row[qs + (j % 16)];
             let nib = if j < 16 { byte & 15 } else { byte >> 4 };
             nib as i32 - 8
         }
