@@ -7,6 +7,7 @@
 #include "keyboard.h"
 #include "loader.h"
 #include "models.h"
+#include "io.h"
 #include "screen.h"
 #include "ssnail_regs.h"
 
@@ -14,11 +15,26 @@
 
 static uint8_t present, version, caps, id;
 
+/* $D7FE (mega65-core iomap.txt lines 1411-1417; written in gs4510.vhdl lines 3616-3625):
+ * bit 4 SELSDRAM makes the CPU's attic window at $8000000 show SDRAM instead of HyperRAM (reset 0:
+ * HyperRAM; the R4-R6 top level mega65r4.vhdl line 1290 switches on it, R3 has no SDRAM). Bits 0
+ * PREFETCH, 2 SLOWCACHE (reset 1) and 3 SLOWCACHE!ADV let CPU reads of attic memory come from a
+ * line or byte fetched earlier (gs4510.vhdl lines 2402-2445), stale after SSNAIL writes the
+ * tokens and the runtime block: all three off, so every read goes to the RAM. */
+#define D7FE_PREFETCH 0x01
+#define D7FE_SLOWCACHE 0x04
+#define D7FE_SLOWCACHE_ADV 0x08
+#define D7FE_SELSDRAM 0x10
+
 static void detect(void) {
+    uint8_t d7fe;
     id = far_peek(SS_ID);
     present = id == SS_ID_VALUE;
     version = far_peek(SS_VERSION);
     caps = far_peek(SS_CAPS);
+    d7fe = PEEK(0xD7FE) & ~(D7FE_PREFETCH | D7FE_SLOWCACHE | D7FE_SLOWCACHE_ADV | D7FE_SELSDRAM);
+    if (present && (caps & SS_CAP_SDRAM)) d7fe |= D7FE_SELSDRAM;
+    POKE(0xD7FE, d7fe);
     if (!present) avail_mem = 0;
     else if (caps & SS_CAP_SDRAM) avail_mem = (caps & SS_CAP_HYPERRAM ? 72UL : 64UL) << 20;
     else avail_mem = 8UL << 20;
