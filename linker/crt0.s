@@ -1,6 +1,6 @@
 ; Start-up code for the SSNAIL MEGA65 program (cc65 -t none, 45GS02 in MEGA65 mode).
 ;
-; BASIC 65 loads the PRG at $2001 and runs "10 BANK0:SYS8209" (MEGA65.md §13). From here on the
+; BASIC 65 loads the PRG at $2001 and runs "10 BANK0:SYS8209" (spec §M13). From here on the
 ; program owns the machine: no KERNAL, no BASIC, no interrupts. That is what lets the same PRG
 ; run in the headless emulator, in xemu and on real boards.
 
@@ -27,7 +27,7 @@
         .p4510
 start:  sei
         cld
-        lda     #65                     ; force 40 MHz (write $41 to $00, MEGA65.md §2.3)
+        lda     #65                     ; force 40 MHz (write $41 to $00, spec §M2.3)
         sta     $00
         lda     #$47                    ; MEGA65 I/O personality
         sta     $D02F

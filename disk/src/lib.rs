@@ -1,6 +1,6 @@
 //! D81 disk images (Commodore 1581 format, as used by the MEGA65): a writer and a reader.
 //!
-//! Layout facts (docs: shared spec MEGA65.md §8.3):
+//! Layout facts (docs/spec/mega65.md, spec §M8.3):
 //! * 819,200 bytes = 80 tracks (1–80) × 40 sectors (0–39) × 256 bytes; sector (T,S) is at
 //!   `((T−1)·40 + S)·256`.
 //! * Track 40: sector 0 = header (disk name, ID, DOS type "3D"), sectors 1 and 2 = BAM (tracks 1–40

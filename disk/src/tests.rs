@@ -1,4 +1,4 @@
-//! D81 tests: the format facts of MEGA65.md §8.3 checked byte by byte, round trips, edge sizes,
+//! D81 tests: the format facts of spec §M8.3 checked byte by byte, round trips, edge sizes,
 //! and cc1541 (an independent D81 tool, Debian package `cc1541`) reading our images and writing
 //! images we read.
 

@@ -2,7 +2,7 @@
 #ifndef DMA_H
 #define DMA_H
 #include <stdint.h>
-/* one F018B job with the source/destination MB options (MEGA65.md §3) */
+/* one F018B job with the source/destination MB options (spec §M3) */
 typedef struct {
     uint8_t opt_f018b, opt_src_mb, src_mb, opt_dst_mb, dst_mb, opt_end;
     uint8_t command;
@@ -18,7 +18,7 @@ void __fastcall__ dma_exec(const void *job);
 /* copy n bytes between 28-bit addresses (ascending: safe for overlapping copies downward) */
 void dma_copy(uint32_t dst, uint32_t src, uint16_t n);
 void dma_fill(uint32_t dst, uint8_t value, uint16_t n);
-/* copy n bytes from a 28-bit address into ONE register (destination held), MEGA65.md §3.5 */
+/* copy n bytes from a 28-bit address into ONE register (destination held), spec §M3.5 */
 void dma_to_register(uint32_t reg, uint32_t src, uint16_t n);
 /* the same job written to *job without running it (hw.s's sd_sector_to_port sets the count) */
 void dma_job_to_register(dma_job_t *job, uint32_t reg, uint32_t src);

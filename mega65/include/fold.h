@@ -1,4 +1,4 @@
-/* fold.h: UTF-8 byte stream -> ASCII (SSNAIL.md §2.5), state kept across tokens. */
+/* fold.h: UTF-8 byte stream -> ASCII (spec §2.5), state kept across tokens. */
 #ifndef FOLD_H
 #define FOLD_H
 #include <stdint.h>

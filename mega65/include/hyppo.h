@@ -1,4 +1,4 @@
-/* hyppo.h: hypervisor (HDOS) file calls through the $D640 trap (MEGA65.md §5). */
+/* hyppo.h: hypervisor (HDOS) file calls through the $D640 trap (spec §M5). */
 #ifndef HYPPO_H
 #define HYPPO_H
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* loader.h: load an image through SSNAIL's load port (SSNAIL.md §6.2). */
+/* loader.h: load an image through SSNAIL's load port (spec §6.2). */
 #ifndef LOADER_H
 #define LOADER_H
 #include "models.h"

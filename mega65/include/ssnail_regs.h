@@ -1,5 +1,5 @@
 /* ssnail_regs.h: SSNAIL register block, image header and runtime block addresses
- * (docs/ssnail-registers.md, SSNAIL.md §1.4, §1.5, §9.2). */
+ * (docs/spec/registers.md; spec §1.4, §1.5, §9.2). */
 #ifndef SSNAIL_REGS_H
 #define SSNAIL_REGS_H
 #define SS_REG(off)       (0x0FFD7500UL + (off))

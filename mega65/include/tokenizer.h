@@ -1,4 +1,4 @@
-/* tokenizer.h: the image tokenizer (SSNAIL.md §2.2), reading the image's tables in place. */
+/* tokenizer.h: the image tokenizer (spec §2.2), reading the image's tables in place. */
 #ifndef TOKENIZER_H
 #define TOKENIZER_H
 #include <stdint.h>

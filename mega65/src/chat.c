@@ -1,4 +1,4 @@
-/* chat.c: conversation with a loaded image (SSNAIL.md §6.3, §7.4, §7.5).
+/* chat.c: conversation with a loaded image (spec §6.3, §7.4, §7.5).
  * Decoders: tokenize the line, write tokens and the runtime block through the load port, set the
  * job pointer and GO, print each token as the script publishes it (generated), folded to ASCII.
  * Encoders: embed each line and show the three most similar earlier lines (cosine). */

@@ -1,4 +1,4 @@
-/* fold.c: the ASCII folder of SSNAIL.md §2.5 (UTF-8 decoded across token boundaries). */
+/* fold.c: the ASCII folder of spec §2.5 (UTF-8 decoded across token boundaries). */
 #include "fold.h"
 
 static uint32_t cp;

@@ -1,4 +1,4 @@
-/* hyppo.c: HDOS file calls (MEGA65.md §5): setname/findfile/openfile/readfile/closefile,
+/* hyppo.c: HDOS file calls (spec §M5): setname/findfile/openfile/readfile/closefile,
  * opendir/readdir/closedir, chdir, cdrootdir. */
 #include <string.h>
 #include "hyppo.h"

@@ -1,4 +1,4 @@
-/* loader.c: the seed's loader (SSNAIL.md §6.2): commit the pointer to $8000000 with ERROR
+/* loader.c: the seed's loader (spec §6.2): commit the pointer to $8000000 with ERROR
  * cleared; for each sector, wait for READY and DMA it into the load port's data register with
  * the destination held, recommitting to the payload address ($64) at file offset 256 (which may
  * fall inside a sector or on its first byte); commit once more, wait for READY, check ERROR.

@@ -1,4 +1,4 @@
-/* tokenizer.c: the image tokenizer (SSNAIL.md §2.1-§2.2) for SPM, GPT-2 BPE and WordPiece.
+/* tokenizer.c: the image tokenizer (spec §2.1-§2.2) for SPM, GPT-2 BPE and WordPiece.
  * Every table is read in place in image memory (far.h): binary search over the sorted index,
  * compares of piece bytes against the vocab table, one priority per token. Nothing is copied.
  * Same steps as the PC image tokenizer (pc-tools/tokenizer/src/image.rs), including its four

@@ -2,7 +2,7 @@
 ; PC build). It is the tokenizer's inner loop (~15 probes per lookup, hundreds of lookups per
 ; line), so it reads the tables with flat [zp],Z loads and 24-bit index arithmetic instead of
 ; per-byte C far_peek calls and cc65 long arithmetic, and does its 32-bit sums with the 45GS02's
-; quad instructions (NEG NEG prefix, MEGA65.md §1.6).
+; quad instructions (NEG NEG prefix, spec §M1.6).
 ;
 ; Probe sequence exactly as the C/Rust search: lo = 0, hi = n - 1, mid = (lo + hi) >> 1, held
 ; here as he = hi + 1 (so he = n, hi = mid - 1 becomes he = mid), unsigned 32-bit.
