@@ -11,6 +11,7 @@
 #   make findmodels [QUERY=…] [MEM=8|64|72]
 #   make fetch URL=…
 #   make disk [IMAGES=…]      build/ssnail.d81 and build/sdcard/
+#   make xemu-stock           stock xemu (xmega65) into cache/xemu/stock/ (XEMU_SRC=DIR or the shared tarball)
 #   make clean
 #
 # Usable from another directory: make -f path/to/Makefile foo.ssnail
@@ -125,3 +126,5 @@ clean:
 
 # The MEGA65 program and `make disk`.
 include $(SSNAIL_TOOLS)mega65/build.mk
+# xemu: the loader for the unchanged program, stock and patched xmega65.
+include $(SSNAIL_TOOLS)xemu/build.mk

@@ -45,14 +45,23 @@ static uint8_t openfound(void) {
 }
 
 uint8_t hy_open(const char *name) {
-    uint8_t ok = 0;
-    if (setname(name) && call(0x34, 0, 0)) return openfound();
-    /* Hyppo matches only upper-case long names: find the entry by reading the directory. */
+    uint8_t found = 0;
+    if (setname(name) && call(0x34, 0, 0) && openfound()) return 1;
+    /* Hyppo matches only upper-case long names: find the entry by reading the directory. Also
+     * when findfile succeeded but openfile failed: xemu's -hdosvirt findfile matches without
+     * case, then openfile looks for the lower-cased setname name, which a host file system
+     * with case does not have (docs/FINDINGS.md). */
     if (!hy_opendir()) return 0;
     while (hy_readdir())
-        if (!strcmp((char *)HYPPO_DIRENT, name)) { ok = openfound(); break; }
+        if (!strcmp((char *)HYPPO_DIRENT, name)) { found = 1; break; }
+    /* Close the directory before openfile, not after: readfile reads the descriptor named
+     * last by openfile, readdir, closefile or closedir (Hyppo dos.asm trap_dos_readdir and
+     * trap_dos_closefile store X in dos_current_file_descriptor; dos_readfile reads that one),
+     * so a closedir after openfile would leave readfile on the closed directory. openfile
+     * opens the entry readdir left in the dirent, which closedir keeps (trap_dos_openfile;
+     * dos_readfileintomemory does the same findfirst, closefile, openfile). */
     hy_closedir();
-    return ok;
+    return found && openfound();
 }
 
 uint16_t hy_read(void) {

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Build xemu's MEGA65 emulator (xmega65) from source, optionally with a patch, into OUTDIR.
+#
+#   tools/build-xemu.sh OUTDIR [PATCH]
+#
+# Source: $XEMU_SRC (a user's xemu checkout, copied first so it is never changed) when set,
+# else the xemu tarball in the shared folder beside the repository
+# (../shared/thirdparty/xemu-40dfef0d.tar.xz, commit 40dfef0d1d5f56be2469492715c12bdb32c75b67
+# of xemu, GPL-2). Needs cc, make and Debian's libsdl2-dev (tools/debian-packages.txt).
+#
+# Idempotent: OUTDIR/xmega65 is rebuilt only when the source or the patch changed
+# (OUTDIR/source.txt records both); concurrent callers wait for each other (flock).
+# Exit status 3 means: no source (no XEMU_SRC and no shared tarball); the message says so.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:?usage: tools/build-xemu.sh OUTDIR [PATCH]}
+patch=${2:-}
+tarball=${XEMU_TARBALL:-$here/../shared/thirdparty/xemu-40dfef0d.tar.xz}
+
+if [ -n "${XEMU_SRC:-}" ]; then
+  [ -f "$XEMU_SRC/targets/mega65/Makefile" ] ||
+    { echo "build-xemu: $XEMU_SRC: not an xemu source tree (no targets/mega65/Makefile)" >&2; exit 2; }
+  src=$(cd "$XEMU_SRC" && pwd)
+  rev=$(git -C "$src" rev-parse HEAD 2>/dev/null || echo unknown)
+  dirty=$(git -C "$src" status --porcelain 2>/dev/null | sha256sum | cut -c1-16)
+  id="dir $src rev $rev changes $dirty"
+else
+  [ -f "$tarball" ] ||
+    { echo "build-xemu: no xemu source: set XEMU_SRC=DIR or provide $tarball" >&2; exit 3; }
+  id="tarball $(sha256sum "$tarball" | cut -c1-64)"
+fi
+if [ -n "$patch" ]; then
+  [ -f "$patch" ] || { echo "build-xemu: $patch: no such patch file" >&2; exit 2; }
+  id="$id patch $(sha256sum "$patch" | cut -c1-64)"
+fi
+
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+exec 9>"$out/.lock"
+flock 9
+if [ -x "$out/xmega65" ] && [ "$(cat "$out/source.txt" 2>/dev/null)" = "$id" ]; then
+  exit 0
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/build-xemu.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+if [ -n "${XEMU_SRC:-}" ]; then
+  # The checkout as it is, without its own build products.
+  tar -C "$src" --exclude=./build/objs --exclude=./build/bin --exclude=.git -cf - . |
+    tar -C "$work" -xf -
+  tree=$work
+else
+  tar -C "$work" -xJf "$tarball"
+  tree=$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -n1)
+fi
+if [ -n "$patch" ]; then
+  patch -d "$tree" -p1 --forward --quiet <"$patch" ||
+    { echo "build-xemu: $patch does not apply to the xemu source ($id)" >&2; exit 1; }
+fi
+echo "build-xemu: building xmega65 (about a minute)" >&2
+if ! make -C "$tree/targets/mega65" -j"$(nproc)" >"$work/build.log" 2>&1; then
+  tail -n 20 "$work/build.log" >&2
+  echo "build-xemu: make -C targets/mega65 failed (libsdl2-dev installed? tools/install-deps.sh)" >&2
+  exit 1
+fi
+install -m 0755 "$tree/build/bin/xmega65.native" "$out/xmega65.tmp"
+mv "$out/xmega65.tmp" "$out/xmega65"
+printf '%s\n' "$id" >"$out/source.txt"
