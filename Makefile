@@ -34,7 +34,7 @@ CHAT_FLAGS = -n $(TOKENS) \
 	$(if $(filter 0 0.0,$(TEMP)),--greedy,$(if $(TEMP),--temp $(TEMP))) $(if $(HW),--hw)
 
 # The tool is rebuilt when any Rust source changes, and images when the tool does.
-RUST_SOURCES := $(shell find $(SSNAIL_TOOLS)pc-tools $(SSNAIL_TOOLS)emu $(SSNAIL_TOOLS)disk \
+RUST_SOURCES := $(shell find $(SSNAIL_TOOLS)format $(SSNAIL_TOOLS)pc-tools $(SSNAIL_TOOLS)emu $(SSNAIL_TOOLS)disk \
 	-name '*.rs' -o -name Cargo.toml 2>/dev/null) $(SSNAIL_TOOLS)Cargo.toml
 
 $(SSNAIL): $(RUST_SOURCES)

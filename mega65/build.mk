@@ -63,7 +63,7 @@ $(M65_OUT)/tokhost: $(M65_DIR)/host/tokhost.c $(M65_DIR)/host/far_host.c $(M65_D
 	$(CC) -O2 -Wall -I $(M65_DIR)/include -o $@ $(filter %.c,$^)
 
 mega65-bench:
-	cd $(SSNAIL_TOOLS) && $(CARGO) run --release -q -p ssnail-disk --example m65bench -- $(M65BENCH_ARGS)
+	cd $(SSNAIL_TOOLS) && $(CARGO) run --release -q -p ssnail-mega65-program --example m65bench -- $(M65BENCH_ARGS)
 
 mega65-clean:
 	rm -rf $(M65_OUT) $(SSNAIL_BUILD)/ssnail.d81 $(SSNAIL_BUILD)/sdcard

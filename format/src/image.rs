@@ -279,6 +279,41 @@ impl Header {
     pub fn file_len(&self) -> u64 {
         HEADER_LEN as u64 + self.host_len as u64 + self.payload_len as u64
     }
+
+    /// Where each piece of the file goes in memory (§1.7), in file order: the
+    /// header at $8000000, a legacy host segment if $74 ≠ 0 (at $70), then the
+    /// payload at $64 (or $8000100 if $64 = 0). The load port's loader, the
+    /// image tokenizer's memory view and the MEGA65 program all follow this.
+    pub fn segments(&self) -> Vec<Segment> {
+        let mut v = vec![Segment {
+            file_offset: 0,
+            address: BASE,
+            len: HEADER_LEN as u64,
+        }];
+        let mut off = HEADER_LEN as u64;
+        if self.host_len != 0 {
+            v.push(Segment {
+                file_offset: off,
+                address: self.host_base,
+                len: self.host_len as u64,
+            });
+            off += self.host_len as u64;
+        }
+        v.push(Segment {
+            file_offset: off,
+            address: self.payload_address(),
+            len: self.payload_len as u64,
+        });
+        v
+    }
+}
+
+/// One contiguous piece of an image file and the SSNAIL address it loads to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub file_offset: u64,
+    pub address: u32,
+    pub len: u64,
 }
 
 /// Round `v` up to a multiple of `a` (a power of two or not).

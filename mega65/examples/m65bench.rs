@@ -1,6 +1,6 @@
 //! m65bench: the MEGA65 program's speed in emulated 45GS02 cycles (40.5 MHz), per family.
 //!
-//!     cargo run --release -p ssnail-disk --example m65bench [-- --smollm2] [--prg FILE]
+//!     cargo run --release -p ssnail-mega65-program --example m65bench [-- --smollm2] [--prg FILE]
 //!
 //! (`--prg` measures a given build of the program instead of building mega65/ now.)
 //! The PRG (built with cc65 by `make -C mega65`) runs in the headless MEGA65 one instruction at a
@@ -19,13 +19,12 @@
 //!   up), the cycles until the program has read the new count, printed the token and is back at
 //!   its RUN/STOP check (`LDA $D610`), on the test models. Encoders generate no tokens.
 
-#[path = "../tests/common/mod.rs"]
-mod common;
+use ssnail_mega65_program as common;
 
 use anyhow::{bail, Context, Result};
 use ssnail_convert::{convert, Options};
-use ssnail_emu::core::{Machine as Core, Numerics, Ssnail};
-use ssnail_emu::mega65::{KeyScript, Machine, CPU_HZ};
+use ssnail_core::{Machine as Core, Numerics, Ssnail};
+use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_format::ggml::GgmlType;
 use ssnail_format::image::{rt, BASE};
 use ssnail_testkit::llama_vocab;
@@ -107,7 +106,7 @@ impl Run {
     }
 
     fn generated(&self) -> u32 {
-        ssnail_emu::core::runtime(&self.m.ssnail.device.as_ref().unwrap().machine).generated
+        ssnail_core::runtime(&self.m.ssnail.device.as_ref().unwrap().machine).generated
     }
 
     fn flat_ptr(&mut self) -> u32 {

@@ -1,16 +1,12 @@
-//! Shared by the MEGA65 program's tests and the m65bench example: where the
+//! The MEGA65 program's test harness, shared by its tests and the m65bench example: where the
 //! MEGA65 sources are, and the PRG built with the project's own make rule.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The MEGA65 program's folder (C, assembler, host test sources, build.mk).
 pub fn mega65_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the workspace root")
-        .join("mega65")
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
 }
 
 /// `make mega65-prg` (cc65, linker/mega65.cfg) with its output under

@@ -3,7 +3,7 @@
 //! the real llama-spm, gpt-2 and bert-bge vocabularies: the same ids for every line. Also the
 //! ASCII folder (mega65/src/fold.c) against ssnail_tokenizer::AsciiFolder.
 
-mod common;
+use ssnail_mega65_program as common;
 
 use ssnail_tokenizer::image::tables_only_memory;
 use ssnail_tokenizer::{AsciiFolder, ImageTables, ImageTokenizer, Vocab};

@@ -1,15 +1,15 @@
 //! The MEGA65 program (build/mega65/ssnail.prg, built here with cc65) run in the headless MEGA65
-//! (ssnail_emu::mega65) with the SSNAIL device attached, driven by typed keys, compared with the
+//! (ssnail_mega65) with the SSNAIL device attached, driven by typed keys, compared with the
 //! PC tools: the text a greedy `ssnail run` prints, the PC image tokenizer, the load port's
 //! checks. The program's transcript is read from the serial-monitor trap ($D643), which gets
 //! every character the program prints (the 25-line screen only shows the end).
 
-mod common;
+use ssnail_mega65_program as common;
 
 use ssnail_convert::{convert, Options};
 use ssnail_disk::{FileType, D81};
-use ssnail_emu::core::{Machine as Core, NoHost, Numerics, Ssnail};
-use ssnail_emu::mega65::{KeyScript, Machine, CPU_HZ};
+use ssnail_core::{Machine as Core, NoHost, Numerics, Ssnail};
+use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_format::ggml::GgmlType;
 use ssnail_testkit::llama_vocab;
 use ssnail_testkit::models::{self, ModelOpts};
@@ -763,7 +763,7 @@ fn an_r3_board_offers_8_mb_and_marks_bigger_images_too_big() {
     let mut m = Machine::new();
     let mut core = Core::new(8 << 20);
     core.numerics = Numerics::Hardware;
-    m.attach_ssnail(Ssnail::with_board(core, ssnail_emu::core::Board::R3));
+    m.attach_ssnail(Ssnail::with_board(core, ssnail_core::Board::R3));
     let sd = sd_with(&[("A_NINE.SSNAIL", &big), ("B_SMALL.SSNAIL", &img)]);
     m.set_sd_dir(sd.path().to_path_buf());
     let (_, entry) = m.load_prg(prg(), None).unwrap();
@@ -866,7 +866,7 @@ fn a_72_mb_layout_image_loads_from_the_sd_card_on_a_72_mb_board() {
     let mut m = Machine::new();
     m.attach_ssnail(Ssnail::with_board(
         Core::new(8 << 20),
-        ssnail_emu::core::Board::R3,
+        ssnail_core::Board::R3,
     ));
     let sd = sd_with(&[("SSNAIL/BIG72.SSNAIL", img)]);
     m.set_sd_dir(sd.path().to_path_buf());

@@ -1,6 +1,6 @@
-//! The SSNAIL register block at $FFD7500 (spec §9.2, decisions in
-//! docs/ssnail-registers.md): one definition that the PC tools and the
-//! headless MEGA65 both attach to. `read`/`write` take the low byte of the
+//! The SSNAIL device behind the register block at $FFD7500 (spec §9.2; the
+//! map itself is ssnail_format::registers): one device that the PC tools and
+//! the headless MEGA65 both attach to. `read`/`write` take the low byte of the
 //! I/O address ($FFD75xx → xx).
 
 use super::loadport::{self, LoadError, LoadPort, LoadReport};
@@ -8,49 +8,9 @@ use super::machine::{Fault, Host, Machine, NoHost, Regs, Step};
 use ssnail_format::image::{Header, ADDRESS_END, BASE};
 use std::path::Path;
 
-/// Register offsets from $FFD7500.
-pub mod reg {
-    pub const ID: u8 = 0x00;
-    pub const VERSION: u8 = 0x01;
-    pub const CAPS: u8 = 0x02;
-    pub const GO: u8 = 0x03;
-    pub const STATUS: u8 = 0x04;
-    pub const ERROR: u8 = 0x05;
-    pub const MEM_MB: u8 = 0x06;
-    /// Job pointer, 32-bit little-endian ($08–$0B).
-    pub const JOB0: u8 = 0x08;
-    /// PC of the last fault, 32-bit little-endian ($0C–$0F), read-only.
-    pub const FAULT_PC0: u8 = 0x0C;
-    pub const HYPERRAM_MB: u8 = 0x10;
-    pub const SDRAM_BASE: u8 = 0x11;
-    pub const SDRAM_MB: u8 = 0x12;
-    pub const HYPERRAM_BASE: u8 = 0x13;
-    pub const LP_PTR0: u8 = 0x14;
-    pub const LP_PTR1: u8 = 0x15;
-    pub const LP_PTR2: u8 = 0x16;
-    pub const LP_COMMIT: u8 = 0x17;
-    pub const LP_DATA: u8 = 0x18;
-}
-
-/// $FFD7500 reads this when SSNAIL is present.
-pub const ID_VALUE: u8 = 0x53;
-/// Register-block version.
-pub const VERSION_VALUE: u8 = 1;
-/// Capabilities bit 0: the RAM at $8000000 is SDRAM (the CPU maps SDRAM to read it).
-pub const CAP_SDRAM: u8 = 0x01;
-/// Capabilities bit 1: HyperRAM is present at the HyperRAM base ($13).
-pub const CAP_HYPERRAM: u8 = 0x02;
-/// Capabilities bit 7: this is the emulator, not an FPGA core.
-pub const CAP_EMULATOR: u8 = 0x80;
-/// Status bit 0: a job is running.
-pub const STATUS_BUSY: u8 = 0x01;
-/// Status bit 1: the last job stopped with a fault (error code ≠ 0).
-pub const STATUS_FAULT: u8 = 0x02;
-/// Load-port commit register: read bit 7 READY.
-pub const LP_READY: u8 = 0x80;
-/// Load-port commit register: read bit 6 ERROR; write bit 6 clears ERROR.
-pub const LP_ERROR: u8 = 0x40;
-pub const LP_CLEAR_ERROR: u8 = 0x40;
+// The register map is part of the contract (ssnail_format::registers); re-exported here for
+// callers of the device.
+pub use ssnail_format::registers::*;
 
 /// Which board the emulated SSNAIL sits on (sets capabilities and region defaults).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,7 +98,7 @@ impl Ssnail {
     /// the owner calls [`Ssnail::tick`] or [`Ssnail::run_job`].
     pub fn write(&mut self, r: u8, v: u8) {
         match r {
-            reg::GO if v & 1 != 0 && !self.busy => self.start_job(),
+            reg::GO if v & GO_START != 0 && !self.busy => self.start_job(),
             0x08..=0x0B => {
                 let mut b = self.job.to_le_bytes();
                 b[(r - reg::JOB0) as usize] = v;

@@ -5,7 +5,8 @@
 //! header $08, GO, run to HALT with the host's hooks (SYNC after every
 //! published token, ARGMAX sampler).
 
-use super::device::{Ssnail, LP_CLEAR_ERROR, LP_ERROR};
+use super::device::Ssnail;
+use ssnail_format::registers::{reg, LP_CLEAR_ERROR, LP_ERROR};
 use super::loadport::set_pointer;
 use super::machine::{Fault, Host, Machine};
 use ssnail_format::image::{h, rt, Header, BASE, HEADER_LEN, TOKEN_SLOTS};
@@ -135,7 +136,7 @@ impl Ssnail {
         set_pointer(self, addr, LP_CLEAR_ERROR);
         self.dma_data(data);
         set_pointer(self, BASE, 0);
-        if self.read(super::device::reg::LP_COMMIT) & LP_ERROR != 0 {
+        if self.read(reg::LP_COMMIT) & LP_ERROR != 0 {
             return Err(HostError::Port(addr));
         }
         Ok(())
@@ -274,7 +275,7 @@ impl Ssnail {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::Machine;
+    use crate::Machine;
 
     fn device() -> Ssnail {
         let mut d = Ssnail::new(Machine::new(1 << 20));

@@ -10,7 +10,7 @@
 //!
 //! Typical use:
 //! ```no_run
-//! use ssnail_emu::core::{Ssnail, NoHost, Numerics};
+//! use ssnail_core::{Ssnail, NoHost, Numerics};
 //! let (mut dev, _report) = Ssnail::load_file("model.ssnail".as_ref(), None).unwrap();
 //! dev.machine.numerics = Numerics::Hardware;
 //! let out = dev.generate(&[1, 450, 6635], 16, &mut NoHost).unwrap();

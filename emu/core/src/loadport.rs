@@ -9,9 +9,11 @@
 //! staged pointer. A flush touching anything outside memory sets ERROR and
 //! writes nothing of that flush.
 
-use super::device::{reg, Ssnail, LP_CLEAR_ERROR, LP_ERROR, LP_READY};
+use super::device::Ssnail;
+use ssnail_format::registers::{reg, LP_CLEAR_ERROR, LP_ERROR, LP_PTR_HIGH_MASK, LP_READY};
 use super::machine::Machine;
-use ssnail_format::image::{Header, HeaderError, BASE, HEADER_LEN};
+pub use ssnail_format::image::Segment;
+use ssnail_format::image::{Header, HeaderError, BASE};
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -81,7 +83,7 @@ impl LoadPort {
     /// bit 6 also clears ERROR.
     pub fn commit(&mut self, m: &mut Machine, v: u8) {
         self.flush(m);
-        let p = u32::from_le_bytes([self.staged[0], self.staged[1], self.staged[2], v & 0x0F]);
+        let p = u32::from_le_bytes([self.staged[0], self.staged[1], self.staged[2], v & LP_PTR_HIGH_MASK]);
         self.ptr = p;
         self.drain = p;
         if v & LP_CLEAR_ERROR != 0 {
@@ -140,39 +142,6 @@ pub struct LoadReport {
     pub bytes: u64,
 }
 
-/// One contiguous piece of the file and where it goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Segment {
-    pub file_offset: u64,
-    pub address: u32,
-    pub len: u64,
-}
-
-/// The segments of an image: header at $8000000, a legacy host segment if
-/// $74 ≠ 0 (at $70), then the payload at $64 (or $8000100 if $64 = 0).
-pub fn segments(h: &Header) -> Vec<Segment> {
-    let mut v = vec![Segment {
-        file_offset: 0,
-        address: BASE,
-        len: HEADER_LEN as u64,
-    }];
-    let mut off = HEADER_LEN as u64;
-    if h.host_len != 0 {
-        v.push(Segment {
-            file_offset: off,
-            address: h.host_base,
-            len: h.host_len as u64,
-        });
-        off += h.host_len as u64;
-    }
-    v.push(Segment {
-        file_offset: off,
-        address: h.payload_address(),
-        len: h.payload_len as u64,
-    });
-    v
-}
-
 /// Set the port pointer as MEGA65 software does: stage bits 0–23, then
 /// write bits 24–27 (plus `extra`, e.g. bit 6) to the commit register.
 pub fn set_pointer(dev: &mut Ssnail, addr: u32, extra: u8) {
@@ -180,7 +149,7 @@ pub fn set_pointer(dev: &mut Ssnail, addr: u32, extra: u8) {
     dev.write(reg::LP_PTR0, b[0]);
     dev.write(reg::LP_PTR1, b[1]);
     dev.write(reg::LP_PTR2, b[2]);
-    dev.write(reg::LP_COMMIT, (b[3] & 0x0F) | extra);
+    dev.write(reg::LP_COMMIT, (b[3] & LP_PTR_HIGH_MASK) | extra);
 }
 
 /// Stream an image into `dev` through the load port, 512-byte sector by
@@ -196,7 +165,7 @@ pub fn load_stream(
     let first = read_sector(src, &mut sector, file_len, 0).map_err(io)?;
     let header =
         Header::parse(&sector[..first]).map_err(|e| LoadError::Header(path.to_path_buf(), e))?;
-    let segs = segments(&header);
+    let segs = header.segments();
     let expected = header.file_len();
     if file_len != expected {
         return Err(LoadError::Length {

@@ -7,6 +7,7 @@ use super::rowpool::RowPool;
 use super::vector::{self, AttnShape, Numerics};
 use ssnail_format::ggml::{self, GgmlType};
 use ssnail_format::image::BASE;
+use ssnail_format::registers::error;
 use ssnail_format::isa::{
     AttnBlock, Instr, Op, ATTN_BLOCK_LEN, GEMV_ACC, GEMV_F16OUT, INSTR_LEN, KV_F16, KV_F32, R_ZERO,
 };
@@ -45,11 +46,11 @@ impl Fault {
     /// The error code the register block reports ($FFD7505, docs/ssnail-registers.md).
     pub fn code(&self) -> u8 {
         match self.kind {
-            FaultKind::IllegalOpcode(_) => 1,
-            FaultKind::MisalignedPc => 2,
-            FaultKind::Address { .. } => 3,
-            FaultKind::InstructionLimit(_) => 4,
-            FaultKind::BadOperand(_) => 5,
+            FaultKind::IllegalOpcode(_) => error::ILLEGAL_OPCODE,
+            FaultKind::MisalignedPc => error::MISALIGNED_PC,
+            FaultKind::Address { .. } => error::ADDRESS,
+            FaultKind::InstructionLimit(_) => error::INSTRUCTION_LIMIT,
+            FaultKind::BadOperand(_) => error::BAD_OPERAND,
         }
     }
 }

@@ -1,10 +1,10 @@
 //! Hardware numerics on a whole model, bit for bit: an independent llama
 //! forward pass written here from spec §5.3 and the §3.7 script order alone
 //! (its own tables, Q8_0 input quantiser, block sums, norms and attention —
-//! nothing from `ssnail_emu::core`), reading weights from the GGUF, compared
+//! nothing from `ssnail_core`), reading weights from the GGUF, compared
 //! with the emulator's `Numerics::Hardware` logits at every position.
 
-use ssnail_emu::core::{Host, Machine, Numerics, Ssnail};
+use ssnail_core::{Host, Machine, Numerics, Ssnail};
 use ssnail_format::ggml::{f16_to_f32, f32_to_f16, GgmlType};
 use ssnail_gguf::Gguf;
 use ssnail_testkit::models::{self, ModelOpts};

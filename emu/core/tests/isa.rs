@@ -1,7 +1,7 @@
 //! ISA v1 semantics on small hand-assembled scripts (spec §3), faults, traffic
 //! accounting (§6.4) and host hooks.
 
-use ssnail_emu::core::{FaultKind, Host, Machine, NoHost, Numerics};
+use ssnail_core::{FaultKind, Host, Machine, NoHost, Numerics};
 use ssnail_format::ggml::{f16_to_f32, f32_to_f16, quantize_native, GgmlType};
 use ssnail_format::image::BASE;
 use ssnail_format::isa::{areg, AttnBlock, Instr, Op, GEMV_ACC, GEMV_F16OUT, KV_F16, KV_F32};

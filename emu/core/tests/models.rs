@@ -3,7 +3,7 @@
 //! loaded through the load port → script → logits at every position.
 
 use ssnail_convert::{Options, Policy};
-use ssnail_emu::core::{Generation, Host, LoadError, Machine, Numerics, Ssnail};
+use ssnail_core::{Generation, Host, LoadError, Machine, Numerics, Ssnail};
 use ssnail_format::ggml::GgmlType;
 use ssnail_format::image::{rt, BASE, PAYLOAD_BASE};
 use ssnail_gguf::Gguf;
@@ -254,7 +254,7 @@ fn hw_vs_float(image: &[u8], text: &str) -> (f64, f64) {
     for (a, b) in h.iter().zip(&f) {
         let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
         worst = worst.max(rel_error(a, &b64));
-        let am = |v: &[f32]| ssnail_emu::core::vector::argmax(v);
+        let am = |v: &[f32]| ssnail_core::vector::argmax(v);
         agree += (am(a) == am(b)) as usize;
     }
     (worst, agree as f64 / f.len() as f64)

@@ -2,10 +2,10 @@
 //! counts from the measured 40.5 MHz table; chip and colour RAM, the I/O personalities, DMA, the
 //! hypervisor file calls on a host directory, the F011 drive on a D81 image, the $D610 keyboard
 //! queue, the text screen as text or PNG, CIA timers and TOD, the $D6CF exit port, and the SSNAIL
-//! device at $FFD7500 with its memory at $8000000 shared with [`crate::core`].
+//! device at $FFD7500 with its memory at $8000000 shared with [`ssnail_core`].
 //!
 //! ```no_run
-//! use ssnail_emu::mega65::{Machine, StopReason};
+//! use ssnail_mega65::{Machine, StopReason};
 //! let prg = std::fs::read("prog.prg").unwrap();
 //! let mut m = Machine::new();
 //! let (_load, entry) = m.load_prg(&prg, None).unwrap();

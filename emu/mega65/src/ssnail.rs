@@ -1,5 +1,5 @@
 //! The SSNAIL device at $FFD7500 and its memory from $8000000, shared with the core emulator
-//! ([`crate::core::Ssnail`], the one register definition).
+//! ([`ssnail_core::Ssnail`], the one register definition).
 //!
 //! Timing model: a job's instructions run interleaved with the 45GS02. Each core instruction costs
 //! the bytes it moves (the core's traffic counters) at the memory bandwidth (default 130 MB/s),
@@ -11,7 +11,7 @@
 //! Without an attached core the page reads as unpopulated I²C space (zeros, like xemu) and the
 //! memory window is plain attic RAM, allocated in 1 MiB pieces when first written.
 
-use crate::core::{NoHost, Ssnail};
+use ssnail_core::{NoHost, Ssnail};
 
 use super::bus::SSNAIL_MEM_MAX;
 use super::machine::{Machine, CPU_HZ};

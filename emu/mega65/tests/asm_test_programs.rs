@@ -1,4 +1,4 @@
-//! MEGA65 test programs assembled from emu/tests/asm with ca65/ld65 at test time and run on the
+//! MEGA65 test programs assembled from emu/mega65/tests/asm with ca65/ld65 at test time and run on the
 //! headless MEGA65: DMA (held destination into the SSNAIL load port), hypervisor file reading,
 //! F011 sectors from a D81 built here, the keyboard queue with timed keys, screen capture and the
 //! exit port.
@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ssnail_emu::core::{Machine as CoreMachine, Ssnail};
-use ssnail_emu::mega65::prg::first_prg_on_disk;
-use ssnail_emu::mega65::{KeyScript, Machine, StopReason, CPU_HZ};
+use ssnail_core::{Machine as CoreMachine, Ssnail};
+use ssnail_mega65::prg::first_prg_on_disk;
+use ssnail_mega65::{KeyScript, Machine, StopReason, CPU_HZ};
 
 fn asm_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/asm")
@@ -252,7 +252,7 @@ fn screen_capture_80x25_and_80x50() {
 
 #[test]
 fn ssnail_job_from_a_mega65_program_matches_the_direct_core_run() {
-    use ssnail_emu::core::{loadport, NoHost};
+    use ssnail_core::{loadport, NoHost};
     use ssnail_format::ggml::GgmlType;
     use ssnail_format::image::Header;
 

@@ -8,7 +8,7 @@
 //! at $2000; registers start at 0, P = $20 (E set), SP = $01FF. Unmentioned state is not checked,
 //! except PC, which defaults to the instruction's end.
 
-use ssnail_emu::mega65::{Machine, StopReason};
+use ssnail_mega65::{Machine, StopReason};
 
 /// Cycles at 40.5 MHz per base opcode: the "xemu 40MHz" column of the spec's opcode table (§1.4).
 const CYCLES_40MHZ: [u64; 256] = [
@@ -638,7 +638,7 @@ fn bsr_rts_and_16_bit_stack() {
 
 #[test]
 fn disassembler_names_prefixed_forms() {
-    use ssnail_emu::mega65::opcodes::disassemble;
+    use ssnail_mega65::opcodes::disassemble;
     let cases: [(&[u8], u16, &str, usize); 12] = [
         (&[0xD3, 0xFC, 0x0F], 0x2002, "BNE $3000", 3), // the Book's 16-bit branch example
         (&[0x42, 0x42, 0xAD, 0x00, 0x40], 0x2000, "LDQ $4000", 5),

@@ -1,7 +1,7 @@
 //! I/O registers a program without KERNAL uses: the hardware multiplier/divider, the $D02F
 //! knock, CPU speed, the CIA timers and the CPU port.
 
-use ssnail_emu::mega65::{Machine, StopReason};
+use ssnail_mega65::{Machine, StopReason};
 
 /// Runs `code` at $2000 until it writes the exit port (the code must end with an exit).
 fn run(m: &mut Machine, code: &[u8]) -> StopReason {
@@ -179,7 +179,7 @@ fn raster_interrupt_every_frame() {
     m.p = 0x24;
     m.poke_phys(0x2000, &code);
     m.pc = 0x2000;
-    assert_eq!(m.run(ssnail_emu::mega65::CPU_HZ / 5), StopReason::Budget);
+    assert_eq!(m.run(ssnail_mega65::CPU_HZ / 5), StopReason::Budget);
     assert_eq!(m.peek_phys(0x30, 1), [10]);
 }
 
@@ -206,7 +206,7 @@ fn cia2_nmi_ignores_i_and_is_edge_triggered() {
         m.poke_phys(0x2000, &code);
         m.pc = 0x2000;
         assert_eq!(
-            m.run(ssnail_emu::mega65::CPU_HZ / 100 + 2000),
+            m.run(ssnail_mega65::CPU_HZ / 100 + 2000),
             StopReason::Budget
         );
         assert_eq!(m.peek_phys(0x30, 1), [expect], "acknowledge: {ack}");

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{image, output_with_stdin, ssnail};
-use ssnail_emu::core::{NoHost, Ssnail};
+use ssnail_core::{NoHost, Ssnail};
 use ssnail_format::ggml::GgmlType;
 use ssnail_testkit::models::ModelOpts;
 use ssnail_tokenizer::{AsciiFolder, ImageTokenizer};

@@ -348,7 +348,7 @@ fn minilm_gguf_embeds_like_the_checkpoint() {
 
 #[test]
 fn minilm_import_converts_to_a_64_mb_image_that_embeds_like_the_checkpoint() {
-    use ssnail_emu::core::{NoHost, Numerics, Ssnail};
+    use ssnail_core::{NoHost, Numerics, Ssnail};
     // The default import (F16 matrices, like llama.cpp's) kept as F16 by
     // the converter; the core emulator runs the image.
     let g = Gguf::open(minilm_gguf(OutType::Auto)).unwrap();
@@ -412,7 +412,7 @@ fn values(n: usize, seed: u64, scale: f32) -> Vec<f32> {
 /// it on the core emulator (float numerics): the logits at every prompt
 /// position, as the script's ARGMAX sees them.
 fn emulated_logits(gguf: &Path, prompt: &[u32]) -> Vec<Vec<f32>> {
-    use ssnail_emu::core::{Host, Machine, Ssnail};
+    use ssnail_core::{Host, Machine, Ssnail};
     struct Capture(Vec<Vec<f32>>);
     impl Host for Capture {
         fn on_argmax(&mut self, logits: &[f32], _m: &Machine) -> Option<u32> {

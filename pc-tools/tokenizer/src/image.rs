@@ -415,16 +415,14 @@ pub fn image_memory(file: &[u8]) -> Result<Vec<u8>, String> {
             h.file_len()
         ));
     }
-    let mut segs = vec![(BASE, &file[..HEADER_LEN])];
-    let mut off = HEADER_LEN;
-    if h.host_len != 0 {
-        segs.push((h.host_base, &file[off..off + h.host_len as usize]));
-        off += h.host_len as usize;
-    }
-    segs.push((
-        h.payload_address(),
-        &file[off..off + h.payload_len as usize],
-    ));
+    let segs: Vec<(u32, &[u8])> = h
+        .segments()
+        .iter()
+        .map(|s| {
+            let at = s.file_offset as usize;
+            (s.address, &file[at..at + s.len as usize])
+        })
+        .collect();
     let mut end = 0usize;
     for (addr, bytes) in &segs {
         if *addr < BASE {

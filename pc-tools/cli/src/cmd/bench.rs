@@ -5,7 +5,7 @@
 
 use anyhow::{anyhow, Result};
 use clap::Parser;
-use ssnail_emu::core::{Generation, Host, Machine, NoHost, Numerics, Ssnail};
+use ssnail_core::{Generation, Host, Machine, NoHost, Numerics, Ssnail};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -47,7 +47,7 @@ impl Host for AvoidEos {
 /// heads, hidden 2816, Q8_0 (about 97 MB of weights), converted for 120 MiB.
 fn synthetic_image() -> Result<Vec<u8>> {
     use ssnail_format::ggml::GgmlType;
-    use ssnail_testkit::models::{self, ModelOpts};
+    use ssnail_synthetic::models::{self, ModelOpts};
     let opts = ModelOpts {
         dim: 1024,
         n_layers: 8,

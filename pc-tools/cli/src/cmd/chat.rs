@@ -24,7 +24,7 @@ macro_rules! println {
 use anyhow::{anyhow, bail, Result};
 use clap::Parser;
 use sampler::{Sampler, Settings};
-use ssnail_emu::core::{read_tokens, runtime, Host, HostError, Machine, Numerics, Ssnail};
+use ssnail_core::{read_tokens, runtime, Host, HostError, Machine, Numerics, Ssnail};
 use ssnail_format::image::{rt, stop, Arch, Header, BASE, TOKEN_SLOTS};
 use ssnail_tokenizer::{AsciiFolder, GgufTokenizer, ImageTokenizer};
 use std::io::{BufRead, IsTerminal, Write};
@@ -343,7 +343,7 @@ impl Chat {
     /// scripts, not long sessions.
     fn fresh_budget(&mut self) {
         let m = &mut self.dev.machine;
-        m.instr_limit = m.instructions + ssnail_emu::core::DEFAULT_INSTR_LIMIT;
+        m.instr_limit = m.instructions + ssnail_core::DEFAULT_INSTR_LIMIT;
     }
 
     /// One decoder turn (§7.4). `echo` prints the input's tokens first (one-shot runs).
@@ -458,7 +458,7 @@ impl Chat {
         let start = Instant::now();
         let enc = self
             .dev
-            .encode(&tokens, &mut ssnail_emu::core::NoHost)
+            .encode(&tokens, &mut ssnail_core::NoHost)
             .map_err(|e| anyhow!("{}: {e}", self.name))?;
         let secs = start.elapsed().as_secs_f64();
         if enc.stop_reason != stop::COUNT {

@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context};
 use clap::Parser;
-use ssnail_emu::core::{Board, Machine as CoreMachine, Numerics, Ssnail};
-use ssnail_emu::mega65::prg::first_prg_on_disk;
-use ssnail_emu::mega65::{KeyScript, Machine, StopReason, CPU_HZ};
+use ssnail_core::{Board, Machine as CoreMachine, Numerics, Ssnail};
+use ssnail_mega65::prg::first_prg_on_disk;
+use ssnail_mega65::{KeyScript, Machine, StopReason, CPU_HZ};
 
 const KEYS_HELP: &str = "Keys typed into the $D610 queue (several arguments are joined). \
 Plain characters are typed as given; {RETURN} (or a newline), {STOP}, {UP}, {DOWN}, {LEFT}, \
@@ -110,7 +110,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut disk_prg = None;
     if let Some(path) = &args.d81 {
         let image = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
-        if image.len() != ssnail_emu::mega65::f011::D81_SIZE {
+        if image.len() != ssnail_mega65::f011::D81_SIZE {
             bail!(
                 "{}: not a D81 image ({} bytes, expected 819200)",
                 path.display(),

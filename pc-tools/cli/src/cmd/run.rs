@@ -4,7 +4,7 @@
 
 use anyhow::{anyhow, bail, Result};
 use clap::Parser;
-use ssnail_emu::core::{vocab_piece, Host, Machine, Numerics, Ssnail};
+use ssnail_core::{vocab_piece, Host, Machine, Numerics, Ssnail};
 use ssnail_tokenizer::ImageTokenizer;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -46,7 +46,7 @@ pub struct Args {
     #[arg(long)]
     pub mem_mb: Option<f64>,
     /// Cumulative instruction limit.
-    #[arg(long, default_value_t = ssnail_emu::core::DEFAULT_INSTR_LIMIT)]
+    #[arg(long, default_value_t = ssnail_core::DEFAULT_INSTR_LIMIT)]
     pub instr_limit: u64,
 }
 
@@ -103,8 +103,8 @@ impl Host for Printer {
         if !self.print_text {
             return;
         }
-        let rt = ssnail_emu::core::runtime(m);
-        let toks = ssnail_emu::core::read_tokens(
+        let rt = ssnail_core::runtime(m);
+        let toks = ssnail_core::read_tokens(
             m,
             rt.prompt_len + self.shown,
             rt.generated.saturating_sub(self.shown),
