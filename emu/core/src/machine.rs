@@ -43,7 +43,7 @@ pub struct Fault {
 }
 
 impl Fault {
-    /// The error code the register block reports ($FFD7505, docs/ssnail-registers.md).
+    /// The error code the register block reports ($FFD7505, spec §9.2).
     pub fn code(&self) -> u8 {
         match self.kind {
             FaultKind::IllegalOpcode(_) => error::ILLEGAL_OPCODE,

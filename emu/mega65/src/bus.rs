@@ -1,4 +1,4 @@
-//! The 28-bit physical address space and the CPU's 64 KB view of it (spec §2).
+//! The 28-bit physical address space and the CPU's 64 KB view of it (spec §M2).
 //!
 //! The CPU view is kept as two 256-entry page tables (read and write). A page that lies in plain chip
 //! RAM holds its physical base, so the step loop reads and writes RAM with one table lookup; every
@@ -28,7 +28,7 @@ pub const SSNAIL_MEM_MAX: usize =
 /// Marks a page-table entry that is not plain chip RAM.
 pub const SLOW: u32 = u32::MAX;
 
-/// MAP state (spec §1.5): per half, a 4-bit block mask, a 20-bit offset and a megabyte number.
+/// MAP state (spec §M1.5): per half, a 4-bit block mask, a 20-bit offset and a megabyte number.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MapState {
     pub lo_offset: u32,
@@ -225,7 +225,7 @@ impl Machine {
         }
     }
 
-    /// User-mode view of $FFD6000–$FFD6FFF: the buffer selected by $D689 bit 7 mirrored 8× (spec §4.2).
+    /// User-mode view of $FFD6000–$FFD6FFF: the buffer selected by $D689 bit 7 mirrored 8× (spec §M4.2).
     fn sector_area_read(&self, off: u32) -> u8 {
         let base = if self.sd.bufsel_sd { 0xE00 } else { 0xC00 };
         self.sector_area[base + (off as usize & 0x1FF)]

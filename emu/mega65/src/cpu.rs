@@ -1,4 +1,4 @@
-//! The 45GS02 in its 4510 personality (spec §1): all 256 base opcodes, the E flag and 16-bit stack,
+//! The 45GS02 in its 4510 personality (spec §M1): all 256 base opcodes, the E flag and 16-bit stack,
 //! MAP/EOM, 16-bit branches, the `42 42` quad prefix, the `EA` flat-address prefix and `42 42 EA`.
 //!
 //! One `match` on the opcode; memory goes through the page-table fast path in `bus.rs`. Cycles are
@@ -255,7 +255,7 @@ impl Machine {
             | if self.a & v == 0 { flag::Z } else { 0 };
     }
 
-    /// ADC; decimal mode follows the NMOS 6502 algorithm, flags included (spec §1.2).
+    /// ADC; decimal mode follows the NMOS 6502 algorithm, flags included (spec §M1.2).
     #[inline(always)]
     fn adc(&mut self, v: u8) {
         let a = self.a as u16;
@@ -368,7 +368,7 @@ impl Machine {
         r
     }
 
-    /// 8-bit relative branch; returns the extra cycles (2 when taken, spec §1.4).
+    /// 8-bit relative branch; returns the extra cycles (2 when taken, spec §M1.4).
     #[inline(always)]
     fn branch8(&mut self, cond: bool) -> u64 {
         let off = self.fetch() as i8;
@@ -385,7 +385,7 @@ impl Machine {
         }
     }
 
-    /// 16-bit branch: target = opcode address + 2 + offset (spec §1.3).
+    /// 16-bit branch: target = opcode address + 2 + offset (spec §M1.3).
     #[inline(always)]
     fn branch16(&mut self, cond: bool) -> u64 {
         let off = self.fetch16();
@@ -412,7 +412,7 @@ impl Machine {
         let v = self.rd(addr);
         let r = f(self, v);
         if addr == 0xD019 {
-            // The 6502's dummy write of the old value is kept for $D019 only (spec §1.2), so
+            // The 6502's dummy write of the old value is kept for $D019 only (spec §M1.2), so
             // that `INC $D019` acknowledges the VIC interrupt.
             self.wr(addr, v);
         }
@@ -1297,7 +1297,7 @@ impl Machine {
             }
             0xF3 => cyc += self.branch16(self.p & flag::Z != 0),
             0xF4 => {
-                // PHW #$nnnn pushes the low byte first (spec §1.1).
+                // PHW #$nnnn pushes the low byte first (spec §M1.1).
                 let w = self.fetch16();
                 self.push(w as u8);
                 self.push((w >> 8) as u8);
@@ -1345,7 +1345,7 @@ impl Machine {
         self.cycles += cyc;
     }
 
-    /// MAP (spec §1.5): X/A program the low half, Z/Y the high half; X = $0F / Z = $0F select the
+    /// MAP (spec §M1.5): X/A program the low half, Z/Y the high half; X = $0F / Z = $0F select the
     /// megabyte instead. Blocks interrupts until EOM.
     fn exec_map(&mut self) {
         if self.x == 0x0F {

@@ -1,4 +1,4 @@
-//! The F018 "DMAgic" controller (spec §3): F018A/F018B lists, enhanced option bytes, COPY/FILL
+//! The F018 "DMAgic" controller (spec §M3): F018A/F018B lists, enhanced option bytes, COPY/FILL
 //! (plus SWAP and MIX-as-COPY), chaining, held and stepped addresses with 8.8 skip rates.
 //!
 //! Every byte goes through `read_phys`/`write_phys`, so a copy with a held destination on a device

@@ -1,4 +1,4 @@
-//! Hypervisor traps (spec §5), implemented natively instead of running Hyppo: writes to
+//! Hypervisor traps (spec §M5), implemented natively instead of running Hyppo: writes to
 //! $D640–$D67F in the MEGA65 personality. Trap 0 ($D640) is the DOS with the function in A; trap 3
 //! ($D643) writes A to the serial monitor. The SD card's FAT32 file system is played by a host
 //! directory: Hyppo upper-cases the requested name and matches only names stored in upper case, so
@@ -6,7 +6,7 @@
 //!
 //! Results follow the Hyppo convention: C set = success; C clear = failure with the error code in A.
 //! readfile leaves up to 512 bytes in the SD buffer ($FFD6E00) with the count in Y:X; at end of file
-//! it returns a zero count with C set (the Book's and xemu's behaviour, spec §5.4).
+//! it returns a zero count with C set (the Book's and xemu's behaviour, spec §M5.4).
 
 use std::fs::File;
 use std::io::Read;
@@ -134,7 +134,7 @@ impl Machine {
     pub(crate) fn hypervisor_trap(&mut self, trap: u8) {
         // A trap costs the Hyppo round trip; ~200 cycles is the order of a short Hyppo service.
         self.cycles += 200;
-        // Hyppo unmaps the $DE00 sector-buffer window on every return (spec §5.5).
+        // Hyppo unmaps the $DE00 sector-buffer window on every return (spec §M5.5).
         self.sd.window = false;
         match trap {
             0x00 => self.dos_call(self.a),

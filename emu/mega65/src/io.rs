@@ -1,4 +1,4 @@
-//! The $D000–$DFFF I/O area in its four personalities (spec §2.2): VIC registers a program without
+//! The $D000–$DFFF I/O area in its four personalities (spec §M2.2): VIC registers a program without
 //! KERNAL needs, the $D02F knock, speed, CIAs, F011, keyboard queue, hypervisor traps, SD buffer
 //! select, the exit port, DMA and the hardware multiplier/divider.
 
@@ -254,7 +254,7 @@ impl Machine {
         }
     }
 
-    /// $D768–$D77F: product and quotient of the inputs, always ready (spec §9).
+    /// $D768–$D77F: product and quotient of the inputs, always ready (spec §M9).
     fn math_read(&self, off: u16) -> u8 {
         let a = u32::from_le_bytes(self.math_in[0..4].try_into().unwrap());
         let b = u32::from_le_bytes(self.math_in[4..8].try_into().unwrap());

@@ -1,4 +1,4 @@
-//! The hardware typing queue at $D610 (spec §6) fed from a key script.
+//! The hardware typing queue at $D610 (spec §M6) fed from a key script.
 //!
 //! Key-script syntax (also in the CLI help): plain characters are typed as they are; `{NAME}` is a
 //! special key: `{RETURN}` (or a newline), `{STOP}` (RUN/STOP), `{UP}` `{DOWN}` `{LEFT}` `{RIGHT}`,

@@ -34,7 +34,7 @@ pub enum StopReason {
     Budget,
 }
 
-/// SD-card controller state a user program sees ($D680–$D68F, spec §4).
+/// SD-card controller state a user program sees ($D680–$D68F, spec §M4).
 #[derive(Clone, Debug, Default)]
 pub struct SdState {
     /// $D689 bit 7: user-mode view shows the SD buffer (1) or the F011 buffer (0).
@@ -182,7 +182,7 @@ impl Machine {
             exit_value: 0x42,
             stop: None,
         };
-        // VIC-IV defaults for the 80×25 text screen at $0800 (spec §7.1).
+        // VIC-IV defaults for the 80×25 text screen at $0800 (spec §M7.1).
         m.io_regs[0x020] = 6; // border: blue
         m.io_regs[0x021] = 6; // background: blue
         m.io_regs[0x031] = 0xE0; // H640 | FAST | attributes
@@ -216,7 +216,7 @@ impl Machine {
         self.cycles as f64 / CPU_HZ as f64
     }
 
-    /// Recomputes the cycle table from the speed registers (spec §2.4). Full speed uses the
+    /// Recomputes the cycle table from the speed registers (spec §M2.4). Full speed uses the
     /// measured 40.5 MHz table; the 3.5 MHz and 1 MHz modes are approximated by the 65CE02 table
     /// stretched to 40.5 MHz cycles (×12, ×40) — programs for this machine run at full speed.
     pub(crate) fn update_speed(&mut self) {

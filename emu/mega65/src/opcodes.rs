@@ -1,9 +1,9 @@
 //! Opcode tables of the 4510 personality, transcribed from the MEGA65 Book's opcode data
 //! (`instruction_sets/4510.opc`) and xemu's measured 40 MHz timing table (`TIMINGS_65GS_FAST`, made with
-//! MEGAcyc on real hardware) as collected in docs/MEGA65 spec §1.4. Used by the disassembly helpers and the
+//! MEGAcyc on real hardware) as collected in spec §M1.4. Used by the disassembly helpers and the
 //! cycle accounting; the execution itself is the `match` in `cpu.rs`.
 
-/// Addressing mode of a base opcode (spec §1.3).
+/// Addressing mode of a base opcode (spec §M1.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     Abs,

@@ -1,4 +1,4 @@
-//! Starting a program as BASIC 65's `RUN` would (spec §8.1): the PRG is loaded at its load address
+//! Starting a program as BASIC 65's `RUN` would (spec §M8.1): the PRG is loaded at its load address
 //! and, for a BASIC stub such as `10 BANK0:SYS8210`, execution starts at the SYS address parsed
 //! from the tokenised line.
 

@@ -1,4 +1,4 @@
-//! The text screen wherever the VIC-IV registers put it (spec §7.1): screen RAM pointer
+//! The text screen wherever the VIC-IV registers put it (spec §M7.1): screen RAM pointer
 //! $D060–$D063, characters per row $D05E, bytes per row $D058/$D059, rows $D07B (80×25 or 80×50),
 //! colours from colour RAM ($FF80000 + $D064/$D065), border/background $D020/$D021. Captured as
 //! text (lower-case character set) or as a PNG drawn with this module's own 8×8 font.
@@ -16,7 +16,7 @@ pub struct Geometry {
     pub step: u32,
 }
 
-/// The character a screen code shows in the lower-case set (spec §7.2); reverse video (bit 7)
+/// The character a screen code shows in the lower-case set (spec §M7.2); reverse video (bit 7)
 /// shows the same character. PETSCII graphics have no text equivalent and show as '▒', except
 /// the line-drawing ones.
 pub fn screen_code_char(code: u8) -> char {

@@ -1,4 +1,4 @@
-//! 45GS02 instruction tests written from the spec's facts (MEGA65.md §1): one table row per case
+//! 45GS02 instruction tests written from the spec's facts (§M1): one table row per case
 //! with code bytes, initial state, expected state and cycles; every base opcode appears at least
 //! once (checked), then decimal mode, quad and flat forms, MAP, 16-bit branches, BSR/RTS, the
 //! 16-bit stack and interrupts.
@@ -10,7 +10,7 @@
 
 use ssnail_mega65::{Machine, StopReason};
 
-/// Cycles at 40.5 MHz per base opcode: the "xemu 40MHz" column of the spec's opcode table (§1.4).
+/// Cycles at 40.5 MHz per base opcode: the "xemu 40MHz" column of the spec's opcode table (§M1.4).
 const CYCLES_40MHZ: [u64; 256] = [
     9, 7, 3, 1, 6, 4, 6, 6, 3, 2, 1, 1, 7, 5, 7, 5, // $0x
     2, 7, 7, 4, 6, 4, 6, 6, 1, 5, 1, 1, 7, 5, 7, 5, // $1x
@@ -292,7 +292,7 @@ FE 00 40 | X=01 m4001=01               | m4001=02
 FF 10 05 | m0010=80                    | PC=2008
 ";
 
-/// Decimal mode (NMOS 6502 rules, spec §1.2), quad (`42 42`), flat (`EA`) and flat quad
+/// Decimal mode (NMOS 6502 rules, spec §M1.2), quad (`42 42`), flat (`EA`) and flat quad
 /// (`42 42 EA`) forms; cycles here are the measured totals including prefix bytes (xemu's
 /// MEGAcyc table), given explicitly as `=N`.
 const PREFIXED_CASES: &str = "
