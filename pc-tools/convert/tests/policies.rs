@@ -3,10 +3,10 @@
 
 mod common;
 use common::*;
-use ssnail_convert::{convert, plan, ErrorKind, Options, Policy};
+use ssnail_convert::{convert, plan, ErrorKind, Interface, Options, Policy};
 use ssnail_format::ggml::GgmlType;
 use ssnail_gguf::writer::{GgufWriter, MetaValue};
-use ssnail_gguf::{Gguf, TensorInfo, Value};
+use ssnail_gguf::{Gguf, TensorInfo};
 use ssnail_testkit::models::{self, ModelOpts};
 
 fn auto_gpt2(wtype: GgmlType) -> ModelOpts {
@@ -71,7 +71,7 @@ fn auto_picks_the_first_that_fits_and_tracks_loss() {
     assert_eq!(lossy, p.stored.iter().filter(|s| s.matrix).count());
     let w = ssnail_convert::report::lossy_warning(&g, &p).unwrap();
     assert!(w.starts_with("WARNING: model fits in 1.5 MB only as --wtype q4_0, which loses precision on 100.0% of the weights (Q8_0 -> Q4_0)."), "{w}");
-    assert!(w.contains("WTYPE=q4_0") && w.contains("--wtype q4_0"));
+    assert!(w.contains("--wtype q4_0"));
     // Nothing fits: the too-big message says so.
     let e = plan(&g, &o(Policy::Auto, 0.5)).err().unwrap();
     assert_eq!(e.kind, ErrorKind::TooBig);
@@ -135,9 +135,10 @@ fn lossy_rule() {
     );
 }
 
-/// §1.11 too-big text: larger sizes, ATTICRAM and the context suggestion.
+/// The too-big text: what was asked and what it needs, then only what the
+/// converter's layout says fits, in the words of the interface in use.
 #[test]
-fn too_big_message() {
+fn too_big_message_suggests_only_what_fits() {
     let (_d, g) = open_named(&models::build(&auto_gpt2(GgmlType::F16)), "fp.gguf");
     let e = plan(&g, &o(Policy::All(GgmlType::F16), 0.0)).err().unwrap();
     assert_eq!(e.kind, ErrorKind::TooBig);
@@ -148,28 +149,214 @@ fn too_big_message() {
         "{}",
         lines[1]
     );
+    // Nothing fits 0 MB, whatever the format or context; 8 MB (every
+    // board) fits F16 as asked, so the larger boards add nothing.
+    assert!(!e.msg.contains("--ctx") && !e.msg.contains("weight formats fit"));
+    assert_eq!(lines[2], "A larger memory size fits:");
+    assert!(lines[3].starts_with("  --mem-mb 8 (any board): ") && lines[3].ends_with(" with f16"));
+    assert_eq!(lines.len(), 4, "{}", e.msg);
+    // Each suggestion is true: converting with it works.
+    let need: f64 = lines[3]
+        .split(": ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let p = plan(&g, &o(Policy::All(GgmlType::F16), 8.0)).unwrap();
+    assert_eq!(
+        format!("{need:.2}"),
+        format!("{:.2}", p.mem_needed as f64 / (1 << 20) as f64)
+    );
+
+    // Just below what F16 needs: Q8_0 and smaller fit here, and auto picks the first.
+    let mb = p.mem_needed as f64 / (1 << 20) as f64 - 0.01;
+    let e = plan(&g, &o(Policy::All(GgmlType::F16), mb)).err().unwrap();
+    let lines: Vec<&str> = e.msg.lines().collect();
     assert_eq!(
         lines[2],
-        "On an R4-R6 (with SDRAM), use a larger memory size:"
+        "In ".to_string()
+            + &format!("{mb}")
+            + " MB with the 32-token context, these weight formats fit:"
     );
-    assert_eq!(lines[3], "  make fp.72mb.chat (SDRAM, then HyperRAM)");
-    assert_eq!(lines[4], "  make fp.64mb.chat (all in SDRAM)");
-    assert!(lines[5].starts_with("  or ATTICRAM=72 make fp.chat"));
-    // The context asked for is 32, so the suggestion halves it (128 would not help).
     assert!(
-        lines
-            .last()
-            .unwrap()
-            .contains("CONTEXT_WINDOW=16 (ssnail convert: --ctx 16)"),
+        lines[3].starts_with("  --wtype keep") || lines[3].starts_with("  --wtype q8_0"),
         "{}",
-        lines.last().unwrap()
+        e.msg
     );
+    assert!(
+        e.msg.contains("  or --wtype auto, which picks "),
+        "{}",
+        e.msg
+    );
+    // Make's words when the Makefile converts.
+    let e = plan(
+        &g,
+        &Options {
+            interface: Interface::Make,
+            ..o(Policy::All(GgmlType::F16), mb)
+        },
+    )
+    .err()
+    .unwrap();
+    assert!(
+        e.msg.contains("  WTYPE=q8_0 (") && e.msg.contains("or WTYPE=auto"),
+        "{}",
+        e.msg
+    );
+    assert!(
+        !e.msg.contains("--"),
+        "no command-line flags under make: {}",
+        e.msg
+    );
+
     let e = plan(&g, &o(Policy::All(GgmlType::F32), 8.0 * 0.1))
         .err()
         .unwrap();
     assert!(e.msg.starts_with("fp does not fit in 0.8 MB."));
     let e = plan(&g, &o(Policy::All(GgmlType::F32), 1.0)).err().unwrap();
     assert!(!e.msg.contains("(the size that works on every board)"));
+}
+
+/// A shorter context is suggested at the longest one that fits (found by
+/// laying the model out), never a context that does not fit.
+#[test]
+fn too_big_message_gives_the_longest_context_that_fits() {
+    let (_d, g) = open_named(&models::build(&ModelOpts::llama().with_wtype(GgmlType::Q4_0)), "q4.gguf");
+    let at = |ctx: u32, mb: f64| {
+        plan(
+            &g,
+            &Options {
+                ctx: Some(ctx),
+                ..o(Policy::All(GgmlType::Q4_0), mb)
+            },
+        )
+    };
+    let need = |ctx| at(ctx, 128.0).unwrap().mem_needed as f64 / (1 << 20) as f64;
+    // A size between what 100 and 101 positions need.
+    let mb = (need(100) + need(101)) / 2.0;
+    let e = at(1000, mb).err().unwrap();
+    assert!(
+        e.msg.contains("In ") && e.msg.contains("a shorter context fits:"),
+        "{}",
+        e.msg
+    );
+    assert!(e.msg.contains("\n  --ctx 100 ("), "{}", e.msg);
+    assert!(at(100, mb).is_ok() && at(101, mb).is_err());
+    // Below what one position needs, no context is offered.
+    let e = at(1000, need(1) - 0.01).err().unwrap();
+    assert!(!e.msg.contains("--ctx"), "{}", e.msg);
+}
+
+/// A Q4_0 model of ~100M FFN weights: 2 layers of dim 256 with an FFN of
+/// `hidden` (tensor data zero; the converter's plan never reads it).
+fn wide_ffn(hidden: u64, wtype: GgmlType) -> Vec<u8> {
+    let (_d, g) = open(&models::build(&ModelOpts::llama().with_wtype(wtype)));
+    let mut w = GgufWriter::new();
+    for (k, v) in &g.metadata {
+        if k == "llama.feed_forward_length" {
+            w.meta(k, MetaValue::U32(hidden as u32));
+        } else {
+            w.meta(k, MetaValue::from(v));
+        }
+    }
+    for t in &g.tensors {
+        let shape: Vec<u64> = if t.shape.len() < 2 {
+            t.shape.clone()
+        } else if t.name.contains("ffn_down") {
+            vec![hidden, t.shape[1]]
+        } else if t.name.contains("ffn_") {
+            vec![t.shape[0], hidden]
+        } else {
+            t.shape.clone()
+        };
+        let n: u64 = shape.iter().product();
+        let bytes = n as usize / t.ty.block_len() * t.ty.block_bytes();
+        w.tensor(&t.name, &shape, t.ty, vec![0u8; bytes]).unwrap();
+    }
+    w.to_bytes().unwrap()
+}
+
+/// Too big for every board: the message says so plainly, offers the
+/// emulator's size, and how many weights a board could hold; never a size
+/// smaller than the one asked for.
+#[test]
+fn too_big_for_every_board_says_so_and_what_would_fit() {
+    let (_d, g) = open_named(&wide_ffn(100_000, GgmlType::Q4_0), "wide.gguf");
+    let e = plan(&g, &o(Policy::Auto, 8.0)).err().unwrap();
+    assert!(
+        e.msg.contains(
+            "No MEGA65 board can run wide: even --wtype q4_0 with a 1-token context needs "
+        ),
+        "{}",
+        e.msg
+    );
+    assert!(
+        e.msg.contains("more than the 72 MB of an R4-R6"),
+        "{}",
+        e.msg
+    );
+    assert!(
+        e.msg.contains("A smaller model would: 72 MB holds about "),
+        "{}",
+        e.msg
+    );
+    assert!(e.msg.contains("runs only in the emulator"), "{}", e.msg);
+    let emu: f64 = e
+        .msg
+        .split("--mem-mb ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(emu > 72.0 && emu <= 128.0, "{}", e.msg);
+    assert!(
+        !e.msg.contains("--mem-mb 64") && !e.msg.contains("--mem-mb 72"),
+        "{}",
+        e.msg
+    );
+    assert!(
+        !e.msg.contains("--ctx"),
+        "no context makes it fit 8 MB: {}",
+        e.msg
+    );
+    assert!(
+        plan(&g, &o(Policy::Auto, emu)).is_ok(),
+        "the emulator size fits"
+    );
+    assert!(plan(&g, &o(Policy::Auto, 72.0)).is_err());
+}
+
+/// The lossy warning suggests a larger memory size only when one exists
+/// above the asked size where a lossless policy fits.
+#[test]
+fn lossy_warning_never_suggests_a_smaller_memory_size() {
+    // Q8_0 source: Q8_0 needs > 100 MB, Q4_0 (lossy) about 60 MB.
+    let (_d, g) = open_named(&wide_ffn(70_016, GgmlType::Q8_0), "q8wide.gguf");
+    let p = plan(&g, &o(Policy::Auto, 100.0)).unwrap();
+    assert_eq!(p.policy, Policy::All(GgmlType::Q4_0));
+    let w = ssnail_convert::report::lossy_warning(&g, &p).unwrap();
+    assert!(
+        !w.contains("--mem-mb"),
+        "nothing larger than 100 MB is a board: {w}"
+    );
+    assert!(
+        w.contains("To accept without being asked: --wtype q4_0."),
+        "{w}"
+    );
+    // The small Q8_0 model at 1.5 MB: 8 MB holds it without loss.
+    let (_d, g) = open(&models::build(&auto_gpt2(GgmlType::Q8_0)));
+    let p = plan(&g, &o(Policy::Auto, 1.5)).unwrap();
+    let w = ssnail_convert::report::lossy_warning(&g, &p).unwrap();
+    assert!(
+        w.contains("a larger memory size (--mem-mb 8: keep without loss, any board)"),
+        "{w}"
+    );
 }
 
 /// §1.9: the limit is $8000000 + size·1 MiB exactly.
@@ -314,20 +501,9 @@ fn rewrite(
     g: &Gguf,
     edit: impl Fn(&TensorInfo) -> Option<(Vec<u64>, GgmlType, Vec<u8>)>,
 ) -> Vec<u8> {
-    fn mv(v: &Value) -> MetaValue {
-        match v {
-            Value::String(s) => MetaValue::Str(s.clone()),
-            Value::Bool(b) => MetaValue::Bool(*b),
-            Value::Number(n) if n.is_u64() => MetaValue::U32(n.as_u64().unwrap() as u32),
-            Value::Number(n) if n.is_i64() => MetaValue::I32(n.as_i64().unwrap() as i32),
-            Value::Number(n) => MetaValue::F32(n.as_f64().unwrap() as f32),
-            Value::Array(a) => MetaValue::Array(a.iter().map(mv).collect()),
-            other => panic!("unexpected metadata {other}"),
-        }
-    }
     let mut w = GgufWriter::new();
     for (k, v) in &g.metadata {
-        w.meta(k, mv(v));
+        w.meta(k, MetaValue::from(v));
     }
     for t in &g.tensors {
         if let Some((shape, ty, data)) = edit(t) {

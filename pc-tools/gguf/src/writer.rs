@@ -52,6 +52,36 @@ impl MetaValue {
     }
 }
 
+impl From<&crate::Value> for MetaValue {
+    /// A value read from a GGUF, in the same GGUF type.
+    fn from(v: &crate::Value) -> MetaValue {
+        use crate::{Array, Value};
+        match v {
+            Value::U8(x) => MetaValue::U8(*x),
+            Value::I8(x) => MetaValue::I8(*x),
+            Value::U16(x) => MetaValue::U16(*x),
+            Value::I16(x) => MetaValue::I16(*x),
+            Value::U32(x) => MetaValue::U32(*x),
+            Value::I32(x) => MetaValue::I32(*x),
+            Value::F32(x) => MetaValue::F32(*x),
+            Value::Bool(x) => MetaValue::Bool(*x),
+            Value::Str(x) => MetaValue::Str(x.clone()),
+            Value::U64(x) => MetaValue::U64(*x),
+            Value::I64(x) => MetaValue::I64(*x),
+            Value::F64(x) => MetaValue::F64(*x),
+            Value::Array(Array::Str(s)) => {
+                MetaValue::Array(s.iter().map(|x| MetaValue::Str(x.into())).collect())
+            }
+            Value::Array(a) => MetaValue::Array(
+                (0..a.len())
+                    .filter_map(|i| a.get(i))
+                    .map(|x| MetaValue::from(&x))
+                    .collect(),
+            ),
+        }
+    }
+}
+
 /// Why a GGUF could not be written.
 #[derive(Debug)]
 pub enum WriteError {

@@ -7,7 +7,7 @@ use ssnail_convert::report::fmt_mb;
 use ssnail_convert::{Options, Policy, MAX_MEM_MB};
 use ssnail_format::ggml::GgmlType;
 use ssnail_format::image::MIB;
-use ssnail_gguf::{Gguf, Value};
+use ssnail_gguf::{printable, Gguf};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -21,17 +21,6 @@ pub struct Args {
     /// KV cache format to size the images for.
     #[arg(long, default_value = "f16", value_parser = ["f16", "f32"])]
     pub kv: String,
-}
-
-/// A metadata value, with long arrays summarised.
-fn show(v: &Value) -> String {
-    match v {
-        Value::Array(a) if a.len() > 8 => format!("[{} items]", a.len()),
-        Value::String(s) if s.chars().count() > 80 => {
-            format!("{:?}…", s.chars().take(80).collect::<String>())
-        }
-        other => other.to_string(),
-    }
 }
 
 /// Append a line to the output text.
@@ -61,11 +50,17 @@ fn describe(a: &Args, o: &mut String) -> anyhow::Result<()> {
     );
     outln!(o, "parameters:");
     for (k, v) in &g.metadata {
-        outln!(o, "  {k:<44} {}", show(v));
+        outln!(o, "  {:<44} {}", printable(k), v.summary());
     }
     outln!(o, "tensors ({}):", g.tensors.len());
     for t in &g.tensors {
-        outln!(o, "  {:<32} {:<6} {:?}", t.name, t.ty.name(), t.shape);
+        outln!(
+            o,
+            "  {:<32} {:<6} {:?}",
+            printable(&t.name),
+            t.ty.name(),
+            t.shape
+        );
     }
 
     // What the converter would do.
