@@ -31,18 +31,26 @@ pub struct Hparams {
 impl Hparams {
     pub fn read(g: &Gguf) -> Result<Hparams, ConvertError> {
         let arch_name = g
-            .architecture()
+            .string("general.architecture")
+            .map_err(|e| ConvertError::model(g, e.msg))?
             .ok_or_else(|| ConvertError::model(g, "no general.architecture"))?;
         let arch = Arch::from_name(arch_name).ok_or_else(|| {
             ConvertError::model(
                 g,
-                format!("unsupported architecture '{arch_name}' (supported: llama, gpt2, bert)"),
+                format!(
+                    "unsupported architecture '{}' (supported: llama, gpt2, bert)",
+                    ssnail_gguf::printable(arch_name)
+                ),
             )
         })?;
         let a = arch.name();
+        // Keys of the wrong type are errors, never a silent default.
+        let gerr = |e: ssnail_gguf::GgufError| ConvertError::model(g, e.msg);
+        let uint = |k: &str| g.uint(&format!("{a}.{k}")).map_err(gerr);
+        let float = |k: &str| g.float(&format!("{a}.{k}")).map_err(gerr);
         let need = |k: &str| -> Result<u32, ConvertError> {
             let key = format!("{a}.{k}");
-            match g.get_u64(&key) {
+            match uint(k)? {
                 Some(v) if v > 0 && v <= u32::MAX as u64 => Ok(v as u32),
                 Some(v) => Err(ConvertError::model(
                     g,
@@ -55,14 +63,21 @@ impl Hparams {
         let n_layers = need("block_count")?;
         let n_heads = need("attention.head_count")?;
         let hidden = need("feed_forward_length")?;
-        let n_kv_heads = match g.get_u64(&format!("{a}.attention.head_count_kv")) {
-            Some(v) if v > 0 => v as u32,
-            _ => n_heads,
+        let n_kv_heads = match uint("attention.head_count_kv")? {
+            Some(v) if v > 0 && v <= u32::MAX as u64 => v as u32,
+            Some(v) => {
+                return Err(ConvertError::model(
+                    g,
+                    format!("{a}.attention.head_count_kv = {v} is out of range"),
+                ))
+            }
+            None => n_heads,
         };
-        let context_length = g
-            .get_u64(&format!("{a}.context_length"))
-            .map(|v| v.min(u32::MAX as u64) as u32)
-            .unwrap_or(2048);
+        let context_length = match uint("context_length")? {
+            Some(v) if v > 0 => v.min(u32::MAX as u64) as u32,
+            Some(_) => return Err(ConvertError::model(g, format!("{a}.context_length is 0"))),
+            None => 2048,
+        };
         if dim % n_heads != 0 || n_heads % n_kv_heads != 0 {
             return Err(ConvertError::model(
                 g,
@@ -73,9 +88,33 @@ impl Hparams {
             Arch::Llama => "attention.layer_norm_rms_epsilon",
             _ => "attention.layer_norm_epsilon",
         };
-        let eps = g.get_f64(&format!("{a}.{eps_key}")).unwrap_or(1e-5) as f32;
-        let rope_base = g.get_f64(&format!("{a}.rope.freq_base")).unwrap_or(10000.0) as f32 as f64;
-        let pooling = g.get_u64(&format!("{a}.pooling_type")).unwrap_or(1) as u32;
+        // Stored as f32: a value that is not a finite positive f32 (NaN,
+        // negative, zero, or too large for f32) would make every norm or
+        // rotation meaningless.
+        let positive = |k: &str, default: f64| -> Result<f32, ConvertError> {
+            let v = float(k)?.unwrap_or(default);
+            let f = v as f32;
+            if f.is_finite() && f > 0.0 {
+                Ok(f)
+            } else {
+                Err(ConvertError::model(
+                    g,
+                    format!("{a}.{k} = {v} is not a positive finite number"),
+                ))
+            }
+        };
+        let eps = positive(eps_key, 1e-5)?;
+        let rope_base = positive("rope.freq_base", 10000.0)? as f64;
+        let pooling = match uint("pooling_type")? {
+            None => 1,
+            Some(v) if v <= u32::MAX as u64 => v as u32,
+            Some(v) => {
+                return Err(ConvertError::model(
+                    g,
+                    format!("{a}.pooling_type = {v} is out of range"),
+                ))
+            }
+        };
         let embd = g
             .tensor("token_embd.weight")
             .ok_or_else(|| ConvertError::model(g, "missing tensor token_embd.weight"))?;
@@ -196,7 +235,9 @@ impl<'a> Tensors<'a> {
                 self.g,
                 format!(
                     "tensor {} has shape {:?}, expected {:?}",
-                    t.name, t.shape, want
+                    ssnail_gguf::printable(&t.name),
+                    t.shape,
+                    want
                 ),
             ));
         }

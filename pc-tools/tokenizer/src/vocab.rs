@@ -76,22 +76,24 @@ pub struct Vocab {
 impl Vocab {
     /// Read the vocabulary of a GGUF file; errors name the file.
     pub fn from_gguf(g: &Gguf) -> Result<Vocab, GgufError> {
+        // Keys of the wrong type are errors (typed accessors), not defaults.
         let name = g
-            .get_str("tokenizer.ggml.model")
+            .string("tokenizer.ggml.model")?
             .ok_or_else(|| g.error("no tokenizer (tokenizer.ggml.model missing)"))?;
         let model = TokModel::from_gguf_name(name).ok_or_else(|| {
             g.error(format!(
-                "unsupported tokenizer model '{name}' (supported: llama, gpt2, bert)"
+                "unsupported tokenizer model '{}' (supported: llama, gpt2, bert)",
+                ssnail_gguf::printable(name)
             ))
         })?;
         let tokens = g
-            .get_strings("tokenizer.ggml.tokens")
+            .strings("tokenizer.ggml.tokens")?
             .ok_or_else(|| g.error("no tokenizer.ggml.tokens array"))?;
         let n = tokens.len();
         if n == 0 {
             return Err(g.error("tokenizer.ggml.tokens is empty"));
         }
-        let scores: Vec<f32> = match g.get_f64s("tokenizer.ggml.scores") {
+        let scores: Vec<f32> = match g.floats("tokenizer.ggml.scores")? {
             Some(s) if s.len() == n => s.into_iter().map(|x| x as f32).collect(),
             Some(s) => {
                 return Err(g.error(format!(
@@ -101,8 +103,12 @@ impl Vocab {
             }
             None => vec![0.0; n],
         };
-        let types: Vec<i32> = match g.get_i64s("tokenizer.ggml.token_type") {
-            Some(t) if t.len() == n => t.into_iter().map(|x| x as i32).collect(),
+        let types: Vec<i32> = match g.ints("tokenizer.ggml.token_type")? {
+            Some(t) if t.len() == n => t
+                .into_iter()
+                .map(|x| i32::try_from(x))
+                .collect::<Result<_, _>>()
+                .map_err(|_| g.error("tokenizer.ggml.token_type holds a value outside i32"))?,
             Some(t) => {
                 return Err(g.error(format!(
                     "tokenizer.ggml.token_type has {} entries for {n} tokens",
@@ -111,12 +117,23 @@ impl Vocab {
             }
             None => vec![token_type::NORMAL; n],
         };
-        let merges = g.get_strings("tokenizer.ggml.merges").unwrap_or_default();
+        let merges = g.strings("tokenizer.ggml.merges")?.unwrap_or_default();
         if model == TokModel::Bpe && merges.is_empty() {
             return Err(g.error("gpt2 tokenizer without tokenizer.ggml.merges"));
         }
         let id = |key: &str| -> Result<Option<u32>, GgufError> {
-            match g.get_u64(&format!("tokenizer.ggml.{key}")) {
+            let full = format!("tokenizer.ggml.{key}");
+            if let Some(v) = g
+                .get(&full)
+                .filter(|v| v.as_i64().is_none() && v.as_u64().is_none())
+            {
+                return Err(g.error(format!(
+                    "{full} is {} ({}), expected a token id",
+                    v.summary(),
+                    v.type_name()
+                )));
+            }
+            match g.get_u64(&full) {
                 None => Ok(None),
                 Some(v) if (v as usize) < n => Ok(Some(v as u32)),
                 // Some GGUFs store -1 (as u32 0xFFFFFFFF) for "none".
@@ -126,10 +143,10 @@ impl Vocab {
                 ))),
             }
         };
-        let flag = |key: &str| g.get_bool(&format!("tokenizer.ggml.{key}"));
+        let flag = |key: &str| g.boolean(&format!("tokenizer.ggml.{key}"));
         Ok(Vocab {
             model,
-            pre: g.get_str("tokenizer.ggml.pre").map(str::to_string),
+            pre: g.string("tokenizer.ggml.pre")?.map(str::to_string),
             tokens,
             scores,
             types,
@@ -140,9 +157,9 @@ impl Vocab {
             sep_id: id("seperator_token_id")?,
             cls_id: id("cls_token_id")?,
             pad_id: id("padding_token_id")?,
-            add_bos: flag("add_bos_token"),
-            add_eos: flag("add_eos_token"),
-            add_space_prefix: flag("add_space_prefix"),
+            add_bos: flag("add_bos_token")?,
+            add_eos: flag("add_eos_token")?,
+            add_space_prefix: flag("add_space_prefix")?,
         })
     }
 
