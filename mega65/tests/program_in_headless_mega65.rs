@@ -517,7 +517,7 @@ fn without_the_ssnail_core_the_program_says_so_and_still_lists_models() {
     };
     let t = run_n(&setup, "{RETURN}{WAIT 1}r", "RETURN: load", 2, 30.0);
     assert!(
-        t.contains("SSNAIL core not found: $FFD7500 reads $00, expected $53."),
+        t.contains("SSNAIL core not found: $FFD7500 reads $ff, expected $53."),
         "{t}"
     );
     assert!(t.contains("tinyllama.ssnail"), "{t}");

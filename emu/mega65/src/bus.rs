@@ -181,8 +181,13 @@ impl Machine {
             return self.ssnail_io_read((p - SSNAIL_IO_BASE) as u8);
         }
         if (0xFFD_7000..0xFFD_8000).contains(&p) {
-            // The rest of the I²C window: no device here reads 0 (as xemu's I²C array).
-            return 0;
+            // The rest of the I²C window reads $FF. The hardware promises no value: on R3-R6 only
+            // $FFD71xx, $FFD73xx and $FFD74xx have a chip select (mega65-core 76fac1b
+            // src/vhdl/iomapper.vhdl lines 2209-2222) and every unselected fastio device drives
+            // 'Z' (e.g. sdcardio.vhdl line 1138). xemu reads $FF here (its I²C array is filled
+            // with $FF, targets/mega65/memory_mapper.c line 961), and so do we, so that the two
+            // emulators' transcripts agree; programs must test for a signature, not a value.
+            return 0xFF;
         }
         // SSNAIL memory fills the rest of $8000000–$FFFFFFF (the MEGA65's own areas above win).
         if p >= SSNAIL_MEM_BASE && p < SSNAIL_MEM_BASE + SSNAIL_MEM_MAX as u32 {

@@ -51,7 +51,14 @@ pub struct Hyppo {
     name: String,
     last_found: Option<Found>,
     files: [Option<OpenFile>; 4],
-    current: Option<usize>,
+    /// Hyppo's `dos_current_file_descriptor`: the descriptor readfile reads. openfile sets it to
+    /// the new file, and readdir, closefile and closedir to the X they are given, before they
+    /// check it (mega65-core 76fac1b src/hyppo/dos.asm lines 753-754 in trap_dos_readdir and
+    /// 853-854 in trap_dos_closefile: `ldx hypervisor_x / stx dos_current_file_descriptor`;
+    /// trap_dos_closedir, line 793, jumps to trap_dos_closefile). So a closedir after openfile leaves readfile on the closed directory:
+    /// readfile then fails, as on the real machine and in xemu (whose readfile needs the last
+    /// opened file and loses it on any close).
+    current: Option<u8>,
     /// Directory listings open through opendir / findfirst (fd = 4 + index).
     dirs: [Option<(Vec<Found>, usize)>; 2],
     last_error: u8,
@@ -191,6 +198,7 @@ impl Machine {
             0x12 => self.dos_opendir(),
             0x14 => self.dos_readdir(),
             0x16 => {
+                self.hyppo.current = Some(self.x);
                 let i = self.x.wrapping_sub(4) as usize;
                 if i < self.hyppo.dirs.len() && self.hyppo.dirs[i].is_some() {
                     self.hyppo.dirs[i] = None;
@@ -203,11 +211,9 @@ impl Machine {
             0x1A => self.dos_readfile(),
             0x20 => {
                 let fd = self.x as usize;
+                self.hyppo.current = Some(self.x);
                 if fd < 4 && self.hyppo.files[fd].is_some() {
                     self.hyppo.files[fd] = None;
-                    if self.hyppo.current == Some(fd) {
-                        self.hyppo.current = None;
-                    }
                     self.ok()
                 } else {
                     self.fail(err::INVALID_FD)
@@ -327,6 +333,7 @@ impl Machine {
     }
 
     fn dos_readdir(&mut self) {
+        self.hyppo.current = Some(self.x);
         let i = self.x.wrapping_sub(4) as usize;
         if self.y >= 0x7F {
             return self.fail(err::INVALID_ADDRESS);
@@ -395,7 +402,7 @@ impl Machine {
         match File::open(&f.path) {
             Ok(file) => {
                 self.hyppo.files[fd] = Some(OpenFile { file });
-                self.hyppo.current = Some(fd);
+                self.hyppo.current = Some(fd as u8);
                 self.a = fd as u8;
                 self.ok()
             }
@@ -407,7 +414,8 @@ impl Machine {
         let Some(fd) = self.hyppo.current else {
             return self.fail(err::INVALID_FD);
         };
-        let Some(of) = self.hyppo.files[fd].as_mut() else {
+        // A directory's descriptor (4, 5 here) or a closed file is no file to read.
+        let Some(Some(of)) = self.hyppo.files.get_mut(fd as usize) else {
             return self.fail(err::INVALID_FD);
         };
         let mut buf = [0u8; 512];

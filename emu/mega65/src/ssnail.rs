@@ -60,7 +60,8 @@ impl Machine {
         self.ssnail_advance(now);
         match &self.ssnail.device {
             Some(d) => d.read(r),
-            None => 0,
+            // No SSNAIL core: the page is part of the undecoded I²C window (bus.rs, read_phys).
+            None => 0xFF,
         }
     }
 
