@@ -5,6 +5,7 @@
 //! (`docs/` and the spec's §1–§4). This crate only describes and parses; it
 //! computes no model.
 
+pub mod c_header;
 pub mod dequant;
 pub mod ggml;
 pub mod image;

@@ -3,6 +3,20 @@
 use crate::{rd_u32, wr_u32};
 
 pub const TOKBLOCK_LEN: usize = 36;
+
+/// Field offsets inside the tokenizer block.
+pub mod tb {
+    pub const KIND: usize = 0;
+    pub const FLAGS: usize = 1;
+    pub const N_VOCAB: usize = 4;
+    pub const INDEX: usize = 8;
+    pub const INDEX_LEN: usize = 12;
+    pub const PRIORITY: usize = 16;
+    pub const BYTE_TABLE: usize = 20;
+    pub const BEGIN: usize = 24;
+    pub const END: usize = 28;
+    pub const UNK: usize = 32;
+}
 /// "None" for begin/end tokens and byte-table entries.
 pub const NONE32: u32 = 0xFFFF_FFFF;
 /// "None" in a u16 priority table.
@@ -49,17 +63,17 @@ pub struct TokBlock {
 impl TokBlock {
     pub fn encode(&self) -> [u8; TOKBLOCK_LEN] {
         let mut b = [0u8; TOKBLOCK_LEN];
-        b[0] = self.kind;
-        b[1] = self.flags;
+        b[tb::KIND] = self.kind;
+        b[tb::FLAGS] = self.flags;
         for (off, v) in [
-            (4, self.n_vocab),
-            (8, self.index),
-            (12, self.index_len),
-            (16, self.priority),
-            (20, self.byte_table),
-            (24, self.begin),
-            (28, self.end),
-            (32, self.unk),
+            (tb::N_VOCAB, self.n_vocab),
+            (tb::INDEX, self.index),
+            (tb::INDEX_LEN, self.index_len),
+            (tb::PRIORITY, self.priority),
+            (tb::BYTE_TABLE, self.byte_table),
+            (tb::BEGIN, self.begin),
+            (tb::END, self.end),
+            (tb::UNK, self.unk),
         ] {
             wr_u32(&mut b, off, v);
         }
@@ -67,16 +81,16 @@ impl TokBlock {
     }
     pub fn decode(b: &[u8]) -> TokBlock {
         TokBlock {
-            kind: b[0],
-            flags: b[1],
-            n_vocab: rd_u32(b, 4),
-            index: rd_u32(b, 8),
-            index_len: rd_u32(b, 12),
-            priority: rd_u32(b, 16),
-            byte_table: rd_u32(b, 20),
-            begin: rd_u32(b, 24),
-            end: rd_u32(b, 28),
-            unk: rd_u32(b, 32),
+            kind: b[tb::KIND],
+            flags: b[tb::FLAGS],
+            n_vocab: rd_u32(b, tb::N_VOCAB),
+            index: rd_u32(b, tb::INDEX),
+            index_len: rd_u32(b, tb::INDEX_LEN),
+            priority: rd_u32(b, tb::PRIORITY),
+            byte_table: rd_u32(b, tb::BYTE_TABLE),
+            begin: rd_u32(b, tb::BEGIN),
+            end: rd_u32(b, tb::END),
+            unk: rd_u32(b, tb::UNK),
         }
     }
     pub fn prio32(&self) -> bool {

@@ -5,10 +5,7 @@
 #ifndef __CC65__
 #define __fastcall__
 #endif
-#define TOK_SPM 0
-#define TOK_BPE 1
-#define TOK_WORDPIECE 2
-#define TOK_NONE 0xFFFFFFFFUL
+#include "ssnail_regs.h"   /* TOK_SPM, TOK_BPE, TOK_WORDPIECE, TOK_NONE, TB_*, TF_* */
 uint8_t tok_init(void);      /* reads header $78/$18 from image memory; 0 = bad block */
 extern uint8_t tok_kind;
 /* encode ASCII text; returns the number of ids written (at most max), or -1 if they do not fit */

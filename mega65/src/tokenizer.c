@@ -40,15 +40,15 @@ uint8_t tok_init(void) {
     uint8_t c;
     uint32_t blk = far_peek32(HDR(H_TOKENIZER));
     tok_vocab = far_peek32(HDR(H_VOCAB));
-    tok_kind = far_peek(blk);
-    tok_flags = far_peek(blk + 1);
-    tok_index = far_peek32(blk + 8);
-    tok_n_index = far_peek32(blk + 12);
-    prio_addr = far_peek32(blk + 16);
-    byte_table = far_peek32(blk + 20);
-    tok_begin = far_peek32(blk + 24);
-    tok_end = far_peek32(blk + 28);
-    tok_unk = far_peek32(blk + 32);
+    tok_kind = far_peek(blk + TB_KIND);
+    tok_flags = far_peek(blk + TB_FLAGS);
+    tok_index = far_peek32(blk + TB_INDEX);
+    tok_n_index = far_peek32(blk + TB_INDEX_LEN);
+    prio_addr = far_peek32(blk + TB_PRIORITY);
+    byte_table = far_peek32(blk + TB_BYTE_TABLE);
+    tok_begin = far_peek32(blk + TB_BEGIN);
+    tok_end = far_peek32(blk + TB_END);
+    tok_unk = far_peek32(blk + TB_UNK);
     /* fix 4, read from the tables once: a vocabulary with no " <digit>" token was trained with
      * digits split off first (SmolLM2's "smollm"), so a space never joins a digit */
     space_joins_digits = 1;
@@ -100,11 +100,11 @@ static void eval_pair(uint8_t i) {
     uint16_t p16;
     pair_id[i] = id;
     if (id != TOK_NONE) {
-        if (tok_flags & 0x08) {
+        if (tok_flags & TF_PRIO32) {
             p = far_peek32(prio_addr + (id << 2));
         } else {
             p16 = far_peek16(prio_addr + (id << 1));
-            if (p16 != 0xFFFF) p = p16;
+            if (p16 != TOK_NONE16) p = p16;
         }
     }
     prio_hi[i] = (uint16_t)(p >> 16);
@@ -232,7 +232,7 @@ static void wordpiece(uint8_t *t, uint8_t n) {
     for (k = 0; k < n; ++k) {
         c = t[k];
         if (c == 127 || (c < 32 && c != '\t' && c != '\n' && c != '\r')) continue;
-        if ((tok_flags & 0x02) && c >= 'A' && c <= 'Z') c += 32;
+        if ((tok_flags & TF_LOWERCASE) && c >= 'A' && c <= 'Z') c += 32;
         t[i++] = c;
     }
     n = i;
