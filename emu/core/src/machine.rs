@@ -2,15 +2,15 @@
 //! loop of ISA v1 (spec §3), with faults, traffic accounting (§6.4), trace and
 //! host hooks (§6.1).
 
-use super::gemv;
+use super::gemv::{self, Kernels};
 use super::rowpool::RowPool;
 use super::vector::{self, AttnShape, Numerics};
 use ssnail_format::ggml::{self, GgmlType};
 use ssnail_format::image::BASE;
-use ssnail_format::registers::error;
 use ssnail_format::isa::{
     AttnBlock, Instr, Op, ATTN_BLOCK_LEN, GEMV_ACC, GEMV_F16OUT, INSTR_LEN, KV_F16, KV_F32, R_ZERO,
 };
+use ssnail_format::registers::error;
 use std::fmt;
 
 /// Default cumulative instruction limit (since load).
@@ -145,6 +145,8 @@ pub struct Machine {
     threads: usize,
     /// Started at the first GEMV (a machine that never runs one starts no thread).
     pool: Option<RowPool>,
+    /// The GEMV kernels (default: the best this CPU runs; same bits for all).
+    kernels: Kernels,
 }
 
 type R<T> = Result<T, FaultKind>;
@@ -170,6 +172,7 @@ impl Machine {
             trace: false,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             pool: None,
+            kernels: Kernels::best(),
         }
     }
 
@@ -178,6 +181,21 @@ impl Machine {
     pub fn set_threads(&mut self, n: usize) {
         self.threads = n.max(1);
         self.pool = None;
+    }
+
+    /// Use GEMV kernels `k` (for tests and measurements: every kernel set
+    /// gives the same hardware-numerics bits). False, and no change, if this
+    /// CPU cannot run them.
+    pub fn set_kernels(&mut self, k: Kernels) -> bool {
+        k.supported() && {
+            self.kernels = k;
+            true
+        }
+    }
+
+    /// The GEMV kernels in use.
+    pub fn kernels(&self) -> Kernels {
+        self.kernels
     }
 
     pub fn mem_size(&self) -> usize {
@@ -202,7 +220,8 @@ impl Machine {
     }
 
     fn range(&self, addr: u64, len: u64) -> R<std::ops::Range<usize>> {
-        if addr >= BASE as u64 && addr + len <= self.mem_end() {
+        // Checked: lengths come from operands and parameter blocks.
+        if addr >= BASE as u64 && addr.checked_add(len).is_some_and(|e| e <= self.mem_end()) {
             let s = (addr - BASE as u64) as usize;
             Ok(s..s + len as usize)
         } else {
@@ -364,7 +383,9 @@ impl Machine {
                 self.set_reg(i.a, v);
             }
             Op::Lea => {
-                let v = self.addr(i.x) + self.reg(i.b) as u64 * i.z as u64;
+                let v = self
+                    .addr(i.x)
+                    .wrapping_add(self.reg(i.b) as u64 * i.z as u64);
                 self.regs.a[(i.a & 15) as usize] = (v & 0x0FFF_FFFF) as u32;
             }
             Op::Beq | Op::Bne | Op::Blt => {
@@ -388,8 +409,10 @@ impl Machine {
                         t.name()
                     ))
                 })?;
-                let mut out = vec![0f32; n0 as usize];
+                // Both ranges are checked before the output is allocated.
+                self.range(self.addr(i.z), 4 * n0 as u64)?;
                 let src = self.rd(self.addr(i.x), rb as u64)?;
+                let mut out = vec![0f32; n0 as usize];
                 ggml::dequantize_native(t, src, &mut out);
                 self.wr_f32s(self.addr(i.z), &out)?;
             }
@@ -418,7 +441,10 @@ impl Machine {
             }
             Op::LayerNorm => {
                 let x = self.rd_f32s(self.addr(i.x), n0)?;
-                let gb = self.rd_f32s(self.addr(i.y), 2 * n0)?;
+                let two = n0
+                    .checked_mul(2)
+                    .ok_or_else(|| FaultKind::BadOperand(format!("LAYERNORM of {n0} elements")))?;
+                let gb = self.rd_f32s(self.addr(i.y), two)?;
                 let (g, b) = gb.split_at(n0 as usize);
                 let mut z = vec![0f32; n0 as usize];
                 vector::layernorm(self.numerics, &x, g, b, f32::from_bits(n2), &mut z);
@@ -490,6 +516,10 @@ impl Machine {
             None
         };
         let w_range = self.range(self.addr(i.x), rows as u64 * rb as u64)?;
+        // The destination is checked before y is allocated (with 0 columns
+        // the weights take no bytes, so only this bounds `rows`).
+        let out_size = if i.b & GEMV_F16OUT != 0 { 2 } else { 4 };
+        self.range(self.addr(i.z), out_size * rows as u64)?;
         self.traffic.read += rows as u64 * rb as u64;
         let mut y = vec![0f32; rows as usize];
         {
@@ -497,8 +527,8 @@ impl Machine {
             let threads = self.threads;
             let pool = self.pool.get_or_insert_with(|| RowPool::new(threads));
             match self.numerics {
-                Numerics::Hardware => gemv::gemv_hw(t, w, &x, &mut y, pool),
-                Numerics::Float => gemv::gemv_float(t, w, &x, &mut y, pool),
+                Numerics::Hardware => gemv::gemv_hw(self.kernels, t, w, &x, &mut y, pool),
+                Numerics::Float => gemv::gemv_float(self.kernels, t, w, &x, &mut y, pool),
             }
         }
         if let Some(old) = old {
@@ -527,6 +557,7 @@ impl Machine {
             || blk.n_kv_heads == 0
             || blk.head_dim == 0
             || blk.n_kv_heads > blk.n_heads
+            || !blk.n_heads.is_multiple_of(blk.n_kv_heads)
         {
             return bad(format!(
                 "ATTN block: {} heads, {} KV heads, head_dim {}",
@@ -541,7 +572,22 @@ impl Machine {
         let rows = self.reg(i.a) as u64 + 1;
         let (hd, nh) = (blk.head_dim as usize, blk.n_heads as usize);
         let kvd = blk.n_kv_heads as u64 * hd as u64;
-        let q = self.rd_f32s(self.addr(i.y), (nh * hd) as u32)?;
+        // Every size is checked (u64, no wrap) and every range read before
+        // anything is allocated from these numbers.
+        let q_len = blk.n_heads as u64 * blk.head_dim as u64;
+        let kv_bytes = rows
+            .checked_mul(kvd)
+            .and_then(|n| n.checked_mul(esz))
+            .ok_or_else(|| {
+                FaultKind::BadOperand(format!("ATTN of {rows} rows × {kvd} KV values"))
+            })?;
+        let q_bytes = q_len.saturating_mul(4);
+        let q_range = self.range(self.addr(i.y), q_bytes)?;
+        self.range(self.addr(i.z), q_bytes)?;
+        self.range(blk.k_cache as u64, kv_bytes)?;
+        self.range(blk.v_cache as u64, kv_bytes)?;
+        self.traffic.read += q_bytes;
+        let q = le_f32s(&self.mem[q_range]);
         let widen = |b: &[u8]| -> Vec<f32> {
             if esz == 4 {
                 le_f32s(b)
@@ -551,8 +597,8 @@ impl Machine {
                     .collect()
             }
         };
-        let k = widen(self.rd(blk.k_cache as u64, rows * kvd * esz)?);
-        let v = widen(self.rd(blk.v_cache as u64, rows * kvd * esz)?);
+        let k = widen(self.rd(blk.k_cache as u64, kv_bytes)?);
+        let v = widen(self.rd(blk.v_cache as u64, kv_bytes)?);
         let shape = AttnShape {
             n_heads: nh,
             n_kv_heads: blk.n_kv_heads as usize,
