@@ -298,7 +298,14 @@ mod tests {
             }
             let _ = c;
         };
+        // Each wait has a deadline: on a machine too loaded to ever schedule
+        // the helper the test fails with a message instead of hanging.
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
         while on_helper.load(Relaxed) == 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the helper never took a chunk in 20 s"
+            );
             pool.for_each(8, &job);
         }
         let before = on_helper.load(Relaxed);
@@ -309,7 +316,12 @@ mod tests {
             "solo right after the stall"
         );
         thread::sleep(SOLO);
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
         while on_helper.load(Relaxed) == before {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the helper was never taken back in 20 s after the solo period"
+            );
             pool.for_each(8, &job);
         }
     }

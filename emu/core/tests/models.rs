@@ -491,14 +491,7 @@ fn layouts_and_load_port() {
 /// the same greedy tokens as the f64 reference on the same Q4_0 weights.
 #[test]
 fn smollm2_q4_0_matches_reference() {
-    let path = ssnail_testkit::cache::dir().join(ssnail_testkit::cache::SMOLLM2);
-    if !path.exists() {
-        eprintln!(
-            "SKIPPED: {} not found (run tools/fetch-testdata.sh)",
-            path.display()
-        );
-        return;
-    }
+    let path = ssnail_testkit::cache::require(ssnail_testkit::cache::SMOLLM2);
     let g = Gguf::open(&path).unwrap();
     // The default F16 KV cache (≤ 2e-3) and an F32 cache (≤ 1e-5).
     for (kv_f16, tol) in [(true, 2e-3), (false, 1e-5)] {

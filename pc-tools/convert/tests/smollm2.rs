@@ -2,24 +2,15 @@
 //! the test-data cache (tools/fetch-testdata.sh). Repacked tensors must be
 //! byte-identical to gguf-py's dequantise-then-quantise of the same tensors
 //! (FNV-1a 64 digests computed once with gguf-py 0.3.36's `quants`).
-//! Skipped, with a note, when the cache has not been fetched.
+//! Fails with a clear message when the cache has not been fetched (`make testdata`).
 
 use ssnail_convert::layout::Content;
 use ssnail_convert::{plan, Options, Policy};
 use ssnail_format::ggml::GgmlType;
 use std::path::PathBuf;
 
-fn model() -> Option<PathBuf> {
-    let p = ssnail_testkit::cache::dir().join(ssnail_testkit::cache::SMOLLM2);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!(
-            "skipped: {} not fetched (tools/fetch-testdata.sh)",
-            p.display()
-        );
-        None
-    }
+fn model() -> PathBuf {
+    ssnail_testkit::cache::require(ssnail_testkit::cache::SMOLLM2)
 }
 
 fn fnv1a(b: &[u8]) -> u64 {
@@ -30,7 +21,7 @@ fn fnv1a(b: &[u8]) -> u64 {
 
 #[test]
 fn smollm2_repacks_like_gguf_py() {
-    let Some(path) = model() else { return };
+    let path = model();
     let g = ssnail_gguf::Gguf::open(&path).unwrap();
     let o = Options {
         policy: Policy::All(GgmlType::Q4_0),
