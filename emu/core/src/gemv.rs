@@ -1,26 +1,33 @@
 //! GEMV kernels: y = W·x for the five native weight formats, in both numerics
 //! modes. Weights are read straight from emulator memory (rows contiguous,
-//! row starts need not be aligned), so a GEMV is one linear stream as on the
-//! hardware.
+//! row starts need not be aligned), so a GEMV is one linear stream per row
+//! as on the hardware.
 //!
 //! Each mode has a scalar *definition* (one element at a time, read top to
-//! bottom) and an optimised kernel (explicit AVX2 for Q8_0/Q4_0 rows,
-//! portable loops compiled twice — plain and AVX2 — for the rest, chosen at
-//! run time; rows split in chunks over the threads of a [`RowPool`]). Rows are
-//! independent and a row is never split, so results are bit-identical whatever
-//! the thread count; the tests check optimised == definition bit for bit.
+//! bottom) and optimised kernels, chosen at run time by the CPU's features
+//! ([`Kernels`]: AVX-512 VNNI, AVX-VNNI, AVX2, or portable Rust), rows split
+//! in chunks over the threads of a [`RowPool`]. Rows are independent and a
+//! row is never split, so results are bit-identical whatever the kernels and
+//! the thread count; the tests check optimised == definition bit for bit for
+//! every kernel set the CPU runs.
 //!
 //! **Hardware numerics, Q8_0/Q4_0 weights** (spec §5.3): x is quantised per
 //! 32-block to Q8_0 exactly as llama.cpp `quantize_row_q8_0` ([`quantize_input`]).
 //! For each row acc = +0; for each block b in order: isum = Σ qw·qx (exact
 //! integer; Q4_0 qw = nibble − 8); scale = single(dw_b × dx_b); term =
-//! single(single(isum) × scale); acc = single(acc + term).
+//! single(single(isum) × scale); acc = single(acc + term). This is the
+//! integer work of llama.cpp's `vec_dot_q4_0_q8_0`; the x86 kernels compute
+//! eight rows at once, one per vector lane, so each row keeps its own
+//! block-by-block chain while the eight rows' integer sums are reduced
+//! together.
 //!
 //! **Hardware numerics, F32/F16/BF16 weights**: x is not quantised; weights
 //! widen exactly; the exact sum of all products is rounded once ([`ExactSum`]).
 //!
 //! **Float reference**: weights dequantised exactly (Q formats: d·q), products
-//! and sums in double, rounded once to single per row. Not bit-defined.
+//! and sums in double, rounded once to single per row. Not bit-defined: the
+//! optimised kernels sum in another order, and the integer ones take x as
+//! 31-bit fixed point per block ([`LimbInput`]).
 
 use super::exact::ExactSum;
 use super::rowpool::{RowPool, MAX_CHUNKS};
@@ -49,18 +56,22 @@ pub struct Q8Input {
     pub q: Vec<i8>,
     /// Block scales as singles (the F16-rounded d widened).
     pub d: Vec<f32>,
+    /// Block sums of `q` (for the kernels that multiply unsigned weights).
+    pub s: Vec<i32>,
 }
 
 /// Q8_0-quantise a GEMV input (length a multiple of 32) as llama.cpp does.
 pub fn quantize_input(x: &[f32]) -> Q8Input {
     let mut q = Vec::with_capacity(x.len());
     let mut d = Vec::with_capacity(x.len() / 32);
+    let mut s = Vec::with_capacity(x.len() / 32);
     for blk in x.chunks_exact(32) {
         let (db, qb) = quantize_block_q8_0(blk);
         d.push(f16(db));
+        s.push(qb.iter().map(|&v| v as i32).sum());
         q.extend_from_slice(&qb);
     }
-    Q8Input { q, d }
+    Q8Input { q, d, s }
 }
 
 /// The formats GEMV and DEQROW accept.
@@ -158,9 +169,75 @@ pub fn row_float_definition(t: GgmlType, row: &[u8], x: &[f32]) -> f32 {
 }
 
 // ---------------------------------------------------------------------------
-// Optimised kernels. Generic bodies are `inline(always)` so that each is
-// compiled twice: once plain and once inside an AVX2 `target_feature`
-// function, chosen at run time.
+// Kernel choice.
+
+/// The instruction sets the optimised kernels are written for. The best one
+/// the CPU offers is chosen at run time ([`Kernels::best`]); every one gives
+/// the same hardware-numerics bits (tests force each in turn).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kernels {
+    /// Plain Rust, one row at a time (any CPU).
+    Portable,
+    /// x86-64 AVX2 + F16C + FMA: eight rows at a time, one per vector lane.
+    Avx2,
+    /// AVX2 with AVX-VNNI: the integer block sums by `vpdpbusd` (256-bit).
+    AvxVnni,
+    /// AVX-512 VNNI + VL: `vpdpbusd` on 256-bit vectors. (512-bit vectors,
+    /// two rows per register, measured slower on a Zen 4, which splits them
+    /// in two; AVX-512BW without VNNI adds nothing these kernels use over AVX2.)
+    Avx512Vnni,
+}
+
+impl Kernels {
+    /// Every kernel set, worst first.
+    pub const ALL: [Kernels; 4] = [
+        Kernels::Portable,
+        Kernels::Avx2,
+        Kernels::AvxVnni,
+        Kernels::Avx512Vnni,
+    ];
+
+    /// Whether this CPU can run these kernels.
+    pub fn supported(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::is_x86_feature_detected as has;
+            static F: OnceLock<[bool; 4]> = OnceLock::new();
+            let f = F.get_or_init(|| {
+                let avx2 = has!("avx2") && has!("f16c") && has!("fma");
+                [
+                    true,
+                    avx2,
+                    avx2 && has!("avxvnni"),
+                    avx2 && has!("avx512f") && has!("avx512vl") && has!("avx512vnni"),
+                ]
+            });
+            f[self as usize]
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self == Kernels::Portable
+        }
+    }
+
+    /// The fastest kernels this CPU runs.
+    pub fn best() -> Kernels {
+        *Kernels::ALL.iter().rev().find(|k| k.supported()).unwrap()
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernels::Portable => "portable",
+            Kernels::Avx2 => "AVX2",
+            Kernels::AvxVnni => "AVX-VNNI",
+            Kernels::Avx512Vnni => "AVX-512 VNNI",
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Portable kernels. Generic bodies are `inline(always)` so that the float
+// ones are also compiled inside an AVX2 `target_feature` function.
 
 /// Exact integer dot product of one Q8_0 weight block with 32 input int8s.
 #[inline(always)]
@@ -190,7 +267,6 @@ fn isum_q4(w: &[u8], x: &[i8]) -> i32 {
 
 /// Hardware rows for Q formats: block integer sums, then the float chain in
 /// block order.
-#[inline(always)]
 fn rows_hw_q_body(t: GgmlType, w: &[u8], rb: usize, r0: usize, xq: &Q8Input, y: &mut [f32]) {
     let nb = xq.d.len();
     let bb = t.block_bytes();
@@ -211,7 +287,7 @@ fn rows_hw_q_body(t: GgmlType, w: &[u8], rb: usize, r0: usize, xq: &Q8Input, y: 
 }
 
 /// Float reference rows, portable (double accumulation in 8 independent lanes
-/// so it vectorises); Q formats use the AVX2 kernel where available.
+/// so it vectorises).
 #[inline(always)]
 fn rows_float_body(t: GgmlType, w: &[u8], rb: usize, r0: usize, x: &[f64], y: &mut [f32]) {
     let n = x.len();
@@ -303,9 +379,561 @@ fn rows_hw_float_body(t: GgmlType, w: &[u8], rb: usize, r0: usize, x: &[f32], y:
     }
 }
 
+// ---------------------------------------------------------------------------
+// Float-reference input for the integer kernels.
+
+/// The GEMV input of a float-reference Q8_0/Q4_0 GEMV as 31-bit fixed point
+/// per 32-block: X_j = round(x_j · 2^s_b), |X_j| ≤ 2^30 where 2^(30 − s_b)
+/// is the smallest power of two above the block's largest |x_j|, so each x_j
+/// is kept to within 2^-31 of that largest magnitude (an f32 carries 2^-24).
+/// X_j is split in four signed byte limbs, X = Σ_k L_k·2^(8k), so the
+/// integer kernels compute Σ_j q_j·X_j exactly with byte dot products; the
+/// block sum times d_b · 2^-s_b is then exact in double, and only the
+/// accumulation over blocks rounds, as in the definition.
+pub struct LimbInput {
+    /// Per block, 128 bytes: limb k of element j at 32k + j.
+    pub limbs: Vec<i8>,
+    /// Per block: 2^-s_b, the value of one unit of X.
+    pub unit: Vec<f64>,
+    /// Per block: Σ_j X_j (for the weight offsets: Q4_0 nibble − 8, Q8_0 + 128).
+    pub sum: Vec<i64>,
+}
+
+/// [`LimbInput`] of `x` (length a multiple of 32), or None if `x` holds an
+/// infinity or NaN (then the double kernels run).
+pub fn limb_input(x: &[f32]) -> Option<LimbInput> {
+    let nb = x.len() / 32;
+    let mut li = LimbInput {
+        limbs: vec![0; nb * 128],
+        unit: vec![0.0; nb],
+        sum: vec![0; nb],
+    };
+    for (b, blk) in x.chunks_exact(32).enumerate() {
+        let mut m = 0f32;
+        for v in blk {
+            if !v.is_finite() {
+                return None;
+            }
+            m = m.max(v.abs());
+        }
+        // e: 2^e is the smallest power of two above m (exponent of m as a
+        // double, which is normal for every f32).
+        let e = if m > 0.0 {
+            (((m as f64).to_bits() >> 52) & 0x7FF) as i32 - 1023 + 1
+        } else {
+            0
+        };
+        let s = 30 - e;
+        let up = 2f64.powi(s);
+        li.unit[b] = 2f64.powi(-s);
+        let mut sum = 0i64;
+        for (j, &v) in blk.iter().enumerate() {
+            // Exact scaling by a power of two, then rounding to an integer.
+            let xv = (v as f64 * up).round() as i32;
+            sum += xv as i64;
+            let mut r = xv;
+            for k in 0..3 {
+                let d = r as i8;
+                li.limbs[128 * b + 32 * k + j] = d;
+                r = (r - d as i32) >> 8;
+            }
+            li.limbs[128 * b + 96 + j] = r as i8;
+        }
+        li.sum[b] = sum;
+    }
+    Some(li)
+}
+
+/// The float-reference input: doubles, and the limbs where the kernel uses them.
+struct FloatInput {
+    x64: Vec<f64>,
+    limbs: Option<LimbInput>,
+}
+
+// ---------------------------------------------------------------------------
+// x86-64 kernels: eight rows at a time, row r in lane r of the accumulator,
+// so each row keeps its own block-by-block chain while the integer block
+// sums of the eight rows are reduced together.
+
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn rows_hw_float_avx2(
+mod x86 {
+    use super::{LimbInput, Q8Input};
+    use std::arch::x86_64::*;
+
+    /// How the integer block sums are formed: `maddubs` + `madd` (AVX2), or
+    /// `vpdpbusd` in its EVEX (AVX-512 VNNI) or VEX (AVX-VNNI) encoding.
+    pub const MADD: u8 = 0;
+    pub const VNNI512: u8 = 1;
+    pub const VNNI256: u8 = 2;
+
+    /// Rows of the eight lanes from group start `g` of `n` rows (missing rows
+    /// repeat the last one; their results are not stored).
+    #[inline(always)]
+    pub unsafe fn lane_ptrs(w: &[u8], rb: usize, r0: usize, n: usize, g: usize) -> [*const u8; 8] {
+        std::array::from_fn(|k| w.as_ptr().add((r0 + (g + k).min(n - 1)) * rb))
+    }
+
+    /// How far ahead of the current eight rows the kernels prefetch (bytes).
+    pub const PREFETCH: usize = 8192;
+
+    /// Prefetch the part of the weights the kernel reaches PREFETCH bytes
+    /// later: the eight rows of a group are contiguous (8·rb bytes), and each
+    /// block step moves through 8·bb of them. Hardware prefetchers do not
+    /// follow eight interleaved streams that move 18 bytes per step well.
+    #[inline(always)]
+    pub unsafe fn prefetch_step(p0: *const u8, step: usize, b: usize) {
+        let a = p0.wrapping_add(PREFETCH + b * step);
+        let mut off = 0;
+        while off < step {
+            _mm_prefetch::<_MM_HINT_T0>(a.wrapping_add(off) as *const i8);
+            off += 64;
+        }
+    }
+
+    /// acc + Σ a_u8 · b_i8 per group of four bytes (i32 lanes).
+    #[inline(always)]
+    unsafe fn dp<const V: u8>(acc: __m256i, a: __m256i, b: __m256i) -> __m256i {
+        match V {
+            VNNI512 => _mm256_dpbusd_epi32(acc, a, b),
+            VNNI256 => _mm256_dpbusd_avx_epi32(acc, a, b),
+            _ => _mm256_add_epi32(
+                acc,
+                _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), _mm256_set1_epi16(1)),
+            ),
+        }
+    }
+
+    /// Two byte dot products summed: Σ a·b + Σ c·d per four-byte group, for
+    /// a, c ≤ 15 (Q4 nibbles: the 16-bit pair sums cannot saturate).
+    #[inline(always)]
+    unsafe fn dp2_nib<const V: u8>(a: __m256i, b: __m256i, c: __m256i, d: __m256i) -> __m256i {
+        if V == MADD {
+            let s = _mm256_add_epi16(_mm256_maddubs_epi16(a, b), _mm256_maddubs_epi16(c, d));
+            _mm256_madd_epi16(s, _mm256_set1_epi16(1))
+        } else {
+            dp::<V>(dp::<V>(_mm256_setzero_si256(), a, b), c, d)
+        }
+    }
+
+    /// The eight rows' F16 block scales at p[k] + o as singles (packed in
+    /// general-purpose registers, whose ALUs are otherwise idle, then F16C).
+    #[inline(always)]
+    unsafe fn scales8(p: &[*const u8; 8], o: usize) -> __m256 {
+        let r = |k: usize| (p[k].add(o) as *const u16).read_unaligned() as u64;
+        let lo = r(0) | r(1) << 16 | r(2) << 32 | r(3) << 48;
+        let hi = r(4) | r(5) << 16 | r(6) << 32 | r(7) << 48;
+        _mm256_cvtph_ps(_mm_set_epi64x(hi as i64, lo as i64))
+    }
+
+    /// Q4_0 block `o` of rows a and c as [a low nibbles | c low], [a high | c high].
+    #[inline(always)]
+    unsafe fn q4_pair(a: *const u8, c: *const u8, o: usize) -> (__m256i, __m256i) {
+        let low4 = _mm256_set1_epi8(0x0F);
+        let v = _mm256_loadu2_m128i(
+            c.add(o + 2) as *const __m128i,
+            a.add(o + 2) as *const __m128i,
+        );
+        (
+            _mm256_and_si256(v, low4),
+            _mm256_and_si256(_mm256_srli_epi16(v, 4), low4),
+        )
+    }
+
+    /// Sums of four pair vectors (lane half 0: row 2i, half 1: row 2i+1) as
+    /// one vector in row order 0..7.
+    #[inline(always)]
+    unsafe fn reduce_pairs(d: [__m256i; 4]) -> __m256i {
+        let s = _mm256_hadd_epi32(_mm256_hadd_epi32(d[0], d[1]), _mm256_hadd_epi32(d[2], d[3]));
+        // Now rows 0 2 4 6 1 3 5 7.
+        _mm256_permutevar8x32_epi32(s, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+    }
+
+    /// Sums of eight row vectors as one vector in row order.
+    #[inline(always)]
+    unsafe fn reduce_rows(v: [__m256i; 8]) -> __m256i {
+        let a01 = _mm256_hadd_epi32(v[0], v[1]);
+        let a23 = _mm256_hadd_epi32(v[2], v[3]);
+        let a45 = _mm256_hadd_epi32(v[4], v[5]);
+        let a67 = _mm256_hadd_epi32(v[6], v[7]);
+        let b03 = _mm256_hadd_epi32(a01, a23);
+        let b47 = _mm256_hadd_epi32(a45, a67);
+        _mm256_add_epi32(
+            _mm256_permute2x128_si256(b03, b47, 0x20),
+            _mm256_permute2x128_si256(b03, b47, 0x31),
+        )
+    }
+
+    /// Exact isum of block b for the eight rows. Q4_0: Σ nibble·x − 8·Σx
+    /// (nibbles are unsigned, so no sign trick). Q8_0: with `vpdpbusd`
+    /// Σ (w + 128)·x − 128·Σx; with `maddubs` |w| · x·sign(w) (never
+    /// saturates: |w| ≤ 128, |x| ≤ 127).
+    #[inline(always)]
+    unsafe fn isum8<const Q4: bool, const V: u8>(
+        p: &[*const u8; 8],
+        o: usize,
+        xp: *const i8,
+        sx: i32,
+    ) -> __m256i {
+        if Q4 {
+            let xl = _mm256_broadcastsi128_si256(_mm_loadu_si128(xp as *const __m128i));
+            let xh = _mm256_broadcastsi128_si256(_mm_loadu_si128(xp.add(16) as *const __m128i));
+            let d: [__m256i; 4] = std::array::from_fn(|i| {
+                let (lo, hi) = q4_pair(p[2 * i], p[2 * i + 1], o);
+                dp2_nib::<V>(lo, xl, hi, xh)
+            });
+            _mm256_sub_epi32(reduce_pairs(d), _mm256_set1_epi32(8 * sx))
+        } else {
+            let xv = _mm256_loadu_si256(xp as *const __m256i);
+            let v: [__m256i; 8] = std::array::from_fn(|k| {
+                let wv = _mm256_loadu_si256(p[k].add(o + 2) as *const __m256i);
+                if V == MADD {
+                    dp::<V>(
+                        _mm256_setzero_si256(),
+                        _mm256_sign_epi8(wv, wv),
+                        _mm256_sign_epi8(xv, wv),
+                    )
+                } else {
+                    dp::<V>(
+                        _mm256_setzero_si256(),
+                        _mm256_xor_si256(wv, _mm256_set1_epi8(-128)),
+                        xv,
+                    )
+                }
+            });
+            let s = reduce_rows(v);
+            if V == MADD {
+                s
+            } else {
+                _mm256_sub_epi32(s, _mm256_set1_epi32(128 * sx))
+            }
+        }
+    }
+
+    /// Hardware-numerics rows: per block the eight exact isums, scale =
+    /// single(dw × dx), term = single(single(isum) × scale), acc = single(acc
+    /// + term) lane by lane — the definition's chain for each row.
+    #[inline(always)]
+    pub unsafe fn rows_hw_q<const Q4: bool, const V: u8>(
+        w: &[u8],
+        rb: usize,
+        r0: usize,
+        xq: &Q8Input,
+        y: &mut [f32],
+    ) {
+        let (n, nb) = (y.len(), xq.d.len());
+        let bb = if Q4 { 18 } else { 34 };
+        assert!(w.len() >= (r0 + n) * rb && rb >= nb * bb);
+        assert!(xq.q.len() >= 32 * nb && xq.s.len() >= nb);
+        for g in (0..n).step_by(8) {
+            let p = lane_ptrs(w, rb, r0, n, g);
+            let mut acc = _mm256_setzero_ps();
+            for b in 0..nb {
+                let o = b * bb;
+                prefetch_step(p[0], 8 * bb, b);
+                let isum = isum8::<Q4, V>(&p, o, xq.q.as_ptr().add(32 * b), xq.s[b]);
+                let scale = _mm256_mul_ps(scales8(&p, o), _mm256_set1_ps(xq.d[b]));
+                acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_cvtepi32_ps(isum), scale));
+            }
+            let mut out = [0f32; 8];
+            _mm256_storeu_ps(out.as_mut_ptr(), acc);
+            let m = (n - g).min(8);
+            y[g..g + m].copy_from_slice(&out[..m]);
+        }
+    }
+
+    /// Float-reference rows from limbs: per block A = T3·2^8 + T2 and
+    /// B = T1·2^8 + T0 (T_k = Σ_j w_j·L_kj) exactly in 32-bit lanes, then in
+    /// double T = A·2^16 + B − offset·ΣX (exact, < 2^53), and acc =
+    /// fma(d·2^-s, T, acc): one rounding per block. Q8_0 needs `vpdpbusd`.
+    #[inline(always)]
+    pub unsafe fn rows_float_q<const Q4: bool, const V: u8>(
+        w: &[u8],
+        rb: usize,
+        r0: usize,
+        li: &LimbInput,
+        y: &mut [f32],
+    ) {
+        let (n, nb) = (y.len(), li.unit.len());
+        let bb = if Q4 { 18 } else { 34 };
+        assert!(Q4 || V != MADD);
+        assert!(w.len() >= (r0 + n) * rb && rb >= nb * bb);
+        assert!(li.limbs.len() >= 128 * nb && li.sum.len() >= nb);
+        let half = |v: __m256i, h: bool| {
+            if h {
+                _mm256_cvtepi32_pd(_mm256_extracti128_si256::<1>(v))
+            } else {
+                _mm256_cvtepi32_pd(_mm256_castsi256_si128(v))
+            }
+        };
+        for g in (0..n).step_by(8) {
+            let p = lane_ptrs(w, rb, r0, n, g);
+            let mut acc = [_mm256_setzero_pd(); 2];
+            for b in 0..nb {
+                let o = b * bb;
+                prefetch_step(p[0], 8 * bb, b);
+                let lp = li.limbs.as_ptr().add(128 * b);
+                let mut ab = [_mm256_setzero_si256(); 2];
+                if Q4 {
+                    let pairs: [(__m256i, __m256i); 4] =
+                        std::array::from_fn(|i| q4_pair(p[2 * i], p[2 * i + 1], o));
+                    for (j, (kh, kl)) in [(3usize, 2usize), (1, 0)].into_iter().enumerate() {
+                        let x16 = |k: usize, h: usize| {
+                            _mm256_broadcastsi128_si256(_mm_loadu_si128(
+                                lp.add(32 * k + 16 * h) as *const __m128i
+                            ))
+                        };
+                        let (hl, hh, ll, lh) = (x16(kh, 0), x16(kh, 1), x16(kl, 0), x16(kl, 1));
+                        let d: [__m256i; 4] = std::array::from_fn(|i| {
+                            let (lo, hi) = pairs[i];
+                            let a = _mm256_slli_epi32(dp2_nib::<V>(lo, hl, hi, hh), 8);
+                            if V == MADD {
+                                _mm256_add_epi32(a, dp2_nib::<V>(lo, ll, hi, lh))
+                            } else {
+                                dp::<V>(dp::<V>(a, lo, ll), hi, lh)
+                            }
+                        });
+                        ab[j] = reduce_pairs(d);
+                    }
+                } else {
+                    let wv: [__m256i; 8] = std::array::from_fn(|k| {
+                        let v = _mm256_loadu_si256(p[k].add(o + 2) as *const __m256i);
+                        _mm256_xor_si256(v, _mm256_set1_epi8(-128))
+                    });
+                    for (j, (kh, kl)) in [(3usize, 2usize), (1, 0)].into_iter().enumerate() {
+                        let xh = _mm256_loadu_si256(lp.add(32 * kh) as *const __m256i);
+                        let xl = _mm256_loadu_si256(lp.add(32 * kl) as *const __m256i);
+                        let v: [__m256i; 8] = std::array::from_fn(|k| {
+                            let a = dp::<V>(_mm256_setzero_si256(), wv[k], xh);
+                            dp::<V>(_mm256_slli_epi32(a, 8), wv[k], xl)
+                        });
+                        ab[j] = reduce_rows(v);
+                    }
+                }
+                let off = _mm256_set1_pd(if Q4 { 8.0 } else { 128.0 } * li.sum[b] as f64);
+                let unit = _mm256_set1_pd(li.unit[b]);
+                let sc = scales8(&p, o);
+                for (h, a) in acc.iter_mut().enumerate() {
+                    let hi = h == 1;
+                    let t =
+                        _mm256_fmadd_pd(half(ab[0], hi), _mm256_set1_pd(65536.0), half(ab[1], hi));
+                    let t = _mm256_sub_pd(t, off);
+                    let d = if hi {
+                        _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(sc))
+                    } else {
+                        _mm256_cvtps_pd(_mm256_castps256_ps128(sc))
+                    };
+                    *a = _mm256_fmadd_pd(_mm256_mul_pd(d, unit), t, *a);
+                }
+            }
+            let mut out = [0f32; 8];
+            _mm_storeu_ps(out.as_mut_ptr(), _mm256_cvtpd_ps(acc[0]));
+            _mm_storeu_ps(out.as_mut_ptr().add(4), _mm256_cvtpd_ps(acc[1]));
+            let m = (n - g).min(8);
+            y[g..g + m].copy_from_slice(&out[..m]);
+        }
+    }
+
+    /// Float-reference rows for Q8_0/Q4_0 in double: int8 weights widened to
+    /// double four at a time, products fused into double accumulators (q·x
+    /// is exact in double, so the fused add rounds once), d applied per
+    /// block. Used on AVX2 for Q8_0 (no `vpdpbusd`) and for inputs with
+    /// infinities or NaNs.
+    #[inline(always)]
+    pub unsafe fn rows_float_q_f64(
+        q4: bool,
+        w: &[u8],
+        rb: usize,
+        r0: usize,
+        x: &[f64],
+        y: &mut [f32],
+    ) {
+        let nb = x.len() / 32;
+        let bb = if q4 { 18 } else { 34 };
+        assert!(w.len() >= (r0 + y.len()) * rb && rb >= nb * bb);
+        let low4 = _mm_set1_epi8(0x0F);
+        let eight = _mm_set1_epi8(8);
+        for (i, out) in y.iter_mut().enumerate() {
+            let row = w.as_ptr().add((r0 + i) * rb);
+            let mut a = [_mm256_setzero_pd(); 4];
+            for b in 0..nb {
+                let blk = row.add(b * bb);
+                // 32 int8 weights as two 16-byte halves (elements 0–15, 16–31).
+                let (h0, h1) = if q4 {
+                    let bytes = _mm_loadu_si128(blk.add(2) as *const __m128i);
+                    (
+                        _mm_sub_epi8(_mm_and_si128(bytes, low4), eight),
+                        _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(bytes, 4), low4), eight),
+                    )
+                } else {
+                    (
+                        _mm_loadu_si128(blk.add(2) as *const __m128i),
+                        _mm_loadu_si128(blk.add(18) as *const __m128i),
+                    )
+                };
+                let xp = x.as_ptr().add(32 * b);
+                // Four independent chains (latency, not throughput, bound otherwise).
+                let mut s = [_mm256_setzero_pd(); 4];
+                for (h, base) in [(h0, 0usize), (h1, 16)] {
+                    let lo = _mm256_cvtepi8_epi32(h);
+                    let hi = _mm256_cvtepi8_epi32(_mm_srli_si128(h, 8));
+                    for (k, (v, off)) in [(lo, 0usize), (hi, 8)].into_iter().enumerate() {
+                        let q0 = _mm256_cvtepi32_pd(_mm256_castsi256_si128(v));
+                        let q1 = _mm256_cvtepi32_pd(_mm256_extracti128_si256(v, 1));
+                        s[2 * k] =
+                            _mm256_fmadd_pd(q0, _mm256_loadu_pd(xp.add(base + off)), s[2 * k]);
+                        s[2 * k + 1] = _mm256_fmadd_pd(
+                            q1,
+                            _mm256_loadu_pd(xp.add(base + off + 4)),
+                            s[2 * k + 1],
+                        );
+                    }
+                }
+                let d = _mm256_set1_pd(super::f16(u16::from_le_bytes([*blk, *blk.add(1)])) as f64);
+                for k in 0..4 {
+                    a[k] = _mm256_fmadd_pd(d, s[k], a[k]);
+                }
+            }
+            let mut l = [0f64; 4];
+            let s = _mm256_add_pd(_mm256_add_pd(a[0], a[1]), _mm256_add_pd(a[2], a[3]));
+            _mm256_storeu_pd(l.as_mut_ptr(), s);
+            *out = ((l[0] + l[1]) + (l[2] + l[3])) as f32;
+        }
+    }
+
+    #[target_feature(enable = "avx2,f16c,fma")]
+    pub unsafe fn hw_q_avx2(q4: bool, w: &[u8], rb: usize, r0: usize, xq: &Q8Input, y: &mut [f32]) {
+        if q4 {
+            rows_hw_q::<true, MADD>(w, rb, r0, xq, y)
+        } else {
+            rows_hw_q::<false, MADD>(w, rb, r0, xq, y)
+        }
+    }
+
+    #[target_feature(enable = "avx2,f16c,fma,avxvnni")]
+    pub unsafe fn hw_q_avxvnni(
+        q4: bool,
+        w: &[u8],
+        rb: usize,
+        r0: usize,
+        xq: &Q8Input,
+        y: &mut [f32],
+    ) {
+        if q4 {
+            rows_hw_q::<true, VNNI256>(w, rb, r0, xq, y)
+        } else {
+            rows_hw_q::<false, VNNI256>(w, rb, r0, xq, y)
+        }
+    }
+
+    #[target_feature(enable = "avx2,f16c,fma,avx512f,avx512vl,avx512vnni")]
+    pub unsafe fn hw_q_avx512vnni(
+        q4: bool,
+        w: &[u8],
+        rb: usize,
+        r0: usize,
+        xq: &Q8Input,
+        y: &mut [f32],
+    ) {
+        if q4 {
+            rows_hw_q::<true, VNNI512>(w, rb, r0, xq, y)
+        } else {
+            rows_hw_q::<false, VNNI512>(w, rb, r0, xq, y)
+        }
+    }
+
+    #[target_feature(enable = "avx2,f16c,fma")]
+    pub unsafe fn float_q4_avx2(w: &[u8], rb: usize, r0: usize, li: &LimbInput, y: &mut [f32]) {
+        rows_float_q::<true, MADD>(w, rb, r0, li, y)
+    }
+
+    #[target_feature(enable = "avx2,f16c,fma,avxvnni")]
+    pub unsafe fn float_q_avxvnni(
+        q4: bool,
+        w: &[u8],
+        rb: usize,
+        r0: usize,
+        li: &LimbInput,
+        y: &mut [f32],
+    ) {
+        if q4 {
+            rows_float_q::<true, VNNI256>(w, rb, r0, li, y)
+        } else {
+            rows_float_q::<false, VNNI256>(w, rb, r0, li, y)
+        }
+    }
+
+    #[target_feature(enable = "avx2,f16c,fma,avx512f,avx512vl,avx512vnni")]
+    pub unsafe fn float_q_avx512vnni(
+        q4: bool,
+        w: &[u8],
+        rb: usize,
+        r0: usize,
+        li: &LimbInput,
+        y: &mut [f32],
+    ) {
+        if q4 {
+            rows_float_q::<true, VNNI512>(w, rb, r0, li, y)
+        } else {
+            rows_float_q::<false, VNNI512>(w, rb, r0, li, y)
+        }
+    }
+
+    #[target_feature(enable = "avx2,f16c,fma")]
+    pub unsafe fn float_q_f64_avx2(
+        q4: bool,
+        w: &[u8],
+        rb: usize,
+        r0: usize,
+        x: &[f64],
+        y: &mut [f32],
+    ) {
+        rows_float_q_f64(q4, w, rb, r0, x, y)
+    }
+
+    #[target_feature(enable = "avx2,f16c,fma")]
+    pub unsafe fn float_body_avx2(
+        t: ssnail_format::ggml::GgmlType,
+        w: &[u8],
+        rb: usize,
+        r0: usize,
+        x: &[f64],
+        y: &mut [f32],
+    ) {
+        super::rows_float_body(t, w, rb, r0, x, y)
+    }
+
+    #[target_feature(enable = "avx2,f16c,fma")]
+    pub unsafe fn hw_float_avx2(
+        t: ssnail_format::ggml::GgmlType,
+        w: &[u8],
+        rb: usize,
+        r0: usize,
+        x: &[f32],
+        y: &mut [f32],
+    ) {
+        super::rows_hw_float_body(t, w, rb, r0, x, y)
+    }
+}
+
+/// Hardware-numerics rows `r0..r0 + y.len()` of a Q8_0/Q4_0 matrix.
+fn rows_hw_q(k: Kernels, t: GgmlType, w: &[u8], rb: usize, r0: usize, xq: &Q8Input, y: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let q4 = t == GgmlType::Q4_0;
+        // SAFETY: `k` is supported by this CPU (checked by the callers).
+        match k {
+            Kernels::Avx2 => return unsafe { x86::hw_q_avx2(q4, w, rb, r0, xq, y) },
+            Kernels::AvxVnni => return unsafe { x86::hw_q_avxvnni(q4, w, rb, r0, xq, y) },
+            Kernels::Avx512Vnni => return unsafe { x86::hw_q_avx512vnni(q4, w, rb, r0, xq, y) },
+            Kernels::Portable => {}
+        }
+    }
+    let _ = k;
+    rows_hw_q_body(t, w, rb, r0, xq, y)
+}
+
+fn rows_hw_float(
+    k: Kernels,
     t: GgmlType,
     w: &[u8],
     rb: usize,
@@ -313,187 +941,62 @@ unsafe fn rows_hw_float_avx2(
     x: &[f32],
     y: &mut [f32],
 ) {
-    rows_hw_float_body(t, w, rb, r0, x, y)
-}
-
-fn rows_hw_float(t: GgmlType, w: &[u8], rb: usize, r0: usize, x: &[f32], y: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
-    if has_avx2() {
-        // SAFETY: AVX2 was detected at run time.
-        return unsafe { rows_hw_float_avx2(t, w, rb, r0, x, y) };
+    if k != Kernels::Portable {
+        // SAFETY: every x86 kernel set includes AVX2 (checked by the callers).
+        return unsafe { x86::hw_float_avx2(t, w, rb, r0, x, y) };
     }
+    let _ = k;
     rows_hw_float_body(t, w, rb, r0, x, y)
 }
 
-/// AVX2 hardware-numerics rows for Q8_0/Q4_0. Integer block sums use the
-/// sign trick (|w| as u8 × x·sign(w) with `maddubs`, never saturating for
-/// |w| ≤ 128, |x| ≤ 127), eight blocks at a time reduced to one vector of
-/// eight exact isums; the scale and term products are IEEE single multiplies
-/// (same as scalar), and the accumulation stays a scalar chain in block order.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn rows_hw_q_avx2(t: GgmlType, w: &[u8], rb: usize, r0: usize, xq: &Q8Input, y: &mut [f32]) {
-    use std::arch::x86_64::*;
-    let nb = xq.d.len();
-    let bb = t.block_bytes();
-    let q4 = t == GgmlType::Q4_0;
-    let ones = _mm256_set1_epi16(1);
-    let low4 = _mm_set1_epi8(0x0F);
-    let eight = _mm256_set1_epi8(8);
-    let xqp = xq.q.as_ptr();
-    // Products of one block as 8 partial i32 sums.
-    let block = |blk: *const u8, b: usize| -> __m256i {
-        let wv = if q4 {
-            let bytes = _mm_loadu_si128(blk.add(2) as *const __m128i);
-            let lo = _mm_and_si128(bytes, low4);
-            let hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), low4);
-            _mm256_sub_epi8(_mm256_set_m128i(hi, lo), eight)
-        } else {
-            _mm256_loadu_si256(blk.add(2) as *const __m256i)
-        };
-        let xv = _mm256_loadu_si256(xqp.add(32 * b) as *const __m256i);
-        let p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(wv, wv), _mm256_sign_epi8(xv, wv));
-        _mm256_madd_epi16(p16, ones)
-    };
-    for (i, out) in y.iter_mut().enumerate() {
-        let row = w.as_ptr().add((r0 + i) * rb);
-        let mut acc = 0.0f32;
-        let mut b = 0;
-        while b + 8 <= nb {
-            let v: [__m256i; 8] = std::array::from_fn(|k| block(row.add((b + k) * bb), b + k));
-            let a01 = _mm256_hadd_epi32(v[0], v[1]);
-            let a23 = _mm256_hadd_epi32(v[2], v[3]);
-            let a45 = _mm256_hadd_epi32(v[4], v[5]);
-            let a67 = _mm256_hadd_epi32(v[6], v[7]);
-            let b03 = _mm256_hadd_epi32(a01, a23);
-            let b47 = _mm256_hadd_epi32(a45, a67);
-            let isum = _mm256_add_epi32(
-                _mm256_permute2x128_si256(b03, b47, 0x20),
-                _mm256_permute2x128_si256(b03, b47, 0x31),
-            );
-            let dw: [f32; 8] = std::array::from_fn(|k| {
-                let p = row.add((b + k) * bb);
-                f16(u16::from_le_bytes([*p, *p.add(1)]))
-            });
-            let scale = _mm256_mul_ps(
-                _mm256_loadu_ps(dw.as_ptr()),
-                _mm256_loadu_ps(xq.d.as_ptr().add(b)),
-            );
-            let term = _mm256_mul_ps(_mm256_cvtepi32_ps(isum), scale);
-            let mut terms = [0f32; 8];
-            _mm256_storeu_ps(terms.as_mut_ptr(), term);
-            for tv in terms {
-                acc += tv;
-            }
-            b += 8;
-        }
-        while b < nb {
-            let blk = std::slice::from_raw_parts(row.add(b * bb), bb);
-            let isum = if q4 {
-                isum_q4(&blk[2..], &xq.q[32 * b..])
-            } else {
-                isum_q8(&blk[2..], &xq.q[32 * b..])
-            };
-            acc += isum as f32 * (f16(rd16(blk, 0)) * xq.d[b]);
-            b += 1;
-        }
-        *out = acc;
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn rows_float_avx2(t: GgmlType, w: &[u8], rb: usize, r0: usize, x: &[f64], y: &mut [f32]) {
-    if matches!(t, GgmlType::Q8_0 | GgmlType::Q4_0) && std::is_x86_feature_detected!("fma") {
-        return rows_float_q_avx2(t, w, rb, r0, x, y);
-    }
-    rows_float_body(t, w, rb, r0, x, y)
-}
-
-/// Float-reference rows for Q8_0/Q4_0 with explicit AVX2: int8 weights widened
-/// to double four at a time, products fused into double accumulators
-/// (q·x is exact in double, so the fused add rounds once), d applied per block.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn rows_float_q_avx2(t: GgmlType, w: &[u8], rb: usize, r0: usize, x: &[f64], y: &mut [f32]) {
-    use std::arch::x86_64::*;
-    let nb = x.len() / 32;
-    let bb = t.block_bytes();
-    let q4 = t == GgmlType::Q4_0;
-    let low4 = _mm_set1_epi8(0x0F);
-    let eight = _mm_set1_epi8(8);
-    for (i, out) in y.iter_mut().enumerate() {
-        let row = w.as_ptr().add((r0 + i) * rb);
-        let (mut a0, mut a1) = (_mm256_setzero_pd(), _mm256_setzero_pd());
-        for b in 0..nb {
-            let blk = row.add(b * bb);
-            // 32 int8 weights as two 16-byte halves (elements 0–15, 16–31).
-            let (h0, h1) = if q4 {
-                let bytes = _mm_loadu_si128(blk.add(2) as *const __m128i);
-                (
-                    _mm_sub_epi8(_mm_and_si128(bytes, low4), eight),
-                    _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(bytes, 4), low4), eight),
-                )
-            } else {
-                (
-                    _mm_loadu_si128(blk.add(2) as *const __m128i),
-                    _mm_loadu_si128(blk.add(18) as *const __m128i),
-                )
-            };
-            let xp = x.as_ptr().add(32 * b);
-            let (mut s0, mut s1) = (_mm256_setzero_pd(), _mm256_setzero_pd());
-            for (h, base) in [(h0, 0usize), (h1, 16)] {
-                let lo = _mm256_cvtepi8_epi32(h);
-                let hi = _mm256_cvtepi8_epi32(_mm_srli_si128(h, 8));
-                for (v, off) in [(lo, 0usize), (hi, 8)] {
-                    let q0 = _mm256_cvtepi32_pd(_mm256_castsi256_si128(v));
-                    let q1 = _mm256_cvtepi32_pd(_mm256_extracti128_si256(v, 1));
-                    s0 = _mm256_fmadd_pd(q0, _mm256_loadu_pd(xp.add(base + off)), s0);
-                    s1 = _mm256_fmadd_pd(q1, _mm256_loadu_pd(xp.add(base + off + 4)), s1);
+fn rows_float(
+    k: Kernels,
+    t: GgmlType,
+    w: &[u8],
+    rb: usize,
+    r0: usize,
+    x: &FloatInput,
+    y: &mut [f32],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if k != Kernels::Portable {
+        let q4 = t == GgmlType::Q4_0;
+        let q = matches!(t, GgmlType::Q8_0 | GgmlType::Q4_0);
+        // SAFETY: `k` is supported by this CPU (checked by the callers).
+        unsafe {
+            match (&x.limbs, k) {
+                (Some(li), Kernels::Avx512Vnni) if q => {
+                    return x86::float_q_avx512vnni(q4, w, rb, r0, li, y)
                 }
+                (Some(li), Kernels::AvxVnni) if q => {
+                    return x86::float_q_avxvnni(q4, w, rb, r0, li, y)
+                }
+                (Some(li), Kernels::Avx2) if q4 => return x86::float_q4_avx2(w, rb, r0, li, y),
+                _ if q => return x86::float_q_f64_avx2(q4, w, rb, r0, &x.x64, y),
+                _ => return x86::float_body_avx2(t, w, rb, r0, &x.x64, y),
             }
-            let d = _mm256_set1_pd(f16(u16::from_le_bytes([*blk, *blk.add(1)])) as f64);
-            a0 = _mm256_fmadd_pd(d, s0, a0);
-            a1 = _mm256_fmadd_pd(d, s1, a1);
         }
-        let mut l = [0f64; 4];
-        _mm256_storeu_pd(l.as_mut_ptr(), _mm256_add_pd(a0, a1));
-        *out = ((l[0] + l[1]) + (l[2] + l[3])) as f32;
     }
+    let _ = k;
+    rows_float_body(t, w, rb, r0, &x.x64, y)
 }
 
-fn has_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        static A: OnceLock<bool> = OnceLock::new();
-        *A.get_or_init(|| std::is_x86_feature_detected!("avx2"))
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
-}
-
-fn rows_hw_q(t: GgmlType, w: &[u8], rb: usize, r0: usize, xq: &Q8Input, y: &mut [f32]) {
-    #[cfg(target_arch = "x86_64")]
-    if has_avx2() {
-        // SAFETY: AVX2 was detected at run time.
-        return unsafe { rows_hw_q_avx2(t, w, rb, r0, xq, y) };
-    }
-    rows_hw_q_body(t, w, rb, r0, xq, y)
-}
-
-fn rows_float(t: GgmlType, w: &[u8], rb: usize, r0: usize, x: &[f64], y: &mut [f32]) {
-    #[cfg(target_arch = "x86_64")]
-    if has_avx2() {
-        // SAFETY: AVX2 was detected at run time.
-        return unsafe { rows_float_avx2(t, w, rb, r0, x, y) };
-    }
-    rows_float_body(t, w, rb, r0, x, y)
+/// Whether kernels `k` take the float-reference input as limbs for format `t`.
+fn uses_limbs(k: Kernels, t: GgmlType) -> bool {
+    cfg!(target_arch = "x86_64")
+        && match k {
+            Kernels::Portable => false,
+            Kernels::Avx2 => t == GgmlType::Q4_0,
+            Kernels::AvxVnni | Kernels::Avx512Vnni => matches!(t, GgmlType::Q8_0 | GgmlType::Q4_0),
+        }
 }
 
 /// Rows per chunk: two chunks per thread, so a helper that starts late is
 /// balanced out, but no more: every chunk costs a cache-line round trip
 /// between cores and a fresh prefetch stream (measured: four or eight chunks
-/// per thread are slower). At least 16 KiB of weights per chunk.
+/// per thread are slower). At least 16 KiB of weights per chunk, and a
+/// multiple of the kernels' eight rows.
 fn chunk_rows(rows: usize, row_bytes: usize, threads: usize) -> usize {
     if threads <= 1 {
         return rows.max(1);
@@ -502,29 +1005,48 @@ fn chunk_rows(rows: usize, row_bytes: usize, threads: usize) -> usize {
     rows.div_ceil(threads * 2)
         .max(min_rows)
         .max(rows.div_ceil(MAX_CHUNKS))
+        .next_multiple_of(8)
 }
 
-/// Hardware-numerics GEMV, optimised, rows split over `pool`'s threads
-/// (bit-identical to [`gemv_hw_definition`] whatever the thread count).
-/// `w` holds `y.len()` rows of `x.len()` columns.
-pub fn gemv_hw(t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32], pool: &mut RowPool) {
+/// Hardware-numerics GEMV with kernels `k`, rows split over `pool`'s threads
+/// (bit-identical to [`gemv_hw_definition`] whatever the kernels and the
+/// thread count). `w` holds `y.len()` rows of `x.len()` columns.
+///
+/// Panics if this CPU cannot run `k` (see [`Kernels::supported`]).
+pub fn gemv_hw(k: Kernels, t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32], pool: &mut RowPool) {
+    assert!(k.supported(), "{} kernels on a CPU without them", k.name());
     let rb = t.row_bytes(x.len());
     let ch = chunk_rows(y.len(), rb, pool.threads());
     match t {
         GgmlType::Q8_0 | GgmlType::Q4_0 => {
             let xq = quantize_input(x);
-            pool.split(y, ch, |r0, ys| rows_hw_q(t, w, rb, r0, &xq, ys));
+            pool.split(y, ch, |r0, ys| rows_hw_q(k, t, w, rb, r0, &xq, ys));
         }
-        _ => pool.split(y, ch, |r0, ys| rows_hw_float(t, w, rb, r0, x, ys)),
+        _ => pool.split(y, ch, |r0, ys| rows_hw_float(k, t, w, rb, r0, x, ys)),
     }
 }
 
-/// Float-reference GEMV, optimised, rows split over `pool`'s threads.
-pub fn gemv_float(t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32], pool: &mut RowPool) {
+/// Float-reference GEMV with kernels `k`, rows split over `pool`'s threads.
+///
+/// Panics if this CPU cannot run `k`.
+pub fn gemv_float(k: Kernels, t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32], pool: &mut RowPool) {
+    assert!(k.supported(), "{} kernels on a CPU without them", k.name());
     let rb = t.row_bytes(x.len());
     let ch = chunk_rows(y.len(), rb, pool.threads());
-    let x64: Vec<f64> = x.iter().map(|&v| v as f64).collect();
-    pool.split(y, ch, |r0, ys| rows_float(t, w, rb, r0, &x64, ys));
+    let limbs = if uses_limbs(k, t) {
+        limb_input(x)
+    } else {
+        None
+    };
+    let input = FloatInput {
+        x64: if limbs.is_some() {
+            Vec::new()
+        } else {
+            x.iter().map(|&v| v as f64).collect()
+        },
+        limbs,
+    };
+    pool.split(y, ch, |r0, ys| rows_float(k, t, w, rb, r0, &input, ys));
 }
 
 #[cfg(test)]
@@ -566,16 +1088,29 @@ mod tests {
         GgmlType::Bf16,
     ];
 
+    /// The kernel sets this CPU runs (the portable one always).
+    fn kernel_sets() -> Vec<Kernels> {
+        Kernels::ALL.into_iter().filter(|k| k.supported()).collect()
+    }
+
+    fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|v| v.to_bits()).collect()
+    }
+
     #[test]
     fn optimised_equals_definition_bit_for_bit() {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
         let mut pool = RowPool::new(2);
-        // Odd row lengths (in blocks) and unaligned row starts (offset 1..3).
+        // Odd row lengths (in blocks), row counts below, at and around the
+        // kernels' groups of eight, and unaligned row starts (offset 1..3),
+        // on every kernel set this CPU has.
         for &t in &FORMATS {
             for &(rows, cols) in &[
                 (7usize, 96usize),
                 (33, 160),
                 (5, 32),
+                (8, 64),
+                (17, 288),
                 (130, 224),
                 (9, 576),
                 (3, 1536),
@@ -585,35 +1120,131 @@ mod tests {
                     w.extend(matrix(t, rows, cols, &mut rng));
                     let x: Vec<f32> = (0..cols).map(|_| rng.normal() * 2.0).collect();
                     let mut a = vec![0f32; rows];
-                    let mut b = vec![0f32; rows];
                     gemv_hw_definition(t, &w[offset..], rows, &x, &mut a);
-                    gemv_hw(t, &w[offset..], &x, &mut b, &mut pool);
-                    let ab: Vec<u32> = a.iter().map(|v| v.to_bits()).collect();
-                    let bb: Vec<u32> = b.iter().map(|v| v.to_bits()).collect();
-                    assert_eq!(ab, bb, "{} {rows}x{cols} offset {offset}", t.name());
-                    if matches!(t, GgmlType::Q8_0 | GgmlType::Q4_0) {
-                        // The portable kernel too (the AVX2 one runs above where available).
-                        let mut p = vec![0f32; rows];
-                        let xq = quantize_input(&x);
-                        rows_hw_q_body(t, &w[offset..], t.row_bytes(cols), 0, &xq, &mut p);
-                        assert_eq!(p.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), ab);
+                    for k in kernel_sets() {
+                        let mut b = vec![0f32; rows];
+                        gemv_hw(k, t, &w[offset..], &x, &mut b, &mut pool);
+                        let what =
+                            format!("{} {} {rows}x{cols} offset {offset}", k.name(), t.name());
+                        assert_eq!(bits(&a), bits(&b), "{what}");
+                        // Float mode: optimised vs the definition, within rounding.
+                        let mut c = vec![0f32; rows];
+                        gemv_float(k, t, &w[offset..], &x, &mut c, &mut pool);
+                        for r in 0..rows {
+                            let d =
+                                row_float_definition(t, &w[offset + r * t.row_bytes(cols)..], &x);
+                            assert!(
+                                (c[r] - d).abs() <= 1e-6 * d.abs().max(1.0),
+                                "{what}: float {} vs {d}",
+                                c[r]
+                            );
+                        }
                     }
-                    // Float mode: optimised lanes vs the definition, within rounding.
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn quantised_kernels_match_the_definition_on_arbitrary_block_bytes() {
+        // Quant bytes no quantiser writes (Q8_0 −128, every nibble) and
+        // scales from tiny subnormal F16 to large: what memory may hold.
+        let mut rng = Rng(7);
+        let mut pool = RowPool::new(1);
+        for t in [GgmlType::Q8_0, GgmlType::Q4_0] {
+            let (rows, cols) = (21usize, 352usize);
+            let mut w: Vec<u8> = (0..rows * t.row_bytes(cols))
+                .map(|_| rng.next() as u8)
+                .collect();
+            for blk in w.chunks_exact_mut(t.block_bytes()) {
+                // Finite F16 scales: exponent field below 31.
+                blk[1] = (rng.next() % 0x7C) as u8 | (blk[1] & 0x80);
+                if rng.next().is_multiple_of(4) {
+                    blk[2] = 0x80;
+                }
+            }
+            let mut x: Vec<f32> = (0..cols).map(|_| rng.normal() * 3.0).collect();
+            // A block with a wide dynamic range (the float kernels' fixed point).
+            x[32] = 1e-30;
+            x[33] = 4e4;
+            x[34] = -3e-7;
+            let mut a = vec![0f32; rows];
+            gemv_hw_definition(t, &w, rows, &x, &mut a);
+            for k in kernel_sets() {
+                let mut b = vec![0f32; rows];
+                gemv_hw(k, t, &w, &x, &mut b, &mut pool);
+                assert_eq!(bits(&a), bits(&b), "{} {}", k.name(), t.name());
+                let mut c = vec![0f32; rows];
+                gemv_float(k, t, &w, &x, &mut c, &mut pool);
+                for r in 0..rows {
+                    let d = row_float_definition(t, &w[r * t.row_bytes(cols)..], &x);
+                    assert!(
+                        (c[r] - d).abs() <= 1e-6 * d.abs().max(1.0),
+                        "{} {}: float {} vs {d}",
+                        k.name(),
+                        t.name(),
+                        c[r]
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn float_kernels_pass_infinities_and_nans_through() {
+        let mut rng = Rng(11);
+        let mut pool = RowPool::new(1);
+        for t in FORMATS {
+            let (rows, cols) = (10usize, 64usize);
+            let w = matrix(t, rows, cols, &mut rng);
+            for bad in [f32::INFINITY, f32::NAN] {
+                let mut x: Vec<f32> = (0..cols).map(|_| rng.normal()).collect();
+                x[40] = bad;
+                for k in kernel_sets() {
                     let mut c = vec![0f32; rows];
-                    gemv_float(t, &w[offset..], &x, &mut c, &mut pool);
+                    gemv_float(k, t, &w, &x, &mut c, &mut pool);
                     for r in 0..rows {
-                        let d = row_float_definition(t, &w[offset + r * t.row_bytes(cols)..], &x);
+                        let d = row_float_definition(t, &w[r * t.row_bytes(cols)..], &x);
                         assert!(
-                            (c[r] - d).abs() <= 1e-6 * d.abs().max(1.0),
-                            "{} {} {}",
+                            c[r].is_nan() && d.is_nan() || c[r] == d,
+                            "{} {} {bad}: {} vs {d}",
+                            k.name(),
                             t.name(),
-                            c[r],
-                            d
+                            c[r]
                         );
                     }
                 }
             }
         }
+    }
+
+    #[test]
+    fn limb_input_holds_x_to_within_2_to_the_minus_31_of_the_block_maximum() {
+        let mut rng = Rng(3);
+        let mut x: Vec<f32> = (0..96).map(|_| rng.normal() * 1e3).collect();
+        x[5] = 1e-20;
+        x[40..72].fill(0.0);
+        x[80] = f32::MAX;
+        x[81] = -f32::MIN_POSITIVE / 8.0;
+        let li = limb_input(&x).unwrap();
+        for (b, blk) in x.chunks_exact(32).enumerate() {
+            let m = blk.iter().fold(0f64, |a, v| a.max(v.abs() as f64));
+            let mut sum = 0i64;
+            for (j, &v) in blk.iter().enumerate() {
+                let l = |k: usize| li.limbs[128 * b + 32 * k + j] as i64;
+                let xv = l(0) + (l(1) << 8) + (l(2) << 16) + (l(3) << 24);
+                assert!(xv.abs() <= 1 << 30);
+                sum += xv;
+                let back = xv as f64 * li.unit[b];
+                assert!(
+                    (back - v as f64).abs() <= m * 2f64.powi(-31),
+                    "{b} {j}: {v} {back}"
+                );
+            }
+            assert_eq!(sum, li.sum[b]);
+        }
+        assert!(limb_input(&[f32::INFINITY; 32]).is_none());
+        assert!(limb_input(&[f32::NAN; 32]).is_none());
     }
 
     #[test]
@@ -626,17 +1257,29 @@ mod tests {
                 assert!(chunk_rows(rows, t.row_bytes(cols), 2) < rows);
                 let w = matrix(t, rows, cols, &mut rng);
                 let x: Vec<f32> = (0..cols).map(|_| rng.normal()).collect();
-                let run = |pool: &mut RowPool| {
-                    let (mut h, mut f) = (vec![0f32; rows], vec![0f32; rows]);
-                    gemv_hw(t, &w, &x, &mut h, pool);
-                    gemv_float(t, &w, &x, &mut f, pool);
-                    (h.iter().chain(&f).map(|v| v.to_bits())).collect::<Vec<_>>()
-                };
-                let one = run(&mut pools[0]);
-                for p in &mut pools[1..] {
-                    assert_eq!(one, run(p), "{} {rows}x{cols}", t.name());
+                for k in kernel_sets() {
+                    let run = |pool: &mut RowPool| {
+                        let (mut h, mut f) = (vec![0f32; rows], vec![0f32; rows]);
+                        gemv_hw(k, t, &w, &x, &mut h, pool);
+                        gemv_float(k, t, &w, &x, &mut f, pool);
+                        (h.iter().chain(&f).map(|v| v.to_bits())).collect::<Vec<_>>()
+                    };
+                    let one = run(&mut pools[0]);
+                    for p in &mut pools[1..] {
+                        assert_eq!(one, run(p), "{} {} {rows}x{cols}", k.name(), t.name());
+                    }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_best_kernels_run_here_and_portable_runs_everywhere() {
+        assert!(Kernels::Portable.supported());
+        assert!(Kernels::best().supported());
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            assert_ne!(Kernels::best(), Kernels::Portable);
         }
     }
 

@@ -28,6 +28,7 @@ pub mod tables;
 pub mod vector;
 
 pub use device::{Board, Ssnail};
+pub use gemv::Kernels;
 pub use host::{
     published, read_tokens, runtime, vocab_piece, Encoding, Generation, HostError, Runtime,
 };

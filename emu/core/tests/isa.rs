@@ -1,7 +1,7 @@
 //! ISA v1 semantics on small hand-assembled scripts (spec §3), faults, traffic
 //! accounting (§6.4) and host hooks.
 
-use ssnail_core::{FaultKind, Host, Machine, NoHost, Numerics};
+use ssnail_core::{FaultKind, Host, Kernels, Machine, NoHost, Numerics};
 use ssnail_format::ggml::{f16_to_f32, f32_to_f16, quantize_native, GgmlType};
 use ssnail_format::image::BASE;
 use ssnail_format::isa::{areg, AttnBlock, Instr, Op, GEMV_ACC, GEMV_F16OUT, KV_F16, KV_F32};
@@ -271,7 +271,7 @@ fn gemv_flags_deqrow_argmax_cvt16_meanrows() {
 }
 
 #[test]
-fn gemv_bits_do_not_depend_on_the_thread_count() {
+fn gemv_bits_do_not_depend_on_the_thread_count_or_the_kernels() {
     // Big enough that every format's GEMV is split into several row chunks.
     let (rows, cols) = (300usize, 256usize);
     let w: Vec<f32> = (0..rows * cols)
@@ -290,8 +290,12 @@ fn gemv_bits_do_not_depend_on_the_thread_count() {
     ] {
         let mut wb = Vec::new();
         quantize_native(fmt, &w, &mut wb);
-        for mode in [Numerics::Float, Numerics::Hardware] {
-            let run = |threads: usize| {
+        for (mode, kernels) in [Numerics::Float, Numerics::Hardware]
+            .into_iter()
+            .flat_map(|m| Kernels::ALL.map(|k| (m, k)))
+            .filter(|(_, k)| k.supported())
+        {
+            let run = |threads: usize, kernels: Kernels| {
                 let prog = [
                     i(Op::SetN, 0, 0, cols as u32, rows as u32, 0),
                     i(Op::Gemv, fmt as u8, 0, wa, xa, ya),
@@ -300,19 +304,24 @@ fn gemv_bits_do_not_depend_on_the_thread_count() {
                 let mut m = machine_with(&prog);
                 m.numerics = mode;
                 m.set_threads(threads);
+                assert!(m.set_kernels(kernels));
                 m.write_bytes(wa as u64, &wb);
                 put_f32s(&mut m, xa, &x);
                 m.run(CODE, &mut NoHost).unwrap();
                 let y = get_f32s(&m, ya, rows);
                 y.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
             };
-            let one = run(1);
+            let one = run(1, kernels);
+            let k = kernels.name();
             assert!(
                 one.iter().all(|&b| b != 0),
-                "{fmt:?} {mode:?}: every row written"
+                "{fmt:?} {mode:?} {k}: every row written"
             );
-            assert_eq!(one, run(2), "{fmt:?} {mode:?} 2 threads");
-            assert_eq!(one, run(3), "{fmt:?} {mode:?} 3 threads");
+            assert_eq!(one, run(2, kernels), "{fmt:?} {mode:?} {k} 2 threads");
+            assert_eq!(one, run(3, kernels), "{fmt:?} {mode:?} {k} 3 threads");
+            if mode == Numerics::Hardware {
+                assert_eq!(one, run(1, Kernels::Portable), "{fmt:?} {k} vs portable");
+            }
         }
     }
 }
