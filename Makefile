@@ -28,6 +28,9 @@ ATTICRAM ?= $(if $(HYPERRAM_MB),$(HYPERRAM_MB),8)
 PROMPT ?= Once upon a time
 TOKENS ?= 120
 
+# SSNAIL_ADVICE=make: the converter's advice names make variables and targets
+# (WTYPE=q4_0, ATTICRAM=64, make foo.64mb.chat) instead of command-line flags.
+CONVERT = SSNAIL_ADVICE=make $(SSNAIL) convert
 CONVERT_FLAGS = --wtype $(WTYPE) --fallback $(FALLBACK) \
 	$(if $(TYPE),--type "$(TYPE)") $(if $(CONTEXT_WINDOW),--ctx $(CONTEXT_WINDOW))
 CHAT_FLAGS = -n $(TOKENS) \
@@ -47,14 +50,14 @@ $(SSNAIL): $(RUST_SOURCES)
 tool: $(SSNAIL)
 
 %.ssnail: %.gguf $(SSNAIL)
-	$(SSNAIL) convert $< -o $@ $(CONVERT_FLAGS) --mem-mb $(ATTICRAM)
+	$(CONVERT) $< -o $@ $(CONVERT_FLAGS) --mem-mb $(ATTICRAM)
 
 %.8mb.ssnail: %.gguf $(SSNAIL)
-	$(SSNAIL) convert $< -o $@ $(CONVERT_FLAGS) --mem-mb 8
+	$(CONVERT) $< -o $@ $(CONVERT_FLAGS) --mem-mb 8
 %.64mb.ssnail: %.gguf $(SSNAIL)
-	$(SSNAIL) convert $< -o $@ $(CONVERT_FLAGS) --mem-mb 64
+	$(CONVERT) $< -o $@ $(CONVERT_FLAGS) --mem-mb 64
 %.72mb.ssnail: %.gguf $(SSNAIL)
-	$(SSNAIL) convert $< -o $@ $(CONVERT_FLAGS) --mem-mb 72
+	$(CONVERT) $< -o $@ $(CONVERT_FLAGS) --mem-mb 72
 
 # Sizes that do not fit are skipped (make -k), as upstream did.
 %.all: %.gguf $(SSNAIL)

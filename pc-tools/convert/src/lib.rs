@@ -105,6 +105,28 @@ pub struct Options {
     pub type_name: String,
     /// The SDRAM/HyperRAM boundary no blob may straddle ($C000000; tests move it).
     pub boundary: u32,
+    /// Whose words the advice uses: command-line flags or make variables.
+    pub interface: Interface,
+}
+
+/// Who is converting, so that advice names what that user types:
+/// `--wtype q4_0` on the command line, `WTYPE=q4_0` under make (the
+/// Makefile sets `SSNAIL_ADVICE=make`, see [`Interface::from_env`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Interface {
+    #[default]
+    Cli,
+    Make,
+}
+
+impl Interface {
+    /// `SSNAIL_ADVICE=make` (exported by the Makefile) selects make's words.
+    pub fn from_env() -> Interface {
+        match std::env::var("SSNAIL_ADVICE").as_deref() {
+            Ok("make") => Interface::Make,
+            _ => Interface::Cli,
+        }
+    }
 }
 
 impl Default for Options {
@@ -117,6 +139,7 @@ impl Default for Options {
             mem_mb: 8.0,
             type_name: "General".into(),
             boundary: HYPERRAM_BOUNDARY,
+            interface: Interface::Cli,
         }
     }
 }
@@ -231,37 +254,19 @@ pub fn convert(g: &Gguf, opts: &Options) -> Result<Converted, ConvertError> {
     Ok(plan(g, opts)?.build(&|_| {}))
 }
 
+/// The order `auto` tries (§4.3): the first that fits wins.
+pub const AUTO_ORDER: [Policy; 4] = [
+    Policy::Keep,
+    Policy::All(GgmlType::Q8_0),
+    Policy::Mixed,
+    Policy::All(GgmlType::Q4_0),
+];
+
 /// Choose formats, lay out the payload and emit the script. Fails with
-/// `TooBig` (and the §1.11 suggestions) if the image does not fit.
+/// `TooBig` (and suggestions computed by [`Sizer`]) if the image does not fit.
 pub fn plan<'a>(g: &'a Gguf, opts: &Options) -> Result<Plan<'a>, ConvertError> {
-    if !(opts.mem_mb >= 0.0 && opts.mem_mb <= MAX_MEM_MB) {
-        return Err(ConvertError::options(
-            g,
-            format!(
-                "--mem-mb {} is beyond SSNAIL's address space ({MAX_MEM_MB} MB from $8000000, 28-bit addresses)",
-                report::fmt_mb(opts.mem_mb)
-            ),
-        ));
-    }
-    if !opts.fallback.is_native() {
-        return Err(ConvertError::options(
-            g,
-            format!(
-                "--fallback {} is not a format SSNAIL executes",
-                opts.fallback.name()
-            ),
-        ));
-    }
-    let hp = Hparams::read(g)?;
-    let vocab = Vocab::from_gguf(g).map_err(|e| ConvertError {
-        kind: ErrorKind::Model,
-        msg: e.to_string(),
-    })?;
-    let ctx = match opts.ctx {
-        Some(c) => c,
-        None if hp.arch.is_encoder() => hp.context_length.min(128),
-        None => hp.context_length.min(256),
-    };
+    let s = Sizer::new(g, opts)?;
+    let ctx = s.default_ctx();
     if ctx == 0 {
         return Err(ConvertError::options(
             g,
@@ -274,30 +279,14 @@ pub fn plan<'a>(g: &'a Gguf, opts: &Options) -> Result<Plan<'a>, ConvertError> {
             format!("context {ctx} is too large: the token buffer holds {MAX_CTX} tokens (--ctx {MAX_CTX} at most)"),
         ));
     }
-    if hp.arch.is_encoder() && 4 * hp.dim as u64 > OUTPUT_AREA_LEN as u64 {
-        return Err(ConvertError::model(
-            g,
-            format!(
-                "dimension {} is too large for the {}-float output area",
-                hp.dim,
-                OUTPUT_AREA_LEN / 4
-            ),
-        ));
-    }
-    let tables = ImageTables::build(&vocab);
     let candidates: Vec<Policy> = match opts.policy {
-        Policy::Auto => vec![
-            Policy::Keep,
-            Policy::All(GgmlType::Q8_0),
-            Policy::Mixed,
-            Policy::All(GgmlType::Q4_0),
-        ],
+        Policy::Auto => AUTO_ORDER.to_vec(),
         p => vec![p],
     };
     let mut last = None;
     for p in candidates {
-        let plan = lay_out(g, &hp, &vocab, &tables, opts, p, ctx)?;
-        if plan.mem_needed <= (opts.mem_mb * MIB as f64) as u64 {
+        let plan = s.lay_out(p, ctx)?;
+        if plan.mem_needed <= mib(opts.mem_mb) {
             return Ok(Plan {
                 auto: opts.policy == Policy::Auto,
                 ..plan
@@ -308,8 +297,117 @@ pub fn plan<'a>(g: &'a Gguf, opts: &Options) -> Result<Plan<'a>, ConvertError> {
     let last = last.expect("at least one policy tried");
     Err(ConvertError {
         kind: ErrorKind::TooBig,
-        msg: report::too_big(g, opts, &last),
+        msg: report::too_big(&s, &last),
     })
+}
+
+/// A memory size in MiB as bytes (the limit is exact, §1.9).
+pub fn mib(mem_mb: f64) -> u64 {
+    (mem_mb * MIB as f64) as u64
+}
+
+/// Lays a model out with any policy and context, using the converter's own
+/// layout code: the one place sizes are computed, for [`plan`] and for the
+/// advice when something does not fit (no estimates).
+pub struct Sizer<'a> {
+    pub g: &'a Gguf,
+    pub opts: Options,
+    pub hp: Hparams,
+    vocab: Vocab,
+    tables: ImageTables,
+}
+
+impl<'a> Sizer<'a> {
+    /// Check the options and read the model once.
+    pub fn new(g: &'a Gguf, opts: &Options) -> Result<Sizer<'a>, ConvertError> {
+        if !(opts.mem_mb >= 0.0 && opts.mem_mb <= MAX_MEM_MB) {
+            return Err(ConvertError::options(
+                g,
+                format!(
+                    "--mem-mb {} is beyond SSNAIL's address space ({MAX_MEM_MB} MB from $8000000, 28-bit addresses)",
+                    report::fmt_mb(opts.mem_mb)
+                ),
+            ));
+        }
+        if !opts.fallback.is_native() {
+            return Err(ConvertError::options(
+                g,
+                format!(
+                    "--fallback {} is not a format SSNAIL executes",
+                    opts.fallback.name()
+                ),
+            ));
+        }
+        let hp = Hparams::read(g)?;
+        let vocab = Vocab::from_gguf(g).map_err(|e| ConvertError {
+            kind: ErrorKind::Model,
+            msg: e.to_string(),
+        })?;
+        if hp.arch.is_encoder() && 4 * hp.dim as u64 > OUTPUT_AREA_LEN as u64 {
+            return Err(ConvertError::model(
+                g,
+                format!(
+                    "dimension {} is too large for the {}-float output area",
+                    hp.dim,
+                    OUTPUT_AREA_LEN / 4
+                ),
+            ));
+        }
+        let tables = ImageTables::build(&vocab);
+        Ok(Sizer {
+            g,
+            opts: opts.clone(),
+            hp,
+            vocab,
+            tables,
+        })
+    }
+
+    /// `--ctx`, or the default of §1.9.
+    pub fn default_ctx(&self) -> u32 {
+        match self.opts.ctx {
+            Some(c) => c,
+            None if self.hp.arch.is_encoder() => self.hp.context_length.min(128),
+            None => self.hp.context_length.min(256),
+        }
+    }
+
+    /// The image plan for `policy` (never `Auto`) and `ctx`.
+    pub fn lay_out(&self, policy: Policy, ctx: u32) -> Result<Plan<'a>, ConvertError> {
+        lay_out(
+            self.g,
+            &self.hp,
+            &self.vocab,
+            &self.tables,
+            &self.opts,
+            policy,
+            ctx,
+        )
+    }
+
+    /// Bytes of memory from $8000000 the image needs (header $38).
+    pub fn need(&self, policy: Policy, ctx: u32) -> Result<u64, ConvertError> {
+        Ok(self.lay_out(policy, ctx)?.mem_needed)
+    }
+
+    /// The largest context in 1..=`below`-1 with which `policy` fits in
+    /// `limit` bytes (the need grows with the context: KV cache, RoPE table).
+    pub fn max_ctx(&self, policy: Policy, below: u32, limit: u64) -> Option<u32> {
+        let fits = |c: u32| self.need(policy, c).is_ok_and(|n| n <= limit);
+        if below <= 1 || !fits(1) {
+            return None;
+        }
+        let (mut lo, mut hi) = (1u32, below - 1); // fits(lo); find the largest
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        Some(lo)
+    }
 }
 
 /// One policy's image plan: script area, tokenizer tables, the

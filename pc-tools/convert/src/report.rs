@@ -1,7 +1,8 @@
 //! The texts of §1.11 and §4.3: conversion report, too-big message, lossy
 //! warning.
 
-use crate::{Options, Plan, Policy, Stored, BOARD_MAX_MB};
+use crate::{mib, Interface, Plan, Policy, Sizer, Stored, AUTO_ORDER, BOARD_MAX_MB, MAX_MEM_MB};
+use ssnail_format::ggml::GgmlType;
 use ssnail_format::image::{size_description, BASE, MIB, PAYLOAD_BASE, TOKENS};
 use ssnail_gguf::Gguf;
 
@@ -165,19 +166,81 @@ fn conversions(ts: &[&Stored]) -> String {
     seen.join(", ")
 }
 
-/// The §1.11 too-big message for the last plan tried.
-pub fn too_big(g: &Gguf, opts: &Options, last: &Plan) -> String {
-    let stem = stem(g);
+/// Names of options in the words of the interface in use.
+struct Say<'a> {
+    ui: Interface,
+    /// The GGUF path without `.gguf`, as make's `$*` (for `make foo.64mb.chat`).
+    target: &'a str,
+}
+
+impl Say<'_> {
+    fn wtype(&self, p: Policy) -> String {
+        match self.ui {
+            Interface::Cli => format!("--wtype {}", p.name()),
+            Interface::Make => format!("WTYPE={}", p.name()),
+        }
+    }
+    fn ctx(&self, c: u32) -> String {
+        match self.ui {
+            Interface::Cli => format!("--ctx {c}"),
+            Interface::Make => format!("CONTEXT_WINDOW={c}"),
+        }
+    }
+    /// A memory size; under make the board sizes also have their own targets.
+    fn mem(&self, mb: f64) -> String {
+        match self.ui {
+            Interface::Cli => format!("--mem-mb {}", fmt_mb(mb)),
+            Interface::Make if [8.0, 64.0, 72.0].contains(&mb) => format!(
+                "ATTICRAM={} (or make {}.{}mb.chat)",
+                fmt_mb(mb),
+                self.target,
+                fmt_mb(mb)
+            ),
+            Interface::Make => format!("ATTICRAM={}", fmt_mb(mb)),
+        }
+    }
+}
+
+fn mb(bytes: u64) -> String {
+    format!("{:.2} MB", bytes as f64 / MIB as f64)
+}
+
+/// The memory sizes of the boards, smallest first (§1.9).
+const BOARDS: [f64; 3] = [8.0, 64.0, 72.0];
+
+/// The too-big message: what was asked and what it needs, then only
+/// alternatives that the converter's layout code says fit (other formats,
+/// a shorter context, larger memory sizes), in the words of the interface;
+/// and plainly when no board can run the model at all.
+pub fn too_big(s: &Sizer, last: &Plan) -> String {
+    let g = s.g;
+    let opts = &s.opts;
     let size = opts.mem_mb;
-    let elements: u64 = g
-        .tensors
-        .iter()
-        .filter(|t| t.shape.len() >= 2)
-        .map(|t| t.n_elements())
-        .sum();
-    let need = elements as f64 * 4.5 / 8.0 * 1.05 + 2.0 * MIB as f64;
+    let limit = mib(size);
+    let target = g.path.to_string_lossy();
+    let say = Say {
+        ui: opts.interface,
+        target: target.strip_suffix(".gguf").unwrap_or(&target),
+    };
+    let ctx = last.ctx;
+    let need = |p: Policy, c: u32| s.need(p, c).ok();
+    // Policies in order of preference: what was asked, then auto's order.
+    let asked: Vec<Policy> = match opts.policy {
+        Policy::Auto => AUTO_ORDER.to_vec(),
+        p => vec![p],
+    };
+    let mut order = asked.clone();
+    order.extend(AUTO_ORDER.iter().filter(|p| !asked.contains(p)));
+    // The first policy (in order) that fits `bytes` at `ctx`.
+    let best = |bytes: u64, c: u32| {
+        order
+            .iter()
+            .find_map(|&p| need(p, c).filter(|n| *n <= bytes).map(|n| (p, n)))
+    };
+
     let mut out = vec![format!(
-        "{stem} does not fit in {} MB{}{}",
+        "{} does not fit in {} MB{}{}",
+        stem(g),
         fmt_mb(size),
         if opts.policy == Policy::Auto {
             " even with Q4_0 weights"
@@ -191,43 +254,169 @@ pub fn too_big(g: &Gguf, opts: &Options, last: &Plan) -> String {
         }
     )];
     out.push(format!(
-        "  it needs {:.2} MB with --wtype {} and a {}-token context; the limit is {} MB",
-        last.mem_needed as f64 / MIB as f64,
-        last.policy.name(),
-        last.ctx,
+        "  it needs {} with {} and a {}-token context; the limit is {} MB",
+        mb(last.mem_needed),
+        say.wtype(last.policy),
+        ctx,
         fmt_mb(size)
     ));
-    let fits: Vec<(f64, &str)> = [(72.0, "SDRAM, then HyperRAM"), (64.0, "all in SDRAM")]
-        .into_iter()
-        .filter(|(s, _)| *s > size && need <= s * MIB as f64)
+
+    // 1. The same memory size: another weight format, else a shorter context.
+    let here: Vec<(Policy, u64)> = order
+        .iter()
+        .filter(|p| !asked.contains(p))
+        .filter_map(|&p| need(p, ctx).filter(|n| *n <= limit).map(|n| (p, n)))
         .collect();
-    if let Some((first, _)) = fits.first() {
-        out.push("On an R4-R6 (with SDRAM), use a larger memory size:".into());
-        for (s, what) in &fits {
-            out.push(format!("  make {stem}.{}mb.chat ({what})", fmt_mb(*s)));
-        }
+    if !here.is_empty() {
         out.push(format!(
-            "  or ATTICRAM={} make {stem}.chat (ssnail convert: --mem-mb {})",
-            fmt_mb(*first),
-            fmt_mb(*first)
+            "In {} MB with the {ctx}-token context, these weight formats fit:",
+            fmt_mb(size)
         ));
-    } else if size < BOARD_MAX_MB {
-        out.push("probably too big even for 72 MB (SDRAM + HyperRAM)".into());
-    }
-    // Upstream always suggests 128; below that, suggesting 128 would be no
-    // help, so halve what was asked for.
-    let shorter = if last.ctx > 128 {
-        128
+        for (p, n) in &here {
+            out.push(format!("  {} ({})", say.wtype(*p), mb(*n)));
+        }
+        let auto = AUTO_ORDER
+            .iter()
+            .find(|p| need(**p, ctx).is_some_and(|n| n <= limit));
+        if let Some(p) = auto {
+            out.push(format!(
+                "  or {}, which picks {} here",
+                say.wtype(Policy::Auto),
+                p.name()
+            ));
+        }
     } else {
-        (last.ctx / 2).max(1)
+        // The longest context per policy, listed only when it is longer than
+        // what a preferred policy allows.
+        let mut longest = 0;
+        let mut shorter = Vec::new();
+        for &p in &order {
+            if let Some(c) = s.max_ctx(p, ctx, limit).filter(|c| *c > longest) {
+                longest = c;
+                let n = need(p, c).unwrap_or(0);
+                let opt = if asked.contains(&p) {
+                    say.ctx(c)
+                } else {
+                    format!("{} {}", say.ctx(c), say.wtype(p))
+                };
+                shorter.push(format!("  {opt} ({} with {})", mb(n), p.name()));
+            }
+        }
+        if !shorter.is_empty() {
+            out.push(format!("In {} MB, a shorter context fits:", fmt_mb(size)));
+            out.extend(shorter);
+        }
+    }
+
+    // Options to type for a policy: its --wtype only when it differs from
+    // what was asked (under auto, auto picks it by itself).
+    let with = |first: String, p: Policy| {
+        if asked.contains(&p) {
+            first
+        } else {
+            format!("{first} {}", say.wtype(p))
+        }
     };
-    out.push(format!(
-        "A shorter context needs less memory: CONTEXT_WINDOW={shorter} (ssnail convert: --ctx {shorter})"
-    ));
+
+    // 2. Larger memory sizes of real boards, each with the best policy that
+    //    fits there (a size is listed only if it allows a better policy).
+    let mut bigger = Vec::new();
+    let mut prev: Option<Policy> = None;
+    for b in BOARDS.into_iter().filter(|b| *b > size) {
+        if let Some((p, n)) = best(mib(b), ctx) {
+            if prev != Some(p) {
+                bigger.push(format!(
+                    "  {} ({} with {}; {})",
+                    with(say.mem(b), p),
+                    mb(n),
+                    p.name(),
+                    size_description(b)
+                ));
+                prev = Some(p);
+            }
+        }
+    }
+    if !bigger.is_empty() {
+        out.push("A larger memory size fits:".into());
+        out.extend(bigger);
+    }
+
+    // 3. Beyond every board: the emulator's size, and what would fit a board.
+    let board_max = mib(BOARD_MAX_MB);
+    if best(board_max, ctx).is_none() {
+        if let Some((p, n)) = best(mib(MAX_MEM_MB), ctx) {
+            let m = (n as f64 / MIB as f64).ceil().min(MAX_MEM_MB);
+            if n > limit && mib(m) >= n {
+                out.push(format!(
+                    "More memory than any MEGA65 board has runs in the emulator only ({}):",
+                    match say.ui {
+                        Interface::Cli => "ssnail run / ssnail chat",
+                        Interface::Make => "make <model>.run / .chat",
+                    }
+                ));
+                out.push(format!(
+                    "  {} ({} with {})",
+                    with(say.mem(m), p),
+                    mb(n),
+                    p.name()
+                ));
+            }
+        }
+        let fits_a_board = order
+            .iter()
+            .any(|&p| s.max_ctx(p, ctx + 1, board_max).is_some());
+        if !fits_a_board {
+            out.extend(nothing_fits(s, &say));
+        }
+    }
     out.join("\n")
 }
 
+/// Said when no policy fits 72 MB even with a 1-token context: the need at
+/// the smallest settings, and how many weights a board could hold.
+fn nothing_fits(s: &Sizer, say: &Say) -> Vec<String> {
+    let q4 = Policy::All(GgmlType::Q4_0);
+    let Ok(p) = s.lay_out(q4, 1) else {
+        return vec![];
+    };
+    let matrices: u64 = p
+        .stored
+        .iter()
+        .filter(|t| t.matrix)
+        .map(|t| t.bytes as u64)
+        .sum();
+    let weights: u64 = p
+        .stored
+        .iter()
+        .filter(|t| t.matrix)
+        .map(|t| t.elements)
+        .sum();
+    let rest = p.mem_needed.saturating_sub(matrices);
+    let room = mib(BOARD_MAX_MB).saturating_sub(rest);
+    // Q4_0: 18 bytes per 32 weights.
+    let holds = room as f64 * 32.0 / 18.0;
+    vec![
+        format!(
+            "No MEGA65 board can run {}: even {} with a 1-token context needs {}, more than the {} MB of an R4-R6 (SDRAM then HyperRAM).",
+            stem(s.g),
+            say.wtype(q4),
+            mb(p.mem_needed),
+            fmt_mb(BOARD_MAX_MB)
+        ),
+        format!(
+            "  A smaller model would: {} MB holds about {:.0} million Q4_0 weights besides this model's other {}; {} has {:.0} million.",
+            fmt_mb(BOARD_MAX_MB),
+            holds / 1e6,
+            mb(rest),
+            stem(s.g),
+            weights as f64 / 1e6
+        ),
+    ]
+}
+
 /// The warning `auto` prints before asking to accept lossy tensors (§4.3).
+/// Larger memory sizes are suggested only where a lossless policy fits
+/// (laid out, not estimated).
 pub fn lossy_warning(g: &Gguf, p: &Plan) -> Option<String> {
     let lossy: Vec<&Stored> = p.stored.iter().filter(|s| s.lossy()).collect();
     if lossy.is_empty() {
@@ -241,25 +430,55 @@ pub fn lossy_warning(g: &Gguf, p: &Plan) -> Option<String> {
         .sum();
     let lost: u64 = lossy.iter().map(|s| s.elements).sum();
     let pct = 100.0 * lost as f64 / all.max(1) as f64;
-    let policy = p.policy.name();
     let dst: Vec<&str> = {
         let mut v: Vec<&str> = lossy.iter().map(|s| s.dst.name()).collect();
         v.dedup();
         v
     };
+    let target = g.path.to_string_lossy();
+    let say = Say {
+        ui: p.opts.interface,
+        target: target.strip_suffix(".gguf").unwrap_or(&target),
+    };
+    // The smallest board size above this one where some policy loses nothing.
+    let lossless = Sizer::new(g, &p.opts).ok().and_then(|s| {
+        BOARDS
+            .into_iter()
+            .filter(|b| *b > p.opts.mem_mb)
+            .find_map(|b| {
+                AUTO_ORDER.iter().find_map(|&pol| {
+                    let plan = s.lay_out(pol, p.ctx).ok()?;
+                    (plan.mem_needed <= mib(b) && !plan.stored.iter().any(|t| t.lossy()))
+                        .then(|| (b, pol))
+                })
+            })
+    });
+    let larger = match lossless {
+        Some((b, pol)) => format!(
+            "a larger memory size ({}: {} without loss, {}), ",
+            say.mem(b),
+            pol.name(),
+            size_description(b)
+        ),
+        None => String::new(),
+    };
     Some(
         [
             format!(
-                "WARNING: {} fits in {} MB only as --wtype {policy}, which loses precision on {pct:.1}% of the weights ({}).",
+                "WARNING: {} fits in {} MB only as {}, which loses precision on {pct:.1}% of the weights ({}).",
                 stem(g),
                 fmt_mb(p.opts.mem_mb),
+                say.wtype(p.policy),
                 conversions(&lossy)
             ),
             format!(
-                "  Better: a larger memory size (--mem-mb 64 or 72 on R4-R6), a GGUF already in {}, or an F16/F32 GGUF.",
+                "  Better: {larger}a GGUF already in {}, or an F16/F32 GGUF.",
                 dst.join("/")
             ),
-            format!("  To accept without being asked: WTYPE={policy} (make) or --wtype {policy} (ssnail convert)."),
+            format!(
+                "  To accept without being asked: {}.",
+                say.wtype(p.policy)
+            ),
         ]
         .join("\n"),
     )

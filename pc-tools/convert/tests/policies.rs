@@ -153,11 +153,15 @@ fn too_big_message_suggests_only_what_fits() {
     // board) fits F16 as asked, so the larger boards add nothing.
     assert!(!e.msg.contains("--ctx") && !e.msg.contains("weight formats fit"));
     assert_eq!(lines[2], "A larger memory size fits:");
-    assert!(lines[3].starts_with("  --mem-mb 8 (any board): ") && lines[3].ends_with(" with f16"));
+    assert!(
+        lines[3].starts_with("  --mem-mb 8 (") && lines[3].ends_with(" MB with f16; any board)"),
+        "{}",
+        lines[3]
+    );
     assert_eq!(lines.len(), 4, "{}", e.msg);
     // Each suggestion is true: converting with it works.
     let need: f64 = lines[3]
-        .split(": ")
+        .split(" (")
         .nth(1)
         .unwrap()
         .split(' ')
@@ -224,7 +228,10 @@ fn too_big_message_suggests_only_what_fits() {
 /// laying the model out), never a context that does not fit.
 #[test]
 fn too_big_message_gives_the_longest_context_that_fits() {
-    let (_d, g) = open_named(&models::build(&ModelOpts::llama().with_wtype(GgmlType::Q4_0)), "q4.gguf");
+    let (_d, g) = open_named(
+        &models::build(&ModelOpts::llama().with_wtype(GgmlType::Q4_0)),
+        "q4.gguf",
+    );
     let at = |ctx: u32, mb: f64| {
         plan(
             &g,
@@ -303,7 +310,7 @@ fn too_big_for_every_board_says_so_and_what_would_fit() {
         "{}",
         e.msg
     );
-    assert!(e.msg.contains("runs only in the emulator"), "{}", e.msg);
+    assert!(e.msg.contains("runs in the emulator only"), "{}", e.msg);
     let emu: f64 = e
         .msg
         .split("--mem-mb ")

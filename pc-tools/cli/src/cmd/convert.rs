@@ -2,7 +2,7 @@
 
 use anyhow::{anyhow, bail, Context};
 use ssnail_convert::report::{lossy_warning, stem};
-use ssnail_convert::{ErrorKind, Options, Policy};
+use ssnail_convert::{ErrorKind, Interface, Options, Policy};
 use ssnail_format::ggml::GgmlType;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -66,6 +66,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         kv_f16: a.kv == "f16",
         mem_mb: a.mem_mb,
         type_name: a.type_name.clone(),
+        interface: Interface::from_env(),
         ..Options::default()
     };
     if a.mem_mb.is_nan() || a.mem_mb < 0.0 {
