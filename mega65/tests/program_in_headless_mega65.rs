@@ -7,10 +7,10 @@
 use ssnail_mega65_program as common;
 
 use ssnail_convert::{convert, Options};
+use ssnail_core::{Board, Machine as Core, NoHost, Numerics, Ssnail};
 use ssnail_disk::{FileType, D81};
-use ssnail_core::{Machine as Core, NoHost, Numerics, Ssnail};
-use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_format::ggml::GgmlType;
+use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_testkit::llama_vocab;
 use ssnail_testkit::models::{self, ModelOpts};
 use ssnail_tokenizer::image::{image_memory, tables_only_image};
@@ -18,10 +18,14 @@ use ssnail_tokenizer::{AsciiFolder, ImageTables, ImageTokenizer, Vocab};
 use std::path::Path;
 use std::sync::OnceLock;
 
-/// The PRG, built once with the project's own make rule (cc65, linker/mega65.cfg).
+/// The PRG, built once with the project's own make rule (cc65, linker/mega65.cfg), or the one
+/// named by SSNAIL_MEGA65_PRG (to run these tests against another build, e.g. an older one).
 fn prg() -> &'static [u8] {
     static PRG: OnceLock<Vec<u8>> = OnceLock::new();
     PRG.get_or_init(|| {
+        if let Ok(path) = std::env::var("SSNAIL_MEGA65_PRG") {
+            return std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        }
         let out_dir =
             std::env::temp_dir().join(format!("ssnail-mega65-test-{}", std::process::id()));
         common::build_prg(&out_dir).unwrap_or_else(|e| panic!("{e}"))
@@ -109,7 +113,11 @@ fn run_n(setup: &Setup, keys: &str, until: &str, times: usize, seconds: f64) -> 
     if let Some(mib) = setup.ssnail_mib {
         let mut core = Core::new(mib << 20);
         core.numerics = Numerics::Hardware;
-        m.attach_ssnail(Ssnail::new(core));
+        // As `ssnail mega65 --ssnail-mib`: up to 8 MiB an R3 board (HyperRAM only), more an
+        // R4-R6 board (SDRAM at $8000000, HyperRAM at SSNAIL's $C000000), where the CPU sees
+        // SDRAM only with $D7FE.4 set (ssnail_mega65::attic).
+        let board = if mib <= 8 { Board::R3 } else { Board::R4 };
+        m.attach_ssnail(Ssnail::with_board(core, board));
     }
     if let Some(b) = setup.bandwidth_mbs {
         m.ssnail.bandwidth = b * 1e6;
@@ -179,59 +187,81 @@ fn answer<'a>(transcript: &'a str, prompt: &str) -> &'a str {
     &rest[..end]
 }
 
+/// The two boards the e2e tests run on: an R3 (8 MiB of HyperRAM) and an R4-R6 with 72 MiB
+/// (SDRAM + HyperRAM), where the program must select SDRAM for the CPU ($D7FE.4) and keep the
+/// attic line cache from serving stale tokens.
+const BOARDS: [(usize, &str); 2] = [(8, "R3: HyperRAM"), (72, "R4-R6: SDRAM + HyperRAM")];
+
 #[test]
 fn llama_from_the_d81_prints_what_ssnail_run_prints() {
     let img = llama();
-    let setup = Setup {
-        d81: Some(disk_with(&[("tinyllama.ssnail", &img)])),
-        sd: None,
-        ssnail_mib: Some(64),
-        ..Default::default()
-    };
     let prompt = "the cat sat on the mat";
-    // All keys typed at once: the ones after RETURN wait in the queue while the model loads.
-    let t = run(
-        &setup,
-        &format!("{{RETURN}}/n 24{{RETURN}}{prompt}{{RETURN}}"),
-        "tokens/s]",
-        120.0,
-    );
-    assert!(t.contains("Loaded tinyllama.ssnail"), "{t}");
-    for l in t
-        .lines()
-        .filter(|l| l.starts_with("Loaded") || l.contains("tokens/s]"))
-    {
-        eprintln!("llama, D81: {l}");
+    for (mib, board) in BOARDS {
+        let setup = Setup {
+            d81: Some(disk_with(&[("tinyllama.ssnail", &img)])),
+            sd: None,
+            ssnail_mib: Some(mib),
+            ..Default::default()
+        };
+        // All keys typed at once: the ones after RETURN wait in the queue while the model loads.
+        let t = run(
+            &setup,
+            &format!("{{RETURN}}/n 24{{RETURN}}{prompt}{{RETURN}}"),
+            "tokens/s]",
+            120.0,
+        );
+        assert!(t.contains(&format!("MB ({board})")), "{t}");
+        assert!(t.contains("Loaded tinyllama.ssnail"), "{board}: {t}");
+        for l in t
+            .lines()
+            .filter(|l| l.starts_with("Loaded") || l.contains("tokens/s]"))
+        {
+            eprintln!("llama, D81, {board}: {l}");
+        }
+        assert!(t.contains("[24 tokens per answer]"), "{t}");
+        assert_eq!(
+            answer(&t, prompt),
+            reference(&img, prompt, 24),
+            "{board}: {t}"
+        );
     }
-    assert!(t.contains("[24 tokens per answer]"), "{t}");
-    assert_eq!(answer(&t, prompt), reference(&img, prompt, 24), "{t}");
 }
 
 #[test]
 fn gpt2_from_the_sd_card_prints_what_ssnail_run_prints() {
     let img = gpt2();
-    let setup = Setup {
-        d81: Some(disk_with(&[])),
-        sd: Some(sd_with(&[("SSNAIL/TINYGPT.SSNAIL", &img)])),
-        ssnail_mib: Some(64),
-        ..Default::default()
-    };
     let prompt = "Once upon a time";
-    let t = run(
-        &setup,
-        &format!("{{RETURN}}/n 20{{RETURN}}{prompt}{{RETURN}}"),
-        "tokens/s]",
-        120.0,
-    );
-    assert!(t.contains("SSNAIL core v1 found, 72 MB"), "{t}");
-    assert!(t.contains("Loaded TINYGPT.SSNAIL"), "{t}");
-    for l in t
-        .lines()
-        .filter(|l| l.starts_with("Loaded") || l.contains("tokens/s]"))
-    {
-        eprintln!("gpt2, SD: {l}");
+    for (mib, board) in BOARDS {
+        let setup = Setup {
+            d81: Some(disk_with(&[])),
+            sd: Some(sd_with(&[("SSNAIL/TINYGPT.SSNAIL", &img)])),
+            ssnail_mib: Some(mib),
+            ..Default::default()
+        };
+        let t = run(
+            &setup,
+            &format!("{{RETURN}}/n 20{{RETURN}}{prompt}{{RETURN}}"),
+            "tokens/s]",
+            120.0,
+        );
+        let mb = if mib == 8 { 8 } else { 72 };
+        assert!(
+            t.contains(&format!("SSNAIL core v1 found, {mb} MB ({board})")),
+            "{t}"
+        );
+        assert!(t.contains("Loaded TINYGPT.SSNAIL"), "{board}: {t}");
+        for l in t
+            .lines()
+            .filter(|l| l.starts_with("Loaded") || l.contains("tokens/s]"))
+        {
+            eprintln!("gpt2, SD, {board}: {l}");
+        }
+        assert_eq!(
+            answer(&t, prompt),
+            reference(&img, prompt, 20),
+            "{board}: {t}"
+        );
     }
-    assert_eq!(answer(&t, prompt), reference(&img, prompt, 20), "{t}");
 }
 
 /// Lines typed on the MEGA65 keyboard for the tokenizer check (printable ASCII, no `{`).

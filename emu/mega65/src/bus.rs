@@ -191,7 +191,8 @@ impl Machine {
         }
         // SSNAIL memory fills the rest of $8000000–$FFFFFFF (the MEGA65's own areas above win).
         if p >= SSNAIL_MEM_BASE && p < SSNAIL_MEM_BASE + SSNAIL_MEM_MAX as u32 {
-            return self.ssnail_mem_read(p - SSNAIL_MEM_BASE);
+            // The attic window: which RAM and which cache decide what the CPU reads (attic.rs).
+            return self.attic_read(p - SSNAIL_MEM_BASE);
         }
         // Unpopulated space reads as $FF (xemu's dummy areas do the same).
         0xFF
@@ -226,7 +227,7 @@ impl Machine {
             return;
         }
         if p >= SSNAIL_MEM_BASE && p < SSNAIL_MEM_BASE + SSNAIL_MEM_MAX as u32 {
-            self.ssnail_mem_write(p - SSNAIL_MEM_BASE, v);
+            self.attic_write(p - SSNAIL_MEM_BASE, v);
         }
     }
 

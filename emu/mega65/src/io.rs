@@ -51,6 +51,7 @@ impl Machine {
             0x080..=0x08F => self.f011_read((off & 0x0F) as u8),
             0x600..=0x6FF if mode >= 2 => self.mega_io_read(off),
             0x70F => 0, // DIVBUSY / MULBUSY: results are immediate
+            0x7FE if mode >= 2 => self.d7fe_read(),
             0x768..=0x77F if mode >= 2 => self.math_read(off),
             0x700..=0x7FF => self.io_regs[off as usize],
             _ => self.io_regs[off as usize],
@@ -121,6 +122,7 @@ impl Machine {
             0x080..=0x08F => self.f011_write((off & 0x0F) as u8, v),
             0x600..=0x6FF if mode >= 2 => self.mega_io_write(off, v),
             0x700..=0x70F => self.dma_register_write(off, v),
+            0x7FE if mode >= 2 => self.d7fe_write(v),
             0x770..=0x777 if mode >= 2 => self.math_in[(off - 0x770) as usize] = v,
             _ => self.io_regs[off as usize] = v,
         }

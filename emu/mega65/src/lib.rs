@@ -15,6 +15,7 @@
 //! assert!(matches!(reason, StopReason::Exit(_) | StopReason::Budget));
 //! ```
 
+pub mod attic;
 pub mod bus;
 pub mod cia;
 mod cpu;

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use super::attic::Attic;
 use super::bus::{MapState, CHIP_BUF, COLOUR_RAM_SIZE, SLOW};
 use super::cia::Cia;
 use super::f011::F011;
@@ -112,6 +113,8 @@ pub struct Machine {
     pub(crate) raster_checked: u64,
     pub keys: KeyQueue,
     pub ssnail: SsnailPort,
+    /// $D7FE and the CPU's attic-RAM window: which RAM, line cache, prefetch.
+    pub attic: Attic,
     /// Bytes written through the $D643 / $7C serial-monitor traps.
     pub serial: Vec<u8>,
     pub(crate) exit_value: u8,
@@ -178,6 +181,7 @@ impl Machine {
             raster_checked: 0,
             keys: KeyQueue::default(),
             ssnail: SsnailPort::default(),
+            attic: Attic::default(),
             serial: Vec::new(),
             exit_value: 0x42,
             stop: None,
