@@ -1,0 +1,338 @@
+//! The unchanged MEGA65 program (cc65 build) in stock xemu, the independent MEGA65 emulator,
+//! against the headless MEGA65 (issue 18, docs/xemu.md): the same SD folder and D81, no SSNAIL
+//! core, and the two serial transcripts must be equal.
+//!
+//! xemu is built from source by tools/build-xemu.sh into the cache (once; about a minute):
+//! from $XEMU_SRC when set, else from the xemu tarball in the shared folder beside the
+//! repository. Without either the xemu test says so on stderr and passes; everything else it
+//! needs (cc65, libsdl2-dev from tools/debian-packages.txt) must be there. xemu runs headless
+//! without the closed MEGA65 ROM: our loader (xemu/onboard.s, in xemu's on-boarding slot) loads
+//! SSNAIL.PRG from the hypervisor folder and starts it as BASIC 65's SYS would. xemu refuses to
+//! run as root, so as root it runs as nobody (setpriv) with its own HOME.
+
+use ssnail_mega65_program as common;
+
+use ssnail_convert::{convert, Options};
+use ssnail_disk::{FileType, D81};
+use ssnail_format::ggml::GgmlType;
+use ssnail_mega65::{Machine, CPU_HZ};
+use ssnail_testkit::models::{self, ModelOpts};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// On the program's last line after listing the models (the keys help): the transcript is
+/// compared up to the end of that line.
+const LISTED: &str = "R: look again";
+
+/// The PRG, built once with the project's own make rule (cc65, linker/mega65.cfg).
+fn prg() -> &'static [u8] {
+    static PRG: OnceLock<Vec<u8>> = OnceLock::new();
+    PRG.get_or_init(|| {
+        let out = std::env::temp_dir().join(format!("ssnail-xemu-test-{}", std::process::id()));
+        let prg = common::build_prg(&out).unwrap_or_else(|e| panic!("{e}"));
+        let _ = std::fs::remove_dir_all(&out);
+        prg
+    })
+}
+
+fn repo() -> PathBuf {
+    common::mega65_dir().parent().unwrap().to_path_buf()
+}
+
+/// The xemu source the test uses, or None (the test then skips): $XEMU_SRC, else the shared
+/// tarball beside the repository.
+fn xemu_source() -> Option<String> {
+    if let Ok(dir) = std::env::var("XEMU_SRC") {
+        return Some(format!("XEMU_SRC={dir}"));
+    }
+    let tarball = repo().join("../shared/thirdparty/xemu-40dfef0d.tar.xz");
+    tarball.exists().then(|| format!("{}", tarball.display()))
+}
+
+/// tools/build-xemu.sh into the cache: the stock xmega65 binary.
+fn stock_xemu() -> PathBuf {
+    let cache = std::env::var_os("SSNAIL_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("cache"));
+    let out = cache.join("xemu/stock");
+    let status = Command::new(repo().join("tools/build-xemu.sh"))
+        .arg(&out)
+        .status()
+        .expect("running tools/build-xemu.sh");
+    assert!(
+        status.success(),
+        "tools/build-xemu.sh {} failed",
+        out.display()
+    );
+    out.join("xmega65")
+}
+
+/// `make xemu-onboard` into `dir`: the loader's bytes.
+fn onboard(dir: &Path) -> Vec<u8> {
+    let out = Command::new("make")
+        .args(["-s", "-C"])
+        .arg(repo())
+        .arg("xemu-onboard")
+        .arg(format!("SSNAIL_BUILD={}", dir.display()))
+        .output()
+        .expect("running make xemu-onboard");
+    assert!(
+        out.status.success(),
+        "make xemu-onboard: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read(dir.join("xemu/onboard.prg")).unwrap()
+}
+
+fn image(opts: ModelOpts, ctx: u32) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.gguf");
+    models::write(&path, &models::build(&opts));
+    let g = ssnail_gguf::Gguf::open(&path).unwrap();
+    let o = Options {
+        ctx: Some(ctx),
+        ..Options::default()
+    };
+    convert(&g, &o).unwrap().image
+}
+
+fn llama() -> Vec<u8> {
+    let opts = ModelOpts {
+        dim: 128,
+        n_heads: 4,
+        n_kv_heads: 2,
+        hidden: 256,
+        ..ModelOpts::llama()
+    };
+    image(opts.with_wtype(GgmlType::Q4_0).with_name("TinyLlama"), 64)
+}
+
+fn gpt2() -> Vec<u8> {
+    image(
+        ModelOpts::gpt2()
+            .with_wtype(GgmlType::Q8_0)
+            .with_name("TinyGpt"),
+        64,
+    )
+}
+
+fn bert() -> Vec<u8> {
+    image(
+        ModelOpts::bert()
+            .with_wtype(GgmlType::Q8_0)
+            .with_name("TinyBert"),
+        32,
+    )
+}
+
+/// `img` with another description (header $80, NUL-padded).
+fn with_description(img: &[u8], desc: &str) -> Vec<u8> {
+    let mut out = img.to_vec();
+    let field = &mut out[0x80..0x100];
+    field.fill(0);
+    field[..desc.len()].copy_from_slice(desc.as_bytes());
+    out
+}
+
+/// Files under `dir` (parents created), readable by everyone (xemu may run as nobody).
+fn write_tree(dir: &Path, files: &[(&str, &[u8])]) {
+    for (name, data) in files {
+        let p = dir.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, data).unwrap();
+    }
+}
+
+fn open_to_all(dir: &Path) {
+    let status = Command::new("chmod")
+        .args(["-R", "a+rwX"])
+        .arg(dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn running_as_root() -> bool {
+    let out = Command::new("id")
+        .arg("-u")
+        .output()
+        .expect("running id -u");
+    String::from_utf8_lossy(&out.stdout).trim() == "0"
+}
+
+/// Starts xmega65 headless with `sd` as the hypervisor folder and `d81` in drive 0; its
+/// hypervisor serial output goes to `serial`. `timeout` bounds the run even if the test dies.
+fn start_xemu(xemu: &Path, run: &Path, sd: &Path, d81: &Path, serial: &Path) -> Child {
+    let home = run.join("home");
+    let empty = run.join("sdimg");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&empty).unwrap();
+    open_to_all(run);
+    let mut cmd = Command::new("timeout");
+    cmd.args(["-s", "INT", "100"]);
+    if running_as_root() {
+        cmd.args([
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+        ]);
+    }
+    cmd.arg("env")
+        .arg(format!("HOME={}", home.display()))
+        .arg(xemu)
+        .args(["-skipconfigfile", "-headless", "-sleepless", "-testing"])
+        .args(["-romfromsd", "-virtsd", "-sdimg"])
+        .arg(&empty)
+        .arg("-hdosvirt")
+        .arg("-hdosdir")
+        .arg(sd)
+        .arg("-extonboard")
+        .arg(run.join("onboard.prg"))
+        .arg("-8")
+        .arg(d81)
+        .arg("-hyperserialfile")
+        .arg(serial)
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(
+            std::fs::File::create(run.join("xemu.log")).unwrap(),
+        ));
+    cmd.spawn().expect("starting xmega65")
+}
+
+/// Waits until the serial file holds `until` (or `limit` passes), then ends xemu (SIGINT to
+/// `timeout`, which passes it on; xemu writes each serial byte as it comes).
+fn xemu_transcript(mut child: Child, serial: &Path, until: &str, limit: Duration) -> String {
+    let t0 = Instant::now();
+    let mut text = String::new();
+    while t0.elapsed() < limit {
+        text = String::from_utf8_lossy(&std::fs::read(serial).unwrap_or_default()).into_owned();
+        if text.contains(until) && text[text.find(until).unwrap()..].contains('\n') {
+            break;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("xmega65 ended early ({status}); serial output:\n{text}");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+    text
+}
+
+/// The headless MEGA65 with the same folder and disk, no SSNAIL core, run until `until`.
+fn headless_transcript(prg: &[u8], sd: &Path, d81: &[u8], until: &str) -> String {
+    let mut m = Machine::new();
+    m.mount_d81(d81.to_vec());
+    m.set_sd_dir(sd.to_path_buf());
+    let (_, entry) = m.load_prg(prg, None).unwrap();
+    m.start_at(entry);
+    for _ in 0..300 {
+        m.run(CPU_HZ / 10);
+        let t = String::from_utf8_lossy(&m.serial);
+        if t.contains(until) && t[t.find(until).unwrap()..].contains('\n') {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&m.serial).into_owned()
+}
+
+/// Cut at the end of the line holding the first `until`.
+fn upto<'a>(t: &'a str, until: &str) -> &'a str {
+    match t.find(until) {
+        Some(i) => match t[i..].find('\n') {
+            Some(n) => &t[..i + n + 1],
+            None => t,
+        },
+        None => t,
+    }
+}
+
+#[test]
+fn stock_xemu_lists_the_sd_folder_and_d81_models_as_the_headless_mega65_does() {
+    let Some(source) = xemu_source() else {
+        eprintln!(
+            "SKIPPED: no xemu source (XEMU_SRC unset and no ../shared/thirdparty/xemu-40dfef0d.tar.xz \
+             beside the repository): the MEGA65 program was not compared with xemu"
+        );
+        return;
+    };
+    eprintln!("xemu from {source}");
+    let xemu = stock_xemu();
+    let work = tempfile::tempdir().unwrap();
+    let prg = prg();
+    let loader = onboard(&work.path().join("build"));
+
+    let llama = with_description(&llama(), "A llama in the SSNAIL folder of the card");
+    let sd = work.path().join("sd");
+    write_tree(
+        &sd,
+        &[
+            ("SSNAIL.PRG", prg),
+            ("SSNAIL/LLAMA.SSNAIL", &llama),
+            ("TINYBERT.SSNAIL", &bert()),
+        ],
+    );
+    let mut disk = D81::new("SSNAIL", *b"65").unwrap();
+    disk.add_file("ssnail", FileType::Prg, prg).unwrap();
+    disk.add_file("gpt2.ssnail", FileType::Seq, &gpt2())
+        .unwrap();
+    let d81 = disk.into_bytes();
+    let run = work.path().join("run");
+    write_tree(
+        &run,
+        &[("small.d81", d81.as_slice()), ("onboard.prg", &loader)],
+    );
+    open_to_all(work.path());
+
+    let serial = run.join("serial.txt");
+    let child = start_xemu(&xemu, &run, &sd, &run.join("small.d81"), &serial);
+    let x = xemu_transcript(child, &serial, LISTED, Duration::from_secs(90));
+    let h = headless_transcript(prg, &sd, &d81, LISTED);
+    let log = std::fs::read_to_string(run.join("xemu.log")).unwrap_or_default();
+    assert!(
+        x.contains(LISTED),
+        "xemu did not list the models; serial:\n{x}\nxemu log (end):\n{}",
+        &log[log.len().saturating_sub(3000)..]
+    );
+    // What the comparison covers: the core probe, both SD folders, the D81, the descriptions.
+    for want in [
+        "SSNAIL core not found",
+        "LLAMA.SSNAIL",
+        "SD /SSNAIL",
+        "A llama in the SSNAIL folder of the card",
+        "TINYBERT.SSNAIL",
+        "TinyBert",
+        "gpt2.ssnail",
+        "TinyGpt",
+        "3 models",
+    ] {
+        assert!(x.contains(want), "xemu transcript lacks {want:?}:\n{x}");
+    }
+    assert!(!x.contains("not an SSNAIL image"), "{x}");
+    assert_eq!(
+        upto(&x, LISTED),
+        upto(&h, LISTED),
+        "xemu (left) vs headless MEGA65 (right)"
+    );
+}
+
+/// The headless MEGA65 finds a host file only when its name is upper case (Hyppo's findfile);
+/// the program then finds it by reading the directory and opens what readdir left in the dirent.
+/// Before issue 18 the program closed the directory after openfile, which leaves Hyppo's
+/// readfile on the closed directory: the image read as "not an SSNAIL image".
+#[test]
+fn an_sd_image_found_only_by_the_directory_scan_is_read_after_closedir() {
+    let work = tempfile::tempdir().unwrap();
+    let sd = work.path().join("sd");
+    write_tree(&sd, &[("SSNAIL/Mixed.ssnail", &gpt2())]);
+    let d81 = D81::new("EMPTY", *b"65").unwrap().into_bytes();
+    let t = headless_transcript(prg(), &sd, &d81, LISTED);
+    assert!(t.contains("Mixed.ssnail"), "{t}");
+    assert!(t.contains("TinyGpt"), "{t}");
+    assert!(!t.contains("not an SSNAIL image"), "{t}");
+}
