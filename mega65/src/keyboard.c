@@ -3,15 +3,36 @@
 #include "keyboard.h"
 #include "screen.h"
 
+/* RUN/STOP is key 63 of the MEGA65 matrix (mega65-core matrix_to_ascii.vhdl line 152: key 63
+ * types $03): column 7, bit 7 (key number = column x 8 + bit, lines 934-936). $D614 selects a
+ * column of the combined keyboard matrix and $D613 reads it, 0 = held (iomap.txt lines 532-533,
+ * c65uart.vhdl lines 779-784, keyboard_complex.vhdl lines 365-371). Reading it sees RUN/STOP
+ * however many typed keys wait in the $D610 queue before its $03. */
+#define STOP_COLUMN 7
+#define STOP_BIT 0x80
+
+/* a RUN/STOP acted on through the matrix whose $03 is still somewhere in the queue */
+static uint8_t stop_queued;
+
 uint8_t kbd_poll(void) {
     uint8_t k = PEEK(0xD610);
     if (k) POKE(0xD610, 0);
+    if (k == KEY_STOP) {   /* RUN/STOP is never text; its job was done by kbd_stop_pressed */
+        stop_queued = 0;
+        return 0;
+    }
     return k;
 }
 
 uint8_t kbd_stop_pressed(void) {
-    if (PEEK(0xD610) != KEY_STOP) return 0;   /* other keys stay queued (type-ahead) */
-    POKE(0xD610, 0);
+    if (PEEK(0xD610) == KEY_STOP) {   /* at the head of the queue: take it */
+        POKE(0xD610, 0);
+        if (!stop_queued) return 1;
+        stop_queued = 0;              /* the $03 of a press already acted on */
+    }
+    POKE(0xD614, STOP_COLUMN);
+    if (PEEK(0xD613) & STOP_BIT) return 0;
+    stop_queued = 1;                  /* held: its $03 stays queued behind the type-ahead */
     return 1;
 }
 

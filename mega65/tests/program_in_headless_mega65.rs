@@ -680,6 +680,32 @@ fn run_stop_ends_an_answer_early() {
     assert!(full.starts_with(answer(&t, "the cat")), "{t}");
 }
 
+/// RUN/STOP typed after other keys (type-ahead) still stops the answer: the program reads the
+/// RUN/STOP key in the keyboard matrix ($D613/$D614), not only at the head of the $D610 queue;
+/// the keys typed before it are the next line.
+#[test]
+fn run_stop_stops_an_answer_even_behind_typed_ahead_keys_which_are_kept() {
+    let img = llama();
+    let setup = Setup {
+        d81: Some(disk_with(&[("tinyllama.ssnail", &img)])),
+        ssnail_mib: Some(72),
+        bandwidth_mbs: Some(2.0),
+        ..Default::default()
+    };
+    let t = run(
+        &setup,
+        "{RETURN}/n 60{RETURN}the cat{RETURN}{WAIT 2}the dog{WAIT 1}{STOP}{WAIT 1}{RETURN}",
+        "> the dog\n",
+        300.0,
+    );
+    let first = &t[t.find("> the cat\n").unwrap_or_else(|| panic!("{t}"))..];
+    let first = &first[..first.find("> the dog\n").unwrap_or_else(|| panic!("{t}"))];
+    assert!(first.contains("[stopped]"), "{t}");
+    let stats = &first[first.rfind("\n[").unwrap() + 2..];
+    let n: u32 = stats.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(n > 0 && n < 60, "{t}");
+}
+
 /// RUN/STOP during an SD load (the loader checks it between its 16-sector batches) stops the
 /// load with its message; the program goes on and loads the image in full on the next RETURN.
 #[test]

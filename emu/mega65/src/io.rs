@@ -205,7 +205,9 @@ impl Machine {
                     0x80
                 }
             }
-            0x60F => 0,         // REALHW = 0: an emulator, like xemu without -realhw
+            0x60F => 0, // REALHW = 0: an emulator, like xemu without -realhw
+            0x611 => 0, // modifier keys: none held (iomap.txt lines 512-522)
+            0x613 => self.keys.matrix_column(self.io_regs[0x614], self.cycles),
             0x640..=0x67F => 0, // traps; $D67C reads 0 = serial monitor ready
             0x680 => {
                 // SD status: never busy; bit 6 = error of the last raw command.

@@ -109,12 +109,25 @@ impl KeyScript {
     }
 }
 
+/// How long a scripted key stays down after it is typed: 0.1 s, a short press. The matrix
+/// registers show it held for that long (only RUN/STOP is placed in the matrix, see
+/// [`KeyQueue::matrix_column`]).
+pub const KEY_HOLD: u64 = CPU_HZ / 10;
+
+/// RUN/STOP: key 63 of the MEGA65 matrix, typed as $03 (mega65-core matrix_to_ascii.vhdl line
+/// 152); key number = column x 8 + bit (lines 934-936).
+const STOP_CODE: u8 = 0x03;
+const STOP_COLUMN: u8 = 7;
+const STOP_BIT: u8 = 0x80;
+
 /// The $D610 queue plus the keys not yet arrived.
 #[derive(Clone, Debug, Default)]
 pub struct KeyQueue {
     /// Keys with their absolute arrival cycle.
     pending: VecDeque<(u64, u8)>,
     queue: VecDeque<u8>,
+    /// RUN/STOP is down until this cycle.
+    stop_held_until: u64,
 }
 
 impl KeyQueue {
@@ -138,6 +151,9 @@ impl KeyQueue {
                 break;
             }
             self.queue.push_back(code);
+            if code == STOP_CODE {
+                self.stop_held_until = t + KEY_HOLD;
+            }
             self.pending.pop_front();
         }
     }
@@ -166,6 +182,18 @@ impl KeyQueue {
             Some(c @ b'a'..=b'z') => c - 0x20,
             Some(c @ b'A'..=b'Z') => c + 0x80,
             Some(c) => c,
+        }
+    }
+
+    /// $D613 with $D614 = `column`: one column of the combined keyboard matrix, 0 = key down
+    /// (iomap.txt lines 532-533; c65uart.vhdl lines 779-784; keyboard_complex.vhdl lines 365-371:
+    /// columns 0-9, others read $FF). Only RUN/STOP is modelled (column 7, bit 7), held for
+    /// [`KEY_HOLD`] after it was typed; every other key reads as up.
+    pub fn matrix_column(&self, column: u8, now: u64) -> u8 {
+        if column == STOP_COLUMN && now < self.stop_held_until {
+            !STOP_BIT
+        } else {
+            0xFF
         }
     }
 
