@@ -173,6 +173,9 @@ fn running_as_root() -> bool {
 /// Starts xmega65 headless with `sd` as the hypervisor folder and `d81` in drive 0; its
 /// hypervisor serial output goes to `serial`. `timeout` bounds the run even if the test dies.
 fn start_xemu(xemu: &Path, run: &Path, sd: &Path, d81: &Path, serial: &Path) -> Child {
+    // A copy beside the run: the cache may sit where nobody cannot reach (e.g. under /root).
+    let xemu_copy = run.join("xmega65");
+    std::fs::copy(xemu, &xemu_copy).expect("copying xmega65");
     let home = run.join("home");
     let empty = run.join("sdimg");
     std::fs::create_dir_all(&home).unwrap();
@@ -190,7 +193,7 @@ fn start_xemu(xemu: &Path, run: &Path, sd: &Path, d81: &Path, serial: &Path) -> 
     }
     cmd.arg("env")
         .arg(format!("HOME={}", home.display()))
-        .arg(xemu)
+        .arg(&xemu_copy)
         .args(["-skipconfigfile", "-headless", "-sleepless", "-testing"])
         .args(["-romfromsd", "-virtsd", "-sdimg"])
         .arg(&empty)
