@@ -11,6 +11,7 @@
 #   make findmodels [QUERY=…] [MEM=8|64|72]
 #   make fetch URL=…
 #   make disk [IMAGES=…]      build/ssnail.d81 and build/sdcard/
+#   make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS=…]   fuzz every reader of hostile files
 #   make xemu-stock           stock xemu (xmega65) into cache/xemu/stock/ (XEMU_SRC=DIR or the shared tarball)
 #   make clean
 #
@@ -44,7 +45,7 @@ $(SSNAIL): $(RUST_SOURCES)
 	cd $(SSNAIL_TOOLS) && $(CARGO) build --release -q -p ssnail
 	@touch $@
 
-.PHONY: test demo testdata clean findmodels fetch tool deps
+.PHONY: test demo testdata clean findmodels fetch tool deps fuzz
 .PRECIOUS: %.ssnail
 
 tool: $(SSNAIL)
@@ -84,6 +85,13 @@ findmodels: $(SSNAIL)
 fetch: $(SSNAIL)
 	@test -n "$(URL)" || { echo "usage: make fetch URL=https://huggingface.co/<repo>/resolve/main/<file>.gguf"; exit 2; }
 	$(SSNAIL) fetch "$(URL)"
+
+# Fuzzing (fuzz/): each target for FUZZ_SECONDS; failing inputs land in
+# fuzz/testdata/crashes/<target>/ and are replayed by `make test`.
+FUZZ_SECONDS ?= 60
+fuzz:
+	cd $(SSNAIL_TOOLS) && $(CARGO) build --release -q -p ssnail-fuzz
+	$(SSNAIL_TOOLS)target/release/ssnail-fuzz --seconds $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # Debian packages the project needs (cc65 for the MEGA65 program).
 deps:

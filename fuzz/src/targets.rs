@@ -1,0 +1,525 @@
+//! The fuzz targets: every place a file from outside is read.
+//!
+//! | target    | input                                   | seeds                                  |
+//! |-----------|-----------------------------------------|----------------------------------------|
+//! | gguf      | a GGUF file: parse, hparams, vocab, convert, and the image tokenizer on the result | small llama, gpt2, bert GGUFs |
+//! | image     | a .ssnail image: load through the port, tokenize, run the script (generate or encode) | their converted images |
+//! | tokenizer | an image's memory (tables) + text        | tables-only images of the three kinds |
+//! | import    | config.json, tokenizer.json, model.safetensors of a checkpoint | a tiny llama checkpoint |
+//! | mega65    | a PRG, or a D81 disk, for the headless MEGA65 | a small PRG; a D81 holding it and an image |
+
+use crate::{Outcome, Target};
+use ssnail_convert::{convert, Options};
+use ssnail_format::ggml::GgmlType;
+use ssnail_gguf::Gguf;
+use ssnail_synthetic::models::{self, ModelOpts};
+use ssnail_tokenizer::image::{image_memory, ImageTokenizer};
+
+/// Every target, by name.
+pub fn all() -> Vec<Box<dyn Target>> {
+    vec![
+        Box::new(GgufTarget),
+        Box::new(ImageTarget),
+        Box::new(TokenizerTarget::default()),
+        Box::new(ImportTarget::new()),
+        Box::new(Mega65Target),
+    ]
+}
+
+pub fn by_name(name: &str) -> Option<Box<dyn Target>> {
+    all().into_iter().find(|t| t.name() == name)
+}
+
+/// An error must be one line naming the input file.
+fn one_line_naming(depth: u32, msg: String, file: &str) -> Outcome {
+    if msg.contains('\n') {
+        return Outcome::Violation(format!("a message of more than one line: {msg:?}"));
+    }
+    if !msg.contains(file) {
+        return Outcome::Violation(format!("an error that does not name {file}: {msg}"));
+    }
+    Outcome::Rejected(depth, msg)
+}
+
+/// The small models the seeds come from: the §10 architectures at a size
+/// that converts and runs in well under a millisecond.
+fn tiny(arch: &str) -> ModelOpts {
+    let mut o = match arch {
+        "llama" => ModelOpts::llama().with_wtype(GgmlType::Q8_0),
+        "gpt2" => ModelOpts::gpt2(),
+        _ => ModelOpts::bert().with_wtype(GgmlType::F16),
+    };
+    o.dim = 32;
+    o.n_layers = 1;
+    o.n_heads = 4;
+    o.n_kv_heads = if arch == "llama" { 2 } else { 4 };
+    o.hidden = 64;
+    o.context_length = 32;
+    o
+}
+
+fn tiny_gguf(arch: &str) -> Vec<u8> {
+    models::build(&tiny(arch))
+}
+
+fn convert_opts() -> Options {
+    Options {
+        ctx: Some(16),
+        ..Options::default()
+    }
+}
+
+/// The converted image of a tiny model.
+fn tiny_image(arch: &str) -> Vec<u8> {
+    let g = Gguf::from_bytes("seed.gguf", tiny_gguf(arch)).expect("seed model parses");
+    convert(&g, &convert_opts())
+        .expect("seed model converts")
+        .image
+}
+
+/// Texts every tokenizer run sees (ASCII, spaces, digits, punctuation, a
+/// long word, non-ASCII).
+const TEXTS: [&str; 4] = [
+    "Hello world, it's 2024!",
+    "  lots   of\tspace\n\nand 12345 digits",
+    "unbelievablyunbelievablyunbelievable",
+    "naïve café ☃",
+];
+
+pub struct GgufTarget;
+
+impl Target for GgufTarget {
+    fn name(&self) -> &'static str {
+        "gguf"
+    }
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        ["llama", "gpt2", "bert"].map(tiny_gguf).to_vec()
+    }
+    fn focus(&self, input: &[u8]) -> Option<std::ops::Range<usize>> {
+        // The header, key/values and tensor infos; tensor bytes matter less.
+        Some(0..input.len().min(12 << 10))
+    }
+    fn run(&mut self, input: &[u8]) -> Outcome {
+        const F: &str = "fuzz.gguf";
+        let g = match Gguf::from_bytes(F, input.to_vec()) {
+            Ok(g) => g,
+            Err(e) => return one_line_naming(0, e.to_string(), F),
+        };
+        // What `ssnail info` lists.
+        for (k, v) in &g.metadata {
+            let line = format!("{} {}", ssnail_gguf::printable(k), v.summary());
+            if line.contains('\n') || line.contains('\x1b') {
+                return Outcome::Violation(format!("raw control characters in {line:?}"));
+            }
+        }
+        if let Err(e) = ssnail_tokenizer::vocab::Vocab::from_gguf(&g) {
+            return one_line_naming(1, e.to_string(), F);
+        }
+        let c = match convert(&g, &convert_opts()) {
+            Ok(c) => c,
+            Err(e) if e.kind == ssnail_convert::ErrorKind::TooBig => {
+                return Outcome::Rejected(2, "too big".into())
+            }
+            Err(e) => return one_line_naming(2, e.msg, F),
+        };
+        // A vocabulary convert accepts must be one the image tokenizer takes.
+        let mem = match image_memory(&c.image) {
+            Ok(m) => m,
+            Err(e) => return Outcome::Violation(format!("converted image unreadable: {e}")),
+        };
+        match ImageTokenizer::new(&mem) {
+            Ok(t) => {
+                for s in TEXTS {
+                    t.encode(s, true);
+                }
+                Outcome::Ok(3)
+            }
+            Err(e) => Outcome::Violation(format!(
+                "convert accepted a vocabulary the image tokenizer rejects: {e}"
+            )),
+        }
+    }
+}
+
+pub struct ImageTarget;
+
+impl Target for ImageTarget {
+    fn name(&self) -> &'static str {
+        "image"
+    }
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        ["llama", "gpt2", "bert"].map(tiny_image).to_vec()
+    }
+    fn focus(&self, input: &[u8]) -> Option<std::ops::Range<usize>> {
+        // Header, then the script and parameter blocks (the first 8 KiB of
+        // the payload hold the code on these small images).
+        Some(0..input.len().min(16 << 10))
+    }
+    fn run(&mut self, input: &[u8]) -> Outcome {
+        use ssnail_core::{NoHost, Ssnail};
+        let (mut dev, _) = match Ssnail::load_bytes(input, None) {
+            Ok(d) => d,
+            Err(e) => return one_line_naming(0, e.to_string(), "<image>"),
+        };
+        // Small budgets: these images need a few thousand instructions.
+        dev.machine.instr_limit = 200_000;
+        dev.machine.set_threads(1);
+        let prompt = match ImageTokenizer::new(dev.machine.mem()) {
+            Ok(t) => t.encode(TEXTS[0], true),
+            Err(e) => return Outcome::Rejected(1, e),
+        };
+        let prompt = if prompt.is_empty() { vec![1] } else { prompt };
+        let h = dev.header();
+        let r = if h.arch == ssnail_format::image::Arch::Bert as u32 {
+            dev.encode(&prompt, &mut NoHost)
+                .map(|e| e.output.len() as u32)
+        } else {
+            dev.generate(&prompt, 3, &mut NoHost)
+                .map(|g| g.tokens.len() as u32)
+        };
+        // Host-side reads bounded by the image: the runtime block and the
+        // pieces of whatever ids the script published.
+        let rt = ssnail_core::host::runtime(&dev.machine);
+        for id in ssnail_core::host::published(&dev.machine)
+            .into_iter()
+            .take(64)
+        {
+            dev.vocab_piece(id);
+        }
+        let _ = rt;
+        match r {
+            Ok(_) => Outcome::Ok(3),
+            Err(e) => {
+                let s = e.to_string();
+                if s.contains('\n') {
+                    return Outcome::Violation(format!("multi-line error {s:?}"));
+                }
+                Outcome::Rejected(2, s)
+            }
+        }
+    }
+}
+
+/// The memory of the three seed images.
+fn tables() -> Vec<Vec<u8>> {
+    ["llama", "gpt2", "bert"]
+        .map(|a| image_memory(&tiny_image(a)).expect("seed image memory"))
+        .to_vec()
+}
+
+/// Tables of the image tokenizer, and text.
+#[derive(Default)]
+pub struct TokenizerTarget {
+    base: Vec<Vec<u8>>,
+}
+
+impl Target for TokenizerTarget {
+    fn name(&self) -> &'static str {
+        "tokenizer"
+    }
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        // Input: kind byte (which seed image) + image memory up to the end
+        // of its tokenizer tables; bit 7 of the first byte = "mutate the
+        // text only" mode, the rest of the input is then the text.
+        let mut seeds: Vec<Vec<u8>> = tables()
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let mut v = vec![i as u8];
+                v.extend_from_slice(m);
+                v
+            })
+            .collect();
+        for i in 0..3u8 {
+            let mut v = vec![0x80 | i];
+            v.extend_from_slice(TEXTS[1].as_bytes());
+            seeds.push(v);
+        }
+        seeds
+    }
+    fn run(&mut self, input: &[u8]) -> Outcome {
+        if self.base.is_empty() {
+            self.base = tables();
+        }
+        let Some((&mode, rest)) = input.split_first() else {
+            return Outcome::Rejected(0, "empty".into());
+        };
+        if mode & 0x80 != 0 {
+            let mem = &self.base[(mode & 0x7F) as usize % self.base.len()];
+            let t = ImageTokenizer::new(mem).expect("seed tables load");
+            let text = String::from_utf8_lossy(rest);
+            let ids = t.encode(&text, true);
+            if ids.iter().any(|&id| id >= t.block.n_vocab) {
+                return Outcome::Violation("an id outside the vocabulary".into());
+            }
+            return Outcome::Ok(2);
+        }
+        match ImageTokenizer::new(rest) {
+            Ok(t) => {
+                for s in TEXTS {
+                    t.encode(s, true);
+                }
+                Outcome::Ok(1)
+            }
+            Err(e) => Outcome::Rejected(0, e),
+        }
+    }
+}
+
+/// A Hugging Face checkpoint directory: the input holds config.json,
+/// tokenizer.json and model.safetensors, each behind a u32 length.
+pub struct ImportTarget {
+    dir: tempfile::TempDir,
+}
+
+impl ImportTarget {
+    pub fn new() -> ImportTarget {
+        ImportTarget {
+            dir: tempfile::tempdir().expect("a temporary directory"),
+        }
+    }
+}
+
+impl Default for ImportTarget {
+    fn default() -> Self {
+        ImportTarget::new()
+    }
+}
+
+/// Pack files as (u32 length, bytes)…; the last takes the rest.
+fn pack(files: &[&[u8]]) -> Vec<u8> {
+    let mut v = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        if i + 1 < files.len() {
+            v.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        }
+        v.extend_from_slice(f);
+    }
+    v
+}
+
+fn unpack(b: &[u8], n: usize) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut rest = b;
+    for i in 0..n {
+        if i + 1 == n {
+            out.push(rest);
+            break;
+        }
+        let len = rest
+            .get(..4)
+            .map(|l| u32::from_le_bytes(l.try_into().unwrap_or_default()) as usize)
+            .unwrap_or(0)
+            .min(rest.len().saturating_sub(4));
+        let body = rest.get(4..4 + len).unwrap_or(&[]);
+        out.push(body);
+        rest = rest.get(4 + len..).unwrap_or(&[]);
+    }
+    out
+}
+
+/// A tiny llama checkpoint: dim 8, 1 layer, 2 heads, 1 KV head, hidden 16,
+/// a byte-level BPE vocabulary of 262 tokens.
+fn tiny_checkpoint() -> Vec<u8> {
+    use serde_json::json;
+    let (dim, hidden, vocab, kv) = (8usize, 16usize, 262usize, 4usize);
+    let cfg = json!({
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+        "hidden_size": dim, "intermediate_size": hidden,
+        "num_attention_heads": 2, "num_key_value_heads": 1,
+        "num_hidden_layers": 1, "max_position_embeddings": 64,
+        "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "vocab_size": vocab,
+        "bos_token_id": 0, "eos_token_id": 0, "tie_word_embeddings": false
+    });
+    let mut v = serde_json::Map::new();
+    v.insert("<|endoftext|>".into(), json!(0));
+    for b in 0..=255u8 {
+        v.insert(
+            ssnail_tokenizer::gpt2_bytes::byte_to_char(b).to_string(),
+            json!(b as u32 + 1),
+        );
+    }
+    let merges = [("h", "e"), ("l", "l"), ("he", "ll"), ("Ġ", "w"), ("o", "r")];
+    for (i, (a, b)) in merges.iter().enumerate() {
+        v.insert(format!("{a}{b}"), json!(257 + i));
+    }
+    let tok = json!({
+        "version": "1.0",
+        "added_tokens": [{"id": 0, "content": "<|endoftext|>", "special": true}],
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false},
+        "model": {"type": "BPE", "vocab": v,
+                  "merges": merges.iter().map(|(a, b)| format!("{a} {b}")).collect::<Vec<_>>()}
+    });
+    let mut shapes: Vec<(String, Vec<usize>)> = vec![
+        ("model.embed_tokens.weight".into(), vec![vocab, dim]),
+        ("model.norm.weight".into(), vec![dim]),
+        ("lm_head.weight".into(), vec![vocab, dim]),
+    ];
+    let p = |s: &str| format!("model.layers.0.{s}");
+    shapes.extend([
+        (p("input_layernorm.weight"), vec![dim]),
+        (p("self_attn.q_proj.weight"), vec![dim, dim]),
+        (p("self_attn.k_proj.weight"), vec![kv, dim]),
+        (p("self_attn.v_proj.weight"), vec![kv, dim]),
+        (p("self_attn.o_proj.weight"), vec![dim, dim]),
+        (p("post_attention_layernorm.weight"), vec![dim]),
+        (p("mlp.gate_proj.weight"), vec![hidden, dim]),
+        (p("mlp.up_proj.weight"), vec![hidden, dim]),
+        (p("mlp.down_proj.weight"), vec![dim, hidden]),
+    ]);
+    let data: Vec<Vec<u8>> = shapes
+        .iter()
+        .enumerate()
+        .map(|(k, (_, s))| {
+            let n: usize = s.iter().product();
+            (0..n)
+                .flat_map(|i| (((i * 7 + k * 13) % 17) as f32 / 17.0 - 0.4).to_le_bytes())
+                .collect()
+        })
+        .collect();
+    let views: Vec<(String, safetensors::tensor::TensorView)> = shapes
+        .iter()
+        .zip(&data)
+        .map(|((n, s), d)| {
+            (
+                n.clone(),
+                safetensors::tensor::TensorView::new(safetensors::Dtype::F32, s.clone(), d)
+                    .expect("a valid view"),
+            )
+        })
+        .collect();
+    let st = safetensors::serialize(views, None).expect("serialise");
+    pack(&[cfg.to_string().as_bytes(), tok.to_string().as_bytes(), &st])
+}
+
+impl Target for ImportTarget {
+    fn name(&self) -> &'static str {
+        "import"
+    }
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        vec![tiny_checkpoint()]
+    }
+    fn focus(&self, input: &[u8]) -> Option<std::ops::Range<usize>> {
+        // The two JSON files and the safetensors header.
+        let files = unpack(input, 3);
+        let json = 8 + files[0].len() + files[1].len();
+        let st_header = files[2]
+            .get(..8)
+            .map(|l| u64::from_le_bytes(l.try_into().unwrap_or_default()).min(1 << 16) as usize)
+            .unwrap_or(0);
+        Some(0..input.len().min(json + 8 + st_header))
+    }
+    fn run(&mut self, input: &[u8]) -> Outcome {
+        let files = unpack(input, 3);
+        let d = self.dir.path();
+        for (name, body) in ["config.json", "tokenizer.json", "model.safetensors"]
+            .iter()
+            .zip(&files)
+        {
+            if std::fs::write(d.join(name), body).is_err() {
+                return Outcome::Rejected(0, "cannot write".into());
+            }
+        }
+        let out = d.join("out.gguf");
+        match ssnail_hub::import::import(d, &out, ssnail_hub::import::OutType::F32, Some("fuzz")) {
+            Ok(_) => {
+                // What import wrote must open.
+                match Gguf::open(&out) {
+                    Ok(_) => Outcome::Ok(2),
+                    Err(e) => Outcome::Violation(format!("import wrote an unreadable GGUF: {e}")),
+                }
+            }
+            Err(e) => {
+                let s = format!("{e:#}");
+                if s.contains('\n') {
+                    return Outcome::Violation(format!("multi-line error {s:?}"));
+                }
+                if !s.contains(&d.display().to_string()) {
+                    return Outcome::Violation(format!("an error that names no file: {s}"));
+                }
+                Outcome::Rejected(1, s.replace(&d.display().to_string(), ""))
+            }
+        }
+    }
+}
+
+/// The headless MEGA65 loading a PRG (input byte 0 even) or a D81 (odd).
+pub struct Mega65Target;
+
+/// A PRG at $2001: `10 SYS 8210` then code that writes to the screen,
+/// reads the keyboard and SSNAIL's ID register, and loops a while.
+fn tiny_prg() -> Vec<u8> {
+    let mut p = vec![0x01, 0x20];
+    // BASIC line: link, line 10, SYS, "8210", end, end of program.
+    p.extend_from_slice(&[0x0D, 0x20, 0x0A, 0x00, 0x9E]);
+    p.extend_from_slice(b"8210");
+    p.extend_from_slice(&[0x00, 0x00, 0x00]);
+    // $2012 = 8210
+    p.extend_from_slice(&[
+        0xA2, 0x00, // LDX #0
+        0xBD, 0x00, 0x20, // LDA $2000,X
+        0x9D, 0x00, 0x08, // STA $0800,X (screen)
+        0xE8, // INX
+        0xD0, 0xF7, // BNE
+        0xAD, 0x00, 0xD6, // LDA $D600
+        0x60, // RTS
+    ]);
+    p
+}
+
+fn tiny_d81() -> Vec<u8> {
+    let mut d = ssnail_disk::D81::new("FUZZ", *b"FZ").expect("a new disk");
+    let _ = d.add_file("PROGRAM", ssnail_disk::FileType::Prg, &tiny_prg());
+    let _ = d.add_file(
+        "LLAMA.SSNAIL",
+        ssnail_disk::FileType::Prg,
+        &tiny_image("llama"),
+    );
+    d.into_bytes()
+}
+
+impl Target for Mega65Target {
+    fn name(&self) -> &'static str {
+        "mega65"
+    }
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        let mut prg = vec![0u8];
+        prg.extend(tiny_prg());
+        let mut d81 = vec![1u8];
+        d81.extend(tiny_d81());
+        vec![prg, d81]
+    }
+    fn focus(&self, input: &[u8]) -> Option<std::ops::Range<usize>> {
+        if input.first().is_some_and(|b| b & 1 == 1) {
+            // Directory track 40: header, BAM and directory sectors.
+            let t40 = 1 + 39 * 40 * 256;
+            Some(t40..(t40 + 4 * 256).min(input.len()))
+        } else {
+            None
+        }
+    }
+    fn run(&mut self, input: &[u8]) -> Outcome {
+        use ssnail_mega65::Machine;
+        let Some((&mode, rest)) = input.split_first() else {
+            return Outcome::Rejected(0, "empty".into());
+        };
+        let mut m = Machine::new();
+        let prg = if mode & 1 == 0 {
+            rest.to_vec()
+        } else {
+            let mut img = rest.to_vec();
+            img.resize(ssnail_mega65::f011::D81_SIZE, 0);
+            m.mount_d81(img.clone());
+            match ssnail_mega65::prg::first_prg_on_disk(img) {
+                Ok((_, p)) => p,
+                Err(e) => return Outcome::Rejected(0, e),
+            }
+        };
+        match m.load_prg(&prg, None) {
+            Ok(_) => {}
+            Err(e) => return Outcome::Rejected(1, e),
+        }
+        m.run(200_000);
+        Outcome::Ok(2)
+    }
+}
