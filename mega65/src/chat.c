@@ -52,6 +52,53 @@ static uint8_t go(void) {
     return 1;
 }
 
+/* ---- waiting for a job ------------------------------------------------------------------
+ * A job that stays BUSY must not hang the program. job_watch() runs in every polling loop:
+ * RUN/STOP writes the runtime block's stop request (the port takes bytes while a job runs, no
+ * READY wait); after WARN_MS without progress the user is told once how to stop; if the job
+ * is still BUSY STOP_GRACE_MS after a stop request, or shows no progress for HANG_MS, the
+ * program gives up on it and goes back to the model list. */
+#define WARN_MS 30000UL
+#define STOP_GRACE_MS 5000UL
+#define HANG_MS 600000UL
+
+static uint8_t stopped, warned;
+static uint32_t progress_ms, stop_ms;
+
+static void watch_start(void) {
+    stopped = warned = 0;
+    progress_ms = 0;
+    timer_start();
+}
+
+/* 1 = give up (the job hangs); progressed = something new arrived since the last call */
+static uint8_t job_watch(uint8_t progressed) {
+    static const uint32_t one = 1;
+    uint32_t now = timer_ms();
+    if (progressed) progress_ms = now;
+    if (!stopped && kbd_stop_pressed()) {
+        port_commit(HDR(RB_STOP_REQUEST), 0);
+        dma_to_register(SS_LP_DATA, (uint32_t)(uint16_t)&one, 4);
+        port_commit(IMG_BASE, 0);
+        stopped = 1;
+        stop_ms = now;
+    }
+    if (!warned && now - progress_ms >= WARN_MS) {
+        wrap_flush();
+        say(COL_YELLOW, "\n[SSNAIL busy 30 s without a result: RUN/STOP stops it]\n");
+        warned = 1;
+    }
+    if ((stopped && now - stop_ms >= STOP_GRACE_MS) || now - progress_ms >= HANG_MS) {
+        wrap_flush();
+        say(COL_RED, stopped ? "\n[SSNAIL did not stop: the core hangs. Back to the model list;"
+                               " reset the MEGA65 if loading fails]\n"
+                             : "\n[SSNAIL busy 10 min without a result: the core hangs. Back to"
+                               " the model list]\n");
+        return 1;
+    }
+    return 0;
+}
+
 static uint8_t write_job(uint32_t start, uint16_t n) {
     if (n && !port_write(h_tokens + (start << 2), toks, n << 2)) return 0;
     return port_write(HDR(RB_POS), &rb, sizeof rb);
@@ -59,12 +106,12 @@ static uint8_t write_job(uint32_t start, uint16_t n) {
 
 static void port_error(void) { say(COL_RED, "[load port error writing the prompt]\n"); }
 
-static void generate(void) {
+/* 0 = done; 1 = the job hangs, back to the model list */
+static uint8_t generate(void) {
     int16_t n = tok_encode(line, first, toks, MAX_PROMPT);
     uint32_t start, shown = 0, gen, reason, t, rate;
-    uint8_t stopped = 0;
-    if (n < 0) { say(COL_RED, "[line too long]\n"); return; }
-    if (first && n == 0) return;
+    if (n < 0) { say(COL_RED, "[line too long]\n"); return 0; }
+    if (first && n == 0) return 0;
     start = first ? 0 : pos + 1;
     if (first) pos = 0;
     rb.pos = pos;
@@ -74,26 +121,20 @@ static void generate(void) {
     rb.stop_request = 0;
     if (rb.prompt_len >= h_maxctx) {
         scr_printf("[context full at %lu tokens: /reset to start again]\n", h_maxctx);
-        return;
+        return 0;
     }
-    if (!write_job(start, n)) { port_error(); return; }
+    if (!write_job(start, n)) { port_error(); return 0; }
     first = 0;
     fold_reset();
-    timer_start();
+    watch_start();
     go();
     do {
         gen = far_peek32(HDR(RB_GENERATED));
+        t = shown;
         for (; shown < gen; ++shown)
             print_token(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
-        if (!stopped && kbd_stop_pressed()) {
-            static const uint32_t one = 1;
-            /* the port takes bytes while the job runs; no READY wait here */
-            port_commit(HDR(RB_STOP_REQUEST), 0);
-            dma_to_register(SS_LP_DATA, (uint32_t)(uint16_t)&one, 4);
-            port_commit(IMG_BASE, 0);
-            stopped = 1;
-        }
-    } while (far_peek(SS_STATUS) & 1);
+        if (job_watch(shown != t)) return 1;
+    } while (far_peek(SS_STATUS) & SS_STATUS_BUSY);
     t = timer_ms();
     gen = far_peek32(HDR(RB_GENERATED));
     for (; shown < gen; ++shown) print_token(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
@@ -107,17 +148,18 @@ static void generate(void) {
         scr_col = COL_RED;
         scr_printf("[SSNAIL error $%02x]\n", far_peek(SS_ERROR));
         scr_col = COL_LGREEN;
-        return;
+        return 0;
     }
-    if (reason == 2) scr_puts("[end of text]\n");
-    else if (reason == 3) scr_printf("[context full at %lu tokens: /reset to start again]\n", h_maxctx);
-    else if (reason == 4) scr_puts("[stopped]\n");
+    if (reason == STOP_EOS) scr_puts("[end of text]\n");
+    else if (reason == STOP_CONTEXT_FULL) scr_printf("[context full at %lu tokens: /reset to start again]\n", h_maxctx);
+    else if (reason == STOP_REQUESTED) scr_puts("[stopped]\n");
     scr_col = COL_GREY;
     if (!t) t = 1;
     rate = gen * 10000 / t;   /* tokens per 10 s, i.e. tokens/s with one decimal */
     scr_printf("[%lu tokens, %lu.%03lu s, %lu.%lu tokens/s]\n", gen, t / 1000, t % 1000, rate / 10,
                rate % 10);
     scr_col = COL_LGREEN;
+    return 0;
 }
 
 /* ---- encoders ---------------------------------------------------------------------------
@@ -176,29 +218,32 @@ static int16_t cosine1000(uint16_t dim, uint16_t na, uint16_t nb) {
     return (int16_t)((dot * 1000 + (dot >= 0 ? den / 2 : -den / 2)) / den);
 }
 
-static void embed(void) {
+/* 0 = done; 1 = the job hangs, back to the model list */
+static uint8_t embed(void) {
     int16_t n, score[MAX_STORED], s;
     uint8_t used[MAX_STORED], k, i, best, shown;
     uint16_t dim = (uint16_t)(h_outdim < MAX_DIM ? h_outdim : MAX_DIM), norm;
     n = tok_encode(line, 1, toks, MAX_PROMPT);
     if (n < 0 || (uint32_t)n > h_maxctx) {
         scr_printf("[too long: %d tokens, maximum %lu]\n", n < 0 ? MAX_PROMPT : n, h_maxctx);
-        return;
+        return 0;
     }
     rb.pos = 0;
     rb.prompt_len = n;
     rb.n_generate = 0;
     rb.generated = 0;
     rb.stop_request = 0;
-    if (!write_job(0, n)) { port_error(); return; }
-    timer_start();
+    if (!write_job(0, n)) { port_error(); return 0; }
+    watch_start();
     go();
-    while (far_peek(SS_STATUS) & 1) {}
+    while (far_peek(SS_STATUS) & 1)
+        if (job_watch(0)) return 1;
     last_ms = timer_ms();
-    if (far_peek(SS_ERROR)) { scr_printf("[SSNAIL error $%02x]\n", far_peek(SS_ERROR)); return; }
+    if (far_peek(SS_ERROR)) { scr_printf("[SSNAIL error $%02x]\n", far_peek(SS_ERROR)); return 0; }
+    if (stopped) { scr_puts("[stopped]\n"); return 0; }
     if (far_peek32(HDR(RB_STOP_REASON)) != 1) {
         scr_printf("[too long: %d tokens, maximum %lu]\n", n, h_maxctx);
-        return;
+        return 0;
     }
     norm = load_embedding(dim);
     if (!n_stored) scr_printf("  [%u-dimensional embedding stored]\n", dim);
@@ -226,6 +271,7 @@ static void embed(void) {
     strcpy(stored_text[k], line);
     stored_norm[k] = norm;
     dma_copy(STORE_ADDR + ((uint32_t)k << 11), (uint32_t)(uint16_t)vec, dim * 2);
+    return 0;
 }
 
 /* /tokens TEXT: the ids the tokenizer gives (as for a first turn) */
@@ -240,9 +286,11 @@ static void show_tokens(const char *text) {
     scr_puts("]\n");
 }
 
+/* each line at most 80 characters: a full row, never broken */
 static void help(void) {
-    scr_puts("/n N  tokens per answer   /reset  new conversation   /stats   /models  back to the list\n"
-             "/tokens TEXT  token ids    /help  this list           RUN/STOP stops an answer\n");
+    scr_puts("/n N  tokens per answer   /reset  new conversation   /stats  speed and position\n"
+             "/tokens TEXT  token ids   /models  back to the list   /help  this list\n"
+             "RUN/STOP stops an answer\n");
 }
 
 void chat(const char *name) {
@@ -296,7 +344,7 @@ void chat(const char *name) {
             continue;
         }
         if (encoder) {
-            if (line[0]) embed();
-        } else generate();
+            if (line[0] && embed()) return;
+        } else if (generate()) return;
     }
 }

@@ -78,7 +78,10 @@ static void draw_entry(uint8_t i, uint8_t selected) {
         scr_puts("not an SSNAIL image");
     } else {
         scr_printf("needs %3lu MB  ", (m->mem_needed + 1048575UL) >> 20);
-        if (model_fits(m)) {
+        if (!avail_mem) {
+            scr_col = COL_GREY;
+            scr_puts("no SSNAIL core");
+        } else if (model_fits(m)) {
             scr_puts("fits");
         } else {
             scr_col = COL_YELLOW;

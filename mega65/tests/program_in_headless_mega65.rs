@@ -99,6 +99,8 @@ struct Setup {
     ssnail_mib: Option<usize>,
     /// SSNAIL memory bandwidth (MB/s) when not the default 130.
     bandwidth_mbs: Option<f64>,
+    /// A hung core: jobs never finish (ssnail_mega65's fault injection).
+    hang: bool,
 }
 
 /// Run the program until `until` appears in its transcript (after the last key was typed) or
@@ -122,6 +124,7 @@ fn run_n(setup: &Setup, keys: &str, until: &str, times: usize, seconds: f64) -> 
     if let Some(b) = setup.bandwidth_mbs {
         m.ssnail.bandwidth = b * 1e6;
     }
+    m.ssnail.hang = setup.hang;
     if let Some(d) = &setup.d81 {
         m.mount_d81(d.clone());
     }
@@ -556,6 +559,63 @@ fn without_the_ssnail_core_the_program_says_so_and_still_lists_models() {
         "{t}"
     );
     assert_eq!(t.matches("Looking for models").count(), 2, "{t}");
+    // The browser's verdict says why, instead of calling every model too big.
+    let row = t
+        .lines()
+        .find(|l| l.starts_with("tinyllama.ssnail "))
+        .unwrap();
+    assert!(row.ends_with("MB  no SSNAIL core"), "{row}");
+    assert!(!t.contains("too big"), "{t}");
+}
+
+/// The key help after loading and after /help: every line fits the 80-column screen, so none is
+/// broken in the middle of a word.
+#[test]
+fn the_help_lines_fit_the_80_column_screen() {
+    let img = llama();
+    let setup = Setup {
+        d81: Some(disk_with(&[("tinyllama.ssnail", &img)])),
+        ssnail_mib: Some(72),
+        ..Default::default()
+    };
+    let t = run(&setup, "{RETURN}/help{RETURN}", "> /help\n", 60.0);
+    let help: Vec<&str> = t
+        .lines()
+        .filter(|l| l.starts_with('/') || l.starts_with("RUN/STOP"))
+        .collect();
+    assert!(help.len() >= 3, "{t}");
+    for l in &help {
+        assert!(l.len() <= 80, "{} characters: {l}", l.len());
+    }
+}
+
+/// A job that never finishes (a hung core, injected) does not hang the program: after 30 s it
+/// says how to stop it, and when RUN/STOP does not end it either, it says so and goes back to the
+/// model list.
+#[test]
+fn a_job_that_stays_busy_gives_a_message_and_a_way_back_to_the_list() {
+    let img = llama();
+    let setup = Setup {
+        d81: Some(disk_with(&[("tinyllama.ssnail", &img)])),
+        ssnail_mib: Some(72),
+        hang: true,
+        ..Default::default()
+    };
+    let t = run_n(
+        &setup,
+        "{RETURN}the cat{RETURN}{WAIT 32}{STOP}",
+        "Looking for models",
+        2,
+        60.0,
+    );
+    assert!(
+        t.contains("[SSNAIL busy 30 s without a result: RUN/STOP stops it]"),
+        "{t}"
+    );
+    let gave_up = t
+        .find("[SSNAIL did not stop: the core hangs. Back to the model list;")
+        .unwrap_or_else(|| panic!("{t}"));
+    assert!(t[gave_up..].contains("Looking for models"), "{t}");
 }
 
 #[test]

@@ -27,6 +27,9 @@ pub struct SsnailPort {
     due: f64,
     /// Jobs started.
     pub jobs: u64,
+    /// Fault injection for tests: a started job never advances and STATUS stays BUSY, as a
+    /// hung core would leave it.
+    pub hang: bool,
     /// Attic RAM when no core is attached (1 MiB chunks, allocated on first write).
     attic: Vec<Option<Box<[u8]>>>,
 }
@@ -38,6 +41,7 @@ impl Default for SsnailPort {
             bandwidth: DEFAULT_BANDWIDTH,
             due: 0.0,
             jobs: 0,
+            hang: false,
             attic: Vec::new(),
         }
     }
@@ -122,6 +126,9 @@ impl Machine {
         let Some(d) = port.device.as_mut() else {
             return;
         };
+        if port.hang {
+            return;
+        }
         let cycles_per_byte = CPU_HZ as f64 / port.bandwidth;
         while d.busy() && port.due <= now as f64 {
             let before = d.machine.traffic.total();
@@ -133,7 +140,7 @@ impl Machine {
 
     /// When the step loop must next let the core run.
     pub(crate) fn ssnail_next_time(&self) -> u64 {
-        if self.ssnail.busy() {
+        if self.ssnail.busy() && !self.ssnail.hang {
             self.ssnail.due.ceil() as u64
         } else {
             u64::MAX
