@@ -15,7 +15,7 @@ use ssnail_mega65_program as common;
 use ssnail_convert::{convert, Options};
 use ssnail_disk::{FileType, D81};
 use ssnail_format::ggml::GgmlType;
-use ssnail_mega65::{Machine, CPU_HZ};
+use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_testkit::models::{self, ModelOpts};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -171,7 +171,7 @@ fn running_as_root() -> bool {
 }
 
 /// Starts xmega65 headless with `sd` as the hypervisor folder and `d81` in drive 0; its
-/// hypervisor serial output goes to `serial`. `timeout` bounds the run even if the test dies.
+/// hypervisor serial output goes to `serial`; its UART monitor listens on run/uartmon.sock. `timeout` bounds the run even if the test dies.
 fn start_xemu(xemu: &Path, run: &Path, sd: &Path, d81: &Path, serial: &Path) -> Child {
     // A copy beside the run: the cache may sit where nobody cannot reach (e.g. under /root).
     let xemu_copy = run.join("xmega65");
@@ -206,6 +206,8 @@ fn start_xemu(xemu: &Path, run: &Path, sd: &Path, d81: &Path, serial: &Path) -> 
         .arg(d81)
         .arg("-hyperserialfile")
         .arg(serial)
+        .arg("-uartmon")
+        .arg(run.join("uartmon.sock"))
         .stdout(Stdio::null())
         .stderr(Stdio::from(
             std::fs::File::create(run.join("xemu.log")).unwrap(),
@@ -213,58 +215,103 @@ fn start_xemu(xemu: &Path, run: &Path, sd: &Path, d81: &Path, serial: &Path) -> 
     cmd.spawn().expect("starting xmega65")
 }
 
-/// Waits until the serial file holds `until` (or `limit` passes), then ends xemu (SIGINT to
-/// `timeout`, which passes it on; xemu writes each serial byte as it comes).
-fn xemu_transcript(mut child: Child, serial: &Path, until: &str, limit: Duration) -> String {
-    let t0 = Instant::now();
-    let mut text = String::new();
-    while t0.elapsed() < limit {
-        text = String::from_utf8_lossy(&std::fs::read(serial).unwrap_or_default()).into_owned();
-        if text.contains(until) && text[text.find(until).unwrap()..].contains('\n') {
-            break;
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("xmega65 ended early ({status}); serial output:\n{text}");
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
+/// Ends xemu: SIGINT to `timeout`, which passes it on (xemu writes each serial byte as it
+/// comes, so the file is complete).
+fn stop_xemu(mut child: Child) {
     let _ = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status();
     let _ = child.wait();
-    text
 }
 
-/// The headless MEGA65 with the same folder and disk, no SSNAIL core, run until `until`.
-fn headless_transcript(prg: &[u8], sd: &Path, d81: &[u8], until: &str) -> String {
+/// Keys typed into xemu through its UART monitor (`-uartmon`, a Unix socket): the monitor's
+/// `s` command writes memory, and a write to $D615 presses the key with that matrix number
+/// ($7F releases it; iomap.txt "$D615 virtual key 1", xemu input_devices.c virtkey), which
+/// xemu's keyboard scanner turns into a $D610 queue entry as a real key press would.
+struct XemuKeys {
+    mon: std::os::unix::net::UnixStream,
+}
+
+/// Matrix numbers (the C64 8x8 matrix, mega65-core iomap.txt $D615): RETURN 1, CRSR DOWN 7, R 17.
+const KEY_RETURN: u8 = 1;
+const KEY_DOWN: u8 = 7;
+const KEY_R: u8 = 17;
+
+impl XemuKeys {
+    fn connect(socket: &Path) -> XemuKeys {
+        let t0 = Instant::now();
+        loop {
+            match std::os::unix::net::UnixStream::connect(socket) {
+                Ok(mon) => {
+                    mon.set_read_timeout(Some(Duration::from_millis(100)))
+                        .unwrap();
+                    return XemuKeys { mon };
+                }
+                Err(e) if t0.elapsed() > Duration::from_secs(20) => {
+                    panic!("xemu's UART monitor {}: {e}", socket.display())
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(100)),
+            }
+        }
+    }
+
+    fn command(&mut self, c: &str) {
+        use std::io::{Read, Write};
+        self.mon.write_all(format!("{c}\n").as_bytes()).unwrap();
+        // The monitor answers each command (echo and a "." prompt); read it so it never blocks.
+        let mut buf = [0u8; 512];
+        let _ = self.mon.read(&mut buf);
+    }
+
+    /// Presses and releases one key (a few frames each, in host time).
+    fn tap(&mut self, key: u8) {
+        self.command(&format!("s ffd3615 {key:x}"));
+        std::thread::sleep(Duration::from_millis(100));
+        self.command("s ffd3615 7f");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Waits until the serial file holds `until` `times` times (a whole line), or `limit` passes.
+fn wait_serial(serial: &Path, until: &str, times: usize, limit: Duration) -> String {
+    let t0 = Instant::now();
+    loop {
+        let text = String::from_utf8_lossy(&std::fs::read(serial).unwrap_or_default()).into_owned();
+        if text.matches(until).count() >= times && text.ends_with('\n') || t0.elapsed() > limit {
+            return text;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The headless MEGA65 with the same folder and disk, no SSNAIL core, `keys` typed, run until
+/// `until` appeared `times` times (a whole line).
+fn headless_transcript(
+    prg: &[u8],
+    sd: &Path,
+    d81: &[u8],
+    keys: &str,
+    until: &str,
+    times: usize,
+) -> String {
     let mut m = Machine::new();
     m.mount_d81(d81.to_vec());
     m.set_sd_dir(sd.to_path_buf());
     let (_, entry) = m.load_prg(prg, None).unwrap();
+    m.keys.schedule(&KeyScript::parse(keys).unwrap(), 0);
     m.start_at(entry);
     for _ in 0..300 {
         m.run(CPU_HZ / 10);
         let t = String::from_utf8_lossy(&m.serial);
-        if t.contains(until) && t[t.find(until).unwrap()..].contains('\n') {
+        if t.matches(until).count() >= times && t.ends_with('\n') {
             break;
         }
     }
     String::from_utf8_lossy(&m.serial).into_owned()
 }
 
-/// Cut at the end of the line holding the first `until`.
-fn upto<'a>(t: &'a str, until: &str) -> &'a str {
-    match t.find(until) {
-        Some(i) => match t[i..].find('\n') {
-            Some(n) => &t[..i + n + 1],
-            None => t,
-        },
-        None => t,
-    }
-}
-
 #[test]
-fn stock_xemu_lists_the_sd_folder_and_d81_models_as_the_headless_mega65_does() {
+fn stock_xemu_lists_the_sd_folder_and_d81_models_and_answers_keys_as_the_headless_mega65_does() {
     let source = match xemu_source() {
         Ok(s) => s,
         Err(tarball) => {
@@ -305,8 +352,21 @@ fn stock_xemu_lists_the_sd_folder_and_d81_models_as_the_headless_mega65_does() {
 
     let serial = run.join("serial.txt");
     let child = start_xemu(&xemu, &run, &sd, &run.join("small.d81"), &serial);
-    let x = xemu_transcript(child, &serial, LISTED, Duration::from_secs(90));
-    let h = headless_transcript(prg, &sd, &d81, LISTED);
+    let limit = Duration::from_secs(60);
+    // Listed; then the browser: DOWN to the second model, RETURN (no core: cannot load), R
+    // (look again: the list once more).
+    let listed = wait_serial(&serial, LISTED, 1, limit);
+    if listed.contains(LISTED) {
+        let mut keys = XemuKeys::connect(&run.join("uartmon.sock"));
+        keys.tap(KEY_DOWN);
+        keys.tap(KEY_RETURN);
+        wait_serial(&serial, "cannot load", 1, limit);
+        keys.tap(KEY_R);
+        wait_serial(&serial, LISTED, 2, limit);
+    }
+    stop_xemu(child);
+    let x = String::from_utf8_lossy(&std::fs::read(&serial).unwrap_or_default()).into_owned();
+    let h = headless_transcript(prg, &sd, &d81, "{WAIT 2}{DOWN}{RETURN}{WAIT 1}r", LISTED, 2);
     let log = std::fs::read_to_string(run.join("xemu.log")).unwrap_or_default();
     assert!(
         x.contains(LISTED),
@@ -328,11 +388,12 @@ fn stock_xemu_lists_the_sd_folder_and_d81_models_as_the_headless_mega65_does() {
         assert!(x.contains(want), "xemu transcript lacks {want:?}:\n{x}");
     }
     assert!(!x.contains("not an SSNAIL image"), "{x}");
-    assert_eq!(
-        upto(&x, LISTED),
-        upto(&h, LISTED),
-        "xemu (left) vs headless MEGA65 (right)"
+    assert!(
+        x.contains("LLAMA.SSNAIL: no SSNAIL core, cannot load"),
+        "{x}"
     );
+    assert_eq!(x.matches(LISTED).count(), 2, "{x}");
+    assert_eq!(x, h, "xemu (left) vs headless MEGA65 (right)");
 }
 
 /// The headless MEGA65 finds a host file only when its name is upper case (Hyppo's findfile);
@@ -345,7 +406,7 @@ fn an_sd_image_found_only_by_the_directory_scan_is_read_after_closedir() {
     let sd = work.path().join("sd");
     write_tree(&sd, &[("SSNAIL/Mixed.ssnail", &gpt2())]);
     let d81 = D81::new("EMPTY", *b"65").unwrap().into_bytes();
-    let t = headless_transcript(prg(), &sd, &d81, LISTED);
+    let t = headless_transcript(prg(), &sd, &d81, "", LISTED, 1);
     assert!(t.contains("Mixed.ssnail"), "{t}");
     assert!(t.contains("TinyGpt"), "{t}");
     assert!(!t.contains("not an SSNAIL image"), "{t}");
