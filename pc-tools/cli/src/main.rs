@@ -5,6 +5,7 @@
 //! `ssnail: <file>: <problem>`, with a non-zero exit.
 
 mod cmd;
+mod shared;
 
 use clap::{Parser, Subcommand};
 

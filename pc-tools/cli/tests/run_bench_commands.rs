@@ -76,7 +76,7 @@ fn run_encoder_and_errors() {
     assert!(o.status.success(), "{err}");
     assert!(out.starts_with("embedding (128 values, |v| = "), "{out}");
     assert!(out.lines().nth(1).unwrap().ends_with(" ..."));
-    assert!(err.contains("stop reason 1"), "{err}");
+    assert!(err.contains("stop reason: count,"), "{err}");
     // Too long for the context (16): reason 3.
     let long = "the cat ".repeat(20);
     let o = ssnail(&["run", img.to_str().unwrap(), "--prompt", &long]);

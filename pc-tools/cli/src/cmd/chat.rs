@@ -21,6 +21,7 @@ macro_rules! println {
     ($($t:tt)*) => { emit(&(format!($($t)*) + "\n")) };
 }
 
+use crate::shared::ModelArgs;
 use anyhow::{anyhow, bail, Result};
 use clap::Parser;
 use sampler::{Sampler, Settings};
@@ -37,49 +38,39 @@ use std::time::Instant;
     about = "Chat with an SSNAIL image (decoders) or compare lines (encoders) on the core emulator"
 )]
 pub struct Args {
-    /// The .ssnail image.
-    pub image: PathBuf,
-    /// Tokens to generate per turn.
-    #[arg(short = 'n', default_value_t = 120, value_parser = clap::value_parser!(u32).range(1..))]
-    pub n: u32,
-    /// Hardware numerics (bit-exact to the FPGA core) instead of the float reference.
-    #[arg(long)]
-    pub hw: bool,
+    /// The image, prompt (-p: this one input, non-interactively), -n (tokens
+    /// per turn, default 120), numerics, threads, memory and bandwidth.
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// Temperature 0 and repetition penalty 1.0: exactly the v1 hardware (greedy ARGMAX).
     #[arg(long)]
     pub greedy: bool,
-    /// Repetition penalty over the distinct tokens of the last 64 (1 = off).
-    #[arg(long, default_value_t = 1.15, value_parser = positive)]
+    /// Repetition penalty over the distinct tokens of the last --repeat-last-n (1 = off).
+    #[arg(long, visible_alias = "repeat-penalty", default_value_t = 1.15, value_parser = positive)]
     pub penalty: f64,
+    /// Tokens the repetition penalty looks back over.
+    #[arg(long = "repeat-last-n", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat_last_n: u32,
     /// Temperature (0 = greedy).
     #[arg(long, default_value_t = 0.8, value_parser = finite)]
     pub temp: f64,
     /// Top-k (0 = off).
-    #[arg(long, default_value_t = 40)]
+    #[arg(long, visible_alias = "top-k", default_value_t = 40)]
     pub topk: u32,
     /// Sampler seed (default: random).
-    #[arg(long)]
+    #[arg(short = 's', long)]
     pub seed: Option<u64>,
     /// Show <EOS n%> before a token when P(end of text) >= 5%.
     #[arg(long)]
     pub eos: bool,
-    /// Run this one input non-interactively and exit.
-    #[arg(long)]
-    pub prompt: Option<String>,
     /// Tokenize input with this GGUF's own tokenizer (llama.cpp's rules, any
     /// Unicode) instead of the image's tables (ASCII, as on the MEGA65).
     #[arg(long)]
     pub gguf: Option<PathBuf>,
-    /// Memory bandwidth in MB/s (1e6 bytes) for the modelled hardware tokens/s.
-    #[arg(long, default_value_t = 130.0)]
-    pub bandwidth: f64,
-    /// Worker threads for GEMV (default: all cores).
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// SSNAIL memory in MiB (default: max(8, the image's need)).
-    #[arg(long)]
-    pub mem_mb: Option<f64>,
 }
+
+/// `chat`'s default for -n (per turn).
+const DEFAULT_N: u32 = 120;
 
 fn finite(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
@@ -189,6 +180,8 @@ struct TurnHost<'a> {
     /// P(EOS) of the last ARGMAX, shown just before its token appears.
     pending_eos: Option<f64>,
     shown: u32,
+    /// Tokens the repetition penalty looks back over (--repeat-last-n).
+    window: u32,
 }
 
 impl Host for TurnHost<'_> {
@@ -206,7 +199,7 @@ impl Host for TurnHost<'_> {
         }
         // Prompt positions sample too (result discarded) so the generator
         // advances as §7.3 says.
-        let from = rt.pos.saturating_sub(63);
+        let from = rt.pos.saturating_sub(self.window - 1);
         let recent = read_tokens(m, from, rt.pos - from + 1);
         Some(self.sampler.choose(logits, &recent))
     }
@@ -250,6 +243,8 @@ struct Chat {
     /// Every token's bytes from the image's vocab table.
     pieces: Vec<Vec<u8>>,
     sampler: Sampler,
+    /// Tokens the repetition penalty looks back over.
+    window: u32,
     n: u32,
     show_eos: bool,
     bandwidth: f64,
@@ -385,6 +380,7 @@ impl Chat {
             eos: self.show_eos.then_some(self.header.eos),
             pending_eos: None,
             shown: 0,
+            window: self.window,
         };
         GENERATING.store(RUNNING, Ordering::SeqCst);
         let result = if first {
@@ -617,8 +613,12 @@ impl Chat {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let name = args.image.display().to_string();
-    let dev = super::run::load(&args.image, args.mem_mb, args.hw, args.threads)?;
+    let name = args.model.image().display().to_string();
+    let n = args.model.n.unwrap_or(DEFAULT_N);
+    if n == 0 {
+        bail!("-n 0: a turn needs at least one token");
+    }
+    let dev = args.model.load()?;
     let header = dev.header();
     // Check the tokenizer tables once, so a broken image fails at start.
     ImageTokenizer::new(dev.machine.mem()).map_err(|e| anyhow!("{name}: {e}"))?;
@@ -638,7 +638,7 @@ pub fn run(args: Args) -> Result<()> {
     };
     let reference = match &args.gguf {
         Some(path) => {
-            let t = super::tokenize::load_gguf_tokenizer(path)?;
+            let t = crate::shared::load_gguf_tokenizer(path)?;
             let n = t.vocab.n_vocab();
             if n != header.n_vocab as usize {
                 bail!(
@@ -658,9 +658,10 @@ pub fn run(args: Args) -> Result<()> {
         header,
         pieces,
         sampler: Sampler::new(settings, seed),
-        n: args.n,
+        window: args.repeat_last_n,
+        n,
         show_eos: args.eos,
-        bandwidth: args.bandwidth,
+        bandwidth: args.model.bandwidth,
         started: false,
         folder: AsciiFolder::new(),
         reference,
@@ -669,7 +670,7 @@ pub fn run(args: Args) -> Result<()> {
     };
     chat.banner();
     install_interrupt_handler();
-    if let Some(prompt) = &args.prompt {
+    if let Some(prompt) = &args.model.prompt {
         chat.line(prompt, true)?;
         return Ok(());
     }
@@ -714,6 +715,7 @@ mod tests {
             eos: Some(2),
             pending_eos: None,
             shown: 0,
+            window: 64,
         }
     }
 

@@ -16,10 +16,11 @@ pub struct Args {
     #[arg(short, long)]
     pub output: PathBuf,
     /// Context length (BERT: longest sequence); default min(context_length, 256), BERT 128.
-    #[arg(long)]
+    #[arg(long, short = 'c', visible_alias = "ctx-size")]
     pub ctx: Option<u32>,
-    /// Weight formats: keep, auto, mixed, f32, f16, bf16, q8_0, q4_0.
-    #[arg(long, default_value = "keep")]
+    /// Weight formats: auto (the GGUF's own formats if they fit, else Q8_0,
+    /// mixed, Q4_0; asks before losing bits), keep, mixed, f32, f16, bf16, q8_0, q4_0.
+    #[arg(long, default_value = "auto")]
     pub wtype: String,
     /// Format for tensors SSNAIL cannot execute under keep (f32, f16, bf16, q8_0, q4_0).
     #[arg(long, default_value = "q8_0")]
@@ -27,7 +28,8 @@ pub struct Args {
     /// KV cache format.
     #[arg(long, default_value = "f16", value_parser = ["f16", "f32"])]
     pub kv: String,
-    /// Memory size in MB: 8 (any board), 64 (R4-R6 SDRAM), 72 (R4-R6 SDRAM + HyperRAM); at most 128.
+    /// Memory size in MiB (1 MB = 1,048,576 bytes here, as run/chat --mem-mb):
+    /// 8 (any board), 64 (R4-R6 SDRAM), 72 (R4-R6 SDRAM + HyperRAM); at most 128.
     #[arg(long = "mem-mb", visible_alias = "hyperram-mb", default_value_t = 8.0)]
     pub mem_mb: f64,
     /// Specialty recorded in the description, e.g. Story, Code, Chat.
@@ -133,42 +135,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    write_atomically(&a.output, &out.image)?;
+    // The model is an input: `-o` naming it is refused, never replaced.
+    ssnail_output::write(&a.output, &out.image, &[&a.model])?;
     let mut text = out.report.lines().join("\n");
     text.push_str(&format!(
         "\nwrote {}: load at $8000000\n",
         a.output.display()
     ));
-    print_stdout(&text)
+    crate::shared::print_stdout(&text)
 }
 
-/// Print to stdout; a closed pipe (`ssnail info x | head`) is not an error.
-pub fn print_stdout(text: &str) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(anyhow!("cannot write to stdout: {e}"))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Write through a temporary file in the same directory, then rename, so a
-/// failure never leaves a partial file (images here; also `run --logits` and
-/// `mega65 --screen`).
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let ctx = || format!("{}: cannot write", path.display());
-    let mut b = tempfile::Builder::new();
-    // A normal file (tempfile's default is owner-only).
-    #[cfg(unix)]
-    b.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-    let mut tmp = b.prefix(".ssnail-").tempfile_in(dir).with_context(ctx)?;
-    tmp.write_all(bytes).with_context(ctx)?;
-    tmp.as_file().sync_all().with_context(ctx)?;
-    tmp.persist(path).map_err(|e| e.error).with_context(ctx)?;
-    Ok(())
-}

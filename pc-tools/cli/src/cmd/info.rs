@@ -16,7 +16,7 @@ pub struct Args {
     /// The GGUF model.
     pub model: PathBuf,
     /// Context to size the images for (default as `convert`).
-    #[arg(long)]
+    #[arg(long, short = 'c', visible_alias = "ctx-size")]
     pub ctx: Option<u32>,
     /// KV cache format to size the images for.
     #[arg(long, default_value = "f16", value_parser = ["f16", "f32"])]
@@ -34,7 +34,7 @@ macro_rules! outln {
 pub fn run(a: Args) -> anyhow::Result<()> {
     let mut o = String::new();
     let r = describe(&a, &mut o);
-    crate::cmd::convert::print_stdout(&o)?;
+    crate::shared::print_stdout(&o)?;
     r
 }
 

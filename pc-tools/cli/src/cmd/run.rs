@@ -2,9 +2,10 @@
 //! SSNAIL core emulator and print the text (or ids, or the embedding), the
 //! stop reason, the instruction count and the RAM traffic per token (§6.5).
 
+use crate::shared::{stop_name, ModelArgs};
 use anyhow::{anyhow, bail, Result};
 use clap::Parser;
-use ssnail_core::{vocab_piece, Host, Machine, Numerics, Ssnail};
+use ssnail_core::{vocab_piece, Host, Machine};
 use ssnail_tokenizer::ImageTokenizer;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -13,23 +14,11 @@ use std::time::Instant;
 #[derive(Parser)]
 #[command(about = "Run an SSNAIL image on the core emulator")]
 pub struct Args {
-    /// The .ssnail image.
-    pub image: PathBuf,
-    /// Prompt text, tokenized with the image's own tokenizer.
-    #[arg(long, conflicts_with = "tokens", required_unless_present = "tokens")]
-    pub prompt: Option<String>,
-    /// Prompt token ids, comma-separated (e.g. 1,450,6635).
-    #[arg(long, value_delimiter = ',')]
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Prompt token ids, comma-separated (e.g. 1,450,6635), instead of --prompt.
+    #[arg(long, value_delimiter = ',', conflicts_with = "prompt")]
     pub tokens: Option<Vec<u32>>,
-    /// Tokens to generate (decoders).
-    #[arg(short = 'n', default_value_t = 32)]
-    pub n: u32,
-    /// Hardware numerics (bit-exact to the FPGA core) instead of the float reference.
-    #[arg(long)]
-    pub hw: bool,
-    /// Memory bandwidth in MB/s (1e6 bytes) for the tokens/s estimate.
-    #[arg(long, default_value_t = 130.0)]
-    pub bandwidth: f64,
     /// Print every instruction to stderr.
     #[arg(long)]
     pub trace: bool,
@@ -39,20 +28,19 @@ pub struct Args {
     /// Write the logits at every position (encoders: the embedding) as little-endian f32 rows.
     #[arg(long)]
     pub logits: Option<PathBuf>,
-    /// Worker threads for GEMV (default: all cores).
-    #[arg(long)]
-    pub threads: Option<usize>,
-    /// SSNAIL memory in MiB (default: max(8, the image's need)).
-    #[arg(long)]
-    pub mem_mb: Option<f64>,
     /// Cumulative instruction limit.
     #[arg(long, default_value_t = ssnail_core::DEFAULT_INSTR_LIMIT)]
     pub instr_limit: u64,
 }
 
+/// `run`'s default for -n.
+const DEFAULT_N: u32 = 32;
+
 /// Streams newly published tokens at each SYNC and records logits at each ARGMAX.
 struct Printer {
     shown: u32,
+    /// When the first generated token was published (the end of prompt eval).
+    first_token: Option<Instant>,
     print_text: bool,
     pending: Vec<u8>,
     logits: Option<Vec<f32>>,
@@ -100,10 +88,13 @@ impl Printer {
 
 impl Host for Printer {
     fn on_sync(&mut self, m: &mut Machine) {
+        let rt = ssnail_core::runtime(m);
+        if rt.generated > 0 && self.first_token.is_none() {
+            self.first_token = Some(Instant::now());
+        }
         if !self.print_text {
             return;
         }
-        let rt = ssnail_core::runtime(m);
         let toks = ssnail_core::read_tokens(
             m,
             rt.prompt_len + self.shown,
@@ -126,32 +117,17 @@ impl Host for Printer {
 /// Write f32 rows to `path` as little-endian bytes, atomically.
 pub fn write_f32s(path: &Path, values: &[f32]) -> Result<()> {
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    super::convert::write_atomically(path, &bytes)
-}
-
-/// Load an image with the options `run` and `chat` share applied: memory
-/// size, numerics and GEMV threads.
-pub fn load(image: &Path, mem_mb: Option<f64>, hw: bool, threads: Option<usize>) -> Result<Ssnail> {
-    let mem = mem_mb.map(|mb| (mb * 1048576.0).ceil() as usize);
-    let (mut dev, _report) = Ssnail::load_file(image, mem).map_err(|e| anyhow!("{e}"))?;
-    dev.machine.numerics = if hw {
-        Numerics::Hardware
-    } else {
-        Numerics::Float
-    };
-    if let Some(t) = threads {
-        dev.machine.set_threads(t);
-    }
-    Ok(dev)
+    Ok(ssnail_output::write(path, &bytes, &[])?)
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let name = args.image.display().to_string();
-    let mut dev = load(&args.image, args.mem_mb, args.hw, args.threads)?;
+    let name = args.model.image().display().to_string();
+    let mut dev = args.model.load()?;
+    let bandwidth = args.model.bandwidth;
     dev.machine.trace = args.trace;
     dev.machine.instr_limit = args.instr_limit;
     let header = dev.header();
-    let tokens: Vec<u32> = match (&args.tokens, &args.prompt) {
+    let tokens: Vec<u32> = match (&args.tokens, &args.model.prompt) {
         (Some(t), _) => t.clone(),
         (None, Some(text)) => {
             let tok = ImageTokenizer::new(dev.machine.mem()).map_err(|e| anyhow!("{name}: {e}"))?;
@@ -173,6 +149,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let mut printer = Printer {
         shown: 0,
+        first_token: None,
         print_text: !args.ids && !header.is_encoder(),
         pending: Vec::new(),
         logits: args.logits.as_ref().map(|_| Vec::new()),
@@ -211,12 +188,12 @@ pub fn run(args: Args) -> Result<()> {
         }
         let mb = dev.machine.traffic.total() as f64 / 1e6;
         eprintln!(
-            "[stop reason {}, {} instructions; RAM traffic {mb:.2} MB -> ~{:.1} ms at {} MB/s; {secs:.2}s emulated]",
-            enc.stop_reason,
+            "[stop reason: {}, {} instructions; RAM traffic {mb:.2} MB -> ~{:.1} ms at {bandwidth} MB/s; {secs:.2}s emulated]",
+            stop_name(enc.stop_reason),
             dev.machine.instructions,
-            mb / args.bandwidth * 1000.0,
-            args.bandwidth
+            mb / bandwidth * 1000.0,
         );
+        eprint!("{}", perf_lines(tokens.len(), secs, 0, 0.0));
         if let Some(p) = &args.logits {
             write_f32s(p, &enc.output)?;
         }
@@ -229,9 +206,15 @@ pub fn run(args: Args) -> Result<()> {
         printer.flush_text(false);
     }
     let out = dev
-        .generate(&tokens, args.n, &mut printer)
+        .generate(&tokens, args.model.n.unwrap_or(DEFAULT_N), &mut printer)
         .map_err(|e| anyhow!("{name}: {e}"))?;
-    let secs = start.elapsed().as_secs_f64();
+    let end = Instant::now();
+    let secs = (end - start).as_secs_f64();
+    // llama.cpp's split: prompt eval ends when the first token appears; the
+    // other generated tokens are the eval runs.
+    let first = printer.first_token.unwrap_or(end);
+    let prompt_secs = (first - start).as_secs_f64();
+    let runs = out.tokens.len().saturating_sub(1);
     if printer.print_text {
         printer.flush_text(true);
         println!();
@@ -243,20 +226,47 @@ pub fn run(args: Args) -> Result<()> {
     let positions = (tokens.len() + out.tokens.len()) as f64;
     let mb_per_token = dev.machine.traffic.total() as f64 / 1e6 / positions;
     eprintln!(
-        "[{} tokens, stop reason {}, {} instructions, {secs:.2}s emulated]",
+        "[{} tokens, stop reason: {}, {} instructions, {secs:.2}s emulated]",
         out.tokens.len(),
-        out.stop_reason,
+        stop_name(out.stop_reason),
         dev.machine.instructions
     );
     eprintln!(
-        "[RAM traffic {mb_per_token:.2} MB/token -> ~{:.1} tokens/s at {} MB/s]",
-        args.bandwidth / mb_per_token,
-        args.bandwidth
+        "[RAM traffic {mb_per_token:.2} MB/token -> ~{:.1} tokens/s at {bandwidth} MB/s]",
+        bandwidth / mb_per_token,
+    );
+    eprint!(
+        "{}",
+        perf_lines(tokens.len(), prompt_secs, runs, (end - first).as_secs_f64())
     );
     if let (Some(p), Some(l)) = (&args.logits, &printer.logits) {
         write_f32s(p, l)?;
     }
     Ok(())
+}
+
+/// llama.cpp's timing lines (as llama_perf_context_print lays them out),
+/// measured on this PC's emulator.
+fn perf_lines(prompt: usize, prompt_secs: f64, runs: usize, eval_secs: f64) -> String {
+    let line = |what: &str, secs: f64, n: usize, unit: &str| {
+        let ms = secs * 1000.0;
+        if n == 0 {
+            return format!("{what} = {ms:10.2} ms / {n:5} {unit}\n");
+        }
+        format!(
+            "{what} = {ms:10.2} ms / {n:5} {unit} ({:8.2} ms per token, {:8.2} tokens per second)\n",
+            ms / n as f64,
+            n as f64 / secs.max(1e-9)
+        )
+    };
+    let mut s = line("prompt eval time", prompt_secs, prompt, "tokens");
+    s += &line("       eval time", eval_secs, runs, "runs  ");
+    s += &format!(
+        "      total time = {:10.2} ms / {:5} tokens\n",
+        (prompt_secs + eval_secs) * 1000.0,
+        prompt + runs
+    );
+    s
 }
 
 fn join(ids: &[u32]) -> String {

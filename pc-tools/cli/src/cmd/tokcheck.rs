@@ -2,7 +2,7 @@
 //! MEGA65's algorithm over the image's tables) against the GGUF's reference
 //! tokenizer, line by line.
 
-use super::tokenize::{is_image, load_gguf_tokenizer, load_image};
+use crate::shared::{is_image, load_gguf_tokenizer, load_image};
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use ssnail_tokenizer::ImageTokenizer;

@@ -1,12 +1,12 @@
 //! `ssnail tokenize MODEL TEXT`: token ids from a GGUF's reference tokenizer
 //! (llama.cpp-exact) or, given an SSNAIL image, from the image's own tables.
 
+use crate::shared::{is_image, load_gguf_tokenizer, load_image};
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use ssnail_tokenizer::image::image_memory;
-use ssnail_tokenizer::{GgufTokenizer, ImageTokenizer, Vocab};
+use ssnail_tokenizer::ImageTokenizer;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Parser)]
 #[command(about = "Tokenize text with a GGUF's tokenizer, or an image's (.ssnail) own tables")]
@@ -27,28 +27,6 @@ pub struct Args {
     /// No BOS / [CLS] … [SEP].
     #[arg(long)]
     pub no_bos: bool,
-}
-
-/// True if the file starts with the SSNAIL magic.
-pub fn is_image(path: &Path) -> Result<bool> {
-    let mut magic = [0u8; 4];
-    let mut f =
-        std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let n = f.read(&mut magic).unwrap_or(0);
-    Ok(n == 4 && &magic == ssnail_format::image::MAGIC)
-}
-
-/// Read an image file into its memory view; errors name the file.
-pub fn load_image(path: &Path) -> Result<Vec<u8>> {
-    let file = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    image_memory(&file).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
-}
-
-/// Open a GGUF's reference tokenizer; errors name the file.
-pub fn load_gguf_tokenizer(path: &Path) -> Result<GgufTokenizer> {
-    let g = ssnail_gguf::Gguf::open(path)?;
-    let v = Vocab::from_gguf(&g)?;
-    GgufTokenizer::new(v).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 pub fn run(args: Args) -> Result<()> {
