@@ -31,7 +31,7 @@
 
 use super::exact::ExactSum;
 use super::rowpool::{RowPool, MAX_CHUNKS};
-use ssnail_format::ggml::{bf16_to_f32, quantize_block_q8_0, GgmlType};
+use ssnail_format::ggml::{bf16_to_f32, GgmlType};
 use std::sync::OnceLock;
 
 /// F16 → f32 by table (exact; built once with the shared ggml conversion).
@@ -60,18 +60,38 @@ pub struct Q8Input {
     pub s: Vec<i32>,
 }
 
-/// Q8_0-quantise a GEMV input (length a multiple of 32) as llama.cpp does.
+/// Q8_0-quantise a GEMV input (length a multiple of 32) as llama.cpp does:
+/// the same bits as [`quantize_block_q8_0`] (tests compare them), with C's
+/// `roundf` done inline ([`round_to_i8`]) instead of a libm call per element.
 pub fn quantize_input(x: &[f32]) -> Q8Input {
-    let mut q = Vec::with_capacity(x.len());
-    let mut d = Vec::with_capacity(x.len() / 32);
-    let mut s = Vec::with_capacity(x.len() / 32);
-    for blk in x.chunks_exact(32) {
-        let (db, qb) = quantize_block_q8_0(blk);
-        d.push(f16(db));
-        s.push(qb.iter().map(|&v| v as i32).sum());
-        q.extend_from_slice(&qb);
+    let nb = x.len() / 32;
+    let mut q = vec![0i8; 32 * nb];
+    let mut d = Vec::with_capacity(nb);
+    let mut s = Vec::with_capacity(nb);
+    for (blk, qb) in x.chunks_exact(32).zip(q.chunks_exact_mut(32)) {
+        let amax = blk.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+        let db = amax / 127.0;
+        let id = if db != 0.0 { 1.0 / db } else { 0.0 };
+        let mut sum = 0i32;
+        for (o, &v) in qb.iter_mut().zip(blk) {
+            *o = round_to_i8(v * id);
+            sum += *o as i32;
+        }
+        d.push(f16(ssnail_format::ggml::f32_to_f16(db)));
+        s.push(sum);
     }
     Q8Input { q, d, s }
+}
+
+/// `roundf(v) as i8` (half away from zero, then Rust's saturating cast; NaN
+/// → 0) without a libm call: truncate, then step by the exact remainder.
+#[inline(always)]
+fn round_to_i8(v: f32) -> i8 {
+    let v = v.clamp(-256.0, 256.0); // NaN stays NaN
+    let i = v as i32; // toward zero; NaN → 0
+    let f = v - i as f32; // exact: |v| < 2^24
+    let r = i + (f >= 0.5) as i32 - (f <= -0.5) as i32;
+    r.clamp(-128, 127) as i8
 }
 
 /// The formats GEMV and DEQROW accept.
@@ -423,13 +443,18 @@ pub fn limb_input(x: &[f32]) -> Option<LimbInput> {
         } else {
             0
         };
+        // 2^s and 2^-s, s = 30 − e in [−99, 178]: normal doubles, built from bits.
         let s = 30 - e;
-        let up = 2f64.powi(s);
-        li.unit[b] = 2f64.powi(-s);
+        let pow2 = |k: i32| f64::from_bits(((1023 + k) as u64) << 52);
+        let up = pow2(s);
+        li.unit[b] = pow2(-s);
         let mut sum = 0i64;
         for (j, &v) in blk.iter().enumerate() {
-            // Exact scaling by a power of two, then rounding to an integer.
-            let xv = (v as f64 * up).round() as i32;
+            // Exact scaling by a power of two, then rounding to an integer
+            // (|v·2^s| ≤ 2^30: adding and removing 1.5·2^52 rounds it, to
+            // even on ties, without a libm call).
+            const R: f64 = 6755399441055744.0;
+            let xv = ((v as f64 * up + R) - R) as i32;
             sum += xv as i64;
             let mut r = xv;
             for k in 0..3 {
@@ -1052,7 +1077,7 @@ pub fn gemv_float(k: Kernels, t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32], p
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ssnail_format::ggml::quantize_native;
+    use ssnail_format::ggml::{quantize_block_q8_0, quantize_native};
 
     struct Rng(u64);
     impl Rng {
@@ -1305,6 +1330,39 @@ mod tests {
         assert_eq!(got.to_bits(), expect.to_bits());
         // And the value is close to the true dot product 32 − 16 = 16.
         assert!((got - 16.0).abs() < 0.1, "{got}");
+    }
+
+    #[test]
+    fn q8_input_is_the_shared_quantiser_bit_for_bit() {
+        // Random blocks over many magnitudes, exact halves, subnormal and
+        // huge maxima (1/d overflowing to infinity), zeros, infinities, NaNs.
+        let mut rng = Rng(99);
+        let mut x = Vec::new();
+        for b in 0..400 {
+            let scale = 2f32.powi((b % 80) as i32 - 130);
+            for j in 0..32 {
+                x.push(match (b + j) % 37 {
+                    0 if b % 5 == 0 => 0.5 * (rng.next() % 512) as f32,
+                    1 if b % 7 == 0 => f32::NAN,
+                    2 if b % 11 == 0 => f32::INFINITY,
+                    3 if b % 13 == 0 => -f32::MAX,
+                    _ => rng.normal() * scale,
+                });
+            }
+        }
+        let q = quantize_input(&x);
+        for (b, blk) in x.chunks_exact(32).enumerate() {
+            let (d, qb) = quantize_block_q8_0(blk);
+            assert_eq!(f16(d).to_bits(), q.d[b].to_bits(), "block {b}");
+            assert_eq!(&qb[..], &q.q[32 * b..32 * b + 32], "block {b}");
+            assert_eq!(q.s[b], qb.iter().map(|&v| v as i32).sum::<i32>());
+        }
+        for v in [
+            0.5f32, -0.5, 1.5, -2.5, 127.49998, 127.5, -127.5, 0.49999997, 300.0, -1e30,
+        ] {
+            assert_eq!(round_to_i8(v), v.round() as i8, "{v}");
+        }
+        assert_eq!(round_to_i8(f32::NAN), 0);
     }
 
     #[test]

@@ -2,10 +2,13 @@
 //! traffic (almost all weight streaming) for both numerics modes, on one
 //! core and on all cores. Without an image it benchmarks a synthetic
 //! ~100 MB Q8_0 llama built with the test kit and the converter.
+//! `--read-bandwidth` measures the machine's memory read bandwidth instead
+//! (the ceiling: bytes per token / bandwidth; tools/bench.sh prints it).
 
 use anyhow::{anyhow, Result};
 use clap::Parser;
-use ssnail_core::{Generation, Host, Machine, NoHost, Numerics, Ssnail};
+use clap::ValueEnum;
+use ssnail_core::{Generation, Host, Kernels, Machine, NoHost, Numerics, Ssnail};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -22,6 +25,72 @@ pub struct Args {
     /// Only this many threads (default: 1 and all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Only this numerics mode (default: both).
+    #[arg(long, value_enum)]
+    pub numerics: Option<Mode>,
+    /// GEMV kernels (default: the best this CPU runs).
+    #[arg(long, value_enum)]
+    pub kernels: Option<KernelArg>,
+    /// Measure the memory read bandwidth on 1 and all cores (or --threads)
+    /// instead: one line "read-bandwidth THREADS GB/s" each.
+    #[arg(long, conflicts_with_all = ["image", "numerics", "kernels"])]
+    pub read_bandwidth: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    Hardware,
+    Float,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KernelArg {
+    Portable,
+    Avx2,
+    AvxVnni,
+    Avx512Vnni,
+}
+
+impl KernelArg {
+    fn kernels(self) -> Kernels {
+        match self {
+            KernelArg::Portable => Kernels::Portable,
+            KernelArg::Avx2 => Kernels::Avx2,
+            KernelArg::AvxVnni => Kernels::AvxVnni,
+            KernelArg::Avx512Vnni => Kernels::Avx512Vnni,
+        }
+    }
+}
+
+/// Read bandwidth with `threads` threads: each sums its share of a 512 MiB
+/// buffer (far beyond any cache) as 64-bit words; the best of 5 passes.
+fn read_bandwidth(buf: &[u64], threads: usize) -> f64 {
+    let part = buf.len().div_ceil(threads);
+    let mut best = f64::MAX;
+    for _ in 0..5 {
+        let t = Instant::now();
+        let sums: Vec<u64> = std::thread::scope(|s| {
+            let hs: Vec<_> = buf
+                .chunks(part)
+                .map(|c| {
+                    s.spawn(move || {
+                        // Eight independent lanes so the sum is not a latency chain.
+                        let mut l = [0u64; 8];
+                        for w in c.chunks_exact(8) {
+                            for k in 0..8 {
+                                l[k] = l[k].wrapping_add(w[k]);
+                            }
+                        }
+                        l.iter().fold(0u64, |a, &b| a.wrapping_add(b))
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        best = best.min(t.elapsed().as_secs_f64());
+        std::hint::black_box(sums);
+    }
+    (buf.len() * 8) as f64 / best / 1e9
 }
 
 /// Never stops on EOS (a fixed number of positions per measurement); counts
@@ -74,6 +143,32 @@ fn synthetic_image() -> Result<Vec<u8>> {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    if args.read_bandwidth {
+        // Written (not just allocated), so every page is really there.
+        let buf: Vec<u64> = (0..64u64 << 20).collect();
+        let counts = match args.threads {
+            Some(t) => vec![t.max(1)],
+            None if cores > 1 => vec![1, cores],
+            None => vec![1],
+        };
+        for t in counts {
+            println!("read-bandwidth {t} {:.1}", read_bandwidth(&buf, t));
+        }
+        return Ok(());
+    }
+    let kernels = match args.kernels {
+        Some(k) if !k.kernels().supported() => {
+            return Err(anyhow!(
+                "this CPU cannot run the {} kernels",
+                k.kernels().name()
+            ))
+        }
+        Some(k) => k.kernels(),
+        None => Kernels::best(),
+    };
     let (name, image) = match &args.image {
         Some(p) => (
             p.display().to_string(),
@@ -87,25 +182,29 @@ pub fn run(args: Args) -> Result<()> {
     let (probe, _) = Ssnail::load_bytes(&image, None).map_err(|e| anyhow!("{name}: {e}"))?;
     let header = probe.header();
     drop(probe);
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
     let thread_counts: Vec<usize> = match args.threads {
         Some(t) => vec![t],
         None if cores > 1 => vec![1, cores],
         None => vec![1],
     };
     println!("{name}: {}", header.description());
+    println!("GEMV kernels: {}", kernels.name());
     println!(
         "{:<10} {:>7} {:>10} {:>12} {:>10}",
         "numerics", "threads", "tokens/s", "MB/token", "GB/s"
     );
-    for mode in [Numerics::Hardware, Numerics::Float] {
+    let modes: &[Numerics] = match args.numerics {
+        Some(Mode::Hardware) => &[Numerics::Hardware],
+        Some(Mode::Float) => &[Numerics::Float],
+        None => &[Numerics::Hardware, Numerics::Float],
+    };
+    for &mode in modes {
         for &threads in &thread_counts {
             let (mut dev, _) =
                 Ssnail::load_bytes(&image, None).map_err(|e| anyhow!("{name}: {e}"))?;
             dev.machine.numerics = mode;
             dev.machine.set_threads(threads);
+            dev.machine.set_kernels(kernels);
             let (secs, positions, bytes) = if header.is_encoder() {
                 let n = header.max_ctx.clamp(1, 16) as usize;
                 let toks: Vec<u32> = (0..n as u32).map(|i| i % header.n_vocab.max(1)).collect();
