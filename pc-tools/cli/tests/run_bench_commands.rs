@@ -143,6 +143,44 @@ fn bench_reports_both_modes() {
 }
 
 #[test]
+fn bench_runs_one_mode_on_chosen_kernels_and_measures_read_bandwidth() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(
+        dir.path(),
+        "llama",
+        &ModelOpts::llama().with_wtype(GgmlType::Q4_0),
+        32,
+    );
+    let o = ssnail(&[
+        "bench",
+        img.to_str().unwrap(),
+        "--positions",
+        "3",
+        "--threads",
+        "1",
+        "--numerics",
+        "hardware",
+        "--kernels",
+        "portable",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("GEMV kernels: portable"), "{out}");
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("hardware") || l.starts_with("float"))
+        .collect();
+    assert_eq!(rows.len(), 1, "{out}");
+    assert!(rows[0].starts_with("hardware"), "{out}");
+    let o = ssnail(&["bench", "--read-bandwidth", "--threads", "1"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let f: Vec<&str> = out.split_whitespace().collect();
+    assert_eq!(&f[..2], &["read-bandwidth", "1"], "{out}");
+    assert!(f[2].parse::<f64>().unwrap() > 0.0, "{out}");
+}
+
+#[test]
 fn bench_encoder_image() {
     let dir = tempfile::tempdir().unwrap();
     let img = image(

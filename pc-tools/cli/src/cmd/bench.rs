@@ -62,7 +62,7 @@ impl KernelArg {
     }
 }
 
-/// Read bandwidth with `threads` threads: each sums its share of a 512 MiB
+/// Read bandwidth with `threads` threads: each sums its share of a 256 MiB
 /// buffer (far beyond any cache) as 64-bit words; the best of 5 passes.
 fn read_bandwidth(buf: &[u64], threads: usize) -> f64 {
     let part = buf.len().div_ceil(threads);
@@ -148,7 +148,7 @@ pub fn run(args: Args) -> Result<()> {
         .unwrap_or(1);
     if args.read_bandwidth {
         // Written (not just allocated), so every page is really there.
-        let buf: Vec<u64> = (0..64u64 << 20).collect();
+        let buf: Vec<u64> = (0..32u64 << 20).collect();
         let counts = match args.threads {
             Some(t) => vec![t.max(1)],
             None if cores > 1 => vec![1, cores],
