@@ -9,9 +9,15 @@ fn tool() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ssnail-d81"))
 }
 
+/// An image file of `len` bytes: a header whose payload length says so,
+/// then patterned payload bytes.
 fn fake_image(len: usize, seed: u8) -> Vec<u8> {
+    let h = ssnail_format::image::Header {
+        payload_len: (len - ssnail_format::image::HEADER_LEN) as u32,
+        ..Default::default()
+    };
     let mut v: Vec<u8> = (0..len).map(|i| (i as u8).wrapping_mul(seed)).collect();
-    v[0..4].copy_from_slice(b"SSNL");
+    v[..ssnail_format::image::HEADER_LEN].copy_from_slice(&h.to_bytes());
     v
 }
 
@@ -97,5 +103,56 @@ fn bad_input_is_one_line_and_no_output() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(want), "{err}");
         assert!(!p("x.d81").exists());
+    }
+}
+
+/// Build with these files in `dir`; (success, stderr).
+fn build(dir: &std::path::Path, out: &str, program: &str, images: &[&str]) -> (bool, String) {
+    let o = tool()
+        .args(["build", "--out"])
+        .arg(dir.join(out))
+        .arg("--program")
+        .arg(dir.join(program))
+        .arg("--sdcard")
+        .arg(dir.join("sd"))
+        .args(images.iter().map(|i| dir.join(i)))
+        .output()
+        .unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn build_refuses_an_output_that_is_the_program_and_keeps_the_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let prg = [&[0x01u8, 0x20][..], &[0xEA; 100]].concat();
+    std::fs::write(dir.path().join("p.prg"), &prg).unwrap();
+    let (ok, err) = build(dir.path(), "p.prg", "p.prg", &[]);
+    assert!(!ok && err.contains("is also an input"), "{err}");
+    assert_eq!(std::fs::read(dir.path().join("p.prg")).unwrap(), prg);
+}
+
+#[test]
+fn build_refuses_truncated_images_and_headers_that_claim_a_2_gb_payload() {
+    let dir = tempfile::tempdir().unwrap();
+    let prg = [&[0x01u8, 0x20][..], &[0xEA; 100]].concat();
+    std::fs::write(dir.path().join("p.prg"), &prg).unwrap();
+    let good = fake_image(5000, 3);
+    std::fs::write(dir.path().join("cut.ssnail"), &good[..4000]).unwrap();
+    let mut huge = good.clone();
+    huge[ssnail_format::image::h::PAYLOAD_LEN..ssnail_format::image::h::PAYLOAD_LEN + 4]
+        .copy_from_slice(&(2u32 << 30).to_le_bytes());
+    std::fs::write(dir.path().join("huge.ssnail"), &huge).unwrap();
+    for img in ["cut.ssnail", "huge.ssnail"] {
+        let (ok, err) = build(dir.path(), "d.d81", "p.prg", &[img]);
+        assert!(!ok, "{img} accepted");
+        assert!(
+            err.contains(img) && err.contains("truncated or corrupt"),
+            "{err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(!dir.path().join("d.d81").exists());
     }
 }

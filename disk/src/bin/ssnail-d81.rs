@@ -1,10 +1,9 @@
 //! `ssnail-d81`: build the SSNAIL program disk, list and extract D81 files.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand};
 use ssnail_disk::{FileType, D81};
-use ssnail_format::image::{HEADER_LEN, MAGIC};
-use std::io::Write;
+use ssnail_format::image::{Header, HEADER_LEN, MAGIC};
 use std::path::{Path, PathBuf};
 
 #[derive(Parser)]
@@ -54,20 +53,10 @@ fn main() {
     }
 }
 
-/// Write through a temporary file in the same folder so a failure never leaves half a file.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("{}", dir.display()))?;
-    let mut tmp =
-        tempfile::NamedTempFile::new_in(dir).with_context(|| format!("{}", dir.display()))?;
-    tmp.write_all(bytes)
-        .with_context(|| format!("{}", path.display()))?;
-    tmp.persist(path)
-        .with_context(|| format!("{}", path.display()))?;
-    Ok(())
+/// Outputs go through ssnail-output (atomic for regular files, never over
+/// a device or an input, the umask's permissions, cleaned up on signals).
+fn write_out(path: &Path, bytes: &[u8], inputs: &[&Path]) -> Result<()> {
+    Ok(ssnail_output::write_creating_dirs(path, bytes, inputs)?)
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {
@@ -120,6 +109,18 @@ fn run(cli: Cli) -> Result<()> {
                 if data.len() < HEADER_LEN || &data[0..4] != MAGIC {
                     bail!("{}: not an SSNAIL image (no SSNL magic)", img.display());
                 }
+                // The header must describe exactly this file: a truncated
+                // image, or one whose header claims a huge payload, would
+                // fail only on the MEGA65.
+                let h = Header::parse(&data).map_err(|e| anyhow!("{}: {e}", img.display()))?;
+                if h.file_len() != data.len() as u64 {
+                    bail!(
+                        "{}: file is {} bytes but its header describes {} (truncated or corrupt image)",
+                        img.display(),
+                        data.len(),
+                        h.file_len()
+                    );
+                }
                 let n = disk_name(img);
                 match disk.add_file(&n, FileType::Seq, &data) {
                     Ok(()) => println!(
@@ -133,7 +134,7 @@ fn run(cli: Cli) -> Result<()> {
                             .map(|f| f.to_string_lossy().to_uppercase())
                             .unwrap_or_default();
                         let dest = sdcard.join("SSNAIL").join(&sd_name);
-                        write_atomic(&dest, &data)?;
+                        write_out(&dest, &data, &[img])?;
                         println!(
                             "{}: needs {needed} blocks, {free} free on the disk: copied to {} \
                              (put it in the SSNAIL folder of the SD card)",
@@ -152,9 +153,11 @@ fn run(cli: Cli) -> Result<()> {
                     out.display(),
                     on_sd.join("\n")
                 );
-                write_atomic(&sdcard.join("README.TXT"), note.as_bytes())?;
+                write_out(&sdcard.join("README.TXT"), note.as_bytes(), &[])?;
             }
-            write_atomic(&out, disk.bytes())?;
+            let mut inputs: Vec<&Path> = vec![&program];
+            inputs.extend(images.iter().map(PathBuf::as_path));
+            write_out(&out, disk.bytes(), &inputs)?;
             println!(
                 "wrote {}: {} blocks free",
                 out.display(),
@@ -174,7 +177,7 @@ fn run(cli: Cli) -> Result<()> {
             let data = d
                 .read_file(&name)
                 .with_context(|| image.display().to_string())?;
-            write_atomic(&out, &data)?;
+            write_out(&out, &data, &[&image])?;
         }
     }
     Ok(())

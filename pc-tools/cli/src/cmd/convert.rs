@@ -1,11 +1,11 @@
 //! `ssnail convert MODEL.gguf -o OUT.ssnail`: GGUF → SSNAIL image (spec §1.11).
 
-use anyhow::{anyhow, bail, Context};
+use anyhow::{anyhow, bail};
 use ssnail_convert::report::{lossy_warning, stem};
 use ssnail_convert::{ErrorKind, Interface, Options, Policy};
 use ssnail_format::ggml::GgmlType;
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
 #[command(about = "Convert a GGUF model (llama, gpt2, bert) into an SSNAIL image")]

@@ -180,7 +180,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         } else {
             text.clone().into_bytes()
         };
-        super::convert::write_atomically(path, &data)?;
+        ssnail_output::write(path, &data, &[])?;
     }
     if !args.no_screen {
         print!("{text}");

@@ -12,12 +12,11 @@ mod gpt2;
 mod llama;
 pub mod vocab;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use checkpoint::{Checkpoint, Tensor};
 use ssnail_format::ggml::{quantize_native, GgmlType};
 use ssnail_gguf::writer::GgufWriter;
-use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Weight format of the matrices (`--outtype`, as convert_hf_to_gguf.py).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,7 +155,12 @@ pub fn import(dir: &Path, out: &Path, outtype: OutType, name: Option<&str>) -> R
         ),
     };
     let bytes = sink.w.to_bytes().map_err(|e| anyhow::anyhow!("{e}"))?;
-    write_atomically(out, &bytes)?;
+    // The checkpoint's files are inputs: an output naming one is refused.
+    let inputs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|r| r.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    ssnail_output::write(out, &bytes, &inputs)?;
     Ok(Imported {
         arch,
         n_tensors: sink.n_tensors,
@@ -165,21 +169,6 @@ pub fn import(dir: &Path, out: &Path, outtype: OutType, name: Option<&str>) -> R
     })
 }
 
-/// Write `bytes` to `out` through a temporary file beside it.
-pub fn write_atomically(out: &Path, bytes: &[u8]) -> Result<()> {
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(parent)
-        .with_context(|| format!("{}: cannot create a file in this directory", out.display()))?;
-    tmp.write_all(bytes)
-        .and_then(|_| tmp.as_file().sync_all())
-        .with_context(|| format!("{}: write failed", out.display()))?;
-    tmp.persist(out)
-        .map_err(|e| anyhow::anyhow!("{}: cannot write: {}", out.display(), e.error))?;
-    Ok(())
-}
 
 /// The common `general.*` keys, first in the file as llama.cpp writes them.
 fn general(w: &mut GgufWriter, arch: &str, name: &str) {
