@@ -9,11 +9,42 @@
 
 uint8_t scr_x, scr_y, scr_col = COL_LGREEN;
 
+/* The character set: glyph n = ASCII n for 32-126 (font.c), blank for the rest; glyph n + 128 is
+ * glyph n reversed (the cursor and the browser's highlight). Without it the glyphs would be the
+ * ROM's PETSCII set, where _ { } | ~ \ ` are graphics or other characters. The VIC-IV reads glyph
+ * n's row r at CHARPTR + 8n + r ($D068-$D06A, viciv.vhdl lines 2784-2793 and 4474-4483); CHARPTR
+ * in $1000-$1FFF or $9000-$9FFF would read the internal character ROM instead (lines
+ * 4525-4530), and a $D018 write would overwrite its bits 0-13 (lines 2359-2364), so the set
+ * lives in chip RAM at $48000 and $D018 is left alone. */
+#pragma bss-name(push, "HIBSS")
+static uint8_t part[256];
+#pragma bss-name(pop)
+
+static void charset_init(void) {
+    extern const uint8_t font_ascii[95 * 8];
+    uint8_t half, k, i;
+    for (half = 0; half < 2; ++half) {     /* plain glyphs at +0, reversed at +$400 */
+        for (k = 0; k < 4; ++k) {          /* 32 glyphs per part */
+            i = 0;
+            do {
+                uint16_t g = k * 256 + i;  /* byte within the 1 KB half */
+                uint8_t v = 0;
+                if (g >= 32 * 8 && g < 127 * 8) v = font_ascii[g - 32 * 8];
+                part[i] = half ? (uint8_t)~v : v;
+            } while (++i);
+            dma_copy(CHARSET + half * 0x400UL + k * 256, (uint32_t)(uint16_t)part, 256);
+        }
+    }
+    POKE(0xD068, (uint8_t)CHARSET);
+    POKE(0xD069, (uint8_t)(CHARSET >> 8));
+    POKE(0xD06A, (uint8_t)(CHARSET >> 16));
+}
+
 void scr_init(void) {
     POKE(0xD05D, PEEK(0xD05D) & 0x7F);   /* no "hot" VIC-II registers resetting VIC-IV ones */
     POKE(0xD020, 0);
     POKE(0xD021, 0);
-    POKE(0xD018, 0x16);                  /* lower-case character set */
+    charset_init();
     POKE(0xD031, PEEK(0xD031) | 0xC0);   /* H640 (80 columns) + FAST */
     POKE(0xD031, PEEK(0xD031) & 0xF7);   /* V200: 25 rows */
     POKE(0xD058, SCR_W);                 /* bytes per logical row */
@@ -42,22 +73,7 @@ void scr_at(uint8_t x, uint8_t y) {
 
 uint8_t scr_code(char ch) {
     uint8_t c = (uint8_t)ch;
-    if (c >= 0x61 && c <= 0x7A) return c - 0x60;
-    if (c >= 0x41 && c <= 0x5A) return c;
-    if (c == 0x40) return 0;
-    if (c >= 0x20 && c <= 0x3F) return c;
-    switch (c) {          /* no glyph in the character set: nearest look-alike */
-    case '[': return 0x1B;
-    case ']': return 0x1D;
-    case '_': return 0x64;
-    case '|': return 0x5D;
-    case '\\': return '/';
-    case '`': return '\'';
-    case '~': return '-';
-    case '{': return '(';
-    case '}': return ')';
-    case '^': return 0x1E;
-    }
+    if (c >= 32 && c <= 126) return c;   /* our character set is ASCII */
     return '?';
 }
 

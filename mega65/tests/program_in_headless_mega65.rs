@@ -1012,6 +1012,60 @@ fn with_description(img: &[u8], desc: &str, mem_mb: u32) -> Vec<u8> {
     out
 }
 
+/// Every printable ASCII character looks like itself on the screen: the program brings its own
+/// 8x8 ASCII character set and points CHARPTR ($D068-$D06A) at it; the headless MEGA65 draws the
+/// glyphs from CHARPTR + memory (the ROM's PETSCII set has no _ { } | ~ \\ `, so before, a name
+/// like LLAMA-Q4_0 showed a graphics glyph).
+#[test]
+fn every_printable_ascii_character_shows_as_itself_on_the_screen() {
+    let img = gpt2();
+    let ascii: String = (b' '..=b'~').map(|c| c as char).collect();
+    let (lo, hi) = ascii.split_at(48);
+    let sd = sd_with(&[
+        ("SSNAIL/llama-q4_0.ssnail", &with_description(&img, lo, 1)),
+        ("SSNAIL/m2.ssnail", &with_description(&img, hi, 1)),
+    ]);
+    let setup = Setup {
+        sd: Some(sd),
+        ssnail_mib: Some(72),
+        ..Default::default()
+    };
+    let mut m = Machine::new();
+    let mut core = Core::new(72 << 20);
+    core.numerics = Numerics::Hardware;
+    m.attach_ssnail(Ssnail::new(core));
+    m.set_sd_dir(setup.sd.as_ref().unwrap().path().to_path_buf());
+    let (_, entry) = m.load_prg(prg(), None).unwrap();
+    m.start_at(entry);
+    m.run(CPU_HZ * 2);
+    let screen = m.screen_text();
+    assert!(screen.contains("\nllama-q4_0.ssnail "), "{screen}");
+    assert!(screen.contains(&format!("\n    {lo}\n")), "{screen}");
+    assert!(screen.contains(&format!("\n    {hi}\n")), "{screen}");
+    assert!(!screen.contains('▒'), "{screen}");
+    // The PNG draws the program's glyph bytes: in the '_' cell of the name (column 8) only
+    // pixel row 6 has ink (reversed or not, it differs from the other rows).
+    let row = screen
+        .lines()
+        .position(|l| l.starts_with("llama-q4_0.ssnail "))
+        .unwrap();
+    let png = m.screen_png();
+    let mut dec = png::Decoder::new(std::io::Cursor::new(png))
+        .read_info()
+        .unwrap();
+    let mut px = vec![0; dec.output_buffer_size().unwrap()];
+    let info = dec.next_frame(&mut px).unwrap();
+    let at = |x: usize, y: usize| {
+        let i = (y * info.width as usize + x) * 3;
+        [px[i], px[i + 1], px[i + 2]]
+    };
+    let (x0, y0) = (16 + 8 * 8, 16 + 8 * row);
+    for y in 0..8 {
+        let ink_in_row = (1..6).any(|x| at(x0 + x, y0 + y) != at(x0, y0));
+        assert_eq!(ink_in_row, y == 6, "pixel row {y} of the '_' cell");
+    }
+}
+
 /// The browser: for every model its name, where it is, its size, the memory it needs, whether
 /// it fits this board and its description (cut with "..." to one 80-column row); twelve
 /// models do not fit on one page, so the cursor keys scroll the list.

@@ -104,6 +104,12 @@ impl Machine {
             }
             _ => {}
         }
+        if off == 0x018 {
+            // $D018 also sets CHARPTR bits 13–11 from bits 3–1 and clears bits 10–0 (mega65-core
+            // viciv.vhdl lines 2359–2364); bits 23–14 stay.
+            self.io_regs[0x068] = 0;
+            self.io_regs[0x069] = (self.io_regs[0x069] & 0xC0) | ((v >> 1) & 7) << 3;
+        }
         if mode == 0 {
             if off < 0x080 {
                 self.io_regs[off as usize] = v;

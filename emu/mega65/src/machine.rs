@@ -197,6 +197,7 @@ impl Machine {
         m.io_regs[0x061] = 0x08;
         m.io_regs[0x07B] = 25; // text rows
         m.io_regs[0x018] = 0x16; // lower-case character set
+        m.io_regs[0x069] = 0x18; // CHARPTR $001800: the ROM's lower-case set (screen.rs)
                                  // The screen BASIC's RUN leaves: cleared to spaces, white text.
         m.chip[0x0800..0x0800 + 2000].fill(0x20);
         m.colour[..2000].fill(1);

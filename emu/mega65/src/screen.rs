@@ -1,9 +1,24 @@
 //! The text screen wherever the VIC-IV registers put it (spec §M7.1): screen RAM pointer
 //! $D060–$D063, characters per row $D05E, bytes per row $D058/$D059, rows $D07B (80×25 or 80×50),
 //! colours from colour RAM ($FF80000 + $D064/$D065), border/background $D020/$D021. Captured as
-//! text (lower-case character set) or as a PNG drawn with this module's own 8×8 font.
+//! text or as a PNG, with the glyphs the VIC-IV would draw:
+//!
+//! * Glyph n's row r is read at CHARPTR + 8n + r, CHARPTR being $D068–$D06A (mega65-core
+//!   viciv.vhdl lines 2784–2793 and 4474–4483: bits 19–0 are used). A $D018 write sets CHARPTR
+//!   bits 13–11 from its bits 3–1 and clears bits 10–0; the rest stay (lines 2359–2364; xemu's
+//!   vic4.c also clears bits 23–16, lines 665–671 — the VHDL is followed here).
+//! * CHARPTR in $1000–$1FFF or $9000–$9FFF (bits 19–12 = $01 or $09) reads the VIC-IV's internal
+//!   character ROM instead (viciv.vhdl lines 4525–4530; xemu vic4.c lines 1466–1472). This
+//!   headless machine has no ROM font: those cells are decoded by the C65 ROM's layout (upper-case
+//!   set at +$000, lower-case set at +$800, [`screen_code_char`]) and drawn with [`FONT`]. After
+//!   BASIC's RUN CHARPTR is $001800 here ($D018 = $16, lower case: an assumption about what the
+//!   ROM leaves).
+//! * Any other CHARPTR reads chip RAM: the PNG draws those bytes, and the text shows the ASCII
+//!   character whose [`FONT`] glyph (or its inverse) the 8 bytes are, '▒' for any other glyph.
 
-use super::bus::COLOUR_RAM_BASE;
+use std::collections::HashMap;
+
+use super::bus::{CHIP_RAM_SIZE, COLOUR_RAM_BASE};
 use super::machine::Machine;
 
 /// Screen geometry read from the VIC-IV registers.
@@ -16,9 +31,9 @@ pub struct Geometry {
     pub step: u32,
 }
 
-/// The character a screen code shows in the lower-case set (spec §M7.2); reverse video (bit 7)
-/// shows the same character. PETSCII graphics have no text equivalent and show as '▒', except
-/// the line-drawing ones.
+/// The character a screen code shows in the ROM's lower-case set (spec §M7.2); reverse video
+/// (bit 7) shows the same character. PETSCII graphics have no text equivalent and show as '▒',
+/// except the line-drawing ones.
 pub fn screen_code_char(code: u8) -> char {
     match code & 0x7F {
         0x00 => '@',
@@ -34,6 +49,16 @@ pub fn screen_code_char(code: u8) -> char {
         0x5B => '┼',
         0x5D => '│',
         _ => '▒',
+    }
+}
+
+/// The same in the ROM's upper-case set: letters at $01–$1A, graphics where the lower-case set
+/// has capitals.
+pub fn screen_code_char_upper(code: u8) -> char {
+    match code & 0x7F {
+        c @ 0x01..=0x1A => (b'A' + c - 1) as char,
+        0x41..=0x5A => '▒',
+        c => screen_code_char(c),
     }
 }
 
@@ -201,13 +226,57 @@ impl Machine {
             .collect()
     }
 
+    /// CHARPTR ($D068–$D06A), the address glyphs are read from.
+    pub fn charset_address(&self) -> u32 {
+        let r = &self.io_regs;
+        r[0x068] as u32 | (r[0x069] as u32) << 8 | (r[0x06A] as u32) << 16
+    }
+
+    /// The internal character ROM's set the VIC-IV uses, if CHARPTR points at it: Some(false)
+    /// upper case, Some(true) lower case.
+    fn rom_charset(&self) -> Option<bool> {
+        let a = self.charset_address() & 0xF_FFFF;
+        matches!(a >> 12, 0x01 | 0x09).then_some(a & 0x800 != 0)
+    }
+
+    /// The 8 bytes of glyph `code` in a RAM character set (chip RAM; 0 beyond it).
+    fn ram_glyph(&self, code: u8) -> [u8; 8] {
+        let base = (self.charset_address() & 0xF_FFFF) + code as u32 * 8;
+        let mut g = [0u8; 8];
+        for (r, b) in g.iter_mut().enumerate() {
+            let a = base + r as u32;
+            *b = if (a as usize) < CHIP_RAM_SIZE && !(0x1_F800..0x2_0000).contains(&a) {
+                self.chip[a as usize]
+            } else {
+                0
+            };
+        }
+        g
+    }
+
     /// The screen as text: trailing spaces and empty trailing lines removed (as xemu's dump).
     pub fn screen_text(&mut self) -> String {
-        let mut lines: Vec<String> = self
-            .screen_codes()
+        let rom = self.rom_charset();
+        let known: HashMap<[u8; 8], char> = FONT
+            .iter()
+            .enumerate()
+            .flat_map(|(i, g)| {
+                let c = (b' ' + i as u8) as char;
+                [(*g, c), (g.map(|b| !b), c)]
+            })
+            .collect();
+        let codes = self.screen_codes();
+        let mut lines: Vec<String> = codes
             .iter()
             .map(|row| {
-                let s: String = row.iter().map(|&c| screen_code_char(c)).collect();
+                let s: String = row
+                    .iter()
+                    .map(|&c| match rom {
+                        Some(true) => screen_code_char(c),
+                        Some(false) => screen_code_char_upper(c),
+                        None => *known.get(&self.ram_glyph(c)).unwrap_or(&'▒'),
+                    })
+                    .collect();
                 s.trim_end().to_string()
             })
             .collect();
@@ -223,6 +292,7 @@ impl Machine {
     pub fn screen_png(&mut self) -> Vec<u8> {
         let g = self.screen_geometry();
         let codes = self.screen_codes();
+        let rom = self.rom_charset();
         let w = g.cols * 8 + 2 * BORDER;
         let h = g.rows * 8 + 2 * BORDER;
         let border = PALETTE[(self.io_regs[0x020] & 0x0F) as usize];
@@ -235,12 +305,18 @@ impl Machine {
             for (col, &code) in line.iter().enumerate() {
                 let cell = g.colour_offset + row as u32 * g.step + col as u32;
                 let fg = PALETTE[(self.read_phys(COLOUR_RAM_BASE + cell) & 0x0F) as usize];
-                let (fg, bg) = if code & 0x80 != 0 {
+                let (fg, bg) = if code & 0x80 != 0 && rom.is_some() {
                     (background, fg)
                 } else {
                     (fg, background)
                 };
-                let glyph = glyph_for(screen_code_char(code));
+                let glyph = match rom {
+                    Some(true) => glyph_for(screen_code_char(code)),
+                    Some(false) => glyph_for(screen_code_char_upper(code)),
+                    // A RAM character set: its bytes as they are; reverse video is already in
+                    // the glyphs (codes $80–$FF are glyphs of their own).
+                    None => self.ram_glyph(code),
+                };
                 for y in 0..8u32 {
                     for x in 0..8u32 {
                         let on = glyph[y as usize] & (0x80 >> x) != 0;
