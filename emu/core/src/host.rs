@@ -37,10 +37,17 @@ pub fn runtime(m: &Machine) -> Runtime {
 }
 
 /// Token ids at `tokens[from .. from + n)` (the token buffer address is header $14).
+/// The counts come from SSNAIL memory, which a script can corrupt: the read
+/// stops at the end of the token buffer (TOKEN_SLOTS), so a wild counter
+/// never makes the host read more than the buffer holds.
 pub fn read_tokens(m: &Machine, from: u32, n: u32) -> Vec<u32> {
     let base = m.peek_u32((BASE as usize + h::TOKENS) as u64).unwrap_or(0);
+    let n = n.min(TOKEN_SLOTS.saturating_sub(from));
     (0..n)
-        .map(|i| m.peek_u32(base as u64 + 4 * (from + i) as u64).unwrap_or(0))
+        .map(|i| {
+            m.peek_u32(base as u64 + 4 * (from as u64 + i as u64))
+                .unwrap_or(0)
+        })
         .collect()
 }
 
@@ -315,5 +322,14 @@ mod tests {
             a.write_tokens(4000, &toks),
             Err(HostError::TooManyTokens { .. })
         ));
+    }
+    #[test]
+    fn a_corrupted_token_counter_reads_at_most_the_token_buffer() {
+        let mut d = device();
+        d.poke_runtime(rt::PROMPT_LEN, 10);
+        d.poke_runtime(rt::GENERATED, 1_200_000_000);
+        assert_eq!(published(&d.machine).len(), (TOKEN_SLOTS - 10) as usize);
+        d.poke_runtime(rt::PROMPT_LEN, u32::MAX - 3);
+        assert!(published(&d.machine).is_empty());
     }
 }

@@ -75,6 +75,14 @@ impl<'a> ImageTokenizer<'a> {
                 block.kind
             )
         })?;
+        // Host tools size tables by the header's count: it must be the
+        // block's, whose table is checked to lie inside the image below.
+        if h.n_vocab != block.n_vocab {
+            return Err(format!(
+                "the header says {} tokens but the tokenizer block {}",
+                h.n_vocab, block.n_vocab
+            ));
+        }
         let n = block.n_vocab as u64;
         let vocab = at("vocab table", h.vocab, 4 * (n + 1))?;
         let last = rd_u32(mem, vocab + 4 * n as usize) as u64;

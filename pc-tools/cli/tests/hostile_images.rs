@@ -1,0 +1,40 @@
+//! Images whose header numbers lie: the host bounds what it sizes and reads
+//! by the image, so a small file never makes `ssnail chat` or `run`
+//! allocate gigabytes; the error is one line naming the file.
+
+use ssnail_format::image::h;
+use ssnail_testkit::models::{self, ModelOpts};
+use std::process::{Command, Stdio};
+
+fn image() -> Vec<u8> {
+    let g = ssnail_gguf::Gguf::from_bytes("m.gguf", models::build(&ModelOpts::llama())).unwrap();
+    let o = ssnail_convert::Options {
+        ctx: Some(16),
+        ..Default::default()
+    };
+    ssnail_convert::convert(&g, &o).unwrap().image
+}
+
+#[test]
+fn chat_on_an_image_whose_header_claims_a_billion_tokens_is_a_clean_error() {
+    let d = tempfile::tempdir().unwrap();
+    let mut img = image();
+    img[h::NVOCAB..h::NVOCAB + 4].copy_from_slice(&1_000_000_000u32.to_le_bytes());
+    let p = d.path().join("liar.ssnail");
+    std::fs::write(&p, &img).unwrap();
+    for cmd in [&["chat"][..], &["run", "-p", "hello", "-n", "2"]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+            .args(cmd)
+            .arg(&p)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{cmd:?} accepted it");
+        assert!(
+            err.contains("liar.ssnail") && err.contains("tokens"),
+            "{err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+}
