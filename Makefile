@@ -12,6 +12,7 @@
 #   make fetch URL=…
 #   make disk [IMAGES=…]      build/ssnail.d81 and build/sdcard/
 #   make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS=…]   fuzz every reader of hostile files
+#   make xemu [XEMU_SRC=DIR]  build/xemu/xmega65: xemu with the SSNAIL core (docs/xemu.md)
 #   make xemu-stock           stock xemu (xmega65) into cache/xemu/stock/ (XEMU_SRC=DIR or the shared tarball)
 #   make clean
 #

@@ -3,6 +3,9 @@
 #
 #   tools/build-xemu.sh OUTDIR [PATCH]
 #
+# With SSNAIL_CAPI_LIB=path/libssnail_capi.a (and SSNAIL_CAPI_INCLUDE=the folder of ssnail.h) the
+# build links the SSNAIL core emulator, as the SSNAIL patch (xemu/ssnail-xemu-40dfef0d.patch) needs.
+#
 # Source: $XEMU_SRC (a user's xemu checkout, copied first so it is never changed) when set,
 # else the xemu tarball in the shared folder beside the repository
 # (../shared/thirdparty/xemu-40dfef0d.tar.xz, commit 40dfef0d1d5f56be2469492715c12bdb32c75b67
@@ -34,6 +37,15 @@ if [ -n "$patch" ]; then
   id="$id patch $(sha256sum "$patch" | cut -c1-64)"
 fi
 
+make_args=()
+if [ -n "${SSNAIL_CAPI_LIB:-}" ]; then
+  [ -f "$SSNAIL_CAPI_LIB" ] || { echo "build-xemu: $SSNAIL_CAPI_LIB: no such library" >&2; exit 2; }
+  lib=$(cd "$(dirname "$SSNAIL_CAPI_LIB")" && pwd)/$(basename "$SSNAIL_CAPI_LIB")
+  inc=$(cd "${SSNAIL_CAPI_INCLUDE:?SSNAIL_CAPI_INCLUDE must name the folder of ssnail.h}" && pwd)
+  id="$id capi $(sha256sum "$lib" | cut -c1-64) $(cat "$inc"/*.h | sha256sum | cut -c1-64)"
+  make_args=(SSNAIL_CFLAGS="-I$inc" SSNAIL_LIBS="$lib -lpthread -ldl -lm")
+fi
+
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 exec 9>"$out/.lock"
@@ -58,7 +70,7 @@ if [ -n "$patch" ]; then
     { echo "build-xemu: $patch does not apply to the xemu source ($id)" >&2; exit 1; }
 fi
 echo "build-xemu: building xmega65 (about a minute)" >&2
-if ! make -C "$tree/targets/mega65" -j"$(nproc)" >"$work/build.log" 2>&1; then
+if ! make -C "$tree/targets/mega65" -j"$(nproc)" "${make_args[@]}" >"$work/build.log" 2>&1; then
   tail -n 20 "$work/build.log" >&2
   echo "build-xemu: make -C targets/mega65 failed (libsdl2-dev installed? tools/install-deps.sh)" >&2
   exit 1
