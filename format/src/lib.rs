@@ -11,6 +11,7 @@ pub mod ggml;
 pub mod image;
 pub mod isa;
 pub mod registers;
+pub mod sampler;
 pub mod tokblock;
 
 /// Little-endian u32 at `off` in `b` (panics if out of range: callers check lengths).

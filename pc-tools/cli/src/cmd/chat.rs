@@ -9,6 +9,7 @@
 //! (§7.3) is an emulator-only preview; `--greedy` is exactly the v1 hardware.
 //! Encoders (BERT) embed each line and rank the earlier lines by cosine.
 
+mod mega65;
 mod sampler;
 
 // stdout that ends the program quietly when its reader has gone (e.g.
@@ -60,6 +61,10 @@ pub struct Args {
     /// Sampler seed (default: random).
     #[arg(short = 's', long)]
     pub seed: Option<u64>,
+    /// float: the PC's double-precision sampler (spec §7.3); mega65: the MEGA65
+    /// program's fixed-point sampler (§7.6), the same tokens for the same --seed.
+    #[arg(long, value_enum, default_value_t = SamplerKind::Float)]
+    pub sampler: SamplerKind,
     /// Show <EOS n%> before a token when P(end of text) >= 5%.
     #[arg(long)]
     pub eos: bool,
@@ -67,6 +72,12 @@ pub struct Args {
     /// Unicode) instead of the image's tables (ASCII, as on the MEGA65).
     #[arg(long)]
     pub gguf: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SamplerKind {
+    Float,
+    Mega65,
 }
 
 /// `chat`'s default for -n (per turn).
@@ -182,6 +193,8 @@ struct TurnHost<'a> {
     shown: u32,
     /// Tokens the repetition penalty looks back over (--repeat-last-n).
     window: u32,
+    /// `--sampler mega65`: chooses instead of `sampler`.
+    mega65: Option<&'a mut mega65::Mega65Sampler>,
 }
 
 impl Host for TurnHost<'_> {
@@ -193,6 +206,9 @@ impl Host for TurnHost<'_> {
                 let p = sampler::eos_probability(logits, eos, &self.sampler.settings);
                 self.pending_eos = (p >= 0.05).then_some(p);
             }
+        }
+        if let Some(s) = self.mega65.as_deref_mut() {
+            return s.on_argmax(logits, m);
         }
         if self.sampler.settings.is_greedy() {
             return None; // the core's own ARGMAX: exactly the hardware
@@ -245,6 +261,8 @@ struct Chat {
     sampler: Sampler,
     /// Tokens the repetition penalty looks back over.
     window: u32,
+    /// `--sampler mega65` (its settings follow `sampler.settings` at each turn).
+    mega65: Option<mega65::Mega65Sampler>,
     n: u32,
     show_eos: bool,
     bandwidth: f64,
@@ -281,8 +299,13 @@ impl Chat {
             format!("[{}; greedy, as the v1 hardware]", self.numerics_name())
         } else {
             format!(
-                "[{}; sampling: temperature {}, top-k {}, repetition penalty {}]",
+                "[{}; {}: temperature {}, top-k {}, repetition penalty {}]",
                 self.numerics_name(),
+                if self.mega65.is_some() {
+                    "sampling as the MEGA65 (fixed point)"
+                } else {
+                    "sampling"
+                },
                 num(s.temperature),
                 s.top_k,
                 num(s.penalty)
@@ -373,6 +396,11 @@ impl Chat {
         self.fresh_budget();
         let traffic_before = self.dev.machine.traffic.total();
         let start = Instant::now();
+        if let Some(m) = &mut self.mega65 {
+            let s = self.sampler.settings;
+            m.set(s.temperature, s.top_k, s.penalty, self.window)
+                .map_err(|e| anyhow!("{}: {e}", self.name))?;
+        }
         let mut host = TurnHost {
             sampler: &mut self.sampler,
             pieces: &self.pieces,
@@ -381,6 +409,7 @@ impl Chat {
             pending_eos: None,
             shown: 0,
             window: self.window,
+            mega65: self.mega65.as_mut(),
         };
         GENERATING.store(RUNNING, Ordering::SeqCst);
         let result = if first {
@@ -586,7 +615,10 @@ impl Chat {
             ("/seed", Some(a)) if a.parse::<u64>().is_ok() => {
                 let seed = a.parse().unwrap();
                 self.sampler.reseed(seed);
-                println!("[seed {seed}]");
+                match self.mega65.as_mut().map(|m| m.reseed(seed)) {
+                    Some(Err(e)) => println!("[{e}]"),
+                    _ => println!("[seed {seed}]"),
+                }
             }
             ("/stats", _) => self.stats(),
             _ => println!("[commands: {COMMANDS}]"),
@@ -651,6 +683,17 @@ pub fn run(args: Args) -> Result<()> {
         }
         None => None,
     };
+    let mega65 = match args.sampler {
+        SamplerKind::Float => None,
+        SamplerKind::Mega65 => {
+            let seed = args.seed.unwrap_or_else(|| rand::random::<u32>() as u64);
+            let mut m = mega65::Mega65Sampler::new(seed).map_err(|e| anyhow!(e))?;
+            let s = settings;
+            m.set(s.temperature, s.top_k, s.penalty, args.repeat_last_n)
+                .map_err(|e| anyhow!(e))?;
+            Some(m)
+        }
+    };
     let seed = args.seed.unwrap_or_else(rand::random);
     let mut chat = Chat {
         dev,
@@ -659,6 +702,7 @@ pub fn run(args: Args) -> Result<()> {
         pieces,
         sampler: Sampler::new(settings, seed),
         window: args.repeat_last_n,
+        mega65,
         n,
         show_eos: args.eos,
         bandwidth: args.model.bandwidth,
@@ -716,6 +760,7 @@ mod tests {
             pending_eos: None,
             shown: 0,
             window: 64,
+            mega65: None,
         }
     }
 
