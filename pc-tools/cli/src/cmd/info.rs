@@ -1,5 +1,9 @@
-//! `ssnail info MODEL.gguf`: what a GGUF holds and what the converter would
-//! make of it (memory needed per weight policy, which memory sizes fit).
+//! `ssnail info FILE`: for a GGUF, what it holds and what the converter
+//! would make of it (memory needed per weight policy, which memory sizes
+//! fit); for an SSNAIL image, what the image holds (image.rs). `--json`
+//! prints the same as one JSON object.
+
+mod image;
 
 use anyhow::anyhow;
 use ssnail_convert::model::Hparams;
@@ -11,10 +15,15 @@ use ssnail_gguf::{printable, Gguf};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
-#[command(about = "Show what a GGUF holds and what the converter would make of it")]
+#[command(
+    about = "Show what a GGUF holds and what the converter would make of it, or what an SSNAIL image holds"
+)]
 pub struct Args {
-    /// The GGUF model.
+    /// A GGUF model or an SSNAIL image (.ssnail).
     pub model: PathBuf,
+    /// One JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
     /// Context to size the images for (default as `convert`).
     #[arg(long, short = 'c', visible_alias = "ctx-size")]
     pub ctx: Option<u32>,
@@ -32,13 +41,54 @@ macro_rules! outln {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
+    if crate::shared::is_image(&a.model)? {
+        let info = image::inspect(&a.model)?;
+        let text = if a.json {
+            format!("{:#}\n", info.json())
+        } else {
+            info.text()
+        };
+        return crate::shared::print_stdout(&text);
+    }
     let mut o = String::new();
-    let r = describe(&a, &mut o);
+    let mut j = serde_json::Map::new();
+    let r = describe(&a, &mut o, &mut j);
+    if a.json {
+        r?;
+        return crate::shared::print_stdout(&format!("{:#}\n", serde_json::Value::Object(j)));
+    }
     crate::shared::print_stdout(&o)?;
     r
 }
 
-fn describe(a: &Args, o: &mut String) -> anyhow::Result<()> {
+/// A metadata value as JSON; arrays longer than 64 items are summarised
+/// (type and length), as the text output does.
+fn value_json(v: &ssnail_gguf::Value) -> serde_json::Value {
+    use serde_json::json;
+    use ssnail_gguf::Value as V;
+    match v {
+        V::Str(s) => json!(s),
+        V::Bool(b) => json!(b),
+        V::Array(a) if a.len() > 64 => json!({"type": v.type_name(), "len": a.len()}),
+        V::Array(a) => (0..a.len())
+            .filter_map(|i| a.get(i))
+            .map(|x| value_json(&x))
+            .collect(),
+        other => match (other.as_u64(), other.as_i64(), other.as_f64()) {
+            (Some(u), _, _) => json!(u),
+            (None, Some(i), _) => json!(i),
+            (_, _, Some(f)) => json!(f),
+            _ => json!(other.to_string()),
+        },
+    }
+}
+
+fn describe(
+    a: &Args,
+    o: &mut String,
+    j: &mut serde_json::Map<String, serde_json::Value>,
+) -> anyhow::Result<()> {
+    use serde_json::json;
     let g = Gguf::open(&a.model)?;
     let arch = g.architecture().unwrap_or("(none)");
     let tok = g.get_str("tokenizer.ggml.model").unwrap_or("(none)");
@@ -47,6 +97,26 @@ fn describe(a: &Args, o: &mut String) -> anyhow::Result<()> {
         "{}: GGUF {}, architecture {arch}, tokenizer {tok}",
         g.path.display(),
         g.version
+    );
+    j.insert("kind".into(), json!("gguf"));
+    j.insert("file".into(), json!(g.path.display().to_string()));
+    j.insert("gguf_version".into(), json!(g.version));
+    j.insert("architecture".into(), json!(arch));
+    j.insert("tokenizer".into(), json!(tok));
+    j.insert(
+        "metadata".into(),
+        g.metadata
+            .iter()
+            .map(|(k, v)| (k.to_string(), value_json(v)))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+    );
+    j.insert(
+        "tensors".into(),
+        g.tensors
+            .iter()
+            .map(|t| json!({"name": t.name, "type": t.ty.name(), "shape": t.shape}))
+            .collect(),
     );
     outln!(o, "parameters:");
     for (k, v) in &g.metadata {
@@ -68,6 +138,7 @@ fn describe(a: &Args, o: &mut String) -> anyhow::Result<()> {
         Ok(hp) => hp,
         Err(e) => {
             outln!(o, "converter: cannot convert this model: {}", e.msg);
+            j.insert("converter_error".into(), json!(e.msg));
             return Ok(());
         }
     };
@@ -99,10 +170,34 @@ fn describe(a: &Args, o: &mut String) -> anyhow::Result<()> {
             Err(e) if e.kind == ssnail_convert::ErrorKind::TooBig => needed.push((p, None)),
             Err(e) => {
                 outln!(o, "converter: cannot convert this model: {}", e.msg);
+                j.insert("converter_error".into(), json!(e.msg));
                 return Ok(());
             }
         }
     }
+    j.insert(
+        "hyper_parameters".into(),
+        json!({
+            "dim": hp.dim, "layers": hp.n_layers, "heads": hp.n_heads, "kv_heads": hp.n_kv_heads,
+            "head_dim": hp.head_dim, "hidden": hp.hidden, "vocab": hp.vocab_rows,
+            "context_length": hp.context_length, "eps": hp.eps,
+        }),
+    );
+    j.insert("context".into(), json!(ctx));
+    j.insert("kv_cache".into(), json!(a.kv.to_uppercase()));
+    j.insert(
+        "memory_needed".into(),
+        needed
+            .iter()
+            .map(|(p, n)| {
+                let fits: Vec<f64> = [8.0, 64.0, 72.0, MAX_MEM_MB]
+                    .into_iter()
+                    .filter(|s| n.is_some_and(|n| n as f64 <= *s * MIB as f64))
+                    .collect();
+                json!({"wtype": p.name(), "bytes": n, "fits_mb": fits})
+            })
+            .collect(),
+    );
     outln!(o,
         "hyper-parameters: dim {}, {} layers, {} heads ({} kv, head_dim {}), hidden {}, vocab {}, context_length {}, eps {:e}{}",
         hp.dim,
