@@ -42,6 +42,8 @@ uint8_t kbd_wait(void) {
     return k;
 }
 
+/* The line may fill the whole buffer, wrapping over screen rows (the screen scrolls under it);
+ * DEL goes back across a wrap. TAB is text (drawn as a space, kept as a tab). */
 uint8_t kbd_readline(char *buf, uint8_t max) {
     uint8_t n = 0, k, i;
     for (;;) {
@@ -51,14 +53,21 @@ uint8_t kbd_readline(char *buf, uint8_t max) {
         if (k == KEY_RETURN) break;
         if ((k == KEY_DEL || k == KEY_BS) && n) {
             --n;
-            --scr_x;
-        } else if (k >= 32 && k <= 126 && n < max && scr_x < SCR_W - 1) {
+            if (scr_x) --scr_x;
+            else {                                /* back over the wrap to the row above */
+                --scr_y;
+                scr_x = SCR_W - 1;
+            }
+            SCREEN[scr_y * SCR_W + scr_x] = 0x20;
+        } else if (((k >= 32 && k <= 126) || k == KEY_TAB) && n < max) {
             buf[n++] = (char)k;
-            scr_draw((char)k);
+            scr_draw(k == KEY_TAB ? ' ' : (char)k);
+            if (scr_x == SCR_W) scr_draw('\n');  /* the cursor goes to the next row */
         }
     }
     buf[n] = 0;
     for (i = 0; i < n; ++i) scr_log(buf[i]);   /* the transcript gets the finished line */
-    scr_putc('\n');
+    if (n && scr_x == 0) scr_log('\n');        /* a full last row already moved down */
+    else scr_putc('\n');
     return n;
 }

@@ -350,6 +350,44 @@ fn tokens_on_the_mega65(img: &[u8], lines: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// A typed line may fill the 150-byte buffer: it wraps over screen rows, DEL goes back across
+/// the wrap, and TAB is typed text. The ids /tokens prints for it are the PC tokenizer's.
+#[test]
+fn typed_lines_wrap_up_to_the_buffer_with_del_across_the_wrap_and_tab_as_text() {
+    let img = gpt2();
+    let setup = Setup {
+        d81: Some(disk_with(&[])),
+        sd: Some(sd_with(&[("MODEL.SSNAIL", &img)])),
+        ssnail_mib: Some(72),
+        ..Default::default()
+    };
+    // "> /tokens " takes 10 columns: 80 more characters end on the second row at column 10;
+    // 15 DELs go back to column 75 of the first row.
+    let typed: String = (0..80).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+    let keys = format!(
+        "{{RETURN}}/tokens {typed}{}xyz{{TAB}}end of the line{{RETURN}}",
+        "{DEL}".repeat(15)
+    );
+    let text = format!("{}xyz\tend of the line", &typed[..65]);
+    let t = run(&setup, &keys, "]\n> ", 60.0);
+    let echo = format!("> /tokens {text}\n");
+    let at = t
+        .find(&echo)
+        .unwrap_or_else(|| panic!("{text:?} not typed:\n{t}"))
+        + echo.len();
+    let mem = image_memory(&img).unwrap();
+    let want = ImageTokenizer::new(&mem).unwrap().encode(&text, true);
+    let want = format!(
+        "[{}]",
+        want.iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    assert_eq!(t[at..].lines().next().unwrap(), want, "{t}");
+    assert!(text.len() + 8 > 80, "the line is longer than a row");
+}
+
 fn check_tokenizer(img: &[u8]) {
     assert!(TYPED_LINES.len() >= 50);
     let mem = image_memory(img).unwrap();
