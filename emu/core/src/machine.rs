@@ -615,9 +615,9 @@ impl Machine {
             if esz == 4 {
                 le_f32s(b)
             } else {
-                b.chunks_exact(2)
-                    .map(|c| gemv::f16(u16::from_le_bytes([c[0], c[1]])))
-                    .collect()
+                let mut v = vec![0f32; b.len() / 2];
+                gemv::widen_f16(b, &mut v);
+                v
             }
         };
         let k = widen(self.rd(blk.k_cache as u64, kv_bytes)?);

@@ -176,6 +176,26 @@ pub fn attention(mode: Numerics, sh: &AttnShape, q: &[f32], k: &[f32], v: &[f32]
     let kvd = sh.n_kv_heads * hd;
     let group = (sh.n_heads / sh.n_kv_heads).max(1);
     let t_rows = sh.rows;
+    // Hardware scores: K of each KV head transposed (column i holds k_t,i
+    // for every t), so the T sequential sums advance together, one per
+    // vector lane, each still in the order i = 0, 1, …
+    let kt: Vec<Vec<f32>> = match mode {
+        Numerics::Hardware => (0..sh.n_kv_heads)
+            .map(|g| {
+                let mut c = vec![0f32; hd * t_rows];
+                for t in 0..t_rows {
+                    for (i, &kv) in k[t * kvd + g * hd..t * kvd + (g + 1) * hd]
+                        .iter()
+                        .enumerate()
+                    {
+                        c[i * t_rows + t] = kv;
+                    }
+                }
+                c
+            })
+            .collect(),
+        Numerics::Float => Vec::new(),
+    };
     for h in 0..sh.n_heads {
         let g = h / group;
         let qh = &q[h * hd..(h + 1) * hd];
@@ -185,9 +205,15 @@ pub fn attention(mode: Numerics, sh: &AttnShape, q: &[f32], k: &[f32], v: &[f32]
         match mode {
             Numerics::Hardware => {
                 let scale = rsqrt(hd as f32);
-                let s: Vec<f32> = (0..t_rows)
-                    .map(|t| seq_sum(qh.iter().zip(krow(t)).map(|(a, b)| a * b)) * scale)
-                    .collect();
+                let mut s = vec![0f32; t_rows];
+                for (i, &qi) in qh.iter().enumerate() {
+                    for (st, &kv) in s.iter_mut().zip(&kt[g][i * t_rows..(i + 1) * t_rows]) {
+                        *st += qi * kv;
+                    }
+                }
+                for st in &mut s {
+                    *st *= scale;
+                }
                 let m = s.iter().copied().fold(f32::NEG_INFINITY, f32::max);
                 let exp = tables::exp();
                 let e: Vec<f32> = s.iter().map(|&st| exp.eval(st - m)).collect();
