@@ -109,8 +109,9 @@ fn abort_with_input(why: &str) -> ! {
     let file = dir.join(format!("abort-{}.bin", std::process::id()));
     let _ = std::fs::write(&file, input);
     eprintln!(
-        "ssnail-fuzz: {why}; input saved as {}; aborting",
-        file.display()
+        "ssnail-fuzz: {why}; input saved as {}; aborting at\n{}",
+        file.display(),
+        std::backtrace::Backtrace::force_capture()
     );
     std::process::abort()
 }

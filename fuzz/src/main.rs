@@ -1,6 +1,7 @@
 //! `ssnail-fuzz`: run fuzz campaigns (see the crate docs).
 //!
 //!   ssnail-fuzz [--seconds N | --inputs N] [--seed S] [TARGET...]
+//!   ssnail-fuzz --replay TARGET FILE
 //!
 //! Prints one line of totals per target; failing inputs are saved under
 //! fuzz/testdata/crashes/<target>/ (replayed by the smoke test). Exit
@@ -28,6 +29,39 @@ fn main() {
             "--seconds" => length = Length::Time(Duration::from_secs(num("--seconds"))),
             "--inputs" => length = Length::Inputs(num("--inputs")),
             "--seed" => seed = num("--seed"),
+            "--replay" => {
+                // --replay TARGET FILE: run one saved input, report what happens.
+                let (Some(t), Some(f)) = (args.next(), args.next()) else {
+                    eprintln!("ssnail-fuzz: --replay TARGET FILE");
+                    std::process::exit(2)
+                };
+                let mut t = targets::by_name(&t).unwrap_or_else(|| {
+                    eprintln!("ssnail-fuzz: unknown target {t}");
+                    std::process::exit(2)
+                });
+                let input = std::fs::read(&f).unwrap_or_else(|e| {
+                    eprintln!("ssnail-fuzz: {f}: {e}");
+                    std::process::exit(2)
+                });
+                t.seeds();
+                let (out, fail, took, grew) =
+                    ssnail_fuzz::run_one(t.as_mut(), &input, Budget::default());
+                let what = match out {
+                    ssnail_fuzz::Outcome::Ok(d) => format!("accepted (depth {d})"),
+                    ssnail_fuzz::Outcome::Rejected(d, e) => format!("rejected at depth {d}: {e}"),
+                    ssnail_fuzz::Outcome::Violation(v) => format!("VIOLATION: {v}"),
+                };
+                println!(
+                    "{f}: {what}; {:.1} ms, {:.1} MB",
+                    took.as_secs_f64() * 1e3,
+                    grew as f64 / 1e6
+                );
+                if let Some(fl) = fail {
+                    println!("  {}: {}", fl.kind, fl.detail);
+                    std::process::exit(1);
+                }
+                return;
+            }
             "-h" | "--help" => {
                 println!("usage: ssnail-fuzz [--seconds N | --inputs N] [--seed S] [TARGET...]");
                 println!(
