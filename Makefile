@@ -2,6 +2,7 @@
 #
 #   make demo                 the whole system on real models (first run downloads and builds)
 #   make test                 every test of the project
+#   make bench [ROUNDS=n]     core emulator vs llama.cpp (built natively), side by side
 #   make foo.ssnail           convert foo.gguf (architecture detected); foo.8mb/.64mb/.72mb.ssnail
 #   make foo.all              every memory size that fits
 #   make foo.run PROMPT=… TOKENS=…   convert if needed, then emulate
@@ -103,6 +104,10 @@ testdata:
 
 test: deps testdata
 	cd $(SSNAIL_TOOLS) && $(CARGO) test --workspace --release --no-fail-fast
+
+# Not a test: speed figures of this machine (tools/bench.sh says what it does).
+bench: deps testdata
+	@$(SSNAIL_TOOLS)tools/bench.sh $(ROUNDS)
 
 # The demo: real models from PyPI packages, imported/converted once into the cache.
 # (DEMO_ENCODER/DEMO_DECODER can name other images: the README test runs the
