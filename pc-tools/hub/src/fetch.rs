@@ -83,7 +83,7 @@ pub fn fetch(url: &str, out: &Path, progress: bool) -> Result<Fetched> {
             .and_then(parse_content_range)
             .and_then(|(_, t)| t);
         if total == Some(have) {
-            finish(&part, out)?;
+            finish(&part, out, url)?;
             return Ok(Fetched {
                 path: out.to_path_buf(),
                 bytes: have,
@@ -184,7 +184,7 @@ pub fn fetch(url: &str, out: &Path, progress: bool) -> Result<Fetched> {
             );
         }
     }
-    finish(&part, out)?;
+    finish(&part, out, url)?;
     Ok(Fetched {
         path: out.to_path_buf(),
         bytes: got,
@@ -192,7 +192,52 @@ pub fn fetch(url: &str, out: &Path, progress: bool) -> Result<Fetched> {
     })
 }
 
-fn finish(part: &Path, out: &Path) -> Result<()> {
+/// What a file named `.gguf` or `.safetensors` must start with, checked
+/// before the download becomes `FILE`: a server's HTML error page (or any
+/// other reply) is not saved under a model's name. The bad `.part` is
+/// removed, so a later run does not resume it.
+fn check_magic(part: &Path, out: &Path, url: &str) -> Result<()> {
+    let ext = out
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let kind = match ext.as_str() {
+        "gguf" => "a GGUF file",
+        "safetensors" => "a safetensors file",
+        _ => return Ok(()),
+    };
+    let mut head = Vec::new();
+    let len = std::fs::metadata(part).map(|m| m.len()).unwrap_or(0);
+    File::open(part)
+        .and_then(|f| f.take(4096).read_to_end(&mut head))
+        .with_context(|| format!("{}: cannot read back", part.display()))?;
+    let ok = match ext.as_str() {
+        "gguf" => head.starts_with(b"GGUF"),
+        // safetensors: an 8-byte little-endian header length, then JSON.
+        _ => {
+            head.len() > 8
+                && head[8] == b'{'
+                && u64::from_le_bytes(head[..8].try_into().unwrap_or_default())
+                    .checked_add(8)
+                    .is_some_and(|end| end <= len)
+        }
+    };
+    if ok {
+        return Ok(());
+    }
+    let shown: String = String::from_utf8_lossy(&head[..head.len().min(40)])
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let _ = std::fs::remove_file(part);
+    bail!(
+        "{url}: the server sent something that is not {kind} (it begins \"{}\"); nothing written",
+        shown.trim()
+    )
+}
+
+fn finish(part: &Path, out: &Path, url: &str) -> Result<()> {
+    check_magic(part, out, url)?;
     std::fs::rename(part, out)
         .with_context(|| format!("cannot rename {} to {}", part.display(), out.display()))
 }

@@ -8,17 +8,20 @@ use ssnail_hub::fetch::{fetch, part_path};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// 300 kB of bytes that differ from position to position.
+/// 300 kB of bytes that differ from position to position, after the GGUF
+/// magic (a `.gguf` download must start with it).
 fn payload() -> Vec<u8> {
     let mut x = 0x1234_5678u32;
-    (0..300_000)
+    let mut v: Vec<u8> = (0..300_000)
         .map(|_| {
             x ^= x << 13;
             x ^= x >> 17;
             x ^= x << 5;
             x as u8
         })
-        .collect()
+        .collect();
+    v[..4].copy_from_slice(b"GGUF");
+    v
 }
 
 /// Serves `/m.gguf` with Range support; the first request is cut after
@@ -168,4 +171,35 @@ fn resuming_follows_redirects_with_the_range() {
     assert_eq!(std::fs::read(&out).unwrap(), *data);
     let reqs = files.requests();
     assert_eq!(reqs[1].header("range"), Some("bytes=100000-"));
+}
+
+#[test]
+fn an_html_page_served_as_a_gguf_or_safetensors_is_refused_and_nothing_written() {
+    let page = b"<!DOCTYPE html><html><body>Rate limited</body></html>".to_vec();
+    let server = Server::start(move |_| Reply {
+        status: 200,
+        headers: vec![],
+        body: page.clone(),
+        cut_after: None,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["m.gguf", "model.safetensors"] {
+        let out = dir.path().join(name);
+        let url = format!("{}/o/r/resolve/main/{name}", server.base);
+        let err = fetch(&url, &out, false).unwrap_err().to_string();
+        assert!(err.contains(&url) && err.contains("is not a"), "{err}");
+        assert!(err.contains("<!DOCTYPE html>"), "{err}");
+        assert!(!err.contains('\n'));
+        assert!(!out.exists(), "{name} written");
+        assert!(!part_path(&out).exists(), "a bad .part would be resumed");
+    }
+    // Other names are not checked.
+    let out = dir.path().join("README.md");
+    fetch(
+        &format!("{}/o/r/resolve/main/README.md", server.base),
+        &out,
+        false,
+    )
+    .unwrap();
+    assert!(out.exists());
 }
