@@ -1146,3 +1146,53 @@ fn llama_import_reads_sentencepiece_tokenizer_json() {
         assert_eq!(tok.encode(text, false), want, "{text:?}");
     }
 }
+
+/// config.json numbers and tokenizer ids that would size tables or be cut
+/// to 32 bits are refused with one line naming the file; nothing is written.
+#[test]
+fn hostile_config_numbers_and_token_ids_are_refused_before_anything_is_sized() {
+    let model = TinyLlama::new(262);
+    let cases: Vec<(&str, serde_json::Value, &str)> = vec![
+        ("vocab_size", json!(1_000_000_000_000u64), "out of range"),
+        ("vocab_size", json!(300), "rows"),
+        ("hidden_size", json!((1u64 << 32) + 32), "out of range"),
+        ("num_hidden_layers", json!("2"), "non-negative integer"),
+        ("num_attention_heads", json!(-4), "non-negative integer"),
+        ("rms_norm_eps", json!(-1e-5), "positive finite"),
+        ("rope_theta", json!(0), "positive finite"),
+    ];
+    for (key, value, want) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        model.write(dir.path());
+        let cfg_path = dir.path().join("config.json");
+        let mut cfg: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap()).unwrap();
+        cfg[key] = value.clone();
+        std::fs::write(&cfg_path, cfg.to_string()).unwrap();
+        let out = dir.path().join("out.gguf");
+        let err = format!(
+            "{:#}",
+            import(dir.path(), &out, OutType::F32, None).unwrap_err()
+        );
+        assert!(
+            err.contains("config.json") && err.contains(key) && err.contains(want),
+            "{key} = {value}: {err}"
+        );
+        assert!(!err.contains('\n') && !out.exists());
+    }
+    // A token id of 4·10⁹ in tokenizer.json.
+    let dir = tempfile::tempdir().unwrap();
+    model.write(dir.path());
+    let tok_path = dir.path().join("tokenizer.json");
+    let mut tok: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tok_path).unwrap()).unwrap();
+    tok["model"]["vocab"]["he"] = json!(4_000_000_000u64);
+    std::fs::write(&tok_path, tok.to_string()).unwrap();
+    let out = dir.path().join("out.gguf");
+    let err = format!(
+        "{:#}",
+        import(dir.path(), &out, OutType::F32, None).unwrap_err()
+    );
+    assert!(err.contains("outside the 262-token vocabulary"), "{err}");
+    assert!(!out.exists());
+}

@@ -9,6 +9,48 @@ use ssnail_format::ggml::{bf16_to_f32, f16_to_f32};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// config.json sizes and their upper bounds (far above any model SSNAIL
+/// can hold; they keep a hostile config from sizing huge tables).
+const SIZE_KEYS: &[(&str, u64)] = &[
+    ("vocab_size", 1 << 24),
+    ("hidden_size", 1 << 20),
+    ("n_embd", 1 << 20),
+    ("dim", 1 << 20),
+    ("intermediate_size", 1 << 22),
+    ("n_inner", 1 << 22),
+    ("hidden_dim", 1 << 22),
+    ("head_dim", 1 << 16),
+    ("num_hidden_layers", 1 << 12),
+    ("n_layer", 1 << 12),
+    ("n_layers", 1 << 12),
+    ("num_attention_heads", 1 << 12),
+    ("n_head", 1 << 12),
+    ("n_heads", 1 << 12),
+    ("num_key_value_heads", 1 << 12),
+    ("n_kv_heads", 1 << 12),
+    ("max_position_embeddings", u32::MAX as u64),
+    ("n_positions", u32::MAX as u64),
+    ("n_ctx", u32::MAX as u64),
+    ("max_seq_len", u32::MAX as u64),
+    ("type_vocab_size", 1 << 16),
+];
+
+/// config.json numbers that must be positive and finite.
+const POSITIVE_KEYS: &[&str] = &[
+    "layer_norm_eps",
+    "layer_norm_epsilon",
+    "rms_norm_eps",
+    "norm_eps",
+    "rope_theta",
+];
+
+/// Token-embedding tensors, whose row count is the vocabulary size.
+const EMBEDDING_SUFFIXES: &[&str] = &[
+    "embed_tokens.weight",
+    "word_embeddings.weight",
+    "wte.weight",
+];
+
 /// One tensor as f32, HF shape (outermost first).
 pub struct Tensor {
     pub shape: Vec<usize>,
@@ -58,12 +100,92 @@ impl Checkpoint {
             }
             maps.push((path, map));
         }
-        Ok(Checkpoint {
+        let ckpt = Checkpoint {
             dir: dir.to_path_buf(),
             config,
             maps,
             index,
-        })
+        };
+        ckpt.validate_config()?;
+        Ok(ckpt)
+    }
+
+    /// The numbers of config.json are checked once, here, before anything
+    /// is sized by them: each known size is a non-negative integer within
+    /// its range (no silent truncation to 32 bits), each epsilon and RoPE
+    /// base a positive finite number, and `vocab_size` the row count of the
+    /// embedding the checkpoint holds (so tables sized by it are backed by
+    /// bytes in the files).
+    fn validate_config(&self) -> Result<()> {
+        let file = self.dir.join("config.json");
+        let shown = |v: &Value| -> String {
+            let s = v.to_string();
+            let s: String = s.chars().take(40).collect();
+            ssnail_gguf::printable(&s).into_owned()
+        };
+        for &(key, max) in SIZE_KEYS {
+            let Some(v) = self.config.get(key) else {
+                continue;
+            };
+            match v.as_u64() {
+                Some(n) if n <= max => {}
+                Some(n) => bail!(
+                    "{}: {key} = {n} is out of range (at most {max})",
+                    file.display()
+                ),
+                None if v.is_null() => {}
+                None => bail!(
+                    "{}: {key} is {}, expected a non-negative integer",
+                    file.display(),
+                    shown(v)
+                ),
+            }
+        }
+        for &key in POSITIVE_KEYS {
+            let Some(v) = self.config.get(key) else {
+                continue;
+            };
+            match v.as_f64() {
+                Some(x) if x.is_finite() && x > 0.0 && (x as f32).is_finite() => {}
+                None if v.is_null() => {}
+                _ => bail!(
+                    "{}: {key} is {}, expected a positive finite number",
+                    file.display(),
+                    shown(v)
+                ),
+            }
+        }
+        if let Some(n) = self.config.get("vocab_size").and_then(Value::as_u64) {
+            for name in self
+                .index
+                .keys()
+                .filter(|k| EMBEDDING_SUFFIXES.iter().any(|sfx| k.ends_with(sfx)))
+            {
+                let rows = self.shape(name)?.first().copied().unwrap_or(0) as u64;
+                if rows != n {
+                    bail!(
+                        "{}: vocab_size is {n} but {name} has {rows} rows",
+                        file.display()
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A tensor's shape (from the safetensors header; no data read).
+    pub fn shape(&self, name: &str) -> Result<Vec<usize>> {
+        let &i = self
+            .index
+            .get(name)
+            .with_context(|| format!("{}: no tensor {name}", self.dir.display()))?;
+        let (path, map) = &self.maps[i];
+        let st = SafeTensors::deserialize(map)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let view = st
+            .tensor(name)
+            .map_err(|e| anyhow::anyhow!("{}: {name}: {e}", path.display()))?;
+        Ok(view.shape().to_vec())
     }
 
     pub fn names(&self) -> impl Iterator<Item = &str> {

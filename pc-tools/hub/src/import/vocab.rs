@@ -52,7 +52,7 @@ fn added_tokens(tokenizer: Option<&Value>) -> Vec<(u32, String, bool)> {
             a.iter()
                 .filter_map(|t| {
                     Some((
-                        t.get("id")?.as_u64()? as u32,
+                        u32::try_from(t.get("id")?.as_u64()?).unwrap_or(u32::MAX),
                         t.get("content")?.as_str()?.to_string(),
                         t.get("special").and_then(Value::as_bool).unwrap_or(false),
                     ))
@@ -72,7 +72,9 @@ fn base_vocab(dir: &Path, tokenizer: Option<&Value>) -> Result<HashMap<String, u
         if let Some(map) = v.as_object() {
             return Ok(map
                 .iter()
-                .filter_map(|(k, id)| Some((k.clone(), id.as_u64()? as u32)))
+                .filter_map(|(k, id)| {
+                    Some((k.clone(), u32::try_from(id.as_u64()?).unwrap_or(u32::MAX)))
+                })
                 .collect());
         }
     }
@@ -80,7 +82,9 @@ fn base_vocab(dir: &Path, tokenizer: Option<&Value>) -> Result<HashMap<String, u
         if let Some(map) = v.as_object() {
             return Ok(map
                 .iter()
-                .filter_map(|(k, id)| Some((k.clone(), id.as_u64()? as u32)))
+                .filter_map(|(k, id)| {
+                    Some((k.clone(), u32::try_from(id.as_u64()?).unwrap_or(u32::MAX)))
+                })
                 .collect());
         }
     }
@@ -128,6 +132,24 @@ pub fn hf_token_list(
                 added.insert(id, (s, true));
             }
         }
+    }
+    // Ids size the table: each must lie inside the vocabulary (config's
+    // vocab_size, checked against the embedding, or else as many ids as
+    // there are tokens), never a number from the file alone.
+    let limit = vocab_size.unwrap_or(vocab.len() + added.len()).max(1);
+    if let Some((t, &id)) = vocab.iter().find(|(_, &id)| id as usize >= limit) {
+        bail!(
+            "{}: token \"{}\" has id {id}, outside the {limit}-token vocabulary",
+            dir.display(),
+            ssnail_gguf::printable(t)
+        );
+    }
+    if let Some((&id, (t, _))) = added.iter().find(|(&id, _)| id as usize >= limit) {
+        bail!(
+            "{}: added token \"{}\" has id {id}, outside the {limit}-token vocabulary",
+            dir.display(),
+            ssnail_gguf::printable(t)
+        );
     }
     let max_id = vocab
         .values()
