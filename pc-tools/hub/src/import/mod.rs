@@ -169,7 +169,6 @@ pub fn import(dir: &Path, out: &Path, outtype: OutType, name: Option<&str>) -> R
     })
 }
 
-
 /// The common `general.*` keys, first in the file as llama.cpp writes them.
 fn general(w: &mut GgufWriter, arch: &str, name: &str) {
     w.meta_str("general.architecture", arch);
