@@ -4,11 +4,12 @@
 #   make test                 every test of the project
 #   make bench [ROUNDS=n]     core emulator vs llama.cpp (built natively), side by side
 #   make foo.ssnail           convert foo.gguf (architecture detected); foo.8mb/.64mb/.72mb.ssnail
-#   make foo.all              every memory size that fits
-#   make foo.run PROMPT=… TOKENS=…   convert if needed, then emulate
-#   make foo.chat [TEMP=0] [HW=1]    interactive session
+#                             (rebuilt when WTYPE, CONTEXT_WINDOW, ATTICRAM, FALLBACK or TYPE change)
+#   make foo.all              every board size that fits; says which, fails if none
+#   make foo.run PROMPT=… TOKENS=…   convert if needed, then emulate (also foo.64mb.run …)
+#   make foo.chat [TEMP=0] [HW=1]    interactive session (also foo.64mb.chat …)
 #   make foo.info             what the GGUF holds and what the converter would do
-#   make foo.tokcheck [TEXT=file]    image tokenizer vs the GGUF's
+#   make foo.tokcheck [TEXT=file]    image tokenizer vs the GGUF's (also foo.64mb.tokcheck …)
 #   make findmodels [QUERY=…] [MEM=8|64|72]
 #   make fetch URL=…
 #   make disk [IMAGES=…]      build/ssnail.d81 and build/sdcard/
@@ -47,26 +48,72 @@ $(SSNAIL): $(RUST_SOURCES)
 	cd $(SSNAIL_TOOLS) && $(CARGO) build --release -q -p ssnail
 	@touch $@
 
-.PHONY: test demo testdata clean findmodels fetch tool deps fuzz
-.PRECIOUS: %.ssnail
+.PHONY: test demo testdata clean findmodels fetch tool deps bench fuzz
+# Images (and stamps) made on the way to .run/.chat/.tokcheck are kept:
+# .PRECIOUS: %.ssnail did not keep foo.8mb.ssnail under make 4.3.
+.SECONDARY:
 
 tool: $(SSNAIL)
 
-%.ssnail: %.gguf $(SSNAIL)
-	$(CONVERT) $< -o $@ $(CONVERT_FLAGS) --mem-mb $(ATTICRAM)
+# Each image depends on a stamp of the flags it was converted with
+# (.foo.ssnail.flags beside it), rewritten only when they change: changing
+# WTYPE, CONTEXT_WINDOW, ATTICRAM, FALLBACK or TYPE rebuilds the image.
+# The memory size of foo.64mb.ssnail is 64 (8, 72 likewise), else ATTICRAM.
+# The stamp is checked when make expands the image's prerequisites
+# (secondary expansion), so an unchanged image is still "up to date".
+mem_of = $(or $(patsubst .%mb,%,$(filter .8mb .64mb .72mb,$(suffix $(1)))),$(ATTICRAM))
+image_flags = $(CONVERT_FLAGS) --mem-mb $(call mem_of,$(1))
+stamp_of = $(dir $(1)).$(notdir $(1)).ssnail.flags
+flags_stamp = $(shell f='$(call stamp_of,$(1))'; new='$(strip $(call image_flags,$(1)))'; \
+	[ "$$(cat "$$f" 2>/dev/null)" = "$$new" ] || printf '%s\n' "$$new" > "$$f"; echo "$$f")
+.SECONDEXPANSION:
+# (Make may not see a stamp created during this run: an empty rule makes it.)
+.%.ssnail.flags: ;
 
-%.8mb.ssnail: %.gguf $(SSNAIL)
-	$(CONVERT) $< -o $@ $(CONVERT_FLAGS) --mem-mb 8
-%.64mb.ssnail: %.gguf $(SSNAIL)
-	$(CONVERT) $< -o $@ $(CONVERT_FLAGS) --mem-mb 64
-%.72mb.ssnail: %.gguf $(SSNAIL)
-	$(CONVERT) $< -o $@ $(CONVERT_FLAGS) --mem-mb 72
+%.ssnail: %.gguf $$(call flags_stamp,$$*) $(SSNAIL)
+	$(CONVERT) $< -o $@ $(call image_flags,$*)
+%.8mb.ssnail: %.gguf $$(call flags_stamp,$$*.8mb) $(SSNAIL)
+	$(CONVERT) $< -o $@ $(call image_flags,$*.8mb)
+%.64mb.ssnail: %.gguf $$(call flags_stamp,$$*.64mb) $(SSNAIL)
+	$(CONVERT) $< -o $@ $(call image_flags,$*.64mb)
+%.72mb.ssnail: %.gguf $$(call flags_stamp,$$*.72mb) $(SSNAIL)
+	$(CONVERT) $< -o $@ $(call image_flags,$*.72mb)
 
-# Sizes that do not fit are skipped (make -k), as upstream did.
+# A missing GGUF, said in words (make's own "No rule to make target" names
+# the image, not the file that is missing).
+%.gguf:
+	@echo "$@: no such file: make $(basename $@).ssnail (and .run, .chat, .all ...) converts $@;" \
+	  "put the GGUF there, or download one: make findmodels, make fetch URL=..." >&2; exit 1
+
+# Every board size that fits: says what was built, fails when none fits.
+# For a size that does not fit, the converter's first two lines (what it
+# needs); when none fits, its whole advice for 72 MB.
 %.all: %.gguf $(SSNAIL)
-	-@$(MAKE) -k --no-print-directory -f $(firstword $(MAKEFILE_LIST)) $*.8mb.ssnail $*.64mb.ssnail $*.72mb.ssnail
+	@built=""; skipped=""; \
+	for s in 8 64 72; do \
+	  if $(MAKE) -s --no-print-directory -f $(firstword $(MAKEFILE_LIST)) $*.$${s}mb.ssnail \
+	      2>$*.all.err; then \
+	    built="$$built $*.$${s}mb.ssnail"; \
+	  else \
+	    skipped="$$skipped $$s MB,"; \
+	    echo "$*.all: $$s MB:" >&2; grep -v '^make' $*.all.err | sed -n 's/^ssnail: //;1,2p' >&2; \
+	  fi; \
+	done; \
+	if [ -z "$$built" ]; then \
+	  grep -v '^make' $*.all.err | sed 's/^ssnail: //' >&2; rm -f $*.all.err; \
+	  echo "$*.all: nothing built: $*.gguf fits no board (8, 64 or 72 MB)" >&2; exit 1; \
+	fi; \
+	rm -f $*.all.err; \
+	echo "$*.all: built (or up to date):$$built$${skipped:+; does not fit:$${skipped%,}}"
 
+# Run and chat, for the plain image and each board size.
 %.run: %.ssnail
+	$(SSNAIL) chat $< $(CHAT_FLAGS) --prompt "$(PROMPT)"
+%.8mb.run: %.8mb.ssnail
+	$(SSNAIL) chat $< $(CHAT_FLAGS) --prompt "$(PROMPT)"
+%.64mb.run: %.64mb.ssnail
+	$(SSNAIL) chat $< $(CHAT_FLAGS) --prompt "$(PROMPT)"
+%.72mb.run: %.72mb.ssnail
 	$(SSNAIL) chat $< $(CHAT_FLAGS) --prompt "$(PROMPT)"
 %.chat: %.ssnail
 	$(SSNAIL) chat $< $(CHAT_FLAGS)
@@ -80,6 +127,12 @@ tool: $(SSNAIL)
 	$(SSNAIL) info $<
 %.tokcheck: %.ssnail %.gguf
 	$(SSNAIL) tokcheck $*.ssnail $*.gguf $(TEXT)
+%.8mb.tokcheck: %.8mb.ssnail %.gguf
+	$(SSNAIL) tokcheck $< $*.gguf $(TEXT)
+%.64mb.tokcheck: %.64mb.ssnail %.gguf
+	$(SSNAIL) tokcheck $< $*.gguf $(TEXT)
+%.72mb.tokcheck: %.72mb.ssnail %.gguf
+	$(SSNAIL) tokcheck $< $*.gguf $(TEXT)
 
 findmodels: $(SSNAIL)
 	$(SSNAIL) findmodels $(QUERY) $(if $(MEM),--mem $(MEM))
@@ -141,7 +194,7 @@ demo: deps $(DEMO_DECODER) disk
 	@$(SSNAIL_TOOLS)tools/demo.sh $(DEMO_DECODER) $(SSNAIL_BUILD)
 
 clean:
-	rm -f *.ssnail
+	rm -f *.ssnail .*.ssnail.flags
 
 # The MEGA65 program and `make disk`.
 include $(SSNAIL_TOOLS)mega65/build.mk

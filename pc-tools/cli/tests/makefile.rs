@@ -99,6 +99,8 @@ fn images_build_and_rebuild_when_the_tool_is_newer() {
     assert!(out.contains("is up to date"), "{out}");
 
     // A newer tool rebuilds the image (the GGUF being older than both) ...
+    // (the stamp of the flags, .foo.ssnail.flags, is older than all of them)
+    w.age(".foo.ssnail.flags", 200);
     w.age("foo.gguf", 120);
     w.age("foo.ssnail", 60);
     w.age("ssnail-tool", 30);
@@ -164,10 +166,26 @@ fn all_sizes_info_and_tokcheck() {
     let mut big = ModelOpts::llama().with_wtype(GgmlType::Q8_0);
     big.n_layers = 28;
     models::write(w.path("big.gguf"), &models::build(&big));
-    let (_, err) = w.ok(&["big.all"]);
+    let (out, err) = w.ok(&["big.all"]);
     assert!(err.contains("big does not fit in 8 MB"), "{err}");
+    assert!(!err.contains("Error") && !err.contains("ignored"), "{err}");
+    assert!(
+        out.contains(
+            "big.all: built (or up to date): big.64mb.ssnail big.72mb.ssnail; does not fit: 8 MB"
+        ),
+        "{out}"
+    );
     assert!(!w.path("big.8mb.ssnail").exists());
     assert!(w.path("big.64mb.ssnail").exists() && w.path("big.72mb.ssnail").exists());
+    // The plain image of that model: the advice in make's words.
+    let o = w.make(&["big.ssnail"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("ATTICRAM=64 (or make big.64mb.chat)"), "{err}");
+    assert!(
+        !err.contains("--mem-mb") && !err.contains("--wtype"),
+        "{err}"
+    );
 
     let (out, _) = w.ok(&["foo.info"]);
     assert!(
@@ -251,4 +269,125 @@ fn fetch_without_url_prints_usage_and_fails() {
         .collect();
     names.sort();
     assert_eq!(names, ["foo.gguf", "ssnail-tool"]);
+}
+
+#[test]
+fn changing_a_conversion_variable_rebuilds_the_image() {
+    let w = Workdir::new();
+    let built = |args: &[&str]| w.ok(args).0.contains("wrote foo.ssnail");
+    assert!(built(&["foo.ssnail"]));
+    assert!(!built(&["foo.ssnail"]), "nothing changed");
+    for var in [
+        "WTYPE=q4_0",
+        "CONTEXT_WINDOW=32",
+        "ATTICRAM=64",
+        "FALLBACK=f16",
+        "TYPE=Story",
+    ] {
+        assert!(built(&["foo.ssnail", var]), "{var} rebuilds");
+        assert!(!built(&["foo.ssnail", var]), "{var} again: up to date");
+        assert!(built(&["foo.ssnail"]), "back to the defaults rebuilds");
+    }
+    // The board-size images have their own memory size: ATTICRAM does not touch them.
+    w.ok(&["foo.64mb.ssnail"]);
+    let (out, _) = w.ok(&["foo.64mb.ssnail", "ATTICRAM=72"]);
+    assert!(out.contains("is up to date"), "{out}");
+    let h = header(&w.path("foo.ssnail"));
+    assert_eq!(h.max_ctx, 128);
+}
+
+#[test]
+fn all_fails_when_nothing_fits_and_a_missing_gguf_is_named() {
+    let w = Workdir::new();
+    // 2 layers of dim 256 with a 100,000-wide FFN, Q4_0: 86 MB of weights
+    // (zero bytes: the converter's plan does not read them).
+    let (_d, small) = {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("s.gguf");
+        models::write(
+            &p,
+            &models::build(&ModelOpts::llama().with_wtype(GgmlType::Q4_0)),
+        );
+        let g = ssnail_gguf::Gguf::open(&p).unwrap();
+        (d, g)
+    };
+    let hidden = 100_000u64;
+    let mut wr = ssnail_gguf::writer::GgufWriter::new();
+    for (k, v) in &small.metadata {
+        if k == "llama.feed_forward_length" {
+            wr.meta(k, ssnail_gguf::writer::MetaValue::U32(hidden as u32));
+        } else {
+            wr.meta(k, ssnail_gguf::writer::MetaValue::from(v));
+        }
+    }
+    for t in &small.tensors {
+        let shape: Vec<u64> = match (t.shape.len(), t.name.as_str()) {
+            (2, n) if n.contains("ffn_down") => vec![hidden, t.shape[1]],
+            (2, n) if n.contains("ffn_") => vec![t.shape[0], hidden],
+            _ => t.shape.clone(),
+        };
+        let n: u64 = shape.iter().product();
+        let bytes = n as usize / t.ty.block_len() * t.ty.block_bytes();
+        wr.tensor(&t.name, &shape, t.ty, vec![0u8; bytes]).unwrap();
+    }
+    std::fs::write(w.path("huge.gguf"), wr.to_bytes().unwrap()).unwrap();
+    let o = w.make(&["huge.all"]);
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    );
+    assert!(!o.status.success(), "{out}{err}");
+    assert!(
+        err.contains("huge.all: nothing built: huge.gguf fits no board (8, 64 or 72 MB)"),
+        "{err}"
+    );
+    assert!(err.contains("No MEGA65 board can run huge"), "{err}");
+    assert!(
+        err.contains("ATTICRAM="),
+        "the emulator's size in make's words: {err}"
+    );
+    for mb in [8, 64, 72] {
+        assert!(!w.path(&format!("huge.{mb}mb.ssnail")).exists());
+    }
+
+    // A GGUF that is not there: said in words, for images, .all and .run.
+    for target in [
+        "nothere.ssnail",
+        "nothere.all",
+        "nothere.64mb.run",
+        "nothere.chat",
+    ] {
+        let o = w.make(&[target]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success());
+        assert!(
+            err.contains("nothere.gguf: no such file"),
+            "{target}: {err}"
+        );
+        assert!(!err.contains("No rule to make target"), "{target}: {err}");
+    }
+}
+
+#[test]
+fn every_board_size_has_run_chat_and_tokcheck_targets() {
+    let w = Workdir::new();
+    for mb in [8, 64, 72] {
+        let (out, _) = w.ok(&[&format!("foo.{mb}mb.tokcheck")]);
+        assert!(
+            out.contains(&format!("tokcheck foo.{mb}mb.ssnail foo.gguf")),
+            "{out}"
+        );
+        assert!(out.contains("lines identical"), "{out}");
+        let (out, _) = w.ok(&[
+            &format!("foo.{mb}mb.run"),
+            "PROMPT=once upon",
+            "TOKENS=3",
+            "TEMP=0",
+        ]);
+        assert!(
+            out.contains(&format!("chat foo.{mb}mb.ssnail -n 3 --greedy")),
+            "{out}"
+        );
+        assert!(out.contains(" once upon"), "{out}");
+    }
 }

@@ -94,7 +94,7 @@ fn describe(
     let tok = g.get_str("tokenizer.ggml.model").unwrap_or("(none)");
     outln!(
         o,
-        "{}: GGUF {}, architecture {arch}, tokenizer {tok}",
+        "{}: GGUF v{}, architecture {arch}, tokenizer {tok}",
         g.path.display(),
         g.version
     );
