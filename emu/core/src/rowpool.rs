@@ -124,13 +124,15 @@ impl RowPool {
             quit: AtomicBool::new(false),
             helper_panicked: AtomicBool::new(false),
         });
+        // A helper the system cannot start is not an error: the pool works
+        // with the threads it got (at least the caller's).
         let helpers = (1..threads.max(1))
-            .map(|i| {
+            .map_while(|i| {
                 let s = shared.clone();
                 thread::Builder::new()
                     .name(format!("ssnail-gemv-{i}"))
                     .spawn(move || helper(s))
-                    .expect("cannot start a GEMV helper thread")
+                    .ok()
             })
             .collect();
         RowPool {

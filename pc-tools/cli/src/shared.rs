@@ -69,9 +69,24 @@ impl ModelArgs {
             Numerics::Float
         };
         if let Some(t) = self.threads {
-            dev.machine.set_threads(t);
+            dev.machine.set_threads(cap_threads(t));
         }
         Ok(dev)
+    }
+}
+
+/// `-t/--threads N` beyond the cores this machine has: the cores, with one
+/// message (more threads than cores only wait on each other, and
+/// `--threads 100000` would ask the system for 100,000 threads).
+pub fn cap_threads(asked: usize) -> usize {
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    if asked > cores {
+        eprintln!("--threads {asked}: using {cores}, the cores available");
+        cores
+    } else {
+        asked.max(1)
     }
 }
 

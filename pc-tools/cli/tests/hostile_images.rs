@@ -38,3 +38,22 @@ fn chat_on_an_image_whose_header_claims_a_billion_tokens_is_a_clean_error() {
         assert_eq!(err.trim().lines().count(), 1, "{err}");
     }
 }
+
+#[test]
+fn run_with_a_hundred_thousand_threads_uses_the_cores_with_one_message() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("m.ssnail");
+    std::fs::write(&p, image()).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        .arg("run")
+        .arg(&p)
+        .args(["-p", "hello", "-n", "2", "--threads", "100000"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("--threads")).collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(notes[0].contains("--threads 100000: using"), "{err}");
+}

@@ -150,7 +150,7 @@ pub fn run(args: Args) -> Result<()> {
         // Written (not just allocated), so every page is really there.
         let buf: Vec<u64> = (0..32u64 << 20).collect();
         let counts = match args.threads {
-            Some(t) => vec![t.max(1)],
+            Some(t) => vec![crate::shared::cap_threads(t)],
             None if cores > 1 => vec![1, cores],
             None => vec![1],
         };
@@ -183,7 +183,7 @@ pub fn run(args: Args) -> Result<()> {
     let header = probe.header();
     drop(probe);
     let thread_counts: Vec<usize> = match args.threads {
-        Some(t) => vec![t],
+        Some(t) => vec![crate::shared::cap_threads(t)],
         None if cores > 1 => vec![1, cores],
         None => vec![1],
     };
