@@ -13,10 +13,13 @@
 use ssnail_mega65_program as common;
 
 use ssnail_convert::{convert, Options};
+use ssnail_core::{Board, Machine as Core, NoHost, Numerics, Ssnail};
 use ssnail_disk::{FileType, D81};
 use ssnail_format::ggml::GgmlType;
 use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_testkit::models::{self, ModelOpts};
+use ssnail_tokenizer::image::image_memory;
+use ssnail_tokenizer::{AsciiFolder, ImageTokenizer};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
@@ -26,10 +29,15 @@ use std::time::{Duration, Instant};
 /// compared up to the end of that line.
 const LISTED: &str = "R: look again";
 
-/// The PRG, built once with the project's own make rule (cc65, linker/mega65.cfg).
+/// The PRG, built once with the project's own make rule (cc65, linker/mega65.cfg), or the one
+/// named by SSNAIL_MEGA65_PRG.
 fn prg() -> &'static [u8] {
     static PRG: OnceLock<Vec<u8>> = OnceLock::new();
     PRG.get_or_init(|| {
+        // SSNAIL_MEGA65_PRG names another build (as in program_in_headless_mega65.rs).
+        if let Ok(path) = std::env::var("SSNAIL_MEGA65_PRG") {
+            return std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        }
         let out = std::env::temp_dir().join(format!("ssnail-xemu-test-{}", std::process::id()));
         let prg = common::build_prg(&out).unwrap_or_else(|e| panic!("{e}"));
         let _ = std::fs::remove_dir_all(&out);
@@ -172,7 +180,14 @@ fn running_as_root() -> bool {
 
 /// Starts xmega65 headless with `sd` as the hypervisor folder and `d81` in drive 0; its
 /// hypervisor serial output goes to `serial`; its UART monitor listens on run/uartmon.sock. `timeout` bounds the run even if the test dies.
-fn start_xemu(xemu: &Path, run: &Path, sd: &Path, d81: &Path, serial: &Path) -> Child {
+fn start_xemu(
+    xemu: &Path,
+    run: &Path,
+    sd: &Path,
+    d81: &Path,
+    serial: &Path,
+    extra: &[String],
+) -> Child {
     // A copy beside the run: the cache may sit where nobody cannot reach (e.g. under /root).
     let xemu_copy = run.join("xmega65");
     std::fs::copy(xemu, &xemu_copy).expect("copying xmega65");
@@ -208,6 +223,7 @@ fn start_xemu(xemu: &Path, run: &Path, sd: &Path, d81: &Path, serial: &Path) -> 
         .arg(serial)
         .arg("-uartmon")
         .arg(run.join("uartmon.sock"))
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::from(
             std::fs::File::create(run.join("xemu.log")).unwrap(),
@@ -237,6 +253,29 @@ const KEY_RETURN: u8 = 1;
 const KEY_DOWN: u8 = 7;
 const KEY_R: u8 = 17;
 
+/// The matrix number of an unshifted key (the C64 matrix, rows of eight).
+fn matrix_key(ch: char) -> Option<u8> {
+    const ROWS: [&str; 8] = [
+        "\u{14}\r",
+        "3wa4zse",
+        "5rd6cftx",
+        "7yg8bhuv",
+        "9ij0mkon",
+        "+pl-.:@,",
+        "\u{a3}*;",
+        "1\u{2190}\u{0}2 ",
+    ];
+    if ch == '=' {
+        return Some(53);
+    }
+    if ch == '/' {
+        return Some(55);
+    }
+    ROWS.iter()
+        .enumerate()
+        .find_map(|(r, row)| row.chars().position(|c| c == ch).map(|c| (r * 8 + c) as u8))
+}
+
 impl XemuKeys {
     fn connect(socket: &Path) -> XemuKeys {
         let t0 = Instant::now();
@@ -261,6 +300,14 @@ impl XemuKeys {
         // The monitor answers each command (echo and a "." prompt); read it so it never blocks.
         let mut buf = [0u8; 512];
         let _ = self.mon.read(&mut buf);
+    }
+
+    /// Types `text` (lower-case letters, digits, space, `/ . , - + = : ;`) key by key.
+    fn type_text(&mut self, text: &str) {
+        for ch in text.chars() {
+            let key = matrix_key(ch).unwrap_or_else(|| panic!("no key for {ch:?}"));
+            self.tap(key);
+        }
     }
 
     /// Presses and releases one key (a few frames each, in host time).
@@ -351,7 +398,7 @@ fn stock_xemu_lists_the_sd_folder_and_d81_models_and_answers_keys_as_the_headles
     open_to_all(work.path());
 
     let serial = run.join("serial.txt");
-    let child = start_xemu(&xemu, &run, &sd, &run.join("small.d81"), &serial);
+    let child = start_xemu(&xemu, &run, &sd, &run.join("small.d81"), &serial, &[]);
     let limit = Duration::from_secs(60);
     // Listed; then the browser: DOWN to the second model, RETURN (no core: cannot load), R
     // (look again: the list once more).
@@ -410,4 +457,269 @@ fn an_sd_image_found_only_by_the_directory_scan_is_read_after_closedir() {
     assert!(t.contains("Mixed.ssnail"), "{t}");
     assert!(t.contains("TinyGpt"), "{t}");
     assert!(!t.contains("not an SSNAIL image"), "{t}");
+}
+
+// ---- Patched xemu with the SSNAIL core (issue 13) ----
+
+/// xmega65 with the SSNAIL patch and the ssnail-capi library (tools/build-xemu.sh into the
+/// cache; rebuilt when the library, the patch or the xemu source change).
+fn patched_xemu() -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["build", "--release", "-q", "-p", "ssnail-capi"])
+        .current_dir(repo())
+        .status()
+        .expect("running cargo build -p ssnail-capi");
+    assert!(status.success(), "cargo build -p ssnail-capi failed");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("target"));
+    let cache = std::env::var_os("SSNAIL_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("cache"));
+    let out = cache.join("xemu/ssnail");
+    let status = Command::new(repo().join("tools/build-xemu.sh"))
+        .arg(&out)
+        .arg(repo().join("xemu/ssnail-xemu-40dfef0d.patch"))
+        .env("SSNAIL_CAPI_LIB", target.join("release/libssnail_capi.a"))
+        .env("SSNAIL_CAPI_INCLUDE", repo().join("emu/capi/include"))
+        .status()
+        .expect("running tools/build-xemu.sh");
+    assert!(status.success(), "tools/build-xemu.sh (patched) failed");
+    out.join("xmega65")
+}
+
+/// Waits until `done(serial text)` holds or `limit` passes; the text.
+fn wait_for(serial: &Path, limit: Duration, done: impl Fn(&str) -> bool) -> String {
+    let t0 = Instant::now();
+    loop {
+        let text = String::from_utf8_lossy(&std::fs::read(serial).unwrap_or_default()).into_owned();
+        if done(&text) || t0.elapsed() > limit {
+            return text;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The chat prompt the program prints when it waits for a line.
+const PROMPT: &str = "\n> ";
+
+/// The program in patched xemu with an SSNAIL core of `mib` MiB: `SSNAIL/<name>` on the SD
+/// folder, RETURN loads it, then each line is typed (after the prompt) and answered.
+fn xemu_session(xemu: &Path, name: &str, img: &[u8], mib: usize, lines: &[&str]) -> String {
+    let work = tempfile::tempdir().unwrap();
+    let sd = work.path().join("sd");
+    write_tree(
+        &sd,
+        &[("SSNAIL.PRG", prg()), (&format!("SSNAIL/{name}"), img)],
+    );
+    let run = work.path().join("run");
+    let loader = onboard(&work.path().join("build"));
+    let d81 = D81::new("EMPTY", *b"65").unwrap().into_bytes();
+    write_tree(
+        &run,
+        &[("empty.d81", d81.as_slice()), ("onboard.prg", &loader)],
+    );
+    open_to_all(work.path());
+    let serial = run.join("serial.txt");
+    let extra = ["-ssnailmib".to_string(), mib.to_string()];
+    let child = start_xemu(xemu, &run, &sd, &run.join("empty.d81"), &serial, &extra);
+    let limit = Duration::from_secs(60);
+    let listed = wait_serial(&serial, LISTED, 1, limit);
+    if listed.contains(LISTED) {
+        let mut keys = XemuKeys::connect(&run.join("uartmon.sock"));
+        keys.tap(KEY_RETURN);
+        for (i, line) in lines.iter().enumerate() {
+            // The prompt after loading, then one more after each answered line.
+            wait_for(&serial, limit, |t| {
+                t.matches(PROMPT).count() > i && t.ends_with(PROMPT)
+            });
+            keys.type_text(line);
+            keys.tap(KEY_RETURN);
+        }
+        wait_for(&serial, limit, |t| {
+            t.matches(PROMPT).count() > lines.len() && t.ends_with(PROMPT)
+        });
+    }
+    stop_xemu(child);
+    String::from_utf8_lossy(&std::fs::read(&serial).unwrap_or_default()).into_owned()
+}
+
+/// The same in the headless MEGA65 (the keys typed at once wait in its queue).
+fn headless_session(name: &str, img: &[u8], mib: usize, lines: &[&str]) -> String {
+    let work = tempfile::tempdir().unwrap();
+    let sd = work.path().join("sd");
+    write_tree(&sd, &[(&format!("SSNAIL/{name}"), img)]);
+    let mut m = Machine::new();
+    let mut core = Core::new(mib << 20);
+    core.numerics = Numerics::Hardware;
+    let board = if mib <= 8 { Board::R3 } else { Board::R4 };
+    m.attach_ssnail(Ssnail::with_board(core, board));
+    m.mount_d81(D81::new("EMPTY", *b"65").unwrap().into_bytes());
+    m.set_sd_dir(sd);
+    let mut keys = String::from("{RETURN}");
+    for l in lines {
+        keys.push_str(&format!("{l}{{RETURN}}"));
+    }
+    let (_, entry) = m.load_prg(prg(), None).unwrap();
+    m.keys.schedule(&KeyScript::parse(&keys).unwrap(), 0);
+    m.start_at(entry);
+    for _ in 0..1200 {
+        m.run(CPU_HZ / 10);
+        let t = String::from_utf8_lossy(&m.serial);
+        if t.matches(PROMPT).count() > lines.len() && t.ends_with(PROMPT) {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&m.serial).into_owned()
+}
+
+/// The transcript without its timings: a number before `s`, `s,`, `s]` or `tokens/s]` becomes
+/// `T` (load seconds, answer seconds, tokens per second), which depend on each emulator's CPU
+/// timing, not on the program.
+fn untimed(t: &str) -> String {
+    t.split('\n')
+        .map(|line| {
+            let words: Vec<&str> = line.split(' ').collect();
+            let mut out: Vec<&str> = Vec::with_capacity(words.len());
+            for (i, w) in words.iter().enumerate() {
+                let unit = words.get(i + 1).copied().unwrap_or("");
+                let timed = matches!(unit, "s" | "s," | "s]" | "tokens/s]")
+                    && w.trim_start_matches('[').parse::<f64>().is_ok();
+                out.push(if timed { "T" } else { w });
+            }
+            out.join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// What a greedy `ssnail run` prints after the prompt (hardware numerics), folded to ASCII.
+fn reference(img: &[u8], prompt: &str, n: u32) -> String {
+    let mem = image_memory(img).unwrap();
+    let toks = ImageTokenizer::new(&mem).unwrap().encode(prompt, true);
+    let (mut dev, _) = Ssnail::load_bytes(img, None).unwrap();
+    dev.machine.numerics = Numerics::Hardware;
+    let g = dev.generate(&toks, n, &mut NoHost).unwrap();
+    let mut text = String::new();
+    let mut f = AsciiFolder::new();
+    for t in g.tokens {
+        f.push(&dev.vocab_piece(t), &mut text);
+    }
+    text
+}
+
+/// The answer printed for `prompt`: between the echoed prompt line and the next `[` line.
+fn answer<'a>(t: &'a str, prompt: &str) -> &'a str {
+    let echo = format!("> {prompt}\n");
+    let start = t
+        .find(&echo)
+        .unwrap_or_else(|| panic!("prompt not echoed:\n{t}"))
+        + echo.len();
+    let rest = &t[start..];
+    &rest[..rest
+        .find("\n[")
+        .unwrap_or_else(|| panic!("no end of answer:\n{t}"))]
+}
+
+/// Tokens per second the program reported for the first answer.
+fn tokens_per_second(t: &str) -> f64 {
+    let line = t
+        .lines()
+        .find(|l| l.ends_with("tokens/s]"))
+        .unwrap_or_else(|| panic!("no tokens/s line:\n{t}"));
+    let words: Vec<&str> = line.split(' ').collect();
+    words[words.len() - 2].parse().unwrap()
+}
+
+fn patched_or_skip() -> Option<PathBuf> {
+    match xemu_source() {
+        Ok(_) => Some(patched_xemu()),
+        Err(tarball) => {
+            eprintln!(
+                "SKIPPED: no xemu source (XEMU_SRC unset and no {tarball}): the MEGA65 program \
+                 was not run in xemu with the SSNAIL core"
+            );
+            None
+        }
+    }
+}
+
+const LLAMA_PROMPT: &str = "the cat sat on the mat";
+
+#[test]
+fn llama_in_patched_xemu_on_r3_and_72_mb_boards_prints_what_the_headless_mega65_and_ssnail_run_print(
+) {
+    let Some(xemu) = patched_or_skip() else {
+        return;
+    };
+    let img = llama();
+    let want = reference(&img, LLAMA_PROMPT, 24);
+    for (mib, board) in [(8, "R3: HyperRAM"), (72, "R4-R6: SDRAM + HyperRAM")] {
+        let lines = ["/n 24", LLAMA_PROMPT];
+        let x = xemu_session(&xemu, "LLAMA.SSNAIL", &img, mib, &lines);
+        let h = headless_session("LLAMA.SSNAIL", &img, mib, &lines);
+        assert!(x.contains(&format!("{mib} MB ({board})")), "{x}");
+        assert!(x.contains("Loaded LLAMA.SSNAIL"), "{x}");
+        assert_eq!(answer(&x, LLAMA_PROMPT), want, "xemu, {board}:\n{x}");
+        assert_eq!(
+            untimed(&x),
+            untimed(&h),
+            "xemu (left) vs headless MEGA65 (right), {board}"
+        );
+        let (tx, th) = (tokens_per_second(&x), tokens_per_second(&h));
+        eprintln!("llama, {board}: xemu {tx} tokens/s, headless MEGA65 {th} tokens/s");
+    }
+}
+
+#[test]
+fn bert_in_patched_xemu_shows_the_cosines_the_headless_mega65_shows() {
+    let Some(xemu) = patched_or_skip() else {
+        return;
+    };
+    let img = bert();
+    let lines = ["the cat sat", "the dog ran", "a happy cat", "/stats"];
+    let x = xemu_session(&xemu, "TINYBERT.SSNAIL", &img, 72, &lines);
+    let h = headless_session("TINYBERT.SSNAIL", &img, 72, &lines);
+    assert!(x.contains("[bert encoder, context 32"), "{x}");
+    assert!(
+        x.contains("  [") && x.contains("-dimensional embedding stored]"),
+        "{x}"
+    );
+    assert!(x.contains("  +"), "no cosine shown:\n{x}");
+    assert_eq!(
+        untimed(&x),
+        untimed(&h),
+        "xemu (left) vs headless MEGA65 (right)"
+    );
+}
+
+#[test]
+fn a_flipped_weight_byte_changes_the_answer_in_patched_xemu() {
+    let Some(xemu) = patched_or_skip() else {
+        return;
+    };
+    let img = llama();
+    let prompt = "the cat";
+    let original = reference(&img, prompt, 16);
+    // A byte in the weights whose flip changes the greedy text on the PC.
+    let h = ssnail_format::image::Header::parse(&img).unwrap();
+    let weights_at = (h.data - h.load_base) as usize + 256;
+    let mut flipped = img.clone();
+    let mut pos = weights_at + (img.len() - weights_at) / 3;
+    loop {
+        flipped[pos] ^= 0x40;
+        if reference(&flipped, prompt, 16) != original {
+            break;
+        }
+        flipped[pos] ^= 0x40;
+        pos += 4099;
+        assert!(pos < img.len(), "no single-byte flip changed the output");
+    }
+    let lines = ["/n 16", prompt];
+    let a = xemu_session(&xemu, "M.SSNAIL", &img, 72, &lines);
+    let b = xemu_session(&xemu, "M.SSNAIL", &flipped, 72, &lines);
+    assert_eq!(answer(&a, prompt), original, "{a}");
+    assert_eq!(answer(&b, prompt), reference(&flipped, prompt, 16), "{b}");
+    assert_ne!(answer(&a, prompt), answer(&b, prompt));
 }
