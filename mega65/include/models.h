@@ -23,6 +23,7 @@ typedef struct {
 } model_t;
 extern model_t models[MAX_MODELS];
 extern uint8_t n_models;
+extern uint8_t d81_error;    /* fdc_error of the D81 directory read (FDC_OK = read) */
 extern uint32_t avail_mem;   /* bytes of SSNAIL memory on this board (0 = no SSNAIL) */
 void models_scan(void);
 int8_t models_default(void); /* CONFIG.TXT choice, else the largest that fits; -1 = none */

@@ -1,24 +1,98 @@
-/* fdc.c: read 256-byte logical D81 sectors through the F011 floppy controller ($D080-$D086).
+/* fdc.c: read 256-byte logical D81 sectors through the F011 floppy controller ($D080-$D089).
  * A 1581 logical sector (T 1-80, S 0-39) is half of a 512-byte physical sector: physical track
  * T-1, side S/20, sector (S%20)/2+1, first or second half by S&1 (MEGA65 Book "Disk Layout and
- * 1581 Logical Sectors"; the image offset is the same as (T-1)*40*256 + S*256). */
+ * 1581 Logical Sectors"; the image offset is the same as (T-1)*40*256 + S*256).
+ *
+ * The F011 facts used (mega65-core at 76fac1b):
+ * - A D81 image on the SD card is addressed by the track register $D084 alone (sdcardio.vhdl
+ *   lines 2213-2232); a real drive finds a sector only under the head, when the track in its
+ *   header equals $D084 (mfm_decoder.vhdl line 361), so the head must be stepped there first.
+ * - $D081 = $10 steps the head out, $18 in (sdcardio.vhdl lines 2737-2808); each step keeps BUSY
+ *   ($D082.7) for $D089 x 62.5 us (iomap.txt line 339, normally 8 ms). $D082.0 TK0 = head over
+ *   track 0 (lines 2189-2205).
+ * - A read that finds nothing sets RNF ($D082.4): at once for an image drive with no disk image
+ *   (lines 2597-2600), after 10 rotations or ~2.5 s for a real drive (lines 2580-2587,
+ *   4484-4520). $D083.3 DISKIN is 0 when drive 0 has no image; a real drive always reports 1
+ *   (lines 2169-2184, 1220-1225). */
 #include "fdc.h"
 #include "hyppo.h"
 #include "io.h"
 
-uint32_t fdc_read(uint8_t track, uint8_t sector) {
-    uint8_t side = sector >= 20;
+#define F_CONTROL 0xD080
+#define F_COMMAND 0xD081
+#define F_STATUS_A 0xD082
+#define F_STATUS_B 0xD083
+#define F_TRACK 0xD084
+#define F_SECTOR 0xD085
+#define F_SIDE 0xD086
+#define ST_BUSY 0x80
+#define ST_RNF 0x10
+#define ST_CRC 0x08
+#define ST_TK0 0x01
+#define ST_DISKIN 0x08
+#define CMD_STEP_OUT 0x10
+#define CMD_STEP_IN 0x18
+
+uint8_t fdc_error;
+static uint8_t head = 0xFF;   /* physical track under the head; $FF = not known yet */
+
+/* 1 = BUSY went away (a real drive gives up after ~2.5 s; this allows ~10 s) */
+static uint8_t wait_idle(void) {
     uint32_t timeout = 0;
+    while (PEEK(F_STATUS_A) & ST_BUSY)
+        if (++timeout == 10000000UL) return 0;
+    return 1;
+}
+
+static uint8_t step(uint8_t command) {
+    POKE(F_COMMAND, command);
+    return wait_idle();
+}
+
+/* moves the head over physical track t: first out to track 0 (TK0) when its place is unknown */
+static uint8_t seek(uint8_t t) {
+    uint8_t i;
+    if (head == 0xFF) {
+        for (i = 0; i < 90 && !(PEEK(F_STATUS_A) & ST_TK0); ++i)
+            if (!step(CMD_STEP_OUT)) return 0;
+        if (!(PEEK(F_STATUS_A) & ST_TK0)) return 0;
+        head = 0;
+    }
+    while (head < t) {
+        if (!step(CMD_STEP_IN)) { head = 0xFF; return 0; }
+        ++head;
+    }
+    while (head > t) {
+        if (!step(CMD_STEP_OUT)) { head = 0xFF; return 0; }
+        --head;
+    }
+    return 1;
+}
+
+uint32_t fdc_read(uint8_t track, uint8_t sector) {
+    uint8_t side = sector >= 20, tries;
+    fdc_error = FDC_BAD_SECTOR;
     if (track < 1 || track > 80 || sector > 39) return 0;
-    POKE(0xD689, PEEK(0xD689) & 0x7F);            /* user view: the F011 buffer */
-    POKE(0xD080, 0x60 | (side ? 0x08 : 0));       /* drive 0, motor + LED, head side */
-    POKE(0xD084, track - 1);
-    POKE(0xD085, (sector % 20) / 2 + 1);
-    POKE(0xD086, side);
-    POKE(0xD081, 0x01);                           /* reset the buffer pointers */
-    POKE(0xD081, 0x40);                           /* read sector */
-    while (PEEK(0xD082) & 0x80)                   /* BUSY */
-        if (++timeout == 3000000UL) return 0;   /* a real drive spins up in < 1 s */
-    if (PEEK(0xD082) & 0x18) return 0;            /* RNF or CRC error */
-    return F011_BUFFER + ((sector & 1) ? 256 : 0);
+    POKE(0xD689, PEEK(0xD689) & 0x7F);              /* user view: the F011 buffer */
+    POKE(F_CONTROL, 0x60 | (side ? 0x08 : 0));      /* drive 0, motor + LED, head side */
+    fdc_error = FDC_NO_DISK;
+    if (!(PEEK(F_STATUS_B) & ST_DISKIN)) return 0;
+    for (tries = 0; tries < 2; ++tries) {           /* the second time after finding track 0 */
+        fdc_error = FDC_SEEK;
+        if (!seek(track - 1)) { head = 0xFF; continue; }
+        POKE(F_TRACK, track - 1);
+        POKE(F_SECTOR, (sector % 20) / 2 + 1);
+        POKE(F_SIDE, side);
+        POKE(F_COMMAND, 0x01);                      /* reset the buffer pointers */
+        POKE(F_COMMAND, 0x40);                      /* read sector */
+        fdc_error = FDC_TIMEOUT;
+        if (!wait_idle()) return 0;
+        fdc_error = FDC_NOT_FOUND;
+        if (!(PEEK(F_STATUS_A) & (ST_RNF | ST_CRC))) {
+            fdc_error = FDC_OK;
+            return F011_BUFFER + ((sector & 1) ? 256 : 0);
+        }
+        head = 0xFF;
+    }
+    return 0;
 }

@@ -10,6 +10,7 @@
 #include "io.h"
 #include "screen.h"
 #include "ssnail_regs.h"
+#include "fdc.h"
 
 #define LIST_ROW 4
 
@@ -107,6 +108,8 @@ static void draw_page(uint8_t sel) {
     scr_at(0, 3);
     scr_printf("%u models", n_models);
     if (n_models > PER_PAGE) scr_printf(", %u-%u shown (cursor keys scroll)", top + 1, top + PER_PAGE);
+    if (d81_error == FDC_NO_DISK) scr_puts("; no disk in drive 0");
+    else if (d81_error) scr_puts("; disk in drive 0 unreadable");
     scr_log('\n');
     for (i = 0; i < PER_PAGE; ++i) {
         if (top + i < n_models) {

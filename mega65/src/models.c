@@ -11,7 +11,7 @@
 #include "ssnail_regs.h"
 
 model_t models[MAX_MODELS];
-uint8_t n_models;
+uint8_t n_models, d81_error;
 uint32_t avail_mem;
 const char *const source_names[3] = {"SD /", "SD /SSNAIL", "D81"};
 
@@ -92,7 +92,10 @@ static void scan_d81(void) {
     uint32_t a;
     model_t *m;
     for (guard = 0; guard < 40 && t; ++guard) {
-        if (!(a = fdc_read(t, s))) return;
+        if (!(a = fdc_read(t, s))) {
+            d81_error = fdc_error;
+            return;
+        }
         dma_copy((uint32_t)(uint16_t)dir, a, 256);
         for (e = 0; e < 8 && n_models < MAX_MODELS; ++e) {
             const uint8_t *d = dir + e * 32;
@@ -118,6 +121,7 @@ static void scan_d81(void) {
 
 void models_scan(void) {
     n_models = 0;
+    d81_error = FDC_OK;
     if (hy_cdroot()) {
         scan_sd(SRC_SD_ROOT);
         if (hy_chdir("SSNAIL")) scan_sd(SRC_SD_DIR);

@@ -101,6 +101,8 @@ struct Setup {
     bandwidth_mbs: Option<f64>,
     /// A hung core: jobs never finish (ssnail_mega65's fault injection).
     hang: bool,
+    /// Drive 0 is a real drive (sectors only under the head) holding `d81`, or empty.
+    real_drive: bool,
 }
 
 /// Run the program until `until` appears in its transcript (after the last key was typed) or
@@ -125,14 +127,16 @@ fn run_n(setup: &Setup, keys: &str, until: &str, times: usize, seconds: f64) -> 
         m.ssnail.bandwidth = b * 1e6;
     }
     m.ssnail.hang = setup.hang;
-    if let Some(d) = &setup.d81 {
+    if setup.real_drive {
+        m.mount_real_drive(setup.d81.clone());
+    } else if let Some(d) = &setup.d81 {
         m.mount_d81(d.clone());
     }
     if let Some(sd) = &setup.sd {
         m.set_sd_dir(sd.path().to_path_buf());
     }
     // Start the program the way the user does: the PRG from the disk when there is one.
-    let program = match &setup.d81 {
+    let program = match setup.d81.as_ref().filter(|_| !setup.real_drive) {
         Some(d) => D81::from_bytes(d.clone())
             .unwrap()
             .read_file("ssnail")
@@ -802,6 +806,55 @@ fn run_stop_stops_an_answer_even_behind_typed_ahead_keys_which_are_kept() {
     let stats = &first[first.rfind("\n[").unwrap() + 2..];
     let n: u32 = stats.split_whitespace().next().unwrap().parse().unwrap();
     assert!(n > 0 && n < 60, "{t}");
+}
+
+/// A real floppy drive finds a sector only under the head (mega65-core mfm_decoder.vhdl: the
+/// track in the sector header must equal $D084), so the program steps the head to the track
+/// (from track 0, found by stepping out until TK0) before each read. With the previous program
+/// the directory on track 40 was never found.
+#[test]
+fn from_a_real_drive_the_program_seeks_the_track_and_loads_the_model() {
+    let img = llama();
+    let setup = Setup {
+        d81: Some(disk_with(&[("tinyllama.ssnail", &img)])),
+        ssnail_mib: Some(72),
+        real_drive: true,
+        ..Default::default()
+    };
+    let prompt = "the cat sat on the mat";
+    let t = run(
+        &setup,
+        &format!("{{RETURN}}/n 8{{RETURN}}{prompt}{{RETURN}}"),
+        "tokens/s]",
+        120.0,
+    );
+    assert!(t.contains("Loaded tinyllama.ssnail"), "{t}");
+    assert_eq!(answer(&t, prompt), reference(&img, prompt, 8), "{t}");
+}
+
+/// No disk: an empty image drive says so at once (DSKIN = 0); an empty real drive after its
+/// ~2.5 s read timeout (RNF); either way the SD card's models are listed.
+#[test]
+fn without_a_disk_the_browser_says_so_and_lists_the_sd_card() {
+    let img = gpt2();
+    for (real_drive, note) in [
+        (false, "; no disk in drive 0"),
+        (true, "; disk in drive 0 unreadable"),
+    ] {
+        let setup = Setup {
+            sd: Some(sd_with(&[("SSNAIL/TINYGPT.SSNAIL", &img)])),
+            ssnail_mib: Some(72),
+            real_drive,
+            ..Default::default()
+        };
+        let t = run(&setup, "", "RETURN: load", 30.0);
+        let row = t
+            .lines()
+            .find(|l| l.starts_with("1 models"))
+            .unwrap_or_else(|| panic!("{t}"));
+        assert_eq!(row, format!("1 models{note}"), "{t}");
+        assert!(t.contains("TINYGPT.SSNAIL "), "{t}");
+    }
 }
 
 /// RUN/STOP during an SD load (the loader checks it between its 16-sector batches) stops the

@@ -80,11 +80,38 @@ pub struct Q8Input {
 /// `roundf` done inline ([`round_to_i8`]) instead of a libm call per element.
 pub fn quantize_input(x: &[f32]) -> Q8Input {
     let nb = x.len() / 32;
-    let mut q = vec![0i8; 32 * nb];
-    let mut d = Vec::with_capacity(nb);
-    let mut s = Vec::with_capacity(nb);
-    for (blk, qb) in x.chunks_exact(32).zip(q.chunks_exact_mut(32)) {
-        let amax = blk.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    let mut xq = Q8Input {
+        q: vec![0i8; 32 * nb],
+        d: vec![0.0; nb],
+        s: vec![0; nb],
+    };
+    #[cfg(target_arch = "x86_64")]
+    if Kernels::Avx2.supported() {
+        // SAFETY: AVX2 was detected at run time.
+        unsafe { x86::quantize_avx2(x, &mut xq) };
+        return xq;
+    }
+    quantize_body(x, &mut xq);
+    xq
+}
+
+/// [`quantize_input`]'s loop, written so that it vectorises (eight-lane
+/// maximum, branch-free rounding); compiled plain and with AVX2.
+#[inline(always)]
+fn quantize_body(x: &[f32], xq: &mut Q8Input) {
+    for (b, (blk, qb)) in x
+        .chunks_exact(32)
+        .zip(xq.q.chunks_exact_mut(32))
+        .enumerate()
+    {
+        let blk: &[f32; 32] = blk.try_into().unwrap();
+        // f32::max ignores NaN, as the shared quantiser's fold does; the
+        // maximum does not depend on the order.
+        let mut lanes = [0.0f32; 8];
+        for (j, v) in blk.iter().enumerate() {
+            lanes[j % 8] = lanes[j % 8].max(v.abs());
+        }
+        let amax = lanes.iter().fold(0.0f32, |m, &v| m.max(v));
         let db = amax / 127.0;
         let id = if db != 0.0 { 1.0 / db } else { 0.0 };
         let mut sum = 0i32;
@@ -92,10 +119,9 @@ pub fn quantize_input(x: &[f32]) -> Q8Input {
             *o = round_to_i8(v * id);
             sum += *o as i32;
         }
-        d.push(f16(ssnail_format::ggml::f32_to_f16(db)));
-        s.push(sum);
+        xq.d[b] = f16(ssnail_format::ggml::f32_to_f16(db));
+        xq.s[b] = sum;
     }
-    Q8Input { q, d, s }
 }
 
 /// `roundf(v) as i8` (half away from zero, then Rust's saturating cast; NaN
@@ -505,6 +531,77 @@ mod x86 {
     pub const MADD: u8 = 0;
     pub const VNNI512: u8 = 1;
     pub const VNNI256: u8 = 2;
+
+    /// [`super::quantize_input`] with AVX2 and F16C, block by block: the
+    /// same steps as the portable loop (NaN-ignoring maximum, single d and
+    /// 1/d, round half away from zero by truncation and the exact remainder,
+    /// saturation to int8, NaN → 0, d rounded to F16 to nearest even).
+    #[target_feature(enable = "avx2,f16c,fma")]
+    pub unsafe fn quantize_avx2(x: &[f32], xq: &mut Q8Input) {
+        let nb = x.len() / 32;
+        assert!(xq.q.len() >= 32 * nb && xq.d.len() >= nb && xq.s.len() >= nb);
+        let sign = _mm256_set1_ps(-0.0);
+        let (lim, half, one) = (
+            _mm256_set1_ps(256.0),
+            _mm256_set1_ps(0.5),
+            _mm256_set1_ps(1.0),
+        );
+        for b in 0..nb {
+            let xp = x.as_ptr().add(32 * b);
+            let a: [__m256; 4] = std::array::from_fn(|k| _mm256_loadu_ps(xp.add(8 * k)));
+            // maxps returns its second operand when either is NaN: m stays
+            // a number, NaN inputs are skipped.
+            let mut m = _mm256_setzero_ps();
+            for v in a {
+                m = _mm256_max_ps(_mm256_andnot_ps(sign, v), m);
+            }
+            let m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps::<1>(m));
+            let m2 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+            let m1 = _mm_max_ss(m2, _mm_shuffle_ps::<1>(m2, m2));
+            let amax = _mm_cvtss_f32(m1);
+            let db = amax / 127.0;
+            let id = _mm256_set1_ps(if db != 0.0 { 1.0 / db } else { 0.0 });
+            let mut sum = _mm256_setzero_si256();
+            let q: [__m256i; 4] = std::array::from_fn(|k| {
+                let v = _mm256_mul_ps(a[k], id);
+                let nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(v, v);
+                let c = _mm256_max_ps(
+                    _mm256_min_ps(v, lim),
+                    _mm256_sub_ps(_mm256_setzero_ps(), lim),
+                );
+                let t = _mm256_round_ps::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(c);
+                let f = _mm256_sub_ps(c, t);
+                let up = _mm256_and_ps(_mm256_cmp_ps::<_CMP_GE_OQ>(f, half), one);
+                let down = _mm256_and_ps(
+                    _mm256_cmp_ps::<_CMP_LE_OQ>(f, _mm256_sub_ps(_mm256_setzero_ps(), half)),
+                    one,
+                );
+                let r = _mm256_andnot_ps(nan, _mm256_sub_ps(_mm256_add_ps(t, up), down));
+                let i = _mm256_cvttps_epi32(r);
+                let i = _mm256_min_epi32(
+                    _mm256_max_epi32(i, _mm256_set1_epi32(-128)),
+                    _mm256_set1_epi32(127),
+                );
+                sum = _mm256_add_epi32(sum, i);
+                i
+            });
+            let p = _mm256_packs_epi16(
+                _mm256_packs_epi32(q[0], q[1]),
+                _mm256_packs_epi32(q[2], q[3]),
+            );
+            let p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+            _mm256_storeu_si256(xq.q.as_mut_ptr().add(32 * b) as *mut __m256i, p);
+            let s4 = _mm_add_epi32(
+                _mm256_castsi256_si128(sum),
+                _mm256_extracti128_si256::<1>(sum),
+            );
+            let s2 = _mm_add_epi32(s4, _mm_shuffle_epi32::<0b1110>(s4));
+            let s1 = _mm_add_epi32(s2, _mm_shuffle_epi32::<0b01>(s2));
+            xq.s[b] = _mm_cvtsi128_si32(s1);
+            let h = _mm_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT }>(_mm_set_ss(db));
+            xq.d[b] = _mm_cvtss_f32(_mm_cvtph_ps(h));
+        }
+    }
 
     /// Widen the first multiple of eight F16 values; returns how many.
     #[target_feature(enable = "avx2,f16c")]
@@ -1376,7 +1473,20 @@ mod tests {
                 });
             }
         }
+        // A block whose scale is exactly 1 (max 127), so x·(1/d) = x: exact
+        // halves, which round away from zero.
+        x.push(127.0);
+        x.extend((0..31).map(|j| j as f32 * if j % 2 == 0 { 1.0 } else { -1.0 } + 0.5));
         let q = quantize_input(&x);
+        // The portable loop too (quantize_input takes the AVX2 one where it can).
+        let mut p = Q8Input {
+            q: vec![0; x.len()],
+            d: vec![0.0; x.len() / 32],
+            s: vec![0; x.len() / 32],
+        };
+        quantize_body(&x, &mut p);
+        assert_eq!((&p.q, &p.s), (&q.q, &q.s));
+        assert_eq!(bits(&p.d), bits(&q.d));
         for (b, blk) in x.chunks_exact(32).enumerate() {
             let (d, qb) = quantize_block_q8_0(blk);
             assert_eq!(f16(d).to_bits(), q.d[b].to_bits(), "block {b}");

@@ -2,19 +2,63 @@
 //! from a mounted D81 image into the F011 buffer at $FFD6C00.
 //!
 //! Registers: $D080 control (bits 0–2 drive, bit 3 side, bit 5 motor), $D081 command ($40/$41 read
-//! sector, $80/$81 write sector, $10/$18 step out/in, $00/$01 cancel / reset buffer pointer),
-//! $D082 status A (7 BUSY, 6 DRQ, 5 EQ, 4 RNF, 1 PROT, 0 TK0), $D083 status B (7 RDREQ, 3 DSKIN,
-//! 1 IRQ), $D084 track (0–79), $D085 sector (1–10), $D086 side (0/1), $D087 data port.
-//! Sector (track t, side s, sector n) of a D81 lies at byte ((t·2 + s)·10 + n − 1)·512, i.e. 1581
-//! logical track t+1, sectors 2(n−1) + 20s and the one after. Reads complete instantly.
+//! sector, $80/$81 write sector, $10 step out, $18 step in, $14 wait one step time, $00/$01 cancel
+//! / reset buffer pointer), $D082 status A (7 BUSY, 6 DRQ, 5 EQ, 4 RNF, 1 PROT, 0 TK0), $D083
+//! status B (7 RDREQ, 3 DSKIN, 1 IRQ), $D084 track (0–79), $D085 sector (1–10), $D086 side (0/1),
+//! $D087 data port, $D089 step time. Sector (track t, side s, sector n) of a D81 lies at byte
+//! ((t·2 + s)·10 + n − 1)·512, i.e. 1581 logical track t+1, sectors 2(n−1) + 20s and the one after.
+//!
+//! What mega65-core's sdcardio.vhdl (76fac1b) does, and this model with it:
+//! * The head: $10 moves it out one track, $18 in one (lines 2737–2808); $10, $14 and $18 keep
+//!   BUSY for $D089 × 62.5 µs (lines 2761–2763, 2808–2810; iomap.txt line 339: reset $80 = 8 ms).
+//!   TK0 = head over track 0 (lines 2200–2205).
+//! * A D81 image on the SD card (the usual case, [`Drive::Image`]) is addressed by the track,
+//!   sector and side registers alone (lines 2213–2232); the head does not matter. Without an
+//!   image, a read sets RNF at once and never BUSY (lines 2597–2600), and DSKIN ($D083.3) is 0
+//!   (lines 2180–2184, 1220–1225). A found sector is in the buffer at once here (with ~2 ms of
+//!   emulated time charged to the CPU).
+//! * A real drive ([`Drive::Real`], here holding the D81's contents) finds a sector only when the
+//!   track number in the sector headers under the head equals $D084 (mfm_decoder.vhdl line 361),
+//!   so the head must have been stepped there; DSKIN always reads 1 (lines 2169–2173). A read
+//!   that finds nothing stays BUSY for 10 rotations (~2 s at 300 rpm) and ends with RNF (lines
+//!   2580–2592, 4484–4520); with no disk there are no index pulses and the 250 ms per-rotation
+//!   timeout gives the same ~2.5 s. A found sector takes 20 ms here (a tenth of a rotation: the
+//!   next sector of a track read in order).
+//!   The automatic track seek of $D696 (AUTOTUNE) is not modelled.
 
-use super::machine::Machine;
+use super::machine::{Machine, CPU_HZ};
 
 pub use ssnail_disk::D81_SIZE;
 
-#[derive(Clone, Debug, Default)]
+/// What drive 0 is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Drive {
+    /// A D81 image on the SD card (sdcardio.vhdl's disk-image path).
+    #[default]
+    Image,
+    /// A real 3.5" drive (the MFM path): sectors only under the head.
+    Real,
+}
+
+/// Cycles one F011 step-time unit lasts (62.5 µs).
+const STEP_UNIT: u64 = CPU_HZ * 625 / 10_000_000;
+/// A real drive's give-up time: 10 rotations of 200 ms.
+const REAL_TIMEOUT: u64 = CPU_HZ * 2;
+/// A real drive's time to a found sector: one of the 10 sectors of a 200 ms rotation.
+const REAL_FOUND: u64 = CPU_HZ / 50;
+
+/// A command that finishes later: when, and the status bits it leaves.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    done_at: u64,
+    rnf: bool,
+    found: bool,
+}
+
+#[derive(Clone, Debug)]
 pub struct F011 {
     image: Option<Vec<u8>>,
+    pub drive: Drive,
     control: u8,
     command: u8,
     status_a: u8,
@@ -22,33 +66,123 @@ pub struct F011 {
     track: u8,
     sector: u8,
     side: u8,
-    head_track: u8,
+    /// The physical track under the head (0 = outermost).
+    pub head_track: u8,
+    step_time: u8,
+    pending: Option<Pending>,
     /// CPU-side pointer into the buffer for $D087.
     pointer: u16,
     /// Sectors read so far (statistics).
     pub sectors_read: u64,
+    /// Head steps so far (statistics).
+    pub steps: u64,
+}
+
+impl Default for F011 {
+    fn default() -> Self {
+        F011 {
+            image: None,
+            drive: Drive::Image,
+            control: 0,
+            command: 0,
+            status_a: 0,
+            status_b: 0,
+            track: 0,
+            sector: 0,
+            side: 0,
+            head_track: 0,
+            step_time: 0x80,
+            pending: None,
+            pointer: 0,
+            sectors_read: 0,
+            steps: 0,
+        }
+    }
 }
 
 impl F011 {
     pub fn mount(&mut self, image: Vec<u8>) {
         self.image = Some(image);
-        self.status_b |= 0x08;
-        self.status_a |= 0x01 | 0x02; // track 0, write protected (read-only mount)
+        self.status_a |= 0x02; // write protected (read-only mount)
     }
 
     pub fn mounted(&self) -> bool {
         self.image.is_some()
     }
+
+    fn disk_in(&self) -> bool {
+        self.drive == Drive::Real || self.image.is_some()
+    }
+
+    /// The image offset of the sector the registers name, if it is on the disk.
+    fn sector_offset(&self) -> Option<usize> {
+        let t = self.track as usize;
+        let s = self.side as usize & 1;
+        let n = self.sector as usize;
+        let offset = ((t * 2 + s) * 10 + n.wrapping_sub(1)) * 512;
+        ((1..=10).contains(&n)
+            && t < 80
+            && self
+                .image
+                .as_ref()
+                .is_some_and(|img| offset + 512 <= img.len()))
+        .then_some(offset)
+    }
 }
 
 impl Machine {
+    /// Mounts a D81 image's contents in drive 0 as a real drive would hold the disk (sectors
+    /// found only under the head); `image` None = a real drive with no disk.
+    pub fn mount_real_drive(&mut self, image: Option<Vec<u8>>) {
+        self.f011 = Default::default();
+        self.f011.drive = Drive::Real;
+        if let Some(img) = image {
+            self.f011.mount(img);
+        }
+    }
+
+    /// Finishes a command whose time has come.
+    fn f011_settle(&mut self) {
+        let now = self.cycles;
+        let Some(p) = self.f011.pending else {
+            return;
+        };
+        if now < p.done_at {
+            return;
+        }
+        self.f011.pending = None;
+        if p.found {
+            self.f011_fill_buffer();
+        }
+        let f = &mut self.f011;
+        f.status_a &= !0x80;
+        if p.rnf {
+            f.status_a |= 0x10;
+        }
+        f.status_b |= 0x02;
+    }
+
+    fn f011_fill_buffer(&mut self) {
+        let Some(offset) = self.f011.sector_offset() else {
+            return;
+        };
+        let img = self.f011.image.as_ref().unwrap();
+        self.sector_area[0xC00..0xE00].copy_from_slice(&img[offset..offset + 512]);
+        let f = &mut self.f011;
+        f.pointer = 0;
+        f.status_a |= 0x40;
+        f.status_b |= 0x80;
+        f.sectors_read += 1;
+    }
+
     pub(crate) fn f011_read(&mut self, reg: u8) -> u8 {
+        self.f011_settle();
         let f = &mut self.f011;
         match reg {
             0 => f.control,
             1 => f.command,
-            2 => f.status_a,
-            3 => f.status_b,
+            2 => (f.status_a & !1) | (f.head_track == 0) as u8,
+            3 => (f.status_b & !0x08) | if f.disk_in() { 0x08 } else { 0 },
             4 => f.track,
             5 => f.sector,
             6 => f.side,
@@ -61,11 +195,13 @@ impl Machine {
                 }
                 v
             }
+            9 => f.step_time,
             _ => 0,
         }
     }
 
     pub(crate) fn f011_write(&mut self, reg: u8, v: u8) {
+        self.f011_settle();
         match reg {
             0 => self.f011.control = v,
             1 => self.f011_command(v),
@@ -77,57 +213,68 @@ impl Machine {
                 self.sector_area[0xC00 + p] = v;
                 self.f011.pointer = (self.f011.pointer + 1) & 0x1FF;
             }
+            9 => self.f011.step_time = v,
             _ => {}
         }
     }
 
     fn f011_command(&mut self, v: u8) {
+        let now = self.cycles;
         let f = &mut self.f011;
         f.command = v;
+        if v == 0x00 {
+            // Cancel (sdcardio.vhdl lines 2819–2826).
+            f.pending = None;
+            f.status_a &= !0x80;
+            return;
+        }
         f.status_a &= !(0x80 | 0x40 | 0x20 | 0x10 | 0x04);
         f.status_b &= !(0x80 | 0x40 | 0x02);
+        let step_busy = f.step_time as u64 * STEP_UNIT;
         match v & 0xF8 {
-            0x40 => {
-                let t = f.track as usize;
-                let s = f.side as usize & 1;
-                let n = f.sector as usize;
-                let offset = ((t * 2 + s) * 10 + n.wrapping_sub(1)) * 512;
-                let ok = (1..=10).contains(&n)
-                    && t < 80
-                    && f.image
-                        .as_ref()
-                        .is_some_and(|img| offset + 512 <= img.len());
-                if ok {
-                    let img = f.image.as_ref().unwrap();
-                    self.sector_area[0xC00..0xE00].copy_from_slice(&img[offset..offset + 512]);
-                    let f = &mut self.f011;
-                    f.pointer = 0;
-                    f.status_a |= 0x40;
-                    f.status_b |= 0x80 | 0x02;
-                    f.sectors_read += 1;
-                    // ~2 ms of emulated time per sector (300 rpm, 10 sectors per track).
-                    self.cycles += 81_000;
-                } else {
-                    f.status_a |= 0x10; // record not found
-                    f.status_b |= 0x02;
+            0x40 => match f.drive {
+                Drive::Image => {
+                    if f.sector_offset().is_some() {
+                        self.f011_fill_buffer();
+                        self.f011.status_b |= 0x02;
+                        // ~2 ms of emulated time per sector (300 rpm, 10 sectors per track).
+                        self.cycles += 81_000;
+                    } else {
+                        f.status_a |= 0x10; // record not found (or no image)
+                        f.status_b |= 0x02;
+                    }
                 }
-            }
+                Drive::Real => {
+                    let found = f.sector_offset().is_some() && f.head_track == f.track;
+                    f.status_a |= 0x80;
+                    f.pending = Some(Pending {
+                        done_at: now + if found { REAL_FOUND } else { REAL_TIMEOUT },
+                        rnf: !found,
+                        found,
+                    });
+                }
+            },
             0x80 => {
                 // Read-only mount: the write fails as on a protected disk.
                 f.status_a |= 0x10;
                 f.status_b |= 0x02;
             }
-            0x10 => {
-                if v & 4 == 0 {
+            0x10 | 0x18 => {
+                if v & 0xFC == 0x14 {
+                    // $14: one step time of BUSY without a step.
+                } else if v & 0x08 != 0 {
+                    f.head_track = (f.head_track + 1).min(85);
+                    f.steps += 1;
+                } else {
                     f.head_track = f.head_track.saturating_sub(1);
+                    f.steps += 1;
                 }
-                if f.head_track == 0 {
-                    f.status_a |= 1;
-                }
-            }
-            0x18 => {
-                f.head_track = (f.head_track + 1).min(85);
-                f.status_a &= !1;
+                f.status_a |= 0x80;
+                f.pending = Some(Pending {
+                    done_at: now + step_busy,
+                    rnf: false,
+                    found: false,
+                });
             }
             0x00 if v & 1 != 0 => f.pointer = 0,
             _ => {}
