@@ -2,7 +2,9 @@
 #
 #   make mega65-prg          build/mega65/ssnail.prg (+ map file, size report)
 #   make disk [IMAGES=…]     build/ssnail.d81 (program, AUTOBOOT.C65, the images that fit);
-#                            images that do not fit go to build/sdcard/SSNAIL/ with a note
+#                            images that do not fit go to build/sdcard/SSNAIL/ with a note; that
+#                            folder holds exactly the images asked for (earlier ones are removed);
+#                            an image no board can run (needs more than 72 MB) is refused
 #   make mega65-hosttest     the MEGA65 tokenizer and ASCII folder built for the PC (build/mega65/tokhost)
 #   make mega65-bench        cycles per loaded sector, per tokenized line, per generated token in the
 #                            headless MEGA65 (M65BENCH_ARGS=--smollm2 adds SmolLM2's vocabulary)

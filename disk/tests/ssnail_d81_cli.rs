@@ -156,3 +156,96 @@ fn build_refuses_truncated_images_and_headers_that_claim_a_2_gb_payload() {
         assert!(!dir.path().join("d.d81").exists());
     }
 }
+
+fn build_with(dir: &std::path::Path, images: &[&str]) -> std::process::Output {
+    let mut c = tool();
+    c.args(["build", "--out"])
+        .arg(dir.join("ssnail.d81"))
+        .arg("--program")
+        .arg(dir.join("ssnail.prg"))
+        .arg("--sdcard")
+        .arg(dir.join("sdcard"));
+    for i in images {
+        c.arg(dir.join(i));
+    }
+    c.output().unwrap()
+}
+
+/// File names in a folder, sorted.
+fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn the_sd_card_folder_holds_exactly_the_images_asked_for_and_no_host_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    std::fs::write(p("ssnail.prg"), [0x01u8, 0x20, 0xEA]).unwrap();
+    std::fs::write(p("one.ssnail"), fake_image(900_000, 3)).unwrap();
+    std::fs::write(p("two.ssnail"), fake_image(900_000, 5)).unwrap();
+    std::fs::write(p("small.ssnail"), fake_image(1000, 7)).unwrap();
+    assert!(build_with(dir.path(), &["one.ssnail", "two.ssnail"])
+        .status
+        .success());
+    assert_eq!(names(&p("sdcard/SSNAIL")), ["ONE.SSNAIL", "TWO.SSNAIL"]);
+    // The user's own file in the folder stays.
+    std::fs::write(p("sdcard/SSNAIL/CONFIG.TXT"), "two.ssnail\n").unwrap();
+    let o = build_with(dir.path(), &["two.ssnail"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("ONE.SSNAIL: removed (an image from an earlier build)"),
+        "{text}"
+    );
+    assert_eq!(names(&p("sdcard/SSNAIL")), ["CONFIG.TXT", "TWO.SSNAIL"]);
+    let readme = std::fs::read_to_string(p("sdcard/README.TXT")).unwrap();
+    assert!(
+        readme.contains("did not fit on ssnail.d81:\nTWO.SSNAIL\n"),
+        "{readme}"
+    );
+    assert!(
+        !readme.contains(dir.path().to_str().unwrap()),
+        "no host path: {readme}"
+    );
+    // Everything fits on the disk: the folder has no images and no note.
+    assert!(build_with(dir.path(), &["small.ssnail"]).status.success());
+    assert_eq!(names(&p("sdcard/SSNAIL")), ["CONFIG.TXT"]);
+    assert!(!p("sdcard/README.TXT").exists());
+}
+
+#[test]
+fn an_image_no_board_can_run_is_refused_and_sizes_name_their_boards() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    std::fs::write(p("ssnail.prg"), [0x01u8, 0x20, 0xEA]).unwrap();
+    let with_need = |mb: u32, seed: u8| {
+        let mut v = fake_image(2000, seed);
+        v[0x38..0x3C].copy_from_slice(&(mb << 20).to_le_bytes());
+        v
+    };
+    std::fs::write(p("r3.ssnail"), with_need(8, 3)).unwrap();
+    std::fs::write(p("r4.ssnail"), with_need(64, 5)).unwrap();
+    std::fs::write(p("emu.ssnail"), with_need(80, 7)).unwrap();
+    let o = build_with(dir.path(), &["r3.ssnail", "emu.ssnail"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("emu.ssnail: needs 80.00 MB of SSNAIL memory, more than any MEGA65 board has"),
+        "{err}"
+    );
+    assert!(!p("ssnail.d81").exists() && !p("sdcard").exists());
+    let o = build_with(dir.path(), &["r3.ssnail", "r4.ssnail"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("r3.ssnail: on the disk as \"r3.ssnail\" (8 blocks; runs on every board)"),
+        "{out}"
+    );
+    assert!(out.contains("runs on R4-R6 only (R3 has 8 MB)"), "{out}");
+}

@@ -82,6 +82,20 @@ fn disk_name(path: &Path) -> String {
     }
 }
 
+/// The largest memory a MEGA65 board gives SSNAIL: R4-R6, 64 MB of SDRAM
+/// then 8 MB of HyperRAM (§1.9).
+const BOARD_MAX: u64 = 72 << 20;
+
+/// True for a file that starts with the SSNAIL magic.
+fn is_image_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok()
+        && &magic == MAGIC
+}
+
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Build {
@@ -104,6 +118,23 @@ fn run(cli: Cli) -> Result<()> {
             disk.add_file("autoboot.c65", FileType::Prg, &prg)
                 .context("autoboot.c65")?;
             let mut on_sd = Vec::new();
+            // Every image first: one that no board can run is refused
+            // before anything is written.
+            for img in &images {
+                let data = read(img)?;
+                if let Ok(h) = Header::parse(&data) {
+                    let need = h.mem_needed as u64;
+                    if need > BOARD_MAX {
+                        bail!(
+                            "{}: needs {:.2} MB of SSNAIL memory, more than any MEGA65 board has \
+                             (72 MB on R4-R6): no board can run it (ssnail convert --mem-mb 72 \
+                             or less says what fits)",
+                            img.display(),
+                            need as f64 / (1u64 << 20) as f64
+                        );
+                    }
+                }
+            }
             for img in &images {
                 let data = read(img)?;
                 if data.len() < HEADER_LEN || &data[0..4] != MAGIC {
@@ -122,9 +153,15 @@ fn run(cli: Cli) -> Result<()> {
                     );
                 }
                 let n = disk_name(img);
+                // Which boards have the memory (§1.9): 8 MB every board, more R4-R6 only.
+                let boards = if h.mem_needed as u64 <= 8 << 20 {
+                    "runs on every board"
+                } else {
+                    "runs on R4-R6 only (R3 has 8 MB)"
+                };
                 match disk.add_file(&n, FileType::Seq, &data) {
                     Ok(()) => println!(
-                        "{}: on the disk as \"{n}\" ({} blocks)",
+                        "{}: on the disk as \"{n}\" ({} blocks; {boards})",
                         img.display(),
                         D81::blocks_for(data.len())
                     ),
@@ -137,7 +174,7 @@ fn run(cli: Cli) -> Result<()> {
                         write_out(&dest, &data, &[img])?;
                         println!(
                             "{}: needs {needed} blocks, {free} free on the disk: copied to {} \
-                             (put it in the SSNAIL folder of the SD card)",
+                             (put it in the SSNAIL folder of the SD card; {boards})",
                             img.display(),
                             dest.display()
                         );
@@ -146,14 +183,39 @@ fn run(cli: Cli) -> Result<()> {
                     Err(e) => return Err(e).with_context(|| img.display().to_string()),
                 }
             }
+            // The folder holds exactly this run's images: images left by
+            // earlier runs would otherwise appear in the program's list.
+            let folder = sdcard.join("SSNAIL");
+            if let Ok(entries) = std::fs::read_dir(&folder) {
+                for e in entries.flatten() {
+                    let file = e.file_name().to_string_lossy().into_owned();
+                    if on_sd.contains(&file) || !is_image_file(&e.path()) {
+                        continue;
+                    }
+                    std::fs::remove_file(e.path())
+                        .with_context(|| format!("{}: cannot remove", e.path().display()))?;
+                    println!(
+                        "{}: removed (an image from an earlier build)",
+                        e.path().display()
+                    );
+                }
+            }
+            let readme = sdcard.join("README.TXT");
             if !on_sd.is_empty() {
+                // No host paths: the note travels to the SD card.
+                let disk_file = out
+                    .file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 let note = format!(
                     "Copy the SSNAIL folder to the root of the MEGA65's SD card (FAT32).\n\
-                     The program lists the images in / and /SSNAIL; these did not fit on {}:\n{}\n",
-                    out.display(),
+                     The program lists the images in / and /SSNAIL; these did not fit on {disk_file}:\n{}\n",
                     on_sd.join("\n")
                 );
-                write_out(&sdcard.join("README.TXT"), note.as_bytes(), &[])?;
+                write_out(&readme, note.as_bytes(), &[])?;
+            } else if readme.exists() {
+                std::fs::remove_file(&readme)
+                    .with_context(|| format!("{}: cannot remove", readme.display()))?;
             }
             let mut inputs: Vec<&Path> = vec![&program];
             inputs.extend(images.iter().map(PathBuf::as_path));
