@@ -24,9 +24,10 @@ if [ -n "${XEMU_SRC:-}" ]; then
   [ -f "$XEMU_SRC/targets/mega65/Makefile" ] ||
     { echo "build-xemu: $XEMU_SRC: not an xemu source tree (no targets/mega65/Makefile)" >&2; exit 2; }
   src=$(cd "$XEMU_SRC" && pwd)
-  rev=$(git -C "$src" rev-parse HEAD 2>/dev/null || echo unknown)
-  dirty=$(git -C "$src" status --porcelain 2>/dev/null | sha256sum | cut -c1-16)
-  id="dir $src rev $rev changes $dirty"
+  # Every source file's name, size and time: a changed checkout is built again.
+  files=$(cd "$src" && find . \( -path ./build -o -path ./.git \) -prune \
+    -o -type f -printf '%p %s %T@\n' | LC_ALL=C sort | sha256sum | cut -c1-64)
+  id="dir $src files $files"
 else
   [ -f "$tarball" ] ||
     { echo "build-xemu: no xemu source: set XEMU_SRC=DIR or provide $tarball" >&2; exit 3; }
@@ -57,8 +58,9 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/build-xemu.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 if [ -n "${XEMU_SRC:-}" ]; then
-  # The checkout as it is, without its own build products.
-  tar -C "$src" --exclude=./build/objs --exclude=./build/bin --exclude=.git -cf - . |
+  # The checkout as it is, without its own build products (objects, dependency files, binaries).
+  tar -C "$src" --exclude=./.git --exclude='./build/objs/*.o' --exclude='./build/objs/*.depend' \
+    --exclude='./build/objs/*buildinfo*' --exclude='./build/bin/*.native' -cf - . |
     tar -C "$work" -xf -
   tree=$work
 else
