@@ -1462,7 +1462,7 @@ mod tests {
         let mut rng = Rng(99);
         let mut x = Vec::new();
         for b in 0..400 {
-            let scale = 2f32.powi((b % 80) as i32 - 130);
+            let scale = 2f32.powi(b % 80 - 130);
             for j in 0..32 {
                 x.push(match (b + j) % 37 {
                     0 if b % 5 == 0 => 0.5 * (rng.next() % 512) as f32,

@@ -22,8 +22,13 @@ use std::time::{Duration, Instant};
 /// How long an idle helper spins before parking.
 const SPIN: Duration = Duration::from_millis(2);
 
-/// How long the caller works alone after a helper kept it waiting.
+/// How long the caller works alone after a helper kept it waiting; doubled
+/// (up to SOLO_MAX) each time the first shared job after a solo period
+/// stalls again, back to SOLO once one does not: on a machine whose other
+/// load keeps taking the helpers' cores, two threads then cost little more
+/// than one instead of stalling every few tokens.
 const SOLO: Duration = Duration::from_millis(50);
+const SOLO_MAX: Duration = Duration::from_millis(1600);
 
 /// Most chunks in one job (the count has 16 bits of the job word).
 pub const MAX_CHUNKS: usize = 0xFFFF;
@@ -112,6 +117,8 @@ pub struct RowPool {
     helpers: Vec<JoinHandle<()>>,
     /// Run jobs on the caller alone until then (helpers were descheduled).
     solo_until: Option<Instant>,
+    /// The next solo period's length.
+    solo_len: Duration,
 }
 
 impl RowPool {
@@ -139,6 +146,7 @@ impl RowPool {
             shared,
             helpers,
             solo_until: None,
+            solo_len: SOLO,
         }
     }
 
@@ -189,7 +197,17 @@ impl RowPool {
         // rather than stall on every GEMV.
         let waited = waiting.elapsed();
         if waited > (waiting - start).max(Duration::from_micros(200)) {
-            self.solo_until = Some(Instant::now() + SOLO);
+            // The first stall after a good job: SOLO; a stall right after a
+            // solo period: twice the last one.
+            let len = if self.solo_until.is_some() {
+                (self.solo_len * 2).min(SOLO_MAX)
+            } else {
+                SOLO
+            };
+            self.solo_len = len;
+            self.solo_until = Some(Instant::now() + len);
+        } else {
+            self.solo_until = None;
         }
         if let Err(p) = ours {
             resume_unwind(p);
@@ -325,6 +343,45 @@ mod tests {
                 "the helper was never taken back in 20 s after the solo period"
             );
             pool.for_each(8, &job);
+        }
+    }
+
+    #[test]
+    fn a_helper_that_stalls_again_after_a_solo_period_is_left_out_twice_as_long() {
+        let mut pool = RowPool::new(2);
+        let caller = thread::current().id();
+        // A helper chunk 10 ms long, the caller's 0.3 ms: the caller waits.
+        let job = |_c: usize| {
+            let us = if thread::current().id() == caller {
+                300
+            } else {
+                10_000
+            };
+            thread::sleep(Duration::from_micros(us));
+        };
+        // Until a shared job right after a solo period of SOLO stalls (the
+        // helper may take no chunk, or other load may delay the caller).
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            pool.solo_until = Some(Instant::now() - Duration::from_millis(1));
+            pool.solo_len = SOLO;
+            pool.for_each(8, &job);
+            if pool.solo_until.is_some() {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "no stall in 20 s");
+        }
+        assert_eq!(pool.solo_len, 2 * SOLO);
+        assert!(pool.solo_until.unwrap() > Instant::now() + SOLO);
+        // A job the helpers do not delay ends the backoff.
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while pool.solo_until.is_some() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "every job stalled for 20 s"
+            );
+            pool.solo_until = Some(Instant::now() - Duration::from_millis(1));
+            pool.for_each(8, &|_| {});
         }
     }
 
