@@ -504,18 +504,43 @@ fn wait_for(serial: &Path, limit: Duration, done: impl Fn(&str) -> bool) -> Stri
 /// The chat prompt the program prints when it waits for a line.
 const PROMPT: &str = "\n> ";
 
-/// The program in patched xemu with an SSNAIL core of `mib` MiB: `SSNAIL/<name>` on the SD
-/// folder, RETURN loads it, then each line is typed (after the prompt) and answered.
-fn xemu_session(xemu: &Path, name: &str, img: &[u8], mib: usize, lines: &[&str]) -> String {
+/// Where the session's one image is: `SSNAIL/<name>` in the SD folder, or on the D81.
+#[derive(Clone, Copy)]
+enum Place {
+    Sd,
+    D81,
+}
+
+/// The D81 of a session: the program, and the image when it is there.
+fn session_d81(place: Place, name: &str, img: &[u8]) -> Vec<u8> {
+    let mut d = D81::new("SSNAIL", *b"65").unwrap();
+    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    if let Place::D81 = place {
+        d.add_file(&name.to_lowercase(), FileType::Seq, img)
+            .unwrap();
+    }
+    d.into_bytes()
+}
+
+/// The program in patched xemu with an SSNAIL core of `mib` MiB and one image (SD folder or
+/// D81): RETURN loads it, then each line is typed (after the prompt) and answered.
+fn xemu_session(
+    xemu: &Path,
+    place: Place,
+    name: &str,
+    img: &[u8],
+    mib: usize,
+    lines: &[&str],
+) -> String {
     let work = tempfile::tempdir().unwrap();
     let sd = work.path().join("sd");
-    write_tree(
-        &sd,
-        &[("SSNAIL.PRG", prg()), (&format!("SSNAIL/{name}"), img)],
-    );
+    write_tree(&sd, &[("SSNAIL.PRG", prg())]);
+    if let Place::Sd = place {
+        write_tree(&sd, &[(&format!("SSNAIL/{name}"), img)]);
+    }
     let run = work.path().join("run");
     let loader = onboard(&work.path().join("build"));
-    let d81 = D81::new("EMPTY", *b"65").unwrap().into_bytes();
+    let d81 = session_d81(place, name, img);
     write_tree(
         &run,
         &[("empty.d81", d81.as_slice()), ("onboard.prg", &loader)],
@@ -546,16 +571,19 @@ fn xemu_session(xemu: &Path, name: &str, img: &[u8], mib: usize, lines: &[&str])
 }
 
 /// The same in the headless MEGA65 (the keys typed at once wait in its queue).
-fn headless_session(name: &str, img: &[u8], mib: usize, lines: &[&str]) -> String {
+fn headless_session(place: Place, name: &str, img: &[u8], mib: usize, lines: &[&str]) -> String {
     let work = tempfile::tempdir().unwrap();
     let sd = work.path().join("sd");
-    write_tree(&sd, &[(&format!("SSNAIL/{name}"), img)]);
+    std::fs::create_dir_all(&sd).unwrap();
+    if let Place::Sd = place {
+        write_tree(&sd, &[(&format!("SSNAIL/{name}"), img)]);
+    }
     let mut m = Machine::new();
     let mut core = Core::new(mib << 20);
     core.numerics = Numerics::Hardware;
     let board = if mib <= 8 { Board::R3 } else { Board::R4 };
     m.attach_ssnail(Ssnail::with_board(core, board));
-    m.mount_d81(D81::new("EMPTY", *b"65").unwrap().into_bytes());
+    m.mount_d81(session_d81(place, name, img));
     m.set_sd_dir(sd);
     let mut keys = String::from("{RETURN}");
     for l in lines {
@@ -657,8 +685,8 @@ fn llama_in_patched_xemu_on_r3_and_72_mb_boards_prints_what_the_headless_mega65_
     let want = reference(&img, LLAMA_PROMPT, 24);
     for (mib, board) in [(8, "R3: HyperRAM"), (72, "R4-R6: SDRAM + HyperRAM")] {
         let lines = ["/n 24", LLAMA_PROMPT];
-        let x = xemu_session(&xemu, "LLAMA.SSNAIL", &img, mib, &lines);
-        let h = headless_session("LLAMA.SSNAIL", &img, mib, &lines);
+        let x = xemu_session(&xemu, Place::Sd, "LLAMA.SSNAIL", &img, mib, &lines);
+        let h = headless_session(Place::Sd, "LLAMA.SSNAIL", &img, mib, &lines);
         assert!(x.contains(&format!("{mib} MB ({board})")), "{x}");
         assert!(x.contains("Loaded LLAMA.SSNAIL"), "{x}");
         assert_eq!(answer(&x, LLAMA_PROMPT), want, "xemu, {board}:\n{x}");
@@ -670,7 +698,10 @@ fn llama_in_patched_xemu_on_r3_and_72_mb_boards_prints_what_the_headless_mega65_
         let (tx, th) = (tokens_per_second(&x), tokens_per_second(&h));
         eprintln!("llama, {board}: xemu {tx} tokens/s, headless MEGA65 {th} tokens/s");
         // The same time model (jobs advance with the CPU clock at 130 MB/s) in both emulators.
-        assert!((tx - th).abs() <= 0.05 * th, "{board}: {tx} vs {th} tokens/s");
+        assert!(
+            (tx - th).abs() <= 0.05 * th,
+            "{board}: {tx} vs {th} tokens/s"
+        );
     }
 }
 
@@ -681,8 +712,8 @@ fn bert_in_patched_xemu_shows_the_cosines_the_headless_mega65_shows() {
     };
     let img = bert();
     let lines = ["the cat sat", "the dog ran", "a happy cat", "/stats"];
-    let x = xemu_session(&xemu, "TINYBERT.SSNAIL", &img, 72, &lines);
-    let h = headless_session("TINYBERT.SSNAIL", &img, 72, &lines);
+    let x = xemu_session(&xemu, Place::Sd, "TINYBERT.SSNAIL", &img, 72, &lines);
+    let h = headless_session(Place::Sd, "TINYBERT.SSNAIL", &img, 72, &lines);
     assert!(x.contains("[bert encoder, context 32"), "{x}");
     assert!(
         x.contains("  [") && x.contains("-dimensional embedding stored]"),
@@ -719,9 +750,36 @@ fn a_flipped_weight_byte_changes_the_answer_in_patched_xemu() {
         assert!(pos < img.len(), "no single-byte flip changed the output");
     }
     let lines = ["/n 16", prompt];
-    let a = xemu_session(&xemu, "M.SSNAIL", &img, 72, &lines);
-    let b = xemu_session(&xemu, "M.SSNAIL", &flipped, 72, &lines);
+    let a = xemu_session(&xemu, Place::Sd, "M.SSNAIL", &img, 72, &lines);
+    let b = xemu_session(&xemu, Place::Sd, "M.SSNAIL", &flipped, 72, &lines);
     assert_eq!(answer(&a, prompt), original, "{a}");
     assert_eq!(answer(&b, prompt), reference(&flipped, prompt, 16), "{b}");
     assert_ne!(answer(&a, prompt), answer(&b, prompt));
+}
+
+#[test]
+fn gpt2_from_the_d81_in_patched_xemu_answers_and_takes_commands_as_in_the_headless_mega65() {
+    let Some(xemu) = patched_or_skip() else {
+        return;
+    };
+    let img = gpt2();
+    let prompt = "the cat";
+    let lines = [
+        "/n 8",
+        prompt,
+        "/stats",
+        "/tokens the cat",
+        "/reset",
+        prompt,
+    ];
+    let x = xemu_session(&xemu, Place::D81, "GPT2.SSNAIL", &img, 72, &lines);
+    let h = headless_session(Place::D81, "GPT2.SSNAIL", &img, 72, &lines);
+    assert!(x.contains("Loaded gpt2.ssnail"), "{x}");
+    assert!(x.contains("[context cleared]"), "{x}");
+    assert_eq!(answer(&x, prompt), reference(&img, prompt, 8), "{x}");
+    assert_eq!(
+        untimed(&x),
+        untimed(&h),
+        "xemu (left) vs headless MEGA65 (right)"
+    );
 }
