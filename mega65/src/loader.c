@@ -169,7 +169,7 @@ uint8_t load_model(const model_t *m) {
         next_s = m->sector;
     } else {
         hy_cdroot();
-        if ((m->source == SRC_SD_DIR && !hy_chdir("SSNAIL")) || !hy_open(m->name)) {
+        if ((m->source == SRC_SD_DIR && !models_chdir()) || !hy_open(m->name)) {
             hy_cdroot();
             fail("cannot open the file");
             return 0;

@@ -59,21 +59,27 @@ static void header(void) {
 }
 
 /* Each model takes two rows: name, source, size, memory needed and the verdict for this
- * board, then its description indented. Ten fit between the header and the key help; more
- * scroll. */
+ * board, then its description indented. Ten fit between the header and the key help; the
+ * cursor keys scroll one model, left/right a page. */
 #define PER_PAGE 10
 
-static uint8_t top;   /* first model shown */
+static uint8_t top;     /* first model shown */
+#pragma bss-name(push, "HIBSS")
+static model_t cur;     /* the model drawn or loaded (the list is in chip RAM) */
+static char count_row[160];
+#pragma bss-name(pop)
 
 static void draw_entry(uint8_t i, uint8_t selected) {
-    const model_t *m = &models[i];
+    const model_t *m = &cur;
     uint8_t row = LIST_ROW + 2 * (i - top);
-    uint32_t size = m->file_size;
+    uint32_t size;
+    model_get(i, &cur);
+    size = m->file_size;
     scr_clear_row(row);
     scr_clear_row(row + 1);
     scr_at(0, row);
     if (m->source == SRC_D81 && m->valid) size = m->expected;   /* blocks x 254 is rounded */
-    scr_printf("%-32s %-10s %6lu KB  ", m->name, source_names[m->source], size >> 10);
+    scr_printf("%-32s %-10s %6lu KB  ", model_short_name(m), source_names[m->source], size >> 10);
     if (!m->valid) {
         scr_col = COL_GREY;
         scr_puts("not an SSNAIL image");
@@ -102,15 +108,26 @@ static void draw_entry(uint8_t i, uint8_t selected) {
     }
 }
 
-static void draw_page(uint8_t sel) {
-    uint8_t i;
+/* row 3: how many models, which are shown, and what was left out or could not be read */
+static void draw_count(void) {
+    char *row = count_row;
+    uint8_t n;
+    n = sprintf(row, "%u models", n_models);
+    if (n_models > PER_PAGE) n += sprintf(row + n, ", %u-%u shown", top + 1, top + PER_PAGE);
+    if (n_dot_files) n += sprintf(row + n, "; %u \"._\" files skipped", n_dot_files);
+    if (n_over) n += sprintf(row + n, "; %u more not listed (at most %u)", n_over, MAX_MODELS);
+    if (d81_error == FDC_NO_DISK) n += sprintf(row + n, "; no disk in drive 0");
+    else if (d81_error) n += sprintf(row + n, "; disk in drive 0 unreadable");
+    if (n > SCR_W) row[SCR_W] = 0;   /* one row; the serial copy is cut the same */
     scr_clear_row(3);
     scr_at(0, 3);
-    scr_printf("%u models", n_models);
-    if (n_models > PER_PAGE) scr_printf(", %u-%u shown (cursor keys scroll)", top + 1, top + PER_PAGE);
-    if (d81_error == FDC_NO_DISK) scr_puts("; no disk in drive 0");
-    else if (d81_error) scr_puts("; disk in drive 0 unreadable");
+    scr_puts(row);
     scr_log('\n');
+}
+
+static void draw_page(uint8_t sel) {
+    uint8_t i;
+    draw_count();
     for (i = 0; i < PER_PAGE; ++i) {
         if (top + i < n_models) {
             draw_entry(top + i, top + i == sel);
@@ -135,52 +152,66 @@ static void choose(uint8_t old, uint8_t sel) {
     }
 }
 
-/* returns the index of the model to load */
+static void key_help(void) {
+    scr_clear_row(24);
+    scr_at(0, 24);
+    scr_puts("Up/down: choose  Left/right: page  RETURN: load  R: look again");
+    scr_log('\n');   /* a drawn newline on the last row would scroll the list up */
+}
+
+/* 1 = the model in cur is loaded */
 static uint8_t browse(void) {
-    int8_t def;
-    uint8_t sel, k;
+    int16_t def;
+    uint8_t sel, k, from_config;
     for (;;) {
         header();
         scr_puts("Looking for models on the SD card and the disk...\n");
         models_scan();
         scr_clear_row(3);
         if (!n_models) {
+            draw_count();
             scr_at(0, LIST_ROW);
             scr_puts("No SSNAIL images found: put .SSNAIL files in the SD card's root or SSNAIL\n"
                      "folder, or on the disk. Press any key to look again.\n");
             kbd_wait();
             continue;
         }
-        def = models_default();
+        def = models_default(&from_config);
         sel = 0;
-        if (def > 0) sel = def;
+        if (def > 0) sel = (uint8_t)def;
         top = 0;
         if (sel >= PER_PAGE) top = sel - PER_PAGE + 1;
         draw_page(sel);
-        scr_at(0, 24);
-        scr_puts("Cursor up/down: choose   RETURN: load   R: look again");
-        scr_log('\n');   /* a drawn newline on the last row would scroll the list up */
+        key_help();
         for (;;) {
             k = kbd_wait();
-            if ((k == KEY_DOWN || k == KEY_RIGHT) && sel + 1 < n_models) {
+            if (k == KEY_DOWN && sel + 1 < n_models) {
                 choose(sel, sel + 1);
                 ++sel;
-            } else if ((k == KEY_UP || k == KEY_LEFT) && sel > 0) {
+            } else if (k == KEY_UP && sel > 0) {
                 choose(sel, sel - 1);
                 --sel;
+            } else if (k == KEY_RIGHT && sel + 1 < n_models) {   /* a page down */
+                sel = sel + PER_PAGE < n_models ? sel + PER_PAGE : n_models - 1;
+                top = sel >= PER_PAGE ? sel - PER_PAGE + 1 : 0;
+                draw_page(sel);
+            } else if (k == KEY_LEFT && sel > 0) {               /* a page up */
+                sel = sel > PER_PAGE ? sel - PER_PAGE : 0;
+                if (sel < top) top = sel;
+                draw_page(sel);
             } else if (k == KEY_RETURN) {
-                if (load_model(&models[sel])) return sel;
+                model_get(sel, &cur);
+                if (load_model(&cur)) return 1;
             } else if (k == 'r' || k == 'R') break;
         }
     }
 }
 
 void main(void) {
-    uint8_t i;
     scr_init();
     detect();
     for (;;) {
-        i = browse();
-        chat(models[i].name);
+        browse();
+        chat(cur.name);
     }
 }

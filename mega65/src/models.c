@@ -1,6 +1,8 @@
-/* models.c: find SSNAIL images on the SD card (root and SSNAIL/, hypervisor calls) and on the
- * mounted D81 (F011 sector reads of the directory on track 40), read their headers, and pick
- * the default: the file named in SSNAIL/CONFIG.TXT if it fits, else the largest that fits. */
+/* models.c: find SSNAIL images on the SD card (root and the SSNAIL folder, hypervisor calls) and
+ * on the mounted D81 (F011 sector reads of the directory on track 40), read their headers, and
+ * pick the default: the file named in the SSNAIL folder's CONFIG.TXT if it fits, else the largest
+ * that fits. Names are matched in any letter case (FAT keeps the case it was given; the
+ * hypervisor's own lookups match upper case only). */
 #include <ctype.h>
 #include <string.h>
 #include "dma.h"
@@ -10,12 +12,37 @@
 #include "models.h"
 #include "ssnail_regs.h"
 
-model_t models[MAX_MODELS];
-uint8_t n_models, d81_error;
+uint8_t n_models, n_dot_files, d81_error;
+uint16_t n_over;
 uint32_t avail_mem;
+char ssnail_dir[NAME_MAX + 1];
 const char *const source_names[3] = {"SD /", "SD /SSNAIL", "D81"};
 
-static uint8_t sector[256];
+#pragma bss-name(push, "HIBSS")
+static model_t tmp;
+static uint8_t sector[256], dir[256];
+static char line[80], found[NAME_MAX + 1], shown[NAME_SHOWN + 1];
+#pragma bss-name(pop)
+
+static uint32_t slot(uint8_t i) { return MODELS_ADDR + (uint32_t)i * sizeof(model_t); }
+
+void model_get(uint8_t i, model_t *m) {
+    dma_copy((uint32_t)(uint16_t)m, slot(i), sizeof(model_t));
+}
+
+static void model_put(uint8_t i, const model_t *m) {
+    dma_copy(slot(i), (uint32_t)(uint16_t)m, sizeof(model_t));
+}
+
+const char *model_short_name(const model_t *m) {
+    uint8_t n = strlen(m->name);
+    if (n <= NAME_SHOWN) return m->name;
+    memcpy(shown, m->name, NAME_SHOWN - 10);
+    memcpy(shown + NAME_SHOWN - 10, "...", 3);
+    memcpy(shown + NAME_SHOWN - 7, m->name + n - 7, 8);
+    return shown;
+}
+
 
 static uint32_t le32(const uint8_t *p) {
     return p[0] | (uint16_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -59,35 +86,51 @@ static void parse_header(model_t *m, const uint8_t *h) {
     if (i == DESC_SHOWN && h[H_DESC + i]) memcpy(m->desc + DESC_SHOWN - 3, "...", 3);  /* cut */
 }
 
+/* a new entry for the list, or 0 (counted in n_over) when it is full */
+static model_t *new_entry(void) {
+    if (n_models >= MAX_MODELS) {
+        ++n_over;
+        return 0;
+    }
+    memset(&tmp, 0, sizeof tmp);
+    return &tmp;
+}
+
 static void scan_sd(uint8_t source) {
     uint8_t first = n_models, i;
     model_t *m;
     if (!hy_opendir()) return;
-    while (n_models < MAX_MODELS && hy_readdir()) {
+    while (hy_readdir()) {
         const char *name = (const char *)HYPPO_DIRENT;
-        if (HYPPO_DIRENT[DIRENT_ATTR] & 0x10) continue;       /* directory */
-        if (strlen(name) > 32) continue;
+        if (HYPPO_DIRENT[DIRENT_ATTR] & 0x10) {                /* directory */
+            if (source == SRC_SD_ROOT && !strcasecmp(name, "SSNAIL")) strcpy(ssnail_dir, name);
+            continue;
+        }
         if (!ends_with_ci(name, ".SSNAIL") && !ends_with_ci(name, ".SSN")) continue;
-        m = &models[n_models++];
-        memset(m, 0, sizeof *m);
-        strcpy(m->name, name);
+        if (name[0] == '.' && name[1] == '_') {                /* macOS metadata, not an image */
+            ++n_dot_files;
+            continue;
+        }
+        if (!(m = new_entry())) continue;
+        strncpy(m->name, name, NAME_MAX);
         m->source = source;
         m->file_size = le32(HYPPO_DIRENT + DIRENT_SIZE);
+        model_put(n_models++, m);
     }
     hy_closedir();
     for (i = first; i < n_models; ++i) {
-        m = &models[i];
-        if (!hy_open(m->name)) continue;
+        model_get(i, &tmp);
+        if (!hy_open(tmp.name)) continue;
         if (hy_read() >= 256) {
             dma_copy((uint32_t)(uint16_t)sector, SD_BUFFER, 256);
-            parse_header(m, sector);
+            parse_header(&tmp, sector);
         }
         hy_close();
+        model_put(i, &tmp);
     }
 }
 
 static void scan_d81(void) {
-    static uint8_t dir[256];
     uint8_t t = 40, s = 3, guard, e, i, c, type;
     uint32_t a;
     model_t *m;
@@ -97,15 +140,14 @@ static void scan_d81(void) {
             return;
         }
         dma_copy((uint32_t)(uint16_t)dir, a, 256);
-        for (e = 0; e < 8 && n_models < MAX_MODELS; ++e) {
+        for (e = 0; e < 8; ++e) {
             const uint8_t *d = dir + e * 32;
             type = d[2];
             if (!(type & 0x80) || (type & 7) < 1 || (type & 7) > 3) continue;  /* SEQ PRG USR */
             if (!(a = fdc_read(d[3], d[4]))) continue;
             dma_copy((uint32_t)(uint16_t)sector, a, 256);
             if (memcmp(sector + 2, IMG_MAGIC, 4)) continue;   /* not an image (e.g. this program) */
-            m = &models[n_models++];
-            memset(m, 0, sizeof *m);
+            if (!(m = new_entry())) continue;
             for (i = 0; i < 16 && (c = d[5 + i]) != 0xA0; ++i)
                 m->name[i] = petscii_to_ascii(c);
             m->source = SRC_D81;
@@ -113,18 +155,53 @@ static void scan_d81(void) {
             m->sector = d[4];
             m->file_size = (uint32_t)(d[0x1E] | d[0x1F] << 8) * 254;
             parse_header(m, sector + 2);
+            model_put(n_models++, m);
         }
         t = dir[0];
         s = dir[1];
     }
 }
 
+/* The SSNAIL folder from the root: by name (the hypervisor's findfile), else by reading the root
+ * directory to its entry, which makes it the current entry for chdir ($0C), as hy_open does
+ * for files. */
+uint8_t models_chdir(void) {
+    uint8_t ok = 0;
+    if (!hy_cdroot() || !ssnail_dir[0]) return 0;
+    if (hy_chdir(ssnail_dir)) return 1;
+    if (!hy_opendir()) return 0;
+    while (hy_readdir())
+        if ((HYPPO_DIRENT[DIRENT_ATTR] & 0x10) && !strcmp((const char *)HYPPO_DIRENT, ssnail_dir)) {
+            hy_x = hy_y = hy_z = 0;
+            ok = hyppo_call(0x0C);
+            break;
+        }
+    hy_closedir();
+    return ok;
+}
+
+/* opens a file of the current directory whose name matches in any letter case */
+static uint8_t open_ci(const char *name) {
+    found[0] = 0;
+    if (hy_open(name)) return 1;
+    if (!hy_opendir()) return 0;
+    while (hy_readdir())
+        if (!strcasecmp((const char *)HYPPO_DIRENT, name)) {
+            strncpy(found, (const char *)HYPPO_DIRENT, NAME_MAX);
+            break;
+        }
+    hy_closedir();
+    return found[0] && hy_open(found);
+}
+
 void models_scan(void) {
-    n_models = 0;
+    n_models = n_dot_files = 0;
+    n_over = 0;
     d81_error = FDC_OK;
+    ssnail_dir[0] = 0;
     if (hy_cdroot()) {
         scan_sd(SRC_SD_ROOT);
-        if (hy_chdir("SSNAIL")) scan_sd(SRC_SD_DIR);
+        if (models_chdir()) scan_sd(SRC_SD_DIR);
         hy_cdroot();
     }
     scan_d81();
@@ -134,12 +211,13 @@ uint8_t model_fits(const model_t *m) {
     return m->valid && avail_mem && m->mem_needed <= avail_mem;
 }
 
-int8_t models_default(void) {
-    static char line[80];
-    int8_t best = -1, i;
-    uint16_t n;
+int16_t models_default(uint8_t *from_config) {
+    int16_t best = -1, i;
+    uint32_t best_mem = 0;
+    uint16_t n = 0;
     uint8_t k = 0;
-    if (hy_cdroot() && hy_chdir("SSNAIL") && hy_open("CONFIG.TXT")) {
+    *from_config = 0;
+    if (models_chdir() && open_ci("CONFIG.TXT")) {
         n = hy_read();
         if (n) {
             dma_copy((uint32_t)(uint16_t)sector, SD_BUFFER, 256);
@@ -152,10 +230,19 @@ int8_t models_default(void) {
     }
     line[k] = 0;
     hy_cdroot();
-    for (i = 0; k && i < (int8_t)n_models; ++i)
-        if (!strcasecmp(models[i].name, line) && model_fits(&models[i])) return i;
-    for (i = 0; i < (int8_t)n_models; ++i)
-        if (model_fits(&models[i]) && (best < 0 || models[i].mem_needed > models[best].mem_needed))
+    for (i = 0; k && i < n_models; ++i) {
+        model_get((uint8_t)i, &tmp);
+        if (!strcasecmp(tmp.name, line) && model_fits(&tmp)) {
+            *from_config = 1;
+            return i;
+        }
+    }
+    for (i = 0; i < n_models; ++i) {
+        model_get((uint8_t)i, &tmp);
+        if (model_fits(&tmp) && (best < 0 || tmp.mem_needed > best_mem)) {
             best = i;
+            best_mem = tmp.mem_needed;
+        }
+    }
     return best;
 }

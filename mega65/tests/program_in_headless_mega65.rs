@@ -1103,6 +1103,104 @@ fn with_description(img: &[u8], desc: &str, mem_mb: u32) -> Vec<u8> {
     out
 }
 
+/// The browser finds an `Ssnail` folder in any letter case, lists any number of models (here 23,
+/// more than the 16 it used to keep), starts on the CONFIG.TXT default even past the 16th (the
+/// file named in any case, config.txt too), pages with the left/right keys, shows a long name
+/// shortened instead of skipping it, and skips macOS "._" files, saying how many.
+#[test]
+fn the_browser_scans_any_case_pages_through_many_models_and_says_what_it_left_out() {
+    let img = gpt2();
+    let long = "a-model-with-a-name-longer-than-the-column.ssnail";
+    let mut files: Vec<(String, Vec<u8>)> = (0..22)
+        .map(|i| {
+            let desc = format!("Model {i}");
+            (
+                format!("Ssnail/M{i:02}.SSNAIL"),
+                with_description(&img, &desc, 1),
+            )
+        })
+        .collect();
+    files.push((format!("Ssnail/{long}"), with_description(&img, "Long", 1)));
+    files.push(("Ssnail/._M00.SSNAIL".into(), vec![0; 4096]));
+    files.push(("Ssnail/._M01.SSNAIL".into(), vec![0; 4096]));
+    files.push(("Ssnail/config.txt".into(), b"m20.ssnail\n".to_vec()));
+    let refs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(n, d)| (n.as_str(), d.as_slice()))
+        .collect();
+    let mut m = Machine::new();
+    m.attach_ssnail(Ssnail::new(Core::new(72 << 20)));
+    let sd = sd_with(&refs);
+    m.set_sd_dir(sd.path().to_path_buf());
+    let (_, entry) = m.load_prg(prg(), None).unwrap();
+    m.keys.schedule(
+        &KeyScript::parse("{WAIT 2}{DOWN}{WAIT 1}{LEFT}{LEFT}{LEFT}{WAIT 1}{RIGHT}{RIGHT}{RIGHT}")
+            .unwrap(),
+        0,
+    );
+    m.start_at(entry);
+    m.run(CPU_HZ * 18 / 10);
+    let rows: Vec<String> = m.screen_text().lines().map(String::from).collect();
+    let all = rows.join("\n");
+    assert_eq!(
+        rows[3], "23 models, 12-21 shown; 2 \"._\" files skipped; no disk in drive 0",
+        "{all}"
+    );
+    // The default (M20, the 21st) is highlighted; {DOWN} moved on to M21, scrolling one row.
+    m.run(CPU_HZ);
+    let codes = m.screen_codes();
+    let rows: Vec<String> = m.screen_text().lines().map(String::from).collect();
+    let all = rows.join("\n");
+    assert!(rows[3].starts_with("23 models, 13-22 shown"), "{all}");
+    let sel = rows
+        .iter()
+        .position(|r| r.starts_with("M21.SSNAIL "))
+        .unwrap();
+    assert!(codes[sel].iter().all(|c| c & 0x80 != 0), "{all}");
+    // Three pages up: the first page.
+    m.run(CPU_HZ);
+    let rows: Vec<String> = m.screen_text().lines().map(String::from).collect();
+    assert!(
+        rows[3].starts_with("23 models, 1-10 shown"),
+        "{}",
+        rows.join("\n")
+    );
+    // Three pages down: the last page, with the long name shortened to 32 columns.
+    m.run(CPU_HZ);
+    let rows: Vec<String> = m.screen_text().lines().map(String::from).collect();
+    let all = rows.join("\n");
+    assert!(rows[3].starts_with("23 models, 14-23 shown"), "{all}");
+    let shown = format!("{}...{}", &long[..22], &long[long.len() - 7..]);
+    assert_eq!(shown.len(), 32);
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with(&format!("{shown} SD /SSNAIL"))),
+        "{all}"
+    );
+}
+
+/// More images than the list holds: the first 200 are listed and the rest counted.
+#[test]
+fn more_models_than_the_list_holds_are_counted_not_dropped_silently() {
+    let files: Vec<(String, Vec<u8>)> = (0..203)
+        .map(|i| (format!("X{i:03}.SSNAIL"), b"not an image".repeat(30)))
+        .collect();
+    let refs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(n, d)| (n.as_str(), d.as_slice()))
+        .collect();
+    let setup = Setup {
+        sd: Some(sd_with(&refs)),
+        ssnail_mib: Some(72),
+        ..Default::default()
+    };
+    let t = run(&setup, "", "RETURN: load", 60.0);
+    assert!(
+        t.contains("200 models, 1-10 shown; 3 more not listed (at most 200)"),
+        "{t}"
+    );
+}
+
 /// Every printable ASCII character looks like itself on the screen: the program brings its own
 /// 8x8 ASCII character set and points CHARPTR ($D068-$D06A) at it; the headless MEGA65 draws the
 /// glyphs from CHARPTR + memory (the ROM's PETSCII set has no _ { } | ~ \\ `, so before, a name
@@ -1239,12 +1337,7 @@ fn the_model_browser_shows_each_models_description_size_and_fit_and_scrolls() {
     };
     m.run(CPU_HZ * 2);
     let first = screen(&mut m);
-    assert_eq!(
-        first[3],
-        "13 models, 1-10 shown (cursor keys scroll)",
-        "{}",
-        first.join("\n")
-    );
+    assert_eq!(first[3], "13 models, 1-10 shown", "{}", first.join("\n"));
     for (name, data, desc) in &sd_files[..10] {
         let name = name.trim_start_matches("SSNAIL/");
         let r = check_entry(&first, name, data, desc);
@@ -1253,18 +1346,13 @@ fn the_model_browser_shows_each_models_description_size_and_fit_and_scrolls() {
     }
     assert!(!first.iter().any(|l| l.starts_with("M10.SSNAIL")));
     assert!(
-        first[24].starts_with("Cursor up/down: choose"),
+        first[24].starts_with("Up/down: choose  Left/right: page  RETURN: load"),
         "{}",
         first.join("\n")
     );
     m.run(CPU_HZ * 3);
     let last = screen(&mut m);
-    assert_eq!(
-        last[3],
-        "13 models, 4-13 shown (cursor keys scroll)",
-        "{}",
-        last.join("\n")
-    );
+    assert_eq!(last[3], "13 models, 4-13 shown", "{}", last.join("\n"));
     for (name, data, desc) in &sd_files[3..] {
         check_entry(&last, name.trim_start_matches("SSNAIL/"), data, desc);
     }
@@ -1274,6 +1362,6 @@ fn the_model_browser_shows_each_models_description_size_and_fit_and_scrolls() {
     assert_eq!(r, 4 + 2 * 9, "the last model on the last two list rows");
     m.run(CPU_HZ * 3);
     let back = screen(&mut m);
-    assert_eq!(back[3], "13 models, 1-10 shown (cursor keys scroll)");
+    assert_eq!(back[3], "13 models, 1-10 shown");
     assert!(back[4].starts_with("M00.SSNAIL ") && reversed(&mut m, 4) && reversed(&mut m, 5));
 }
