@@ -54,6 +54,11 @@ impl ModelArgs {
     /// Load the image through the emulated load port with the memory size,
     /// numerics and GEMV threads asked for.
     pub fn load(&self) -> Result<Ssnail> {
+        self.load_at(self.image())
+    }
+
+    /// [`ModelArgs::load`] for another image (chat's `/models N`).
+    pub fn load_at(&self, image: &Path) -> Result<Ssnail> {
         let mem = match self.mem_mb {
             Some(mb) if !(mb.is_finite() && mb > 0.0) => {
                 anyhow::bail!("--mem-mb {mb}: not a memory size")
@@ -62,7 +67,7 @@ impl ModelArgs {
             None => None,
         };
         let (mut dev, _report) =
-            Ssnail::load_file(self.image(), mem).map_err(|e| anyhow!("{e}"))?;
+            Ssnail::load_file(image, mem).map_err(|e| anyhow!("{e}"))?;
         dev.machine.numerics = if self.hw {
             Numerics::Hardware
         } else {

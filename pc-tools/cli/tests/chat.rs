@@ -282,7 +282,6 @@ fn commands_and_bad_input() {
         &ModelOpts::llama().with_wtype(GgmlType::Q8_0),
         32,
     );
-    let list = "[commands: /reset /n N /temp T /topk K /penalty P /greedy /hw /eos /seed S /stats /help /quit]";
     let mut r = Reference::new(&img);
     let prompt = r.encode("once", true);
     let (generated, reason) = r.greedy(&prompt, 4);
@@ -294,7 +293,7 @@ fn commands_and_bad_input() {
     ));
     let lines: Vec<&str> = out.lines().skip(3).collect();
     assert_eq!(
-        lines[..11],
+        lines[..10],
         [
             "[4 tokens per turn]",
             "[float reference numerics; sampling: temperature 0.5, top-k 40, repetition penalty 1.15]",
@@ -304,16 +303,19 @@ fn commands_and_bad_input() {
             "[float reference numerics]",
             "[EOS display on: <EOS n%> before a token when P(end of text) >= 5%]",
             "[EOS display off]",
-            list,
-            list,
-            list,
+            // A bad argument and an unknown command: errors, not the list.
+            "[/temp (nothing): needs a temperature (a number; 0 = greedy)]",
+            "[unknown command /what: /help lists the commands]",
         ]
     );
-    assert_eq!(lines[11], "[0 instructions, 0.0 MB RAM traffic, pos 0]");
-    assert_eq!(lines[12], "[0 positions in 0.00s: no positions processed]");
+    // /help: the list, five lines for a decoder.
+    assert!(lines[10].starts_with("[/reset  new conversation"), "{out}");
+    assert!(lines[14].ends_with("leave]"), "{out}");
+    assert_eq!(lines[15], "[0 instructions, 0.0 MB RAM traffic, pos 0]");
+    assert_eq!(lines[16], "[0 positions in 0.00s: no positions processed]");
     // After one greedy turn of 4 tokens: the text, then cumulative counters and pos (prompt + 3).
     let text = AsciiFolder::fold_all(&r.bytes(&generated));
-    let tail = lines[13..].join("\n");
+    let tail = lines[17..].join("\n");
     let (said, stats) = tail.rsplit_once("\n[").unwrap();
     let (said, stats1) = said.rsplit_once("\n[").unwrap();
     assert!(said.ends_with(&text), "{out}");

@@ -449,7 +449,7 @@ pub fn lossy_warning(g: &Gguf, p: &Plan) -> Option<String> {
                 AUTO_ORDER.iter().find_map(|&pol| {
                     let plan = s.lay_out(pol, p.ctx).ok()?;
                     (plan.mem_needed <= mib(b) && !plan.stored.iter().any(|t| t.lossy()))
-                        .then(|| (b, pol))
+                        .then_some((b, pol))
                 })
             })
     });

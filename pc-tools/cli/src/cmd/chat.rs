@@ -11,6 +11,7 @@
 
 mod mega65;
 mod sampler;
+mod typeahead;
 
 // stdout that ends the program quietly when its reader has gone (e.g.
 // `ssnail chat … | head`), where std's print! would panic.
@@ -108,8 +109,55 @@ fn emit(text: &str) {
     }
 }
 
-const COMMANDS: &str =
-    "/reset /n N /temp T /topk K /penalty P /greedy /hw /eos /seed S /stats /help /quit";
+/// Commands that only mean something to a decoder.
+const DECODER_ONLY: [&str; 7] = [
+    "/n", "/temp", "/topk", "/penalty", "/greedy", "/eos", "/seed",
+];
+
+/// `/help`: every command with what it does (decoder settings only for decoders).
+fn help_text(encoder: bool) -> String {
+    let mut v = vec![
+        "[/reset  new conversation   /stats  speed and position   /hw  hardware/float numerics",
+        " /tokens TEXT  token ids and pieces   /models [N]  images here (N: continue with one)",
+    ];
+    if !encoder {
+        v.push(
+            " /n N  tokens per turn   /temp T (0 = greedy)  /topk K  /penalty P  /greedy  /seed S",
+        );
+        v.push(" /eos  show P(end of text)");
+    }
+    v.push(" /help  this list   /quit (or Ctrl-D)  leave]");
+    v.join("\n")
+}
+
+/// One `/models` line: number, file, description, memory and boards.
+fn model_line(n: usize, p: &std::path::Path, current: bool) -> String {
+    let head = std::fs::File::open(p).and_then(|mut f| {
+        let mut b = vec![0u8; ssnail_format::image::HEADER_LEN];
+        std::io::Read::read_exact(&mut f, &mut b).map(|_| b)
+    });
+    let file = p
+        .file_name()
+        .map_or(String::new(), |f| f.to_string_lossy().into_owned());
+    match head.ok().and_then(|b| Header::parse(&b).ok()) {
+        Some(h) => {
+            let mb = h.mem_needed as f64 / (1u64 << 20) as f64;
+            let boards = if mb <= 8.0 {
+                "any board"
+            } else if mb <= 72.0 {
+                "R4-R6"
+            } else {
+                "emulator only"
+            };
+            format!(
+                "{n}{} {file}  [{}]  {mb:.2} MB, {boards}",
+                if current { "*" } else { " " },
+                h.description()
+            )
+        }
+        None => format!("{n}  {file}  (unreadable header)"),
+    }
+}
 
 /// Where input lines come from: a line editor with history on a terminal,
 /// plain lines otherwise (pipes, files).
@@ -132,10 +180,11 @@ impl Input {
         matches!(self, Input::Editor(_))
     }
 
-    /// The next line without its line ending; None at end of input or Ctrl-C.
-    fn line(&mut self) -> Option<String> {
+    /// The next line without its line ending; None at end of input or
+    /// Ctrl-C. `typed`: text already typed (type-ahead), shown after "> ".
+    fn line(&mut self, typed: &str) -> Option<String> {
         match self {
-            Input::Editor(ed) => match ed.readline("> ") {
+            Input::Editor(ed) => match ed.readline_with_initial("> ", (typed, "")) {
                 Ok(line) => {
                     if !line.trim().is_empty() {
                         let _ = ed.add_history_entry(line.as_str());
@@ -175,6 +224,7 @@ fn install_interrupt_handler() {
             .compare_exchange(RUNNING, STOP_ASKED, Ordering::SeqCst, Ordering::SeqCst)
             .is_err()
         {
+            typeahead::restore();
             println!();
             std::process::exit(130);
         }
@@ -195,6 +245,8 @@ struct TurnHost<'a> {
     window: u32,
     /// `--sampler mega65`: chooses instead of `sampler`.
     mega65: Option<&'a mut mega65::Mega65Sampler>,
+    /// On a terminal: keys typed meanwhile, kept for the next prompt.
+    typeahead: Option<typeahead::TypeAhead>,
 }
 
 impl Host for TurnHost<'_> {
@@ -221,6 +273,9 @@ impl Host for TurnHost<'_> {
     }
 
     fn on_sync(&mut self, m: &mut Machine) {
+        if let Some(t) = &mut self.typeahead {
+            t.poll();
+        }
         if GENERATING.load(Ordering::SeqCst) == STOP_ASKED {
             m.poke_u32((BASE + rt::STOP_REQUEST) as u64, 1);
         }
@@ -274,6 +329,34 @@ struct Chat {
     /// Encoder: earlier lines and their unit vectors.
     stored: Vec<(String, Vec<f32>)>,
     totals: Totals,
+    /// The image file (for /models).
+    image: PathBuf,
+    /// Input comes from a person at a terminal.
+    interactive: bool,
+    /// Keys typed during the last answer, for the next prompt.
+    typed: Vec<u8>,
+}
+
+/// What the input loop does after a line.
+enum Next {
+    Go,
+    Quit,
+    /// `/models N`: continue with another image.
+    Open(PathBuf),
+}
+
+/// SSNAIL images in `dir` (by the magic), sorted by name.
+fn images_in(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|r| {
+            r.flatten()
+                .map(|e| e.path())
+                .filter(|p| crate::shared::is_image(p).unwrap_or(false))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
 }
 
 /// Numbers as the upstream Python printed them (1.0, 0.8, 1.15).
@@ -410,6 +493,11 @@ impl Chat {
             shown: 0,
             window: self.window,
             mega65: self.mega65.as_mut(),
+            typeahead: if self.interactive {
+                typeahead::TypeAhead::start(0)
+            } else {
+                None
+            },
         };
         GENERATING.store(RUNNING, Ordering::SeqCst);
         let result = if first {
@@ -418,6 +506,9 @@ impl Chat {
             self.dev.continue_generation(&tokens, self.n, &mut host)
         };
         GENERATING.store(IDLE, Ordering::SeqCst);
+        if let Some(t) = host.typeahead.take() {
+            self.typed.extend(t.finish());
+        }
         let secs = start.elapsed().as_secs_f64();
         let generation = match result {
             Ok(g) => g,
@@ -555,40 +646,64 @@ impl Chat {
         );
     }
 
-    /// A `/command` line (§7.5). Returns false for /quit.
-    fn command(&mut self, line: &str) -> bool {
+    /// A `/command` line (§7.5). A bad argument is an error naming the
+    /// command; an unknown command says so; /help lists them.
+    fn command(&mut self, line: &str) -> Next {
         let mut words = line.split_whitespace();
         let cmd = words.next().unwrap_or("");
         let arg = words.next();
+        let rest = line.trim_start()[cmd.len()..].trim();
+        let encoder = self.header.is_encoder();
+        // Decoder settings mean nothing to an encoder, which embeds each line whole.
+        if encoder && DECODER_ONLY.contains(&cmd) {
+            println!(
+                "[{cmd}: this is an encoder; it embeds each line whole and generates nothing]"
+            );
+            return Next::Go;
+        }
         let s = &mut self.sampler.settings;
-        match (cmd, arg) {
-            ("/quit", _) => return false,
-            ("/reset", _) => {
+        let bad = |what: &str| println!("[{cmd} {}: {what}]", arg.unwrap_or("(nothing)"));
+        match cmd {
+            "/quit" => return Next::Quit,
+            "/help" => println!("{}", help_text(encoder)),
+            "/reset" => {
                 self.started = false;
                 self.stored.clear();
                 self.folder = AsciiFolder::new();
                 println!("[context cleared]");
             }
-            ("/n", Some(a)) if a.parse::<u32>().is_ok_and(|n| n > 0) => {
-                self.n = a.parse().unwrap();
-                println!("[{} tokens per turn]", self.n);
-            }
-            ("/temp", Some(a)) if finite(a).is_ok() => {
-                s.temperature = finite(a).unwrap();
-                let mode = self.mode_line();
-                println!("{mode}");
-            }
-            ("/topk", Some(a)) if a.parse::<u32>().is_ok() => {
-                s.top_k = a.parse().unwrap();
-                let mode = self.mode_line();
-                println!("{mode}");
-            }
-            ("/penalty", Some(a)) if positive(a).is_ok() => {
-                s.penalty = positive(a).unwrap();
-                let mode = self.mode_line();
-                println!("{mode}");
-            }
-            ("/greedy", _) => {
+            "/n" => match arg.and_then(|a| a.parse::<u32>().ok()).filter(|n| *n > 0) {
+                Some(n) => {
+                    self.n = n;
+                    println!("[{} tokens per turn]", self.n);
+                }
+                None => bad("needs a whole number of tokens, at least 1"),
+            },
+            "/temp" => match arg.map(finite) {
+                Some(Ok(t)) => {
+                    s.temperature = t;
+                    let mode = self.mode_line();
+                    println!("{mode}");
+                }
+                _ => bad("needs a temperature (a number; 0 = greedy)"),
+            },
+            "/topk" => match arg.and_then(|a| a.parse::<u32>().ok()) {
+                Some(k) => {
+                    s.top_k = k;
+                    let mode = self.mode_line();
+                    println!("{mode}");
+                }
+                None => bad("needs a whole number (0 = off)"),
+            },
+            "/penalty" => match arg.map(positive) {
+                Some(Ok(p)) => {
+                    s.penalty = p;
+                    let mode = self.mode_line();
+                    println!("{mode}");
+                }
+                _ => bad("needs a number > 0 (1 = off)"),
+            },
+            "/greedy" => {
                 s.temperature = 0.0;
                 s.penalty = 1.0;
                 println!(
@@ -596,7 +711,7 @@ impl Chat {
                      /temp T samples again]"
                 );
             }
-            ("/hw", _) => {
+            "/hw" => {
                 let m = &mut self.dev.machine;
                 m.numerics = match m.numerics {
                     Numerics::Hardware => Numerics::Float,
@@ -604,7 +719,7 @@ impl Chat {
                 };
                 println!("[{}]", self.numerics_name());
             }
-            ("/eos", _) => {
+            "/eos" => {
                 self.show_eos = !self.show_eos;
                 if self.show_eos {
                     println!("[EOS display on: <EOS n%> before a token when P(end of text) >= 5%]");
@@ -612,22 +727,70 @@ impl Chat {
                     println!("[EOS display off]");
                 }
             }
-            ("/seed", Some(a)) if a.parse::<u64>().is_ok() => {
-                let seed = a.parse().unwrap();
-                self.sampler.reseed(seed);
-                match self.mega65.as_mut().map(|m| m.reseed(seed)) {
-                    Some(Err(e)) => println!("[{e}]"),
-                    _ => println!("[seed {seed}]"),
+            "/seed" => match arg.and_then(|a| a.parse::<u64>().ok()) {
+                Some(seed) => {
+                    self.sampler.reseed(seed);
+                    match self.mega65.as_mut().map(|m| m.reseed(seed)) {
+                        Some(Err(e)) => println!("[{e}]"),
+                        _ => println!("[seed {seed}]"),
+                    }
+                }
+                None => bad("needs a whole number"),
+            },
+            "/stats" => self.stats(),
+            "/tokens" if rest.is_empty() => bad("needs text to tokenize"),
+            "/tokens" => match self.tokenize(rest, true) {
+                Ok(ids) => {
+                    // Each id with its text, as the image's vocab table has it.
+                    let shown: Vec<String> = ids
+                        .iter()
+                        .map(|&id| {
+                            let p = self.pieces.get(id as usize).map_or(&[][..], |p| &p[..]);
+                            match p {
+                                [] if id == self.header.bos => format!("{id} (begin)"),
+                                [] if id == self.header.eos => format!("{id} (end)"),
+                                [] => format!("{id} (special)"),
+                                p => format!("{id} {:?}", String::from_utf8_lossy(p)),
+                            }
+                        })
+                        .collect();
+                    println!("[{} tokens: {}]", ids.len(), shown.join(", "));
+                }
+                Err(e) => println!("[/tokens: {e:#}]"),
+            },
+            "/models" => {
+                let dir = match self.image.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
+                let list = images_in(&dir);
+                match arg {
+                    None => {
+                        println!("[images in {}:]", dir.display());
+                        let me = std::fs::canonicalize(&self.image).ok();
+                        for (i, p) in list.iter().enumerate() {
+                            let current = std::fs::canonicalize(p).ok() == me;
+                            println!("  {}", model_line(i + 1, p, current));
+                        }
+                        println!("[/models N continues with image N]");
+                    }
+                    Some(a) => match a
+                        .parse::<usize>()
+                        .ok()
+                        .and_then(|n| list.get(n.wrapping_sub(1)))
+                    {
+                        Some(p) => return Next::Open(p.clone()),
+                        None => bad(&format!("needs an image number, 1 to {}", list.len())),
+                    },
                 }
             }
-            ("/stats", _) => self.stats(),
-            _ => println!("[commands: {COMMANDS}]"),
+            _ => println!("[unknown command {cmd}: /help lists the commands]"),
         }
-        true
+        Next::Go
     }
 
-    /// One input line: a command or text. Returns false to quit.
-    fn line(&mut self, line: &str, echo: bool) -> Result<bool> {
+    /// One input line: a command or text.
+    fn line(&mut self, line: &str, echo: bool) -> Result<Next> {
         if line
             .split_whitespace()
             .next()
@@ -640,17 +803,18 @@ impl Chat {
         } else {
             self.decoder_turn(line, echo)?;
         }
-        Ok(true)
+        Ok(Next::Go)
     }
 }
 
-pub fn run(args: Args) -> Result<()> {
-    let name = args.model.image().display().to_string();
+/// Load `image` and set a chat up on it with the command line's settings.
+fn open_chat(args: &Args, image: &std::path::Path, interactive: bool) -> Result<Chat> {
+    let name = image.display().to_string();
     let n = args.model.n.unwrap_or(DEFAULT_N);
     if n == 0 {
         bail!("-n 0: a turn needs at least one token");
     }
-    let dev = args.model.load()?;
+    let dev = args.model.load_at(image)?;
     let header = dev.header();
     // Check the tokenizer tables once, so a broken image fails at start.
     ImageTokenizer::new(dev.machine.mem()).map_err(|e| anyhow!("{name}: {e}"))?;
@@ -695,7 +859,7 @@ pub fn run(args: Args) -> Result<()> {
         }
     };
     let seed = args.seed.unwrap_or_else(rand::random);
-    let mut chat = Chat {
+    Ok(Chat {
         dev,
         name,
         header,
@@ -711,23 +875,54 @@ pub fn run(args: Args) -> Result<()> {
         reference,
         stored: Vec::new(),
         totals: Totals::default(),
-    };
+        image: image.to_path_buf(),
+        interactive,
+        typed: Vec::new(),
+    })
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let one_shot = args.model.prompt.is_some();
+    let mut input = if one_shot { None } else { Some(Input::open()) };
+    let interactive = input.as_ref().is_some_and(Input::interactive);
+    let mut chat = open_chat(&args, args.model.image(), interactive)?;
     chat.banner();
     install_interrupt_handler();
     if let Some(prompt) = &args.model.prompt {
         chat.line(prompt, true)?;
         return Ok(());
     }
-    let mut input = Input::open();
-    if input.interactive() {
+    let input = input.as_mut().expect("interactive or piped input");
+    if interactive {
         chat.hint();
     }
-    while let Some(line) = input.line() {
+    // Lines typed while the model wrote run first, shown after the prompt.
+    let mut queued: std::collections::VecDeque<String> = Default::default();
+    loop {
+        let (whole, rest) = typeahead::lines(&std::mem::take(&mut chat.typed));
+        queued.extend(whole);
+        let line = match queued.pop_front() {
+            Some(l) => {
+                println!("> {l}");
+                l
+            }
+            None => match input.line(&rest) {
+                Some(l) => l,
+                None => break,
+            },
+        };
         match chat.line(&line, false) {
-            Ok(true) => {}
-            Ok(false) => break,
+            Ok(Next::Go) => {}
+            Ok(Next::Quit) => break,
+            Ok(Next::Open(path)) => match open_chat(&args, &path, interactive) {
+                Ok(c) => {
+                    chat = c;
+                    chat.banner();
+                }
+                Err(e) => eprintln!("ssnail: {e:#}"),
+            },
             // A piped session stops at the first error; a person can go on.
-            Err(e) if input.interactive() => eprintln!("ssnail: {e:#}"),
+            Err(e) if interactive => eprintln!("ssnail: {e:#}"),
             Err(e) => return Err(e),
         }
     }
@@ -761,6 +956,7 @@ mod tests {
             shown: 0,
             window: 64,
             mega65: None,
+            typeahead: None,
         }
     }
 

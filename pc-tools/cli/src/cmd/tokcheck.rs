@@ -19,6 +19,15 @@ pub struct Args {
     pub text: Option<PathBuf>,
 }
 
+/// "id:'text'" for a token (specials, with no text, as "id:<>").
+fn piece(id: u32, bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        format!("{id}:<>")
+    } else {
+        format!("{id}:{:?}", String::from_utf8_lossy(bytes))
+    }
+}
+
 pub fn run(args: Args) -> Result<()> {
     if !is_image(&args.image)? {
         bail!(
@@ -55,8 +64,32 @@ pub fn run(args: Args) -> Result<()> {
             same += 1;
         } else {
             println!("DIFFER: {line}");
-            println!("  image: {got:?}");
-            println!("  gguf:  {want:?}");
+            let image_pieces: Vec<String> = got
+                .iter()
+                .map(|&id| match image.token_bytes(id) {
+                    // Specials have no text in the image: the GGUF's name.
+                    [] => piece(id, reference.piece(id).as_bytes()),
+                    b => piece(id, b),
+                })
+                .collect();
+            let gguf_pieces: Vec<String> = want
+                .iter()
+                .map(|&id| piece(id, reference.piece(id).as_bytes()))
+                .collect();
+            println!("  image: {}", image_pieces.join(" "));
+            println!("  gguf:  {}", gguf_pieces.join(" "));
+            // The MEGA65 types ASCII: the image tokenizer reads every other
+            // character as '?' (§2.5). Say so when that is the whole difference.
+            let ascii: String = line
+                .chars()
+                .map(|c| if c.is_ascii() { c } else { '?' })
+                .collect();
+            if ascii != line && reference.encode(&ascii, true) == got {
+                println!(
+                    "  (ASCII only: the image reads {ascii:?}, each non-ASCII character as '?', \
+                     as the MEGA65 keyboard types it; the GGUF gives the same tokens for that text)"
+                );
+            }
         }
     }
     let probes = image.probes() as f64 / tokens.max(1) as f64;
