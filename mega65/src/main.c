@@ -10,6 +10,7 @@
 #include "io.h"
 #include "screen.h"
 #include "ssnail_regs.h"
+#include "timer.h"
 #include "fdc.h"
 
 #define LIST_ROW 4
@@ -62,6 +63,7 @@ static void header(void) {
  * board, then its description indented. Ten fit between the header and the key help; the
  * cursor keys scroll one model, left/right a page. */
 #define PER_PAGE 10
+#define COUNTDOWN_S 5   /* CONFIG.TXT's model loads after this, unless a key is pressed */
 
 static uint8_t top;     /* first model shown */
 #pragma bss-name(push, "HIBSS")
@@ -159,6 +161,30 @@ static void key_help(void) {
     scr_log('\n');   /* a drawn newline on the last row would scroll the list up */
 }
 
+/* CONFIG.TXT's model: 1 = load it now (no key in COUNTDOWN_S seconds); a key is left queued */
+static uint8_t countdown(void) {
+    uint8_t left = COUNTDOWN_S + 1, s;
+    timer_start();
+    for (;;) {
+        s = COUNTDOWN_S - (uint8_t)(timer_ms() / 1000);
+        if (s != left) {
+            left = s;
+            scr_clear_row(24);
+            scr_at(0, 24);
+            scr_printf("Loading %s in %u s (CONFIG.TXT): any key to choose", model_short_name(&cur),
+                       left);
+            scr_log('\n');
+        }
+        if (PEEK(0xD610)) {
+            key_help();
+            return 0;
+        }
+        if (!left) return 1;
+    }
+}
+
+static uint8_t started;   /* the countdown runs once, when the program starts */
+
 /* 1 = the model in cur is loaded */
 static uint8_t browse(void) {
     int16_t def;
@@ -183,6 +209,12 @@ static uint8_t browse(void) {
         if (sel >= PER_PAGE) top = sel - PER_PAGE + 1;
         draw_page(sel);
         key_help();
+        if (from_config && !started) {
+            started = 1;
+            model_get(sel, &cur);
+            if (countdown() && load_model(&cur)) return 1;
+        }
+        started = 1;
         for (;;) {
             k = kbd_wait();
             if (k == KEY_DOWN && sel + 1 < n_models) {

@@ -924,6 +924,32 @@ fn config_txt_chooses_the_default_model() {
 }
 
 /// Seconds of the "[N tokens, S s, R tokens/s]" line after the answer to `prompt`.
+/// With a CONFIG.TXT default the program loads it by itself after a 5-second countdown (so
+/// AUTOBOOT.C65 can start a model unattended); any key stops the countdown and leaves the
+/// choice to the user.
+#[test]
+fn config_txt_loads_its_model_after_a_countdown_that_any_key_cancels() {
+    let img = gpt2();
+    let setup = || Setup {
+        sd: Some(sd_with(&[
+            ("SSNAIL/A.SSNAIL", &img),
+            ("SSNAIL/B.SSNAIL", &img),
+            ("SSNAIL/CONFIG.TXT", b"b.ssnail\n"),
+        ])),
+        ssnail_mib: Some(72),
+        ..Default::default()
+    };
+    let t = run(&setup(), "", "Loaded", 20.0);
+    assert!(
+        t.contains("Loading B.SSNAIL in 5 s (CONFIG.TXT): any key to choose"),
+        "{t}"
+    );
+    assert!(t.contains("Loaded B.SSNAIL"), "{t}");
+    let t = run(&setup(), "{WAIT 1}{UP}", "Loaded", 10.0);
+    assert!(!t.contains("Loaded"), "{t}");
+    assert!(t.contains("Loading B.SSNAIL in 5 s"), "{t}");
+}
+
 fn answer_seconds(t: &str, prompt: &str) -> f64 {
     let at = t.find(&format!("> {prompt}\n")).unwrap();
     let line = t[at..].lines().find(|l| l.ends_with("tokens/s]")).unwrap();
