@@ -27,9 +27,15 @@ pub struct ModelArgs {
     /// Tokens to generate (decoders; run: 32 in all, chat: 120 per turn).
     #[arg(short = 'n', long = "n-predict")]
     pub n: Option<u32>,
-    /// Hardware numerics (bit-exact to the FPGA core) instead of the float reference.
-    #[arg(long)]
+    /// Hardware numerics (bit-exact to the FPGA core). The default for
+    /// decoders: it is what the v1 hardware computes, and the emulator runs
+    /// it faster than the float reference.
+    #[arg(long, conflicts_with = "float")]
     pub hw: bool,
+    /// The float reference numerics (double-precision sums; the default for
+    /// encoders).
+    #[arg(long)]
+    pub float: bool,
     /// Worker threads for GEMV (default: all cores).
     #[arg(short = 't', long)]
     pub threads: Option<usize>,
@@ -66,9 +72,8 @@ impl ModelArgs {
             Some(mb) => Some((mb * ssnail_format::image::MIB as f64).ceil() as usize),
             None => None,
         };
-        let (mut dev, _report) =
-            Ssnail::load_file(image, mem).map_err(|e| anyhow!("{e}"))?;
-        dev.machine.numerics = if self.hw {
+        let (mut dev, _report) = Ssnail::load_file(image, mem).map_err(|e| anyhow!("{e}"))?;
+        dev.machine.numerics = if self.hw || !self.float && !dev.header().is_encoder() {
             Numerics::Hardware
         } else {
             Numerics::Float

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{image, output_with_stdin, ssnail};
-use ssnail_core::{NoHost, Ssnail};
+use ssnail_core::{NoHost, Numerics, Ssnail};
 use ssnail_format::ggml::GgmlType;
 use ssnail_testkit::models::ModelOpts;
 use ssnail_tokenizer::{AsciiFolder, ImageTokenizer};
@@ -35,16 +35,19 @@ fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
 }
 
-/// The image loaded as the chat loads it, for references.
+/// The image loaded as the chat loads it, for references (a decoder in
+/// hardware numerics, the chat's default).
 struct Reference {
     dev: Ssnail,
 }
 
 impl Reference {
     fn new(img: &Path) -> Reference {
-        Reference {
-            dev: Ssnail::load_file(img, None).unwrap().0,
+        let mut dev = Ssnail::load_file(img, None).unwrap().0;
+        if !dev.header().is_encoder() {
+            dev.machine.numerics = Numerics::Hardware;
         }
+        Reference { dev }
     }
     fn encode(&self, text: &str, first: bool) -> Vec<u32> {
         ImageTokenizer::new(self.dev.machine.mem())
@@ -67,7 +70,7 @@ fn banner(desc: &str, kind: &str, ctx: u32, mode: &str) -> String {
 }
 
 const LLAMA_DESC: &str = "llama 256d 2L 8H [General]";
-const FLOAT_GREEDY: &str = "float reference numerics; greedy, as the v1 hardware";
+const HW_GREEDY: &str = "hardware numerics; greedy, as the v1 hardware";
 
 #[test]
 fn decoder_turns_continue_and_reset() {
@@ -106,7 +109,7 @@ fn decoder_turns_continue_and_reset() {
         f.push(&r.bytes(ids), &mut s);
         s + "\n"
     };
-    let mut expect = banner(LLAMA_DESC, "llama decoder", 64, FLOAT_GREEDY);
+    let mut expect = banner(LLAMA_DESC, "llama decoder", 64, HW_GREEDY);
     expect += &turn(&twelve[..6], &mut f);
     expect += &turn(&twelve[6..], &mut f);
     expect += "[context cleared]\n";
@@ -151,9 +154,9 @@ fn greedy_equals_ssnail_run() {
         for hw in [false, true] {
             let mut run_args = vec!["run", i, "--prompt", "the cat sat on", "-n", "16", "--ids"];
             let mut chat_args = vec!["--greedy", "-n", "16"];
-            if hw {
-                run_args.push("--hw");
-                chat_args.push("--hw");
+            if !hw {
+                run_args.push("--float");
+                chat_args.push("--float");
             }
             let ran = stdout(&ssnail(&run_args));
             let ids = |key: &str| -> Vec<u32> {
@@ -241,7 +244,7 @@ fn seed_reproduces_samples() {
     ));
     assert_eq!(
         out.lines().nth(2),
-        Some("[float reference numerics; sampling: temperature 1.5, top-k 7, repetition penalty 1.0]")
+        Some("[hardware numerics; sampling: temperature 1.5, top-k 7, repetition penalty 1.0]")
     );
 }
 
@@ -268,7 +271,7 @@ fn context_full_is_reported() {
     let text = AsciiFolder::fold_all(&r.bytes(&generated));
     let expect = format!(
         "{}{text}\n{full}\n\n{full}\n[context cleared]\n{text}\n{full}\n",
-        banner(LLAMA_DESC, "llama decoder", 16, FLOAT_GREEDY)
+        banner(LLAMA_DESC, "llama decoder", 16, HW_GREEDY)
     );
     assert_eq!(out, expect);
 }
@@ -296,11 +299,11 @@ fn commands_and_bad_input() {
         lines[..10],
         [
             "[4 tokens per turn]",
-            "[float reference numerics; sampling: temperature 0.5, top-k 40, repetition penalty 1.15]",
-            "[float reference numerics; sampling: temperature 0.5, top-k 5, repetition penalty 1.15]",
-            "[float reference numerics; sampling: temperature 0.5, top-k 5, repetition penalty 1.3]",
-            "[hardware numerics]",
+            "[hardware numerics; sampling: temperature 0.5, top-k 40, repetition penalty 1.15]",
+            "[hardware numerics; sampling: temperature 0.5, top-k 5, repetition penalty 1.15]",
+            "[hardware numerics; sampling: temperature 0.5, top-k 5, repetition penalty 1.3]",
             "[float reference numerics]",
+            "[hardware numerics]",
             "[EOS display on: <EOS n%> before a token when P(end of text) >= 5%]",
             "[EOS display off]",
             // A bad argument and an unknown command: errors, not the list.
