@@ -8,6 +8,7 @@
 use crate::http::{self, Use};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde_json::Value;
+use std::time::Instant;
 
 /// Searched when no terms are given.
 pub const DEFAULT_TERMS: [&str; 9] = [
@@ -291,21 +292,43 @@ impl Query {
     }
 }
 
-/// Failure to search (the finder stops); file listings that fail are skipped.
+/// Failure to search (the finder stops); file listings that fail are
+/// skipped. The message names the endpoint actually used.
 #[derive(Debug)]
-pub struct SearchFailed(pub String);
+pub struct SearchFailed {
+    pub endpoint: String,
+    pub msg: String,
+}
 
 impl std::fmt::Display for SearchFailed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Can't reach Hugging Face ({})", self.0)
+        write!(
+            f,
+            "Can't reach Hugging Face at {} ({})",
+            self.endpoint, self.msg
+        )
     }
 }
 
+/// The whole search (every term, every file listing) ends by then; what was
+/// found so far is shown. A request never waits past it either.
+pub const SEARCH_TIME: std::time::Duration = std::time::Duration::from_secs(120);
+
 impl std::error::Error for SearchFailed {}
 
-/// GET a JSON reply.
-fn get_json(agent: &ureq::Agent, url: &str) -> Result<Value, String> {
-    let mut resp = agent.get(url).call().map_err(|e| http::describe(&e))?;
+/// GET a JSON reply, waiting at most until `deadline`.
+fn get_json(agent: &ureq::Agent, url: &str, deadline: Instant) -> Result<Value, String> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err("the search's time limit was reached".into());
+    }
+    let mut resp = agent
+        .get(url)
+        .config()
+        .timeout_global(Some(left.min(std::time::Duration::from_secs(30))))
+        .build()
+        .call()
+        .map_err(|e| http::describe(&e))?;
     let status = resp.status();
     if !status.is_success() {
         return Err(format!("HTTP {status} from {url}"));
@@ -321,13 +344,31 @@ fn get_json(agent: &ureq::Agent, url: &str) -> Result<Value, String> {
 
 /// Search `endpoint` for every term, list each new repository's files, and
 /// return the candidates the query keeps, sorted by parameter count (unknown
-/// last) then downloads (most first). `progress` receives one line per term.
+/// last) then downloads (most first). At most `query.limit` repositories per
+/// term are looked at, whatever the server sends; the whole search takes at
+/// most [`SEARCH_TIME`]. `progress` receives a line per term and per
+/// repository listed.
 pub fn find(
     endpoint: &str,
     query: &Query,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<Candidate>, SearchFailed> {
+    find_within(endpoint, query, progress, SEARCH_TIME)
+}
+
+/// [`find`] with another time limit for the whole search.
+pub fn find_within(
+    endpoint: &str,
+    query: &Query,
+    progress: &mut dyn FnMut(&str),
+    time: std::time::Duration,
+) -> Result<Vec<Candidate>, SearchFailed> {
+    let deadline = Instant::now() + time;
     let endpoint = endpoint.trim_end_matches('/');
+    let failed = |msg: String| SearchFailed {
+        endpoint: endpoint.to_string(),
+        msg,
+    };
     let agent = http::agent_for(
         endpoint,
         Use::Api {
@@ -341,26 +382,53 @@ pub fn find(
     };
     let mut seen = std::collections::HashSet::new();
     let mut rows = Vec::new();
-    for term in &terms {
+    'terms: for term in &terms {
+        if Instant::now() >= deadline {
+            progress(&format!(
+                "time limit of {} s reached: showing what was found",
+                time.as_secs()
+            ));
+            break;
+        }
         let q = utf8_percent_encode(term, NON_ALPHANUMERIC);
         let url = format!(
             "{endpoint}/api/models?search={q}&filter=gguf&sort=downloads&direction=-1&limit={}\
              &expand%5B%5D=gguf&expand%5B%5D=downloads&expand%5B%5D=likes",
             query.limit
         );
-        let hits = get_json(&agent, &url).map_err(SearchFailed)?;
+        let hits = match get_json(&agent, &url, deadline) {
+            Ok(h) => h,
+            // Out of time after some results: show them.
+            Err(_) if Instant::now() >= deadline && !rows.is_empty() => {
+                progress(&format!(
+                    "time limit of {} s reached: showing what was found",
+                    time.as_secs()
+                ));
+                break;
+            }
+            Err(e) => return Err(failed(e)),
+        };
         let hits = hits
             .as_array()
-            .ok_or_else(|| SearchFailed(format!("unexpected search reply from {url}")))?;
-        for hit in hits {
+            .ok_or_else(|| failed(format!("unexpected search reply from {url}")))?;
+        let n = hits.len().min(query.limit);
+        for (i, hit) in hits.iter().take(query.limit).enumerate() {
+            if Instant::now() >= deadline {
+                progress(&format!(
+                    "time limit of {} s reached: showing what was found",
+                    time.as_secs()
+                ));
+                break 'terms;
+            }
             let Some(repo) = hit.get("id").and_then(Value::as_str) else {
                 continue;
             };
             if !seen.insert(repo.to_string()) {
                 continue;
             }
+            progress(&format!("  listing {repo} ({}/{n})", i + 1));
             let tree_url = format!("{endpoint}/api/models/{repo}/tree/main?recursive=true");
-            let Ok(tree) = get_json(&agent, &tree_url) else {
+            let Ok(tree) = get_json(&agent, &tree_url, deadline) else {
                 continue;
             };
             if let Some(c) = candidate(hit, &gguf_files(&tree)) {

@@ -12,7 +12,7 @@
 mod common;
 
 use common::{Reply, Server};
-use ssnail_hub::findmodels::{find, render, FitFormat, Query};
+use ssnail_hub::findmodels::{find, find_within, render, FitFormat, Query};
 use std::path::Path;
 
 fn fixture(name: &str) -> String {
@@ -105,7 +105,12 @@ fn lists_supported_models_that_fit_and_offers_the_unquantised_file() {
         [None, Some(FitFormat::Q8_0), Some(FitFormat::Q8_0)]
     );
 
-    assert_eq!(progress, ["searched 'tinystories': 2 candidates so far"]);
+    let summaries: Vec<&String> = progress.iter().filter(|l| !l.starts_with("  ")).collect();
+    assert_eq!(summaries, ["searched 'tinystories': 2 candidates so far"]);
+    assert!(
+        progress.iter().any(|l| l.starts_with("  listing ")),
+        "{progress:?}"
+    );
 
     let text = render(&rows, &server.base);
     let lines: Vec<&str> = text.lines().collect();
@@ -208,8 +213,9 @@ fn repeated_repositories_are_listed_once_and_broken_listings_skipped() {
     .unwrap();
     let repos: Vec<&str> = rows.iter().map(|r| r.repo.as_str()).collect();
     assert_eq!(repos, ["afrideva/Tinystories-gpt-0.1-3m-GGUF"]);
+    let summaries: Vec<&String> = progress.iter().filter(|l| !l.starts_with("  ")).collect();
     assert_eq!(
-        progress,
+        summaries,
         [
             "searched 'tinystories': 1 candidates so far",
             "searched 'gpt2': 1 candidates so far"
@@ -240,7 +246,12 @@ fn unreachable_hub_is_one_clear_line() {
     )
     .unwrap_err()
     .to_string();
-    assert!(err.starts_with("Can't reach Hugging Face ("), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "Can't reach Hugging Face at http://127.0.0.1:{port} ("
+        )),
+        "{err}"
+    );
     assert!(!err.contains('\n'), "{err}");
 
     // An HTTP error from the search is also a failed search.
@@ -249,7 +260,63 @@ fn unreachable_hub_is_one_clear_line() {
         .unwrap_err()
         .to_string();
     assert!(
-        err.starts_with("Can't reach Hugging Face (HTTP 503"),
+        err.starts_with(&format!(
+            "Can't reach Hugging Face at {} (HTTP 503",
+            server.base
+        )),
         "{err}"
+    );
+}
+
+/// A server that lists more repositories than asked for, slowly: the finder
+/// looks at `--limit` of them and stops the whole search at its time limit.
+#[test]
+fn findmodels_honours_the_limit_and_bounds_the_whole_search_in_time() {
+    let hits: Vec<String> = (0..40)
+        .map(|i| format!(r#"{{"id": "org/model-{i}", "downloads": 1, "likes": 0}}"#))
+        .collect();
+    let search = format!("[{}]", hits.join(","));
+    let trees = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let t2 = trees.clone();
+    let server = Server::start(move |req| {
+        if req.path.starts_with("/api/models?") {
+            return Reply::json(&search);
+        }
+        t2.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        Reply::json("[]")
+    });
+    let mut q = query(&["a"], None, true);
+    q.limit = 3;
+    let mut progress = Vec::new();
+    find(&server.base, &q, &mut |l| progress.push(l.to_string())).unwrap();
+    assert_eq!(
+        trees.load(std::sync::atomic::Ordering::SeqCst),
+        3,
+        "{progress:?}"
+    );
+    assert!(
+        progress.contains(&"  listing org/model-2 (3/3)".to_string()),
+        "{progress:?}"
+    );
+
+    // 40 slow listings (12 s) in a search limited to 1 s.
+    q.limit = 40;
+    let t0 = std::time::Instant::now();
+    let mut progress = Vec::new();
+    let r = find_within(
+        &server.base,
+        &q,
+        &mut |l| progress.push(l.to_string()),
+        std::time::Duration::from_secs(1),
+    );
+    let took = t0.elapsed().as_secs_f64();
+    assert!(took < 2.5, "took {took:.1} s");
+    assert!(r.is_ok() || r.is_err());
+    assert!(
+        progress
+            .iter()
+            .any(|l| l.contains("time limit of 1 s reached")),
+        "{progress:?}"
     );
 }
