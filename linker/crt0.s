@@ -2,7 +2,23 @@
 ;
 ; BASIC 65 loads the PRG at $2001 and runs "10 BANK0:SYS8209" (spec §M13). From here on the
 ; program owns the machine: no KERNAL, no BASIC, no interrupts. That is what lets the same PRG
-; run in the headless emulator, in xemu and on real boards.
+; run in the headless emulator, in xemu and on real boards. /quit gives the machine back
+; (_machine_restore): what start-up changes is saved first and put back before RTS to SYS.
+;
+; What BASIC needs back (MEGA65 Book): memory.tex "BANK and SYS" (the SYS map after BANK 0:
+; $0000-$BFFF bank-0 RAM, $E000-$FFFF KERNAL ROM 3.E000 = MAP A=0 X=0 Y=0 Z=$83), "The Chip RAM
+; Memory Map" (0.0002-0.15FF KERNAL variables, 0.F700-0.FEFF BASIC variables, 0.FF00-0.FFFF
+; reserved), appendix-kernal-jumptable.tex "Prerequisites" (B = 0, $E000 KERNAL, $0000-$1FFF bank
+; 0) and its VECTOR entry (the KERNAL's one interrupt is a once-per-frame raster IRQ, untouched
+; here; CIA 1 interrupts stay off).
+;
+; Saved to chip RAM bank 5 ($5C000-$5FFFF, after the model list) by inline DMA jobs: $0000-$05FF
+; (base page, stack, KERNAL variables and the Hyppo pages this program uses), the screen
+; $0800-$0FFF, 2 KB of colour RAM, and $E000-$FFFF (HIBSS over BASIC's variables, the vectors). Registers: P (I and E flags),
+; SP, B, $01, $D030, $D031, $D054, $D689. The VIC-IV registers scr_init changes are saved by
+; screen.c, $D7FE and the CIA 1 timer controls by main.c.
+
+SAVE_BANK   = $05                       ; 0.5C000: see the list above
 
         .p02                            ; "sp" (cc65's C stack pointer) is a register name in 4510 mode
         .export         __STARTUP__ : absolute = 1
@@ -25,14 +41,76 @@
 
         .segment        "STARTUP"
         .p4510
-start:  sei
+start:  php                             ; BASIC's flags (I, E) for /quit
+        pla
+        sta     saved_p
+        sei
         cld
-        lda     #65                     ; force 40 MHz (write $41 to $00, spec §M2.3)
-        sta     $00
-        lda     #$47                    ; MEGA65 I/O personality
+        tsx
+        stx     saved_spl
+        tsy
+        sty     saved_sph
+        tba
+        sta     saved_b
+        lda     $01
+        sta     saved_01
+        lda     #$47                    ; MEGA65 I/O personality (BASIC 65's own already)
         sta     $D02F
         lda     #$53
         sta     $D02F
+        lda     $D030
+        sta     saved_d030
+        lda     $D031
+        sta     saved_d031
+        lda     $D054
+        sta     saved_d054
+        lda     $D689
+        sta     saved_d689
+        ; save low memory before anything here writes to it (enhanced inline DMA jobs, $D707:
+        ; options F018B, source MB, destination MB; then command, count, source, bank,
+        ; destination, bank, sub-command, modulo)
+        sta     $D707
+        .byte   $0B, $80, $00, $81, $00, $00
+        .byte   $00
+        .word   $0600                   ; $0000-$05FF
+        .word   $0000
+        .byte   $00
+        .word   $C000
+        .byte   SAVE_BANK
+        .byte   $00
+        .word   $0000
+        sta     $D707
+        .byte   $0B, $80, $00, $81, $00, $00
+        .byte   $00
+        .word   $0800                   ; screen $0800-$0FFF
+        .word   $0800
+        .byte   $00
+        .word   $C600
+        .byte   SAVE_BANK
+        .byte   $00
+        .word   $0000
+        sta     $D707
+        .byte   $0B, $80, $FF, $81, $00, $00
+        .byte   $00
+        .word   $0800                   ; colour RAM $FF80000, 2 KB
+        .word   $0000
+        .byte   $08
+        .word   $CE00
+        .byte   SAVE_BANK
+        .byte   $00
+        .word   $0000
+        sta     $D707
+        .byte   $0B, $80, $00, $81, $00, $00
+        .byte   $00
+        .word   $2000                   ; $E000-$FFFF (HIBSS, BASIC variables, vectors)
+        .word   $E000
+        .byte   $00
+        .word   $E000
+        .byte   SAVE_BANK
+        .byte   $00
+        .word   $0000
+        lda     #65                     ; force 40 MHz (write $41 to $00, spec §M2.3)
+        sta     $00
         lda     #0                      ; MAP nothing: RAM everywhere the C64 port allows
         tax
         tay
@@ -89,6 +167,102 @@ start:  sei
         jsr     initlib
         jsr     _main
 _exit:  jsr     donelib
-@halt:  jmp     @halt                   ; the program never returns to BASIC (it took the machine)
+        jmp     _machine_restore
 
 ignore: rti
+
+; void machine_restore(void): gives the machine back to BASIC and returns from its SYS; does not
+; return to the caller, which has already put back the VIC-IV and device registers it changed.
+        .export         _machine_restore
+        .p4510
+_machine_restore:
+        sei
+        sta     $D707                   ; screen, colour RAM, $E000-$FFFF back
+        .byte   $0B, $80, $00, $81, $00, $00
+        .byte   $00
+        .word   $0800
+        .word   $C600
+        .byte   SAVE_BANK
+        .word   $0800
+        .byte   $00
+        .byte   $00
+        .word   $0000
+        sta     $D707
+        .byte   $0B, $80, $00, $81, $FF, $00
+        .byte   $00
+        .word   $0800
+        .word   $CE00
+        .byte   SAVE_BANK
+        .word   $0000
+        .byte   $08
+        .byte   $00
+        .word   $0000
+        sta     $D707
+        .byte   $0B, $80, $00, $81, $00, $00
+        .byte   $00
+        .word   $2000
+        .word   $E000
+        .byte   SAVE_BANK
+        .word   $E000
+        .byte   $00
+        .byte   $00
+        .word   $0000
+        lda     saved_d689
+        sta     $D689
+        lda     saved_d054
+        sta     $D054
+        lda     saved_d031
+        sta     $D031
+        lda     saved_d030
+        sta     $D030
+        lda     #64                     ; force-fast off: the speed is $D031/$D054's again
+        sta     $00
+        ; base page, stack and $0200-$05FF last: nothing below uses them until the RTS
+        sta     $D707
+        .byte   $0B, $80, $00, $81, $00, $00
+        .byte   $00
+        .word   $05FE
+        .word   $C002
+        .byte   SAVE_BANK
+        .word   $0002
+        .byte   $00
+        .byte   $00
+        .word   $0000
+        lda     saved_01
+        sta     $01
+        lda     #0                      ; the SYS map: KERNAL 3.E000 at $E000, the rest bank 0
+        tax
+        tay
+        ldz     #$83
+        map
+        eom
+        lda     saved_b
+        tab
+        ldx     saved_spl
+        txs
+        ldy     saved_sph
+        tys
+        lda     saved_p
+        and     #$20                    ; E: 8-bit stack as BASIC had it, or not
+        beq     @e16
+        see
+        bra     @flags
+@e16:   cle
+@flags: ldz     #0
+        lda     saved_p
+        and     #$04
+        bne     @ret                    ; BASIC ran with I set: leave it so
+        cli
+@ret:   lda     #0
+        rts
+
+        .data
+saved_p:    .byte   0
+saved_spl:  .byte   0
+saved_sph:  .byte   0
+saved_b:    .byte   0
+saved_01:   .byte   0
+saved_d030: .byte   0
+saved_d031: .byte   0
+saved_d054: .byte   0
+saved_d689: .byte   0

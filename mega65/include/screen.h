@@ -15,6 +15,7 @@
 #define COL_GREY 15
 extern uint8_t scr_x, scr_y, scr_col;
 void scr_init(void);
+void scr_restore(void);         /* the VIC-IV registers as scr_init found them */
 void scr_clear(void);
 void scr_at(uint8_t x, uint8_t y);
 void scr_putc(char c);          /* ASCII; \n newline; wraps and scrolls */

@@ -290,10 +290,10 @@ static void show_tokens(const char *text) {
 static void help(void) {
     scr_puts("/n N  tokens per answer   /reset  new conversation   /stats  speed and position\n"
              "/tokens TEXT  token ids   /models  back to the list   /help  this list\n"
-             "RUN/STOP stops an answer\n");
+             "/quit  back to BASIC      RUN/STOP stops an answer\n");
 }
 
-void chat(const char *name) {
+uint8_t chat(const char *name) {
     uint8_t encoder = far_peek(HDR(H_FLAGS)) & 1;
     uint8_t arch = far_peek(HDR(H_ARCH)), i, c;
     static const char *const arch_names[3] = {"llama", "gpt2", "bert"};
@@ -326,7 +326,8 @@ void chat(const char *name) {
         kbd_readline(line, MAX_LINE);
         scr_col = COL_LGREEN;
         if (line[0] == '/') {
-            if (!strcmp(line, "/models")) return;
+            if (!strcmp(line, "/models")) return CHAT_MODELS;
+            if (!strcmp(line, "/quit")) return CHAT_QUIT;
             if (!strcmp(line, "/reset")) {
                 first = 1;
                 pos = 0;
@@ -344,7 +345,7 @@ void chat(const char *name) {
             continue;
         }
         if (encoder) {
-            if (line[0] && embed()) return;
-        } else if (generate()) return;
+            if (line[0] && embed()) return CHAT_MODELS;
+        } else if (generate()) return CHAT_MODELS;
     }
 }

@@ -28,8 +28,11 @@ static uint8_t present, version, caps, id;
 #define D7FE_SLOWCACHE_ADV 0x08
 #define D7FE_SELSDRAM 0x10
 
+static uint8_t saved_d7fe, saved_cia1[2];
+
 static void detect(void) {
     uint8_t d7fe;
+    saved_d7fe = PEEK(0xD7FE);
     id = far_peek(SS_ID);
     present = id == SS_ID_VALUE;
     version = far_peek(SS_VERSION);
@@ -157,7 +160,7 @@ static void choose(uint8_t old, uint8_t sel) {
 static void key_help(void) {
     scr_clear_row(24);
     scr_at(0, 24);
-    scr_puts("Up/down: choose  Left/right: page  RETURN: load  R: look again");
+    scr_puts("Up/down: choose  Left/right: page  RETURN: load  R: look again  Q: BASIC");
     scr_log('\n');   /* a drawn newline on the last row would scroll the list up */
 }
 
@@ -185,7 +188,7 @@ static uint8_t countdown(void) {
 
 static uint8_t started;   /* the countdown runs once, when the program starts */
 
-/* 1 = the model in cur is loaded */
+/* 1 = the model in cur is loaded; 0 = Q (back to BASIC) */
 static uint8_t browse(void) {
     int16_t def;
     uint8_t sel, k, from_config;
@@ -198,8 +201,9 @@ static uint8_t browse(void) {
             draw_count();
             scr_at(0, LIST_ROW);
             scr_puts("No SSNAIL images found: put .SSNAIL files in the SD card's root or SSNAIL\n"
-                     "folder, or on the disk. Press any key to look again.\n");
-            kbd_wait();
+                     "folder, or on the disk. Q: back to BASIC, any other key: look again.\n");
+            k = kbd_wait();
+            if (k == 'q' || k == 'Q') return 0;
             continue;
         }
         def = models_default(&from_config);
@@ -234,16 +238,32 @@ static uint8_t browse(void) {
             } else if (k == KEY_RETURN) {
                 model_get(sel, &cur);
                 if (load_model(&cur)) return 1;
+            } else if (k == 'q' || k == 'Q') {
+                return 0;
             } else if (k == 'r' || k == 'R') break;
         }
     }
 }
 
+/* /quit: every register this program changed back as it found it, then RTS to BASIC's SYS
+ * (machine_restore in crt0.s does MAP, $01, $D030, speed, memory and stack) */
+static void quit(void) {
+    extern void machine_restore(void);
+    POKE(0xD7FE, saved_d7fe);
+    POKE(0xDC0E, saved_cia1[0] & 0xEF);   /* control registers, without their "load" strobe */
+    POKE(0xDC0F, saved_cia1[1] & 0xEF);
+    scr_restore();
+    machine_restore();
+}
+
 void main(void) {
+    saved_cia1[0] = PEEK(0xDC0E);
+    saved_cia1[1] = PEEK(0xDC0F);
     scr_init();
     detect();
     for (;;) {
-        browse();
-        chat(cur.name);
+        if (!browse()) break;
+        if (chat(cur.name) == CHAT_QUIT) break;
     }
+    quit();
 }

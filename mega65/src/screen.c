@@ -40,7 +40,19 @@ static void charset_init(void) {
     POKE(0xD06A, (uint8_t)(CHARSET >> 16));
 }
 
+/* the VIC-IV registers scr_init writes, and BASIC's values of them for /quit (scr_restore) */
+static const uint8_t vic_regs[] = {0x5D, 0x20, 0x21, 0x68, 0x69, 0x6A, 0x31, 0x58, 0x59,
+                                   0x5E, 0x60, 0x61, 0x62, 0x63, 0x7B, 0x64, 0x65};
+static uint8_t vic_saved[sizeof vic_regs];
+
+void scr_restore(void) {
+    uint8_t i;
+    for (i = sizeof vic_regs; i--;) POKE(0xD000 + vic_regs[i], vic_saved[i]);
+}
+
 void scr_init(void) {
+    uint8_t i;
+    for (i = 0; i < sizeof vic_regs; ++i) vic_saved[i] = PEEK(0xD000 + vic_regs[i]);
     POKE(0xD05D, PEEK(0xD05D) & 0x7F);   /* no "hot" VIC-II registers resetting VIC-IV ones */
     POKE(0xD020, 0);
     POKE(0xD021, 0);
@@ -116,7 +128,9 @@ void scr_puts(const char *s) {
     while (*s) scr_putc(*s++);
 }
 
+#pragma bss-name(push, "HIBSS")
 static char fmt_buf[160];
+#pragma bss-name(pop)
 void scr_printf(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

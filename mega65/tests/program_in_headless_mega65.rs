@@ -10,7 +10,7 @@ use ssnail_convert::{convert, Options};
 use ssnail_core::{Board, Machine as Core, NoHost, Numerics, Ssnail};
 use ssnail_disk::{FileType, D81};
 use ssnail_format::ggml::GgmlType;
-use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
+use ssnail_mega65::{KeyScript, Machine, StopReason, CPU_HZ};
 use ssnail_testkit::llama_vocab;
 use ssnail_testkit::models::{self, ModelOpts};
 use ssnail_tokenizer::image::{image_memory, tables_only_image};
@@ -610,8 +610,57 @@ fn without_the_ssnail_core_the_program_says_so_and_still_lists_models() {
     assert!(!t.contains("too big"), "{t}");
 }
 
+/// /quit (and Q in the browser) gives the machine back to BASIC: the program restores what it
+/// changed and returns from BASIC's SYS. In the headless MEGA65 that RTS lands in the KERNAL-area
+/// stub that ends the run with status 0, which needs the SYS map (KERNAL at $E000), BASIC's stack
+/// and B back; the registers and screen are checked against the state RUN left.
+#[test]
+fn quit_restores_the_machine_and_returns_to_basic() {
+    let img = llama();
+    for keys in ["{RETURN}/quit{RETURN}", "{WAIT 1}q"] {
+        let mut m = Machine::new();
+        let io = |m: &mut Machine, r: u32| m.read_phys(0xFFD_3000 + r);
+        let before: Vec<u8> = [
+            0x20, 0x21, 0x30, 0x31, 0x54, 0x58, 0x5E, 0x60, 0x61, 0x68, 0x69, 0x6A, 0x7B,
+        ]
+        .iter()
+        .map(|&r| io(&mut m, r))
+        .collect();
+        let screen = m.peek_phys(0x800, 2000);
+        let colours = m.peek_phys(0xFF8_0000, 2000);
+        let port = m.read_phys(1);
+        let mut core = Core::new(72 << 20);
+        core.numerics = Numerics::Hardware;
+        m.attach_ssnail(Ssnail::new(core));
+        m.mount_d81(disk_with(&[("tinyllama.ssnail", &img)]));
+        let (_, entry) = m.load_prg(prg(), None).unwrap();
+        m.keys.schedule(&KeyScript::parse(keys).unwrap(), 0);
+        m.start_at(entry);
+        let mut reason = StopReason::Budget;
+        for _ in 0..300 {
+            reason = m.run(CPU_HZ / 10);
+            if reason != StopReason::Budget {
+                break;
+            }
+        }
+        let t = String::from_utf8_lossy(&m.serial).into_owned();
+        assert_eq!(reason, StopReason::Exit(0), "{keys}: {t}");
+        let after: Vec<u8> = [
+            0x20, 0x21, 0x30, 0x31, 0x54, 0x58, 0x5E, 0x60, 0x61, 0x68, 0x69, 0x6A, 0x7B,
+        ]
+        .iter()
+        .map(|&r| io(&mut m, r))
+        .collect();
+        assert_eq!(after, before, "{keys}: VIC-IV and speed registers");
+        assert_eq!(m.read_phys(1), port, "{keys}: $01");
+        assert_eq!(m.peek_phys(0x800, 2000), screen, "{keys}: the screen");
+        assert_eq!(m.peek_phys(0xFF8_0000, 2000), colours, "{keys}: colour RAM");
+        assert_eq!(m.read_phys(0xFFD_37FE), 0x04, "{keys}: $D7FE as at reset");
+    }
+}
+
 /// The key help after loading and after /help: every line fits the 80-column screen, so none is
-/// broken in the middle of a word.
+/// broken in the middle of a word; /quit is listed.
 #[test]
 fn the_help_lines_fit_the_80_column_screen() {
     let img = llama();
@@ -629,6 +678,7 @@ fn the_help_lines_fit_the_80_column_screen() {
     for l in &help {
         assert!(l.len() <= 80, "{} characters: {l}", l.len());
     }
+    assert!(help.iter().any(|l| l.contains("/quit")), "{t}");
 }
 
 /// A job that never finishes (a hung core, injected) does not hang the program: after 30 s it
