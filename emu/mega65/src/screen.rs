@@ -288,8 +288,34 @@ impl Machine {
         out
     }
 
-    /// The screen as an RGB PNG: 16-pixel border, 8×8 cells, colours from colour RAM.
+    /// The screen as an RGB PNG: 16-pixel border, 8×8 cells, colours from colour RAM; one PNG
+    /// pixel per VIC pixel (the MEGA65 shows them wider or taller: see [`Self::pixel_aspect`]).
     pub fn screen_png(&mut self) -> Vec<u8> {
+        self.screen_png_scaled(1, 1)
+    }
+
+    /// How many PNG pixels across and down one VIC pixel is on the MEGA65's display, from $D031
+    /// (H640 bit 7, V400 bit 3; iomap.txt $D031.7/.3). The VIC-IV draws a fixed 800×600 frame:
+    /// H640 pixels are the real pixel width, H320 ones twice as wide ("real pixels are
+    /// H640/800", viciv.vhdl line 1388), and without V400 every text pixel row is drawn twice
+    /// (chargen_y_scale_200 = 2 and text_height_200 = 400, viciv.vhdl lines 1364-1366).
+    pub fn pixel_aspect(&self) -> (u32, u32) {
+        let d031 = self.io_regs[0x031];
+        (
+            if d031 & 0x80 != 0 { 1 } else { 2 },
+            if d031 & 0x08 != 0 { 1 } else { 2 },
+        )
+    }
+
+    /// The screen as a PNG in the MEGA65's pixel aspect ([`Self::pixel_aspect`]): 80×25 text
+    /// (H640, V200) becomes 672×464 with the border, in the shape it has on the display.
+    pub fn screen_png_aspect(&mut self) -> Vec<u8> {
+        let (sx, sy) = self.pixel_aspect();
+        self.screen_png_scaled(sx, sy)
+    }
+
+    /// [`Self::screen_png`] with each pixel drawn `sx` × `sy` times (the border too).
+    fn screen_png_scaled(&mut self, sx: u32, sy: u32) -> Vec<u8> {
         let g = self.screen_geometry();
         let codes = self.screen_codes();
         let rom = self.rom_charset();
@@ -328,6 +354,20 @@ impl Machine {
                 }
             }
         }
+        let (px, w, h) = if (sx, sy) == (1, 1) {
+            (px, w, h)
+        } else {
+            let (sw, sh) = (w * sx, h * sy);
+            let mut big = vec![0u8; (sw * sh * 3) as usize];
+            for y in 0..sh {
+                for x in 0..sw {
+                    let from = (((y / sy) * w + x / sx) * 3) as usize;
+                    let to = ((y * sw + x) * 3) as usize;
+                    big[to..to + 3].copy_from_slice(&px[from..from + 3]);
+                }
+            }
+            (big, sw, sh)
+        };
         let mut out = Vec::new();
         {
             let mut enc = png::Encoder::new(&mut out, w, h);

@@ -158,3 +158,49 @@ fn budget_and_bad_input() {
         stderr(&o)
     );
 }
+
+/// `--interactive`: bytes on stdin are typed into the MEGA65 as they arrive (here a pipe; on a
+/// terminal, keys), the screen is printed each time it changes, and the run ends when the
+/// program exits; the PNG is in the MEGA65's pixel aspect (80 columns: twice as tall).
+#[test]
+fn interactive_types_stdin_and_prints_the_screen_as_it_changes() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let prg = dir.path().join("ok.prg");
+    std::fs::write(&prg, program()).unwrap();
+    let png = dir.path().join("screen.png");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        .args([
+            "mega65",
+            "--prg",
+            prg.to_str().unwrap(),
+            "--interactive",
+            "--screen",
+        ])
+        .arg(&png)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    stdin.write_all(b"\r").unwrap();
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    // First the empty screen, then (after the key) "Ok": two screens, each with its time.
+    let screens: Vec<&str> = out.split("--- screen at ").skip(1).collect();
+    assert!(screens.len() >= 2, "{out}");
+    assert!(screens.last().unwrap().contains(" s ---\nOk\n"), "{out}");
+    // The key was Return ($0D), echoed by the program to the serial monitor.
+    assert!(out.contains("--- serial output ---\n"), "{out}");
+    let data = std::fs::read(&png).unwrap();
+    let (w, h) = (
+        u32::from_be_bytes(data[16..20].try_into().unwrap()),
+        u32::from_be_bytes(data[20..24].try_into().unwrap()),
+    );
+    // 80×25 characters of 8×8 (H640, V200) with a 16-pixel border, rows drawn twice.
+    assert_eq!((w, h), (80 * 8 + 32, (25 * 8 + 32) * 2));
+}

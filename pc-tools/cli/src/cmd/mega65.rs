@@ -1,6 +1,6 @@
 //! `ssnail mega65`: run a MEGA65 program on the headless emulator with the SSNAIL device attached.
 
-use std::io::Write;
+use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -38,16 +38,24 @@ pub struct Args {
     pub start: Option<u16>,
     #[arg(long, num_args = 1.., value_name = "TEXT", help = KEYS_HELP)]
     pub keys: Vec<String>,
-    /// Run until the program exits, without a budget.
+    /// Run until the program exits, without a budget (on a terminal the screen is shown as it
+    /// changes).
     #[arg(long, conflicts_with_all = ["cycles", "seconds"])]
     pub until_exit: bool,
+    /// Use the program as in an emulator window: keys typed on the terminal (or piped into
+    /// stdin) go to the MEGA65 as they arrive, and the screen is printed whenever it changes.
+    /// Return, Backspace (DEL), the cursor keys, Esc and Tab map to their MEGA65 keys, Ctrl-C
+    /// is RUN/STOP; Ctrl-] quits. Without --seconds/--cycles it runs until the program exits.
+    #[arg(long)]
+    pub interactive: bool,
     /// Budget in 40.5 MHz cycles.
     #[arg(long, value_name = "N", conflicts_with = "seconds")]
     pub cycles: Option<u64>,
     /// Budget in emulated seconds.
     #[arg(long, value_name = "S")]
     pub seconds: Option<f64>,
-    /// Also write the final screen to this file: PNG if it ends in .png, text otherwise.
+    /// Also write the final screen to this file: PNG if it ends in .png (in the MEGA65's pixel
+    /// aspect: in 80 columns a pixel is twice as tall as wide), text otherwise.
     #[arg(long, value_name = "FILE")]
     pub screen: Vec<PathBuf>,
     /// SSNAIL memory bandwidth in MB/s (sets how fast jobs run in emulated time).
@@ -146,7 +154,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     m.keys.schedule(&script, 0);
     m.start_at(entry);
 
-    let budget = if args.until_exit {
+    let budget = if args.until_exit
+        || (args.interactive && args.cycles.is_none() && args.seconds.is_none())
+    {
         u64::MAX
     } else if let Some(c) = args.cycles {
         c
@@ -167,7 +177,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         traced += 1;
     }
-    let reason = m.run(budget.saturating_sub(m.cycles));
+    let live = args.interactive || (args.until_exit && std::io::stdout().is_terminal());
+    let reason = if live {
+        live_run(&mut m, budget, args.interactive)
+    } else {
+        m.run(budget.saturating_sub(m.cycles))
+    };
     let host = t0.elapsed().as_secs_f64();
 
     let text = m.screen_text();
@@ -176,13 +191,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("png"))
         {
-            m.screen_png()
+            m.screen_png_aspect()
         } else {
             text.clone().into_bytes()
         };
         ssnail_output::write(path, &data, &[])?;
     }
-    if !args.no_screen {
+    if !args.no_screen && !live {
         print!("{text}");
     }
     if !m.serial.is_empty() {
@@ -220,4 +235,211 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// One thing typed on the terminal, in MEGA65 terms.
+#[derive(Debug, PartialEq, Eq)]
+enum Typed {
+    /// An ASCII code for the $D610 queue (as `--keys` types them).
+    Key(u8),
+    /// Ctrl-]: leave.
+    Quit,
+}
+
+/// Terminal bytes to MEGA65 keys: Return, Backspace/DEL → INST/DEL, the ANSI cursor keys,
+/// Esc, Tab, Ctrl-C → RUN/STOP; printable ASCII as typed; anything else is dropped. Escape
+/// sequences may arrive split across reads.
+#[derive(Default)]
+struct KeyDecoder {
+    esc: Vec<u8>,
+    /// A key decoded along with the previous one (Esc followed by a plain key).
+    pending: Option<Typed>,
+}
+
+impl KeyDecoder {
+    fn push(&mut self, b: u8) -> Option<Typed> {
+        if !self.esc.is_empty() {
+            self.esc.push(b);
+            let code = match self.esc.as_slice() {
+                [0x1B, b'['] | [0x1B, b'O'] => return None,
+                [0x1B, b'[' | b'O', b'A'] => Some(0x91),
+                [0x1B, b'[' | b'O', b'B'] => Some(0x11),
+                [0x1B, b'[' | b'O', b'C'] => Some(0x1D),
+                [0x1B, b'[' | b'O', b'D'] => Some(0x9D),
+                [0x1B, b'[' | b'O', b'H'] => Some(0x13),
+                // Esc, then something that is no cursor key: the Esc key, then that byte.
+                [0x1B, c] if *c != b'[' && *c != b'O' => {
+                    let c = *c;
+                    self.esc.clear();
+                    self.pending = self.push(c);
+                    return Some(Typed::Key(0x1B));
+                }
+                [0x1B, b'[', c, ..] if !(0x40..=0x7E).contains(c) && self.esc.len() < 8 => {
+                    return None
+                }
+                _ => None,
+            };
+            self.esc.clear();
+            return code.map(Typed::Key);
+        }
+        match b {
+            0x1B => {
+                self.esc.push(b);
+                None
+            }
+            0x1D => Some(Typed::Quit),
+            b'\r' | b'\n' => Some(Typed::Key(0x0D)),
+            0x7F | 0x08 => Some(Typed::Key(0x14)),
+            0x03 => Some(Typed::Key(0x03)),
+            b'\t' => Some(Typed::Key(0x09)),
+            b' '..=b'~' => Some(Typed::Key(b)),
+            _ => None,
+        }
+    }
+}
+
+/// The terminal with line mode, echo and signals off (keys arrive one by one, Ctrl-C as a
+/// byte); put back as it was when dropped. termios by hand: no crate here does "raw input,
+/// normal output" on a tty we do not otherwise own.
+struct RawTerminal(libc::termios);
+
+impl RawTerminal {
+    fn new() -> Option<RawTerminal> {
+        // SAFETY: termios is plain data, filled by tcgetattr.
+        unsafe {
+            if libc::isatty(0) != 1 {
+                return None;
+            }
+            let mut t: libc::termios = std::mem::zeroed();
+            if libc::tcgetattr(0, &mut t) != 0 {
+                return None;
+            }
+            let saved = t;
+            t.c_lflag &= !(libc::ICANON | libc::ECHO | libc::ISIG);
+            t.c_cc[libc::VMIN] = 1;
+            t.c_cc[libc::VTIME] = 0;
+            libc::tcsetattr(0, libc::TCSANOW, &t);
+            Some(RawTerminal(saved))
+        }
+    }
+}
+
+impl Drop for RawTerminal {
+    fn drop(&mut self) {
+        // SAFETY: the settings tcgetattr gave.
+        unsafe {
+            libc::tcsetattr(0, libc::TCSANOW, &self.0);
+        }
+    }
+}
+
+/// Run in slices of 1/50 emulated second, feeding typed keys (with `keys`) and printing the
+/// screen whenever it changes: redrawn in place on a terminal, appended with its time
+/// otherwise. Idle slices (no change, nothing typed) sleep a little so waiting at a prompt
+/// does not spin a core.
+fn live_run(m: &mut Machine, budget: u64, keys: bool) -> StopReason {
+    let (tx, rx) = std::sync::mpsc::channel::<u8>();
+    let raw = if keys { RawTerminal::new() } else { None };
+    if keys {
+        std::thread::spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            let mut b = [0u8; 1];
+            while let Ok(1) = stdin.read(&mut b) {
+                if tx.send(b[0]).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    let tty = std::io::stdout().is_terminal();
+    if tty && keys {
+        eprintln!("[typing goes to the MEGA65; Ctrl-C is RUN/STOP, Ctrl-] quits]");
+    }
+    let mut dec = KeyDecoder::default();
+    let mut last = String::new();
+    let slice = CPU_HZ / 50;
+    let mut idle = 0u32;
+    let reason = loop {
+        let mut typed = false;
+        let mut quit = false;
+        while let Ok(b) = rx.try_recv() {
+            let first = dec.push(b);
+            for t in [first, dec.pending.take()].into_iter().flatten() {
+                match t {
+                    Typed::Key(code) => {
+                        let now = m.cycles;
+                        m.keys.schedule(
+                            &KeyScript {
+                                events: vec![(0, code)],
+                            },
+                            now,
+                        );
+                        typed = true;
+                    }
+                    Typed::Quit => quit = true,
+                }
+            }
+        }
+        if quit {
+            break StopReason::Budget;
+        }
+        let left = budget.saturating_sub(m.cycles);
+        if left == 0 {
+            break StopReason::Budget;
+        }
+        let r = m.run(slice.min(left));
+        let text = m.screen_text();
+        if text != last {
+            if tty {
+                // Home and clear, then the 80-column screen.
+                print!("\x1b[H\x1b[2J{text}");
+            } else {
+                print!("--- screen at {:.2} s ---\n{text}", m.seconds());
+            }
+            let _ = std::io::stdout().flush();
+            last = text;
+            idle = 0;
+        } else if !typed {
+            idle += 1;
+        }
+        if let StopReason::Exit(_) = r {
+            break r;
+        }
+        if idle > 2 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    };
+    drop(raw);
+    reason
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminal_keys_become_mega65_keys() {
+        let mut d = KeyDecoder::default();
+        let mut keys = |bytes: &[u8]| -> Vec<Typed> {
+            let mut v = Vec::new();
+            for &b in bytes {
+                v.extend(d.push(b));
+                v.extend(d.pending.take());
+            }
+            v
+        };
+        assert_eq!(
+            keys(b"hi\r\x7f\x03\t"),
+            [b'h', b'i', 0x0D, 0x14, 0x03, 0x09].map(Typed::Key)
+        );
+        // Cursor keys (also split across reads), Home, and a lone Esc.
+        assert_eq!(
+            keys(b"\x1b[A\x1b[B\x1b"),
+            [Typed::Key(0x91), Typed::Key(0x11)]
+        );
+        assert_eq!(keys(b"[C\x1bOD\x1b[H"), [0x1D, 0x9D, 0x13].map(Typed::Key));
+        assert_eq!(keys(b"\x1bx"), [Typed::Key(0x1B), Typed::Key(b'x')]);
+        assert_eq!(keys(b"\x1d"), [Typed::Quit]);
+        assert_eq!(keys(b"\x01\xc3"), []);
+    }
 }
