@@ -57,3 +57,62 @@ fn run_with_a_hundred_thousand_threads_uses_the_cores_with_one_message() {
     assert_eq!(notes.len(), 1, "{err}");
     assert!(notes[0].contains("--threads 100000: using"), "{err}");
 }
+
+#[test]
+fn tokenize_on_an_image_with_a_damaged_magic_says_what_both_kinds_start_with() {
+    let d = tempfile::tempdir().unwrap();
+    let mut img = image();
+    img[3] = b'X';
+    let p = d.path().join("bad.ssnail");
+    std::fs::write(&p, &img).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        .arg("tokenize")
+        .arg(&p)
+        .arg("hello")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("bad.ssnail") && err.contains("neither an SSNAIL image nor a GGUF file"),
+        "{err}"
+    );
+    assert!(!err.contains("not a GGUF file"), "{err}");
+}
+
+#[test]
+fn names_from_a_file_reach_the_terminal_escaped() {
+    use ssnail_gguf::writer::{GgufWriter, MetaValue};
+    let d = tempfile::tempdir().unwrap();
+    let g = ssnail_gguf::Gguf::from_bytes("m.gguf", models::build(&ModelOpts::llama())).unwrap();
+    let mut w = GgufWriter::new();
+    for (k, v) in &g.metadata {
+        w.meta(k, MetaValue::from(v));
+    }
+    w.meta(
+        "evil.key\n\x1b[31m",
+        MetaValue::Str("red\x1b[0m\nline".into()),
+    );
+    for t in &g.tensors {
+        w.tensor(&t.name, &t.shape, t.ty, g.data(t).to_vec())
+            .unwrap();
+    }
+    w.tensor(
+        "evil\n\x1b[2Jtensor",
+        &[4],
+        ssnail_format::ggml::GgmlType::F32,
+        vec![0; 16],
+    )
+    .unwrap();
+    let p = d.path().join("evil.gguf");
+    std::fs::write(&p, w.to_bytes().unwrap()).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        .arg("info")
+        .arg(&p)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains('\x1b'), "raw escape in: {out}");
+    assert!(out.contains(r"evil\n\u{1b}[2Jtensor"), "{out}");
+    assert!(out.contains(r"evil.key\n\u{1b}[31m"), "{out}");
+}

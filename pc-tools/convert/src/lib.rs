@@ -182,10 +182,11 @@ impl ConvertError {
             msg: format!("{}: {msg}", g.path.display()),
         }
     }
-    fn internal(msg: impl std::fmt::Display) -> ConvertError {
+    /// A converter bug, still naming the file it happened on.
+    fn internal(g: &Gguf, msg: impl std::fmt::Display) -> ConvertError {
         ConvertError {
             kind: ErrorKind::Internal,
-            msg: format!("internal error: {msg}"),
+            msg: format!("{}: internal error: {msg}", g.path.display()),
         }
     }
 }
@@ -442,7 +443,7 @@ fn lay_out<'a>(
     block.byte_table = b.bytes("byte table", tables.byte_table.clone());
     let tokenizer = b.bytes("tokenizer block", block.encode().to_vec());
     if b.lay.end() > opts.boundary as u64 {
-        return Err(ConvertError::internal(format!(
+        return Err(ConvertError::internal(g, format!(
             "tokenizer tables end at ${:X}, above the ${:X} boundary",
             b.lay.end(),
             opts.boundary
@@ -461,7 +462,7 @@ fn lay_out<'a>(
     };
 
     if script.len() > slots {
-        return Err(ConvertError::internal(format!(
+        return Err(ConvertError::internal(g, format!(
             "script of {} instructions exceeds its {slots} slots",
             script.len()
         )));

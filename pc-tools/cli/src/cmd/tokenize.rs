@@ -75,6 +75,22 @@ pub fn run(args: Args) -> Result<()> {
             .collect();
         (ids, pieces)
     } else {
+        // Neither magic: say what was expected of both kinds of input (an
+        // image with a damaged magic is not "not a GGUF file").
+        let mut magic = [0u8; 4];
+        let n = std::fs::File::open(&args.model)
+            .and_then(|mut f| std::io::Read::read(&mut f, &mut magic))
+            .unwrap_or(0);
+        if n == 4 && &magic != b"GGUF" {
+            bail!(
+                "{}: neither an SSNAIL image nor a GGUF file (magic {:02X} {:02X} {:02X} {:02X}, expected 'SSNL' or 'GGUF')",
+                args.model.display(),
+                magic[0],
+                magic[1],
+                magic[2],
+                magic[3]
+            );
+        }
         let tok = load_gguf_tokenizer(&args.model)?;
         let ids = tok.encode(&text, !args.no_bos);
         let pieces = ids.iter().map(|&id| tok.piece(id)).collect();
