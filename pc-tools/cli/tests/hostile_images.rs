@@ -116,3 +116,49 @@ fn names_from_a_file_reach_the_terminal_escaped() {
     assert!(out.contains(r"evil\n\u{1b}[2Jtensor"), "{out}");
     assert!(out.contains(r"evil.key\n\u{1b}[31m"), "{out}");
 }
+
+#[test]
+fn a_vocabulary_tokenize_refuses_is_converted_with_a_warning_naming_the_file() {
+    use ssnail_gguf::writer::{GgufWriter, MetaValue};
+    let d = tempfile::tempdir().unwrap();
+    let g = ssnail_gguf::Gguf::from_bytes("m.gguf", models::build(&ModelOpts::gpt2())).unwrap();
+    let mut w = GgufWriter::new();
+    for (k, v) in &g.metadata {
+        w.meta(k, MetaValue::from(v));
+    }
+    w.meta("tokenizer.ggml.pre", MetaValue::Str("qwen2".into()));
+    for t in &g.tensors {
+        w.tensor(&t.name, &t.shape, t.ty, g.data(t).to_vec())
+            .unwrap();
+    }
+    let p = d.path().join("q.gguf");
+    std::fs::write(&p, w.to_bytes().unwrap()).unwrap();
+    let tok = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        .arg("tokenize")
+        .arg(&p)
+        .arg("hello")
+        .output()
+        .unwrap();
+    let tok_err = String::from_utf8_lossy(&tok.stderr);
+    assert!(
+        !tok.status.success() && tok_err.contains("qwen2"),
+        "{tok_err}"
+    );
+    let conv = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        .arg("convert")
+        .arg(&p)
+        .arg("-o")
+        .arg(d.path().join("q.ssnail"))
+        .args(["--ctx", "16"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&conv.stderr);
+    assert!(conv.status.success(), "{err}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(
+        warnings[0].contains("q.gguf") && warnings[0].contains("qwen2"),
+        "{err}"
+    );
+}

@@ -100,6 +100,18 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         ErrorKind::TooBig => anyhow!("{}", e.msg),
         _ => anyhow!(e),
     })?;
+    // A vocabulary `ssnail tokenize` (the reference tokenizer) refuses is
+    // converted, but not silently: the image's ids cannot be checked.
+    if let Ok(v) = ssnail_tokenizer::vocab::Vocab::from_gguf(&g) {
+        if let Err(e) = ssnail_tokenizer::reference::GgufTokenizer::new(v) {
+            eprintln!(
+                "{}: warning: the reference tokenizer does not support this vocabulary ({}); \
+                 the image's tokenizer may give other ids than llama.cpp",
+                a.model.display(),
+                ssnail_gguf::printable(&e)
+            );
+        }
+    }
     if plan.auto {
         if let Some(w) = lossy_warning(&g, &plan) {
             eprintln!("{w}");
