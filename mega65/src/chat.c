@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "chat.h"
+#include "cosine.h"
 #include "dma.h"
 #include "far.h"
 #include "fold.h"
@@ -21,8 +22,19 @@
 #define MAX_DIM 960
 #define MAX_STORED 16
 
-static uint32_t toks[MAX_PROMPT];
+/* The prompt's token ids, and (encoders, once the job has its tokens) an earlier embedding to
+ * compare with: never needed at the same time, so they share memory. */
+#pragma bss-name(push, "HIBSS")
+static union {
+    uint32_t toks[MAX_PROMPT];
+    int16_t other[MAX_DIM];
+} work;
+#pragma bss-name(pop)
+#define toks work.toks
+#define other work.other
+#pragma bss-name(push, "HIBSS")
 static char line[MAX_LINE + 1];
+#pragma bss-name(pop)
 static uint32_t h_code, h_tokens, h_vocab, h_maxctx, h_output, h_outdim;
 static uint8_t first;
 static uint16_t n_generate = 120;
@@ -163,66 +175,31 @@ static uint8_t generate(void) {
 }
 
 /* ---- encoders ---------------------------------------------------------------------------
- * Each embedding is block-scaled to 10-bit integers (largest component in [512, 1024)), so
- * products fit 20 bits and a dot product over up to 960 components fits 30 bits. The cosine is
- * dot / (|a| |b|) with integer square roots; about +-0.003 from the float value. */
+ * Each embedding becomes a unit vector of 16-bit fixed-point components (cosine.c: integers
+ * only, within about 0.003 of the exact cosine for any input); up to MAX_STORED earlier lines are
+ * kept in chip RAM and the three most similar are shown. */
 #pragma bss-name(push, "HIBSS")
-static int16_t vec[MAX_DIM], other[MAX_DIM];
+static int16_t vec[MAX_DIM];
 #pragma bss-name(pop)
-static char stored_text[MAX_STORED][MAX_LINE + 1];
-static uint16_t stored_norm[MAX_STORED];
-static uint8_t n_stored, next_slot;
-#define STORE_ADDR 0x40000UL   /* chip RAM banks 4-5: MAX_STORED x 2 KB */
+#pragma bss-name(push, "HIBSS")
+static char text_a[MAX_LINE + 1], text_b[MAX_LINE + 1];
+#pragma bss-name(pop)
+static uint8_t n_stored, next_slot, told_full;
+#define STORE_ADDR 0x40000UL   /* chip RAM bank 4: MAX_STORED x 2 KB */
+#define TEXT_ADDR 0x48800UL    /* their lines: MAX_STORED x 256 bytes, after the character set */
 
-static uint16_t isqrt(uint32_t v) {
-    uint32_t r = 0, bit = 1UL << 30;
-    while (bit > v) bit >>= 2;
-    while (bit) {
-        if (v >= r + bit) { v -= r + bit; r = (r >> 1) + bit; }
-        else r >>= 1;
-        bit >>= 2;
-    }
-    return (uint16_t)r;
+static const char *stored_text(uint8_t k, char *buf) {
+    dma_copy((uint32_t)(uint16_t)buf, TEXT_ADDR + ((uint32_t)k << 8), MAX_LINE + 1);
+    return buf;
 }
 
-static uint16_t load_embedding(uint16_t dim) {
-    uint16_t i;
-    uint8_t maxe = 0, e, shift;
-    uint32_t b, m;
-    for (i = 0; i < dim; ++i) {
-        e = (uint8_t)(far_peek32(h_output + ((uint32_t)i << 2)) >> 23);
-        if (e > maxe) maxe = e;
-    }
-    for (i = 0; i < dim; ++i) {
-        b = far_peek32(h_output + ((uint32_t)i << 2));
-        e = (uint8_t)(b >> 23);
-        m = (b & 0x7FFFFFUL) | 0x800000UL;
-        shift = 14 + (maxe - e);   /* 24-bit mantissa -> 10 bits at the largest exponent */
-        if (shift >= 24 || e == 0) vec[i] = 0;
-        else vec[i] = (int16_t)(m >> shift);
-        if (b & 0x80000000UL) vec[i] = -vec[i];
-    }
-    {
-        uint32_t ss = 0;
-        for (i = 0; i < dim; ++i) ss += (int32_t)vec[i] * vec[i];
-        return isqrt(ss);
-    }
-}
-
-static int16_t cosine1000(uint16_t dim, uint16_t na, uint16_t nb) {
-    int32_t dot = 0, den = (int32_t)na * nb;
-    uint16_t i;
-    for (i = 0; i < dim; ++i) dot += (int32_t)vec[i] * other[i];
-    if (!den) return 0;
-    while (den >= (1L << 21)) { dot >>= 1; den >>= 1; }
-    return (int16_t)((dot * 1000 + (dot >= 0 ? den / 2 : -den / 2)) / den);
-}
+static uint32_t output_word(uint16_t i) { return far_peek32(h_output + ((uint32_t)i << 2)); }
 
 /* 0 = done; 1 = the job hangs, back to the model list */
 static uint8_t embed(void) {
     int16_t n, score[MAX_STORED], s;
     uint8_t used[MAX_STORED], k, i, best, shown;
-    uint16_t dim = (uint16_t)(h_outdim < MAX_DIM ? h_outdim : MAX_DIM), norm;
+    uint16_t dim = (uint16_t)(h_outdim < MAX_DIM ? h_outdim : MAX_DIM);
     n = tok_encode(line, 1, toks, MAX_PROMPT);
     if (n < 0 || (uint32_t)n > h_maxctx) {
         scr_printf("[too long: %d tokens, maximum %lu]\n", n < 0 ? MAX_PROMPT : n, h_maxctx);
@@ -245,31 +222,35 @@ static uint8_t embed(void) {
         scr_printf("[too long: %d tokens, maximum %lu]\n", n, h_maxctx);
         return 0;
     }
-    norm = load_embedding(dim);
+    emb_unit(dim, output_word, vec);
     if (!n_stored) scr_printf("  [%u-dimensional embedding stored]\n", dim);
     for (i = 0; i < n_stored; ++i) {
         dma_copy((uint32_t)(uint16_t)other, STORE_ADDR + ((uint32_t)i << 11), dim * 2);
-        score[i] = cosine1000(dim, norm, stored_norm[i]);
+        score[i] = emb_cosine1000(vec, other, dim);
         used[i] = 0;
     }
     for (shown = 0; shown < 3 && shown < n_stored; ++shown) {
         best = 0xFF;
         for (i = 0; i < n_stored; ++i) {
             if (used[i]) continue;
-            if (best == 0xFF || score[i] > score[best] ||
-                (score[i] == score[best] && strcmp(stored_text[i], stored_text[best]) > 0))
+            if (best == 0xFF || score[i] > score[best]) best = i;
+            else if (score[i] == score[best] &&
+                     strcmp(stored_text(i, text_a), stored_text(best, text_b)) > 0)
                 best = i;
         }
         used[best] = 1;
         s = score[best];
         scr_printf("  %c%d.%03d  %s\n", s < 0 ? '-' : '+', abs(s) / 1000, abs(s) % 1000,
-                   stored_text[best]);
+                   stored_text(best, text_a));
+    }
+    if (n_stored == MAX_STORED && !told_full) {
+        scr_printf("  [the last %u lines are kept: each new one replaces the oldest]\n", MAX_STORED);
+        told_full = 1;
     }
     k = next_slot;
     next_slot = (next_slot + 1) % MAX_STORED;
     if (n_stored < MAX_STORED) ++n_stored;
-    strcpy(stored_text[k], line);
-    stored_norm[k] = norm;
+    dma_copy(TEXT_ADDR + ((uint32_t)k << 8), (uint32_t)(uint16_t)line, MAX_LINE + 1);
     dma_copy(STORE_ADDR + ((uint32_t)k << 11), (uint32_t)(uint16_t)vec, dim * 2);
     return 0;
 }
@@ -305,7 +286,7 @@ uint8_t chat(const char *name) {
     h_outdim = far_peek32(HDR(H_OUTDIM));
     first = 1;
     pos = 0;
-    n_stored = next_slot = 0;
+    n_stored = next_slot = told_full = 0;
     scr_clear();
     scr_col = COL_WHITE;
     scr_puts("[");
@@ -331,7 +312,7 @@ uint8_t chat(const char *name) {
             if (!strcmp(line, "/reset")) {
                 first = 1;
                 pos = 0;
-                n_stored = next_slot = 0;
+                n_stored = next_slot = told_full = 0;
                 scr_puts("[context cleared]\n");
             } else if (!strncmp(line, "/n ", 3) && atoi(line + 3) > 0) {
                 n_generate = atoi(line + 3);
