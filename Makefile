@@ -89,21 +89,21 @@ flags_stamp = $(shell f='$(call stamp_of,$(1))'; new='$(strip $(call image_flags
 # For a size that does not fit, the converter's first two lines (what it
 # needs); when none fits, its whole advice for 72 MB.
 %.all: %.gguf $(SSNAIL)
-	@built=""; skipped=""; \
+	@built=""; skipped=""; rm -f $*.all.log; \
 	for s in 8 64 72; do \
 	  if $(MAKE) -s --no-print-directory -f $(firstword $(MAKEFILE_LIST)) $*.$${s}mb.ssnail \
 	      2>$*.all.err; then \
 	    built="$$built $*.$${s}mb.ssnail"; \
 	  else \
 	    skipped="$$skipped $$s MB,"; \
-	    echo "$*.all: $$s MB:" >&2; grep -v '^make' $*.all.err | sed -n 's/^ssnail: //;1,2p' >&2; \
+	    grep -v '^make' $*.all.err | sed -n 's/^ssnail: //;1,2p' >> $*.all.log; \
 	  fi; \
 	done; \
 	if [ -z "$$built" ]; then \
-	  grep -v '^make' $*.all.err | sed 's/^ssnail: //' >&2; rm -f $*.all.err; \
+	  grep -v '^make' $*.all.err | sed 's/^ssnail: //' >&2; rm -f $*.all.err $*.all.log; \
 	  echo "$*.all: nothing built: $*.gguf fits no board (8, 64 or 72 MB)" >&2; exit 1; \
 	fi; \
-	rm -f $*.all.err; \
+	cat $*.all.log >&2 2>/dev/null; rm -f $*.all.err $*.all.log; \
 	echo "$*.all: built (or up to date):$$built$${skipped:+; does not fit:$${skipped%,}}"
 
 # Run and chat, for the plain image and each board size.

@@ -350,8 +350,8 @@ pub fn too_big(s: &Sizer, last: &Plan) -> String {
                 out.push(format!(
                     "More memory than any MEGA65 board has runs in the emulator only ({}):",
                     match say.ui {
-                        Interface::Cli => "ssnail run / ssnail chat",
-                        Interface::Make => "make <model>.run / .chat",
+                        Interface::Cli => "ssnail run / ssnail chat".to_string(),
+                        Interface::Make => format!("make {}.run / .chat", say.target),
                     }
                 ));
                 out.push(format!(
