@@ -908,9 +908,13 @@ impl Machine {
             }
             0x88 => self.y = self.dec(self.y),
             0x89 => {
-                // BIT #imm sets only Z (65C02 rule; xemu's 4510 core does the same).
+                // BIT #imm sets N and V from the operand like every BIT mode (65CE02): $89 is
+                // I_BIT in mega65-core's gs4510.vhdl opcode table (line 1056), immediate operands
+                // go through MicrocodeInterpret (lines 7428, 7714) and mcBIT sets Z from A AND the
+                // operand, N and V from its bits 7 and 6 (lines 8551-8555). Not the 65C02 rule
+                // (Z only), which xemu's 4510 core follows.
                 let v = self.fetch();
-                self.set_flag(flag::Z, self.a & v == 0);
+                self.bit(v);
             }
             0x8A => {
                 self.a = self.x;
