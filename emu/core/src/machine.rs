@@ -551,6 +551,9 @@ impl Machine {
                         FaultKind::BadOperand(format!("MEANROWS of {rows} rows × {n0}"))
                     })?,
                 )?;
+                // With 0 rows nothing is read: the destination bounds N0
+                // before the output is allocated.
+                self.range(self.addr(i.z), 4 * n0 as u64)?;
                 let mut z = vec![0f32; n0 as usize];
                 vector::meanrows(self.numerics, &x, rows as usize, n0 as usize, &mut z);
                 self.wr_f32s(self.addr(i.z), &z)?;

@@ -4,6 +4,30 @@
 
 use ssnail_core::{Fault, FaultKind, Machine, NoHost};
 use ssnail_format::isa::{AttnBlock, Instr, Op, ATTN_BLOCK_LEN, KV_F32};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+/// Counts the peak heap, so "faults without allocating" is checked, not
+/// assumed (a lazily zeroed 16 GiB vector would pass unnoticed otherwise).
+struct Counting;
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        PEAK.fetch_max(LIVE.fetch_add(l.size(), Relaxed) + l.size(), Relaxed);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        PEAK.fetch_max(LIVE.fetch_add(l.size(), Relaxed) + l.size(), Relaxed);
+        unsafe { System.alloc_zeroed(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        LIVE.fetch_sub(l.size(), Relaxed);
+        unsafe { System.dealloc(p, l) }
+    }
+}
+#[global_allocator]
+static A: Counting = Counting;
 
 const BASE: u32 = 0x800_0000;
 const CODE: u32 = BASE + 0x1000;
@@ -27,6 +51,12 @@ fn run(n: [u32; 3], prog: &[Instr], blk: Option<AttnBlock>) -> Result<(), Fault>
 }
 
 fn bad_operand(r: Result<(), Fault>) -> Fault {
+    // Tests run in parallel: the peak is at most a few machines' memory.
+    assert!(
+        PEAK.load(Relaxed) < 256 << 20,
+        "peak heap {} bytes",
+        PEAK.load(Relaxed)
+    );
     let f = r.expect_err("a fault");
     assert!(
         matches!(f.kind, FaultKind::BadOperand(_) | FaultKind::Address { .. }),
@@ -115,4 +145,14 @@ fn lea_with_a_huge_product_wraps_into_28_bits_instead_of_overflowing() {
         Instr::new(Op::Lea, 0, 1, 0x8FFF_FFFF, 0, u32::MAX),
     ];
     run([0; 3], &prog, None).unwrap();
+}
+
+#[test]
+fn meanrows_of_zero_rows_and_a_huge_width_faults_on_the_destination() {
+    // R0 = 0 rows: nothing is read, so only the destination bounds N0.
+    bad_operand(run(
+        [u32::MAX, 0, 0],
+        &[Instr::new(Op::MeanRows, 0, 0, DATA, 0, DATA)],
+        None,
+    ));
 }
