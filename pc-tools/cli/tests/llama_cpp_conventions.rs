@@ -230,3 +230,26 @@ fn mem_mb_is_the_same_unit_in_convert_run_and_chat() {
     let help = text(&ssnail(&["run", "--help"])).0;
     assert!(help.contains("MiB (1 MB = 1,048,576 bytes"), "{help}");
 }
+
+#[test]
+fn tokenize_accepts_llama_tokenize_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = llama(dir.path());
+    let gguf = dir.path().join("llama.gguf");
+    let g = gguf.to_str().unwrap();
+    let ours = ssnail(&["tokenize", g, "once upon a time", "--ids"]);
+    assert!(ours.status.success(), "{}", text(&ours).1);
+    for args in [
+        vec!["tokenize", "-m", g, "-p", "once upon a time", "--ids"],
+        vec!["tokenize", "--model", g, "once upon a time", "--ids"],
+    ] {
+        let theirs = ssnail(&args);
+        assert_eq!(theirs.stdout, ours.stdout, "{args:?}: {}", text(&theirs).1);
+    }
+    // The image's own tokenizer through -m too.
+    let o = ssnail(&["tokenize", "-m", &img, "-p", "once upon a time", "--ids"]);
+    assert_eq!(o.stdout, ours.stdout);
+    let twice = ssnail(&["tokenize", g, "-m", g, "x"]);
+    assert_eq!(twice.status.code(), Some(1));
+    assert!(text(&twice).1.contains("the model is given twice"));
+}

@@ -12,9 +12,16 @@ use std::path::PathBuf;
 #[command(about = "Tokenize text with a GGUF's tokenizer, or an image's (.ssnail) own tables")]
 pub struct Args {
     /// A GGUF model (or vocab-only GGUF), or an SSNAIL image.
-    pub model: PathBuf,
-    /// The text (or use -f / --stdin).
+    #[arg(required_unless_present = "model_flag")]
+    pub model: Option<PathBuf>,
+    /// The text (or use -p, -f or --stdin).
     pub text: Option<String>,
+    /// The model, as llama-tokenize spells it (then TEXT may follow it directly).
+    #[arg(short = 'm', long = "model", id = "model_flag", value_name = "MODEL")]
+    pub model_flag: Option<PathBuf>,
+    /// The text, as llama-tokenize spells it.
+    #[arg(short = 'p', long = "prompt", conflicts_with_all = ["text", "file", "stdin"])]
+    pub prompt: Option<String>,
     /// Read the text from a file.
     #[arg(short = 'f', long = "file", conflicts_with_all = ["text", "stdin"])]
     pub file: Option<PathBuf>,
@@ -29,7 +36,20 @@ pub struct Args {
     pub no_bos: bool,
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    // With -m, a lone positional argument is the text, not the model.
+    let model = match (args.model_flag.take(), args.model.take()) {
+        (Some(m), Some(p)) if args.text.is_none() => {
+            args.text = Some(p.to_string_lossy().into_owned());
+            m
+        }
+        (Some(_), Some(_)) => bail!("the model is given twice: as MODEL and with -m"),
+        (Some(m), None) | (None, Some(m)) => m,
+        (None, None) => bail!("no model: give MODEL or -m MODEL"),
+    };
+    if let Some(p) = args.prompt.take() {
+        args.text = Some(p);
+    }
     let text = if let Some(f) = &args.file {
         std::fs::read_to_string(f).with_context(|| format!("{}: cannot read text", f.display()))?
     } else if args.stdin {
@@ -44,10 +64,10 @@ pub fn run(args: Args) -> Result<()> {
         bail!("no text: give TEXT, -f FILE or --stdin");
     };
 
-    let (ids, pieces): (Vec<u32>, Vec<String>) = if is_image(&args.model)? {
-        let mem = load_image(&args.model)?;
-        let tok = ImageTokenizer::new(&mem)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", args.model.display()))?;
+    let (ids, pieces): (Vec<u32>, Vec<String>) = if is_image(&model)? {
+        let mem = load_image(&model)?;
+        let tok =
+            ImageTokenizer::new(&mem).map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
         let mut ids = tok.encode(&text, !args.no_bos);
         if args.no_bos && tok.kind() == ssnail_format::tokblock::TokKind::WordPiece {
             // WordPiece always wraps; --no-bos asks for the bare pieces.
@@ -78,20 +98,20 @@ pub fn run(args: Args) -> Result<()> {
         // Neither magic: say what was expected of both kinds of input (an
         // image with a damaged magic is not "not a GGUF file").
         let mut magic = [0u8; 4];
-        let n = std::fs::File::open(&args.model)
+        let n = std::fs::File::open(&model)
             .and_then(|mut f| std::io::Read::read(&mut f, &mut magic))
             .unwrap_or(0);
         if n == 4 && &magic != b"GGUF" {
             bail!(
                 "{}: neither an SSNAIL image nor a GGUF file (magic {:02X} {:02X} {:02X} {:02X}, expected 'SSNL' or 'GGUF')",
-                args.model.display(),
+                model.display(),
                 magic[0],
                 magic[1],
                 magic[2],
                 magic[3]
             );
         }
-        let tok = load_gguf_tokenizer(&args.model)?;
+        let tok = load_gguf_tokenizer(&model)?;
         let ids = tok.encode(&text, !args.no_bos);
         let pieces = ids.iter().map(|&id| tok.piece(id)).collect();
         (ids, pieces)
