@@ -164,7 +164,8 @@ static void scan_d81(void) {
 
 /* The SSNAIL folder from the root: by name (the hypervisor's findfile), else by reading the root
  * directory to its entry, which makes it the current entry for chdir ($0C), as hy_open does
- * for files. */
+ * for files (mega65-core src/hyppo/dos.asm lines 2170-2198: chdir uses the current dirent;
+ * lines 2925-2950: readdir fills it). */
 uint8_t models_chdir(void) {
     uint8_t ok = 0;
     if (!hy_cdroot() || !ssnail_dir[0]) return 0;
