@@ -782,10 +782,13 @@ mod x86 {
                 let scale = _mm256_mul_ps(scales8(&p, o), _mm256_set1_ps(xq.d[b]));
                 acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_cvtepi32_ps(isum), scale));
             }
-            let mut out = [0f32; 8];
-            _mm256_storeu_ps(out.as_mut_ptr(), acc);
-            let m = (n - g).min(8);
-            y[g..g + m].copy_from_slice(&out[..m]);
+            if n - g >= 8 {
+                _mm256_storeu_ps(y.as_mut_ptr().add(g), acc);
+            } else {
+                let mut out = [0f32; 8];
+                _mm256_storeu_ps(out.as_mut_ptr(), acc);
+                y[g..].copy_from_slice(&out[..n - g]);
+            }
         }
     }
 
@@ -873,11 +876,14 @@ mod x86 {
                     *a = _mm256_fmadd_pd(_mm256_mul_pd(d, unit), t, *a);
                 }
             }
-            let mut out = [0f32; 8];
-            _mm_storeu_ps(out.as_mut_ptr(), _mm256_cvtpd_ps(acc[0]));
-            _mm_storeu_ps(out.as_mut_ptr().add(4), _mm256_cvtpd_ps(acc[1]));
-            let m = (n - g).min(8);
-            y[g..g + m].copy_from_slice(&out[..m]);
+            let out = _mm256_set_m128(_mm256_cvtpd_ps(acc[1]), _mm256_cvtpd_ps(acc[0]));
+            if n - g >= 8 {
+                _mm256_storeu_ps(y.as_mut_ptr().add(g), out);
+            } else {
+                let mut o = [0f32; 8];
+                _mm256_storeu_ps(o.as_mut_ptr(), out);
+                y[g..].copy_from_slice(&o[..n - g]);
+            }
         }
     }
 
