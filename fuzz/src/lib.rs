@@ -128,7 +128,7 @@ impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -138,11 +138,11 @@ impl Rng {
         if n == 0 {
             0
         } else {
-            (self.next() % n as u64) as usize
+            (self.next_u64() % n as u64) as usize
         }
     }
     pub fn chance(&mut self, one_in: u64) -> bool {
-        self.next().is_multiple_of(one_in)
+        self.next_u64().is_multiple_of(one_in)
     }
 }
 
@@ -193,7 +193,7 @@ pub fn mutate(
             }
             2 if len > 0 => {
                 let p = pos(rng).min(len - 1);
-                b[p] = rng.next() as u8;
+                b[p] = rng.next_u64() as u8;
             }
             3..=5 if len > 0 => {
                 // An interesting integer of 1, 2, 4 or 8 bytes, at an
@@ -245,13 +245,13 @@ pub fn mutate(
                 // Insert random or repeated bytes.
                 let p = pos(rng).min(len);
                 let n = 1 + rng.below(32);
-                let fill = rng.next() as u8;
+                let fill = rng.next_u64() as u8;
                 let ins: Vec<u8> = (0..n)
                     .map(|_| {
                         if rng.chance(2) {
                             fill
                         } else {
-                            rng.next() as u8
+                            rng.next_u64() as u8
                         }
                     })
                     .collect();

@@ -106,7 +106,7 @@ impl Vocab {
         let types: Vec<i32> = match g.ints("tokenizer.ggml.token_type")? {
             Some(t) if t.len() == n => t
                 .into_iter()
-                .map(|x| i32::try_from(x))
+                .map(i32::try_from)
                 .collect::<Result<_, _>>()
                 .map_err(|_| g.error("tokenizer.ggml.token_type holds a value outside i32"))?,
             Some(t) => {
