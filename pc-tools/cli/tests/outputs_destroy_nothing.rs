@@ -38,3 +38,21 @@ fn convert_to_dev_null_writes_through_and_leaves_dev_null_a_device() {
     assert!(ok, "{err}");
     assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
 }
+
+#[test]
+fn convert_to_dash_writes_exactly_the_image_to_stdout_and_the_report_to_stderr() {
+    let d = tempfile::tempdir().unwrap();
+    let model = d.path().join("m.gguf");
+    std::fs::write(&model, models::build(&ModelOpts::llama())).unwrap();
+    let file = d.path().join("m.ssnail");
+    assert!(convert(&model, &file).0);
+    let o = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        .arg("convert")
+        .arg(&model)
+        .args(["-o", "-", "--ctx", "16"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert_eq!(o.stdout, std::fs::read(&file).unwrap());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("wrote -"));
+}

@@ -154,6 +154,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         "\nwrote {}: load at $8000000\n",
         a.output.display()
     ));
+    if a.output.as_os_str() == "-" {
+        // The image went to stdout: the report must not follow it there.
+        eprint!("{text}");
+        return Ok(());
+    }
     crate::shared::print_stdout(&text)
 }
 
