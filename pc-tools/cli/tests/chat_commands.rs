@@ -142,3 +142,103 @@ fn tokcheck_shows_the_pieces_and_says_when_only_non_ascii_differs() {
     );
     assert!(out.contains("1/2 lines identical"), "{out}");
 }
+
+/// On a terminal, a line typed while SmolLM2 is still answering is neither
+/// echoed into the answer nor lost: it runs as the next turn, shown after "> ".
+#[test]
+fn a_line_typed_during_an_answer_runs_next_and_is_not_echoed_into_it() {
+    use std::io::Write;
+    use std::process::Stdio;
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux script(1) not installed");
+        return;
+    }
+    let gguf = ssnail_testkit::cache::require(ssnail_testkit::cache::SMOLLM2);
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("smol.ssnail");
+    let o = common::ssnail(&[
+        "convert",
+        gguf.to_str().unwrap(),
+        "-o",
+        img.to_str().unwrap(),
+        "--wtype",
+        "q4_0",
+        "--mem-mb",
+        "100",
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    // 200 tokens take a second or more: time to type the next line meanwhile.
+    let cmd = format!(
+        "'{}' chat '{}' --greedy -n 200",
+        env!("CARGO_BIN_EXE_ssnail"),
+        img.display()
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("TERM", "xterm")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let raw = Arc::new(Mutex::new(Vec::new()));
+    let reader = {
+        let raw = raw.clone();
+        let mut out = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = std::io::Read::read(&mut out, &mut buf) {
+                if n == 0 {
+                    break;
+                }
+                raw.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    let prompts = |raw: &[u8]| raw.windows(8).filter(|w| w == b"\x1b[?2004h").count();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let wait_for = |n: usize| {
+        while prompts(&raw.lock().unwrap()) < n {
+            assert!(Instant::now() < deadline, "no prompt: {:?}", raw.lock());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let mut stdin = child.stdin.take().unwrap();
+    wait_for(1);
+    stdin.write_all(b"Once upon a time\r").unwrap();
+    stdin.flush().unwrap();
+    // Typed while the answer streams.
+    std::thread::sleep(Duration::from_millis(300));
+    stdin.write_all(b"The cat\r").unwrap();
+    stdin.flush().unwrap();
+    // The second line runs without a prompt of the line editor; the next one is the second.
+    wait_for(2);
+    stdin.write_all(b"/quit\r").unwrap();
+    stdin.flush().unwrap();
+    let status = child.wait().unwrap();
+    drop(stdin);
+    reader.join().unwrap();
+    assert!(status.success());
+    let out = String::from_utf8_lossy(&raw.lock().unwrap()).replace('\r', "");
+    let first = out
+        .split("Once upon a time")
+        .nth(1)
+        .expect("the first line");
+    let (answer, rest) = first
+        .split_once("positions in ")
+        .expect("the first speed line");
+    assert!(
+        !answer.contains("The cat"),
+        "echoed into the answer: {answer:?}"
+    );
+    assert!(
+        rest.contains("\n> The cat\n"),
+        "run next, after '> ': {rest:?}"
+    );
+    assert!(
+        rest.matches("positions in ").count() >= 1,
+        "and answered: {rest:?}"
+    );
+}
