@@ -11,8 +11,9 @@
 # (../shared/thirdparty/xemu-40dfef0d.tar.xz, commit 40dfef0d1d5f56be2469492715c12bdb32c75b67
 # of xemu, GPL-2). Needs cc, make and Debian's libsdl2-dev (tools/debian-packages.txt).
 #
-# Idempotent: OUTDIR/xmega65 is rebuilt only when the source or the patch changed
-# (OUTDIR/source.txt records both); concurrent callers wait for each other (flock).
+# Idempotent: OUTDIR/xmega65 is rebuilt only when the source, the patch or the library changed
+# (OUTDIR/source.txt records them); concurrent callers wait for each other (flock). The built
+# tree stays in OUTDIR/tree: when only the library changed, xmega65 is just linked again.
 # Exit status 3 means: no source (no XEMU_SRC and no shared tarball); the message says so.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,12 +39,14 @@ if [ -n "$patch" ]; then
   id="$id patch $(sha256sum "$patch" | cut -c1-64)"
 fi
 
+tree_id=$id
 make_args=()
 if [ -n "${SSNAIL_CAPI_LIB:-}" ]; then
   [ -f "$SSNAIL_CAPI_LIB" ] || { echo "build-xemu: $SSNAIL_CAPI_LIB: no such library" >&2; exit 2; }
   lib=$(cd "$(dirname "$SSNAIL_CAPI_LIB")" && pwd)/$(basename "$SSNAIL_CAPI_LIB")
   inc=$(cd "${SSNAIL_CAPI_INCLUDE:?SSNAIL_CAPI_INCLUDE must name the folder of ssnail.h}" && pwd)
-  id="$id capi $(sha256sum "$lib" | cut -c1-64) $(cat "$inc"/*.h | sha256sum | cut -c1-64)"
+  tree_id="$id header $(cat "$inc"/*.h | sha256sum | cut -c1-64)"
+  id="$tree_id capi $(sha256sum "$lib" | cut -c1-64)"
   make_args=(SSNAIL_CFLAGS="-I$inc" SSNAIL_LIBS="$lib -lpthread -ldl -lm")
 fi
 
@@ -55,28 +58,35 @@ if [ -x "$out/xmega65" ] && [ "$(cat "$out/source.txt" 2>/dev/null)" = "$id" ]; 
   exit 0
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/build-xemu.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-if [ -n "${XEMU_SRC:-}" ]; then
-  # The checkout as it is, without its own build products (objects, dependency files, binaries).
-  tar -C "$src" --exclude=./.git --exclude='./build/objs/*.o' --exclude='./build/objs/*.depend' \
-    --exclude='./build/objs/*buildinfo*' --exclude='./build/bin/*.native' -cf - . |
-    tar -C "$work" -xf -
-  tree=$work
+tree=$out/tree
+if [ -d "$tree" ] && [ "$(cat "$out/tree.txt" 2>/dev/null)" = "$tree_id" ]; then
+  # Same source, patch and header: only the library changed, link again.
+  rm -f "$tree/build/bin/xmega65.native"
+  echo "build-xemu: linking xmega65 again" >&2
 else
-  tar -C "$work" -xJf "$tarball"
-  tree=$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -n1)
+  rm -rf "$tree" "$out/tree.txt"
+  mkdir -p "$tree"
+  if [ -n "${XEMU_SRC:-}" ]; then
+    # The checkout as it is, without its own build products (objects, dependency files, binaries).
+    tar -C "$src" --exclude=./.git --exclude='./build/objs/*.o' --exclude='./build/objs/*.depend' \
+      --exclude='./build/objs/*buildinfo*' --exclude='./build/bin/*.native' -cf - . |
+      tar -C "$tree" -xf -
+  else
+    tar -C "$tree" --strip-components=1 -xJf "$tarball"
+  fi
+  if [ -n "$patch" ]; then
+    patch -d "$tree" -p1 --forward --quiet <"$patch" ||
+      { echo "build-xemu: $patch does not apply to the xemu source ($id)" >&2; rm -rf "$tree"; exit 1; }
+  fi
+  echo "build-xemu: building xmega65 (about a minute)" >&2
 fi
-if [ -n "$patch" ]; then
-  patch -d "$tree" -p1 --forward --quiet <"$patch" ||
-    { echo "build-xemu: $patch does not apply to the xemu source ($id)" >&2; exit 1; }
-fi
-echo "build-xemu: building xmega65 (about a minute)" >&2
-if ! make -C "$tree/targets/mega65" -j"$(nproc)" "${make_args[@]}" >"$work/build.log" 2>&1; then
-  tail -n 20 "$work/build.log" >&2
+if ! make -C "$tree/targets/mega65" -j"$(nproc)" "${make_args[@]}" >"$out/build.log" 2>&1; then
+  tail -n 20 "$out/build.log" >&2
+  rm -rf "$tree" "$out/tree.txt"
   echo "build-xemu: make -C targets/mega65 failed (libsdl2-dev installed? tools/install-deps.sh)" >&2
   exit 1
 fi
 install -m 0755 "$tree/build/bin/xmega65.native" "$out/xmega65.tmp"
 mv "$out/xmega65.tmp" "$out/xmega65"
+printf '%s\n' "$tree_id" >"$out/tree.txt"
 printf '%s\n' "$id" >"$out/source.txt"
