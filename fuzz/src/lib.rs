@@ -44,6 +44,13 @@ pub trait Target: Send {
         None
     }
     fn run(&mut self, input: &[u8]) -> Outcome;
+    /// A mutation that knows the format (e.g. one instruction of an
+    /// image's script rewritten with a valid opcode and plausible
+    /// operands); false when the target has none or the input does not
+    /// parse far enough. Tried on half of the inputs.
+    fn mutate_structured(&self, _rng: &mut Rng, _input: &mut Vec<u8>) -> bool {
+        false
+    }
 }
 
 /// Budgets per input.
@@ -148,7 +155,7 @@ impl Rng {
 
 /// Values that break size arithmetic: zero, one, powers of two and their
 /// neighbours, all ones, the sign bit.
-const INTERESTING: [u64; 16] = [
+pub const INTERESTING: [u64; 16] = [
     0,
     1,
     2,
@@ -376,8 +383,10 @@ pub fn campaign(t: &mut dyn Target, length: Length, budget: Budget, seed: u64) -
         let parent = &corpus[rng.below(corpus.len())];
         let other = &corpus[rng.below(corpus.len())];
         let mut input = parent.clone();
-        let focus = t.focus(&input);
-        mutate(&mut rng, &mut input, focus, other, max_len);
+        if !(rng.chance(2) && t.mutate_structured(&mut rng, &mut input)) {
+            let focus = t.focus(&input);
+            mutate(&mut rng, &mut input, focus, other, max_len);
+        }
         let (out, f, took, grew) = run_one(t, &input, budget);
         st.executions += 1;
         let mut keep = None;

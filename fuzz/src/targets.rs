@@ -155,6 +155,71 @@ impl Target for ImageTarget {
         // the payload hold the code on these small images).
         Some(0..input.len().min(16 << 10))
     }
+    fn mutate_structured(&self, rng: &mut crate::Rng, input: &mut Vec<u8>) -> bool {
+        use ssnail_format::image::Header;
+        use ssnail_format::isa::{Instr, Op, INSTR_LEN};
+        let Ok(h) = Header::parse(input) else {
+            return false;
+        };
+        // The script's file offset, through the segments (§1.7).
+        let Some(seg) = h
+            .segments()
+            .into_iter()
+            .find(|s| h.code >= s.address && ((h.code - s.address) as u64) < s.len)
+        else {
+            return false;
+        };
+        let code = (seg.file_offset + (h.code - seg.address) as u64) as usize;
+        let slots = (input.len().saturating_sub(code) / INSTR_LEN as usize).min(2048);
+        if slots == 0 {
+            return false;
+        }
+        let at = code + INSTR_LEN as usize * rng.below(slots);
+        let old = Instr::decode(&input[at..at + INSTR_LEN as usize]);
+        // An operand: one the script already uses (a real address, size or
+        // register), an interesting number, or a neighbour of either.
+        let pick = |rng: &mut crate::Rng| -> u32 {
+            let base = match rng.below(4) {
+                0 => old.x,
+                1 => old.y,
+                2 => old.z,
+                _ => crate::INTERESTING[rng.below(crate::INTERESTING.len())] as u32,
+            };
+            if rng.chance(3) {
+                base.wrapping_add(rng.below(65) as u32).wrapping_sub(32)
+            } else {
+                base
+            }
+        };
+        let mut new = old.clone();
+        match rng.below(4) {
+            // Another valid opcode with the same operands.
+            0 => new.opcode = Op::ALL[rng.below(Op::ALL.len())] as u8,
+            // A SETN with new sizes (N0, N1, N2 size most instructions).
+            1 => new = Instr::new(Op::SetN, 0, 0, pick(rng), pick(rng), pick(rng)),
+            // One operand changed.
+            2 => match rng.below(5) {
+                0 => new.x = pick(rng),
+                1 => new.y = pick(rng),
+                2 => new.z = pick(rng),
+                3 => new.a = rng.next_u64() as u8,
+                _ => new.b = rng.next_u64() as u8,
+            },
+            // A whole new instruction.
+            _ => {
+                new = Instr::new(
+                    Op::ALL[rng.below(Op::ALL.len())],
+                    rng.below(16) as u8,
+                    rng.below(16) as u8,
+                    pick(rng),
+                    pick(rng),
+                    pick(rng),
+                )
+            }
+        }
+        input[at..at + INSTR_LEN as usize].copy_from_slice(&new.encode());
+        true
+    }
     fn run(&mut self, input: &[u8]) -> Outcome {
         use ssnail_core::{NoHost, Ssnail};
         let (mut dev, _) = match Ssnail::load_bytes(input, None) {
