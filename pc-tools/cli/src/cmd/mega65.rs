@@ -178,10 +178,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         traced += 1;
     }
     let live = args.interactive || (args.until_exit && std::io::stdout().is_terminal());
-    let reason = if live {
+    let (reason, quit) = if live {
         live_run(&mut m, budget, args.interactive)
     } else {
-        m.run(budget.saturating_sub(m.cycles))
+        (m.run(budget.saturating_sub(m.cycles)), false)
     };
     let host = t0.elapsed().as_secs_f64();
 
@@ -207,6 +207,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let stats = m.stats();
     let how = match reason {
         StopReason::Exit(v) => format!("exit {v}"),
+        StopReason::Budget if quit => "quit (Ctrl-])".to_string(),
         StopReason::Budget => "budget used up".to_string(),
     };
     eprintln!(
@@ -337,7 +338,8 @@ impl Drop for RawTerminal {
 /// screen whenever it changes: redrawn in place on a terminal, appended with its time
 /// otherwise. Idle slices (no change, nothing typed) sleep a little so waiting at a prompt
 /// does not spin a core.
-fn live_run(m: &mut Machine, budget: u64, keys: bool) -> StopReason {
+/// Returns why it stopped, and whether Ctrl-] ended it.
+fn live_run(m: &mut Machine, budget: u64, keys: bool) -> (StopReason, bool) {
     let (tx, rx) = std::sync::mpsc::channel::<u8>();
     let raw = if keys { RawTerminal::new() } else { None };
     if keys {
@@ -381,11 +383,11 @@ fn live_run(m: &mut Machine, budget: u64, keys: bool) -> StopReason {
             }
         }
         if quit {
-            break StopReason::Budget;
+            break (StopReason::Budget, true);
         }
         let left = budget.saturating_sub(m.cycles);
         if left == 0 {
-            break StopReason::Budget;
+            break (StopReason::Budget, false);
         }
         let r = m.run(slice.min(left));
         let text = m.screen_text();
@@ -403,7 +405,7 @@ fn live_run(m: &mut Machine, budget: u64, keys: bool) -> StopReason {
             idle += 1;
         }
         if let StopReason::Exit(_) = r {
-            break r;
+            break (r, false);
         }
         if idle > 2 {
             std::thread::sleep(std::time::Duration::from_millis(5));
