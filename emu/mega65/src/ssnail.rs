@@ -8,7 +8,7 @@
 //! them — become visible at that point in emulated time, and a polling program sees tokens appear
 //! over time as on the real machine. STATUS stays busy until the job's last instruction is due.
 //!
-//! Without an attached core the page reads as unpopulated I²C space (zeros, like xemu) and the
+//! Without an attached core the page reads as undecoded I²C space ($FF, like xemu; bus.rs) and the
 //! memory window is plain attic RAM, allocated in 1 MiB pieces when first written.
 
 use ssnail_core::{NoHost, Ssnail};
