@@ -294,6 +294,9 @@ fn feature(depth: u32, err: &str) -> u64 {
     h.finish()
 }
 
+/// Seconds between progress lines on stderr during a campaign (0 = none).
+pub static PROGRESS_SECS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// How long to run.
 #[derive(Clone, Copy, Debug)]
 pub enum Length {
@@ -379,7 +382,23 @@ pub fn campaign(t: &mut dyn Target, length: Length, budget: Budget, seed: u64) -
         st.executions += 1;
         record(&mut st, &mut seen, &out, f, took, grew, None);
     }
+    let mut last_report = Instant::now();
+    let every = Duration::from_secs(PROGRESS_SECS.load(std::sync::atomic::Ordering::Relaxed));
     while !done(&st) {
+        if !every.is_zero() && st.executions % 1024 == 0 && last_report.elapsed() >= every {
+            last_report = Instant::now();
+            let secs = start.elapsed().as_secs_f64();
+            eprintln!(
+                "{}: {} execs in {:.0} s ({:.0}/s), {} panics, {} violations, {} overruns so far",
+                st.target,
+                st.executions,
+                secs,
+                st.executions as f64 / secs,
+                st.panics,
+                st.violations,
+                st.time_overruns + st.memory_overruns
+            );
+        }
         let parent = &corpus[rng.below(corpus.len())];
         let other = &corpus[rng.below(corpus.len())];
         let mut input = parent.clone();

@@ -1,6 +1,6 @@
 //! `ssnail-fuzz`: run fuzz campaigns (see the crate docs).
 //!
-//!   ssnail-fuzz [--seconds N | --inputs N] [--seed S] [TARGET...]
+//!   ssnail-fuzz [--seconds N | --inputs N] [--seed S] [--progress SECS] [TARGET...]
 //!   ssnail-fuzz --replay TARGET FILE
 //!
 //! Prints one line of totals per target; failing inputs are saved under
@@ -29,6 +29,8 @@ fn main() {
             "--seconds" => length = Length::Time(Duration::from_secs(num("--seconds"))),
             "--inputs" => length = Length::Inputs(num("--inputs")),
             "--seed" => seed = num("--seed"),
+            "--progress" => ssnail_fuzz::PROGRESS_SECS
+                .store(num("--progress"), std::sync::atomic::Ordering::Relaxed),
             "--replay" => {
                 // --replay TARGET FILE: run one saved input, report what happens.
                 let (Some(t), Some(f)) = (args.next(), args.next()) else {
@@ -63,7 +65,7 @@ fn main() {
                 return;
             }
             "-h" | "--help" => {
-                println!("usage: ssnail-fuzz [--seconds N | --inputs N] [--seed S] [TARGET...]");
+                println!("usage: ssnail-fuzz [--seconds N | --inputs N] [--seed S] [--progress SECS] [TARGET...]");
                 println!(
                     "targets: {}",
                     targets::all()
