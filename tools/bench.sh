@@ -7,6 +7,10 @@
 #   tools/bench.sh [ROUNDS]        (make bench [ROUNDS=n]; default 3 rounds)
 #   tools/bench.sh --build-only    only build llama.cpp's tools into the cache
 #
+# BENCH_IDLE=S: before each measurement wait (at most S seconds) until every
+# core has been at least 85% idle for a second, as the figures in
+# docs/FINDINGS.md were taken; the table says how many measurements gave up.
+#
 # Once, into the git-ignored cache (default ./cache, or $SSNAIL_CACHE):
 #   cache/llama.cpp-build/   llama-bench and llama-quantize from the llama.cpp
 #                            sources in the llama-cpp-python==0.3.36 sdist that
@@ -76,6 +80,9 @@ fi
 threads=(1 2)
 [ "$(nproc)" -ge 2 ] || threads=(1)
 results=$work/results.txt
+# One run at a time: two would load each other and share the results file.
+exec 9>"$work/.lock"
+flock -n 9 || { echo "bench: another tools/bench.sh is running" >&2; exit 1; }
 : >"$results"
 # llama.cpp's tg32: the mean of 3 repetitions per round (llama-bench -r 3).
 llama() { # threads
@@ -87,11 +94,32 @@ ours() { # numerics threads
     awk -v m="$1" '$1 == m { print $3 }'
 }
 load() { cut -d' ' -f1 /proc/loadavg; }
+busy=0
+idle_wait() { # BENCH_IDLE seconds at most
+  local deadline=$((SECONDS + ${BENCH_IDLE:-0}))
+  [ "${BENCH_IDLE:-0}" -gt 0 ] || return 0
+  while [ $SECONDS -lt $deadline ]; do
+    # Per-core idle share over one second, from /proc/stat (idle + iowait).
+    if python3 -c '
+import time
+def snap():
+    return [list(map(int, l.split()[1:])) for l in open("/proc/stat") if l.startswith("cpu") and l[3] != " "]
+a = snap(); time.sleep(1); b = snap()
+ok = all((y[3] + y[4] - x[3] - x[4]) >= 0.85 * (sum(y) - sum(x)) for x, y in zip(a, b))
+raise SystemExit(0 if ok else 1)'; then
+      return 0
+    fi
+  done
+  busy=$((busy + 1))
+}
 echo "bench: $rounds interleaved rounds (load average before: $(load))" >&2
 for r in $(seq "$rounds"); do
   for t in "${threads[@]}"; do
+    idle_wait
     echo "llama.cpp $t $(llama "$t")" >>"$results"
+    idle_wait
     echo "hardware $t $(ours hardware "$t")" >>"$results"
+    idle_wait
     echo "float $t $(ours float "$t")" >>"$results"
   done
   echo "bench: round $r/$rounds done (load average $(load))" >&2
@@ -106,7 +134,7 @@ echo "SmolLM2-135M-Instruct, every tensor Q4_0 ($(basename "$gguf")), token gene
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores; flags: $(
   grep -m1 -o -w -E 'avx512_vnni|avx_vnni' /proc/cpuinfo || true) $(
   grep -m1 -o -w -E 'avx512bw' /proc/cpuinfo || true) $(grep -m1 -o -w avx2 /proc/cpuinfo || true)"
-echo "load average after: $(load)"
+echo "load average after: $(load)$([ "${BENCH_IDLE:-0}" -gt 0 ] && echo "; $busy measurements started without an idle second")"
 awk -v bw="$bw" -v mbtok="$mbtok" '
   { v[$1 " " $2] = v[$1 " " $2] " " $3 }
   function stats(key, out,   a, n, i, j, t) {
