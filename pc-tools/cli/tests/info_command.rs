@@ -37,6 +37,16 @@ fn info_describes_an_image_from_the_image_alone() {
     ] {
         assert!(out.contains(want), "{want:?} missing from\n{out}");
     }
+    // The header's own fields, as the file has them.
+    let bytes = std::fs::read(&img).unwrap();
+    let h = ssnail_format::image::Header::parse(&bytes).unwrap();
+    let header = out.lines().find(|l| l.starts_with("header: ")).unwrap();
+    assert!(
+        header.starts_with("header: flags $0000, script $8005000, ")
+            && header.contains(&format!("tokenizer ${:07X}", h.tokenizer))
+            && header.ends_with(&format!("needs {} bytes", h.mem_needed)),
+        "{header}"
+    );
     let script = out.lines().find(|l| l.starts_with("script: ")).unwrap();
     assert!(script.ends_with(" instructions at $8005000"), "{script}");
     // The checksum is the file's SHA-256, as sha256sum computes it.
@@ -88,6 +98,8 @@ fn info_json_describes_images_and_ggufs() {
     assert_eq!(j["memory"]["tokens"], 0x800_1000);
     let need = u32::from_le_bytes(std::fs::read(&img).unwrap()[0x38..0x3C].try_into().unwrap());
     assert_eq!(j["memory"]["needed_bytes"], need);
+    assert_eq!(j["header"]["mem_needed"], need);
+    assert_eq!(j["header"]["max_ctx"], 16);
     assert_eq!(j["sha256"].as_str().unwrap().len(), 64);
 
     let gguf = dir.path().join("gpt2.gguf");

@@ -258,6 +258,20 @@ impl ImageInfo {
         ));
         o.push(format!("description: {}", h.description()));
         o.push(format!(
+            "header: flags ${:04X}{}, script ${:07X}, data ${:07X}, vocab ${:07X}, tokenizer ${:07X}, payload {} bytes at ${:07X}, scratch ${:07X}, output ${:07X}, needs {} bytes",
+            h.flags,
+            if h.is_encoder() { " (encoder)" } else { "" },
+            h.code,
+            h.data,
+            h.vocab,
+            h.tokenizer,
+            h.payload_len,
+            h.payload_address(),
+            h.scratch,
+            h.output,
+            h.mem_needed
+        ));
+        o.push(format!(
             "architecture {} {} ({}), {} layers, dim {}, {} heads ({} kv, head_dim {}), hidden {}, vocab {}, context {}{}",
             self.arch,
             if h.is_encoder() { "encoder" } else { "decoder" },
@@ -404,6 +418,26 @@ impl ImageInfo {
             "file_bytes": self.file_len,
             "sha256": self.sha256,
             "description": h.description(),
+            "header": {
+                "version": 1,
+                "flags": h.flags,
+                "code": h.code,
+                "data": h.data,
+                "scratch": h.scratch,
+                "tokens": h.tokens,
+                "vocab": h.vocab,
+                "n_vocab": h.n_vocab,
+                "max_ctx": h.max_ctx,
+                "bos": h.bos,
+                "eos": h.eos,
+                "payload_len": h.payload_len,
+                "output": h.output,
+                "out_dim": h.out_dim,
+                "mem_needed": h.mem_needed,
+                "arch": h.arch,
+                "load_base": h.load_base,
+                "tokenizer": h.tokenizer,
+            },
             "architecture": self.arch,
             "encoder": h.is_encoder(),
             "hyper_parameters": {
