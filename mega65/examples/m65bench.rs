@@ -206,7 +206,7 @@ fn tokenize_bench(prg: &[u8], img: &[u8]) -> Result<((f64, u64), Vec<u64>)> {
 /// Per generated token: cycles from the publication (count goes up) to the program being back at
 /// its RUN/STOP check after reading the count and printing.
 fn generate_bench(prg: &[u8], img: &[u8]) -> Result<Vec<u64>> {
-    let keys = "{RETURN}/n 24{RETURN}the cat sat on the mat{RETURN}";
+    let keys = "{RETURN}/temp 0{RETURN}/n 24{RETURN}the cat sat on the mat{RETURN}";
     let mut r = Run::new(prg, img, keys)?;
     r.until("[24 tokens per answer]", 1, 300.0)?;
     let mut last = r.generated();

@@ -12,6 +12,7 @@
 #include "fold.h"
 #include "keyboard.h"
 #include "loader.h"
+#include "sampler.h"
 #include "screen.h"
 #include "ssnail_regs.h"
 #include "timer.h"
@@ -35,7 +36,7 @@ static union {
 #pragma bss-name(push, "HIBSS")
 static char line[MAX_LINE + 1];
 #pragma bss-name(pop)
-static uint32_t h_code, h_tokens, h_vocab, h_maxctx, h_output, h_outdim;
+static uint32_t h_code, h_tokens, h_vocab, h_maxctx, h_output, h_outdim, h_eos, h_nvocab;
 static uint8_t first;
 static uint16_t n_generate = 120;
 static uint32_t last_tokens, last_ms, pos;
@@ -52,8 +53,10 @@ static void say(uint8_t colour, const char *s) {
 }
 
 static void print_token(uint32_t id) {
-    uint32_t o0 = far_peek32(h_vocab + (id << 2));
-    uint32_t o1 = far_peek32(h_vocab + (id << 2) + 4);
+    uint32_t o0, o1;
+    if (id >= h_nvocab) return;   /* an output row without a vocab entry: nothing (as the PC) */
+    o0 = far_peek32(h_vocab + (id << 2));
+    o1 = far_peek32(h_vocab + (id << 2) + 4);
     for (; o0 < o1; ++o0) fold_byte(far_peek(h_vocab + o0), wrap_putc);
 }
 
@@ -118,6 +121,34 @@ static uint8_t write_job(uint32_t start, uint16_t n) {
 
 static void port_error(void) { say(COL_RED, "[load port error writing the prompt]\n"); }
 
+/* ---- sampling (spec §7.6): one job per token; after each, the sampled token replaces the
+ * ARGMAX's in slot pos and the next job continues from it. s_gen = tokens shown, s_reason as the
+ * script would give it in one job. 0 = done; 1 = the job hangs, back to the model list */
+static uint32_t s_gen, s_reason, s_tok;
+
+static uint8_t sampled(void) {
+    for (s_gen = 0;;) {
+        do
+            if (job_watch(0)) return 1;
+        while (far_peek(SS_STATUS) & SS_STATUS_BUSY);
+        s_reason = far_peek32(HDR(RB_STOP_REASON));
+        if (far_peek(SS_ERROR) || s_reason == STOP_CONTEXT_FULL) return 0;
+        pos = far_peek32(HDR(RB_POS));
+        s_tok = smp_choose(pos - 1);
+        if (s_tok == SMP_KEEP) s_tok = far_peek32(h_tokens + (pos << 2));
+        else if (!port_write(h_tokens + (pos << 2), &s_tok, 4)) { port_error(); return 0; }
+        print_token(s_tok);
+        job_watch(1);
+        s_reason = s_tok == h_eos ? STOP_EOS : ++s_gen == n_generate ? STOP_COUNT
+                 : stopped ? STOP_REQUESTED : 0;
+        if (s_reason) return 0;
+        rb.pos = pos;
+        rb.prompt_len = pos + 1;
+        if (!write_job(0, 0)) { port_error(); return 0; }
+        go();
+    }
+}
+
 /* 0 = done; 1 = the job hangs, back to the model list */
 static uint8_t generate(void) {
     int16_t n = tok_encode(line, first, toks, MAX_PROMPT);
@@ -128,7 +159,7 @@ static uint8_t generate(void) {
     if (first) pos = 0;
     rb.pos = pos;
     rb.prompt_len = start + n;
-    rb.n_generate = n_generate;
+    rb.n_generate = smp_temp ? 1 : n_generate;
     rb.generated = 0;
     rb.stop_request = 0;
     if (rb.prompt_len >= h_maxctx) {
@@ -140,6 +171,13 @@ static uint8_t generate(void) {
     fold_reset();
     watch_start();
     go();
+    if (smp_temp) {
+        if (sampled()) return 1;
+        gen = s_gen;
+        reason = s_reason;
+        t = timer_ms();
+        goto done;
+    }
     do {
         gen = far_peek32(HDR(RB_GENERATED));
         t = shown;
@@ -150,10 +188,11 @@ static uint8_t generate(void) {
     t = timer_ms();
     gen = far_peek32(HDR(RB_GENERATED));
     for (; shown < gen; ++shown) print_token(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
+    reason = far_peek32(HDR(RB_STOP_REASON));
+done:
     wrap_flush();
     scr_putc('\n');
     pos = far_peek32(HDR(RB_POS));
-    reason = far_peek32(HDR(RB_STOP_REASON));
     last_tokens = gen;
     last_ms = t;
     if (far_peek(SS_ERROR)) {
@@ -271,7 +310,8 @@ static void show_tokens(const char *text) {
 static void help(void) {
     scr_puts("/n N  tokens per answer   /reset  new conversation   /stats  speed and position\n"
              "/tokens TEXT  token ids   /models  back to the list   /help  this list\n"
-             "/quit  back to BASIC      RUN/STOP stops an answer\n");
+             "/quit  back to BASIC      RUN/STOP stops an answer\n"
+             "/temp X (0 = greedy)  /topk K  /penalty X  /seed N   sampling, shown by /stats\n");
 }
 
 uint8_t chat(const char *name) {
@@ -284,6 +324,9 @@ uint8_t chat(const char *name) {
     h_maxctx = far_peek32(HDR(H_MAXCTX));
     h_output = far_peek32(HDR(H_OUTPUT));
     h_outdim = far_peek32(HDR(H_OUTDIM));
+    h_eos = far_peek32(HDR(H_EOS));
+    h_nvocab = far_peek32(HDR(H_NVOCAB));
+    smp_init(h_output, h_outdim, h_tokens);
     first = 1;
     pos = 0;
     n_stored = next_slot = told_full = 0;
@@ -322,7 +365,8 @@ uint8_t chat(const char *name) {
             } else if (!strcmp(line, "/stats")) {
                 scr_printf("[pos %lu of %lu, %u tokens per answer, last: %lu tokens in %lu.%03lu s]\n",
                            pos, h_maxctx, n_generate, last_tokens, last_ms / 1000, last_ms % 1000);
-            } else help();
+                if (!encoder) smp_show();
+            } else if (encoder || !smp_command(line)) help();
             continue;
         }
         if (encoder) {

@@ -213,7 +213,7 @@ fn llama_from_the_d81_prints_what_ssnail_run_prints() {
         // All keys typed at once: the ones after RETURN wait in the queue while the model loads.
         let t = run(
             &setup,
-            &format!("{{RETURN}}/n 24{{RETURN}}{prompt}{{RETURN}}"),
+            &format!("{{RETURN}}/temp 0{{RETURN}}/n 24{{RETURN}}{prompt}{{RETURN}}"),
             "tokens/s]",
             120.0,
         );
@@ -247,7 +247,7 @@ fn gpt2_from_the_sd_card_prints_what_ssnail_run_prints() {
         };
         let t = run(
             &setup,
-            &format!("{{RETURN}}/n 20{{RETURN}}{prompt}{{RETURN}}"),
+            &format!("{{RETURN}}/temp 0{{RETURN}}/n 20{{RETURN}}{prompt}{{RETURN}}"),
             "tokens/s]",
             120.0,
         );
@@ -735,7 +735,7 @@ fn flipping_one_weight_byte_changes_the_screen_output() {
         assert!(pos < img.len(), "no single-byte flip changed the output");
     }
     let flipped_text = reference(&flipped, prompt, 16);
-    let keys = format!("{{RETURN}}/n 16{{RETURN}}{prompt}{{RETURN}}");
+    let keys = format!("{{RETURN}}/temp 0{{RETURN}}/n 16{{RETURN}}{prompt}{{RETURN}}");
     let on = |img: &[u8]| {
         let setup = Setup {
             d81: Some(disk_with(&[("m.ssnail", img)])),
@@ -795,7 +795,7 @@ fn turns_continue_the_context_until_it_is_full_then_reset_starts_again() {
     for (p, n) in turns {
         keys.push_str(&format!("/n {n}{{RETURN}}{p}{{RETURN}}"));
     }
-    keys.push_str("/reset{RETURN}/n 12{RETURN}Once upon a time{RETURN}/models{RETURN}{RETURN}");
+    keys.push_str("/reset{RETURN}/temp 0{RETURN}/n 12{RETURN}Once upon a time{RETURN}/models{RETURN}{RETURN}");
     let t = run_n(&setup, &keys, "Loaded", 2, 120.0);
     for (i, (p, _)) in turns.iter().enumerate() {
         let at = t.find(&format!("> {p}\n")).unwrap();
@@ -824,7 +824,7 @@ fn run_stop_ends_an_answer_early() {
     };
     let t = run(
         &setup,
-        "{RETURN}/n 60{RETURN}the cat{RETURN}{WAIT 3}{STOP}",
+        "{RETURN}/temp 0{RETURN}/n 60{RETURN}the cat{RETURN}{WAIT 3}{STOP}",
         "tokens/s]",
         300.0,
     );
@@ -851,7 +851,7 @@ fn run_stop_stops_an_answer_even_behind_typed_ahead_keys_which_are_kept() {
     };
     let t = run(
         &setup,
-        "{RETURN}/n 60{RETURN}the cat{RETURN}{WAIT 2}the dog{WAIT 1}{STOP}{WAIT 1}{RETURN}",
+        "{RETURN}/temp 0{RETURN}/n 60{RETURN}the cat{RETURN}{WAIT 2}the dog{WAIT 1}{STOP}{WAIT 1}{RETURN}",
         "> the dog\n",
         300.0,
     );
@@ -879,7 +879,7 @@ fn from_a_real_drive_the_program_seeks_the_track_and_loads_the_model() {
     let prompt = "the cat sat on the mat";
     let t = run(
         &setup,
-        &format!("{{RETURN}}/n 8{{RETURN}}{prompt}{{RETURN}}"),
+        &format!("{{RETURN}}/temp 0{{RETURN}}/n 8{{RETURN}}{prompt}{{RETURN}}"),
         "tokens/s]",
         120.0,
     );
@@ -1051,7 +1051,7 @@ fn tokens_per_second_follow_the_ssnail_memory_bandwidth() {
         };
         let t = run(
             &setup,
-            "{RETURN}/n 20{RETURN}Once upon a time{RETURN}",
+            "{RETURN}/temp 0{RETURN}/n 20{RETURN}Once upon a time{RETURN}",
             "tokens/s]",
             120.0,
         );
@@ -1156,7 +1156,7 @@ fn a_72_mb_layout_image_loads_from_the_sd_card_on_a_72_mb_board() {
     let prompt = "the cat sat";
     let t = run(
         &setup,
-        &format!("{{RETURN}}/n 8{{RETURN}}{prompt}{{RETURN}}"),
+        &format!("{{RETURN}}/temp 0{{RETURN}}/n 8{{RETURN}}{prompt}{{RETURN}}"),
         "tokens/s]",
         200.0,
     );

@@ -1,0 +1,18 @@
+/* sampler.h: sampling on the MEGA65 (spec §7.6): temperature, top-k and repetition penalty in
+ * fixed point, bit for bit what `ssnail chat --sampler mega65` chooses with the same seed. */
+#ifndef SAMPLER_H
+#define SAMPLER_H
+#include <stdint.h>
+#ifndef __CC65__
+#define __fastcall__
+#endif
+#define SMP_KEEP 0xFFFFFFFFUL   /* no candidate: keep the ARGMAX result */
+extern uint16_t smp_temp;       /* thousandths; 0 = greedy (one job per answer, as without sampling) */
+/* the model's logits (f32 at out, n of them) and token buffer */
+void smp_init(uint32_t out, uint32_t n, uint32_t tokens);
+/* the token for the logits of position q (the window is slots q-63..q), or SMP_KEEP */
+uint32_t __fastcall__ smp_choose(uint16_t q);
+/* /temp /topk /penalty /seed: 1 = handled (prints the new settings) */
+uint8_t smp_command(const char *line);
+void smp_show(void);            /* "[sampling: ...]" or "[greedy ...]" */
+#endif
