@@ -393,3 +393,28 @@ fn glyph_for(c: char) -> [u8; 8] {
         _ => [0xAA, 0x55, 0xAA, 0x55, 0xAA, 0x55, 0xAA, 0x55],
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::machine::Machine;
+
+    /// 80 columns at 200 lines (the start-up mode, $D031 = $E0): pixels twice as tall as wide;
+    /// H320 doubles the width too; V400 leaves rows single (viciv.vhdl 1364-1366, 1388).
+    #[test]
+    fn the_png_follows_the_mega65_pixel_aspect() {
+        let mut m = Machine::new();
+        assert_eq!(m.pixel_aspect(), (1, 2));
+        let size = |png: Vec<u8>| {
+            (
+                u32::from_be_bytes(png[16..20].try_into().unwrap()),
+                u32::from_be_bytes(png[20..24].try_into().unwrap()),
+            )
+        };
+        assert_eq!(size(m.screen_png()), (80 * 8 + 32, 25 * 8 + 32));
+        assert_eq!(size(m.screen_png_aspect()), (80 * 8 + 32, (25 * 8 + 32) * 2));
+        m.io_regs[0x031] = 0x00; // H320, V200
+        assert_eq!(m.pixel_aspect(), (2, 2));
+        m.io_regs[0x031] = 0x88; // H640, V400
+        assert_eq!(m.pixel_aspect(), (1, 1));
+    }
+}
