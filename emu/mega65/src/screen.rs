@@ -411,7 +411,10 @@ mod tests {
             )
         };
         assert_eq!(size(m.screen_png()), (80 * 8 + 32, 25 * 8 + 32));
-        assert_eq!(size(m.screen_png_aspect()), (80 * 8 + 32, (25 * 8 + 32) * 2));
+        assert_eq!(
+            size(m.screen_png_aspect()),
+            (80 * 8 + 32, (25 * 8 + 32) * 2)
+        );
         m.io_regs[0x031] = 0x00; // H320, V200
         assert_eq!(m.pixel_aspect(), (2, 2));
         m.io_regs[0x031] = 0x88; // H640, V400
