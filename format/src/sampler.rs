@@ -21,6 +21,8 @@ use std::sync::OnceLock;
 pub const WINDOW: u32 = 64;
 /// Top-k range: 1..=MAX_TOP_K (the candidate list has a fixed size).
 pub const MAX_TOP_K: u32 = 64;
+/// Largest output (logits) the sampler takes; a larger one keeps the ARGMAX (greedy).
+pub const MAX_VOCAB: usize = 65_536;
 /// Largest temperature and penalty, in thousandths.
 pub const MAX_MILLI: u32 = 60_000;
 /// Fixed-point logits: Q16.16, saturated to ±2^30.
@@ -343,7 +345,7 @@ impl Sampler {
     /// core's ARGMAX) — temperature 0, or no candidate at all; then the
     /// generator does not move.
     pub fn choose(&mut self, logits: &[f32], recent: &[u32]) -> Option<u32> {
-        if self.settings.is_greedy() {
+        if self.settings.is_greedy() || logits.len() > MAX_VOCAB {
             return None;
         }
         let c = candidates(logits, recent, &self.settings);
@@ -530,6 +532,15 @@ mod tests {
         let st = s.state;
         assert_eq!(s.choose(&[1.0, 5.0, 2.0], &[1]), None);
         assert_eq!(s.state, st);
+    }
+
+    #[test]
+    fn outputs_beyond_65536_rows_keep_the_argmax() {
+        let mut s = Sampler::new(Settings::default(), 3);
+        let st = s.state;
+        assert_eq!(s.choose(&vec![0.5f32; MAX_VOCAB + 1], &[]), None);
+        assert_eq!(s.state, st);
+        assert!(s.choose(&vec![0.5f32; MAX_VOCAB], &[]).is_some());
     }
 
     #[test]

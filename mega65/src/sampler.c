@@ -46,7 +46,7 @@ static void set_seed(uint32_t s) {
 
 void smp_init(uint32_t out, uint32_t n, uint32_t tokens) {
     smp_out = out;
-    smp_nout = n;
+    smp_nout = n > 65536UL ? 0 : n;   /* more output rows: no candidate, the ARGMAX stays */
     smp_tokaddr = tokens;
     derive();
     /* until /seed: CIA 1's timers and the raster line */
