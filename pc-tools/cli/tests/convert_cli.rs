@@ -228,7 +228,8 @@ fn bad_input_fails_cleanly() {
         &r,
         dir,
         &["cut.gguf", "trunc.gguf"],
-        "cut.gguf: corrupt or truncated GGUF header",
+        // The header's counts promise more than 200 bytes can hold.
+        "cut.gguf: key count is 14, more than the header can hold",
     );
     std::fs::remove_file(&cut).unwrap();
     std::fs::remove_file(&trunc).unwrap();
