@@ -280,7 +280,7 @@ fn bad_input_fails_cleanly() {
         &r,
         dir,
         &["m.gguf", "taken.ssnail"],
-        "taken.ssnail: cannot write",
+        "taken.ssnail: is a directory",
     );
     assert!(std::fs::read_dir(&taken).unwrap().next().is_none());
 
