@@ -18,15 +18,17 @@
 //! * generate: for each token the core publishes (its generated count in the runtime block goes
 //!   up), the cycles until the program has read the new count, printed the token and is back at
 //!   its RUN/STOP check (`LDA $D610`), on the test models. Encoders generate no tokens.
+//! * sampling: for each sampled token (spec §7.6), the cycles from the end of its job to the start
+//!   of the next, for 512, 32,000 and 49,152 output rows.
 
 use ssnail_mega65_program as common;
 
 use anyhow::{bail, Context, Result};
 use ssnail_convert::{convert, Options};
 use ssnail_core::{Machine as Core, Numerics, Ssnail};
-use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_format::ggml::GgmlType;
 use ssnail_format::image::{rt, BASE};
+use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_testkit::llama_vocab;
 use ssnail_testkit::models::{self, ModelOpts};
 use ssnail_tokenizer::image::{image_memory, tables_only_image};
@@ -239,6 +241,82 @@ fn generate_bench(prg: &[u8], img: &[u8]) -> Result<Vec<u64>> {
     Ok(out)
 }
 
+/// Sampling (spec §7.6), per sampled token: the cycles from the end of one job (the program sees
+/// STATUS idle) to the start of the next (the GO write), i.e. choosing the token over V logits,
+/// writing it, showing it and starting the job. The llama test model's header is given V output
+/// rows: its own 400 logits and after them V - 400 fixed logits (uniform in -6..6, xorshift32)
+/// written into SSNAIL memory once the model is loaded, so the scan reads V values. Default
+/// settings (temperature 0.8, top-k 40, penalty 1.15 over 64 tokens), seed 7.
+fn sampling_bench(prg: &[u8], v: u32, choose_at: Option<u16>) -> Result<(Vec<u64>, Vec<u64>)> {
+    let mut img = test_model(
+        ModelOpts {
+            dim: 128,
+            n_heads: 4,
+            n_kv_heads: 2,
+            hidden: 256,
+            ..ModelOpts::llama()
+        }
+        .with_wtype(GgmlType::Q4_0),
+    )?;
+    let out = ssnail_format::rd_u32(&img, ssnail_format::image::h::OUTPUT);
+    let real = ssnail_format::rd_u32(&img, ssnail_format::image::h::OUTDIM);
+    ssnail_format::wr_u32(&mut img, ssnail_format::image::h::OUTDIM, v);
+    let n = 9;
+    let keys =
+        format!("{{RETURN}}/seed 7{{RETURN}}/n {n}{{RETURN}}the cat sat on the mat{{RETURN}}");
+    let mut r = Run::new(prg, &img, &keys)?;
+    r.until(&format!("[{n} tokens per answer]"), 1, 300.0)?;
+    let dev = r.m.ssnail.device.as_mut().context("no SSNAIL device")?;
+    let mut x = 12345u32;
+    for i in real..v {
+        x = ssnail_format::sampler::xorshift32(x);
+        let f = (x >> 8) as f32 / 16_777_216.0 * 12.0 - 6.0;
+        dev.machine
+            .write_bytes((out + 4 * i) as u64, &f.to_le_bytes());
+    }
+    let mut cycles = Vec::new();
+    let mut choose = Vec::new();
+    // (return address, cycle) of a running smp_choose call
+    let mut call: Option<(u16, u64)> = None;
+    let (mut jobs, mut was_busy, mut end) = (r.m.ssnail.jobs, false, None);
+    while !String::from_utf8_lossy(r.serial()).contains("tokens/s]") {
+        r.guard(600.0, "sampling")?;
+        if Some(r.m.pc) == choose_at {
+            // JSR left the address of its last byte on the stack (low byte first, page $01)
+            let st = r.m.peek_phys(0x100 + (r.m.sp as u32 & 0xFF) + 1, 2);
+            call = Some((
+                u16::from_le_bytes([st[0], st[1]]).wrapping_add(1),
+                r.m.cycles,
+            ));
+        } else if let Some((ret, t0)) = call {
+            if r.m.pc == ret {
+                choose.push(r.m.cycles - t0);
+                call = None;
+            }
+        }
+        r.step();
+        let busy = r.m.ssnail.busy();
+        if was_busy && !busy {
+            end = Some(r.m.cycles);
+        }
+        if r.m.ssnail.jobs != jobs {
+            jobs = r.m.ssnail.jobs;
+            if let Some(e) = end.take() {
+                cycles.push(r.m.cycles - e);
+            }
+        }
+        was_busy = busy;
+    }
+    Ok((cycles, choose))
+}
+
+/// The address of `_smp_choose` in the ld65 map file next to the PRG.
+fn choose_address(map: &Path) -> Option<u16> {
+    let text = std::fs::read_to_string(map).ok()?;
+    let line = text.lines().find(|l| l.starts_with("_smp_choose "))?;
+    u16::from_str_radix(line.split_whitespace().nth(1)?.trim_start_matches("00"), 16).ok()
+}
+
 fn stats(v: &[u64]) -> String {
     let max = v.iter().max().copied().unwrap_or(0);
     let mean = v.iter().sum::<u64>() as f64 / v.len().max(1) as f64;
@@ -307,5 +385,19 @@ fn main() -> Result<()> {
         );
     }
     println!("bert: an encoder, no generated tokens");
+    let choose_at = choose_address(&dir.path().join("mega65/ssnail.map"));
+    for v in [512, 32_000, 49_152] {
+        let (c, choose) = sampling_bench(&prg, v, choose_at)?;
+        println!(
+            "sampling, vocabulary {v}: cycles per sampled token on top of the job (job end -> next GO): {}",
+            stats(&c)
+        );
+        if !choose.is_empty() {
+            println!(
+                "  of which choosing the token (smp_choose): {}",
+                stats(&choose)
+            );
+        }
+    }
     Ok(())
 }

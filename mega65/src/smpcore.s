@@ -302,8 +302,16 @@ penal:  lda     xv+3
         q_st    xv
         jmp     negxv
 
-; entry X-1 moves to X
-shift:  lda     k0-1,x
+; entry X-1 moves to X (shiftk: key and token only, during the scan the values are not made yet)
+shift:  lda     v0-1,x
+        sta     v0,x
+        lda     v1-1,x
+        sta     v1,x
+        lda     v2-1,x
+        sta     v2,x
+        lda     v3-1,x
+        sta     v3,x
+shiftk: lda     k0-1,x
         sta     k0,x
         lda     k1-1,x
         sta     k1,x
@@ -315,14 +323,6 @@ shift:  lda     k0-1,x
         sta     t0,x
         lda     t1-1,x
         sta     t1,x
-        lda     v0-1,x
-        sta     v0,x
-        lda     v1-1,x
-        sta     v1,x
-        lda     v2-1,x
-        sta     v2,x
-        lda     v3-1,x
-        sta     v3,x
         rts
 
 ; entry X = kk, xv, tl/th; one more candidate unless the list is full
@@ -444,7 +444,7 @@ consider:
         cmp     k0-1,x
 @d:     bcc     @put
         beq     @put
-        jsr     shift
+        jsr     shiftk
         dex
         bra     @l
 @put:   jsr     put
