@@ -94,7 +94,8 @@ fn main() {
         }
     }
     quiet_panics();
-    ssnail_fuzz::alloc::start_watchdog(Duration::from_secs(30));
+    // Wall time, generous: a niced campaign on busy cores waits for CPU.
+    ssnail_fuzz::alloc::start_watchdog(Duration::from_secs(120));
     let budget = Budget::default();
     let mut clean = true;
     for mut t in chosen {
