@@ -175,7 +175,8 @@ impl Machine {
             return self.io_read(mode, (p & 0xFFF) as u16);
         }
         if (SECTOR_AREA_BASE..SECTOR_AREA_BASE + 0x1000).contains(&p) {
-            return self.sector_area_read(p - SECTOR_AREA_BASE);
+            let bufsel_sd = self.sd.bufsel_sd;
+            return self.sectors.user_read(bufsel_sd, p - SECTOR_AREA_BASE);
         }
         if (SSNAIL_IO_BASE..SSNAIL_IO_BASE + 0x100).contains(&p) {
             return self.ssnail_io_read((p - SSNAIL_IO_BASE) as u8);
@@ -219,7 +220,8 @@ impl Machine {
             return;
         }
         if (SECTOR_AREA_BASE..SECTOR_AREA_BASE + 0x1000).contains(&p) {
-            self.sector_area_write(p - SECTOR_AREA_BASE, v);
+            let bufsel_sd = self.sd.bufsel_sd;
+            self.sectors.user_write(bufsel_sd, p - SECTOR_AREA_BASE, v);
             return;
         }
         if (SSNAIL_IO_BASE..SSNAIL_IO_BASE + 0x100).contains(&p) {
@@ -229,16 +231,5 @@ impl Machine {
         if p >= SSNAIL_MEM_BASE && p < SSNAIL_MEM_BASE + SSNAIL_MEM_MAX as u32 {
             self.attic_write(p - SSNAIL_MEM_BASE, v);
         }
-    }
-
-    /// User-mode view of $FFD6000–$FFD6FFF: the buffer selected by $D689 bit 7 mirrored 8× (spec §M4.2).
-    fn sector_area_read(&self, off: u32) -> u8 {
-        let base = if self.sd.bufsel_sd { 0xE00 } else { 0xC00 };
-        self.sector_area[base + (off as usize & 0x1FF)]
-    }
-
-    fn sector_area_write(&mut self, off: u32, v: u8) {
-        let base = if self.sd.bufsel_sd { 0xE00 } else { 0xC00 };
-        self.sector_area[base + (off as usize & 0x1FF)] = v;
     }
 }

@@ -27,6 +27,7 @@
 //!   The automatic track seek of $D696 (AUTOTUNE) is not modelled.
 
 use super::machine::{Machine, CPU_HZ};
+use super::sectors::SECTOR_SIZE;
 
 pub use ssnail_disk::D81_SIZE;
 
@@ -101,6 +102,27 @@ impl Default for F011 {
 }
 
 impl F011 {
+    /// Ejects the disk and resets the controller (Hyppo's d81detach; the buffer stays).
+    pub fn detach(&mut self) {
+        *self = F011::default();
+    }
+
+    /// Resets the controller with `image` in drive 0 as a D81 image on the SD card (Hyppo's
+    /// d81attach).
+    pub fn attach(&mut self, image: Vec<u8>) {
+        self.detach();
+        self.mount(image);
+    }
+
+    /// Resets the controller with drive 0 a real drive holding `image` (None: no disk).
+    pub fn insert_real(&mut self, image: Option<Vec<u8>>) {
+        self.detach();
+        self.drive = Drive::Real;
+        if let Some(img) = image {
+            self.mount(img);
+        }
+    }
+
     pub fn mount(&mut self, image: Vec<u8>) {
         self.image = Some(image);
         self.status_a |= 0x02; // write protected (read-only mount)
@@ -134,11 +156,7 @@ impl Machine {
     /// Mounts a D81 image's contents in drive 0 as a real drive would hold the disk (sectors
     /// found only under the head); `image` None = a real drive with no disk.
     pub fn mount_real_drive(&mut self, image: Option<Vec<u8>>) {
-        self.f011 = Default::default();
-        self.f011.drive = Drive::Real;
-        if let Some(img) = image {
-            self.f011.mount(img);
-        }
+        self.f011.insert_real(image);
     }
 
     /// Finishes a command whose time has come.
@@ -167,7 +185,9 @@ impl Machine {
             return;
         };
         let img = self.f011.image.as_ref().unwrap();
-        self.sector_area[0xC00..0xE00].copy_from_slice(&img[offset..offset + 512]);
+        self.sectors
+            .f011_mut()
+            .copy_from_slice(&img[offset..offset + SECTOR_SIZE]);
         let f = &mut self.f011;
         f.pointer = 0;
         f.status_a |= 0x40;
@@ -187,7 +207,7 @@ impl Machine {
             5 => f.sector,
             6 => f.side,
             7 => {
-                let v = self.sector_area[0xC00 + (f.pointer as usize & 0x1FF)];
+                let v = self.sectors.f011()[f.pointer as usize & 0x1FF];
                 f.pointer = (f.pointer + 1) & 0x1FF;
                 f.status_a &= !0x40;
                 if f.pointer == 0 {
@@ -210,7 +230,7 @@ impl Machine {
             6 => self.f011.side = v,
             7 => {
                 let p = self.f011.pointer as usize & 0x1FF;
-                self.sector_area[0xC00 + p] = v;
+                self.sectors.f011_mut()[p] = v;
                 self.f011.pointer = (self.f011.pointer + 1) & 0x1FF;
             }
             9 => self.f011.step_time = v,

@@ -13,6 +13,7 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use super::machine::{flag, Machine};
+use super::sectors::SECTOR_SIZE;
 
 pub mod err {
     pub const INVALID_ADDRESS: u8 = 0x10;
@@ -257,7 +258,7 @@ impl Machine {
             }
             0x40 | 0x46 | 0x4A => self.dos_attach(function),
             0x42 => {
-                self.f011 = Default::default();
+                self.f011.detach();
                 self.ok()
             }
             0x74 => {
@@ -418,16 +419,16 @@ impl Machine {
         let Some(Some(of)) = self.hyppo.files.get_mut(fd as usize) else {
             return self.fail(err::INVALID_FD);
         };
-        let mut buf = [0u8; 512];
+        let mut buf = [0u8; SECTOR_SIZE];
         let mut n = 0;
-        while n < 512 {
+        while n < SECTOR_SIZE {
             match of.file.read(&mut buf[n..]) {
                 Ok(0) => break,
                 Ok(k) => n += k,
                 Err(_) => return self.fail(err::READ_ERROR),
             }
         }
-        self.sector_area[0xE00..0xE00 + n].copy_from_slice(&buf[..n]);
+        self.sectors.sd_mut()[..n].copy_from_slice(&buf[..n]);
         if n > 0 {
             self.hyppo.sectors_read += 1;
         }
@@ -462,7 +463,7 @@ impl Machine {
         };
         let drive1 = function == 0x46 || (function & 0x7E == 0x4A && self.x & 1 != 0);
         if function & 0x7E == 0x4A && self.x & 0x80 != 0 {
-            self.f011 = Default::default();
+            self.f011.detach();
             return self.ok();
         }
         if drive1 {
@@ -470,8 +471,7 @@ impl Machine {
         }
         match std::fs::read(&f.path) {
             Ok(img) if img.len() == super::f011::D81_SIZE => {
-                self.f011 = Default::default();
-                self.f011.mount(img);
+                self.f011.attach(img);
                 self.ok()
             }
             Ok(_) => self.fail(err::IMAGE_WRONG_LENGTH),

@@ -24,7 +24,7 @@ impl Machine {
                 return self.cia2.read(now, (off & 0x0F) as u8);
             }
             0xE00..=0xFFF if self.sd.window && mode >= 2 => {
-                return self.read_phys(super::bus::SECTOR_AREA_BASE + (off as u32 & 0x1FF));
+                return self.sectors.user_read(self.sd.bufsel_sd, off as u32);
             }
             _ => {}
         }
@@ -99,7 +99,7 @@ impl Machine {
                 return;
             }
             0xE00..=0xFFF if self.sd.window && mode >= 2 => {
-                self.write_phys(super::bus::SECTOR_AREA_BASE + (off as u32 & 0x1FF), v);
+                self.sectors.user_write(self.sd.bufsel_sd, off as u32, v);
                 return;
             }
             _ => {}

@@ -28,6 +28,7 @@ pub mod machine;
 pub mod opcodes;
 pub mod prg;
 pub mod screen;
+pub mod sectors;
 pub mod ssnail;
 
 pub use keys::KeyScript;

@@ -9,6 +9,7 @@ use super::f011::F011;
 use super::hyppo::Hyppo;
 use super::keys::KeyQueue;
 use super::opcodes::{CYCLES_CE02, CYCLES_FAST};
+use super::sectors::SectorBuffers;
 use super::ssnail::SsnailPort;
 
 /// The CPU clock at full speed: 40.5 MHz (MEGA65 Book, "40.5 MHz fast mode").
@@ -82,8 +83,8 @@ pub struct Machine {
     // --- memory ---
     pub(crate) chip: Box<[u8; CHIP_BUF]>,
     pub(crate) colour: Box<[u8]>,
-    /// $FFD6000–$FFD6FFF (hypervisor scratch, F011 buffer at $C00, SD buffer at $E00).
-    pub(crate) sector_area: Box<[u8; 4096]>,
+    /// The F011 and SD sector buffers in $FFD6000–$FFD6FFF.
+    pub(crate) sectors: SectorBuffers,
     pub(crate) rmap: [u32; 256],
     pub(crate) wmap: [u32; 256],
     pub(crate) rview: [u32; 256],
@@ -152,7 +153,7 @@ impl Machine {
                 .try_into()
                 .expect("size"),
             colour: vec![0u8; COLOUR_RAM_SIZE].into_boxed_slice(),
-            sector_area: Box::new([0u8; 4096]),
+            sectors: SectorBuffers::default(),
             rmap: [SLOW; 256],
             wmap: [SLOW; 256],
             rview: [0; 256],
