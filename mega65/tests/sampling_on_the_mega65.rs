@@ -226,3 +226,77 @@ fn gpt2_samples_on_the_mega65_exactly_as_ssnail_chat_sampler_mega65() {
     ];
     check(&gpt2(), "gpt2", "Once upon a time", &runs, 16);
 }
+
+#[test]
+fn sampled_answers_end_at_end_of_text_or_the_full_context_as_ssnail_chat_and_run_stop_stops_them() {
+    let img = llama();
+    let prompt = "the cat sat on the mat";
+    // Context 64 and /n 100: each answer ends with end of text or the full context, on the
+    // MEGA65 at the same token and with the same line as ssnail chat.
+    let seeds = [3u32, 4, 5, 6, 7, 8];
+    let mut keys = "{RETURN}/n 100{RETURN}".to_string();
+    for seed in seeds {
+        keys += &format!("/reset{{RETURN}}/seed {seed}{{RETURN}}{prompt}{{RETURN}}");
+    }
+    let t = mega65(&img, 8, &keys, seeds.len());
+    let mut rest = t.as_str();
+    let mut ends = Vec::new();
+    for seed in seeds {
+        rest = &rest[rest.find(&format!("; seed {seed}]")).unwrap()..];
+        let a = answer(rest, prompt);
+        let after =
+            &rest[rest.find(&format!("> {prompt}\n")).unwrap() + prompt.len() + 3 + a.len() + 1..];
+        let end = after.lines().next().unwrap().to_string();
+        let o = Command::new(ssnail_bin())
+            .args([
+                "chat",
+                "--sampler",
+                "mega65",
+                "--hw",
+                "--seed",
+                &seed.to_string(),
+            ])
+            .arg({
+                let dir = std::env::temp_dir()
+                    .join(format!("ssnail-sampling-{}-{seed}", std::process::id()));
+                std::fs::create_dir_all(&dir).unwrap();
+                let p = dir.join("m.ssnail");
+                std::fs::write(&p, &img).unwrap();
+                p
+            })
+            .args(["-n", "100", "-p", prompt])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let out = String::from_utf8(o.stdout).unwrap();
+        // After the banner: the echo and the answer (which may hold newlines), then the end line.
+        let body = &out[out.find("]\n ").map_or(0, |i| i + 2)..];
+        let cut = body.rfind("\n[").unwrap_or(body.len());
+        let (text, closing) = (&body[..cut], body[cut..].trim_start_matches('\n'));
+        assert!(
+            text.ends_with(a),
+            "seed {seed}: the MEGA65 printed\n{a:?}\nssnail chat printed\n{out}"
+        );
+        assert_eq!(
+            closing.lines().next().unwrap_or(""),
+            end,
+            "seed {seed}: {out}\n{t}"
+        );
+        rest = &rest[rest.find("tokens/s]").unwrap()..];
+        ends.push(end);
+    }
+    assert!(ends.iter().any(|e| e == "[end of text]"), "{ends:?}");
+    assert!(
+        ends.iter()
+            .any(|e| e == "[context full at 64 tokens: /reset to start again]"),
+        "{ends:?}"
+    );
+    // RUN/STOP during a long sampled answer: "[stopped]" after fewer tokens than asked.
+    let t = mega65(
+        &img,
+        8,
+        &format!("{{RETURN}}/seed 3{{RETURN}}/penalty 1{{RETURN}}/topk 64{{RETURN}}/temp 9{{RETURN}}/n 100{{RETURN}}{prompt}{{RETURN}}{{WAIT 3}}{{STOP}}"),
+        1,
+    );
+    assert!(t.contains("\n[stopped]\n"), "{t}");
+}
