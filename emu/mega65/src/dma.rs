@@ -9,6 +9,16 @@
 use super::bus::IO_BASE;
 use super::machine::Machine;
 
+/// The DMA controller's registers ($D700–$D70F, spec §M3.1): the list address and the list
+/// format. A job runs on the machine's bus, so starting one is a `Machine` method.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Dma {
+    /// The job list's 28-bit address ($D700–$D702, $D704, $D70E).
+    list: u32,
+    /// $D703 bit 0: lists are F018B (12-byte entries), else F018A (11 bytes).
+    f018b: bool,
+}
+
 /// Where the job list is read from.
 #[derive(Clone, Copy)]
 enum ListAt {
@@ -37,23 +47,23 @@ impl Machine {
     pub(crate) fn dma_register_write(&mut self, off: u16, v: u8) {
         match off {
             0x700 => {
-                self.dma_list = (self.dma_list & !0xFF) | v as u32;
-                self.dma_job(ListAt::Phys(self.dma_list), false);
+                self.dma.list = (self.dma.list & !0xFF) | v as u32;
+                self.dma_job(ListAt::Phys(self.dma.list), false);
             }
-            0x701 => self.dma_list = (self.dma_list & !0xFF00) | (v as u32) << 8,
+            0x701 => self.dma.list = (self.dma.list & !0xFF00) | (v as u32) << 8,
             0x702 => {
                 // Bits 16–22; writing it also clears bits 23–27.
-                self.dma_list = (self.dma_list & 0xFFFF) | ((v as u32 & 0x7F) << 16);
+                self.dma.list = (self.dma.list & 0xFFFF) | ((v as u32 & 0x7F) << 16);
             }
-            0x703 => self.dma_f018b = v & 1 != 0,
-            0x704 => self.dma_list = (self.dma_list & 0xF_FFFF) | (v as u32) << 20,
+            0x703 => self.dma.f018b = v & 1 != 0,
+            0x704 => self.dma.list = (self.dma.list & 0xF_FFFF) | (v as u32) << 20,
             0x705 => {
-                self.dma_list = (self.dma_list & !0xFF) | v as u32;
-                self.dma_job(ListAt::Phys(self.dma_list), true);
+                self.dma.list = (self.dma.list & !0xFF) | v as u32;
+                self.dma_job(ListAt::Phys(self.dma.list), true);
             }
             0x706 => {
-                self.dma_list = (self.dma_list & !0xFF) | v as u32;
-                self.dma_job(ListAt::Cpu(self.dma_list as u16), true);
+                self.dma.list = (self.dma.list & !0xFF) | v as u32;
+                self.dma_job(ListAt::Cpu(self.dma.list as u16), true);
             }
             0x707 => {
                 // Inline job: the list follows the STA $D707 instruction; the CPU resumes after it.
@@ -63,7 +73,7 @@ impl Machine {
                     self.pc = e;
                 }
             }
-            0x70E => self.dma_list = (self.dma_list & !0xFF) | v as u32,
+            0x70E => self.dma.list = (self.dma.list & !0xFF) | v as u32,
             _ => {}
         }
         self.io_regs[off as usize] = v;
@@ -87,7 +97,7 @@ impl Machine {
     /// Runs a job (and its chain); returns where the list reading stopped.
     fn dma_job(&mut self, mut at: ListAt, enhanced: bool) -> ListAt {
         let defaults = Options {
-            f018b: self.dma_f018b,
+            f018b: self.dma.f018b,
             src_mb: 0,
             dst_mb: 0,
             src_skip: 0x100,

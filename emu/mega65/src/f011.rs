@@ -27,7 +27,7 @@
 //!   The automatic track seek of $D696 (AUTOTUNE) is not modelled.
 
 use super::machine::{Machine, CPU_HZ};
-use super::sectors::SECTOR_SIZE;
+use super::sectors::{SectorBuffers, SECTOR_SIZE};
 
 pub use ssnail_disk::D81_SIZE;
 
@@ -158,116 +158,116 @@ impl Machine {
     pub fn mount_real_drive(&mut self, image: Option<Vec<u8>>) {
         self.f011.insert_real(image);
     }
+}
 
+impl F011 {
     /// Finishes a command whose time has come.
-    fn f011_settle(&mut self) {
-        let now = self.cycles;
-        let Some(p) = self.f011.pending else {
+    fn settle(&mut self, now: u64, buffers: &mut SectorBuffers) {
+        let Some(p) = self.pending else {
             return;
         };
         if now < p.done_at {
             return;
         }
-        self.f011.pending = None;
+        self.pending = None;
         if p.found {
-            self.f011_fill_buffer();
+            self.fill_buffer(buffers);
         }
-        let f = &mut self.f011;
-        f.status_a &= !0x80;
+        self.status_a &= !0x80;
         if p.rnf {
-            f.status_a |= 0x10;
+            self.status_a |= 0x10;
         }
-        f.status_b |= 0x02;
+        self.status_b |= 0x02;
     }
 
-    fn f011_fill_buffer(&mut self) {
-        let Some(offset) = self.f011.sector_offset() else {
+    fn fill_buffer(&mut self, buffers: &mut SectorBuffers) {
+        let Some(offset) = self.sector_offset() else {
             return;
         };
-        let img = self.f011.image.as_ref().unwrap();
-        self.sectors
+        let img = self.image.as_ref().unwrap();
+        buffers
             .f011_mut()
             .copy_from_slice(&img[offset..offset + SECTOR_SIZE]);
-        let f = &mut self.f011;
-        f.pointer = 0;
-        f.status_a |= 0x40;
-        f.status_b |= 0x80;
-        f.sectors_read += 1;
+        self.pointer = 0;
+        self.status_a |= 0x40;
+        self.status_b |= 0x80;
+        self.sectors_read += 1;
     }
 
-    pub(crate) fn f011_read(&mut self, reg: u8) -> u8 {
-        self.f011_settle();
-        let f = &mut self.f011;
+    /// A read of $D080 + `reg` at cycle `now`.
+    pub(crate) fn read(&mut self, now: u64, buffers: &mut SectorBuffers, reg: u8) -> u8 {
+        self.settle(now, buffers);
         match reg {
-            0 => f.control,
-            1 => f.command,
-            2 => (f.status_a & !1) | (f.head_track == 0) as u8,
-            3 => (f.status_b & !0x08) | if f.disk_in() { 0x08 } else { 0 },
-            4 => f.track,
-            5 => f.sector,
-            6 => f.side,
+            0 => self.control,
+            1 => self.command,
+            2 => (self.status_a & !1) | (self.head_track == 0) as u8,
+            3 => (self.status_b & !0x08) | if self.disk_in() { 0x08 } else { 0 },
+            4 => self.track,
+            5 => self.sector,
+            6 => self.side,
             7 => {
-                let v = self.sectors.f011()[f.pointer as usize & 0x1FF];
-                f.pointer = (f.pointer + 1) & 0x1FF;
-                f.status_a &= !0x40;
-                if f.pointer == 0 {
-                    f.status_a |= 0x20; // EQ: the whole buffer has been read
+                let v = buffers.f011()[self.pointer as usize & 0x1FF];
+                self.pointer = (self.pointer + 1) & 0x1FF;
+                self.status_a &= !0x40;
+                if self.pointer == 0 {
+                    self.status_a |= 0x20; // EQ: the whole buffer has been read
                 }
                 v
             }
-            9 => f.step_time,
+            9 => self.step_time,
             _ => 0,
         }
     }
 
-    pub(crate) fn f011_write(&mut self, reg: u8, v: u8) {
-        self.f011_settle();
+    /// A write of `v` to $D080 + `reg` at cycle `now`; returns the cycles the CPU is held.
+    pub(crate) fn write(&mut self, now: u64, buffers: &mut SectorBuffers, reg: u8, v: u8) -> u64 {
+        self.settle(now, buffers);
         match reg {
-            0 => self.f011.control = v,
-            1 => self.f011_command(v),
-            4 => self.f011.track = v,
-            5 => self.f011.sector = v,
-            6 => self.f011.side = v,
+            0 => self.control = v,
+            1 => return self.run_command(now, buffers, v),
+            4 => self.track = v,
+            5 => self.sector = v,
+            6 => self.side = v,
             7 => {
-                let p = self.f011.pointer as usize & 0x1FF;
-                self.sectors.f011_mut()[p] = v;
-                self.f011.pointer = (self.f011.pointer + 1) & 0x1FF;
+                let p = self.pointer as usize & 0x1FF;
+                buffers.f011_mut()[p] = v;
+                self.pointer = (self.pointer + 1) & 0x1FF;
             }
-            9 => self.f011.step_time = v,
+            9 => self.step_time = v,
             _ => {}
         }
+        0
     }
 
-    fn f011_command(&mut self, v: u8) {
-        let now = self.cycles;
-        let f = &mut self.f011;
-        f.command = v;
+    /// Starts command `v`; returns the cycles the CPU is held.
+    fn run_command(&mut self, now: u64, buffers: &mut SectorBuffers, v: u8) -> u64 {
+        self.command = v;
         if v == 0x00 {
             // Cancel (sdcardio.vhdl lines 2819–2826).
-            f.pending = None;
-            f.status_a &= !0x80;
-            return;
+            self.pending = None;
+            self.status_a &= !0x80;
+            return 0;
         }
-        f.status_a &= !(0x80 | 0x40 | 0x20 | 0x10 | 0x04);
-        f.status_b &= !(0x80 | 0x40 | 0x02);
-        let step_busy = f.step_time as u64 * STEP_UNIT;
+        self.status_a &= !(0x80 | 0x40 | 0x20 | 0x10 | 0x04);
+        self.status_b &= !(0x80 | 0x40 | 0x02);
+        let step_busy = self.step_time as u64 * STEP_UNIT;
         match v & 0xF8 {
-            0x40 => match f.drive {
+            0x40 => match self.drive {
                 Drive::Image => {
-                    if f.sector_offset().is_some() {
-                        self.f011_fill_buffer();
-                        self.f011.status_b |= 0x02;
+                    if self.sector_offset().is_some() {
+                        self.fill_buffer(buffers);
+                        self.status_b |= 0x02;
                         // ~2 ms of emulated time per sector (300 rpm, 10 sectors per track).
-                        self.cycles += 81_000;
+                        return 81_000;
                     } else {
-                        f.status_a |= 0x10; // record not found (or no image)
-                        f.status_b |= 0x02;
+                        self.status_a |= 0x10; // record not found (or no image)
+                        self.status_b |= 0x02;
                     }
                 }
                 Drive::Real => {
-                    let found = f.sector_offset().is_some() && f.head_track == f.track;
-                    f.status_a |= 0x80;
-                    f.pending = Some(Pending {
+                    let found = self.sector_offset().is_some() && self.head_track == self.track;
+                    self.status_a |= 0x80;
+                    self.pending = Some(Pending {
                         done_at: now + if found { REAL_FOUND } else { REAL_TIMEOUT },
                         rnf: !found,
                         found,
@@ -276,28 +276,29 @@ impl Machine {
             },
             0x80 => {
                 // Read-only mount: the write fails as on a protected disk.
-                f.status_a |= 0x10;
-                f.status_b |= 0x02;
+                self.status_a |= 0x10;
+                self.status_b |= 0x02;
             }
             0x10 | 0x18 => {
                 if v & 0xFC == 0x14 {
                     // $14: one step time of BUSY without a step.
                 } else if v & 0x08 != 0 {
-                    f.head_track = (f.head_track + 1).min(85);
-                    f.steps += 1;
+                    self.head_track = (self.head_track + 1).min(85);
+                    self.steps += 1;
                 } else {
-                    f.head_track = f.head_track.saturating_sub(1);
-                    f.steps += 1;
+                    self.head_track = self.head_track.saturating_sub(1);
+                    self.steps += 1;
                 }
-                f.status_a |= 0x80;
-                f.pending = Some(Pending {
+                self.status_a |= 0x80;
+                self.pending = Some(Pending {
                     done_at: now + step_busy,
                     rnf: false,
                     found: false,
                 });
             }
-            0x00 if v & 1 != 0 => f.pointer = 0,
+            0x00 if v & 1 != 0 => self.pointer = 0,
             _ => {}
         }
+        0
     }
 }

@@ -2,11 +2,8 @@
 //! KERNAL needs, the $D02F knock, speed, CIAs, F011, keyboard queue, hypervisor traps, SD buffer
 //! select, the exit port, DMA and the hardware multiplier/divider.
 
-use super::machine::{Machine, StopReason, CPU_HZ};
-
-/// A PAL frame: 312 raster lines in 20 ms.
-const FRAME: u64 = CPU_HZ / 50;
-const LINES: u64 = 312;
+use super::machine::{Machine, StopReason};
+use super::raster::raster_line;
 
 impl Machine {
     pub(crate) fn io_read(&mut self, mode: u8, off: u16) -> u8 {
@@ -32,9 +29,10 @@ impl Machine {
             // Raster position from the clock, so that programs waiting for a line or the
             // vertical blank run: PAL, 312 lines per 20 ms frame (50 Hz).
             0x011 => {
-                return (self.io_regs[0x011] & 0x7F) | (((self.raster_line() >> 8) as u8) << 7)
+                return (self.io_regs[0x011] & 0x7F)
+                    | (((raster_line(self.cycles) >> 8) as u8) << 7)
             }
-            0x012 => return self.raster_line() as u8,
+            0x012 => return raster_line(self.cycles) as u8,
             0x019 => {
                 let flag = self.vic_irq_flag() as u8;
                 let on = flag & self.io_regs[0x01A] & 1;
@@ -48,11 +46,13 @@ impl Machine {
         match off {
             0x02F => self.knock,
             0x030 => self.d030,
-            0x080..=0x08F => self.f011_read((off & 0x0F) as u8),
+            0x080..=0x08F => self
+                .f011
+                .read(self.cycles, &mut self.sectors, (off & 0x0F) as u8),
             0x600..=0x6FF if mode >= 2 => self.mega_io_read(off),
             0x70F => 0, // DIVBUSY / MULBUSY: results are immediate
             0x7FE if mode >= 2 => self.d7fe_read(),
-            0x768..=0x77F if mode >= 2 => self.math_read(off),
+            0x768..=0x77F if mode >= 2 => self.math.read((off - 0x768) as u8),
             0x700..=0x7FF => self.io_regs[off as usize],
             _ => self.io_regs[off as usize],
         }
@@ -94,7 +94,7 @@ impl Machine {
             0x019 => {
                 if v & 1 != 0 {
                     self.vic_irq_flag();
-                    self.raster_irq = false;
+                    self.raster.clear();
                 }
                 return;
             }
@@ -125,48 +125,29 @@ impl Machine {
                 self.io_regs[off as usize] = v;
                 self.update_speed();
             }
-            0x080..=0x08F => self.f011_write((off & 0x0F) as u8, v),
+            0x080..=0x08F => {
+                let held = self
+                    .f011
+                    .write(self.cycles, &mut self.sectors, (off & 0x0F) as u8, v);
+                self.cycles += held;
+            }
             0x600..=0x6FF if mode >= 2 => self.mega_io_write(off, v),
             0x700..=0x70F => self.dma_register_write(off, v),
             0x7FE if mode >= 2 => self.d7fe_write(v),
-            0x770..=0x777 if mode >= 2 => self.math_in[(off - 0x770) as usize] = v,
+            0x770..=0x777 if mode >= 2 => self.math.write((off - 0x768) as u8, v),
             _ => self.io_regs[off as usize] = v,
         }
     }
 
-    /// Current raster line (0–311) of a PAL frame.
-    pub(crate) fn raster_line(&self) -> u32 {
-        ((self.cycles % FRAME) * LINES / FRAME) as u32
-    }
-
+    /// The raster compare line: $D012 plus $D011 bit 7.
     fn raster_compare(&self) -> u64 {
         self.io_regs[0x012] as u64 | ((self.io_regs[0x011] as u64 >> 7) << 8)
     }
 
-    /// First cycle after `after` at which the compare line starts (None: line beyond the frame).
-    fn next_compare_start(&self, after: u64) -> Option<u64> {
-        let line = self.raster_compare();
-        if line >= LINES {
-            return None;
-        }
-        let offset = (line * FRAME).div_ceil(LINES);
-        let mut t = after / FRAME * FRAME + offset;
-        if t <= after {
-            t += FRAME;
-        }
-        Some(t)
-    }
-
-    /// Raster interrupt flag, brought up to date with the clock.
+    /// Raster interrupt flag ($D019 bit 0), brought up to date with the clock.
     pub(crate) fn vic_irq_flag(&mut self) -> bool {
-        let now = self.cycles;
-        if !self.raster_irq {
-            if let Some(t) = self.next_compare_start(self.raster_checked) {
-                self.raster_irq = t <= now;
-            }
-        }
-        self.raster_checked = now;
-        self.raster_irq
+        let compare = self.raster_compare();
+        self.raster.flag(self.cycles, compare)
     }
 
     pub(crate) fn vic_irq_pending(&mut self) -> bool {
@@ -174,11 +155,10 @@ impl Machine {
     }
 
     pub(crate) fn vic_next_irq_time(&self) -> u64 {
-        if self.io_regs[0x01A] & 1 == 0 || self.raster_irq {
+        if self.io_regs[0x01A] & 1 == 0 {
             return u64::MAX;
         }
-        self.next_compare_start(self.raster_checked)
-            .unwrap_or(u64::MAX)
+        self.raster.next_time(self.raster_compare())
     }
 
     /// $D02F: two magic values in a row select the personality; anything else selects C64.
@@ -215,18 +195,7 @@ impl Machine {
             0x611 => 0, // modifier keys: none held (iomap.txt lines 512-522)
             0x613 => self.keys.matrix_column(self.io_regs[0x614], self.cycles),
             0x640..=0x67F => 0, // traps; $D67C reads 0 = serial monitor ready
-            0x680 => {
-                // SD status: never busy; bit 6 = error of the last raw command.
-                (if self.sd.error { 0x40 } else { 0 }) | 0x10
-            }
-            0x681..=0x684 => self.sd.sector[(off - 0x681) as usize],
-            0x689 => {
-                if self.sd.bufsel_sd {
-                    0x80
-                } else {
-                    0
-                }
-            }
+            0x680 | 0x681..=0x684 | 0x689 => self.sd.read((off - 0x680) as u8).unwrap_or(0),
             0x6CF => self.exit_value,
             _ => self.io_regs[off as usize],
         }
@@ -241,18 +210,9 @@ impl Machine {
                 }
             }
             0x640..=0x67F => self.hypervisor_trap((off - 0x640) as u8),
-            0x680 => {
-                // Raw sector commands need a real FAT32 card image; with a host directory as the
-                // card only the buffer commands work, and a raw read reports ERROR.
-                self.sd.error = matches!(v, 0x02..=0x06);
-                match v {
-                    0x81 => self.sd.window = true,
-                    0x82 => self.sd.window = false,
-                    _ => {}
-                }
+            0x680 | 0x681..=0x684 | 0x689 => {
+                self.sd.write((off - 0x680) as u8, v);
             }
-            0x681..=0x684 => self.sd.sector[(off - 0x681) as usize] = v,
-            0x689 => self.sd.bufsel_sd = v & 0x80 != 0,
             0x6CF => {
                 if v == 0x42 {
                     self.request_stop(StopReason::Exit(self.exit_value));
@@ -261,28 +221,6 @@ impl Machine {
                 }
             }
             _ => self.io_regs[off as usize] = v,
-        }
-    }
-
-    /// $D768–$D77F: product and quotient of the inputs, always ready (spec §M9).
-    fn math_read(&self, off: u16) -> u8 {
-        let a = u32::from_le_bytes(self.math_in[0..4].try_into().unwrap());
-        let b = u32::from_le_bytes(self.math_in[4..8].try_into().unwrap());
-        match off {
-            0x770..=0x777 => self.math_in[(off - 0x770) as usize],
-            0x778..=0x77F => {
-                let prod = a as u64 * b as u64;
-                prod.to_le_bytes()[(off - 0x778) as usize]
-            }
-            _ => {
-                // DIVOUT = (A << 32) / B as 32.32; division by zero reads all $FF.
-                let q = if b == 0 {
-                    u64::MAX
-                } else {
-                    (((a as u128) << 32) / b as u128) as u64
-                };
-                q.to_le_bytes()[(off - 0x768) as usize]
-            }
         }
     }
 }

@@ -25,9 +25,12 @@ pub mod hyppo;
 mod io;
 pub mod keys;
 pub mod machine;
+mod math;
 pub mod opcodes;
 pub mod prg;
+mod raster;
 pub mod screen;
+mod sd;
 pub mod sectors;
 pub mod ssnail;
 

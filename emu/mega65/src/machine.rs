@@ -5,10 +5,14 @@ use std::path::PathBuf;
 use super::attic::Attic;
 use super::bus::{MapState, CHIP_BUF, COLOUR_RAM_SIZE, SLOW};
 use super::cia::Cia;
+use super::dma::Dma;
 use super::f011::F011;
 use super::hyppo::Hyppo;
 use super::keys::KeyQueue;
+use super::math::Math;
 use super::opcodes::{CYCLES_CE02, CYCLES_FAST};
+use super::raster::RasterIrq;
+use super::sd::SdCard;
 use super::sectors::SectorBuffers;
 use super::ssnail::SsnailPort;
 
@@ -34,17 +38,6 @@ pub enum StopReason {
     Exit(u8),
     /// The cycle or time budget was used up.
     Budget,
-}
-
-/// SD-card controller state a user program sees ($D680–$D68F, spec §M4).
-#[derive(Clone, Debug, Default)]
-pub struct SdState {
-    /// $D689 bit 7: user-mode view shows the SD buffer (1) or the F011 buffer (0).
-    pub bufsel_sd: bool,
-    pub sector: [u8; 4],
-    pub error: bool,
-    /// Command $81 maps the selected sector buffer at $DE00–$DFFF ($82 unmaps it).
-    pub window: bool,
 }
 
 /// Run statistics.
@@ -103,15 +96,13 @@ pub struct Machine {
     // --- devices ---
     pub(crate) cia1: Cia,
     pub(crate) cia2: Cia,
-    pub(crate) dma_list: u32,
-    pub(crate) dma_f018b: bool,
-    pub(crate) math_in: [u8; 8],
-    pub(crate) sd: SdState,
+    pub(crate) dma: Dma,
+    pub(crate) math: Math,
+    pub(crate) sd: SdCard,
     pub(crate) hyppo: Hyppo,
     pub(crate) f011: F011,
-    /// VIC raster interrupt: flag ($D019 bit 0) and the cycle up to which it has been checked.
-    pub(crate) raster_irq: bool,
-    pub(crate) raster_checked: u64,
+    /// VIC raster interrupt ($D019 bit 0).
+    pub(crate) raster: RasterIrq,
     pub keys: KeyQueue,
     pub ssnail: SsnailPort,
     /// $D7FE and the CPU's attic-RAM window: which RAM, line cache, prefetch.
@@ -172,14 +163,12 @@ impl Machine {
             io_regs: Box::new([0u8; 4096]),
             cia1: Cia::default(),
             cia2: Cia::default(),
-            dma_list: 0,
-            dma_f018b: false,
-            math_in: [0; 8],
-            sd: SdState::default(),
+            dma: Dma::default(),
+            math: Math::default(),
+            sd: SdCard::default(),
             hyppo: Hyppo::default(),
             f011: F011::default(),
-            raster_irq: false,
-            raster_checked: 0,
+            raster: RasterIrq::default(),
             keys: KeyQueue::default(),
             ssnail: SsnailPort::default(),
             attic: Attic::default(),
