@@ -252,7 +252,7 @@ static uint8_t embed(void) {
     if (!write_job(0, n)) { port_error(); return 0; }
     watch_start();
     go();
-    while (far_peek(SS_STATUS) & 1)
+    while (far_peek(SS_STATUS) & SS_STATUS_BUSY)
         if (job_watch(0)) return 1;
     last_ms = timer_ms();
     if (far_peek(SS_ERROR)) { scr_printf("[SSNAIL error $%02x]\n", far_peek(SS_ERROR)); return 0; }
@@ -315,7 +315,7 @@ static void help(void) {
 }
 
 uint8_t chat(const char *name) {
-    uint8_t encoder = far_peek(HDR(H_FLAGS)) & 1;
+    uint8_t encoder = far_peek(HDR(H_FLAGS)) & IMG_FLAG_ENCODER;
     uint8_t arch = far_peek(HDR(H_ARCH)), i, c;
     static const char *const arch_names[3] = {"llama", "gpt2", "bert"};
     h_code = far_peek32(HDR(H_CODE));

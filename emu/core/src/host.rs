@@ -6,10 +6,10 @@
 //! published token, ARGMAX sampler).
 
 use super::device::Ssnail;
-use ssnail_format::registers::{reg, LP_CLEAR_ERROR, LP_ERROR};
 use super::loadport::set_pointer;
 use super::machine::{Fault, Host, Machine};
 use ssnail_format::image::{h, rt, Header, BASE, HEADER_LEN, TOKEN_SLOTS};
+use ssnail_format::registers::{reg, LP_CLEAR_ERROR, LP_ERROR};
 use std::fmt;
 
 /// The runtime block ($8000040–$8000057).

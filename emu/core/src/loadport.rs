@@ -10,10 +10,10 @@
 //! writes nothing of that flush.
 
 use super::device::Ssnail;
-use ssnail_format::registers::{reg, LP_CLEAR_ERROR, LP_ERROR, LP_PTR_HIGH_MASK, LP_READY};
 use super::machine::Machine;
 pub use ssnail_format::image::Segment;
 use ssnail_format::image::{Header, HeaderError, BASE};
+use ssnail_format::registers::{reg, LP_CLEAR_ERROR, LP_ERROR, LP_PTR_HIGH_MASK, LP_READY};
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -83,7 +83,12 @@ impl LoadPort {
     /// bit 6 also clears ERROR.
     pub fn commit(&mut self, m: &mut Machine, v: u8) {
         self.flush(m);
-        let p = u32::from_le_bytes([self.staged[0], self.staged[1], self.staged[2], v & LP_PTR_HIGH_MASK]);
+        let p = u32::from_le_bytes([
+            self.staged[0],
+            self.staged[1],
+            self.staged[2],
+            v & LP_PTR_HIGH_MASK,
+        ]);
         self.ptr = p;
         self.drain = p;
         if v & LP_CLEAR_ERROR != 0 {
