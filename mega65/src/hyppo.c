@@ -16,37 +16,37 @@ static uint8_t call(uint8_t fn, uint8_t x, uint8_t y) {
 static uint8_t setname(const char *name) {
     strncpy((char *)(HYPPO_NAME_PAGE << 8), name, 63);
     ((char *)(HYPPO_NAME_PAGE << 8))[63] = 0;
-    return call(0x2E, 0, HYPPO_NAME_PAGE);
+    return call(HYPPO_SETNAME, 0, HYPPO_NAME_PAGE);
 }
 
 uint8_t hy_cdroot(void) {
-    if (!call(0x04, 0, 0)) return 0;          /* getcurrentdrive */
-    return call(0x3C, hy_a, 0);               /* cdrootdir */
+    if (!call(HYPPO_GETCURRENTDRIVE, 0, 0)) return 0;
+    return call(HYPPO_CDROOTDIR, hy_a, 0);
 }
 
 uint8_t hy_chdir(const char *name) {
-    return setname(name) && call(0x34, 0, 0) && call(0x0C, 0, 0);
+    return setname(name) && call(HYPPO_FINDFILE, 0, 0) && call(HYPPO_CHDIR, 0, 0);
 }
 
 uint8_t hy_opendir(void) {
-    if (!call(0x12, 0, 0)) return 0;
+    if (!call(HYPPO_OPENDIR, 0, 0)) return 0;
     dir_fd = hy_a;
     return 1;
 }
 
-uint8_t hy_readdir(void) { return call(0x14, dir_fd, (uint8_t)((uint16_t)HYPPO_DIRENT >> 8)); }
+uint8_t hy_readdir(void) { return call(HYPPO_READDIR, dir_fd, (uint8_t)((uint16_t)HYPPO_DIRENT >> 8)); }
 
-void hy_closedir(void) { call(0x16, dir_fd, 0); }
+void hy_closedir(void) { call(HYPPO_CLOSEDIR, dir_fd, 0); }
 
 static uint8_t openfound(void) {
-    if (!call(0x18, 0, 0)) return 0;
+    if (!call(HYPPO_OPENFILE, 0, 0)) return 0;
     file_fd = hy_a;
     return 1;
 }
 
 uint8_t hy_open(const char *name) {
     uint8_t found = 0;
-    if (setname(name) && call(0x34, 0, 0) && openfound()) return 1;
+    if (setname(name) && call(HYPPO_FINDFILE, 0, 0) && openfound()) return 1;
     /* Hyppo matches only upper-case long names: find the entry by reading the directory. Also
      * when findfile succeeded but openfile failed: xemu's -hdosvirt findfile matches without
      * case, then openfile looks for the lower-cased setname name, which a host file system
@@ -65,11 +65,11 @@ uint8_t hy_open(const char *name) {
 }
 
 uint16_t hy_read(void) {
-    uint8_t ok = call(0x1A, 0, 0);
+    uint8_t ok = call(HYPPO_READFILE, 0, 0);
     uint16_t n = hy_x | (uint16_t)hy_y << 8;
     POKE(0xD689, PEEK(0xD689) | 0x80);        /* show the SD buffer, not the F011 one */
     if (!ok && n) return 0;                   /* error (EOF is 0 bytes whatever C says) */
     return n;
 }
 
-void hy_close(void) { call(0x20, file_fd, 0); }
+void hy_close(void) { call(HYPPO_CLOSEFILE, file_fd, 0); }

@@ -102,7 +102,7 @@ static void scan_sd(uint8_t source) {
     if (!hy_opendir()) return;
     while (hy_readdir()) {
         const char *name = (const char *)HYPPO_DIRENT;
-        if (HYPPO_DIRENT[DIRENT_ATTR] & 0x10) {                /* directory */
+        if (HYPPO_DIRENT[DIRENT_ATTR] & DIRENT_ATTR_DIR) {                /* directory */
             if (source == SRC_SD_ROOT && !strcasecmp(name, "SSNAIL")) strcpy(ssnail_dir, name);
             continue;
         }
@@ -172,9 +172,9 @@ uint8_t models_chdir(void) {
     if (hy_chdir(ssnail_dir)) return 1;
     if (!hy_opendir()) return 0;
     while (hy_readdir())
-        if ((HYPPO_DIRENT[DIRENT_ATTR] & 0x10) && !strcmp((const char *)HYPPO_DIRENT, ssnail_dir)) {
+        if ((HYPPO_DIRENT[DIRENT_ATTR] & DIRENT_ATTR_DIR) && !strcmp((const char *)HYPPO_DIRENT, ssnail_dir)) {
             hy_x = hy_y = hy_z = 0;
-            ok = hyppo_call(0x0C);
+            ok = hyppo_call(HYPPO_CHDIR);
             break;
         }
     hy_closedir();
