@@ -347,6 +347,84 @@ pub const CYCLES_CE02: [u8; 256] = [
     2, 5, 6, 6, 3, 3, 4, 4, 1, 2, 1, 6, 4, 4, 5, 4, 2, 5, 5, 3, 5, 3, 4, 4, 1, 4, 3, 3, 7, 4, 5, 4,
 ];
 
+/// Total cycles (prefix bytes included) of `42 42 op` quad instructions at 40.5 MHz, measured on real
+/// hardware with MEGAcyc (xemu `cpu65_mega65_timings.h`); 0 = not a quad opcode (RESQ).
+pub(crate) const QUAD_CYCLES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let list: [(usize, u8); 59] = [
+        (0x05, 11),
+        (0x06, 17),
+        (0x0A, 4),
+        (0x0D, 12),
+        (0x0E, 18),
+        (0x12, 14),
+        (0x16, 17),
+        (0x1A, 4),
+        (0x1E, 18),
+        (0x24, 11),
+        (0x25, 11),
+        (0x26, 17),
+        (0x2A, 4),
+        (0x2C, 12),
+        (0x2D, 12),
+        (0x2E, 18),
+        (0x32, 14),
+        (0x36, 17),
+        (0x3A, 4),
+        (0x3E, 18),
+        (0x43, 4),
+        (0x44, 17),
+        (0x45, 11),
+        (0x46, 17),
+        (0x4A, 4),
+        (0x4D, 12),
+        (0x4E, 18),
+        (0x52, 14),
+        (0x54, 17),
+        (0x56, 17),
+        (0x5E, 18),
+        (0x65, 11),
+        (0x66, 17),
+        (0x6A, 4),
+        (0x6D, 12),
+        (0x6E, 18),
+        (0x72, 14),
+        (0x76, 17),
+        (0x7E, 18),
+        (0x85, 9),
+        (0x8D, 10),
+        (0x92, 12),
+        (0xA5, 10),
+        (0xAD, 11),
+        (0xB2, 13),
+        (0xC5, 11),
+        (0xC6, 17),
+        (0xCD, 12),
+        (0xCE, 18),
+        (0xD2, 14),
+        (0xD6, 17),
+        (0xDE, 18),
+        (0xE5, 11),
+        (0xE6, 17),
+        (0xED, 12),
+        (0xEE, 18),
+        (0xF2, 14),
+        (0xF6, 17),
+        (0xFE, 18),
+    ];
+    let mut i = 0;
+    while i < list.len() {
+        t[list[i].0] = list[i].1;
+        i += 1;
+    }
+    t
+};
+
+/// Total cycles of `EA op` flat instructions (index = op >> 5), same source.
+pub(crate) const FLAT_CYCLES: [u8; 8] = [10, 10, 10, 14, 9, 13, 10, 10];
+/// Total cycles of `42 42 EA op` flat quad instructions (index = op >> 5), same source.
+pub(crate) const FLAT_QUAD_CYCLES: [u8; 8] = [17, 17, 17, 17, 15, 16, 17, 17];
+
 /// The quad (`42 42` prefixed) name of a base mnemonic, if the opcode has a quad form.
 fn quad_name(op: u8) -> Option<String> {
     Some(match MNEMONIC[op as usize] {
@@ -368,7 +446,7 @@ fn quad_name(op: u8) -> Option<String> {
 pub fn disassemble(bytes: &[u8], pc: u16) -> (String, usize) {
     let (prefix, quad, flat) = match bytes {
         [0x42, 0x42, 0xEA, op, ..] if op & 0x1F == 0x12 => (3, true, true),
-        [0x42, 0x42, op, ..] if super::cpu::QUAD_CYCLES[*op as usize] != 0 => (2, true, false),
+        [0x42, 0x42, op, ..] if QUAD_CYCLES[*op as usize] != 0 => (2, true, false),
         [0xEA, op, ..] if op & 0x1F == 0x12 => (1, false, true),
         _ => (0, false, false),
     };
