@@ -1,7 +1,8 @@
 //! Opcode tables of the 4510 personality, transcribed from the MEGA65 Book's opcode data
 //! (`instruction_sets/4510.opc`) and xemu's measured 40 MHz timing table (`TIMINGS_65GS_FAST`, made with
 //! MEGAcyc on real hardware) as collected in spec §M1.4. Used by the disassembly helpers and the
-//! cycle accounting; the execution itself is the `match` in `cpu.rs`.
+//! cycle accounting (with the quad and flat totals below); the execution itself is the `match` in
+//! `cpu/exec.rs`.
 
 /// Addressing mode of a base opcode (spec §M1.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
