@@ -795,7 +795,9 @@ fn turns_continue_the_context_until_it_is_full_then_reset_starts_again() {
     for (p, n) in turns {
         keys.push_str(&format!("/n {n}{{RETURN}}{p}{{RETURN}}"));
     }
-    keys.push_str("/reset{RETURN}/temp 0{RETURN}/n 12{RETURN}Once upon a time{RETURN}/models{RETURN}{RETURN}");
+    keys.push_str(
+        "/reset{RETURN}/temp 0{RETURN}/n 12{RETURN}Once upon a time{RETURN}/models{RETURN}{RETURN}",
+    );
     let t = run_n(&setup, &keys, "Loaded", 2, 120.0);
     for (i, (p, _)) in turns.iter().enumerate() {
         let at = t.find(&format!("> {p}\n")).unwrap();
