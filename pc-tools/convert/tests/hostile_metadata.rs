@@ -46,12 +46,18 @@ fn a_context_length_stored_as_a_string_is_an_error_not_2048() {
         "llama.context_length",
         Some(MetaValue::Str("4096".into())),
     ));
-    assert!(e.contains("llama.context_length") && e.contains("string"), "{e}");
+    assert!(
+        e.contains("llama.context_length") && e.contains("string"),
+        "{e}"
+    );
 }
 
 #[test]
 fn nan_negative_and_zero_epsilon_or_rope_base_are_errors() {
-    for key in ["llama.attention.layer_norm_rms_epsilon", "llama.rope.freq_base"] {
+    for key in [
+        "llama.attention.layer_norm_rms_epsilon",
+        "llama.rope.freq_base",
+    ] {
         for v in [f32::NAN, -1e-5, 0.0, f32::INFINITY] {
             let e = convert_err(&llama_with(key, Some(MetaValue::F32(v))));
             assert!(e.contains(key) && e.contains("positive finite"), "{e}");
