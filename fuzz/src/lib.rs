@@ -338,7 +338,10 @@ pub fn thread_cpu_time() -> Duration {
     };
     // Safety: a valid timespec to fill; the clock id is a constant.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    Duration::new(ts.tv_sec.max(0) as u64, ts.tv_nsec.clamp(0, 999_999_999) as u32)
+    Duration::new(
+        ts.tv_sec.max(0) as u64,
+        ts.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
 }
 #[cfg(not(unix))]
 pub fn thread_cpu_time() -> Duration {
@@ -405,7 +408,8 @@ pub fn campaign(t: &mut dyn Target, length: Length, budget: Budget, seed: u64) -
     let mut last_report = Instant::now();
     let every = Duration::from_secs(PROGRESS_SECS.load(std::sync::atomic::Ordering::Relaxed));
     while !done(&st) {
-        if !every.is_zero() && st.executions % 1024 == 0 && last_report.elapsed() >= every {
+        if !every.is_zero() && st.executions.is_multiple_of(1024) && last_report.elapsed() >= every
+        {
             last_report = Instant::now();
             let secs = start.elapsed().as_secs_f64();
             eprintln!(

@@ -191,7 +191,7 @@ impl Target for ImageTarget {
                 base
             }
         };
-        let mut new = old.clone();
+        let mut new = old;
         match rng.below(4) {
             // Another valid opcode with the same operands.
             0 => new.opcode = Op::ALL[rng.below(Op::ALL.len())] as u8,

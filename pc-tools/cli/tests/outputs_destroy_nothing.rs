@@ -12,7 +12,10 @@ fn convert(model: &std::path::Path, out: &std::path::Path) -> (bool, String) {
         .args(["--ctx", "16"])
         .output()
         .unwrap();
-    (o.status.success(), String::from_utf8_lossy(&o.stderr).into_owned())
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -36,7 +39,10 @@ fn convert_to_dev_null_writes_through_and_leaves_dev_null_a_device() {
     std::fs::write(&model, models::build(&ModelOpts::llama())).unwrap();
     let (ok, err) = convert(&model, std::path::Path::new("/dev/null"));
     assert!(ok, "{err}");
-    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+    assert!(std::fs::metadata("/dev/null")
+        .unwrap()
+        .file_type()
+        .is_char_device());
 }
 
 #[test]

@@ -443,11 +443,14 @@ fn lay_out<'a>(
     block.byte_table = b.bytes("byte table", tables.byte_table.clone());
     let tokenizer = b.bytes("tokenizer block", block.encode().to_vec());
     if b.lay.end() > opts.boundary as u64 {
-        return Err(ConvertError::internal(g, format!(
-            "tokenizer tables end at ${:X}, above the ${:X} boundary",
-            b.lay.end(),
-            opts.boundary
-        )));
+        return Err(ConvertError::internal(
+            g,
+            format!(
+                "tokenizer tables end at ${:X}, above the ${:X} boundary",
+                b.lay.end(),
+                opts.boundary
+            ),
+        ));
     }
 
     let arch::ArchOut {
@@ -462,10 +465,13 @@ fn lay_out<'a>(
     };
 
     if script.len() > slots {
-        return Err(ConvertError::internal(g, format!(
-            "script of {} instructions exceeds its {slots} slots",
-            script.len()
-        )));
+        return Err(ConvertError::internal(
+            g,
+            format!(
+                "script of {} instructions exceeds its {slots} slots",
+                script.len()
+            ),
+        ));
     }
     let code_bytes: Vec<u8> = script
         .iter()

@@ -104,11 +104,12 @@ impl Vocab {
             None => vec![0.0; n],
         };
         let types: Vec<i32> = match g.ints("tokenizer.ggml.token_type")? {
-            Some(t) if t.len() == n => t
-                .into_iter()
-                .map(i32::try_from)
-                .collect::<Result<_, _>>()
-                .map_err(|_| g.error("tokenizer.ggml.token_type holds a value outside i32"))?,
+            Some(t) if t.len() == n => {
+                t.into_iter()
+                    .map(i32::try_from)
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| g.error("tokenizer.ggml.token_type holds a value outside i32"))?
+            }
             Some(t) => {
                 return Err(g.error(format!(
                     "tokenizer.ggml.token_type has {} entries for {n} tokens",

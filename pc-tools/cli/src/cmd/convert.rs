@@ -161,4 +161,3 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     crate::shared::print_stdout(&text)
 }
-
