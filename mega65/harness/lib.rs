@@ -28,3 +28,54 @@ pub fn build_prg(out_dir: &Path) -> Result<Vec<u8>, String> {
     let prg = out_dir.join("mega65/ssnail.prg");
     std::fs::read(&prg).map_err(|e| format!("{}: {e}", prg.display()))
 }
+
+/// The small converted test images the program's tests load (testkit models, fixed names, so the
+/// browser shows the same descriptions in every test and emulator).
+pub mod test_images {
+    use ssnail_convert::{convert, Options};
+    use ssnail_format::ggml::GgmlType;
+    use ssnail_testkit::models::{self, ModelOpts};
+
+    /// A testkit model converted with context `ctx`.
+    pub fn image(opts: ModelOpts, ctx: u32) -> Vec<u8> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.gguf");
+        models::write(&path, &models::build(&opts));
+        let g = ssnail_gguf::Gguf::open(&path).unwrap();
+        let o = Options {
+            ctx: Some(ctx),
+            ..Options::default()
+        };
+        convert(&g, &o).unwrap().image
+    }
+
+    /// Llama at Q4_0, small enough for the D81 (3160 blocks) next to the program.
+    pub fn llama() -> Vec<u8> {
+        let opts = ModelOpts {
+            dim: 128,
+            n_heads: 4,
+            n_kv_heads: 2,
+            hidden: 256,
+            ..ModelOpts::llama()
+        };
+        image(opts.with_wtype(GgmlType::Q4_0).with_name("TinyLlama"), 64)
+    }
+
+    pub fn gpt2() -> Vec<u8> {
+        image(
+            ModelOpts::gpt2()
+                .with_wtype(GgmlType::Q8_0)
+                .with_name("TinyGpt"),
+            64,
+        )
+    }
+
+    pub fn bert() -> Vec<u8> {
+        image(
+            ModelOpts::bert()
+                .with_wtype(GgmlType::Q8_0)
+                .with_name("TinyBert"),
+            32,
+        )
+    }
+}

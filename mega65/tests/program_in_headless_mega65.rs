@@ -5,8 +5,9 @@
 //! every character the program prints (the 25-line screen only shows the end).
 
 use ssnail_mega65_program as common;
+use ssnail_mega65_program::test_images::{bert, gpt2, image, llama};
 
-use ssnail_convert::{convert, Options};
+use ssnail_convert::Options;
 use ssnail_core::{Board, Machine as Core, NoHost, Numerics, Ssnail};
 use ssnail_disk::{FileType, D81};
 use ssnail_format::ggml::GgmlType;
@@ -30,49 +31,6 @@ fn prg() -> &'static [u8] {
             std::env::temp_dir().join(format!("ssnail-mega65-test-{}", std::process::id()));
         common::build_prg(&out_dir).unwrap_or_else(|e| panic!("{e}"))
     })
-}
-
-/// A converted testkit image.
-fn image(opts: ModelOpts, ctx: u32) -> Vec<u8> {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("m.gguf");
-    models::write(&path, &models::build(&opts));
-    let g = ssnail_gguf::Gguf::open(&path).unwrap();
-    let o = Options {
-        ctx: Some(ctx),
-        ..Options::default()
-    };
-    convert(&g, &o).unwrap().image
-}
-
-fn llama() -> Vec<u8> {
-    // Small enough for the D81 (3160 blocks) next to the program.
-    let opts = ModelOpts {
-        dim: 128,
-        n_heads: 4,
-        n_kv_heads: 2,
-        hidden: 256,
-        ..ModelOpts::llama()
-    };
-    image(opts.with_wtype(GgmlType::Q4_0).with_name("TinyLlama"), 64)
-}
-
-fn gpt2() -> Vec<u8> {
-    image(
-        ModelOpts::gpt2()
-            .with_wtype(GgmlType::Q8_0)
-            .with_name("TinyGpt"),
-        64,
-    )
-}
-
-fn bert() -> Vec<u8> {
-    image(
-        ModelOpts::bert()
-            .with_wtype(GgmlType::Q8_0)
-            .with_name("TinyBert"),
-        32,
-    )
 }
 
 /// What a greedy `ssnail run` prints after the prompt (hardware numerics, as the MEGA65 run),

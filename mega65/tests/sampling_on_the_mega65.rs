@@ -5,13 +5,11 @@
 //! answer.
 
 use ssnail_mega65_program as common;
+use ssnail_mega65_program::test_images::{gpt2, llama};
 
-use ssnail_convert::{convert, Options};
 use ssnail_core::{Board, Machine as Core, Numerics, Ssnail};
 use ssnail_disk::{FileType, D81};
-use ssnail_format::ggml::GgmlType;
 use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
-use ssnail_testkit::models::{self, ModelOpts};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -53,38 +51,6 @@ fn ssnail_bin() -> &'static Path {
             .unwrap_or_else(|_| root.join("target"));
         target.join("release/ssnail")
     })
-}
-
-fn image(opts: ModelOpts, ctx: u32) -> Vec<u8> {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("m.gguf");
-    models::write(&path, &models::build(&opts));
-    let g = ssnail_gguf::Gguf::open(&path).unwrap();
-    let o = Options {
-        ctx: Some(ctx),
-        ..Options::default()
-    };
-    convert(&g, &o).unwrap().image
-}
-
-fn llama() -> Vec<u8> {
-    let opts = ModelOpts {
-        dim: 128,
-        n_heads: 4,
-        n_kv_heads: 2,
-        hidden: 256,
-        ..ModelOpts::llama()
-    };
-    image(opts.with_wtype(GgmlType::Q4_0).with_name("TinyLlama"), 64)
-}
-
-fn gpt2() -> Vec<u8> {
-    image(
-        ModelOpts::gpt2()
-            .with_wtype(GgmlType::Q8_0)
-            .with_name("TinyGpt"),
-        64,
-    )
 }
 
 const BOARDS: [(usize, &str); 2] = [(8, "R3"), (72, "R4-R6")];
