@@ -17,11 +17,8 @@ use ssnail_core::{Board, Machine, NoHost, Numerics, Ssnail};
 /// Default SSNAIL memory bandwidth (bytes per second), as the headless MEGA65's.
 pub const DEFAULT_BANDWIDTH: f64 = 130e6;
 /// $D7FE bit 4: the CPU's attic window shows SDRAM (R4-R6).
-pub const SELSDRAM: u8 = 0x10;
-const SDRAM_SIZE: u32 = 64 << 20;
-const HYPERRAM_SIZE: u32 = 8 << 20;
-/// Where HyperRAM sits in SSNAIL's memory on R4-R6 ($C000000 - $8000000).
-const SSNAIL_HYPERRAM_OFFSET: u32 = 0x400_0000;
+pub use ssnail_mega65::attic::d7fe::SELSDRAM;
+use ssnail_mega65::attic::{window_cell, Cell};
 
 /// One SSNAIL device with its clock.
 pub struct Device {
@@ -106,27 +103,14 @@ impl Device {
         }
     }
 
-    /// Which cell the CPU reaches at $8000000 + off.
+    /// Which cell the CPU reaches at $8000000 + off (the headless MEGA65's rule).
     fn cell(&self, off: u32, d7fe: u8) -> Cell {
-        match self.ssnail.board {
-            Board::R3 => Cell::Ssnail(off),
-            Board::R4 if d7fe & SELSDRAM != 0 => {
-                if off < SDRAM_SIZE {
-                    Cell::Ssnail(off)
-                } else {
-                    Cell::Unpopulated
-                }
-            }
-            Board::R4 => {
-                if off >= HYPERRAM_SIZE {
-                    Cell::Unpopulated
-                } else if self.ssnail.machine.mem_size() > SSNAIL_HYPERRAM_OFFSET as usize {
-                    Cell::Ssnail(SSNAIL_HYPERRAM_OFFSET + off)
-                } else {
-                    Cell::OwnHyperram(off)
-                }
-            }
-        }
+        window_cell(
+            Some(self.ssnail.board),
+            d7fe,
+            self.ssnail.machine.mem_size(),
+            off,
+        )
     }
 
     pub fn attic_read(&mut self, off: u32, d7fe: u8, now: u64) -> u8 {
@@ -155,13 +139,6 @@ impl Device {
             Cell::Unpopulated => {}
         }
     }
-}
-
-#[derive(Clone, Copy)]
-enum Cell {
-    Ssnail(u32),
-    OwnHyperram(u32),
-    Unpopulated,
 }
 
 /// The C handle (`ssnail_t`).

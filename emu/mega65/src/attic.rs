@@ -29,6 +29,7 @@
 //!   ready, as xemu's io_mapper.c line 369).
 
 use ssnail_core::Board;
+use ssnail_format::image::{BASE, HYPERRAM_BOUNDARY};
 
 use super::machine::Machine;
 
@@ -42,19 +43,44 @@ pub mod d7fe {
     pub const RESET: u8 = SLOWCACHE;
 }
 
-/// SDRAM and HyperRAM sizes on R4-R6 boards; HyperRAM's place in SSNAIL's map.
+/// SDRAM and HyperRAM sizes on R4-R6 boards; HyperRAM's place in SSNAIL's map ($C000000).
 const SDRAM_SIZE: u32 = 64 << 20;
 const HYPERRAM_SIZE: u32 = 8 << 20;
-const SSNAIL_HYPERRAM_OFFSET: u32 = 0x400_0000;
+const SSNAIL_HYPERRAM_OFFSET: u32 = HYPERRAM_BOUNDARY - BASE;
 
 /// Which memory cell the CPU reaches at $8000000 + offset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Cell {
+pub enum Cell {
     /// SSNAIL memory at this offset from $8000000 (or, without a core, plain attic RAM).
     Ssnail(u32),
     /// HyperRAM on an R4-R6 board that SSNAIL does not use.
     OwnHyperram(u32),
     Unpopulated,
+}
+
+/// The cell behind the CPU's attic window at $8000000 + `off`, for SSNAIL on `board` (None: no
+/// core) with `ssnail_mem` bytes of memory and $D7FE = `d7fe`. The one rule that the headless
+/// MEGA65 and the C interface (emu/capi, for xemu) both follow.
+pub fn window_cell(board: Option<Board>, d7fe: u8, ssnail_mem: usize, off: u32) -> Cell {
+    match board {
+        None | Some(Board::R3) => Cell::Ssnail(off),
+        Some(Board::R4) if d7fe & d7fe::SELSDRAM != 0 => {
+            if off < SDRAM_SIZE {
+                Cell::Ssnail(off)
+            } else {
+                Cell::Unpopulated
+            }
+        }
+        Some(Board::R4) => {
+            if off >= HYPERRAM_SIZE {
+                Cell::Unpopulated
+            } else if ssnail_mem > SSNAIL_HYPERRAM_OFFSET as usize {
+                Cell::Ssnail(SSNAIL_HYPERRAM_OFFSET + off)
+            } else {
+                Cell::OwnHyperram(off)
+            }
+        }
+    }
 }
 
 /// State behind $D7FE.
@@ -103,25 +129,7 @@ impl Machine {
 
     fn attic_cell(&self, off: u32) -> Cell {
         let board = self.ssnail.device.as_ref().map(|d| d.board);
-        match board {
-            None | Some(Board::R3) => Cell::Ssnail(off),
-            Some(Board::R4) if self.attic.control & d7fe::SELSDRAM != 0 => {
-                if off < SDRAM_SIZE {
-                    Cell::Ssnail(off)
-                } else {
-                    Cell::Unpopulated
-                }
-            }
-            Some(Board::R4) => {
-                if off >= HYPERRAM_SIZE {
-                    Cell::Unpopulated
-                } else if self.ssnail_mem_size() > SSNAIL_HYPERRAM_OFFSET as usize {
-                    Cell::Ssnail(SSNAIL_HYPERRAM_OFFSET + off)
-                } else {
-                    Cell::OwnHyperram(off)
-                }
-            }
-        }
+        window_cell(board, self.attic.control, self.ssnail_mem_size(), off)
     }
 
     fn ssnail_mem_size(&self) -> usize {
