@@ -471,7 +471,6 @@ fn screen_text(raw: &[u8]) -> String {
 /// Each key sequence is sent only once the prompt is back.
 #[test]
 fn terminal_session_with_line_editor_and_history() {
-    use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().unwrap();
     let img = image(
@@ -501,20 +500,7 @@ fn terminal_session_with_line_editor_and_history() {
         .stderr(Stdio::null())
         .spawn()
         .expect("util-linux `script` provides the pseudo-terminal");
-    let raw = Arc::new(Mutex::new(Vec::new()));
-    let reader = {
-        let raw = raw.clone();
-        let mut out = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = std::io::Read::read(&mut out, &mut buf) {
-                if n == 0 {
-                    break;
-                }
-                raw.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        })
-    };
+    let (raw, reader) = common::collect_stdout(&mut child);
     let mut stdin = child.stdin.take().unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     // Enter is CR on a terminal; ESC [ A is the Up key.
@@ -685,7 +671,6 @@ fn gguf_tokenizer_option() {
 /// Ctrl-C while waiting for input quits with status 130.
 #[test]
 fn interrupt_stops_the_generation_then_quits() {
-    use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
     let img = smollm2_image();
     let mut child = Command::new(env!("CARGO_BIN_EXE_ssnail"))
@@ -697,20 +682,7 @@ fn interrupt_stops_the_generation_then_quits() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let raw = Arc::new(Mutex::new(Vec::new()));
-    let reader = {
-        let raw = raw.clone();
-        let mut out = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = std::io::Read::read(&mut out, &mut buf) {
-                if n == 0 {
-                    break;
-                }
-                raw.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        })
-    };
+    let (raw, reader) = common::collect_stdout(&mut child);
     let text = || String::from_utf8_lossy(&raw.lock().unwrap()).into_owned();
     let wait_for = |what: &dyn Fn(&str) -> bool| {
         let deadline = Instant::now() + Duration::from_secs(60);

@@ -149,7 +149,6 @@ fn tokcheck_shows_the_pieces_and_says_when_only_non_ascii_differs() {
 fn a_line_typed_during_an_answer_runs_next_and_is_not_echoed_into_it() {
     use std::io::Write;
     use std::process::Stdio;
-    use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
     if Command::new("script").arg("--version").output().is_err() {
         eprintln!("skipped: util-linux script(1) not installed");
@@ -183,20 +182,7 @@ fn a_line_typed_during_an_answer_runs_next_and_is_not_echoed_into_it() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let raw = Arc::new(Mutex::new(Vec::new()));
-    let reader = {
-        let raw = raw.clone();
-        let mut out = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = std::io::Read::read(&mut out, &mut buf) {
-                if n == 0 {
-                    break;
-                }
-                raw.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        })
-    };
+    let (raw, reader) = common::collect_stdout(&mut child);
     let prompts = |raw: &[u8]| raw.windows(8).filter(|w| w == b"\x1b[?2004h").count();
     let deadline = Instant::now() + Duration::from_secs(120);
     let wait_for = |n: usize| {

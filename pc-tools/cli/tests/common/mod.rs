@@ -94,3 +94,26 @@ pub fn image(dir: &Path, name: &str, opts: &ModelOpts, ctx: u32) -> PathBuf {
     std::fs::write(&out, conv.image).unwrap();
     out
 }
+
+/// Everything `child` writes to its (piped) stdout, collected by a thread as it arrives: the
+/// shared buffer to watch, and the thread to join once the child has exited.
+pub fn collect_stdout(
+    child: &mut std::process::Child,
+) -> (
+    std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    std::thread::JoinHandle<()>,
+) {
+    let raw = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut out = child.stdout.take().expect("stdout piped");
+    let sink = raw.clone();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = std::io::Read::read(&mut out, &mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().unwrap().extend_from_slice(&buf[..n]);
+        }
+    });
+    (raw, reader)
+}
