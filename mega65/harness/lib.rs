@@ -70,6 +70,24 @@ pub mod test_images {
         )
     }
 
+    /// `img` with one weight byte flipped (bit 6), the first from a third into the weights on,
+    /// stepping 4099 bytes, for which `changes` says the output differs: the gates' broken image.
+    pub fn with_one_weight_byte_flipped(img: &[u8], changes: impl Fn(&[u8]) -> bool) -> Vec<u8> {
+        let h = ssnail_format::image::Header::parse(img).unwrap();
+        let weights_at = (h.data - h.load_base) as usize + ssnail_format::image::HEADER_LEN;
+        let mut flipped = img.to_vec();
+        let mut pos = weights_at + (img.len() - weights_at) / 3;
+        loop {
+            flipped[pos] ^= 0x40;
+            if changes(&flipped) {
+                return flipped;
+            }
+            flipped[pos] ^= 0x40;
+            pos += 4099;
+            assert!(pos < img.len(), "no single-byte flip changed the output");
+        }
+    }
+
     pub fn bert() -> Vec<u8> {
         image(
             ModelOpts::bert()

@@ -5,7 +5,7 @@
 //! every character the program prints (the 25-line screen only shows the end).
 
 use ssnail_mega65_program as common;
-use ssnail_mega65_program::test_images::{bert, gpt2, image, llama};
+use ssnail_mega65_program::test_images::{bert, gpt2, image, llama, with_one_weight_byte_flipped};
 
 use ssnail_convert::Options;
 use ssnail_core::{Board, Machine as Core, NoHost, Numerics, Ssnail};
@@ -679,19 +679,7 @@ fn flipping_one_weight_byte_changes_the_screen_output() {
     let prompt = "the cat";
     let original = reference(&img, prompt, 16);
     // A byte in the middle of the weights whose flip changes the greedy text on the PC.
-    let h = ssnail_format::image::Header::parse(&img).unwrap();
-    let weights_at = (h.data - h.load_base) as usize + 256;
-    let mut flipped = img.clone();
-    let mut pos = weights_at + (img.len() - weights_at) / 3;
-    loop {
-        flipped[pos] ^= 0x40;
-        if reference(&flipped, prompt, 16) != original {
-            break;
-        }
-        flipped[pos] ^= 0x40;
-        pos += 4099;
-        assert!(pos < img.len(), "no single-byte flip changed the output");
-    }
+    let flipped = with_one_weight_byte_flipped(&img, |f| reference(f, prompt, 16) != original);
     let flipped_text = reference(&flipped, prompt, 16);
     let keys = format!("{{RETURN}}/temp 0{{RETURN}}/n 16{{RETURN}}{prompt}{{RETURN}}");
     let on = |img: &[u8]| {
