@@ -334,13 +334,29 @@ impl Target for TokenizerTarget {
 /// A Hugging Face checkpoint directory: the input holds config.json,
 /// tokenizer.json and model.safetensors, each behind a u32 length.
 pub struct ImportTarget {
+    /// The checkpoint directory the input is unpacked into.
     dir: tempfile::TempDir,
+    /// Where the GGUF goes: not in the checkpoint directory, whose files are
+    /// all inputs of `import` (an output among them is refused).
+    out: tempfile::TempDir,
+}
+
+/// A temporary directory in memory when the system has one (`/dev/shm`):
+/// each input writes three files and `import` syncs its output, which on a
+/// disk costs more than the import itself.
+fn scratch_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("ssnail-fuzz-")
+        .tempdir_in("/dev/shm")
+        .or_else(|_| tempfile::tempdir())
+        .expect("a temporary directory")
 }
 
 impl ImportTarget {
     pub fn new() -> ImportTarget {
         ImportTarget {
-            dir: tempfile::tempdir().expect("a temporary directory"),
+            dir: scratch_dir(),
+            out: scratch_dir(),
         }
     }
 }
@@ -485,7 +501,7 @@ impl Target for ImportTarget {
                 return Outcome::Rejected(0, "cannot write".into());
             }
         }
-        let out = d.join("out.gguf");
+        let out = self.out.path().join("out.gguf");
         match ssnail_hub::import::import(d, &out, ssnail_hub::import::OutType::F32, Some("fuzz")) {
             Ok(_) => {
                 // What import wrote must open.
