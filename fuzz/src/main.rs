@@ -93,6 +93,7 @@ fn main() {
             }
         }
     }
+    ssnail_fuzz::alloc::keep_freed_memory();
     quiet_panics();
     // Wall time, generous: a niced campaign on busy cores waits for CPU.
     ssnail_fuzz::alloc::start_watchdog(Duration::from_secs(120));

@@ -21,6 +21,7 @@ fn every_target_survives_twenty_thousand_mutated_inputs_within_its_budgets() {
         "the counting allocator is active"
     );
     quiet_panics();
+    ssnail_fuzz::alloc::keep_freed_memory();
     let mut report = Vec::new();
     let mut clean = true;
     for mut t in targets::all() {
