@@ -1,0 +1,34 @@
+; sfm65_crt0.s: start-up of the sfm65 test PRG (cc65 -t none). "10 SYS8205" starts it; it keeps
+; the machine as BASIC's RUN leaves it (40.5 MHz, MEGA65 I/O at $D000) but for the ROM banks in
+; $D030 and interrupts (off), sets the C
+; stack, clears BSS, calls main and writes main's result, then $42, to the exit port $D6CF.
+        .export         __STARTUP__ : absolute = 1
+        .import         zerobss, _main
+        .import         __STACKTOP__
+        .importzp       sp
+
+        .segment        "LOADADDR"
+        .word   $2001
+
+        .segment        "EXEHDR"
+        .word   @next                   ; link
+        .word   10                      ; line number
+        .byte   $9E, "8205", 0          ; SYS 8205
+@next:  .word   0
+
+        .segment        "STARTUP"
+        sei
+        cld
+        lda     $D030                   ; no ROM at $8000/$A000/$C000/$E000 (BASIC leaves the
+        and     #%01000110              ; C65 ROM at $C000, over the records), as linker/crt0.s
+        sta     $D030
+        lda     #<__STACKTOP__
+        sta     sp
+        lda     #>__STACKTOP__
+        sta     sp+1
+        jsr     zerobss
+        jsr     _main
+        sta     $D6CF                   ; exit value (low byte of main's int)
+        lda     #$42
+        sta     $D6CF
+@hang:  jmp     @hang

@@ -1,0 +1,14 @@
+/* exactsum.h: the exact sum of products for GEMV with F32, F16 and BF16 weights (§5.3 "all
+ * products are summed exactly and the row is rounded to single once"): a wide fixed-point
+ * accumulator that holds any sum of f32·f32 products without rounding, then one rounding to
+ * single (nearest even) — the same value as ssnail_core::exact::ExactSum::round_f32, including
+ * its rules for infinities and NaN. One accumulator (the core computes one row at a time). */
+#ifndef EXACTSUM_H
+#define EXACTSUM_H
+#include "softfloat.h"
+
+void xs_clear(void);
+void xs_add_product(f32 a, f32 b); /* acc += a·b exactly */
+f32 xs_round(void);                /* the accumulated sum rounded once to single */
+
+#endif
