@@ -27,6 +27,8 @@ pub enum FaultKind {
         len: u64,
     },
     InstructionLimit(u64),
+    /// The work since load reached the work limit (bytes, §6.1).
+    WorkLimit(u64),
     /// An operand the instruction cannot execute (unknown weight format,
     /// length not a whole number of blocks, bad ATTN block …).
     BadOperand(String),
@@ -49,7 +51,8 @@ impl Fault {
             FaultKind::IllegalOpcode(_) => error::ILLEGAL_OPCODE,
             FaultKind::MisalignedPc => error::MISALIGNED_PC,
             FaultKind::Address { .. } => error::ADDRESS,
-            FaultKind::InstructionLimit(_) => error::INSTRUCTION_LIMIT,
+            // The same code: both are the emulator's bounds on one job.
+            FaultKind::InstructionLimit(_) | FaultKind::WorkLimit(_) => error::INSTRUCTION_LIMIT,
             FaultKind::BadOperand(_) => error::BAD_OPERAND,
         }
     }
@@ -77,6 +80,7 @@ impl fmt::Display for Fault {
                 self.mem_end
             ),
             FaultKind::InstructionLimit(n) => write!(f, ": instruction limit of {n} reached"),
+            FaultKind::WorkLimit(n) => write!(f, ": work limit of {n} bytes reached"),
             FaultKind::BadOperand(s) => write!(f, ": {s}"),
         }
     }
@@ -139,6 +143,12 @@ pub struct Machine {
     pub instructions: u64,
     pub instr_limit: u64,
     pub traffic: Traffic,
+    /// Work limit in bytes (§6.1), `u64::MAX` (the default) for none: a
+    /// bound on the time a job takes, which the instruction limit is not
+    /// (one instruction may move up to all of memory).
+    pub work_limit: u64,
+    /// ATTN's work beyond its traffic (see [`Machine::work`]).
+    attn_work: u64,
     /// Print every instruction to stderr.
     pub trace: bool,
     /// GEMV threads, the calling one included.
@@ -230,6 +240,8 @@ impl Machine {
             instructions: 0,
             instr_limit: DEFAULT_INSTR_LIMIT,
             traffic: Traffic::default(),
+            work_limit: u64::MAX,
+            attn_work: 0,
             trace: false,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             pool: None,
@@ -278,6 +290,17 @@ impl Machine {
     pub fn reset_stats(&mut self) {
         self.instructions = 0;
         self.traffic = Traffic::default();
+        self.attn_work = 0;
+    }
+
+    /// The work since load, in bytes (§6.1): the traffic (§6.4), and for
+    /// ATTN the K and V values read per head (8 · n_heads · rows ·
+    /// head_dim), as the heads of a group share rows the traffic counts once.
+    pub fn work(&self) -> u64 {
+        self.traffic
+            .read
+            .saturating_add(self.traffic.written)
+            .saturating_add(self.attn_work)
     }
 
     fn range(&self, addr: u64, len: u64) -> R<std::ops::Range<usize>> {
@@ -402,6 +425,9 @@ impl Machine {
                 None,
                 FaultKind::InstructionLimit(self.instr_limit),
             ));
+        }
+        if self.work() >= self.work_limit {
+            return Err(fault(self, None, FaultKind::WorkLimit(self.work_limit)));
         }
         if !pc.is_multiple_of(INSTR_LEN) {
             return Err(fault(self, None, FaultKind::MisalignedPc));
@@ -657,6 +683,13 @@ impl Machine {
         self.range(self.addr(i.z), q_bytes)?;
         self.range(blk.k_cache as u64, kv_bytes)?;
         self.range(blk.v_cache as u64, kv_bytes)?;
+        // The one instruction whose time grows faster than its traffic
+        // (heads × rows): its work is counted, and checked, before it runs.
+        let per_head_reads = q_len.saturating_mul(8).saturating_mul(rows);
+        self.attn_work = self.attn_work.saturating_add(per_head_reads);
+        if self.work() > self.work_limit {
+            return Err(FaultKind::WorkLimit(self.work_limit));
+        }
         self.traffic.read += q_bytes;
         let q = le_f32s(&self.mem[q_range]);
         let widen = |b: &[u8]| -> Vec<f32> {
