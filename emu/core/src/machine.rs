@@ -151,7 +151,8 @@ pub struct Machine {
     attn_work: u64,
     /// Print every instruction to stderr.
     pub trace: bool,
-    /// GEMV threads, the calling one included.
+    /// GEMV threads, the calling one included; 0 = one per core, counted
+    /// when the pool starts (asking the system costs more than a small job).
     threads: usize,
     /// Started at the first GEMV (a machine that never runs one starts no thread).
     pool: Option<RowPool>,
@@ -243,7 +244,7 @@ impl Machine {
             work_limit: u64::MAX,
             attn_work: 0,
             trace: false,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads: 0,
             pool: None,
             kernels: Kernels::best(),
         }
@@ -622,7 +623,12 @@ impl Machine {
         {
             let w = &self.mem[w_range];
             let threads = self.threads;
-            let pool = self.pool.get_or_insert_with(|| RowPool::new(threads));
+            let pool = self.pool.get_or_insert_with(|| {
+                RowPool::new(match threads {
+                    0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+                    n => n,
+                })
+            });
             match self.numerics {
                 Numerics::Hardware => gemv::gemv_hw(self.kernels, t, w, &x, &mut y, pool),
                 Numerics::Float => gemv::gemv_float(self.kernels, t, w, &x, &mut y, pool),
