@@ -143,6 +143,11 @@ impl Target for GgufTarget {
 
 pub struct ImageTarget;
 
+/// Prompts of the image target: short ones (a forward pass per token is
+/// most of an accepted input's time) and one longer than the seeds'
+/// context of 16 tokens.
+const PROMPTS: [&str; 4] = ["Hi", "naïve ☃", "It's 42.", TEXTS[0]];
+
 impl Target for ImageTarget {
     fn name(&self) -> &'static str {
         "image"
@@ -226,11 +231,23 @@ impl Target for ImageTarget {
             Ok(d) => d,
             Err(e) => return one_line_naming(0, e.to_string(), "<image>"),
         };
-        // Small budgets: these images need a few thousand instructions.
+        // Small budgets: the seeds need under a thousand instructions and
+        // move 0.3–1.4 MB; a mutated script may loop over instructions
+        // that each move all of memory, which only the work limit bounds.
         dev.machine.instr_limit = 200_000;
+        dev.machine.work_limit = 64 << 20;
         dev.machine.set_threads(1);
+        // Both numerics (hardware is run's and chat's default) and three
+        // prompts, chosen by the input so that a replay repeats the run.
+        let pick = input.iter().fold(0u8, |a, b| a ^ b);
+        dev.machine.numerics = if pick & 1 == 1 {
+            ssnail_core::Numerics::Hardware
+        } else {
+            ssnail_core::Numerics::Float
+        };
+        let text = PROMPTS[(pick >> 1) as usize % PROMPTS.len()];
         let prompt = match ImageTokenizer::new(dev.machine.mem()) {
-            Ok(t) => t.encode(TEXTS[0], true),
+            Ok(t) => t.encode(text, true),
             Err(e) => return Outcome::Rejected(1, e),
         };
         let prompt = if prompt.is_empty() { vec![1] } else { prompt };
