@@ -3,7 +3,8 @@
  * Do not edit (emu/core/tests/fn_tables_header.rs checks it is current).
  * The software SSNAIL core's numbers: ISA v1 (docs/spec/isa.md §3.4, §3.5) and the exp,
  * SiLU and GELU tables (docs/spec/numerics.md §5.3), singles as bit patterns.
- * The tables are static: include this header in one .c file only (softvec.c). */
+ * The tables' arrays are defined only where FN_TABLES_DATA is defined before the include
+ * (softvec.c, once); the numbers and table bounds are for every file. */
 #ifndef FN_TABLES_H
 #define FN_TABLES_H
 #include <stdint.h>
@@ -70,7 +71,8 @@
 #define FN_EXP_K      0x41800000UL /* 16.0 */
 #define FN_EXP_BELOW  FN_OUT_ZERO
 #define FN_EXP_ABOVE  FN_OUT_ONE
-static const uint32_t fn_exp[512] = { /* c0, c1 of segment 0, 1, ... */
+#ifdef FN_TABLES_DATA
+const uint32_t fn_exp[512] = { /* c0, c1 of segment 0, 1, ... */
     0x36043DE6UL, 0x33F9611FUL, 0x360C408FUL, 0x3404BB43UL, 0x3614BEE9UL, 0x340D4ABCUL,
     0x361DC063UL, 0x3416678CUL, 0x36274CD9UL, 0x34201AD0UL, 0x36316CA4UL, 0x342A6E3CUL,
     0x363C289AUL, 0x34356C24UL, 0x36478A16UL, 0x34411F88UL, 0x36539B04UL, 0x344D941BUL,
@@ -158,6 +160,9 @@ static const uint32_t fn_exp[512] = { /* c0, c1 of segment 0, 1, ... */
     0x3F7ACE8BUL, 0x3F4DBC3AUL, 0x3F7D4B72UL, 0x3F5B0109UL, 0x3F7F0F6FUL, 0x3F6920EBUL,
     0x3F800000UL, 0x3F782A02UL,
 };
+#else
+extern const uint32_t fn_exp[512];
+#endif
 
 /* SiLU x/(1 + e^-x): [-12, 12) */
 #define FN_SILU_LO     0xC1400000UL /* -12.0 */
@@ -165,7 +170,8 @@ static const uint32_t fn_exp[512] = { /* c0, c1 of segment 0, 1, ... */
 #define FN_SILU_K      0x412AAAABUL /* 10.666667 */
 #define FN_SILU_BELOW  FN_OUT_ZERO
 #define FN_SILU_ABOVE  FN_OUT_IDENTITY
-static const uint32_t fn_silu[512] = { /* c0, c1 of segment 0, 1, ... */
+#ifdef FN_TABLES_DATA
+const uint32_t fn_silu[512] = { /* c0, c1 of segment 0, 1, ... */
     0xBA7140DCUL, 0xB893F347UL, 0xBA82698CUL, 0xB8A119BBUL, 0xBA8CF95EUL, 0xB8AF680DUL,
     0xBA985F35UL, 0xB8BEF7E0UL, 0xBAA4AB82UL, 0xB8CFE505UL, 0xBAB1EFEEUL, 0xB8E24DACUL,
     0xBAC03F6EUL, 0xB8F65291UL, 0xBACFAE59UL, 0xB9060B9BUL, 0xBAE05284UL, 0xB911E10FUL,
@@ -253,6 +259,9 @@ static const uint32_t fn_silu[512] = { /* c0, c1 of segment 0, 1, ... */
     0xBA985F35UL, 0x3F8002FCUL, 0xBA8CF95EUL, 0x3F8002BEUL, 0xBA82698CUL, 0x3F800284UL,
     0xBA7140DCUL, 0x3F800250UL,
 };
+#else
+extern const uint32_t fn_silu[512];
+#endif
 
 /* GELU, tanh form: [-6, 6) */
 #define FN_GELU_LO     0xC0C00000UL /* -6.0 */
@@ -260,7 +269,8 @@ static const uint32_t fn_silu[512] = { /* c0, c1 of segment 0, 1, ... */
 #define FN_GELU_K      0x41AAAAABUL /* 21.333334 */
 #define FN_GELU_BELOW  FN_OUT_ZERO
 #define FN_GELU_ABOVE  FN_OUT_IDENTITY
-static const uint32_t fn_gelu[512] = { /* c0, c1 of segment 0, 1, ... */
+#ifdef FN_TABLES_DATA
+const uint32_t fn_gelu[512] = { /* c0, c1 of segment 0, 1, ... */
     0xB1C7AFDBUL, 0xB0833100UL, 0xB2152AD7UL, 0xB0C57972UL, 0xB25D931BUL, 0xB113C663UL,
     0xB2A3A04CUL, 0xB15BEAE6UL, 0xB2F04BDEUL, 0xB1A2B898UL, 0xB32F73F3UL, 0xB1EF7552UL,
     0xB37EC8D0UL, 0xB22F37C4UL, 0xB3B7F7AAUL, 0xB27F03F2UL, 0xB4041A69UL, 0xB2B89104UL,
@@ -348,5 +358,8 @@ static const uint32_t fn_gelu[512] = { /* c0, c1 of segment 0, 1, ... */
     0xB2A3A05FUL, 0x3F800000UL, 0xB25D9308UL, 0x3F800000UL, 0xB2152B40UL, 0x3F800000UL,
     0xB1C7AF5CUL, 0x3F800000UL,
 };
+#else
+extern const uint32_t fn_gelu[512];
+#endif
 
 #endif

@@ -35,7 +35,7 @@ fn table(s: &mut String, name: &str, what: &str, t: &Table) {
     writeln!(s, "#define FN_{up}_ABOVE  {}", outside(t.above)).unwrap();
     writeln!(
         s,
-        "static const uint32_t fn_{name}[512] = {{ /* c0, c1 of segment 0, 1, ... */"
+        "#ifdef FN_TABLES_DATA\nconst uint32_t fn_{name}[512] = {{ /* c0, c1 of segment 0, 1, ... */"
     )
     .unwrap();
     for i in 0..256 {
@@ -49,7 +49,7 @@ fn table(s: &mut String, name: &str, what: &str, t: &Table) {
         )
         .unwrap();
     }
-    s.push_str("};\n\n");
+    writeln!(s, "}};\n#else\nextern const uint32_t fn_{name}[512];\n#endif\n").unwrap();
 }
 
 /// The header's text.
@@ -61,7 +61,8 @@ pub fn header() -> String {
          \x20* Do not edit (emu/core/tests/fn_tables_header.rs checks it is current).\n\
          \x20* The software SSNAIL core's numbers: ISA v1 (docs/spec/isa.md §3.4, §3.5) and the exp,\n\
          \x20* SiLU and GELU tables (docs/spec/numerics.md §5.3), singles as bit patterns.\n\
-         \x20* The tables are static: include this header in one .c file only (softvec.c). */\n\
+         \x20* The tables' arrays are defined only where FN_TABLES_DATA is defined before the include\n\
+         \x20* (softvec.c, once); the numbers and table bounds are for every file. */\n\
          #ifndef FN_TABLES_H\n#define FN_TABLES_H\n#include <stdint.h>\n\n/* opcodes */\n",
     );
     for op in Op::ALL {
