@@ -49,7 +49,11 @@ fn table(s: &mut String, name: &str, what: &str, t: &Table) {
         )
         .unwrap();
     }
-    writeln!(s, "}};\n#else\nextern const uint32_t fn_{name}[512];\n#endif\n").unwrap();
+    writeln!(
+        s,
+        "}};\n#else\nextern const uint32_t fn_{name}[512];\n#endif\n"
+    )
+    .unwrap();
 }
 
 /// The header's text.
