@@ -1,0 +1,132 @@
+/* softattn.c: ATTN (docs/spec/isa.md §3.5) in hardware numerics (numerics.md §5.3); the reference
+ * is emu/core/src/vector.rs `attention` and machine.rs `attn` (checks and their order).
+ *
+ * Per head h, KV head g = h / (n_heads / n_kv_heads), T = R[a] + 1 rows:
+ *   s_t = sequential sum over i of single(q_i·k_t,i), then single(s_t·rsqrt(head_dim));
+ *   m = max s_t (NaN ignored); e_t = EXP_table(single(s_t − m)); z = sequential sum of e_t;
+ *   w_t = single(e_t·recip(z)); out = +0, then out = single(out + single(w_t·v_t)) for t in order.
+ * Streaming: q, K and V rows pass in SC_VEC-element chunks; the T scores (then exp values) are
+ * kept in sc_w.at.s when T ≤ SC_ATTN_T, else recomputed in each pass (the same singles: each is
+ * a fixed sequence of roundings). The output goes in SC_VEC-element chunks of head_dim, each
+ * accumulated over all t before it is written. */
+#include "softcore_int.h"
+#include "softmem.h"
+#include "fn_tables.h"
+#include "ssnail_regs.h"
+
+#define F32_NEG_INF 0xFF800000UL
+
+static uint32_t qh, kh, row_bytes, hd;
+static uint8_t esz, q_kept;
+static f32 scale;
+
+/* (hi, lo) ·= m as a 64-bit unsigned number; 1 if the product does not fit 64 bits. */
+static uint8_t mul64(uint32_t *hi, uint32_t *lo, uint32_t m)
+{
+    uint32_t a0 = *lo & 0xFFFF, a1 = *lo >> 16, b0 = m & 0xFFFF, b1 = m >> 16;
+    uint32_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+    uint32_t mid = (p00 >> 16) + (p01 & 0xFFFF) + (p10 & 0xFFFF);
+    uint32_t ph = p11 + (p01 >> 16) + (p10 >> 16) + (mid >> 16);
+    uint32_t t;
+    if (*hi != 0 && m > SC_HUGE / *hi)
+        return 1;
+    t = *hi * m;
+    if (t > SC_HUGE - ph)
+        return 1;
+    *hi = t + ph;
+    *lo = (p00 & 0xFFFF) | (mid << 16);
+    return 0;
+}
+
+/* The scaled score of row t for the current head. */
+static f32 score(uint32_t t)
+{
+    uint32_t i0;
+    uint16_t n, i;
+    f32 s = SF_ZERO;
+    for (i0 = 0; i0 < hd; i0 += n) {
+        n = hd - i0 < SC_VEC ? (uint16_t)(hd - i0) : SC_VEC;
+        if (!q_kept)
+            sm_read(qh + 4 * i0, sc_w.at.q, 4 * n);
+        sm_read(kh + t * row_bytes + i0 * esz, &sc_w.at.k, n * esz);
+        for (i = 0; i < n; ++i)
+            s = sf_add(s, sf_mul(sc_w.at.q[i], esz == 4 ? sc_w.at.k.f[i] : sf_from_f16(sc_w.at.k.h[i])));
+    }
+    return sf_mul(s, scale);
+}
+
+/* ATTN with the parameter block at blk, the query at q, the output to z, rows 0..last. */
+uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
+{
+    uint32_t kc, vc, nh, nkv, fmt, group, h, t, i0, vh, hi, lo, bytes;
+    uint16_t n, i;
+    uint8_t e, keep;
+    f32 m, s, sum, rz, w;
+    if ((e = sc_span(blk, 32)) != 0)
+        return e;
+    kc = sm_read32(blk);
+    vc = sm_read32(blk + 4);
+    nh = sm_read32(blk + 8);
+    nkv = sm_read32(blk + 12);
+    hd = sm_read32(blk + 16);
+    fmt = sm_read32(blk + 20);
+    if (nh == 0 || nkv == 0 || hd == 0 || nkv > nh || nh % nkv != 0)
+        return SS_ERR_BAD_OPERAND;
+    if (fmt == KV_F32)
+        esz = 4;
+    else if (fmt == KV_F16)
+        esz = 2;
+    else
+        return SS_ERR_BAD_OPERAND;
+    /* K/V bytes = (R[a] + 1)·n_kv_heads·head_dim·esz, which must fit 64 bits (machine.rs) */
+    hi = last == SC_HUGE ? 1 : 0;
+    lo = last + 1;
+    if (mul64(&hi, &lo, nkv) || mul64(&hi, &lo, hd) || mul64(&hi, &lo, esz))
+        return SS_ERR_BAD_OPERAND;
+    bytes = hi ? SC_HUGE : lo;
+    if ((e = sc_span(q, sc_mul_sat(sc_mul_sat(nh, hd), 4))) != 0 || (e = sc_span(z, sc_mul_sat(sc_mul_sat(nh, hd), 4))) != 0 ||
+        (e = sc_span(kc, bytes)) != 0 || (e = sc_span(vc, bytes)) != 0)
+        return e;
+    /* Now every size fits memory: T = last + 1, kv_dim and the row bytes fit 32 bits. */
+    group = nh / nkv;
+    row_bytes = nkv * hd * esz;
+    scale = sf_rsqrt(sf_from_u32(hd));
+    keep = last < SC_ATTN_T;
+    q_kept = hd <= SC_VEC;
+    for (h = 0; h < nh; ++h) {
+        qh = q + 4 * h * hd;
+        kh = kc + h / group * hd * esz;
+        vh = vc + h / group * hd * esz;
+        if (q_kept)
+            sm_read(qh, sc_w.at.q, 4 * (uint16_t)hd);
+        m = F32_NEG_INF;
+        for (t = 0; t <= last; ++t) {
+            s = score(t);
+            if (keep)
+                sc_w.at.s[t] = s;
+            if (sf_lt(m, s))
+                m = s;
+        }
+        sum = SF_ZERO;
+        for (t = 0; t <= last; ++t) {
+            s = sv_exp(sf_sub(keep ? sc_w.at.s[t] : score(t), m));
+            if (keep)
+                sc_w.at.s[t] = s;
+            sum = sf_add(sum, s);
+        }
+        rz = sf_recip(sum);
+        for (i0 = 0; i0 < hd; i0 += n) {
+            n = hd - i0 < SC_VEC ? (uint16_t)(hd - i0) : SC_VEC;
+            for (i = 0; i < n; ++i)
+                sc_w.at.o[i] = SF_ZERO;
+            for (t = 0; t <= last; ++t) {
+                w = sf_mul(keep ? sc_w.at.s[t] : sv_exp(sf_sub(score(t), m)), rz);
+                sm_read(vh + t * row_bytes + i0 * esz, &sc_w.at.k, n * esz);
+                for (i = 0; i < n; ++i)
+                    sc_w.at.o[i] = sf_add(sc_w.at.o[i], sf_mul(w, esz == 4 ? sc_w.at.k.f[i] : sf_from_f16(sc_w.at.k.h[i])));
+            }
+            sm_write(z + 4 * (h * hd + i0), sc_w.at.o, 4 * n);
+        }
+    }
+    return SC_OK;
+}

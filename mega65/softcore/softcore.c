@@ -1,0 +1,237 @@
+/* softcore.c: the software SSNAIL core's instruction loop — fetch, decode, the scalar, branch and
+ * copy instructions, and dispatch of the vector unit's (softvec.c, softattn.c) and GEMV/DEQROW
+ * (softgemv.c). docs/spec/isa.md §3; the reference is emu/core/src/machine.rs (Machine::step and
+ * exec), whose checks and their order this follows so that faults and error codes agree. */
+#include "softcore.h"
+#include "softcore_int.h"
+#include "softmem.h"
+#include "fn_tables.h"
+#include "ssnail_regs.h"
+
+uint8_t soft_error;
+uint32_t soft_fault_pc;
+uint32_t soft_mem_end;
+
+union sc_work sc_w;
+
+/* Registers (§3.3): R15 reads 0, A are 28 bits, N0-N2 set together by SETN. */
+static uint32_t sc_r[16];
+static uint32_t sc_a[16];
+static uint32_t sc_n[3];
+static uint32_t sc_pc;
+static uint8_t sc_state = SOFT_HALT; /* SOFT_BUSY while a job runs, else how it ended */
+
+/* The instruction being executed: op, a, b, reserved, X, Y, Z (§3.1). */
+static uint8_t ins[16];
+#define I_OP ins[0]
+#define I_A ins[1]
+#define I_B ins[2]
+static uint32_t ix, iy, iz;
+
+uint8_t sc_span(uint32_t addr, uint32_t len)
+{
+    if (addr < IMG_BASE || addr > soft_mem_end || len > soft_mem_end - addr)
+        return SS_ERR_ADDRESS;
+    return SC_OK;
+}
+
+uint32_t sc_mul_sat(uint32_t a, uint32_t b)
+{
+    /* a·b ≤ 2³² − 1 ⇔ b = 0 or a ≤ (2³² − 1) / b */
+    if (b != 0 && a > SC_HUGE / b)
+        return SC_HUGE;
+    return a * b;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+/* addr(op), §3.2: bit 31 clear → op & $0FFFFFFF; set → A[bits 27-24] + bits 23-0, the sum not
+ * masked (A < 2²⁸, so it fits 32 bits; a sum past memory faults where it is used). */
+static uint32_t addr(uint32_t op)
+{
+    if (op & 0x80000000UL)
+        return sc_a[(uint8_t)(op >> 24) & 15] + (op & 0xFFFFFFUL);
+    return op & 0x0FFFFFFFUL;
+}
+
+static uint32_t reg(uint8_t n)
+{
+    n &= 15;
+    return n == 15 ? 0 : sc_r[n];
+}
+
+static void set_reg(uint8_t n, uint32_t v)
+{
+    sc_r[n & 15] = v;
+    sc_r[15] = 0;
+}
+
+/* COPY (§3.4): (Z & $FFFF) bytes, the whole source read before anything is written — in chunks,
+ * backwards when the destination overlaps the source from above, so the result is memmove's. */
+static uint8_t copy(uint32_t src, uint32_t dst, uint16_t len)
+{
+    uint16_t n, done;
+    const uint16_t buf = (uint16_t)sizeof sc_w;
+    uint8_t e = sc_span(src, len);
+    if (e || (e = sc_span(dst, len)) != 0)
+        return e;
+    if (dst > src && dst - src < len) {
+        for (done = len; done > 0; done -= n) {
+            n = done < buf ? done : buf;
+            sm_read(src + done - n, &sc_w, n);
+            sm_write(dst + done - n, &sc_w, n);
+        }
+    } else {
+        for (done = 0; done < len; done += n) {
+            n = (uint16_t)(len - done) < buf ? (uint16_t)(len - done) : buf;
+            sm_read(src + done, &sc_w, n);
+            sm_write(dst + done, &sc_w, n);
+        }
+    }
+    return SC_OK;
+}
+
+/* One instruction at sc_pc: 0 and the next state (SOFT_BUSY, SOFT_SYNC, SOFT_HALT), or a fault. */
+static uint8_t step(uint8_t *next)
+{
+    uint8_t e = SC_OK;
+    uint32_t v;
+    *next = SOFT_BUSY;
+    if (sc_pc & 15)
+        return SS_ERR_MISALIGNED_PC;
+    if ((e = sc_span(sc_pc, 16)) != 0)
+        return e;
+    sm_read(sc_pc, ins, 16);
+    ix = le32(ins + 4);
+    iy = le32(ins + 8);
+    iz = le32(ins + 12);
+    sc_pc += 16;
+    switch (I_OP) {
+    case OP_NOP:
+        break;
+    case OP_HALT:
+        *next = SOFT_HALT;
+        break;
+    case OP_SYNC:
+        /* Every write went straight to SSNAIL memory: nothing to flush. */
+        *next = SOFT_SYNC;
+        break;
+    case OP_COPY:
+        e = copy(addr(ix), addr(iy), (uint16_t)iz);
+        break;
+    case OP_SETN:
+        sc_n[0] = ix;
+        sc_n[1] = iy;
+        sc_n[2] = iz;
+        break;
+    case OP_LI:
+        set_reg(I_A, iz);
+        break;
+    case OP_LDR:
+        v = addr(ix);
+        if ((e = sc_span(v, 4)) == 0)
+            set_reg(I_A, sm_read32(v));
+        break;
+    case OP_STR:
+        v = addr(ix);
+        if ((e = sc_span(v, 4)) == 0)
+            sm_write32(v, reg(I_A));
+        break;
+    case OP_ADDI:
+        set_reg(I_A, reg(I_B) + iz);
+        break;
+    case OP_LEA:
+        /* (addr(X) + R[b]·Z) & $0FFFFFFF: the 28-bit result only needs the product mod 2³² */
+        sc_a[I_A & 15] = (addr(ix) + reg(I_B) * iz) & 0x0FFFFFFFUL;
+        break;
+    case OP_BEQ:
+        if (reg(I_A) == reg(I_B))
+            sc_pc = addr(ix);
+        break;
+    case OP_BNE:
+        if (reg(I_A) != reg(I_B))
+            sc_pc = addr(ix);
+        break;
+    case OP_BLT:
+        if (reg(I_A) < reg(I_B))
+            sc_pc = addr(ix);
+        break;
+    case OP_GEMV:
+        e = sg_gemv(I_A, I_B, addr(ix), addr(iy), addr(iz), sc_n[0], sc_n[1]);
+        break;
+    case OP_DEQROW:
+        e = sg_deqrow(I_A, addr(ix), addr(iz), sc_n[0]);
+        break;
+    case OP_ARGMAX:
+        if ((e = sv_argmax(addr(ix), sc_n[0], &v)) == 0)
+            set_reg(I_A, v);
+        break;
+    case OP_VADD:
+    case OP_VMUL:
+        e = sv_vadd_vmul(I_OP, addr(ix), addr(iy), addr(iz), sc_n[0]);
+        break;
+    case OP_RMSNORM:
+        e = sv_rmsnorm(addr(ix), addr(iy), addr(iz), sc_n[0], sc_n[2]);
+        break;
+    case OP_SILUMUL:
+        e = sv_silumul(addr(ix), addr(iy), addr(iz), sc_n[0]);
+        break;
+    case OP_ROPE:
+        e = sv_rope(addr(ix), addr(iy), sc_n[0], sc_n[1]);
+        break;
+    case OP_ATTN:
+        e = sa_attn(addr(ix), addr(iy), addr(iz), reg(I_A));
+        break;
+    case OP_LAYERNORM:
+        e = sv_layernorm(addr(ix), addr(iy), addr(iz), sc_n[0], sc_n[2]);
+        break;
+    case OP_GELU:
+        e = sv_gelu(addr(ix), addr(iz), sc_n[0]);
+        break;
+    case OP_MEANROWS:
+        e = sv_meanrows(addr(ix), addr(iz), sc_n[0], reg(I_A));
+        break;
+    case OP_CVT16:
+        e = sv_cvt16(addr(ix), addr(iz), sc_n[0]);
+        break;
+    default:
+        e = SS_ERR_ILLEGAL_OPCODE;
+    }
+    return e;
+}
+
+void soft_go(uint32_t job)
+{
+    uint8_t i;
+    for (i = 0; i < 16; ++i) {
+        sc_r[i] = 0;
+        sc_a[i] = 0;
+    }
+    sc_n[0] = sc_n[1] = sc_n[2] = 0;
+    sc_pc = job;
+    soft_error = 0;
+    sc_state = SOFT_BUSY;
+}
+
+uint8_t soft_run(uint16_t budget)
+{
+    uint8_t next;
+    uint32_t pc;
+    if (sc_state != SOFT_BUSY && sc_state != SOFT_SYNC)
+        return sc_state;
+    sc_state = SOFT_BUSY;
+    while (budget--) {
+        pc = sc_pc;
+        soft_error = step(&next);
+        if (soft_error) {
+            soft_fault_pc = pc;
+            return sc_state = SOFT_FAULT;
+        }
+        if (next != SOFT_BUSY)
+            return sc_state = next;
+    }
+    return SOFT_BUSY;
+}

@@ -1,0 +1,24 @@
+/* softcore.h: the software SSNAIL core — ISA v1 (docs/spec/isa.md §3) in hardware numerics
+ * (docs/spec/numerics.md §5.3), executed by the 45GS02 when no SSNAIL FPGA core is present.
+ * SSNAIL memory is reached through softmem.h (attic RAM at $8000000 on the MEGA65, an array on the
+ * PC test build). The interface mirrors the device's registers (§9.2): GO, BUSY, ERROR, FAULT_PC. */
+#ifndef SOFTCORE_H
+#define SOFTCORE_H
+#include <stdint.h>
+
+/* soft_run's results */
+#define SOFT_BUSY 0  /* the instruction budget is used up; call soft_run again */
+#define SOFT_SYNC 1  /* a SYNC ran: what the script wrote is visible; call soft_run again */
+#define SOFT_HALT 2  /* HALT: the job ended, the core is idle */
+#define SOFT_FAULT 3 /* a fault: soft_error and soft_fault_pc say which and where; idle */
+
+/* GO (§9.2): PC = job pointer; R0-R15, A0-A15, N0-N2 cleared; ERROR cleared. */
+void soft_go(uint32_t job);
+/* Run at most `budget` instructions; stops early at SYNC, HALT or a fault. */
+uint8_t soft_run(uint16_t budget);
+
+extern uint8_t soft_error;     /* §3.4 fault codes (ssnail_regs.h SS_ERR_*), 0 = none */
+extern uint32_t soft_fault_pc; /* PC of the faulting instruction */
+extern uint32_t soft_mem_end;  /* $8000000 + SSNAIL memory size; set before soft_go */
+
+#endif

@@ -1,0 +1,92 @@
+/* softcore_int.h: what the software core's files share (not for the program: it uses softcore.h).
+ * Operands arrive resolved: addresses are addr(op) of docs/spec/isa.md §3.2, lengths are N0-N2.
+ * Every operation checks all of its operand ranges, in the order the Rust core emulator does
+ * (emu/core/src/machine.rs), before it writes anything, and returns 0 or a §3.4 fault code. */
+#ifndef SOFTCORE_INT_H
+#define SOFTCORE_INT_H
+#include <stdint.h>
+#include "softfloat.h"
+
+/* Near-memory buffers. Vectors stream through SC_VEC-element chunks (even, for ROPE's pairs);
+ * GEMV with Q8_0/Q4_0 weights quantises at most SC_GEMV_COLS input elements at a time (a
+ * multiple of 32) and carries SC_GEMV_ROWS row sums; ATTN keeps up to SC_ATTN_T scores and
+ * recomputes them beyond that. The PC tests build the core with tiny values too, so that every
+ * chunk boundary is crossed (mega65/tests/softcore_on_the_pc.rs). */
+#ifndef SC_VEC
+#define SC_VEC 32
+#endif
+#ifndef SC_GEMV_COLS
+#define SC_GEMV_COLS 512
+#endif
+#ifndef SC_GEMV_ROWS
+#define SC_GEMV_ROWS 32
+#endif
+#ifndef SC_ATTN_T
+#define SC_ATTN_T 256
+#endif
+#if SC_VEC < 2 || SC_VEC % 2 != 0 || SC_GEMV_COLS < 32 || SC_GEMV_COLS % 32 != 0 || SC_GEMV_ROWS < 1 || SC_ATTN_T < 1
+#error "softcore_int.h: bad buffer sizes"
+#endif
+
+/* One set of buffers, shared: an instruction uses only its own member. */
+union sc_work {
+    struct {
+        f32 x[SC_VEC], y[SC_VEC], b[SC_VEC];
+        uint16_t h[SC_VEC]; /* CVT16's output */
+    } v; /* vector ops: operands, results overwrite x */
+    struct {
+        int8_t q[SC_GEMV_COLS];       /* the input chunk quantised to Q8_0 (§5.3) */
+        f32 d[SC_GEMV_COLS / 32];     /* its block scales (F16-rounded, widened) */
+        f32 acc[SC_GEMV_ROWS];        /* running row sums of this row chunk */
+        uint8_t blk[34];              /* one weight block */
+        f32 x[32];                    /* one input block while quantising */
+    } gq;
+    struct {
+        f32 x[SC_VEC]; /* input chunk */
+        union {
+            f32 f[SC_VEC];
+            uint16_t h[SC_VEC];
+        } w; /* weight chunk: F32, or F16/BF16 */
+    } gf;
+    struct {
+        uint8_t blk[34];
+        f32 out[32];
+    } dq; /* DEQROW of a Q8_0/Q4_0 block */
+    struct {
+        f32 q[SC_VEC];      /* query chunk */
+        union {
+            f32 f[SC_VEC];
+            uint16_t h[SC_VEC];
+        } k;                /* K or V chunk, F32 or F16 */
+        f32 o[SC_VEC];      /* output chunk */
+        f32 s[SC_ATTN_T];   /* scores, then exp values */
+    } at;
+};
+extern union sc_work sc_w;
+
+/* Fault codes (ssnail_regs.h SS_ERR_*) */
+#define SC_OK 0
+
+/* 0 when [addr, addr + len) lies in SSNAIL memory (len 0: addr in [$8000000, end]), else
+ * SS_ERR_ADDRESS. Lengths that do not fit 32 bits are passed as SC_HUGE. */
+uint8_t sc_span(uint32_t addr, uint32_t len);
+#define SC_HUGE 0xFFFFFFFFUL
+/* a·b, or SC_HUGE when it does not fit 32 bits (then it exceeds any memory) */
+uint32_t sc_mul_sat(uint32_t a, uint32_t b);
+
+/* The operations (softvec.c, softgemv.c, softattn.c). n0..n2 are N0-N2. */
+uint8_t sv_vadd_vmul(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0);
+uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps);
+uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps);
+uint8_t sv_silumul(uint32_t x, uint32_t y, uint32_t z, uint32_t n0);
+uint8_t sv_gelu(uint32_t x, uint32_t z, uint32_t n0);
+uint8_t sv_rope(uint32_t x, uint32_t cs, uint32_t n0, uint32_t n1);
+uint8_t sv_meanrows(uint32_t x, uint32_t z, uint32_t n0, uint32_t rows);
+uint8_t sv_cvt16(uint32_t x, uint32_t z, uint32_t n0);
+uint8_t sv_argmax(uint32_t x, uint32_t n0, uint32_t *index);
+f32 sv_exp(f32 x); /* the exp table (§5.3), for ATTN */
+uint8_t sg_gemv(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t y, uint32_t cols, uint32_t rows);
+uint8_t sg_deqrow(uint8_t fmt, uint32_t src, uint32_t z, uint32_t n0);
+uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last_row);
+
+#endif

@@ -1,0 +1,221 @@
+/* softgemv.c: GEMV and DEQROW for the five native weight formats (docs/spec/numerics.md §4.1)
+ * in hardware numerics (§5.3); the reference is emu/core/src/gemv.rs (quantize_input and
+ * row_hw_definition) and format/src/ggml.rs (dequantize_native).
+ *
+ * Q8_0/Q4_0 weights: the input is quantised to Q8_0 block by block (at most SC_GEMV_COLS
+ * elements at a time, once if the whole input fits); per row and block in order the exact
+ * integer isum, then acc = single(acc + single(single(isum)·single(dw·dx))). Rows go in chunks
+ * of SC_GEMV_ROWS whose sums wait in sc_w.gq.acc while the column chunks pass, so neither the
+ * input nor a row has to fit near memory. F32/F16/BF16 weights: every product goes into the
+ * exact accumulator (exactsum.h), one row at a time, rounded once. */
+#include "softcore_int.h"
+#include "softmem.h"
+#include "exactsum.h"
+#include "fn_tables.h"
+#include "ssnail_regs.h"
+
+#define F32_127 0x42FE0000UL
+
+static uint8_t blen, bbytes; /* elements and bytes per block of the format */
+
+/* The format's block, or 0 for a format GEMV and DEQROW do not take (fault 5). */
+static uint8_t format(uint8_t fmt)
+{
+    switch (fmt) {
+    case WT_F32: blen = WT_F32_BLOCK_LEN; bbytes = WT_F32_BLOCK_BYTES; break;
+    case WT_F16: blen = WT_F16_BLOCK_LEN; bbytes = WT_F16_BLOCK_BYTES; break;
+    case WT_BF16: blen = WT_BF16_BLOCK_LEN; bbytes = WT_BF16_BLOCK_BYTES; break;
+    case WT_Q8_0: blen = WT_Q8_0_BLOCK_LEN; bbytes = WT_Q8_0_BLOCK_BYTES; break;
+    case WT_Q4_0: blen = WT_Q4_0_BLOCK_LEN; bbytes = WT_Q4_0_BLOCK_BYTES; break;
+    default: return 0;
+    }
+    return 1;
+}
+
+/* Element j of a float-format chunk widened exactly. */
+static f32 widen(uint8_t fmt, uint16_t j)
+{
+    if (fmt == WT_F32)
+        return sc_w.gf.w.f[j];
+    if (fmt == WT_F16)
+        return sf_from_f16(sc_w.gf.w.h[j]);
+    return sf_from_bf16(sc_w.gf.w.h[j]);
+}
+
+/* Q8_0 quantisation of nc input elements at xa (§5.3, llama.cpp's quantize_row_q8_0), per
+ * block: amax = max|x| (NaN ignored), d = amax/127, id = recip(d) or 0, q = roundf(x·id)
+ * saturated to int8 (NaN → 0), the scale d rounded to F16 and widened. */
+static void quantise(uint32_t xa, uint16_t nc)
+{
+    uint16_t b;
+    uint8_t j;
+    uint32_t a, amax;
+    f32 d, id;
+    int32_t q;
+    int8_t *qb;
+    for (b = 0; b < nc / 32; ++b) {
+        sm_read(xa + 128 * (uint32_t)b, sc_w.gq.x, 128);
+        amax = 0;
+        for (j = 0; j < 32; ++j) {
+            /* |x| as bits: ordered like the values, NaN (above $7F800000) left out */
+            a = sc_w.gq.x[j] & 0x7FFFFFFFUL;
+            if (a <= SF_INF && a > amax)
+                amax = a;
+        }
+        d = sf_div(amax, F32_127);
+        id = d != 0 ? sf_recip(d) : SF_ZERO;
+        qb = sc_w.gq.q + 32 * b;
+        for (j = 0; j < 32; ++j) {
+            q = sf_round_i32(sf_mul(sc_w.gq.x[j], id));
+            qb[j] = (int8_t)(q > 127 ? 127 : q < -128 ? -128 : q);
+        }
+        sc_w.gq.d[b] = sf_from_f16(sf_to_f16(d));
+    }
+}
+
+/* Exact integer sum of one weight block (in sc_w.gq.blk) times 32 input quants. */
+static int32_t isum_q8(const int8_t *x)
+{
+    const int8_t *w = (const int8_t *)sc_w.gq.blk + 2;
+    int32_t s = 0;
+    uint8_t j;
+    for (j = 0; j < 32; ++j)
+        s += (int16_t)w[j] * x[j];
+    return s;
+}
+
+static int32_t isum_q4(const int8_t *x)
+{
+    const uint8_t *w = sc_w.gq.blk + 2;
+    int32_t s = 0;
+    uint8_t j;
+    for (j = 0; j < 16; ++j)
+        s += (int16_t)((int8_t)(w[j] & 15) - 8) * x[j] + (int16_t)((int8_t)(w[j] >> 4) - 8) * x[j + 16];
+    return s;
+}
+
+/* y_r, plus the old f32 y_r with ACC (one single addition), stored as f32 or (F16OUT) F16.
+ * The old value is read just before the store: Z = old y works, also with both flags. */
+static void store(uint8_t flags, uint32_t z, uint32_t r, f32 y)
+{
+    if (flags & GEMV_ACC)
+        y = sf_add(y, sm_read32(z + 4 * r));
+    if (flags & GEMV_F16OUT)
+        sm_write16(z + 2 * r, sf_to_f16(y));
+    else
+        sm_write32(z + 4 * r, y);
+}
+
+static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols, uint32_t rows, uint32_t rb)
+{
+    uint32_t r0, c0, p;
+    uint16_t nr, nc, r, b;
+    const int8_t *q;
+    f32 dw;
+    int32_t s;
+    for (r0 = 0; r0 < rows; r0 += nr) {
+        nr = rows - r0 < SC_GEMV_ROWS ? (uint16_t)(rows - r0) : SC_GEMV_ROWS;
+        for (r = 0; r < nr; ++r)
+            sc_w.gq.acc[r] = SF_ZERO;
+        for (c0 = 0; c0 < cols; c0 += nc) {
+            nc = cols - c0 < SC_GEMV_COLS ? (uint16_t)(cols - c0) : SC_GEMV_COLS;
+            if (r0 == 0 || cols > SC_GEMV_COLS)
+                quantise(x + 4 * c0, nc);
+            for (r = 0; r < nr; ++r) {
+                p = w + (r0 + r) * rb + c0 / 32 * bbytes;
+                q = sc_w.gq.q;
+                for (b = 0; b < nc / 32; ++b, p += bbytes, q += 32) {
+                    sm_read(p, sc_w.gq.blk, bbytes);
+                    s = fmt == WT_Q8_0 ? isum_q8(q) : isum_q4(q);
+                    dw = sf_from_f16(sc_w.gq.blk[0] | (uint16_t)sc_w.gq.blk[1] << 8);
+                    sc_w.gq.acc[r] = sf_add(sc_w.gq.acc[r], sf_mul(sf_from_i32(s), sf_mul(dw, sc_w.gq.d[b])));
+                }
+            }
+        }
+        for (r = 0; r < nr; ++r)
+            store(flags, z, r0 + r, sc_w.gq.acc[r]);
+    }
+}
+
+static void gemv_float(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols, uint32_t rows, uint32_t rb)
+{
+    uint32_t r, c0;
+    uint16_t n, j;
+    for (r = 0; r < rows; ++r) {
+        xs_clear();
+        for (c0 = 0; c0 < cols; c0 += n) {
+            n = cols - c0 < SC_VEC ? (uint16_t)(cols - c0) : SC_VEC;
+            if (r == 0 || cols > SC_VEC)
+                sm_read(x + 4 * c0, sc_w.gf.x, 4 * n);
+            sm_read(w + r * rb + c0 * bbytes, &sc_w.gf.w, n * bbytes);
+            for (j = 0; j < n; ++j)
+                xs_add_product(widen(fmt, j), sc_w.gf.x[j]);
+        }
+        store(flags, z, r, xs_round());
+    }
+}
+
+/* GEMV: y = W·x, W = `rows` rows of `cols` in format fmt at w, x = f32[cols] at x, y to z.
+ * Checks in machine.rs's order: format, whole blocks, x, old y (ACC), W, y. */
+uint8_t sg_gemv(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols, uint32_t rows)
+{
+    uint32_t rb;
+    uint8_t e;
+    if (!format(fmt) || cols % blen != 0)
+        return SS_ERR_BAD_OPERAND;
+    /* Once x fits memory, cols < 2²⁶ and the row's bytes fit 32 bits. */
+    rb = sc_mul_sat(cols / blen, bbytes);
+    if ((e = sc_span(x, sc_mul_sat(cols, 4))) != 0)
+        return e;
+    if ((flags & GEMV_ACC) && (e = sc_span(z, sc_mul_sat(rows, 4))) != 0)
+        return e;
+    if ((e = sc_span(w, sc_mul_sat(rows, rb))) != 0)
+        return e;
+    if ((e = sc_span(z, sc_mul_sat(rows, flags & GEMV_F16OUT ? 2 : 4))) != 0)
+        return e;
+    if (blen == 32)
+        gemv_q(fmt, flags, w, x, z, cols, rows, rb);
+    else
+        gemv_float(fmt, flags, w, x, z, cols, rows, rb);
+    return SC_OK;
+}
+
+/* DEQROW: f32[n0] at z = n0 elements of format fmt at src (whole blocks): floats widened
+ * exactly (F32 copied bit for bit), Q8_0/Q4_0 as single(d·q), exact. */
+uint8_t sg_deqrow(uint8_t fmt, uint32_t src, uint32_t z, uint32_t n0)
+{
+    uint32_t at;
+    uint16_t n, j;
+    f32 d;
+    uint8_t e;
+    const uint8_t *qs = sc_w.dq.blk + 2;
+    if (!format(fmt) || n0 % blen != 0)
+        return SS_ERR_BAD_OPERAND;
+    if ((e = sc_span(z, sc_mul_sat(n0, 4))) != 0 || (e = sc_span(src, sc_mul_sat(n0 / blen, bbytes))) != 0)
+        return e;
+    if (blen == 32) {
+        for (at = 0; at < n0; at += 32, src += bbytes) {
+            sm_read(src, sc_w.dq.blk, bbytes);
+            d = sf_from_f16(sc_w.dq.blk[0] | (uint16_t)sc_w.dq.blk[1] << 8);
+            if (fmt == WT_Q8_0) {
+                for (j = 0; j < 32; ++j)
+                    sc_w.dq.out[j] = sf_mul(d, sf_from_i32((int8_t)qs[j]));
+            } else {
+                for (j = 0; j < 16; ++j) {
+                    sc_w.dq.out[j] = sf_mul(d, sf_from_i32((int16_t)(qs[j] & 15) - 8));
+                    sc_w.dq.out[j + 16] = sf_mul(d, sf_from_i32((int16_t)(qs[j] >> 4) - 8));
+                }
+            }
+            sm_write(z + 4 * at, sc_w.dq.out, 128);
+        }
+        return SC_OK;
+    }
+    for (at = 0; at < n0; at += n) {
+        n = n0 - at < SC_VEC ? (uint16_t)(n0 - at) : SC_VEC;
+        sm_read(src + at * bbytes, &sc_w.gf.w, n * bbytes);
+        for (j = 0; j < n; ++j)
+            sc_w.gf.x[j] = widen(fmt, j);
+        sm_write(z + 4 * at, sc_w.gf.x, 4 * n);
+    }
+    return SC_OK;
+}

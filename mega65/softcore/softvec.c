@@ -1,0 +1,299 @@
+/* softvec.c: the vector unit's elementwise ops, norms, RoPE, MEANROWS, CVT16, ARGMAX and the
+ * function tables, in hardware numerics (docs/spec/numerics.md §5.3): every step one single
+ * rounded to nearest even (softfloat.h), sums sequential from +0 in index order. Vectors stream
+ * through SC_VEC-element chunks of sc_w.v; each op checks its ranges (in machine.rs's order)
+ * before it writes, and writes element i only after every read that element i's value needs, so
+ * Z = X (the converter's in-place use, §3.4) gives the reference's result. The reference is
+ * emu/core/src/vector.rs and tables.rs. */
+#include "softcore_int.h"
+#include "softmem.h"
+#define FN_TABLES_DATA /* the tables live here */
+#include "fn_tables.h"
+#include "ssnail_regs.h"
+
+static uint16_t n;  /* elements in this chunk */
+static uint32_t at; /* elements done */
+
+/* elements of the next chunk of a vector of `len` */
+static uint16_t chunk(uint32_t len)
+{
+    return len - at < SC_VEC ? (uint16_t)(len - at) : SC_VEC;
+}
+
+/* A 256-segment table (§5.3): below lo and at or above hi a fixed rule; else segment
+ * i = floor(single(single(x − lo)·k)) clamped to 0..255 (NaN → 0), y = single(c0 + single(c1·x)). */
+static f32 table(const uint32_t *c, f32 lo, f32 hi, f32 k, uint8_t below, uint8_t above, f32 x)
+{
+    int32_t i;
+    uint8_t rule = 0xFF;
+    if (sf_lt(x, lo))
+        rule = below;
+    else if (sf_le(hi, x))
+        rule = above;
+    if (rule != 0xFF)
+        return rule == FN_OUT_ZERO ? SF_ZERO : rule == FN_OUT_ONE ? SF_ONE : x;
+    i = sf_floor_i32(sf_mul(sf_sub(x, lo), k));
+    if (i < 0)
+        i = 0;
+    if (i > 255)
+        i = 255;
+    c += 2 * (uint16_t)i;
+    return sf_add(c[0], sf_mul(c[1], x));
+}
+
+f32 sv_exp(f32 x)
+{
+    return table(fn_exp, FN_EXP_LO, FN_EXP_HI, FN_EXP_K, FN_EXP_BELOW, FN_EXP_ABOVE, x);
+}
+
+static f32 silu(f32 x)
+{
+    return table(fn_silu, FN_SILU_LO, FN_SILU_HI, FN_SILU_K, FN_SILU_BELOW, FN_SILU_ABOVE, x);
+}
+
+static f32 gelu(f32 x)
+{
+    return table(fn_gelu, FN_GELU_LO, FN_GELU_HI, FN_GELU_K, FN_GELU_BELOW, FN_GELU_ABOVE, x);
+}
+
+/* Checks for ops reading f32[n0] at x (and y) and writing f32[n0] at z; 0 addresses are unused. */
+static uint8_t spans(uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
+{
+    uint32_t bytes = sc_mul_sat(n0, 4);
+    uint8_t e = sc_span(x, bytes);
+    if (!e && y)
+        e = sc_span(y, bytes);
+    if (!e && z)
+        e = sc_span(z, bytes);
+    return e;
+}
+
+/* VADD: Z = X + Y; VMUL: Z = X · Y (plain single arithmetic in both modes). */
+uint8_t sv_vadd_vmul(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
+{
+    uint16_t i;
+    uint8_t e = spans(x, y, z, n0);
+    if (e)
+        return e;
+    for (at = 0; at < n0; at += n) {
+        n = chunk(n0);
+        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
+        sm_read(y + 4 * at, sc_w.v.y, 4 * n);
+        for (i = 0; i < n; ++i)
+            sc_w.v.x[i] = op == OP_VADD ? sf_add(sc_w.v.x[i], sc_w.v.y[i]) : sf_mul(sc_w.v.x[i], sc_w.v.y[i]);
+        sm_write(z + 4 * at, sc_w.v.x, 4 * n);
+    }
+    return SC_OK;
+}
+
+/* RMSNORM: ss = sequential sum of single(x_i²); m = single(ss·recip(N)); r = rsqrt(single(m + eps));
+ * y_i = single(single(x_i·r)·g_i). */
+uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
+{
+    uint16_t i;
+    f32 ss = SF_ZERO, r;
+    uint8_t e = spans(x, g, z, n0);
+    if (e)
+        return e;
+    for (at = 0; at < n0; at += n) {
+        n = chunk(n0);
+        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
+        for (i = 0; i < n; ++i)
+            ss = sf_add(ss, sf_mul(sc_w.v.x[i], sc_w.v.x[i]));
+    }
+    r = sf_rsqrt(sf_add(sf_mul(ss, sf_recip(sf_from_u32(n0))), eps));
+    for (at = 0; at < n0; at += n) {
+        n = chunk(n0);
+        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
+        sm_read(g + 4 * at, sc_w.v.y, 4 * n);
+        for (i = 0; i < n; ++i)
+            sc_w.v.x[i] = sf_mul(sf_mul(sc_w.v.x[i], r), sc_w.v.y[i]);
+        sm_write(z + 4 * at, sc_w.v.x, 4 * n);
+    }
+    return SC_OK;
+}
+
+/* LAYERNORM: rn = recip(N); mu = single(sequential sum(x)·rn); d_i = single(x_i − mu);
+ * var = single(sequential sum(single(d_i²))·rn); r = rsqrt(single(var + eps));
+ * y_i = single(single(single(d_i·r)·g_i) + b_i). G = f32[N0] at gb, B the N0 values after it.
+ * d_i is recomputed in the last pass (the same single each time) instead of being kept. */
+uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
+{
+    uint16_t i;
+    f32 s = SF_ZERO, rn, mu, r, d;
+    uint8_t e = sc_span(x, sc_mul_sat(n0, 4));
+    if (e)
+        return e;
+    if (n0 > 0x7FFFFFFFUL) /* N0·2 must fit 32 bits (machine.rs checks it here) */
+        return SS_ERR_BAD_OPERAND;
+    if ((e = sc_span(gb, sc_mul_sat(n0, 8))) != 0 || (e = sc_span(z, sc_mul_sat(n0, 4))) != 0)
+        return e;
+    rn = sf_recip(sf_from_u32(n0));
+    for (at = 0; at < n0; at += n) {
+        n = chunk(n0);
+        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
+        for (i = 0; i < n; ++i)
+            s = sf_add(s, sc_w.v.x[i]);
+    }
+    mu = sf_mul(s, rn);
+    s = SF_ZERO;
+    for (at = 0; at < n0; at += n) {
+        n = chunk(n0);
+        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
+        for (i = 0; i < n; ++i) {
+            d = sf_sub(sc_w.v.x[i], mu);
+            s = sf_add(s, sf_mul(d, d));
+        }
+    }
+    r = sf_rsqrt(sf_add(sf_mul(s, rn), eps));
+    for (at = 0; at < n0; at += n) {
+        n = chunk(n0);
+        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
+        sm_read(gb + 4 * at, sc_w.v.y, 4 * n);
+        sm_read(gb + 4 * (n0 + at), sc_w.v.b, 4 * n);
+        for (i = 0; i < n; ++i) {
+            d = sf_sub(sc_w.v.x[i], mu);
+            sc_w.v.x[i] = sf_add(sf_mul(sf_mul(d, r), sc_w.v.y[i]), sc_w.v.b[i]);
+        }
+        sm_write(z + 4 * at, sc_w.v.x, 4 * n);
+    }
+    return SC_OK;
+}
+
+/* SILUMUL: z_i = single(SiLU_table(x_i)·y_i). */
+uint8_t sv_silumul(uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
+{
+    uint16_t i;
+    uint8_t e = spans(x, y, z, n0);
+    if (e)
+        return e;
+    for (at = 0; at < n0; at += n) {
+        n = chunk(n0);
+        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
+        sm_read(y + 4 * at, sc_w.v.y, 4 * n);
+        for (i = 0; i < n; ++i)
+            sc_w.v.x[i] = sf_mul(silu(sc_w.v.x[i]), sc_w.v.y[i]);
+        sm_write(z + 4 * at, sc_w.v.x, 4 * n);
+    }
+    return SC_OK;
+}
+
+/* GELU: z_i = GELU_table(x_i). */
+uint8_t sv_gelu(uint32_t x, uint32_t z, uint32_t n0)
+{
+    uint16_t i;
+    uint8_t e = spans(x, 0, z, n0);
+    if (e)
+        return e;
+    for (at = 0; at < n0; at += n) {
+        n = chunk(n0);
+        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
+        for (i = 0; i < n; ++i)
+            sc_w.v.x[i] = gelu(sc_w.v.x[i]);
+        sm_write(z + 4 * at, sc_w.v.x, 4 * n);
+    }
+    return SC_OK;
+}
+
+/* ROPE (§3.6): pair i of f32[N0] at x, j = i mod (N1/2), (c, s) = the pair j of f32[N1] at cs:
+ * v0' = single(single(v0·c) − single(v1·s)), v1' = single(single(v0·s) + single(v1·c)).
+ * An odd last element is left as it is. SC_VEC is even, so a pair never straddles chunks. */
+uint8_t sv_rope(uint32_t x, uint32_t cs, uint32_t n0, uint32_t n1)
+{
+    uint16_t i;
+    uint32_t j, half = n1 / 2;
+    f32 v0, v1, c, s;
+    uint8_t e;
+    if (n1 == 0 || (n1 & 1))
+        return SS_ERR_BAD_OPERAND;
+    if ((e = sc_span(x, sc_mul_sat(n0, 4))) != 0 || (e = sc_span(cs, sc_mul_sat(n1, 4))) != 0)
+        return e;
+    j = 0;
+    for (at = 0; at < (n0 & ~1UL); at += n) {
+        n = chunk(n0 & ~1UL);
+        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
+        for (i = 0; i < n; i += 2) {
+            c = sm_read32(cs + 8 * j);
+            s = sm_read32(cs + 8 * j + 4);
+            if (++j == half)
+                j = 0;
+            v0 = sc_w.v.x[i];
+            v1 = sc_w.v.x[i + 1];
+            sc_w.v.x[i] = sf_sub(sf_mul(v0, c), sf_mul(v1, s));
+            sc_w.v.x[i + 1] = sf_add(sf_mul(v0, s), sf_mul(v1, c));
+        }
+        sm_write(x + 4 * at, sc_w.v.x, 4 * n);
+    }
+    return SC_OK;
+}
+
+/* MEANROWS: per column, the sequential sum over `rows` rows of f32[N0] in order, then
+ * single(sum·recip(rows)). Columns go chunk by chunk; each chunk is written after all its rows
+ * are read. */
+uint8_t sv_meanrows(uint32_t x, uint32_t z, uint32_t n0, uint32_t rows)
+{
+    uint16_t i;
+    uint32_t r;
+    f32 rr;
+    uint8_t e;
+    if (rows != 0 && n0 > SC_HUGE / rows) /* rows·N0 must fit 32 bits */
+        return SS_ERR_BAD_OPERAND;
+    if ((e = sc_span(x, sc_mul_sat(rows * n0, 4))) != 0 || (e = sc_span(z, sc_mul_sat(n0, 4))) != 0)
+        return e;
+    rr = sf_recip(sf_from_u32(rows));
+    for (at = 0; at < n0; at += n) {
+        n = chunk(n0);
+        for (i = 0; i < n; ++i)
+            sc_w.v.x[i] = SF_ZERO;
+        for (r = 0; r < rows; ++r) {
+            sm_read(x + 4 * (r * n0 + at), sc_w.v.y, 4 * n);
+            for (i = 0; i < n; ++i)
+                sc_w.v.x[i] = sf_add(sc_w.v.x[i], sc_w.v.y[i]);
+        }
+        for (i = 0; i < n; ++i)
+            sc_w.v.x[i] = sf_mul(sc_w.v.x[i], rr);
+        sm_write(z + 4 * at, sc_w.v.x, 4 * n);
+    }
+    return SC_OK;
+}
+
+/* CVT16: F16[N0] at z = f32[N0] at x, nearest even, overflow to ±inf. */
+uint8_t sv_cvt16(uint32_t x, uint32_t z, uint32_t n0)
+{
+    uint16_t i;
+    uint8_t e = sc_span(x, sc_mul_sat(n0, 4));
+    if (e || (e = sc_span(z, sc_mul_sat(n0, 2))) != 0)
+        return e;
+    for (at = 0; at < n0; at += n) {
+        n = chunk(n0);
+        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
+        for (i = 0; i < n; ++i)
+            sc_w.v.h[i] = sf_to_f16(sc_w.v.x[i]);
+        sm_write(z + 2 * at, sc_w.v.h, 2 * n);
+    }
+    return SC_OK;
+}
+
+/* ARGMAX: the index of the first largest of f32[N0] (a later value wins only if larger, or if
+ * the best so far is NaN and it is not); 0 for N0 = 0. */
+uint8_t sv_argmax(uint32_t x, uint32_t n0, uint32_t *index)
+{
+    uint16_t i;
+    f32 best = 0, v;
+    uint8_t e = sc_span(x, sc_mul_sat(n0, 4));
+    if (e)
+        return e;
+    *index = 0;
+    for (at = 0; at < n0; at += n) {
+        n = chunk(n0);
+        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
+        for (i = 0; i < n; ++i) {
+            v = sc_w.v.x[i];
+            if ((at == 0 && i == 0) || sf_lt(best, v) || (sf_is_nan(best) && !sf_is_nan(v))) {
+                best = v;
+                *index = at + i;
+            }
+        }
+    }
+    return SC_OK;
+}
