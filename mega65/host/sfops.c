@@ -51,6 +51,14 @@ uint32_t sf_op(uint8_t op, uint32_t a, uint32_t b, uint8_t *ok)
         return 0;
     case SFOP_XS_ROUND:
         return xs_round();
+    case SFOP_ROUND_PACK:
+        return sf_round_pack((uint8_t)(b >> 16), (int16_t)(uint16_t)b, a);
+    case SFOP_MUL32_LO:
+        sf_mul32(a, b);
+        return sf_plo.u;
+    case SFOP_MUL32_HI:
+        sf_mul32(a, b);
+        return sf_phi.u;
     }
     *ok = 0;
     return 0;

@@ -28,7 +28,9 @@
 #define SFOP_XS_CLEAR 18
 #define SFOP_XS_ADD 19 /* acc += a·b */
 #define SFOP_XS_ROUND 20
-#define SFOP_COUNT 21
+#define SFOP_ROUND_PACK 21 /* sf_round_pack(b >> 16, (int16_t)b, a) */
+#define SFOP_MUL32_LO 22   /* sf_mul32(a, b), low 32 bits */
+#define SFOP_MUL32_HI 23   /* high 32 bits */
 
 /* The result of operation op on a and b; *ok = 0 for an unknown op. */
 uint32_t sf_op(uint8_t op, uint32_t a, uint32_t b, uint8_t *ok);

@@ -32,85 +32,107 @@ void xs_clear(void)
 }
 
 static sf_word xa, xb;
-static uint8_t xea, xeb;
-static uint16_t pos;
+static uint8_t xea, xeb, j, c, k, neg;
+static uint16_t pos, t;
+#ifdef SF_HWMUL
+#define PROD SF_MULTOUT
+static const uint8_t pow2[8] = {1, 2, 4, 8, 16, 32, 64, 128};
+#else
+static uint8_t prod[8];
+#define PROD prod
+#endif
 
 void xs_add_product(f32 a, f32 b)
 {
-    uint8_t i, neg, *d, *s;
-    uint16_t t;
     xa.u = a;
     xb.u = b;
-    xea = (uint8_t)((xa.b[3] << 1) | (xa.b[2] >> 7));
-    xeb = (uint8_t)((xb.b[3] << 1) | (xb.b[2] >> 7));
-    if (xea == 0xFF || xeb == 0xFF) {
-        /* a non-finite product: NaN for a NaN operand or inf·0, else ±inf */
-        if ((xea == 0xFF && (xa.u & 0x7FFFFFUL)) || (xeb == 0xFF && (xb.u & 0x7FFFFFUL)) ||
-            !(xa.u & 0x7FFFFFFFUL) || !(xb.u & 0x7FFFFFFFUL))
-            special |= XS_NAN;
-        else
-            special |= ((xa.b[3] ^ xb.b[3]) & 0x80) ? XS_MINUS_INF : XS_PLUS_INF;
-        return;
-    }
-    if (!(xa.u & 0x7FFFFFFFUL) || !(xb.u & 0x7FFFFFFFUL))
-        return; /* a zero product adds nothing */
-    /* the significands with the hidden bit, subnormals with exponent 1 */
+    xea = (uint8_t)(xa.b[3] << 1) | (xa.b[2] >> 7);
+    xeb = (uint8_t)(xb.b[3] << 1) | (xb.b[2] >> 7);
     neg = (xa.b[3] ^ xb.b[3]) & 0x80;
+    /* the significands with the hidden bit (subnormals: exponent 1) */
     xa.b[3] = 0;
     xb.b[3] = 0;
+    if (xea == 0xFF || xeb == 0xFF) {
+        /* a non-finite product: NaN for a NaN operand or inf·0, else ±inf */
+        xa.b[2] &= 0x7F;
+        xb.b[2] &= 0x7F;
+        if ((xea == 0xFF && (xa.b[2] | xa.w[0])) || (xeb == 0xFF && (xb.b[2] | xb.w[0])) ||
+            (xea == 0 && !(xa.b[2] | xa.w[0])) || (xeb == 0 && !(xb.b[2] | xb.w[0])))
+            special |= XS_NAN;
+        else
+            special |= neg ? XS_MINUS_INF : XS_PLUS_INF;
+        return;
+    }
     if (xea) {
         xa.b[2] |= 0x80;
-    } else
+    } else {
+        if (!(xa.b[2] | xa.w[0]))
+            return; /* a zero product adds nothing */
         xea = 1;
+    }
     if (xeb) {
         xb.b[2] |= 0x80;
-    } else
+    } else {
+        if (!(xb.b[2] | xb.w[0]))
+            return;
         xeb = 1;
+    }
     pos = (uint16_t)xea + xeb - 2;
-    xa.u <<= (uint8_t)pos & 7;
+    k = (uint8_t)pos & 7;
+#ifdef SF_HWMUL
+    /* ma·2^k (at most 31 bits) by the multiplier too, then times mb */
+    SF_MULTINA = xa.u;
+    SF_MULTINB_B[0] = pow2[k];
+    SF_MULTINB_B[1] = 0;
+    SF_MULTINB_B[2] = 0;
+    SF_MULTINB_B[3] = 0;
+    SF_MULTINA = SF_MULTOUT_LO;
+    SF_MULTINB = xb.u;
+#else
+    xa.u <<= k;
     sf_mul32(xa.u, xb.u);
-    d = acc + (pos >> 3);
-    s = sf_plo.b;
+    for (j = 0; j < 4; ++j) {
+        prod[j] = sf_plo.b[j];
+        prod[j + 4] = sf_phi.b[j];
+    }
+#endif
+    /* add (subtract) the 7 product bytes from byte pos / 8 on, then the carry (borrow) */
+    j = (uint8_t)(pos >> 3);
+    c = 0;
     if (!neg) {
-        t = 0;
-        for (i = 0; i < 7; ++i) {
-            if (i == 4)
-                s = sf_phi.b;
-            t += (uint16_t)*d + *s++;
-            *d++ = (uint8_t)t;
-            t >>= 8;
+        for (k = 0; k < 7; ++k, ++j) {
+            t = (uint16_t)acc[j] + PROD[k] + c;
+            acc[j] = (uint8_t)t;
+            c = (uint8_t)(t >> 8);
         }
-        /* carry up: at most to the top byte, where a sum in range never carries out */
-        while (t && d < acc + XS_BYTES) {
-            if (++*d)
-                t = 0;
-            ++d;
+        /* at most to the top byte, where a sum in range never carries out */
+        while (c && j < XS_BYTES) {
+            if (++acc[j])
+                c = 0;
+            ++j;
         }
     } else {
-        t = 0; /* borrow */
-        for (i = 0; i < 7; ++i) {
-            if (i == 4)
-                s = sf_phi.b;
-            t = (uint16_t)*d - *s++ - t;
-            *d++ = (uint8_t)t;
-            t = (t >> 8) & 1;
+        /* acc − p = acc + ~p + 1 over the 7 bytes; no carry out is a borrow to pass up.
+         * (^ 0xFF, not (uint8_t)~: cc65 2.19 drops that cast and adds ~p's high byte $FF) */
+        c = 1;
+        for (k = 0; k < 7; ++k, ++j) {
+            t = (uint16_t)acc[j] + (PROD[k] ^ 0xFF) + c;
+            acc[j] = (uint8_t)t;
+            c = (uint8_t)(t >> 8);
         }
-        while (t && d < acc + XS_BYTES) {
-            if ((*d)--)
-                t = 0;
-            ++d;
-        }
+        if (!c)
+            while (j < XS_BYTES && !acc[j]--)
+                ++j;
     }
 }
 
 static uint8_t mag[XS_BYTES];
+static uint8_t h, i, sh, sticky, below;
+static sf_word top;
+static int16_t e;
 
 f32 xs_round(void)
 {
-    uint8_t neg, h, i, sh, sticky, below;
-    uint16_t t;
-    sf_word top;
-    int16_t e;
     if (special) {
         if ((special & XS_NAN) || special == (XS_PLUS_INF | XS_MINUS_INF))
             return SF_NAN;
@@ -121,7 +143,7 @@ f32 xs_round(void)
     if (neg) {
         t = 1;
         for (i = 0; i < XS_BYTES; ++i) {
-            t += (uint8_t)~acc[i];
+            t += acc[i] ^ 0xFF;
             mag[i] = (uint8_t)t;
             t >>= 8;
         }

@@ -1,45 +1,35 @@
 /* softfloat.c: IEEE single arithmetic on bit patterns (softfloat.h), for cc65 and the PC.
  *
- * Every operation works on an unpacked form: a sign, a biased exponent and a significand placed
- * so that its leading 1 is bit 30 of a uint32_t ("sig"). Bits 29..7 are the rest of the 24-bit
- * significand, bits 6..0 are guard bits, and bit 0 is sticky: it is set when any nonzero bit
- * was shifted out below it. One function, round_pack, rounds such a value to nearest even and
- * packs it (subnormal results, overflow to infinity). The value of (e, sig) is sig·2^(e−157).
+ * Working form: a sign byte (0 or 0x80), a biased exponent, and a 32-bit significand whose
+ * leading 1 is bit 31: the 24 significand bits fill bytes 3..1 and byte 0 holds 8 more bits
+ * below the last place (0x80 = exactly half a place), bit 0 also standing for every nonzero bit
+ * shifted out further down ("sticky"). Its value is sig·2^(e−158). pack() rounds that to nearest
+ * even and packs it, with subnormal results (no flush to zero) and overflow to ±inf.
  *
- * For cc65 (16-bit int, no 64-bit type, slow stack locals) the working variables are file-scope
- * statics, bytes and 16-bit halves are reached through a little-endian union, and 32×32-bit
- * products come from the MEGA65 hardware multiplier (sf_mul32 below). Not reentrant: the core
- * calls these from one thread and no interrupt handler uses them. */
+ * Written for cc65: int is 16 bits and every 32-bit operation is a runtime call, while 8- and
+ * 16-bit operations are inline. So the significands are unions reached as bytes and 16-bit
+ * halves, shifts move whole bytes first and then single bits of the two halves, and the working
+ * variables are file-scope statics (cc65 reaches them with absolute addressing; locals live on
+ * a software stack). Both targets are little-endian. Not reentrant: the core calls these from
+ * one thread and no interrupt handler uses them. */
 #include "softfloat.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "softfloat.c reaches bytes of a uint32_t through a union: little-endian only"
 #endif
 
-#define SIGN_BIT 0x80000000UL
-#define ABS_MASK 0x7FFFFFFFUL
-#define FRAC_MASK 0x007FFFFFUL
-#define HIDDEN 0x00800000UL
-
 /* ------------------------------------------------------------------------------------------ */
-/* 32×32 → 64-bit unsigned product into sf_plo (low half) and sf_phi (high half).              */
+/* 32×32 → 64-bit unsigned product into sf_phi:sf_plo                                         */
 
 sf_word sf_plo, sf_phi;
 
-#if defined(__CC65__) && !defined(SF_PORTABLE_MUL)
-/* MEGA65 multiplier (docs/spec/mega65.md §M9; emu/mega65/src/math.rs): inputs A at $D770-$D773
- * and B at $D774-$D777, their 64-bit product at $D778-$D77F, ready with no trigger. */
-#define MULTINA (*(volatile uint32_t *)0xD770)
-#define MULTINB (*(volatile uint32_t *)0xD774)
-#define MULTOUT_LO (*(volatile uint32_t *)0xD778)
-#define MULTOUT_HI (*(volatile uint32_t *)0xD77C)
-
+#ifdef SF_HWMUL
 void sf_mul32(uint32_t x, uint32_t y)
 {
-    MULTINA = x;
-    MULTINB = y;
-    sf_plo.u = MULTOUT_LO;
-    sf_phi.u = MULTOUT_HI;
+    SF_MULTINA = x;
+    SF_MULTINB = y;
+    sf_plo.u = SF_MULTOUT_LO;
+    sf_phi.u = SF_MULTOUT_HI;
 }
 #else
 /* Four 16×16 → 32-bit partial products, summed in 16-bit columns. */
@@ -64,317 +54,569 @@ void sf_mul32(uint32_t x, uint32_t y)
 #endif
 
 /* ------------------------------------------------------------------------------------------ */
-/* Shifts and rounding                                                                         */
+/* Working registers and shifts                                                                */
 
-static sf_word sh;
+static sf_word X, Y, R, T; /* operands' significands, the result's, scratch */
+static uint8_t xneg, yneg, rneg;
+static int16_t xe, ye, re;
+static uint8_t kx, ky; /* kinds: */
+#define K_ZERO 0
+#define K_NORMAL 1
+#define K_SUBNORMAL 2 /* exponent 1, leading 1 below bit 31 */
+#define K_INF 3
+#define K_NAN 4
 
-/* x >> n, with bit 0 set when any 1 bit was shifted out (n may be anything). Whole bytes move
- * through the union; only the last 0..7 bits are shifted as a 32-bit value. */
-static uint32_t shift_right_jam(uint32_t x, uint16_t n)
+/* One place left or right, byte by byte (cc65 shifts a byte inline, a 16-bit half by a call). */
+#define SHL1(W)                                                                                  \
+    do {                                                                                         \
+        (W).b[3] <<= 1;                                                                          \
+        if ((W).b[2] & 0x80)                                                                     \
+            (W).b[3] |= 1;                                                                       \
+        (W).b[2] <<= 1;                                                                          \
+        if ((W).b[1] & 0x80)                                                                     \
+            (W).b[2] |= 1;                                                                       \
+        (W).b[1] <<= 1;                                                                          \
+        if ((W).b[0] & 0x80)                                                                     \
+            (W).b[1] |= 1;                                                                       \
+        (W).b[0] <<= 1;                                                                          \
+    } while (0)
+#define SHR1(W)                                                                                  \
+    do {                                                                                         \
+        (W).b[0] >>= 1;                                                                          \
+        if ((W).b[1] & 1)                                                                        \
+            (W).b[0] |= 0x80;                                                                    \
+        (W).b[1] >>= 1;                                                                          \
+        if ((W).b[2] & 1)                                                                        \
+            (W).b[1] |= 0x80;                                                                    \
+        (W).b[2] >>= 1;                                                                          \
+        if ((W).b[3] & 1)                                                                        \
+            (W).b[2] |= 0x80;                                                                    \
+        (W).b[3] >>= 1;                                                                          \
+    } while (0)
+
+#ifdef SF_HWMUL
+/* Shifts by 1-7 places as products: W·2^k is W shifted left k places (40 bits), read back
+ * from the product's bytes; shifting right by k is W·2^(8−k) read from byte 1 on. */
+static const uint8_t pow2[9] = {1, 2, 4, 8, 16, 32, 64, 128, 0};
+#define MULTINB_BYTE(v)                                                                          \
+    do {                                                                                         \
+        SF_MULTINB_B[0] = (v);                                                                   \
+        SF_MULTINB_B[1] = 0;                                                                     \
+        SF_MULTINB_B[2] = 0;                                                                     \
+        SF_MULTINB_B[3] = 0;                                                                     \
+    } while (0)
+#define SHR_BITS(W, K)                                                                           \
+    do {                                                                                         \
+        SF_MULTINA = (W).u;                                                                      \
+        MULTINB_BYTE(pow2[8 - (K)]);                                                             \
+        lost |= SF_MULTOUT[0];                                                                   \
+        (W).b[0] = SF_MULTOUT[1];                                                                \
+        (W).b[1] = SF_MULTOUT[2];                                                                \
+        (W).b[2] = SF_MULTOUT[3];                                                                \
+        (W).b[3] = SF_MULTOUT[4];                                                                \
+    } while (0)
+#define SHL_BITS(W, K)                                                                           \
+    do {                                                                                         \
+        SF_MULTINA = (W).u;                                                                      \
+        MULTINB_BYTE(pow2[K]);                                                                   \
+        (W).u = SF_MULTOUT_LO;                                                                   \
+    } while (0)
+#else
+#define SHR_BITS(W, K)                                                                           \
+    do {                                                                                         \
+        for (; K; --K) {                                                                         \
+            lost |= (W).b[0] & 1;                                                                \
+            SHR1(W);                                                                             \
+        }                                                                                        \
+    } while (0)
+#define SHL_BITS(W, K)                                                                           \
+    do {                                                                                         \
+        for (; K; --K)                                                                           \
+            SHL1(W);                                                                             \
+    } while (0)
+#endif
+
+/* W >>= sn (any count); returns nonzero when a 1 bit was shifted out. One function per
+ * register (cc65 reaches a static directly, a pointer only through slow indirection). */
+static uint16_t sn;
+static uint8_t lost;
+#define DEFINE_SHR_LOST(NAME, W)                                                                 \
+    static uint8_t NAME(void)                                                                    \
+    {                                                                                            \
+        if (sn >= 32) {                                                                          \
+            lost = (W).b[0] | (W).b[1] | (W).b[2] | (W).b[3];                                    \
+            (W).w[0] = 0;                                                                        \
+            (W).w[1] = 0;                                                                        \
+            return lost;                                                                         \
+        }                                                                                        \
+        lost = 0;                                                                                \
+        while (sn >= 8) {                                                                        \
+            lost |= (W).b[0];                                                                    \
+            (W).b[0] = (W).b[1];                                                                 \
+            (W).b[1] = (W).b[2];                                                                 \
+            (W).b[2] = (W).b[3];                                                                 \
+            (W).b[3] = 0;                                                                        \
+            sn -= 8;                                                                             \
+        }                                                                                        \
+        if (sn)                                                                                  \
+            SHR_BITS(W, sn);                                                                     \
+        return lost;                                                                             \
+    }
+DEFINE_SHR_LOST(shr_lost_x, X)
+DEFINE_SHR_LOST(shr_lost_y, Y)
+DEFINE_SHR_LOST(shr_lost_r, R)
+
+/* R's nonzero significand with its leading 1 brought to bit 31, lowering re. */
+static void normalise_r(void)
 {
-    uint8_t lost = 0;
-    if (n >= 32)
-        return x != 0;
-    sh.u = x;
-    while (n >= 8) {
-        lost |= sh.b[0];
-        sh.b[0] = sh.b[1];
-        sh.b[1] = sh.b[2];
-        sh.b[2] = sh.b[3];
-        sh.b[3] = 0;
-        n -= 8;
+    while (!R.b[3]) {
+        R.b[3] = R.b[2];
+        R.b[2] = R.b[1];
+        R.b[1] = R.b[0];
+        R.b[0] = 0;
+        re -= 8;
     }
-    if (n) {
-        lost |= sh.b[0] & (uint8_t)((1u << n) - 1);
-        sh.u >>= n;
-    }
-    if (lost)
-        sh.b[0] |= 1;
-    return sh.u;
+    /* the leading zeros of the top byte, then one shift by that many places */
+    for (sn = 0, lost = R.b[3]; !(lost & 0x80); lost <<= 1)
+        ++sn;
+    re -= sn;
+    if (sn)
+        SHL_BITS(R, sn);
 }
 
-/* Shift sig left until bit 30 is set, lowering e; sig != 0. */
-static uint32_t norm_sig;
-static int16_t norm_e;
-static void normalise(void)
+/* A subnormal operand's significand normalised (its exponent goes below 1). */
+static void normalise_x(void)
 {
-    sh.u = norm_sig;
-    while (sh.b[3] == 0 && sh.b[2] < 0x40) {
-        sh.b[3] = sh.b[2];
-        sh.b[2] = sh.b[1];
-        sh.b[1] = sh.b[0];
-        sh.b[0] = 0;
-        norm_e -= 8;
-    }
-    while (sh.b[3] < 0x40) {
-        sh.u <<= 1;
-        --norm_e;
-    }
-    norm_sig = sh.u;
+    R.u = X.u;
+    re = xe;
+    normalise_r();
+    X.u = R.u;
+    xe = re;
 }
 
-/* The nearest single to (−1)^neg · sig · 2^(e−157), ties to even. sig's leading 1 is bit 30,
- * or e == 1 and sig < 2^30 (a subnormal that needs no shift). sig != 0. */
+static void normalise_y(void)
+{
+    R.u = Y.u;
+    re = ye;
+    normalise_r();
+    Y.u = R.u;
+    ye = re;
+}
+
+/* Unpack X (or Y) in place: sign byte, exponent (1 for subnormals), significand with the hidden
+ * bit at bit 31 (bytes 3..1), byte 0 zero; returns the kind. */
+#define UNPACK(W, NEG, E)                                                                        \
+    {                                                                                            \
+        ex = (uint8_t)((W).b[3] << 1) | ((W).b[2] >> 7);                                         \
+        NEG = (W).b[3] & 0x80;                                                                   \
+        (W).b[3] = (W).b[2] | 0x80;                                                              \
+        (W).b[2] = (W).b[1];                                                                     \
+        (W).b[1] = (W).b[0];                                                                     \
+        (W).b[0] = 0;                                                                            \
+        if (ex == 0xFF)                                                                          \
+            return (((W).b[3] & 0x7F) | (W).b[2] | (W).b[1]) ? K_NAN : K_INF;                    \
+        if (ex == 0) {                                                                           \
+            (W).b[3] &= 0x7F;                                                                    \
+            if (!((W).b[3] | (W).b[2] | (W).b[1]))                                               \
+                return K_ZERO;                                                                   \
+            E = 1;                                                                               \
+            return K_SUBNORMAL;                                                                  \
+        }                                                                                        \
+        E = ex;                                                                                  \
+        return K_NORMAL;                                                                         \
+    }
+static uint8_t ex;
+static uint8_t unpack_x(void) UNPACK(X, xneg, xe)
+static uint8_t unpack_y(void) UNPACK(Y, yneg, ye)
+
+/* ------------------------------------------------------------------------------------------ */
+/* Rounding and packing                                                                        */
+
+static sf_word out;
+
+/* The single nearest to (−1)^rneg · R · 2^(re−158), ties to even. R's leading 1 is bit 31, or
+ * re == 1 and R < 2^31 (a subnormal that needs no shift). */
+static f32 pack(void)
+{
+    uint8_t field;
+    if (re >= 255)
+        goto inf;
+    if (re <= 0) {
+        /* subnormal: shift to the scale of exponent 1 */
+        sn = (uint16_t)(1 - re);
+        if (shr_lost_r())
+            R.b[0] |= 1;
+        re = 1;
+    }
+    if (R.b[0] > 0x80 || (R.b[0] == 0x80 && (R.b[1] & 1))) {
+        /* round up; a carry out of the 24 bits is the next binade (2^24 = 0x800000 · 2) */
+        if (++R.b[1] == 0 && ++R.b[2] == 0 && ++R.b[3] == 0) {
+            R.b[3] = 0x80;
+            if (++re == 255)
+                goto inf;
+        }
+    }
+    /* without its leading 1 at bit 31 (only with re == 1) the result is subnormal: field 0; a
+     * subnormal that rounded up to 2^23 is the smallest normal */
+    field = (R.b[3] & 0x80) ? (uint8_t)re : 0;
+    out.b[3] = rneg | (field >> 1);
+    out.b[2] = (uint8_t)(field << 7) | (R.b[3] & 0x7F);
+    out.b[1] = R.b[2];
+    out.b[0] = R.b[1];
+    return out.u;
+inf:
+    out.b[3] = rneg | 0x7F;
+    out.b[2] = 0x80;
+    out.w[0] = 0;
+    return out.u;
+}
+
+static f32 signed_zero(void)
+{
+    out.b[3] = rneg;
+    out.b[2] = 0;
+    out.w[0] = 0;
+    return out.u;
+}
+
+static f32 signed_inf(void)
+{
+    re = 255;
+    return pack();
+}
+
 f32 sf_round_pack(uint8_t neg, int16_t e, uint32_t sig)
 {
-    uint8_t rb;
-    sf_word r;
-    if (e >= 255)
-        return neg ? (SF_INF | SIGN_BIT) : SF_INF;
-    if (e <= 0) {
-        /* subnormal (or zero after rounding): shift to the exponent of the smallest normal */
-        sig = shift_right_jam(sig, (uint16_t)(1 - e));
-        e = 0;
-    }
-    rb = (uint8_t)sig & 0x7F;
-    r.u = (sig + 0x40) >> 7;
-    if (rb == 0x40)
-        r.b[0] &= 0xFE; /* exactly halfway: to even */
-    /* A normal's hidden bit (bit 23) adds 1 to the exponent field, hence e − 1; a carry out of
-     * the rounding moves to the next binade (or to infinity from e = 254). A subnormal's r has
-     * no hidden bit, and rounding up to 2^23 gives the smallest normal. */
-    if (e)
-        r.u += (uint32_t)(e - 1) << 23;
-    if (neg)
-        r.b[3] |= 0x80;
-    return r.u;
+    R.u = sig;
+    SHL1(R);
+    re = e;
+    rneg = neg ? 0x80 : 0;
+    return pack();
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Unpacking                                                                                   */
+/* Addition                                                                                    */
 
-static sf_word ua, ub;      /* operands */
-static uint8_t na, nb;      /* signs: 0 or 1 */
-static int16_t ea, eb;      /* biased exponents (1 for subnormals) */
-static uint32_t ma, mb;     /* significands with the hidden bit (none for subnormals) */
-static uint8_t ka, kb;      /* kinds, below */
-#define K_ZERO 0
-#define K_FINITE 1
-#define K_INF 2
-#define K_NAN 3
+static uint16_t lo, hi;
+static uint8_t carry;
 
-/* exponent field from the two top bytes */
-#define EXP_OF(w) ((uint8_t)(((w).b[3] << 1) | ((w).b[2] >> 7)))
-
-static uint8_t unpack(sf_word *w, int16_t *e, uint32_t *m)
+/* X + Y (sf_add and sf_sub have loaded the bit patterns). */
+static f32 add_xy(void)
 {
-    uint8_t ex = EXP_OF(*w);
-    sf_word f;
-    f.u = w->u;
-    f.b[3] = 0;
-    f.b[2] &= 0x7F;
-    if (ex == 0xFF)
-        return f.u ? K_NAN : K_INF;
-    if (ex == 0) {
-        if (f.u == 0)
-            return K_ZERO;
-        *e = 1;
+    /* order by magnitude, |X| >= |Y| */
+    lo = X.w[1] & 0x7FFF;
+    hi = Y.w[1] & 0x7FFF;
+    if (lo < hi || (lo == hi && X.w[0] < Y.w[0])) {
+        T.u = X.u;
+        X.u = Y.u;
+        Y.u = T.u;
+    }
+    kx = unpack_x();
+    ky = unpack_y();
+    if (kx >= K_INF) {
+        /* X is inf or NaN; Y, no larger in magnitude, is NaN only if X is */
+        if (kx == K_NAN || (ky == K_INF && xneg != yneg))
+            return SF_NAN;
+        rneg = xneg;
+        return signed_inf();
+    }
+    if (ky == K_ZERO) {
+        rneg = xneg & yneg; /* the sum of two zeros is −0 only when both are −0 */
+        if (kx == K_ZERO)
+            return signed_zero();
+        R.u = X.u; /* X unchanged, packed again exactly */
+        re = xe;
+        rneg = xneg;
+        return pack();
+    }
+    /* align Y to X's exponent */
+    sn = (uint16_t)(xe - ye);
+    if (shr_lost_y())
+        Y.b[0] |= 1;
+    if (xneg == yneg) {
+        lo = X.w[0] + Y.w[0];
+        carry = lo < Y.w[0];
+        X.w[0] = lo;
+        hi = X.w[1] + Y.w[1];
+        lo = hi < Y.w[1]; /* carry out of bit 31 */
+        if (carry && ++hi == 0)
+            lo = 1;
+        X.w[1] = hi;
+        if (lo) {
+            /* a 33-bit sum: one place right, the carry as the new bit 31 */
+            carry = X.b[0] & 1;
+            SHR1(X);
+            X.b[3] |= 0x80;
+            X.b[0] |= carry;
+            ++xe;
+        }
     } else {
-        *e = ex;
-        f.b[2] |= 0x80;
+        carry = X.w[0] < Y.w[0];
+        X.w[0] -= Y.w[0];
+        X.w[1] -= Y.w[1] + carry;
+        if (!(X.w[0] | X.w[1])) {
+            rneg = 0; /* x − x = +0 when rounding to nearest */
+            return signed_zero();
+        }
+        /* cancellation: normalise, but not below exponent 1 (then it is subnormal and exact) */
+        while (!X.b[3] && xe > 8) {
+            X.b[3] = X.b[2];
+            X.b[2] = X.b[1];
+            X.b[1] = X.b[0];
+            X.b[0] = 0;
+            xe -= 8;
+        }
+        while (!(X.b[3] & 0x80) && xe > 1) {
+            SHL1(X);
+            --xe;
+        }
     }
-    *m = f.u;
-    return K_FINITE;
+    R.u = X.u;
+    re = xe;
+    rneg = xneg;
+    return pack();
 }
-
-static void unpack2(f32 a, f32 b)
-{
-    ua.u = a;
-    ub.u = b;
-    na = ua.b[3] >> 7;
-    nb = ub.b[3] >> 7;
-    ka = unpack(&ua, &ea, &ma);
-    kb = unpack(&ub, &eb, &mb);
-}
-
-/* Move a subnormal's leading 1 up to the hidden bit, lowering its exponent below 1. */
-static void norm24(int16_t *e, uint32_t *m)
-{
-    if (*m & HIDDEN)
-        return;
-    norm_sig = *m << 7;
-    norm_e = *e;
-    normalise();
-    *m = norm_sig >> 7;
-    *e = norm_e;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Arithmetic                                                                                  */
-
-static uint32_t sig;
-static int16_t e;
 
 f32 sf_add(f32 a, f32 b)
 {
-    uint8_t t;
-    /* order the operands by magnitude: |a| >= |b| */
-    if ((a & ABS_MASK) < (b & ABS_MASK)) {
-        f32 s = a;
-        a = b;
-        b = s;
-    }
-    unpack2(a, b);
-    if (ka >= K_INF) {
-        /* a is inf or NaN; b, no larger in magnitude, is NaN only if a is */
-        if (ka == K_NAN || (kb == K_INF && na != nb))
-            return SF_NAN;
-        return a;
-    }
-    if (kb == K_ZERO) {
-        if (ka == K_ZERO) /* the sum of two zeros is −0 only when both are −0 */
-            return (na & nb) ? SF_NEG_ZERO : SF_ZERO;
-        return a;
-    }
-    sig = ma << 7;
-    mb = shift_right_jam(mb << 7, (uint16_t)(ea - eb));
-    e = ea;
-    if (na == nb) {
-        sig += mb;
-        if (sig & SIGN_BIT) {
-            t = (uint8_t)sig & 1;
-            sig = (sig >> 1) | t;
-            ++e;
-        }
-    } else {
-        sig -= mb;
-        if (sig == 0)
-            return SF_ZERO; /* x − x = +0 when rounding to nearest */
-        if (sig < 0x40000000UL && e > 1) {
-            /* cancellation: normalise, but not below the subnormal exponent 1 */
-            norm_sig = sig;
-            norm_e = e;
-            normalise();
-            if (norm_e < 1) {
-                sig = norm_sig >> (1 - norm_e); /* exact: the bits shifted out are zeros */
-                e = 1;
-            } else {
-                sig = norm_sig;
-                e = norm_e;
-            }
-        }
-    }
-    return sf_round_pack(na, e, sig);
+    X.u = a;
+    Y.u = b;
+    return add_xy();
 }
 
 f32 sf_sub(f32 a, f32 b)
 {
-    return sf_add(a, b ^ SIGN_BIT);
+    X.u = a;
+    Y.u = b;
+    Y.b[3] ^= 0x80;
+    return add_xy();
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Multiplication, division, square root                                                      */
+
+/* Unpack X and Y; the sign of a product or quotient in rneg. */
+static void unpack2(void)
+{
+    kx = unpack_x();
+    ky = unpack_y();
+    rneg = xneg ^ yneg;
 }
 
 f32 sf_mul(f32 a, f32 b)
 {
-    uint8_t neg;
-    unpack2(a, b);
-    neg = na ^ nb;
-    if (ka >= K_INF || kb >= K_INF) {
-        if (ka == K_NAN || kb == K_NAN || ka == K_ZERO || kb == K_ZERO)
+    X.u = a;
+    Y.u = b;
+    unpack2();
+    if (kx >= K_INF || ky >= K_INF) {
+        if (kx == K_NAN || ky == K_NAN || kx == K_ZERO || ky == K_ZERO)
             return SF_NAN; /* NaN operand, or inf × 0 */
-        return neg ? (SF_INF | SIGN_BIT) : SF_INF;
+        return signed_inf();
     }
-    if (ka == K_ZERO || kb == K_ZERO)
-        return neg ? SF_NEG_ZERO : SF_ZERO;
-    norm24(&ea, &ma);
-    norm24(&eb, &mb);
-    /* ma·mb is in [2^46, 2^48): its top 32 bits with the low 16 as sticky */
-    sf_mul32(ma, mb);
-    sh.w[0] = sf_plo.w[1];
-    sh.w[1] = sf_phi.w[0];
-    if (sf_plo.w[0])
-        sh.b[0] |= 1;
-    e = ea + eb - 127;
-    if (sh.b[3] & 0x80) {
-        sig = sh.u >> 1 | (sh.b[0] & 1);
-        ++e;
-    } else
-        sig = sh.u;
-    return sf_round_pack(neg, e, sig);
+    if (kx == K_ZERO || ky == K_ZERO)
+        return signed_zero();
+    if (kx == K_SUBNORMAL)
+        normalise_x();
+    if (ky == K_SUBNORMAL)
+        normalise_y();
+    /* (ma·2^8)·(mb·2^8) = ma·mb·2^16, ma·mb in [2^46, 2^48): its top 32 bits are sf_phi */
+#ifdef SF_HWMUL
+    SF_MULTINA = X.u;
+    SF_MULTINB = Y.u;
+    R.u = SF_MULTOUT_HI;
+    lo = *(volatile uint16_t *)(SF_MULTOUT + 2);
+#else
+    sf_mul32(X.u, Y.u);
+    R.u = sf_phi.u;
+    lo = sf_plo.w[1];
+#endif
+    re = xe + ye - 126;
+    if (!(R.b[3] & 0x80)) {
+        SHL1(R);
+        if (lo & 0x8000)
+            R.b[0] |= 1;
+        lo <<= 1;
+        --re;
+    }
+    if (lo)
+        R.b[0] |= 1;
+    return pack();
 }
+
+static uint8_t i;
+#ifdef SF_HWMUL
+static uint8_t rem[7];
+#else
+static uint8_t mask, *qbyte;
+#endif
 
 f32 sf_div(f32 a, f32 b)
 {
-    uint8_t neg, i;
-    uint32_t q, r;
-    unpack2(a, b);
-    neg = na ^ nb;
-    if (ka == K_NAN || kb == K_NAN)
+    X.u = a;
+    Y.u = b;
+    unpack2();
+    if (kx == K_NAN || ky == K_NAN)
         return SF_NAN;
-    if (ka == K_INF) {
-        if (kb == K_INF)
+    if (kx == K_INF) {
+        if (ky == K_INF)
             return SF_NAN;
-        return neg ? (SF_INF | SIGN_BIT) : SF_INF;
+        return signed_inf();
     }
-    if (kb == K_ZERO) {
-        if (ka == K_ZERO)
+    if (ky == K_ZERO) {
+        if (kx == K_ZERO)
             return SF_NAN;
-        return neg ? (SF_INF | SIGN_BIT) : SF_INF;
+        return signed_inf();
     }
-    if (ka == K_ZERO || kb == K_INF)
-        return neg ? SF_NEG_ZERO : SF_ZERO;
-    norm24(&ea, &ma);
-    norm24(&eb, &mb);
-    e = ea - eb + 127;
-    if (ma < mb) {
-        ma <<= 1;
-        --e;
+    if (kx == K_ZERO || ky == K_INF)
+        return signed_zero();
+    if (kx == K_SUBNORMAL)
+        normalise_x();
+    if (ky == K_SUBNORMAL)
+        normalise_y();
+    /* 24-bit significands ma = X >> 8, mb = Y >> 8; ma·2 if ma < mb, so that the quotient's
+     * leading 1 is bit 31 of Q = floor(ma·2^31 / mb), found in R; the remainder's being nonzero
+     * is the sticky bit */
+    X.b[0] = X.b[1];
+    X.b[1] = X.b[2];
+    X.b[2] = X.b[3];
+    X.b[3] = 0;
+    Y.b[0] = Y.b[1];
+    Y.b[1] = Y.b[2];
+    Y.b[2] = Y.b[3];
+    Y.b[3] = 0;
+    re = xe - ye + 127;
+    if (X.w[1] < Y.w[1] || (X.w[1] == Y.w[1] && X.w[0] < Y.w[0])) {
+        SHL1(X);
+        --re;
     }
-    /* restoring division: 26 quotient bits (the first is 1), the remainder as sticky */
-    q = 0;
-    r = ma;
-    for (i = 0; i < 26; ++i) {
-        q <<= 1;
-        if (r >= mb) {
-            r -= mb;
-            q |= 1;
+#ifdef SF_HWMUL
+    /* The divider: (A·2^32)/B as 32.32 ($D768-$D76F), here A = ma, B = 2·mb, so its fraction
+     * is Q; up to ~20 cycles, DIVBUSY is $D70F bit 7 (docs/spec/mega65.md §M9). The remainder
+     * ma·2^31 − Q·mb is then formed exactly with the multiplier and Q corrected until it lies
+     * in [0, mb): the quotient does not rest on the divider's last bit. */
+    T.u = Y.u;
+    SHL1(T);
+    SF_MULTINA = X.u;
+    SF_MULTINB = T.u;
+    while (SF_DIVBUSY & 0x80)
+        ;
+    R.u = SF_DIVOUT_FRAC;
+    for (;;) {
+        /* rem = ma·2^31 − R·mb over 7 bytes (ma·2^31 = (ma·2^7)·2^24: bytes 3..6) */
+        T.u = X.u;
+        SHL1(T);
+        SHL_BITS(T, 6);
+        SF_MULTINA = R.u;
+        SF_MULTINB = Y.u;
+        carry = 0;
+        for (i = 0; i < 7; ++i) {
+            lo = (uint16_t)(i < 3 ? 0 : T.b[i - 3]) - SF_MULTOUT[i] - carry;
+            rem[i] = (uint8_t)lo;
+            carry = (uint8_t)(lo >> 8) & 1;
         }
-        r <<= 1;
+        if (carry) { /* negative: Q too large */
+            if (!R.b[0]--)
+                if (!R.b[1]--)
+                    if (!R.b[2]--)
+                        --R.b[3];
+            continue;
+        }
+        /* rem >= mb: Q too small (rem < 2^56; mb < 2^24) */
+        if (rem[6] | rem[5] | rem[4] | rem[3] ||
+            (rem[2] > Y.b[2] ||
+             (rem[2] == Y.b[2] && (rem[1] > Y.b[1] || (rem[1] == Y.b[1] && rem[0] >= Y.b[0]))))) {
+            if (!++R.b[0])
+                if (!++R.b[1])
+                    if (!++R.b[2])
+                        ++R.b[3];
+            continue;
+        }
+        break;
     }
-    sig = q << 5;
-    if (r)
-        sig |= 1;
-    return sf_round_pack(neg, e, sig);
+    if (rem[0] | rem[1] | rem[2])
+        R.b[0] |= 1;
+#else
+    /* restoring division: 25 quotient bits (the first is 1) into R bits 31..7 */
+    R.w[0] = 0;
+    R.w[1] = 0;
+    mask = 0x80;
+    qbyte = &R.b[3];
+    for (i = 0; i < 25; ++i) {
+        if (X.w[1] > Y.w[1] || (X.w[1] == Y.w[1] && X.w[0] >= Y.w[0])) {
+            carry = X.w[0] < Y.w[0];
+            X.w[0] -= Y.w[0];
+            X.w[1] -= Y.w[1] + carry;
+            *qbyte |= mask;
+        }
+        mask >>= 1;
+        if (!mask) {
+            mask = 0x80;
+            --qbyte;
+        }
+        SHL1(X);
+    }
+    if (X.w[0] | X.w[1])
+        R.b[0] |= 1;
+#endif
+    return pack();
 }
 
 f32 sf_sqrt(f32 a)
 {
-    uint8_t i;
-    uint32_t rad, root, rem, trial;
-    ua.u = a;
-    na = ua.b[3] >> 7;
-    ka = unpack(&ua, &ea, &ma);
-    if (ka == K_NAN)
+    X.u = a;
+    kx = unpack_x();
+    if (kx == K_NAN)
         return SF_NAN;
-    if (ka == K_ZERO)
+    if (kx == K_ZERO)
         return a; /* sqrt(±0) = ±0 */
-    if (na)
+    if (xneg)
         return SF_NAN;
-    if (ka == K_INF)
+    if (kx == K_INF)
         return a;
-    norm24(&ea, &ma);
-    /* a = ma·2^(E−23) with E = ea − 127; make E even, then the root of ma·2^27 (in [2^50,
-     * 2^52)) has 26 bits, taken two radicand bits at a time from rad = ma·2^7 (top first) */
-    e = ea - 127;
-    if (e & 1) {
-        ma <<= 1;
-        --e;
-    }
-    rad = ma << 7;
-    root = 0;
-    rem = 0;
-    for (i = 0; i < 26; ++i) {
-        rem = (rem << 2) | (rad >> 30);
-        rad <<= 2;
-        trial = (root << 2) | 1;
-        root <<= 1;
-        if (rem >= trial) {
-            rem -= trial;
-            root |= 1;
+    if (kx == K_SUBNORMAL)
+        normalise_x();
+    /* a = m·2^(E−23), m = X >> 8 in [2^23, 2^24), E = xe − 127. With E even (else m·2 and
+     * E − 1), the root of m·2^25 (in [2^48, 2^50)) has 25 bits; it is found two radicand bits at
+     * a time, top first, from X = m·2^7 (bits 31..7). rem and the trial 4·root + 1 stay below
+     * 2^27, root below 2^25; Y = root, T = rem, R = trial. */
+    re = xe - 127;
+    if (re & 1)
+        --re; /* m·2 is X·2^−7 instead of X·2^−8 */
+    else
+        SHR1(X);
+    Y.u = 0;
+    T.u = 0;
+    for (i = 0; i < 25; ++i) {
+        SHL1(T);
+        SHL1(T);
+        T.b[0] |= X.b[3] >> 6;
+        SHL1(X);
+        SHL1(X);
+        R.u = Y.u;
+        SHL1(R);
+        SHL1(R);
+        R.b[0] |= 1;
+        SHL1(Y);
+        if (T.w[1] > R.w[1] || (T.w[1] == R.w[1] && T.w[0] >= R.w[0])) {
+            carry = T.w[0] < R.w[0];
+            T.w[0] -= R.w[0];
+            T.w[1] -= R.w[1] + carry;
+            Y.b[0] |= 1;
         }
     }
-    sig = root << 5;
-    if (rem)
-        sig |= 1;
-    return sf_round_pack(0, (int16_t)(127 + e / 2), sig);
+    /* root·2^7 has its leading 1 at bit 31: one byte left, one bit right */
+    R.b[3] = Y.b[2];
+    R.b[2] = Y.b[1];
+    R.b[1] = Y.b[0];
+    R.b[0] = 0;
+    SHR1(R);
+    if (Y.b[3] & 1)
+        R.b[3] |= 0x80;
+    if (T.w[0] | T.w[1])
+        R.b[0] |= 1;
+    re = 127 + re / 2;
+    rneg = 0;
+    return pack();
 }
 
 f32 sf_recip(f32 a)
@@ -390,157 +632,162 @@ f32 sf_rsqrt(f32 a)
 /* ------------------------------------------------------------------------------------------ */
 /* Conversions                                                                                 */
 
-static f32 from_mag(uint8_t neg, uint32_t v)
+/* R holds a nonzero magnitude: to single with the sign rneg. */
+static f32 from_r(void)
 {
-    if (v == 0)
-        return SF_ZERO;
-    if (v & SIGN_BIT)
-        return sf_round_pack(neg, 158, (v >> 1) | (v & 1));
-    norm_sig = v;
-    norm_e = 157;
-    normalise();
-    return sf_round_pack(neg, norm_e, norm_sig);
+    re = 158;
+    normalise_r();
+    return pack();
 }
 
 f32 sf_from_u32(uint32_t v)
 {
-    return from_mag(0, v);
+    R.u = v;
+    if (!(R.w[0] | R.w[1]))
+        return SF_ZERO;
+    rneg = 0;
+    return from_r();
 }
 
 f32 sf_from_i32(int32_t v)
 {
-    if (v < 0)
-        return from_mag(1, (uint32_t)0 - (uint32_t)v);
-    return from_mag(0, (uint32_t)v);
+    R.u = (uint32_t)v;
+    if (!(R.w[0] | R.w[1]))
+        return SF_ZERO;
+    rneg = R.b[3] & 0x80;
+    if (rneg) {
+        /* two's-complement magnitude (−2^31 gives 2^31) */
+        R.w[0] = ~R.w[0];
+        R.w[1] = ~R.w[1];
+        if (++R.w[0] == 0)
+            ++R.w[1];
+    }
+    return from_r();
 }
 
 f32 sf_from_f16(uint16_t h)
 {
-    int8_t ex = (int8_t)((h >> 10) & 0x1F);
+    uint8_t ex = (uint8_t)(h >> 10) & 0x1F;
     uint16_t m = h & 0x3FF;
-    sf_word r;
     if (ex == 0x1F) {
         if (m)
             return SF_NAN;
-        r.u = SF_INF;
+        ex = 0xFF - 112; /* infinity */
     } else if (ex == 0) {
         if (m == 0)
-            r.u = 0;
+            ex = (uint8_t)-112; /* zero: exponent field 0 below */
         else {
             /* subnormal half m·2^−24 is a normal single: bring the leading 1 to bit 10 */
             ex = 1;
             while (!(m & 0x400)) {
                 m <<= 1;
-                --ex;
+                --ex; /* wraps below 0: the field ex + 112 is taken mod 256 */
             }
-            r.u = ((uint32_t)(ex + 112) << 23) | ((uint32_t)(m & 0x3FF) << 13);
+            m &= 0x3FF;
         }
-    } else
-        r.u = ((uint32_t)(ex + 112) << 23) | ((uint32_t)m << 13);
-    if (h & 0x8000)
-        r.b[3] |= 0x80;
-    return r.u;
+    }
+    /* field = ex + 112; bits: sign, field (8), m << 13 */
+    ex += 112;
+    out.b[3] = ((uint8_t)(h >> 8) & 0x80) | (ex >> 1);
+    out.b[2] = (uint8_t)(ex << 7) | (uint8_t)(m >> 3);
+    out.b[1] = (uint8_t)(m << 5);
+    out.b[0] = 0;
+    return out.u;
 }
 
 f32 sf_from_bf16(uint16_t h)
 {
-    sf_word r;
-    r.w[0] = 0;
-    r.w[1] = h;
-    return r.u;
+    out.w[0] = 0;
+    out.w[1] = h;
+    return out.u;
 }
+
+static int16_t e16;
+static uint16_t s16, r16;
 
 uint16_t sf_to_f16(f32 a)
 {
-    uint16_t s, r;
-    uint8_t shift;
-    int16_t e16;
-    uint32_t rb, half;
-    ua.u = a;
-    s = (uint16_t)(ua.b[3] & 0x80) << 8;
-    ka = unpack(&ua, &ea, &ma);
-    if (ka == K_NAN)
+    X.u = a;
+    kx = unpack_x();
+    s16 = (uint16_t)xneg << 8;
+    if (kx == K_NAN)
         return SF_F16_NAN;
-    if (ka == K_INF)
-        return s | 0x7C00;
-    if (ka == K_ZERO || !(ma & HIDDEN))
-        return s; /* single subnormals are below half the smallest half subnormal */
-    e16 = ea - 112;
+    if (kx == K_INF)
+        return s16 | 0x7C00;
+    if (kx != K_NORMAL)
+        return s16; /* zero; single subnormals are below half the smallest half subnormal */
+    e16 = xe - 112;
     if (e16 >= 31)
-        return s | 0x7C00;
-    /* keep 11 significant bits (fewer for half subnormals), round the rest to nearest even */
-    if (e16 <= 0) {
-        if (e16 < -10)
-            return s; /* below half of 2^−24 */
-        shift = (uint8_t)(14 - e16);
-    } else
-        shift = 13;
-    half = (uint32_t)1 << (shift - 1);
-    rb = ma & ((half << 1) - 1);
-    r = (uint16_t)(ma >> shift);
-    if (rb > half || (rb == half && (r & 1)))
-        ++r;
+        return s16 | 0x7C00;
+    if (e16 < -10)
+        return s16; /* below half of 2^−24 */
+    /* keep the top 11 bits (fewer for half subnormals) in bits 18..8, the rest in byte 0 */
+    sn = (uint16_t)(e16 > 0 ? 13 : 14 - e16);
+    if (shr_lost_x())
+        X.b[0] |= 1;
+    r16 = X.w[0] >> 8 | (uint16_t)X.b[2] << 8;
+    if (X.b[0] > 0x80 || (X.b[0] == 0x80 && (r16 & 1)))
+        ++r16;
     if (e16 > 0)
-        r += (uint16_t)(e16 - 1) << 10; /* hidden bit carries into the exponent, as round_pack */
-    return s | r;
+        r16 += (uint16_t)(e16 - 1) << 10; /* the hidden bit carries into the exponent, as pack */
+    return s16 | r16;
 }
 
-/* Integer part of |a| (|a| < 2^31, ea >= 127) and what lies below it. */
-static uint32_t int_part(uint8_t *frac_nonzero, uint8_t *half_or_more)
+/* ------------------------------------------------------------------------------------------ */
+/* Integer results (Rust's `as i32`: NaN → 0, saturating)                                      */
+
+static int32_t ires;
+
+/* Unpack X; returns 1 when the result is decided: then it is ires. */
+static uint8_t int_special(f32 a)
 {
-    uint8_t s;
-    uint32_t below;
-    if (ea >= 150) {
-        *frac_nonzero = 0;
-        *half_or_more = 0;
-        return ma << (ea - 150);
+    X.u = a;
+    kx = unpack_x();
+    if (kx == K_NAN || kx == K_ZERO) {
+        ires = 0;
+        return 1;
     }
-    s = (uint8_t)(150 - ea);
-    below = ma & (((uint32_t)1 << s) - 1);
-    *frac_nonzero = below != 0;
-    *half_or_more = below >= ((uint32_t)1 << (s - 1));
-    return ma >> s;
+    if (kx == K_INF || xe >= 158) { /* |a| >= 2^31 */
+        ires = xneg ? (int32_t)0x80000000UL : (int32_t)0x7FFFFFFFUL;
+        return 1;
+    }
+    return 0;
+}
+
+/* ±X (X <= 2^31) */
+static int32_t signed_result(void)
+{
+    if (xneg)
+        return (int32_t)(0 - X.u);
+    return (int32_t)X.u;
 }
 
 int32_t sf_floor_i32(f32 a)
 {
-    uint8_t frac, half;
-    uint32_t v;
-    ua.u = a;
-    na = ua.b[3] >> 7;
-    ka = unpack(&ua, &ea, &ma);
-    if (ka == K_NAN || ka == K_ZERO)
-        return 0;
-    if (ka == K_INF || ea >= 158) /* |a| >= 2^31: saturate as Rust's `as i32` */
-        return na ? (int32_t)SIGN_BIT : (int32_t)ABS_MASK;
-    if (ea < 127)
-        return na ? -1 : 0;
-    v = int_part(&frac, &half);
-    if (na)
-        return -(int32_t)v - frac;
-    return (int32_t)v;
+    if (int_special(a))
+        return ires;
+    if (xe < 127) /* 0 < |a| < 1 */
+        return xneg ? -1 : 0;
+    /* |a| = X·2^(xe−158): its integer part is X >> (158 − xe), 1..31 places */
+    sn = (uint16_t)(158 - xe);
+    if (shr_lost_x() && xneg && ++X.w[0] == 0)
+        ++X.w[1]; /* floor of a negative non-integer: one further from zero */
+    return signed_result();
 }
 
 int32_t sf_round_i32(f32 a)
 {
-    uint8_t frac, half;
-    uint32_t v;
-    ua.u = a;
-    na = ua.b[3] >> 7;
-    ka = unpack(&ua, &ea, &ma);
-    if (ka == K_NAN || ka == K_ZERO)
-        return 0;
-    if (ka == K_INF || ea >= 158)
-        return na ? (int32_t)SIGN_BIT : (int32_t)ABS_MASK;
-    if (ea < 126)
+    if (int_special(a))
+        return ires;
+    if (xe < 126)
         return 0; /* |a| < 0.5 */
-    if (ea == 126)
-        v = 1; /* 0.5 <= |a| < 1: half away from zero */
-    else {
-        v = int_part(&frac, &half);
-        v += half;
-    }
-    return na ? -(int32_t)v : (int32_t)v;
+    /* half away from zero: (2|a| truncated + 1) / 2 */
+    sn = (uint16_t)(157 - xe);
+    shr_lost_x();
+    if (++X.w[0] == 0)
+        ++X.w[1];
+    SHR1(X);
+    return signed_result();
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -548,29 +795,47 @@ int32_t sf_round_i32(f32 a)
 
 uint8_t sf_is_nan(f32 a)
 {
-    return (a & ABS_MASK) > SF_INF;
+    T.u = a;
+    return (T.w[1] & 0x7FFF) > 0x7F80 || ((T.w[1] & 0x7FFF) == 0x7F80 && T.w[0]);
 }
 
-/* Order-preserving unsigned key: negatives reversed below positives. */
-static uint32_t order_key(f32 x)
+/* X, Y: the operands as order-preserving unsigned keys (negatives reversed below positives);
+ * returns 0 when either is NaN, 2 when both are zeros, else 1. */
+static uint8_t keys(f32 a, f32 b)
 {
-    return (x & SIGN_BIT) ? ~x : (x | SIGN_BIT);
+    if (sf_is_nan(a) || sf_is_nan(b))
+        return 0;
+    X.u = a;
+    Y.u = b;
+    if (!(X.w[0] | Y.w[0] | ((X.w[1] | Y.w[1]) & 0x7FFF)))
+        return 2; /* ±0 == ±0 */
+    if (X.b[3] & 0x80) {
+        X.w[0] = ~X.w[0];
+        X.w[1] = ~X.w[1];
+    } else
+        X.b[3] |= 0x80;
+    if (Y.b[3] & 0x80) {
+        Y.w[0] = ~Y.w[0];
+        Y.w[1] = ~Y.w[1];
+    } else
+        Y.b[3] |= 0x80;
+    return 1;
 }
 
 uint8_t sf_lt(f32 a, f32 b)
 {
-    if (sf_is_nan(a) || sf_is_nan(b))
+    if (keys(a, b) != 1)
         return 0;
-    if (((a | b) & ABS_MASK) == 0)
-        return 0; /* ±0 == ±0 */
-    return order_key(a) < order_key(b);
+    return X.w[1] < Y.w[1] || (X.w[1] == Y.w[1] && X.w[0] < Y.w[0]);
 }
 
 uint8_t sf_le(f32 a, f32 b)
 {
-    if (sf_is_nan(a) || sf_is_nan(b))
+    switch (keys(a, b)) {
+    case 0:
         return 0;
-    if (((a | b) & ABS_MASK) == 0)
+    case 2:
         return 1;
-    return order_key(a) <= order_key(b);
+    }
+    return X.w[1] < Y.w[1] || (X.w[1] == Y.w[1] && X.w[0] <= Y.w[0]);
 }

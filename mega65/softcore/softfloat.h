@@ -4,7 +4,9 @@
  * as the hardware numerics define (docs/spec/numerics.md §5.3): every result is the IEEE single
  * nearest to the exact result, ties to even, with subnormals (no flush to zero), overflow to
  * ±infinity. The same C builds for the 45GS02 (cc65) and for the PC, where the tests compare it
- * with the PC's own single arithmetic. Only 8-, 16- and 32-bit integer types are used. */
+ * with Rust's single arithmetic (mega65/tests/softfloat_*.rs). Only 8-, 16- and 32-bit integer
+ * types are used. Not reentrant (working values are statics, which cc65 reaches fastest); costs
+ * in cycles on the 45GS02: docs/FINDINGS.md, "Software core: single-precision arithmetic". */
 #ifndef SOFTFLOAT_H
 #define SOFTFLOAT_H
 #include <stdint.h>
@@ -33,9 +35,26 @@ typedef union {
 void sf_mul32(uint32_t x, uint32_t y);
 extern sf_word sf_plo, sf_phi;
 
+#if defined(__CC65__) && !defined(SF_PORTABLE_MUL)
+/* The MEGA65 multiplier and divider (docs/spec/mega65.md §M9; emu/mega65/src/math.rs): inputs A
+ * at $D770-$D773 and B at $D774-$D777, the 64-bit product at $D778-$D77F (ready with no
+ * trigger), (A << 32) / B as 32.32 at $D768-$D76F (after DIVBUSY). softfloat.c and exactsum.c
+ * use them directly in their hot paths (products, shifts by 1-7 places, division). */
+#define SF_HWMUL 1
+#define SF_MULTINA (*(volatile uint32_t *)0xD770)
+#define SF_MULTINB (*(volatile uint32_t *)0xD774)
+#define SF_MULTINB_B ((volatile uint8_t *)0xD774)
+#define SF_MULTOUT ((volatile uint8_t *)0xD778)
+#define SF_MULTOUT_LO (*(volatile uint32_t *)0xD778)
+#define SF_MULTOUT_HI (*(volatile uint32_t *)0xD77C)
+#define SF_DIVOUT_FRAC (*(volatile uint32_t *)0xD768) /* fraction of (A << 32) / B */
+#define SF_DIVBUSY (*(volatile uint8_t *)0xD70F)       /* bit 7 while the divider works */
+#endif
+
 /* The single nearest to (−1)^neg · sig · 2^(e − 157), ties to even, with subnormal results and
  * overflow to ±inf: sig != 0 has its leading 1 at bit 30 (bits 6..0 below the result's last
- * place, bit 0 sticky), or e == 1 and sig < 2^30. The rounding step of every operation here. */
+ * place, bit 0 sticky), or e == 1 and sig < 2^30. The rounding every operation here ends with,
+ * for callers that form a significand themselves. */
 f32 sf_round_pack(uint8_t neg, int16_t e, uint32_t sig);
 
 f32 sf_add(f32 a, f32 b);

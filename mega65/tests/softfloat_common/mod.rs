@@ -31,7 +31,11 @@ pub mod op {
     pub const XS_CLEAR: u8 = 18;
     pub const XS_ADD: u8 = 19;
     pub const XS_ROUND: u8 = 20;
-    pub const NAMES: [&str; 21] = [
+    pub const ROUND_PACK: u8 = 21;
+    pub const MUL32_LO: u8 = 22;
+    pub const MUL32_HI: u8 = 23;
+    pub const COUNT: usize = 24;
+    pub const NAMES: [&str; COUNT] = [
         "nop",
         "sf_add",
         "sf_sub",
@@ -53,6 +57,9 @@ pub mod op {
         "xs_clear",
         "xs_add_product",
         "xs_round",
+        "sf_round_pack",
+        "sf_mul32 (low)",
+        "sf_mul32 (high)",
     ];
 }
 
@@ -118,6 +125,14 @@ pub fn reference(recs: &[Rec]) -> Vec<u32> {
                     0
                 }
                 op::XS_ROUND => xs.round_f32().to_bits(),
+                // sig·2^(e−157) is exact in double (sig < 2^31, |e| small), then rounded once
+                op::ROUND_PACK => {
+                    let (neg, e) = (r.b >> 16 != 0, r.b as u16 as i16 as i32);
+                    let v = (r.a as f64 * 2f64.powi(e - 157)) as f32;
+                    (if neg { -v } else { v }).to_bits()
+                }
+                op::MUL32_LO => (r.a as u64 * r.b as u64) as u32,
+                op::MUL32_HI => ((r.a as u64 * r.b as u64) >> 32) as u32,
                 _ => panic!("no operation {}", r.op),
             }
         })
@@ -163,7 +178,7 @@ pub fn compare(recs: &[Rec], got: &[u32]) -> Result<usize, String> {
         return Err(format!("{} results for {} records", got.len(), recs.len()));
     }
     let want = reference(recs);
-    let mut bad = [0usize; 21];
+    let mut bad = [0usize; op::COUNT];
     let mut first = Vec::new();
     for (i, r) in recs.iter().enumerate() {
         if !agrees(r.op, want[i], got[i]) {
@@ -172,7 +187,9 @@ pub fn compare(recs: &[Rec], got: &[u32]) -> Result<usize, String> {
                 let res = |x: u32| match r.op {
                     op::TO_F16 => format!("{x:04x}"),
                     op::FLOOR_I32 | op::ROUND_I32 => format!("{}", x as i32),
-                    op::LT | op::LE | op::IS_NAN => format!("{x}"),
+                    op::LT | op::LE | op::IS_NAN | op::MUL32_LO | op::MUL32_HI => {
+                        format!("{x:08x}")
+                    }
                     _ => format!("{x:08x} ({:e})", f32::from_bits(x)),
                 };
                 first.push(format!(
@@ -206,7 +223,7 @@ pub fn compare(recs: &[Rec], got: &[u32]) -> Result<usize, String> {
 
 /// Records per operation, for the test's summary line.
 pub fn census(recs: &[Rec]) -> String {
-    let mut n = [0usize; 21];
+    let mut n = [0usize; op::COUNT];
     recs.iter().for_each(|r| n[r.op as usize] += 1);
     n.iter()
         .enumerate()
@@ -353,7 +370,7 @@ pub fn pair(r: &mut Rng, o: u8) -> (u32, u32) {
         // a partner a few binades away: cancellation, alignment, rounding bits
         2 | 3 => with_exp(r.sign(), ea + r.range(-30, 30), r.frac()),
         // −a (or a) within a few ulps: catastrophic cancellation in add/sub
-        4 => (a ^ 0x8000_0000 * r.below(2)).wrapping_add(r.range(-3, 3) as u32),
+        4 => (a ^ (0x8000_0000 * r.below(2))).wrapping_add(r.range(-3, 3) as u32),
         // half an ulp of a (or just around it): ties for add/sub
         5 => with_exp(
             r.sign(),
@@ -620,6 +637,22 @@ pub fn test_set(
                 v.push(rec(o, h, 0));
             }
         }
+    }
+    for _ in 0..per_op {
+        // sf_round_pack's inputs: the leading 1 at bit 30, or e = 1 and below 2^30
+        let (sig, e) = if r.below(8) == 0 {
+            (r.u32() >> (2 + r.below(30)), 1)
+        } else {
+            let low = [0u32, 0x40, 0x3F, 0x41, 0xC0, 1][r.below(6) as usize];
+            let sig = 0x4000_0000 | (r.u32() & 0x3FFF_FF80) | low;
+            (sig, r.range(-40, 300))
+        };
+        if sig != 0 {
+            v.push(rec(op::ROUND_PACK, sig, r.below(2) << 16 | e as u16 as u32));
+        }
+        let (a, b) = (r.u32() >> r.below(32), r.u32() >> r.below(32));
+        v.push(rec(op::MUL32_LO, a, b));
+        v.push(rec(op::MUL32_HI, a, b));
     }
     for _ in 0..sums {
         exact_sum_case(&mut r, max_len, &mut v);
