@@ -171,13 +171,13 @@ static uint8_t step(uint8_t *next)
         break;
     case OP_VADD:
     case OP_VMUL:
-        e = sv_vadd_vmul(I_OP, addr(ix), addr(iy), addr(iz), sc_n[0]);
+    case OP_SILUMUL:
+    case OP_GELU:
+    case OP_CVT16:
+        e = sv_map(I_OP, addr(ix), addr(iy), addr(iz), sc_n[0]);
         break;
     case OP_RMSNORM:
         e = sv_rmsnorm(addr(ix), addr(iy), addr(iz), sc_n[0], sc_n[2]);
-        break;
-    case OP_SILUMUL:
-        e = sv_silumul(addr(ix), addr(iy), addr(iz), sc_n[0]);
         break;
     case OP_ROPE:
         e = sv_rope(addr(ix), addr(iy), sc_n[0], sc_n[1]);
@@ -188,14 +188,8 @@ static uint8_t step(uint8_t *next)
     case OP_LAYERNORM:
         e = sv_layernorm(addr(ix), addr(iy), addr(iz), sc_n[0], sc_n[2]);
         break;
-    case OP_GELU:
-        e = sv_gelu(addr(ix), addr(iz), sc_n[0]);
-        break;
     case OP_MEANROWS:
         e = sv_meanrows(addr(ix), addr(iz), sc_n[0], reg(I_A));
-        break;
-    case OP_CVT16:
-        e = sv_cvt16(addr(ix), addr(iz), sc_n[0]);
         break;
     default:
         e = SS_ERR_ILLEGAL_OPCODE;

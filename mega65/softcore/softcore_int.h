@@ -75,14 +75,12 @@ uint8_t sc_span(uint32_t addr, uint32_t len);
 uint32_t sc_mul_sat(uint32_t a, uint32_t b);
 
 /* The operations (softvec.c, softgemv.c, softattn.c). n0..n2 are N0-N2. */
-uint8_t sv_vadd_vmul(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0);
+/* VADD, VMUL, SILUMUL, GELU, CVT16 (op = the opcode; y unused by GELU and CVT16) */
+uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0);
 uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps);
 uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps);
-uint8_t sv_silumul(uint32_t x, uint32_t y, uint32_t z, uint32_t n0);
-uint8_t sv_gelu(uint32_t x, uint32_t z, uint32_t n0);
 uint8_t sv_rope(uint32_t x, uint32_t cs, uint32_t n0, uint32_t n1);
 uint8_t sv_meanrows(uint32_t x, uint32_t z, uint32_t n0, uint32_t rows);
-uint8_t sv_cvt16(uint32_t x, uint32_t z, uint32_t n0);
 uint8_t sv_argmax(uint32_t x, uint32_t n0, uint32_t *index);
 f32 sv_exp(f32 x); /* the exp table (§5.3), for ATTN */
 uint8_t sg_gemv(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t y, uint32_t cols, uint32_t rows);

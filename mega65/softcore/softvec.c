@@ -14,10 +14,30 @@
 static uint16_t n;  /* elements in this chunk */
 static uint32_t at; /* elements done */
 
-/* elements of the next chunk of a vector of `len` */
-static uint16_t chunk(uint32_t len)
+/* The next chunk of a vector of `len` from element `at`: sets n; 0 when the vector is done. */
+static uint8_t more(uint32_t len)
 {
-    return len - at < SC_VEC ? (uint16_t)(len - at) : SC_VEC;
+    if (at >= len)
+        return 0;
+    n = len - at < SC_VEC ? (uint16_t)(len - at) : SC_VEC;
+    return 1;
+}
+
+/* The chunk's n singles of the vector at base, to or from buf. */
+static void get(uint32_t base, f32 *buf)
+{
+    sm_read(base + 4 * at, buf, 4 * n);
+}
+
+static void put(uint32_t base, const f32 *buf)
+{
+    sm_write(base + 4 * at, buf, 4 * n);
+}
+
+/* The range check of f32[n0] at a. */
+static uint8_t span4(uint32_t a, uint32_t n0)
+{
+    return sc_span(a, sc_mul_sat(n0, 4));
 }
 
 /* A 256-segment table (§5.3): below lo and at or above hi a fixed rule; else segment
@@ -56,32 +76,49 @@ static f32 gelu(f32 x)
     return table(fn_gelu, FN_GELU_LO, FN_GELU_HI, FN_GELU_K, FN_GELU_BELOW, FN_GELU_ABOVE, x);
 }
 
-/* Checks for ops reading f32[n0] at x (and y) and writing f32[n0] at z; 0 addresses are unused. */
-static uint8_t spans(uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
-{
-    uint32_t bytes = sc_mul_sat(n0, 4);
-    uint8_t e = sc_span(x, bytes);
-    if (!e && y)
-        e = sc_span(y, bytes);
-    if (!e && z)
-        e = sc_span(z, bytes);
-    return e;
-}
-
-/* VADD: Z = X + Y; VMUL: Z = X · Y (plain single arithmetic in both modes). */
-uint8_t sv_vadd_vmul(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
+/* The elementwise ops: VADD z = single(x + y), VMUL single(x·y) (plain single arithmetic in
+ * both modes), SILUMUL single(SiLU_table(x)·y), GELU GELU_table(x), CVT16 F16 z = x rounded to
+ * nearest even (overflow to ±inf). Checks: X, Y (if used), Z. */
+uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
 {
     uint16_t i;
-    uint8_t e = spans(x, y, z, n0);
+    f32 v;
+    uint8_t two = op == OP_VADD || op == OP_VMUL || op == OP_SILUMUL;
+    uint8_t e = span4(x, n0);
+    if (!e && two)
+        e = span4(y, n0);
+    if (!e)
+        e = sc_span(z, sc_mul_sat(n0, op == OP_CVT16 ? 2 : 4));
     if (e)
         return e;
-    for (at = 0; at < n0; at += n) {
-        n = chunk(n0);
-        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
-        sm_read(y + 4 * at, sc_w.v.y, 4 * n);
-        for (i = 0; i < n; ++i)
-            sc_w.v.x[i] = op == OP_VADD ? sf_add(sc_w.v.x[i], sc_w.v.y[i]) : sf_mul(sc_w.v.x[i], sc_w.v.y[i]);
-        sm_write(z + 4 * at, sc_w.v.x, 4 * n);
+    for (at = 0; more(n0); at += n) {
+        get(x, sc_w.v.x);
+        if (two)
+            get(y, sc_w.v.y);
+        for (i = 0; i < n; ++i) {
+            v = sc_w.v.x[i];
+            switch (op) {
+            case OP_VADD:
+                v = sf_add(v, sc_w.v.y[i]);
+                break;
+            case OP_VMUL:
+                v = sf_mul(v, sc_w.v.y[i]);
+                break;
+            case OP_SILUMUL:
+                v = sf_mul(silu(v), sc_w.v.y[i]);
+                break;
+            case OP_GELU:
+                v = gelu(v);
+                break;
+            default:
+                sc_w.v.h[i] = sf_to_f16(v);
+            }
+            sc_w.v.x[i] = v;
+        }
+        if (op == OP_CVT16)
+            sm_write(z + 2 * at, sc_w.v.h, 2 * n);
+        else
+            put(z, sc_w.v.x);
     }
     return SC_OK;
 }
@@ -92,23 +129,21 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
 {
     uint16_t i;
     f32 ss = SF_ZERO, r;
-    uint8_t e = spans(x, g, z, n0);
-    if (e)
+    uint8_t e = span4(x, n0);
+    if (e || (e = span4(g, n0)) != 0 || (e = span4(z, n0)) != 0)
         return e;
-    for (at = 0; at < n0; at += n) {
-        n = chunk(n0);
-        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
+    for (at = 0; more(n0); at += n) {
+        get(x, sc_w.v.x);
         for (i = 0; i < n; ++i)
             ss = sf_add(ss, sf_mul(sc_w.v.x[i], sc_w.v.x[i]));
     }
     r = sf_rsqrt(sf_add(sf_mul(ss, sf_recip(sf_from_u32(n0))), eps));
-    for (at = 0; at < n0; at += n) {
-        n = chunk(n0);
-        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
-        sm_read(g + 4 * at, sc_w.v.y, 4 * n);
+    for (at = 0; more(n0); at += n) {
+        get(x, sc_w.v.x);
+        get(g, sc_w.v.y);
         for (i = 0; i < n; ++i)
             sc_w.v.x[i] = sf_mul(sf_mul(sc_w.v.x[i], r), sc_w.v.y[i]);
-        sm_write(z + 4 * at, sc_w.v.x, 4 * n);
+        put(z, sc_w.v.x);
     }
     return SC_OK;
 }
@@ -121,76 +156,38 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
 {
     uint16_t i;
     f32 s = SF_ZERO, rn, mu, r, d;
-    uint8_t e = sc_span(x, sc_mul_sat(n0, 4));
+    uint8_t e = span4(x, n0);
     if (e)
         return e;
     if (n0 > 0x7FFFFFFFUL) /* N0·2 must fit 32 bits (machine.rs checks it here) */
         return SS_ERR_BAD_OPERAND;
-    if ((e = sc_span(gb, sc_mul_sat(n0, 8))) != 0 || (e = sc_span(z, sc_mul_sat(n0, 4))) != 0)
+    if ((e = span4(gb, 2 * n0)) != 0 || (e = span4(z, n0)) != 0)
         return e;
     rn = sf_recip(sf_from_u32(n0));
-    for (at = 0; at < n0; at += n) {
-        n = chunk(n0);
-        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
+    for (at = 0; more(n0); at += n) {
+        get(x, sc_w.v.x);
         for (i = 0; i < n; ++i)
             s = sf_add(s, sc_w.v.x[i]);
     }
     mu = sf_mul(s, rn);
     s = SF_ZERO;
-    for (at = 0; at < n0; at += n) {
-        n = chunk(n0);
-        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
+    for (at = 0; more(n0); at += n) {
+        get(x, sc_w.v.x);
         for (i = 0; i < n; ++i) {
             d = sf_sub(sc_w.v.x[i], mu);
             s = sf_add(s, sf_mul(d, d));
         }
     }
     r = sf_rsqrt(sf_add(sf_mul(s, rn), eps));
-    for (at = 0; at < n0; at += n) {
-        n = chunk(n0);
-        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
-        sm_read(gb + 4 * at, sc_w.v.y, 4 * n);
-        sm_read(gb + 4 * (n0 + at), sc_w.v.b, 4 * n);
+    for (at = 0; more(n0); at += n) {
+        get(x, sc_w.v.x);
+        get(gb, sc_w.v.y);
+        get(gb + 4 * n0, sc_w.v.b);
         for (i = 0; i < n; ++i) {
             d = sf_sub(sc_w.v.x[i], mu);
             sc_w.v.x[i] = sf_add(sf_mul(sf_mul(d, r), sc_w.v.y[i]), sc_w.v.b[i]);
         }
-        sm_write(z + 4 * at, sc_w.v.x, 4 * n);
-    }
-    return SC_OK;
-}
-
-/* SILUMUL: z_i = single(SiLU_table(x_i)·y_i). */
-uint8_t sv_silumul(uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
-{
-    uint16_t i;
-    uint8_t e = spans(x, y, z, n0);
-    if (e)
-        return e;
-    for (at = 0; at < n0; at += n) {
-        n = chunk(n0);
-        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
-        sm_read(y + 4 * at, sc_w.v.y, 4 * n);
-        for (i = 0; i < n; ++i)
-            sc_w.v.x[i] = sf_mul(silu(sc_w.v.x[i]), sc_w.v.y[i]);
-        sm_write(z + 4 * at, sc_w.v.x, 4 * n);
-    }
-    return SC_OK;
-}
-
-/* GELU: z_i = GELU_table(x_i). */
-uint8_t sv_gelu(uint32_t x, uint32_t z, uint32_t n0)
-{
-    uint16_t i;
-    uint8_t e = spans(x, 0, z, n0);
-    if (e)
-        return e;
-    for (at = 0; at < n0; at += n) {
-        n = chunk(n0);
-        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
-        for (i = 0; i < n; ++i)
-            sc_w.v.x[i] = gelu(sc_w.v.x[i]);
-        sm_write(z + 4 * at, sc_w.v.x, 4 * n);
+        put(z, sc_w.v.x);
     }
     return SC_OK;
 }
@@ -206,12 +203,11 @@ uint8_t sv_rope(uint32_t x, uint32_t cs, uint32_t n0, uint32_t n1)
     uint8_t e;
     if (n1 == 0 || (n1 & 1))
         return SS_ERR_BAD_OPERAND;
-    if ((e = sc_span(x, sc_mul_sat(n0, 4))) != 0 || (e = sc_span(cs, sc_mul_sat(n1, 4))) != 0)
+    if ((e = span4(x, n0)) != 0 || (e = span4(cs, n1)) != 0)
         return e;
     j = 0;
-    for (at = 0; at < (n0 & ~1UL); at += n) {
-        n = chunk(n0 & ~1UL);
-        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
+    for (at = 0; more(n0 & ~1UL); at += n) {
+        get(x, sc_w.v.x);
         for (i = 0; i < n; i += 2) {
             c = sm_read32(cs + 8 * j);
             s = sm_read32(cs + 8 * j + 4);
@@ -222,7 +218,7 @@ uint8_t sv_rope(uint32_t x, uint32_t cs, uint32_t n0, uint32_t n1)
             sc_w.v.x[i] = sf_sub(sf_mul(v0, c), sf_mul(v1, s));
             sc_w.v.x[i + 1] = sf_add(sf_mul(v0, s), sf_mul(v1, c));
         }
-        sm_write(x + 4 * at, sc_w.v.x, 4 * n);
+        put(x, sc_w.v.x);
     }
     return SC_OK;
 }
@@ -238,38 +234,20 @@ uint8_t sv_meanrows(uint32_t x, uint32_t z, uint32_t n0, uint32_t rows)
     uint8_t e;
     if (rows != 0 && n0 > SC_HUGE / rows) /* rows·N0 must fit 32 bits */
         return SS_ERR_BAD_OPERAND;
-    if ((e = sc_span(x, sc_mul_sat(rows * n0, 4))) != 0 || (e = sc_span(z, sc_mul_sat(n0, 4))) != 0)
+    if ((e = span4(x, rows * n0)) != 0 || (e = span4(z, n0)) != 0)
         return e;
     rr = sf_recip(sf_from_u32(rows));
-    for (at = 0; at < n0; at += n) {
-        n = chunk(n0);
+    for (at = 0; more(n0); at += n) {
         for (i = 0; i < n; ++i)
             sc_w.v.x[i] = SF_ZERO;
         for (r = 0; r < rows; ++r) {
-            sm_read(x + 4 * (r * n0 + at), sc_w.v.y, 4 * n);
+            get(x + 4 * r * n0, sc_w.v.y);
             for (i = 0; i < n; ++i)
                 sc_w.v.x[i] = sf_add(sc_w.v.x[i], sc_w.v.y[i]);
         }
         for (i = 0; i < n; ++i)
             sc_w.v.x[i] = sf_mul(sc_w.v.x[i], rr);
-        sm_write(z + 4 * at, sc_w.v.x, 4 * n);
-    }
-    return SC_OK;
-}
-
-/* CVT16: F16[N0] at z = f32[N0] at x, nearest even, overflow to ±inf. */
-uint8_t sv_cvt16(uint32_t x, uint32_t z, uint32_t n0)
-{
-    uint16_t i;
-    uint8_t e = sc_span(x, sc_mul_sat(n0, 4));
-    if (e || (e = sc_span(z, sc_mul_sat(n0, 2))) != 0)
-        return e;
-    for (at = 0; at < n0; at += n) {
-        n = chunk(n0);
-        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
-        for (i = 0; i < n; ++i)
-            sc_w.v.h[i] = sf_to_f16(sc_w.v.x[i]);
-        sm_write(z + 2 * at, sc_w.v.h, 2 * n);
+        put(z, sc_w.v.x);
     }
     return SC_OK;
 }
@@ -284,9 +262,8 @@ uint8_t sv_argmax(uint32_t x, uint32_t n0, uint32_t *index)
     if (e)
         return e;
     *index = 0;
-    for (at = 0; at < n0; at += n) {
-        n = chunk(n0);
-        sm_read(x + 4 * at, sc_w.v.x, 4 * n);
+    for (at = 0; more(n0); at += n) {
+        get(x, sc_w.v.x);
         for (i = 0; i < n; ++i) {
             v = sc_w.v.x[i];
             if ((at == 0 && i == 0) || sf_lt(best, v) || (sf_is_nan(best) && !sf_is_nan(v))) {

@@ -896,7 +896,8 @@ fn out_of_range_operands_fault_with_code_3_and_write_nothing() {
         let n0 = 64u32;
         let past = end - 4 * n0 + 4 * (1 + c.below(8) as u32); // f32[64] runs past the end
         let below = BASE - 4 * (1 + c.below(8) as u32);
-        let bad = if c.below(2) == 0 { past } else { below };
+        // past the end, just below $8000000, address 0, the top of the 28-bit space
+        let bad = [past, below, 0, 0x0FFF_FFF0][c.below(4) as usize];
         let which = c.below(3);
         let r4 = c.below(4) as u32;
         let pick = |i: u64| if i == which { bad } else { v };
