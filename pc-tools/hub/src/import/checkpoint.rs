@@ -6,6 +6,7 @@ use anyhow::{bail, Context, Result};
 use safetensors::{Dtype, SafeTensors};
 use serde_json::Value;
 use ssnail_format::ggml::{bf16_to_f32, f16_to_f32};
+use ssnail_gguf::printable;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -33,6 +34,16 @@ const SIZE_KEYS: &[(&str, u64)] = &[
     ("n_ctx", u32::MAX as u64),
     ("max_seq_len", u32::MAX as u64),
     ("type_vocab_size", 1 << 16),
+];
+
+/// config.json sizes that divide others (a head's size is hidden_size /
+/// heads): 0 is refused.
+const NONZERO_KEYS: &[&str] = &[
+    "num_attention_heads",
+    "n_head",
+    "n_heads",
+    "num_key_value_heads",
+    "n_kv_heads",
 ];
 
 /// config.json numbers that must be positive and finite.
@@ -93,8 +104,13 @@ impl Checkpoint {
             // user error that at worst yields wrong numbers.
             let map = unsafe { memmap2::Mmap::map(&file) }
                 .with_context(|| format!("{}: cannot map", path.display()))?;
-            let st = SafeTensors::deserialize(&map)
-                .map_err(|e| anyhow::anyhow!("{}: not a safetensors file: {e}", path.display()))?;
+            let st = SafeTensors::deserialize(&map).map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: not a safetensors file: {}",
+                    path.display(),
+                    printable(&e.to_string())
+                )
+            })?;
             for name in st.names() {
                 index.insert(name.to_string(), maps.len());
             }
@@ -128,6 +144,9 @@ impl Checkpoint {
                 continue;
             };
             match v.as_u64() {
+                Some(0) if NONZERO_KEYS.contains(&key) => {
+                    bail!("{}: {key} = 0, expected at least 1", file.display())
+                }
                 Some(n) if n <= max => {}
                 Some(n) => bail!(
                     "{}: {key} = {n} is out of range (at most {max})",
@@ -181,10 +200,11 @@ impl Checkpoint {
             .with_context(|| format!("{}: no tensor {name}", self.dir.display()))?;
         let (path, map) = &self.maps[i];
         let st = SafeTensors::deserialize(map)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        let view = st
-            .tensor(name)
-            .map_err(|e| anyhow::anyhow!("{}: {name}: {e}", path.display()))?;
+            .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), printable(&e.to_string())))?;
+        let view = st.tensor(name).map_err(|e| {
+            let (name, e) = (printable(name), printable(&e.to_string()).into_owned());
+            anyhow::anyhow!("{}: {name}: {e}", path.display())
+        })?;
         Ok(view.shape().to_vec())
     }
 
@@ -204,10 +224,11 @@ impl Checkpoint {
             .with_context(|| format!("{}: no tensor {name}", self.dir.display()))?;
         let (path, map) = &self.maps[i];
         let st = SafeTensors::deserialize(map)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        let view = st
-            .tensor(name)
-            .map_err(|e| anyhow::anyhow!("{}: {name}: {e}", path.display()))?;
+            .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), printable(&e.to_string())))?;
+        let view = st.tensor(name).map_err(|e| {
+            let (name, e) = (printable(name), printable(&e.to_string()).into_owned());
+            anyhow::anyhow!("{}: {name}: {e}", path.display())
+        })?;
         let bytes = view.data();
         let data: Vec<f32> = match view.dtype() {
             Dtype::F32 => bytes
@@ -227,8 +248,9 @@ impl Checkpoint {
                 .map(|b| f64::from_le_bytes(b.try_into().unwrap()) as f32)
                 .collect(),
             other => bail!(
-                "{}: tensor {name} has type {other:?}; only F32, F16, BF16 and F64 are imported",
-                path.display()
+                "{}: tensor {} has type {other:?}; only F32, F16, BF16 and F64 are imported",
+                path.display(),
+                printable(name)
             ),
         };
         Ok(Tensor {

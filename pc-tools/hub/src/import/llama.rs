@@ -288,8 +288,15 @@ pub(super) fn import(ckpt: &Checkpoint, sink: &mut Sink, name: &str) -> Result<u
             None
         };
         if let Some(h) = heads {
-            let rows = t.shape[0];
-            let cols = t.data.len() / rows.max(1);
+            // The permutation moves whole heads of head_dim rows.
+            if t.shape.len() != 2 || t.shape[0] != h * head_dim {
+                bail!(
+                    "{}: tensor {hf} has shape {:?}, expected {h} heads × {head_dim} rows",
+                    ckpt.dir.display(),
+                    t.shape
+                );
+            }
+            let (rows, cols) = (t.shape[0], t.shape[1]);
             t.data = permute_qk(&t.data, rows, cols, h);
         }
         sink.add(&g, t).with_context(|| format!("tensor {hf}"))?;

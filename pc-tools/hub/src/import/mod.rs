@@ -150,8 +150,8 @@ pub fn import(dir: &Path, out: &Path, outtype: OutType, name: Option<&str>) -> R
         _ => bail!(
             "{}: architecture {} (model_type {}) is not imported; supported: BertModel, GPT2LMHeadModel, LlamaForCausalLM",
             dir.join("config.json").display(),
-            if hf_arch.is_empty() { "?" } else { &hf_arch },
-            if model_type.is_empty() { "?" } else { &model_type },
+            if hf_arch.is_empty() { "?".into() } else { ssnail_gguf::printable(&hf_arch) },
+            if model_type.is_empty() { "?".into() } else { ssnail_gguf::printable(&model_type) },
         ),
     };
     let bytes = sink.w.to_bytes().map_err(|e| anyhow::anyhow!("{e}"))?;

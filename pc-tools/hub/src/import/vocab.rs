@@ -527,7 +527,7 @@ pub fn write_byte_level_bpe(
             bail!(
                 "{}: tokenizer model {} is not imported here (byte-level BPE expected)",
                 dir.join("tokenizer.json").display(),
-                model_ty.unwrap_or("?")
+                ssnail_gguf::printable(model_ty.unwrap_or("?"))
             );
         }
     }
