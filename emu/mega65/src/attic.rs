@@ -27,6 +27,12 @@
 //!   controller's line the CPU sees: the line is dropped.
 //! * Bits 1, 5 (OCEANA, SLOWSDRAM) are kept and read back; bit 7 HWRNG!NOTRDY reads 0 (always
 //!   ready, as xemu's io_mapper.c line 369).
+//! * Without an SSNAIL device the board still decides (`Machine::set_board`, default R3 as xemu's
+//!   default model, configdb.c line 130): R3 has its 8 MiB HyperRAM at $8000000 and nothing
+//!   beyond; R4-R6 show 64 MiB of SDRAM with SELSDRAM set and the 8 MiB HyperRAM without it
+//!   (the same rule as with a device whose memory does not reach $C000000). `$D629` reads the
+//!   board's model ID: 3 on R3, 4 on R4 (c65uart.vhdl lines 336-339; R5 and later read the
+//!   board's major revision there instead, lines 858-866, so a program treats 4 and up alike).
 
 use ssnail_core::Board;
 use ssnail_format::image::{BASE, HYPERRAM_BOUNDARY};
@@ -87,6 +93,8 @@ pub fn window_cell(board: Option<Board>, d7fe: u8, ssnail_mem: usize, off: u32) 
 #[derive(Clone, Debug)]
 pub struct Attic {
     pub control: u8,
+    /// The board when no SSNAIL device is attached (with one, the device's board counts).
+    board: Board,
     /// Window offset of the cached line's first byte and its bytes.
     line: Option<(u32, [u8; 8])>,
     /// The byte the slow-device interface fetched ahead: window offset and value.
@@ -103,6 +111,7 @@ impl Default for Attic {
     fn default() -> Self {
         Attic {
             control: d7fe::RESET,
+            board: Board::R3,
             line: None,
             prefetched: None,
             prev_in_line: 0,
@@ -127,16 +136,39 @@ impl Machine {
         self.attic.control = v & 0x7F;
     }
 
-    fn attic_cell(&self, off: u32) -> Cell {
-        let board = self.ssnail.device.as_ref().map(|d| d.board);
-        window_cell(board, self.attic.control, self.ssnail_mem_size(), off)
-    }
-
-    fn ssnail_mem_size(&self) -> usize {
+    /// The board: the SSNAIL device's, or the one `set_board` chose (R3 by default).
+    pub fn board(&self) -> Board {
         self.ssnail
             .device
             .as_ref()
-            .map_or(0, |d| d.machine.mem_size())
+            .map_or(self.attic.board, |d| d.board)
+    }
+
+    /// The board of a machine without an SSNAIL device (an attached device brings its own).
+    pub fn set_board(&mut self, board: Board) {
+        self.attic.board = board;
+        self.attic.line = None;
+        self.attic.prefetched = None;
+    }
+
+    /// $D629 M65MODEL: 3 on R3, 4 on R4 (c65uart.vhdl lines 336-339, 858-866).
+    pub(crate) fn model_id(&self) -> u8 {
+        match self.board() {
+            Board::R3 => 3,
+            Board::R4 => 4,
+        }
+    }
+
+    fn attic_cell(&self, off: u32) -> Cell {
+        match &self.ssnail.device {
+            Some(d) => window_cell(Some(d.board), self.attic.control, d.machine.mem_size(), off),
+            // No device: SsnailPort's plain attic RAM plays R3's HyperRAM or R4's SDRAM.
+            None => match self.attic.board {
+                Board::R3 if off < HYPERRAM_SIZE => Cell::Ssnail(off),
+                Board::R3 => Cell::Unpopulated,
+                Board::R4 => window_cell(Some(Board::R4), self.attic.control, 0, off),
+            },
+        }
     }
 
     /// The RAM cell itself, without caches.

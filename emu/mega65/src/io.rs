@@ -194,7 +194,8 @@ impl Machine {
             0x60F => 0, // REALHW = 0: an emulator, like xemu without -realhw
             0x611 => 0, // modifier keys: none held (iomap.txt lines 512-522)
             0x613 => self.keys.matrix_column(self.io_regs[0x614], self.cycles),
-            0x640..=0x67F => 0, // traps; $D67C reads 0 = serial monitor ready
+            0x629 => self.model_id(), // M65MODEL (attic.rs)
+            0x640..=0x67F => 0,       // traps; $D67C reads 0 = serial monitor ready
             0x680 | 0x681..=0x684 | 0x689 => self.sd.read((off - 0x680) as u8).unwrap_or(0),
             0x6CF => self.exit_value,
             _ => self.io_regs[off as usize],

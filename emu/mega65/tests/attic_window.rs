@@ -158,3 +158,54 @@ fn cache_advance_loads_the_next_line_ahead() {
         "the next line was loaded at the 7th byte"
     );
 }
+
+const M65MODEL: u32 = 0xFFD_3629;
+
+#[test]
+fn without_a_device_an_r3_board_has_8_mib_of_hyperram_and_reads_model_3() {
+    let mut m = Machine::new();
+    assert_eq!(m.read_phys(M65MODEL), 3, "R3 unless told otherwise");
+    m.write_phys(D7FE, 0x00);
+    m.write_phys(WINDOW + 0x7F_FFFF, 0x5A);
+    assert_eq!(m.read_phys(WINDOW + 0x7F_FFFF), 0x5A, "last byte of 8 MiB");
+    m.write_phys(WINDOW + (8 << 20), 0x5A);
+    assert_eq!(m.read_phys(WINDOW + (8 << 20)), 0xFF, "no RAM past 8 MiB");
+    m.write_phys(D7FE, 0x10);
+    assert_eq!(
+        m.read_phys(WINDOW + 0x7F_FFFF),
+        0x5A,
+        "R3 has no SDRAM: SELSDRAM changes nothing"
+    );
+}
+
+#[test]
+fn without_a_device_an_r4_board_has_sdram_with_selsdram_and_hyperram_without() {
+    let mut m = Machine::new();
+    m.set_board(Board::R4);
+    assert_eq!(m.read_phys(M65MODEL), 4);
+    m.write_phys(D7FE, 0x10);
+    m.write_phys(WINDOW + 0x10, 0x11);
+    m.write_phys(WINDOW + (64 << 20) - 1, 0x12);
+    assert_eq!(
+        m.read_phys(WINDOW + (64 << 20) - 1),
+        0x12,
+        "64 MiB of SDRAM"
+    );
+    assert_eq!(m.read_phys(WINDOW + (64 << 20)), 0xFF, "nothing beyond");
+    m.write_phys(D7FE, 0x00);
+    assert_eq!(
+        m.read_phys(WINDOW + 0x10),
+        0x00,
+        "HyperRAM is another RAM: SDRAM's byte is not there"
+    );
+    m.write_phys(WINDOW + 0x10, 0x22);
+    assert_eq!(m.read_phys(WINDOW + (8 << 20)), 0xFF, "8 MiB of HyperRAM");
+    m.write_phys(D7FE, 0x10);
+    assert_eq!(m.read_phys(WINDOW + 0x10), 0x11, "SDRAM kept its byte");
+}
+
+#[test]
+fn an_attached_device_brings_its_board_model() {
+    assert_eq!(board(72, Board::R4).read_phys(M65MODEL), 4);
+    assert_eq!(board(8, Board::R3).read_phys(M65MODEL), 3);
+}
