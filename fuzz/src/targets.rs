@@ -30,10 +30,17 @@ pub fn by_name(name: &str) -> Option<Box<dyn Target>> {
     all().into_iter().find(|t| t.name() == name)
 }
 
-/// An error must be one line naming the input file.
+/// Whether a message holds a control character (a newline, an ANSI escape,
+/// a tab …): what comes from a file must reach the terminal escaped.
+fn raw_control(msg: &str) -> bool {
+    msg.chars().any(char::is_control)
+}
+
+/// An error must be one line, without raw control characters, naming the
+/// input file.
 fn one_line_naming(depth: u32, msg: String, file: &str) -> Outcome {
-    if msg.contains('\n') {
-        return Outcome::Violation(format!("a message of more than one line: {msg:?}"));
+    if raw_control(&msg) {
+        return Outcome::Violation(format!("raw control characters in {msg:?}"));
     }
     if !msg.contains(file) {
         return Outcome::Violation(format!("an error that does not name {file}: {msg}"));
@@ -108,7 +115,7 @@ impl Target for GgufTarget {
         // What `ssnail info` lists.
         for (k, v) in &g.metadata {
             let line = format!("{} {}", ssnail_gguf::printable(k), v.summary());
-            if line.contains('\n') || line.contains('\x1b') {
+            if raw_control(&line) {
                 return Outcome::Violation(format!("raw control characters in {line:?}"));
             }
         }
@@ -273,8 +280,8 @@ impl Target for ImageTarget {
             Ok(_) => Outcome::Ok(3),
             Err(e) => {
                 let s = e.to_string();
-                if s.contains('\n') {
-                    return Outcome::Violation(format!("multi-line error {s:?}"));
+                if raw_control(&s) {
+                    return Outcome::Violation(format!("raw control characters in {s:?}"));
                 }
                 Outcome::Rejected(2, s)
             }
@@ -356,6 +363,9 @@ pub struct ImportTarget {
     /// Where the GGUF goes: not in the checkpoint directory, whose files are
     /// all inputs of `import` (an output among them is refused).
     out: tempfile::TempDir,
+    /// What the three files hold now: a mutation usually changes one of
+    /// them, and writing the others again was a third of the time.
+    written: [Option<Vec<u8>>; 3],
 }
 
 /// A temporary directory in memory when the system has one (`/dev/shm`):
@@ -374,6 +384,7 @@ impl ImportTarget {
         ImportTarget {
             dir: scratch_dir(),
             out: scratch_dir(),
+            written: [None, None, None],
         }
     }
 }
@@ -416,55 +427,161 @@ fn unpack(b: &[u8], n: usize) -> Vec<&[u8]> {
     out
 }
 
-/// A tiny llama checkpoint: dim 8, 1 layer, 2 heads, 1 KV head, hidden 16,
-/// a byte-level BPE vocabulary of 262 tokens.
-fn tiny_checkpoint() -> Vec<u8> {
+/// A tiny checkpoint of one of the three architectures `import` reads
+/// (llama, gpt2, bert): dim 8, 1 layer, 2 heads (llama: 1 KV head), F32
+/// tensors under the Hugging Face names; a byte-level BPE vocabulary of 262
+/// tokens (llama, gpt2) or a WordPiece one of 39 (bert).
+fn tiny_checkpoint(arch: &str) -> Vec<u8> {
     use serde_json::json;
-    let (dim, hidden, vocab, kv) = (8usize, 16usize, 262usize, 4usize);
-    let cfg = json!({
-        "architectures": ["LlamaForCausalLM"], "model_type": "llama",
-        "hidden_size": dim, "intermediate_size": hidden,
-        "num_attention_heads": 2, "num_key_value_heads": 1,
-        "num_hidden_layers": 1, "max_position_embeddings": 64,
-        "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "vocab_size": vocab,
-        "bos_token_id": 0, "eos_token_id": 0, "tie_word_embeddings": false
-    });
-    let mut v = serde_json::Map::new();
-    v.insert("<|endoftext|>".into(), json!(0));
-    for b in 0..=255u8 {
-        v.insert(
-            ssnail_tokenizer::gpt2_bytes::byte_to_char(b).to_string(),
-            json!(b as u32 + 1),
-        );
-    }
-    let merges = [("h", "e"), ("l", "l"), ("he", "ll"), ("Ġ", "w"), ("o", "r")];
-    for (i, (a, b)) in merges.iter().enumerate() {
-        v.insert(format!("{a}{b}"), json!(257 + i));
-    }
-    let tok = json!({
-        "version": "1.0",
-        "added_tokens": [{"id": 0, "content": "<|endoftext|>", "special": true}],
-        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false},
-        "model": {"type": "BPE", "vocab": v,
-                  "merges": merges.iter().map(|(a, b)| format!("{a} {b}")).collect::<Vec<_>>()}
-    });
-    let mut shapes: Vec<(String, Vec<usize>)> = vec![
-        ("model.embed_tokens.weight".into(), vec![vocab, dim]),
-        ("model.norm.weight".into(), vec![dim]),
-        ("lm_head.weight".into(), vec![vocab, dim]),
-    ];
-    let p = |s: &str| format!("model.layers.0.{s}");
-    shapes.extend([
-        (p("input_layernorm.weight"), vec![dim]),
-        (p("self_attn.q_proj.weight"), vec![dim, dim]),
-        (p("self_attn.k_proj.weight"), vec![kv, dim]),
-        (p("self_attn.v_proj.weight"), vec![kv, dim]),
-        (p("self_attn.o_proj.weight"), vec![dim, dim]),
-        (p("post_attention_layernorm.weight"), vec![dim]),
-        (p("mlp.gate_proj.weight"), vec![hidden, dim]),
-        (p("mlp.up_proj.weight"), vec![hidden, dim]),
-        (p("mlp.down_proj.weight"), vec![dim, hidden]),
-    ]);
+    let (dim, hidden, ctx) = (8usize, 16usize, 64usize);
+    let mut vocab = serde_json::Map::new();
+    let tok = if arch == "bert" {
+        let specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
+        let words = ["hello", "world", "the", "an", "##s", "##ing", ",", "."];
+        let letters = ('a'..='z').map(String::from);
+        for (i, t) in specials
+            .iter()
+            .map(|s| s.to_string())
+            .chain(words.iter().map(|s| s.to_string()))
+            .chain(letters)
+            .enumerate()
+        {
+            vocab.insert(t, json!(i));
+        }
+        json!({
+            "version": "1.0",
+            "added_tokens": specials.iter().enumerate()
+                .map(|(i, s)| json!({"id": i, "content": s, "special": true}))
+                .collect::<Vec<_>>(),
+            "normalizer": {"type": "BertNormalizer", "lowercase": true},
+            "pre_tokenizer": {"type": "BertPreTokenizer"},
+            "model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": vocab}
+        })
+    } else {
+        vocab.insert("<|endoftext|>".into(), json!(0));
+        for b in 0..=255u8 {
+            vocab.insert(
+                ssnail_tokenizer::gpt2_bytes::byte_to_char(b).to_string(),
+                json!(b as u32 + 1),
+            );
+        }
+        let merges = [("h", "e"), ("l", "l"), ("he", "ll"), ("Ġ", "w"), ("o", "r")];
+        for (i, (a, b)) in merges.iter().enumerate() {
+            vocab.insert(format!("{a}{b}"), json!(257 + i));
+        }
+        json!({
+            "version": "1.0",
+            "added_tokens": [{"id": 0, "content": "<|endoftext|>", "special": true}],
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false},
+            "model": {"type": "BPE", "vocab": vocab,
+                      "merges": merges.iter().map(|(a, b)| format!("{a} {b}")).collect::<Vec<_>>()}
+        })
+    };
+    let n_vocab = vocab.len();
+    let (cfg, shapes): (_, Vec<(String, Vec<usize>)>) = match arch {
+        "llama" => {
+            let kv = 4;
+            let p = |s: &str| format!("model.layers.0.{s}");
+            (
+                json!({
+                    "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+                    "hidden_size": dim, "intermediate_size": hidden,
+                    "num_attention_heads": 2, "num_key_value_heads": 1,
+                    "num_hidden_layers": 1, "max_position_embeddings": ctx,
+                    "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "vocab_size": n_vocab,
+                    "bos_token_id": 0, "eos_token_id": 0, "tie_word_embeddings": false
+                }),
+                vec![
+                    ("model.embed_tokens.weight".into(), vec![n_vocab, dim]),
+                    ("model.norm.weight".into(), vec![dim]),
+                    ("lm_head.weight".into(), vec![n_vocab, dim]),
+                    (p("input_layernorm.weight"), vec![dim]),
+                    (p("self_attn.q_proj.weight"), vec![dim, dim]),
+                    (p("self_attn.k_proj.weight"), vec![kv, dim]),
+                    (p("self_attn.v_proj.weight"), vec![kv, dim]),
+                    (p("self_attn.o_proj.weight"), vec![dim, dim]),
+                    (p("post_attention_layernorm.weight"), vec![dim]),
+                    (p("mlp.gate_proj.weight"), vec![hidden, dim]),
+                    (p("mlp.up_proj.weight"), vec![hidden, dim]),
+                    (p("mlp.down_proj.weight"), vec![dim, hidden]),
+                ],
+            )
+        }
+        "gpt2" => {
+            // Conv1D weights are stored [in][out].
+            let mut shapes: Vec<(String, Vec<usize>)> = vec![
+                ("wte.weight".into(), vec![n_vocab, dim]),
+                ("wpe.weight".into(), vec![ctx, dim]),
+                ("ln_f.weight".into(), vec![dim]),
+                ("ln_f.bias".into(), vec![dim]),
+            ];
+            for (m, w) in [
+                ("ln_1", vec![dim]),
+                ("attn.c_attn", vec![dim, 3 * dim]),
+                ("attn.c_proj", vec![dim, dim]),
+                ("ln_2", vec![dim]),
+                ("mlp.c_fc", vec![dim, 4 * dim]),
+                ("mlp.c_proj", vec![4 * dim, dim]),
+            ] {
+                let out = *w.last().unwrap_or(&dim);
+                shapes.push((format!("h.0.{m}.weight"), w));
+                shapes.push((format!("h.0.{m}.bias"), vec![out]));
+            }
+            (
+                json!({
+                    "architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
+                    "n_ctx": ctx, "n_positions": ctx, "n_embd": dim, "n_head": 2,
+                    "n_layer": 1, "vocab_size": n_vocab, "layer_norm_epsilon": 1e-5
+                }),
+                shapes,
+            )
+        }
+        _ => {
+            let mut shapes: Vec<(String, Vec<usize>)> = vec![
+                (
+                    "embeddings.word_embeddings.weight".into(),
+                    vec![n_vocab, dim],
+                ),
+                (
+                    "embeddings.position_embeddings.weight".into(),
+                    vec![ctx, dim],
+                ),
+                (
+                    "embeddings.token_type_embeddings.weight".into(),
+                    vec![2, dim],
+                ),
+                ("embeddings.LayerNorm.weight".into(), vec![dim]),
+                ("embeddings.LayerNorm.bias".into(), vec![dim]),
+            ];
+            for (m, rows, cols) in [
+                ("attention.self.query", dim, dim),
+                ("attention.self.key", dim, dim),
+                ("attention.self.value", dim, dim),
+                ("attention.output.dense", dim, dim),
+                ("attention.output.LayerNorm", dim, 0),
+                ("intermediate.dense", hidden, dim),
+                ("output.dense", dim, hidden),
+                ("output.LayerNorm", dim, 0),
+            ] {
+                let w = if cols == 0 {
+                    vec![rows]
+                } else {
+                    vec![rows, cols]
+                };
+                shapes.push((format!("encoder.layer.0.{m}.weight"), w));
+                shapes.push((format!("encoder.layer.0.{m}.bias"), vec![rows]));
+            }
+            (
+                json!({
+                    "architectures": ["BertModel"], "model_type": "bert",
+                    "hidden_size": dim, "num_hidden_layers": 1, "num_attention_heads": 2,
+                    "intermediate_size": hidden, "max_position_embeddings": ctx,
+                    "vocab_size": n_vocab, "type_vocab_size": 2, "layer_norm_eps": 1e-12
+                }),
+                shapes,
+            )
+        }
+    };
     let data: Vec<Vec<u8>> = shapes
         .iter()
         .enumerate()
@@ -490,12 +607,82 @@ fn tiny_checkpoint() -> Vec<u8> {
     pack(&[cfg.to_string().as_bytes(), tok.to_string().as_bytes(), &st])
 }
 
+/// Values a JSON number, string or container is replaced with: sizes at
+/// and past the limits, negatives, fractions, the wrong type.
+fn odd_json(rng: &mut crate::Rng, old: &serde_json::Value) -> serde_json::Value {
+    use serde_json::{json, Value};
+    match rng.below(8) {
+        0 | 1 => json!(crate::INTERESTING[rng.below(crate::INTERESTING.len())]),
+        2 => match old.as_u64() {
+            // A neighbour of the number that was there.
+            Some(n) => json!(n.wrapping_add(rng.below(9) as u64).wrapping_sub(4)),
+            None => json!(-(rng.below(3) as i64) - 1),
+        },
+        3 => json!([-1.0, 0.5, 1e300, -0.0, 1e-300, 3.0][rng.below(6)]),
+        4 => json!(["", "0", "32", "F32", "I64", "\u{1b}[2J", "a\nb", "llama"][rng.below(8)]),
+        5 => [Value::Null, json!(true), json!(false)][rng.below(3)].clone(),
+        6 => json!([old.clone(), old.clone()]),
+        _ => json!({}),
+    }
+}
+
+/// Parse `bytes` as JSON and change one value at a random depth: replace
+/// it, or remove or repeat an element of the container it is in. None when
+/// the bytes are not JSON.
+fn mutate_json(rng: &mut crate::Rng, bytes: &[u8]) -> Option<Vec<u8>> {
+    use serde_json::Value;
+    let mut root: Value = serde_json::from_slice(bytes).ok()?;
+    let mut node = &mut root;
+    loop {
+        let n = match &*node {
+            Value::Object(m) => m.len(),
+            Value::Array(a) => a.len(),
+            _ => 0,
+        };
+        if n == 0 {
+            *node = odd_json(rng, node);
+            break;
+        }
+        let i = rng.below(n);
+        // Stop at this container a third of the time and edit one of its
+        // elements; otherwise go down into it.
+        if rng.chance(3) {
+            match node {
+                Value::Object(m) => {
+                    let key = m.keys().nth(i).cloned().unwrap_or_default();
+                    if rng.chance(2) {
+                        m.remove(&key);
+                    } else if let Some(v) = m.get_mut(&key) {
+                        *v = odd_json(rng, v);
+                    }
+                }
+                Value::Array(a) => {
+                    if rng.chance(2) {
+                        a.remove(i);
+                    } else {
+                        let v = a[i].clone();
+                        a.insert(i, v);
+                    }
+                }
+                _ => {}
+            }
+            break;
+        }
+        node = match node {
+            Value::Object(m) => m.values_mut().nth(i)?,
+            Value::Array(a) => a.get_mut(i)?,
+            _ => return None,
+        };
+    }
+    serde_json::to_vec(&root).ok()
+}
+
 impl Target for ImportTarget {
     fn name(&self) -> &'static str {
         "import"
     }
     fn seeds(&self) -> Vec<Vec<u8>> {
-        vec![tiny_checkpoint()]
+        ["llama", "gpt2", "bert"].map(tiny_checkpoint).to_vec()
     }
     fn focus(&self, input: &[u8]) -> Option<std::ops::Range<usize>> {
         // The two JSON files and the safetensors header.
@@ -507,15 +694,56 @@ impl Target for ImportTarget {
             .unwrap_or(0);
         Some(0..input.len().min(json + 8 + st_header))
     }
+    fn mutate_structured(&self, rng: &mut crate::Rng, input: &mut Vec<u8>) -> bool {
+        // One value of config.json, tokenizer.json or the safetensors
+        // header replaced, removed or repeated, the JSON written back
+        // valid: byte edits mostly break the syntax, and the checks after
+        // parsing (sizes, ids, shapes, offsets) are what the issue names.
+        let mut files: Vec<Vec<u8>> = unpack(input, 3).iter().map(|f| f.to_vec()).collect();
+        let k = rng.below(3);
+        let changed = if k < 2 {
+            mutate_json(rng, &files[k]).map(|j| files[k] = j).is_some()
+        } else {
+            // The safetensors header: a u64 length, then JSON.
+            let st = std::mem::take(&mut files[2]);
+            let len = st
+                .get(..8)
+                .map(|l| u64::from_le_bytes(l.try_into().unwrap_or_default()))
+                .unwrap_or(u64::MAX);
+            match st.get(8..8usize.saturating_add(len.min(1 << 20) as usize)) {
+                Some(h) if len <= 1 << 20 => mutate_json(rng, h)
+                    .map(|j| {
+                        let mut v = (j.len() as u64).to_le_bytes().to_vec();
+                        v.extend_from_slice(&j);
+                        v.extend_from_slice(&st[8 + len as usize..]);
+                        files[2] = v;
+                    })
+                    .is_some(),
+                _ => {
+                    files[2] = st;
+                    false
+                }
+            }
+        };
+        if changed {
+            *input = pack(&[&files[0], &files[1], &files[2]]);
+        }
+        changed
+    }
     fn run(&mut self, input: &[u8]) -> Outcome {
         let files = unpack(input, 3);
         let d = self.dir.path();
-        for (name, body) in ["config.json", "tokenizer.json", "model.safetensors"]
+        for ((name, body), now) in ["config.json", "tokenizer.json", "model.safetensors"]
             .iter()
             .zip(&files)
+            .zip(&mut self.written)
         {
-            if std::fs::write(d.join(name), body).is_err() {
-                return Outcome::Rejected(0, "cannot write".into());
+            if now.as_deref() != Some(*body) {
+                *now = None;
+                if std::fs::write(d.join(name), body).is_err() {
+                    return Outcome::Rejected(0, "cannot write".into());
+                }
+                *now = Some(body.to_vec());
             }
         }
         let out = self.out.path().join("out.gguf");
@@ -529,8 +757,8 @@ impl Target for ImportTarget {
             }
             Err(e) => {
                 let s = format!("{e:#}");
-                if s.contains('\n') {
-                    return Outcome::Violation(format!("multi-line error {s:?}"));
+                if raw_control(&s) {
+                    return Outcome::Violation(format!("raw control characters in {s:?}"));
                 }
                 if !s.contains(&d.display().to_string()) {
                     return Outcome::Violation(format!("an error that names no file: {s}"));
