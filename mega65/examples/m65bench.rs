@@ -1,8 +1,11 @@
 //! m65bench: the MEGA65 program's speed in emulated 45GS02 cycles (40.5 MHz), per family.
 //!
 //!     cargo run --release -p ssnail-mega65-program --example m65bench [-- --smollm2] [--prg FILE]
+//!         [--sampling]
 //!
-//! (`--prg` measures a given build of the program instead of building mega65/ now.)
+//! (`--prg` measures a given build of the program instead of building mega65/ now; the time
+//! inside `smp_choose` is shown when the build's ld65 map lies beside it, FILE with .map;
+//! `--sampling` measures only the sampling.)
 //! The PRG (built with cc65 by `make -C mega65`) runs in the headless MEGA65 one instruction at a
 //! time, so every figure is read from the emulator's cycle counter at the instruction where it
 //! happens:
@@ -329,14 +332,20 @@ fn stats(v: &[u64]) -> String {
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let sampling_only = args.iter().any(|a| a == "--sampling");
     let smollm2 = args.iter().any(|a| a == "--smollm2");
     let dir = tempfile::tempdir()?;
-    let prg = match args.iter().position(|a| a == "--prg") {
+    // The ld65 map (for smp_choose's address): beside the given PRG as .map, or the build's.
+    let (prg, map) = match args.iter().position(|a| a == "--prg") {
         Some(i) => {
             let path = args.get(i + 1).context("--prg needs a file")?;
-            std::fs::read(path).with_context(|| format!("{path}: cannot read"))?
+            let prg = std::fs::read(path).with_context(|| format!("{path}: cannot read"))?;
+            (prg, Path::new(path).with_extension("map"))
         }
-        None => common::build_prg(dir.path()).map_err(anyhow::Error::msg)?,
+        None => (
+            common::build_prg(dir.path()).map_err(anyhow::Error::msg)?,
+            dir.path().join("mega65/ssnail.map"),
+        ),
     };
     let cache = ssnail_testkit::cache::dir();
     let mut families: Vec<(&str, PathBuf)> = vec![
@@ -351,41 +360,43 @@ fn main() -> Result<()> {
         ));
     }
     println!("MEGA65 program, emulated 45GS02 at {CPU_HZ} Hz (cycles)");
-    for (name, gguf) in &families {
-        let img = tables_image(gguf)?;
-        let ((per_sector, sectors), tok) = tokenize_bench(&prg, &img)?;
-        println!("{name}:");
-        println!(
-            "  load: {per_sector:.0} cycles per 512-byte sector outside the hypervisor ({sectors} sectors)"
-        );
-        for (l, c) in LINES.iter().zip(&tok) {
+    if !sampling_only {
+        for (name, gguf) in &families {
+            let img = tables_image(gguf)?;
+            let ((per_sector, sectors), tok) = tokenize_bench(&prg, &img)?;
+            println!("{name}:");
             println!(
-                "  tokenize {:>2} chars: {c:>9} cycles ({:.4} s)  {l:?}",
-                l.len(),
-                *c as f64 / CPU_HZ as f64
+                "  load: {per_sector:.0} cycles per 512-byte sector outside the hypervisor ({sectors} sectors)"
+            );
+            for (l, c) in LINES.iter().zip(&tok) {
+                println!(
+                    "  tokenize {:>2} chars: {c:>9} cycles ({:.4} s)  {l:?}",
+                    l.len(),
+                    *c as f64 / CPU_HZ as f64
+                );
+            }
+        }
+        let llama = ModelOpts {
+            dim: 128,
+            n_heads: 4,
+            n_kv_heads: 2,
+            hidden: 256,
+            ..ModelOpts::llama()
+        };
+        for (name, opts) in [
+            ("llama", llama.with_wtype(GgmlType::Q4_0)),
+            ("gpt2", ModelOpts::gpt2().with_wtype(GgmlType::Q8_0)),
+        ] {
+            let img = test_model(opts)?;
+            let per_token = generate_bench(&prg, &img)?;
+            println!(
+                "{name} test model: host cycles per generated token (publication -> shown): {}",
+                stats(&per_token)
             );
         }
+        println!("bert: an encoder, no generated tokens");
     }
-    let llama = ModelOpts {
-        dim: 128,
-        n_heads: 4,
-        n_kv_heads: 2,
-        hidden: 256,
-        ..ModelOpts::llama()
-    };
-    for (name, opts) in [
-        ("llama", llama.with_wtype(GgmlType::Q4_0)),
-        ("gpt2", ModelOpts::gpt2().with_wtype(GgmlType::Q8_0)),
-    ] {
-        let img = test_model(opts)?;
-        let per_token = generate_bench(&prg, &img)?;
-        println!(
-            "{name} test model: host cycles per generated token (publication -> shown): {}",
-            stats(&per_token)
-        );
-    }
-    println!("bert: an encoder, no generated tokens");
-    let choose_at = choose_address(&dir.path().join("mega65/ssnail.map"));
+    let choose_at = choose_address(&map);
     for v in [512, 32_000, 49_152] {
         let (c, choose) = sampling_bench(&prg, v, choose_at)?;
         println!(
