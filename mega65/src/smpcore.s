@@ -6,14 +6,22 @@
 ;   1. the penalty window: distinct ids < V in token slots q-63..q (a 2048-bit filter rbits
 ;      makes "not in the window" one test);
 ;   2. the scan: DMA copies bytes 3 and 2 of 256 logits at a time into hi3/hi2 (source step 4);
-;      a logit whose order key's high 16 bits are below the K-th candidate's cannot enter the
-;      list; the others are read in full and inserted by key (window tokens skipped);
-;   3. the candidates' Q16.16 values; the window tokens merged by (value, key, -id) with
-;      their penalised values (exact: the penalty only lowers);
+;      an unrolled loop rejects every logit whose order key's high 16 bits are below those of
+;      the worst candidate so far (the threshold is patched into the loop's CMP #imm operands);
+;      the others are read in full and, when better than the worst candidate (key, then lower
+;      id) and not in the window, replace it in a binary min-heap of K slot numbers;
+;   3. the heap sorted (best first); the candidates' Q16.16 values; the window tokens merged by
+;      (value, key, -id) with their penalised values (exact: the penalty only lowers);
 ;   4. weights from the exp tables; one xorshift32 step; the cumulative-sum choice.
 ; Order key of an f32: bits | $80000000 when positive, ~bits when negative.
 ; 32-bit work uses the 45GS02's quad instructions (NEG NEG prefix, spec §M1) and the hardware
 ; multiplier ($D770: A, $D774: B, $D778: A x B, 64 bits; spec §M9).
+;
+; Where the cycles go (docs/FINDINGS.md, "Sampling on the MEGA65"): at V = 49,152 the scan (11
+; cycles per rejected logit, more when byte 3 ties) and 4 cycles of DMA per logit are most of it;
+; a few hundred heap insertions (~K·(1 + ln(V/K)) for logits in random order) are the rest.
+; The scan visits ids out of order (column by column), so every comparison that decides the
+; list includes the id.
 
         .p4510
         .import         _smp_out, _smp_nout, _smp_tokaddr, _smp_topk, _smp_pen_on
@@ -26,6 +34,9 @@ FP      = $F0                           ; hw.s's flat pointer (base page, fixed)
 MULA    = $D770
 MULB    = $D774
 MULO    = $D778
+COLS    = 4                             ; the scan's unrolled columns (8: 136 bytes more, 2 % faster),
+ROWS    = 256 / COLS                    ; of ROWS logits each
+SLOT    = 9                             ; bytes of code per column in the scan loop
 
 .macro  q_ld    arg                     ; LDQ
         neg
@@ -69,7 +80,7 @@ MULO    = $D778
 hi3:    .res    256                     ; byte 3 of 256 logits
 hi2:    .res    256                     ; byte 2
 rbits:  .res    256                     ; bit (id & 2047): id may be in the window
-k0:     .res    65                      ; candidates, one array per byte: key,
+k0:     .res    65                      ; candidate slots, one array per byte: key,
 k1:     .res    65
 k2:     .res    65
 k3:     .res    65
@@ -79,35 +90,44 @@ v0:     .res    65                      ; Q16.16 value
 v1:     .res    65
 v2:     .res    65
 v3:     .res    65
-w0:     .res    64                      ; weight
+hp:     .res    66                      ; heap hp[1..nc] of slots; sorted, ord = hp+1 (0-based)
+w0:     .res    64                      ; weight, by position
 w1:     .res    64
 rl:     .res    64                      ; the window's distinct ids
 rh:     .res    64
 
-        .bss
-thr:    .res    4                       ; the K-th candidate's key ($007FFFFF until K are found)
+        .zeropage
 kk:     .res    4                       ; key of the token at hand
-bits:   .res    4                       ; its f32 bits
-xv:     .res    4                       ; its value
-src:    .res    4
-sum:    .res    4
-cum:    .res    4
-draw_u:      .res    4
-qpos:      .res    2
-slot:      .res    2
-base:   .res    2
+src:    .res    4                       ; the address of the chunk's first logit
 tl:     .res    1                       ; the token at hand
 th:     .res    1
-ix:     .res    1
 nc:     .res    1                       ; candidates so far
-nrec:   .res    1
-cnt:    .res    1
+si:     .res    1                       ; heap: the position being sifted,
+sc:     .res    1                       ; its worse child,
+se:     .res    1                       ; the slot being sifted,
+hn:     .res    1                       ; the heap's size
+xs:     .res    1                       ; the scan's row (X)
 tmp:    .res    1
+
+        .bss
+bits:   .res    4                       ; f32 bits of the token at hand
+xv:     .res    4                       ; its value
+vt:     .res    4                       ; the best candidate's value
+sum:    .res    4
+cum:    .res    4
+draw_u: .res    4
+qpos:   .res    2
+slot:   .res    2
+nrec:   .res    1
 j:      .res    1
-expo:      .res    1
+fs:     .res    1                       ; merge: the free slot
+expo:   .res    1
+pk3:    .res    1                       ; the threshold patched into the scan (key bytes 3, 2)
+pk2:    .res    1
 
         .data
-; F018B job with options: source MB, destination MB 0, source skip rate 4.0 (spec §M3)
+; Two F018B jobs with options: source MB, destination MB 0, source skip rate 4.0 (spec §M3);
+; job 0 copies byte 3 of each logit into hi3, job 1 byte 2 into hi2. Same layout, JOBLEN apart.
 job:    .byte   $0B, $80
 job_mb: .byte   0
         .byte   $81, 0, $83, 4, $82, 0, 0
@@ -115,7 +135,17 @@ job_mb: .byte   0
 job_n:  .word   0
 job_s:  .word   0
 job_sb: .byte   0
-job_d:  .word   0
+        .word   hi3
+        .byte   0, 0
+        .word   0
+JOBLEN  = * - job
+        .byte   $0B, $80, 0
+        .byte   $81, 0, $83, 4, $82, 0, 0
+        .byte   0
+        .word   0
+        .word   0
+        .byte   0
+        .word   hi2
         .byte   0, 0
         .word   0
 
@@ -125,24 +155,13 @@ nanmin: .byte   $01, $00, $80, $FF      ; keys from here: positive NaN
 exmin:  .byte   $00, $00, $80, $00      ; keys below: negative NaN, -inf
 limit:  .byte   $00, $00, $00, $40      ; 2^30
 bitmask: .byte  1, 2, 4, 8, 16, 32, 64, 128
+chunk4: .byte   $00, $04, $00, $00      ; 256 logits
 
         .code
 
-; FP = A/X * 4 + the 32-bit base whose address is in ptr1... two fixed bases:
+; FP = A/X * 4 + the token buffer's address
 fp_tokbuf:
-        jsr     idx4
-        clc
-        q_ld    FP
-        q_adc   _smp_tokaddr
-        q_st    FP
-        rts
-fp_out: jsr     idx4
-        clc
-        q_ld    FP
-        q_adc   _smp_out
-        q_st    FP
-        rts
-idx4:   sta     FP
+        sta     FP
         stx     FP+1
         lda     #0
         sta     FP+2
@@ -153,6 +172,56 @@ idx4:   sta     FP
         asl     FP
         rol     FP+1
         rol     FP+2
+        clc
+        q_ld    FP
+        q_adc   _smp_tokaddr
+        q_st    FP
+        rts
+
+; FP = the logit of token tl/th: src + 4 * tl (src: the logits of th * 256)
+fp_logit:
+        lda     #0
+        sta     tmp
+        lda     tl
+        asl
+        rol     tmp
+        asl
+        rol     tmp
+        clc
+        adc     src
+        sta     FP
+        lda     tmp
+        adc     src+1
+        sta     FP+1
+        lda     src+2
+        adc     #0
+        sta     FP+2
+        lda     src+3
+        adc     #0
+        sta     FP+3
+        rts
+
+; src = _smp_out + 1024 * th (the chunk of token tl/th)
+src_of_th:
+        lda     th
+        asl
+        asl
+        sta     src+1
+        lda     th
+        lsr
+        lsr
+        lsr
+        lsr
+        lsr
+        lsr
+        sta     src+2
+        lda     #0
+        sta     src
+        sta     src+3
+        clc
+        q_ld    src
+        q_adc   _smp_out
+        q_st    src
         rts
 
 ; Y = rbits byte and A = mask for the token tl/th
@@ -175,9 +244,8 @@ bitpos: lda     th
         lda     bitmask,x
         rts
 
-; kk = key of bits; leaves Q = kk
-mkkey:  q_ld    bits
-        cpz     #$80
+; kk = key of the f32 in Q; leaves Q = kk
+keyq:   cpz     #$80
         bcs     @neg
         q_st    kk
         lda     kk+3
@@ -194,7 +262,7 @@ fixed:  lda     bits+2
         asl
         lda     bits+3
         rol
-        sta     expo                       ; the exponent field
+        sta     expo                    ; the exponent field
         lda     bits
         sta     xv
         lda     bits+1
@@ -206,7 +274,7 @@ fixed:  lda     bits+2
         sta     xv+3
         lda     expo
         bne     @norm
-        inc     expo                       ; subnormal: exponent 1, no implicit bit
+        inc     expo                    ; subnormal: exponent 1, no implicit bit
         bra     @go
 @norm:  lda     xv+2
         ora     #$80
@@ -302,31 +370,8 @@ penal:  lda     xv+3
         q_st    xv
         jmp     negxv
 
-; entry X-1 moves to X (shiftk: key and token only, during the scan the values are not made yet)
-shift:  lda     v0-1,x
-        sta     v0,x
-        lda     v1-1,x
-        sta     v1,x
-        lda     v2-1,x
-        sta     v2,x
-        lda     v3-1,x
-        sta     v3,x
-shiftk: lda     k0-1,x
-        sta     k0,x
-        lda     k1-1,x
-        sta     k1,x
-        lda     k2-1,x
-        sta     k2,x
-        lda     k3-1,x
-        sta     k3,x
-        lda     t0-1,x
-        sta     t0,x
-        lda     t1-1,x
-        sta     t1,x
-        rts
-
-; entry X = kk, xv, tl/th; one more candidate unless the list is full
-put:    lda     kk
+; slot X = kk, tl/th
+store:  lda     kk
         sta     k0,x
         lda     kk+1
         sta     k1,x
@@ -338,19 +383,122 @@ put:    lda     kk
         sta     t0,x
         lda     th
         sta     t1,x
-        lda     xv
-        sta     v0,x
-        lda     xv+1
-        sta     v1,x
-        lda     xv+2
-        sta     v2,x
-        lda     xv+3
-        sta     v3,x
+        rts
+
+; C = 0: slot X is worse than slot Y (lower key, or the same key and a higher id). Keeps X, Y.
+cmpxy:  lda     k3,x
+        cmp     k3,y
+        bne     @r
+        lda     k2,x
+        cmp     k2,y
+        bne     @r
+        lda     k1,x
+        cmp     k1,y
+        bne     @r
+        lda     k0,x
+        cmp     k0,y
+        bne     @r
+        lda     t1,y
+        cmp     t1,x
+        bne     @r
+        lda     t0,y
+        cmp     t0,x
+@r:     rts
+
+; The min-heap hp[1..hn] (the root the worst candidate) with hp[si] possibly better than its
+; children: moves it down to its place.
+sift:   ldx     si
+        lda     hp,x
+        sta     se
+@down:  lda     si
+        asl
+        cmp     hn
+        beq     @one                    ; one child
+        bcs     @put                    ; none
+        sta     sc                      ; two: which is worse?
+        tax
+        ldy     hp+1,x
+        lda     hp,x
+        tax
+        jsr     cmpxy
+        bcc     @cmp                    ; the left one
+        inc     sc
+        bra     @cmp
+@one:   sta     sc
+@cmp:   ldx     sc                      ; the worse child moves up if it is worse than se
+        lda     hp,x
+        tax
+        ldy     se
+        jsr     cmpxy
+        bcs     @put
+        txa
+        ldx     si
+        sta     hp,x
+        lda     sc
+        sta     si
+        bra     @down
+@put:   lda     se
+        ldx     si
+        sta     hp,x
+        rts
+
+; hn = nc; the heap property for hp[1..hn] (Floyd: sift from the last parent to the root)
+heapify:
         lda     nc
-        cmp     _smp_topk
-        bcs     @full
-        inc     nc
-@full:  rts
+        sta     hn
+        lsr
+        beq     @r
+        sta     j
+@l:     lda     j
+        sta     si
+        jsr     sift
+        dec     j
+        bne     @l
+@r:     rts
+
+; Scan loop threshold: the worst candidate's key bytes 3 and 2 into the CMP #imm operands, and
+; the EOR #imm that turns raw bytes into key bytes for the comparison: with the threshold's key
+; byte 3 >= $80 (a positive float) $80 and $00 (negative floats then fall below), else $FF and
+; $FF (positive floats then lie above). Only the changed operands are written.
+setthr: ldy     hp+1
+        lda     k3,y
+        cmp     pk3
+        beq     @k2
+        jsr     patch3
+        ldy     hp+1
+@k2:    lda     k2,y
+        cmp     pk2
+        bne     patch2
+        rts
+patch3: sta     pk3
+        ldy     #$FF                    ; E3: $FF while below $80, then $80
+        cmp     #$80
+        bcc     @n
+        ldy     #$80
+@n:     ldx     #SLOT*(COLS-1)
+@l:     sta     c3_0,x                  ; every slot's CMP and EOR operands
+        sty     e3_0,x
+        pha
+        txa
+        sec
+        sbc     #SLOT
+        tax
+        pla
+        bcs     @l
+        ldy     #$FF                    ; E2: the same, $00 for $80
+        cmp     #$80
+        bcc     @p
+        ldy     #0
+@p:
+        .repeat COLS, K
+        sty     .ident(.sprintf("e2_%d", K))
+        .endrepeat
+        rts
+patch2: sta     pk2
+        .repeat COLS, K
+        sta     .ident(.sprintf("c2_%d", K))
+        .endrepeat
+        rts
 
 ; C = 1: tl/th is in the window
 inrec:  jsr     bitpos
@@ -372,133 +520,107 @@ inrec:  jsr     bitpos
 @no:    clc
         rts
 
-; DMA the byte at offset Y of 256 (job_n) logits from src into A/X
-strided:
-        sta     job_d
-        stx     job_d+1
-        tya
+; job X (0 or JOBLEN) reads byte Y of each logit from src on
+setjob: tya
         clc
         adc     src
-        sta     job_s
+        sta     job_s,x
         lda     src+1
         adc     #0
-        sta     job_s+1
+        sta     job_s+1,x
         lda     src+2
         adc     #0
-        tay
+        sta     tmp
+        and     #$0F
+        sta     job_sb,x
         lda     src+3
         adc     #0
         asl
         asl
         asl
         asl
-        sta     tmp
-        tya
-        and     #$0F
-        sta     job_sb
-        tya
+        sta     job_mb,x
+        lda     tmp
         lsr
         lsr
         lsr
         lsr
-        ora     tmp
-        sta     job_mb
-        lda     #<job
-        ldx     #>job
-        jmp     _dma_exec
+        ora     job_mb,x
+        sta     job_mb,x
+        rts
 
-; a scan hit: token base + ix
-consider:
-        lda     ix
+; a scan hit at row X of column A (A = ROWS * column): the token th:(A | X)
+hit:    stx     xs
+        ora     xs
         sta     tl
-        lda     base+1
-        sta     th
-        lda     tl
-        ldx     th
-        jsr     fp_out
+        jsr     consider
+        ldx     xs
+        rts
+
+; The token tl/th (a scan hit): read in full; a candidate if not excluded, better than the worst
+; candidate when the list is full (key, then lower id) and not in the window.
+consider:
+        jsr     fp_logit
         q_ldflat
-        q_st    bits
-        jsr     mkkey
-        q_cmp   thr
-        bcc     @no
-        beq     @no
+        jsr     keyq
+        lda     kk+3                    ; excluded: key <= $007FFFFF or key >= $FF800001
+        beq     @low
+        cmp     #$FF
+        bne     @ok
+        q_ld    kk
         q_cmp   nanmin
         bcs     @no
-        lda     nrec
+        bra     @ok
+@low:   lda     kk+2
+        bpl     @no
+@ok:    lda     nc
+        cmp     _smp_topk
+        bcc     @win
+        ldy     hp+1                    ; full: better than the root?
+        lda     kk+3
+        cmp     k3,y
+        bne     @d
+        lda     kk+2
+        cmp     k2,y
+        bne     @d
+        lda     kk+1
+        cmp     k1,y
+        bne     @d
+        lda     kk
+        cmp     k0,y
+        bne     @d
+        lda     t1,y                    ; the same key: the lower id is better
+        cmp     th
+        bne     @d
+        lda     t0,y
+        cmp     tl
+@d:     bcc     @no
+@win:   lda     nrec
         beq     @ins
         jsr     inrec
         bcs     @no
-@ins:   ldx     nc
-@l:     cpx     #0
-        beq     @put
-        lda     kk+3
-        cmp     k3-1,x
-        bne     @d
-        lda     kk+2
-        cmp     k2-1,x
-        bne     @d
-        lda     kk+1
-        cmp     k1-1,x
-        bne     @d
-        lda     kk
-        cmp     k0-1,x
-@d:     bcc     @put
-        beq     @put
-        jsr     shiftk
-        dex
-        bra     @l
-@put:   jsr     put
+@ins:   lda     nc
+        cmp     _smp_topk
+        bcs     @full
+        tax                             ; filling: slot nc at heap position nc + 1
+        jsr     store
+        txa
+        sta     hp+1,x
+        inc     nc
         lda     nc
         cmp     _smp_topk
         bne     @no
-        tax
-        lda     k0-1,x
-        sta     thr
-        lda     k1-1,x
-        sta     thr+1
-        lda     k2-1,x
-        sta     thr+2
-        lda     k3-1,x
-        sta     thr+3
+        jsr     heapify                 ; now full: make the heap, then the threshold
+        jmp     setthr
+@full:  ldx     hp+1                    ; the new one takes the root's slot, sinks
+        jsr     store
+        lda     #1
+        sta     si
+        jsr     sift
+        jmp     setthr
 @no:    rts
 
-; C = 1: the new entry (xv, kk, tl/th) goes before entry X-1
-better: lda     v3-1,x
-        eor     #$80
-        sta     tmp
-        lda     xv+3
-        eor     #$80
-        cmp     tmp
-        bne     @r
-        lda     xv+2
-        cmp     v2-1,x
-        bne     @r
-        lda     xv+1
-        cmp     v1-1,x
-        bne     @r
-        lda     xv
-        cmp     v0-1,x
-        bne     @r
-        lda     kk+3
-        cmp     k3-1,x
-        bne     @r
-        lda     kk+2
-        cmp     k2-1,x
-        bne     @r
-        lda     kk+1
-        cmp     k1-1,x
-        bne     @r
-        lda     kk
-        cmp     k0-1,x
-        bne     @r
-        lda     t1-1,x                  ; same value and key: the lower id first
-        cmp     th
-        bne     @r
-        lda     t0-1,x
-        cmp     tl
-@r:     rts
-
-; u <<= X or u >>= X (quad shifts of memory)
+; xorshift helpers: u <<= X or u >>= X (quad shifts of memory)
 shl_u:  neg
         neg
         asl     draw_u
@@ -573,7 +695,7 @@ _smp_choose:
 @wnext: inc     slot
         bne     @c
         inc     slot+1
-@c:     lda     qpos+1                     ; again while s <= q
+@c:     lda     qpos+1                  ; again while s <= q
         cmp     slot+1
         bcc     scan
         bne     @win
@@ -581,34 +703,33 @@ _smp_choose:
         cmp     slot
         bcs     @win
 
-scan:   lda     #$FF
-        sta     thr
-        sta     thr+1
+scan:   lda     #0                      ; threshold $007F: every key but those below (the
+        sta     th                      ; excluded ones are caught in full) passes
+        jsr     patch3
         lda     #$7F
-        sta     thr+2
-        lda     #0
-        sta     thr+3
-        sta     base
-        sta     base+1
-chunk:  sec                             ; V - base: 0 done, < 256 a last, padded chunk
-        lda     _smp_nout
-        sbc     base
-        sta     tmp
+        jsr     patch2
+        jsr     src_of_th
+        ldx     #0
+        ldy     #3
+        jsr     setjob
+        ldx     #JOBLEN
+        ldy     #2
+        jsr     setjob
+chunk:  lda     _smp_nout+2             ; V - 256 * th: 0 done, < 256 a last, padded chunk
+        bne     @full
         lda     _smp_nout+1
-        sbc     base+1
-        tax
-        lda     _smp_nout+2
-        sbc     #0
+        sec
+        sbc     th
         bcc     @end                    ; past the end
         bne     @full
-        txa
-        bne     @full
-        lda     tmp
+        lda     _smp_nout
         bne     @part
-@end:   jmp     values
+@end:   jmp     sorted
 @part:  sta     job_n
+        sta     job_n+JOBLEN
         lda     #0
         sta     job_n+1
+        sta     job_n+1+JOBLEN
         lda     #$FF                    ; key $0000xxxx: never a hit
         ldx     #0
 @pad:   sta     hi3,x
@@ -618,50 +739,105 @@ chunk:  sec                             ; V - base: 0 done, < 256 a last, padded
         bra     @dma
 @full:  lda     #0
         sta     job_n
+        sta     job_n+JOBLEN
         lda     #1
         sta     job_n+1
-@dma:   lda     base
-        ldx     base+1
-        jsr     fp_out
-        q_ld    FP
-        q_st    src
-        ldy     #3
-        lda     #<hi3
-        ldx     #>hi3
-        jsr     strided
-        ldy     #2
-        lda     #<hi2
-        ldx     #>hi2
-        jsr     strided
-        ldx     #0
-@scan:  lda     hi3,x
-        bmi     @mi
-        ora     #$80                    ; key byte 3 of a positive float
-        cmp     thr+3
-        bcc     @nx
-        bne     @hit
-        lda     hi2,x                   ; key byte 2 = raw byte 2
-        cmp     thr+2
-        bcs     @hit
-@nx:    inx
-        bne     @scan
-        inc     base+1
-        beq     values
-        jmp     chunk
-@mi:    eor     #$FF                    ; key byte 3 of a negative float
-        cmp     thr+3
-        bcc     @nx
-        bne     @hit
-        lda     hi2,x
-        eor     #$FF
-        cmp     thr+2
-        bcc     @nx
-@hit:   stx     ix
-        jsr     consider
-        ldx     ix
-        bra     @nx
+        sta     job_n+1+JOBLEN
+@dma:   lda     #<job
+        ldx     #>job
+        jsr     _dma_exec
+        lda     #<(job+JOBLEN)
+        ldx     #>(job+JOBLEN)
+        jsr     _dma_exec
+        ldx     #ROWS-1
+        jmp     s0
 
-values: ldx     #0                      ; the candidates' values from their keys
+advjob: clc                             ; job X's source 1024 bytes on
+        lda     job_s+1,x
+        adc     #4
+        sta     job_s+1,x
+        bcc     @r
+        lda     job_sb,x
+        adc     #0
+        cmp     #16
+        bcc     @b
+        inc     job_mb,x
+        lda     #0
+@b:     sta     job_sb,x
+@r:     rts
+
+; The scan of one chunk: column K holds the logits ROWS*K + X, row X = ROWS-1..0. A logit's raw
+; byte 3, EORed, against the threshold's key byte 3: below, rejected in 11 cycles; above, a
+; hit; equal, byte 2 decides (m_K).
+.macro  tie     K
+.ident(.sprintf("m%d", K)):
+        bne     .ident(.sprintf("h%d", K))
+        lda     hi2+ROWS*(K),x
+.ident(.sprintf("e2_%d", K)) = * + 1
+        eor     #$FF
+.ident(.sprintf("c2_%d", K)) = * + 1
+        cmp     #$7F
+        bcc     .ident(.sprintf("s%d", (K) + 1))
+.ident(.sprintf("h%d", K)):
+        lda     #ROWS*(K)
+        jsr     hit
+        jmp     .ident(.sprintf("s%d", (K) + 1))
+.endmacro
+
+        .repeat COLS / 2, K
+        tie     K
+        .endrepeat
+        .repeat COLS, K
+.ident(.sprintf("s%d", K)):
+        lda     hi3+ROWS*(K),x
+.ident(.sprintf("e3_%d", K)) = * + 1
+        eor     #$FF
+.ident(.sprintf("c3_%d", K)) = * + 1
+        cmp     #0
+        bcs     .ident(.sprintf("m%d", K))
+        .endrepeat
+.ident(.sprintf("s%d", COLS)):
+        .assert s1 - s0 = SLOT, error, "patch3 steps SLOT bytes from column to column"
+        dex
+        bpl     s0
+        inc     th                      ; the next chunk
+        beq     sorted                  ; (V = 65536)
+        ldx     #0
+        jsr     advjob
+        ldx     #JOBLEN
+        jsr     advjob
+        clc
+        q_ld    src
+        q_adc   chunk4
+        q_st    src
+        jmp     chunk
+        .repeat COLS / 2, K
+        tie     K + COLS / 2
+        .endrepeat
+
+sorted: lda     nc                      ; the heap sorted: hp[1..nc] best first
+        cmp     _smp_topk
+        beq     @sort                   ; (a heap once full)
+        lsr
+        sta     j
+        jsr     heapify
+@sort:  lda     nc
+        sta     hn
+@s:     lda     hn                      ; the worst to the end, the rest sifted
+        cmp     #2
+        bcc     values
+        tax
+        lda     hp+1
+        ldy     hp,x
+        sta     hp,x
+        sty     hp+1
+        dec     hn
+        lda     #1
+        sta     si
+        jsr     sift
+        bra     @s
+
+values: ldx     #0                      ; the candidates' values from their keys (slots 0..nc-1)
 @v:     cpx     nc
         beq     merge
         stx     j
@@ -697,7 +873,9 @@ values: ldx     #0                      ; the candidates' values from their keys
         inx
         bra     @v
 
-merge:  ldx     #0                      ; the window's tokens with their penalised values
+merge:  lda     nc                      ; the window's tokens with their penalised values, into
+        sta     fs                      ; the free slot fs, inserted by (value, key, -id)
+        ldx     #0
 @m:     cpx     nrec
         bne     @one
         jmp     weights
@@ -706,30 +884,88 @@ merge:  ldx     #0                      ; the window's tokens with their penalis
         sta     tl
         lda     rh,x
         sta     th
-        ldx     th
-        lda     tl
-        jsr     fp_out
+        jsr     src_of_th
+        jsr     fp_logit
         q_ldflat
         q_st    bits
-        jsr     mkkey
+        jsr     keyq
         q_cmp   exmin
         bcc     @skip
         q_cmp   nanmin
         bcs     @skip
         jsr     fixed
         jsr     penal
+        ldx     fs
+        jsr     store
+        lda     xv
+        sta     v0,x
+        lda     xv+1
+        sta     v1,x
+        lda     xv+2
+        sta     v2,x
+        lda     xv+3
+        sta     v3,x
         ldx     nc
 @l:     cpx     #0
         beq     @put
+        ldy     hp,x                    ; the slot at position x - 1
         jsr     better
         bcc     @put
-        jsr     shift
+        lda     hp,x
+        sta     hp+1,x
         dex
         bra     @l
-@put:   jsr     put
+@put:   lda     fs
+        sta     hp+1,x
+        lda     nc
+        cmp     _smp_topk
+        bcs     @drop
+        inc     nc                      ; one more: slots 0..nc-1 used
+        lda     nc
+        sta     fs
+        bra     @skip
+@drop:  tax                             ; full: the slot that fell off position K is free
+        lda     hp+1,x
+        sta     fs
 @skip:  ldx     j
         inx
-        bra     @m
+        jmp     @m
+
+; C = 1: the new entry (xv, kk, tl/th) goes before slot Y
+better: lda     v3,y
+        eor     #$80
+        sta     tmp
+        lda     xv+3
+        eor     #$80
+        cmp     tmp
+        bne     @r
+        lda     xv+2
+        cmp     v2,y
+        bne     @r
+        lda     xv+1
+        cmp     v1,y
+        bne     @r
+        lda     xv
+        cmp     v0,y
+        bne     @r
+        lda     kk+3
+        cmp     k3,y
+        bne     @r
+        lda     kk+2
+        cmp     k2,y
+        bne     @r
+        lda     kk+1
+        cmp     k1,y
+        bne     @r
+        lda     kk
+        cmp     k0,y
+        bne     @r
+        lda     t1,y                    ; same value and key: the lower id first
+        cmp     th
+        bne     @r
+        lda     t0,y
+        cmp     tl
+@r:     rts
 
 weights:
         lda     nc
@@ -740,25 +976,35 @@ weights:
         tax
         ldz     #0
         rts
-@any:   lda     #0
+@any:   ldy     hp+1                    ; the best value
+        lda     v0,y
+        sta     vt
+        lda     v1,y
+        sta     vt+1
+        lda     v2,y
+        sta     vt+2
+        lda     v3,y
+        sta     vt+3
+        lda     #0
         sta     sum
         sta     sum+1
         sta     sum+2
         sta     sum+3
         tax
 @w:     stx     j
+        ldy     hp+1,x
         sec                             ; d = v[0] - v[j]; z = d * inv_t >> 24 (1/256 nat)
-        lda     v0
-        sbc     v0,x
+        lda     vt
+        sbc     v0,y
         sta     MULA
-        lda     v1
-        sbc     v1,x
+        lda     vt+1
+        sbc     v1,y
         sta     MULA+1
-        lda     v2
-        sbc     v2,x
+        lda     vt+2
+        sbc     v2,y
         sta     MULA+2
-        lda     v3
-        sbc     v3,x
+        lda     vt+3
+        sbc     v3,y
         sta     MULA+3
         q_ld    _smp_invt
         q_st    MULB
@@ -881,10 +1127,9 @@ draw:   q_ld    _smp_state              ; xorshift32: 13, 17, 5
 @c:     bcc     @found
         inx
         bra     @d
-@found: lda     t1,x
-        sta     tmp
-        lda     t0,x
-        ldx     tmp
+@found: ldy     hp+1,x
+        ldx     t1,y
+        lda     t0,y
         ldy     #0
         sty     sreg
         sty     sreg+1
