@@ -176,31 +176,28 @@ pub fn attention(mode: Numerics, sh: &AttnShape, q: &[f32], k: &[f32], v: &[f32]
     let kvd = sh.n_kv_heads * hd;
     let group = (sh.n_heads / sh.n_kv_heads).max(1);
     let t_rows = sh.rows;
-    // Hardware scores: K of each KV head transposed (column i holds k_t,i
-    // for every t), so the T sequential sums advance together, one per
-    // vector lane, each still in the order i = 0, 1, …
-    let kt: Vec<Vec<f32>> = match mode {
-        Numerics::Hardware => (0..sh.n_kv_heads)
-            .map(|g| {
-                let mut c = vec![0f32; hd * t_rows];
-                for t in 0..t_rows {
-                    for (i, &kv) in k[t * kvd + g * hd..t * kvd + (g + 1) * hd]
-                        .iter()
-                        .enumerate()
-                    {
-                        c[i * t_rows + t] = kv;
-                    }
+    // K of each KV head transposed (column i holds k_t,i for every t), so
+    // the T scores' sums advance together, one per vector lane, each still
+    // in the order i = 0, 1, … (both modes: the float sums were a serial
+    // chain of double additions per score, ~7% of a float-mode token).
+    let kt: Vec<Vec<f32>> = (0..sh.n_kv_heads)
+        .map(|g| {
+            let mut c = vec![0f32; hd * t_rows];
+            for t in 0..t_rows {
+                for (i, &kv) in k[t * kvd + g * hd..t * kvd + (g + 1) * hd]
+                    .iter()
+                    .enumerate()
+                {
+                    c[i * t_rows + t] = kv;
                 }
-                c
-            })
-            .collect(),
-        Numerics::Float => Vec::new(),
-    };
+            }
+            c
+        })
+        .collect();
     for h in 0..sh.n_heads {
         let g = h / group;
         let qh = &q[h * hd..(h + 1) * hd];
         let oh = &mut out[h * hd..(h + 1) * hd];
-        let krow = |t: usize| &k[t * kvd + g * hd..t * kvd + (g + 1) * hd];
         let vrow = |t: usize| &v[t * kvd + g * hd..t * kvd + (g + 1) * hd];
         match mode {
             Numerics::Hardware => {
@@ -228,15 +225,17 @@ pub fn attention(mode: Numerics, sh: &AttnShape, q: &[f32], k: &[f32], v: &[f32]
             }
             Numerics::Float => {
                 let scale = 1.0 / (hd as f64).sqrt();
-                let s: Vec<f64> = (0..t_rows)
-                    .map(|t| {
-                        qh.iter()
-                            .zip(krow(t))
-                            .map(|(&a, &b)| a as f64 * b as f64)
-                            .sum::<f64>()
-                            * scale
-                    })
-                    .collect();
+                // Σ_i q_i·k_t,i in double, in order i (from −0, as `f64::sum`).
+                let mut s = vec![-0.0f64; t_rows];
+                for (i, &qi) in qh.iter().enumerate() {
+                    let qi = qi as f64;
+                    for (st, &kv) in s.iter_mut().zip(&kt[g][i * t_rows..(i + 1) * t_rows]) {
+                        *st += qi * kv as f64;
+                    }
+                }
+                for st in &mut s {
+                    *st *= scale;
+                }
                 let m = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                 let e: Vec<f64> = s.iter().map(|&st| (st - m).exp()).collect();
                 let z: f64 = e.iter().sum();
@@ -355,6 +354,83 @@ mod tests {
                 (out[0] as f64 - e0).abs() < 2e-3,
                 "{mode:?} {} {e0}",
                 out[0]
+            );
+        }
+    }
+
+    /// Float-mode ATTN read off its description: per head, each score a
+    /// double sum over i in order, softmax and weighted sum in double.
+    fn attention_float_plain(sh: &AttnShape, q: &[f32], k: &[f32], v: &[f32]) -> Vec<f32> {
+        let (hd, kvd) = (sh.head_dim, sh.n_kv_heads * sh.head_dim);
+        let group = sh.n_heads / sh.n_kv_heads;
+        let mut out = vec![0f32; sh.n_heads * hd];
+        for h in 0..sh.n_heads {
+            let g = h / group;
+            let s: Vec<f64> = (0..sh.rows)
+                .map(|t| {
+                    let kr = &k[t * kvd + g * hd..][..hd];
+                    let dot: f64 = (0..hd).map(|i| q[h * hd + i] as f64 * kr[i] as f64).sum();
+                    dot * (1.0 / (hd as f64).sqrt())
+                })
+                .collect();
+            let m = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let e: Vec<f64> = s.iter().map(|&st| (st - m).exp()).collect();
+            let z: f64 = e.iter().sum();
+            for i in 0..hd {
+                let mut a = 0f64;
+                for t in 0..sh.rows {
+                    a += e[t] / z * v[t * kvd + g * hd + i] as f64;
+                }
+                out[h * hd + i] = a as f32;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn float_attention_is_the_plain_double_computation_bit_for_bit() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut rnd = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            ((seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5) as f32 * 4.0
+        };
+        for (n_heads, n_kv_heads, head_dim, rows) in [
+            (9, 3, 64, 1),
+            (9, 3, 64, 37),
+            (4, 4, 8, 5),
+            (8, 2, 16, 64),
+            (2, 1, 6, 3),
+        ] {
+            let sh = AttnShape {
+                n_heads,
+                n_kv_heads,
+                head_dim,
+                rows,
+            };
+            let mut q: Vec<f32> = (0..n_heads * head_dim).map(|_| rnd()).collect();
+            let kv = rows * n_kv_heads * head_dim;
+            let mut k: Vec<f32> = (0..kv).map(|_| rnd()).collect();
+            // Head 0's score for row 0 depends on the order of its sum
+            // (2^60 + 0.75 − 2^60 + rest is the rest in order i, 0 or 0.75
+            // summed another way); its other rows' scores stay small.
+            let big = 2f32.powi(30);
+            q[..3].copy_from_slice(&[big, 1.0, -big]);
+            k[..3].copy_from_slice(&[big, 0.75, big]);
+            for t in 1..rows {
+                k[t * n_kv_heads * head_dim] = 0.0;
+                k[t * n_kv_heads * head_dim + 2] = 0.0;
+            }
+            let v: Vec<f32> = (0..kv).map(|_| rnd()).collect();
+            let mut out = vec![0f32; n_heads * head_dim];
+            attention(Numerics::Float, &sh, &q, &k, &v, &mut out);
+            let want = attention_float_plain(&sh, &q, &k, &v);
+            let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&out),
+                bits(&want),
+                "{n_heads}/{n_kv_heads} heads, hd {head_dim}, {rows} rows"
             );
         }
     }
