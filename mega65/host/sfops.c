@@ -49,6 +49,9 @@ uint32_t sf_op(uint8_t op, uint32_t a, uint32_t b, uint8_t *ok)
     case SFOP_XS_ADD:
         xs_add_product(a, b);
         return 0;
+    case SFOP_XS_ADD_F16:
+        xs_add_product_f16((uint16_t)a, b);
+        return 0;
     case SFOP_XS_ROUND:
         return xs_round();
     case SFOP_ROUND_PACK:

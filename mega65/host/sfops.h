@@ -31,6 +31,7 @@
 #define SFOP_ROUND_PACK 21 /* sf_round_pack(b >> 16, (int16_t)b, a) */
 #define SFOP_MUL32_LO 22   /* sf_mul32(a, b), low 32 bits */
 #define SFOP_MUL32_HI 23   /* high 32 bits */
+#define SFOP_XS_ADD_F16 24 /* acc += a·b, a an F16 in the low 16 bits */
 
 /* The result of operation op on a and b; *ok = 0 for an unknown op. */
 uint32_t sf_op(uint8_t op, uint32_t a, uint32_t b, uint8_t *ok);

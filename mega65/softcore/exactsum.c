@@ -42,41 +42,81 @@ static uint8_t prod[8];
 #define PROD prod
 #endif
 
+/* Operand kinds after unpacking */
+#define XK_ZERO 0
+#define XK_FINITE 1
+#define XK_INF 2
+#define XK_NAN 3
+static uint8_t xka, xkb, e5;
+
+/* An f32 in W unpacked in place: its significand with the hidden bit (bytes 2..0), exponent E
+ * (1 for subnormals), kind K. The sign is taken before. */
+#define UNPACK_F32(W, E, K)                                                                      \
+    do {                                                                                         \
+        E = (uint8_t)((W).b[3] << 1) | ((W).b[2] >> 7);                                          \
+        (W).b[3] = 0;                                                                            \
+        (W).b[2] &= 0x7F;                                                                        \
+        if (E == 0xFF)                                                                           \
+            K = ((W).b[2] | (W).w[0]) ? XK_NAN : XK_INF;                                         \
+        else if (E) {                                                                            \
+            (W).b[2] |= 0x80;                                                                    \
+            K = XK_FINITE;                                                                       \
+        } else if ((W).b[2] | (W).w[0]) {                                                        \
+            E = 1;                                                                               \
+            K = XK_FINITE;                                                                       \
+        } else                                                                                   \
+            K = XK_ZERO;                                                                         \
+    } while (0)
+
+static void accumulate(void);
+
 void xs_add_product(f32 a, f32 b)
 {
     xa.u = a;
     xb.u = b;
-    xea = (uint8_t)(xa.b[3] << 1) | (xa.b[2] >> 7);
-    xeb = (uint8_t)(xb.b[3] << 1) | (xb.b[2] >> 7);
     neg = (xa.b[3] ^ xb.b[3]) & 0x80;
-    /* the significands with the hidden bit (subnormals: exponent 1) */
-    xa.b[3] = 0;
-    xb.b[3] = 0;
-    if (xea == 0xFF || xeb == 0xFF) {
+    UNPACK_F32(xa, xea, xka);
+    UNPACK_F32(xb, xeb, xkb);
+    accumulate();
+}
+
+void xs_add_product_f16(uint16_t w, f32 x)
+{
+    /* an F16 m·2^(e−25) (hidden bit in m) has the f32 scale m·2^(E−150) with E = e + 125;
+     * a subnormal F16 m·2^−24 has E = 126. Its significand has 11 bits instead of 24. */
+    e5 = (uint8_t)(w >> 10) & 0x1F;
+    xb.u = x;
+    neg = ((uint8_t)(w >> 8) ^ xb.b[3]) & 0x80;
+    UNPACK_F32(xb, xeb, xkb);
+    xa.w[1] = 0;
+    xa.w[0] = w & 0x3FF;
+    if (e5 == 0x1F)
+        xka = xa.w[0] ? XK_NAN : XK_INF;
+    else if (e5) {
+        xa.b[1] |= 0x04;
+        xea = e5 + 125;
+        xka = XK_FINITE;
+    } else if (xa.w[0]) {
+        xea = 126;
+        xka = XK_FINITE;
+    } else
+        xka = XK_ZERO;
+    accumulate();
+}
+
+/* acc += (−1)^neg · xa·2^(xea−150) · xb·2^(xeb−150) */
+static void accumulate(void)
+{
+    if (xka >= XK_INF || xkb >= XK_INF) {
         /* a non-finite product: NaN for a NaN operand or inf·0, else ±inf */
-        xa.b[2] &= 0x7F;
-        xb.b[2] &= 0x7F;
-        if ((xea == 0xFF && (xa.b[2] | xa.w[0])) || (xeb == 0xFF && (xb.b[2] | xb.w[0])) ||
-            (xea == 0 && !(xa.b[2] | xa.w[0])) || (xeb == 0 && !(xb.b[2] | xb.w[0])))
+        if (xka == XK_NAN || xkb == XK_NAN || xka == XK_ZERO || xkb == XK_ZERO)
             special |= XS_NAN;
         else
             special |= neg ? XS_MINUS_INF : XS_PLUS_INF;
         return;
     }
-    if (xea) {
-        xa.b[2] |= 0x80;
-    } else {
-        if (!(xa.b[2] | xa.w[0]))
-            return; /* a zero product adds nothing */
-        xea = 1;
-    }
-    if (xeb) {
-        xb.b[2] |= 0x80;
-    } else {
-        if (!(xb.b[2] | xb.w[0]))
-            return;
-        xeb = 1;
-    }
+    if (xka == XK_ZERO || xkb == XK_ZERO)
+        return; /* a zero product adds nothing */
     pos = (uint16_t)xea + xeb - 2;
     k = (uint8_t)pos & 7;
 #ifdef SF_HWMUL

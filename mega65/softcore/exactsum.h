@@ -9,6 +9,9 @@
 
 void xs_clear(void);
 void xs_add_product(f32 a, f32 b); /* acc += a·b exactly */
+/* acc += w·x exactly for an F16 weight w (= xs_add_product(sf_from_f16(w), x), without the
+ * widening: GEMV with F16 weights) */
+void xs_add_product_f16(uint16_t w, f32 x);
 f32 xs_round(void);                /* the accumulated sum rounded once to single */
 
 #endif

@@ -104,7 +104,7 @@ fn run_all(prg: &[u8], recs: &[sf::Rec]) -> Vec<u32> {
     while start < recs.len() {
         let mut end = (start + MAX_RECS).min(recs.len());
         if end < recs.len() {
-            while matches!(recs[end].op, op::XS_ADD | op::XS_ROUND) {
+            while matches!(recs[end].op, op::XS_ADD | op::XS_ADD_F16 | op::XS_ROUND) {
                 end -= 1;
             }
         }
@@ -166,6 +166,12 @@ fn measured_operations() -> Vec<(&'static str, Vec<sf::Rec>, u64)> {
         products.push(rec(op::XS_ADD, w, activation(&mut r)));
     }
     products.push(rec(op::XS_ROUND, 0, 0));
+    let mut f16_products = vec![rec(op::XS_CLEAR, 0, 0)];
+    for _ in 0..n - 2 {
+        let w = r.below(0x10000) & 0x8000 | (15 + r.range(-8, 0) as u32) << 10 | r.below(0x400);
+        f16_products.push(rec(op::XS_ADD_F16, w, activation(&mut r)));
+    }
+    f16_products.push(rec(op::XS_ROUND, 0, 0));
     let mut rounds = vec![rec(op::XS_CLEAR, 0, 0)];
     rounds.extend(&products[1..33]);
     rounds.resize(n, rec(op::XS_ROUND, 0, 0));
@@ -194,6 +200,7 @@ fn measured_operations() -> Vec<(&'static str, Vec<sf::Rec>, u64)> {
         ("sf_to_f16", unary(&mut r, op::TO_F16, !0), 1500),
         ("sf_floor_i32", floors, 1500),
         ("xs_add_product", products, 2200),
+        ("xs_add_product_f16", f16_products, 2200),
         ("xs_round", rounds, 14700),
     ]
 }

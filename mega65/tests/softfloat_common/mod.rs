@@ -34,7 +34,8 @@ pub mod op {
     pub const ROUND_PACK: u8 = 21;
     pub const MUL32_LO: u8 = 22;
     pub const MUL32_HI: u8 = 23;
-    pub const COUNT: usize = 24;
+    pub const XS_ADD_F16: u8 = 24;
+    pub const COUNT: usize = 25;
     pub const NAMES: [&str; COUNT] = [
         "nop",
         "sf_add",
@@ -60,6 +61,7 @@ pub mod op {
         "sf_round_pack",
         "sf_mul32 (low)",
         "sf_mul32 (high)",
+        "xs_add_product_f16",
     ];
 }
 
@@ -124,6 +126,10 @@ pub fn reference(recs: &[Rec]) -> Vec<u32> {
                     xs.add(a as f64 * b as f64);
                     0
                 }
+                op::XS_ADD_F16 => {
+                    xs.add(f16::from_bits(r.a as u16).to_f32() as f64 * b as f64);
+                    0
+                }
                 op::XS_ROUND => xs.round_f32().to_bits(),
                 // sig·2^(e−157) is exact in double (sig < 2^31, |e| small), then rounded once
                 op::ROUND_PACK => {
@@ -167,6 +173,7 @@ fn show(op: u8, x: u32) -> String {
         op::FROM_I32 | op::FLOOR_I32 | op::ROUND_I32 => format!("{}", x as i32),
         op::FROM_U32 => format!("{x}"),
         op::FROM_F16 | op::FROM_BF16 => format!("{:04x}", x as u16),
+        op::XS_ADD_F16 if x >> 16 == 0 => format!("{:04x} (F16)", x as u16),
         _ => format!("{x:08x} ({:e})", f32::from_bits(x)),
     }
 }
@@ -466,7 +473,9 @@ pub fn f16_like_f32(r: &mut Rng) -> u32 {
 /// middle (it must not disturb the sum), the final rounding.
 pub fn exact_sum_case(r: &mut Rng, max_len: u32, out: &mut Vec<Rec>) {
     let n = 1 + r.below(max_len) as usize;
-    let kind = r.below(8);
+    let kind = r.below(10);
+    // kinds 8 and 9: F16 weights (xs_add_product_f16)
+    let half_weights = kind >= 8;
     let typical = |r: &mut Rng, centre: i32, spread: i32| {
         with_exp(r.sign(), centre + r.range(-spread, spread), r.frac())
     };
@@ -544,6 +553,16 @@ pub fn exact_sum_case(r: &mut Rng, max_len: u32, out: &mut Vec<Rec>) {
             };
             terms.push((pick(r), pick(r)))
         }),
+        // F16 weights (normal, subnormal, a few inf/NaN/zeros) times activations
+        8 => (0..n).for_each(|_| {
+            let w = match r.below(16) {
+                0 => [0x7C00, 0xFC00, 0x7E00, 0, 0x8000][r.below(5) as usize],
+                1..=3 => r.u32() & 0x83FF, // subnormal
+                _ => r.u32() & 0x8000 | (r.range(1, 30) as u32) << 10 | r.u32() & 0x3FF,
+            };
+            terms.push((w, typical(r, 127, 30)))
+        }),
+        9 => (0..n).for_each(|_| terms.push((r.u32() & 0xFFFF, any_f32(r)))),
         _ => (0..n).for_each(|_| terms.push((any_f32(r), any_f32(r)))),
     }
     // shuffle (Fisher–Yates)
@@ -557,7 +576,12 @@ pub fn exact_sum_case(r: &mut Rng, max_len: u32, out: &mut Vec<Rec>) {
         if i == mid {
             out.push(rec(op::XS_ROUND, 0, 0));
         }
-        out.push(rec(op::XS_ADD, a, b));
+        let o = if half_weights {
+            op::XS_ADD_F16
+        } else {
+            op::XS_ADD
+        };
+        out.push(rec(o, a, b));
     }
     out.push(rec(op::XS_ROUND, 0, 0));
 }
