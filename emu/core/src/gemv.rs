@@ -527,9 +527,50 @@ fn limbs_body(x: &[f32], li: &mut LimbInput) -> bool {
 }
 
 /// The float-reference input: doubles, and the limbs where the kernel uses them.
-struct FloatInput {
+struct FloatInput<'a> {
     x64: Vec<f64>,
-    limbs: Option<LimbInput>,
+    limbs: Option<&'a LimbInput>,
+}
+
+/// The input of the last GEMV on this thread and what was made of it (its
+/// Q8_0 quantisation or its limbs): a layer's Q, K and V GEMVs read the same
+/// x, as do gate and up, so 3 of its 7 inputs need not be prepared again.
+struct LastInput<T> {
+    x: Vec<f32>,
+    made: Option<T>,
+}
+
+impl<T> LastInput<T> {
+    const fn new() -> Self {
+        LastInput {
+            x: Vec::new(),
+            made: None,
+        }
+    }
+
+    /// `make(x)`, or the kept result if `x` is the last input bit for bit.
+    fn get(&mut self, x: &[f32], make: impl FnOnce(&[f32]) -> T) -> &T {
+        // All elements compared (no early exit, so the loop vectorises).
+        let same = self.x.len() == x.len()
+            && self
+                .x
+                .iter()
+                .zip(x)
+                .fold(true, |eq, (a, b)| eq & (a.to_bits() == b.to_bits()));
+        if !same || self.made.is_none() {
+            self.made = Some(make(x));
+            self.x.clear();
+            self.x.extend_from_slice(x);
+        }
+        self.made.as_ref().unwrap()
+    }
+}
+
+thread_local! {
+    static LAST_Q8: std::cell::RefCell<LastInput<Q8Input>> =
+        const { std::cell::RefCell::new(LastInput::new()) };
+    static LAST_LIMBS: std::cell::RefCell<LastInput<Option<LimbInput>>> =
+        const { std::cell::RefCell::new(LastInput::new()) };
 }
 
 // ---------------------------------------------------------------------------
@@ -1140,7 +1181,7 @@ fn rows_float(
         let q = matches!(t, GgmlType::Q8_0 | GgmlType::Q4_0);
         // SAFETY: `k` is supported by this CPU (checked by the callers).
         unsafe {
-            match (&x.limbs, k) {
+            match (x.limbs, k) {
                 (Some(li), Kernels::Avx512Vnni) if q => {
                     return x86::float_q_avx512vnni(q4, w, rb, r0, li, y)
                 }
@@ -1193,10 +1234,10 @@ pub fn gemv_hw(k: Kernels, t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32], pool
     let rb = t.row_bytes(x.len());
     let ch = chunk_rows(y.len(), rb, pool.threads());
     match t {
-        GgmlType::Q8_0 | GgmlType::Q4_0 => {
-            let xq = quantize_input(x);
-            pool.split(y, ch, |r0, ys| rows_hw_q(k, t, w, rb, r0, &xq, ys));
-        }
+        GgmlType::Q8_0 | GgmlType::Q4_0 => LAST_Q8.with_borrow_mut(|last| {
+            let xq = last.get(x, quantize_input);
+            pool.split(y, ch, |r0, ys| rows_hw_q(k, t, w, rb, r0, xq, ys));
+        }),
         _ => pool.split(y, ch, |r0, ys| rows_hw_float(k, t, w, rb, r0, x, ys)),
     }
 }
@@ -1208,20 +1249,22 @@ pub fn gemv_float(k: Kernels, t: GgmlType, w: &[u8], x: &[f32], y: &mut [f32], p
     assert!(k.supported(), "{} kernels on a CPU without them", k.name());
     let rb = t.row_bytes(x.len());
     let ch = chunk_rows(y.len(), rb, pool.threads());
-    let limbs = if uses_limbs(k, t) {
-        limb_input(x)
+    let run = |limbs: Option<&LimbInput>, pool: &mut RowPool, y: &mut [f32]| {
+        let input = FloatInput {
+            x64: if limbs.is_some() {
+                Vec::new()
+            } else {
+                x.iter().map(|&v| v as f64).collect()
+            },
+            limbs,
+        };
+        pool.split(y, ch, |r0, ys| rows_float(k, t, w, rb, r0, &input, ys));
+    };
+    if uses_limbs(k, t) {
+        LAST_LIMBS.with_borrow_mut(|last| run(last.get(x, limb_input).as_ref(), pool, y))
     } else {
-        None
-    };
-    let input = FloatInput {
-        x64: if limbs.is_some() {
-            Vec::new()
-        } else {
-            x.iter().map(|&v| v as f64).collect()
-        },
-        limbs,
-    };
-    pool.split(y, ch, |r0, ys| rows_float(k, t, w, rb, r0, &input, ys));
+        run(None, pool, y)
+    }
 }
 
 #[cfg(test)]
@@ -1314,6 +1357,51 @@ mod tests {
                                 c[r]
                             );
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_input_used_again_is_prepared_again_only_if_it_changed() {
+        // The kept quantisation (hardware) and limbs (float) of the last
+        // input: the same x for two matrices (as Q, K, V), then x changed in
+        // one element, then the first x again, then another length.
+        let mut rng = Rng(5);
+        let mut pool = RowPool::new(2);
+        for t in [GgmlType::Q4_0, GgmlType::Q8_0] {
+            let cols = 192;
+            let w1 = matrix(t, 40, cols, &mut rng);
+            let w2 = matrix(t, 24, cols, &mut rng);
+            let w3 = matrix(t, 16, 2 * cols, &mut rng);
+            let x: Vec<f32> = (0..cols).map(|_| rng.normal()).collect();
+            let mut x_changed = x.clone();
+            x_changed[37] = 9.5;
+            let x3: Vec<f32> = (0..2 * cols).map(|_| rng.normal()).collect();
+            for k in kernel_sets() {
+                for (w, x) in [
+                    (&w1, &x),
+                    (&w2, &x),
+                    (&w2, &x_changed),
+                    (&w1, &x),
+                    (&w3, &x3),
+                ] {
+                    let rows = w.len() / t.row_bytes(x.len());
+                    let (mut a, mut b, mut c) =
+                        (vec![0f32; rows], vec![0f32; rows], vec![0f32; rows]);
+                    gemv_hw_definition(t, w, rows, x, &mut a);
+                    gemv_hw(k, t, w, x, &mut b, &mut pool);
+                    assert_eq!(bits(&a), bits(&b), "{} {}", k.name(), t.name());
+                    gemv_float(k, t, w, x, &mut c, &mut pool);
+                    for r in 0..rows {
+                        let d = row_float_definition(t, &w[r * t.row_bytes(x.len())..], x);
+                        assert!(
+                            (c[r] - d).abs() <= 1e-6 * d.abs().max(1.0),
+                            "{} {}",
+                            k.name(),
+                            t.name()
+                        );
                     }
                 }
             }
