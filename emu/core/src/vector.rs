@@ -93,9 +93,10 @@ pub fn layernorm(mode: Numerics, x: &[f32], g: &[f32], b: &[f32], eps: f32, y: &
 pub fn silumul(mode: Numerics, x: &[f32], m: &[f32], y: &mut [f32]) {
     match mode {
         Numerics::Hardware => {
-            let t = tables::silu();
-            for i in 0..x.len() {
-                y[i] = t.eval(x[i]) * m[i];
+            let y = &mut y[..x.len()];
+            tables::silu().eval_into(x, y);
+            for (o, &mi) in y.iter_mut().zip(m) {
+                *o *= mi;
             }
         }
         Numerics::Float => {
@@ -109,12 +110,7 @@ pub fn silumul(mode: Numerics, x: &[f32], m: &[f32], y: &mut [f32]) {
 /// GELU (tanh form). Hardware: GELU_table(x).
 pub fn gelu(mode: Numerics, x: &[f32], y: &mut [f32]) {
     match mode {
-        Numerics::Hardware => {
-            let t = tables::gelu();
-            for i in 0..x.len() {
-                y[i] = t.eval(x[i]);
-            }
-        }
+        Numerics::Hardware => tables::gelu().eval_into(x, &mut y[..x.len()]),
         Numerics::Float => {
             for i in 0..x.len() {
                 y[i] = tables::gelu_f64(x[i] as f64) as f32;
@@ -212,8 +208,9 @@ pub fn attention(mode: Numerics, sh: &AttnShape, q: &[f32], k: &[f32], v: &[f32]
                     *st *= scale;
                 }
                 let m = s.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                let exp = tables::exp();
-                let e: Vec<f32> = s.iter().map(|&st| exp.eval(st - m)).collect();
+                let d: Vec<f32> = s.iter().map(|&st| st - m).collect();
+                let mut e = vec![0f32; t_rows];
+                tables::exp().eval_into(&d, &mut e);
                 let rz = recip(seq_sum(e.iter().copied()));
                 oh.fill(0.0);
                 for (t, &et) in e.iter().enumerate() {
