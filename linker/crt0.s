@@ -14,7 +14,8 @@
 ;
 ; Saved to chip RAM bank 5 ($5C000-$5FFFF, after the model list) by inline DMA jobs: $0000-$05FF
 ; (base page, stack, KERNAL variables and the Hyppo pages this program uses), the screen
-; $0800-$0FFF, 2 KB of colour RAM, and $E000-$FFFF (HIBSS over BASIC's variables, the vectors). Registers: P (I and E flags),
+; $0800-$0FFF, 2 KB of colour RAM, $1000-$15FF (KERNAL variables under LOWRAM, see
+; linker/mega65.cfg) and $E000-$FFFF (HIBSS over BASIC's variables, the vectors). Registers: P (I and E flags),
 ; SP, B, $01, $D030, $D031, $D054, $D689. The VIC-IV registers scr_init changes are saved by
 ; screen.c, $D7FE and the CIA 1 timer controls by main.c.
 
@@ -27,6 +28,8 @@ SAVE_BANK   = $05                       ; 0.5C000: see the list above
         .import         _main
         .import         __STACKTOP__
         .import         __HIBSS_RUN__, __HIBSS_SIZE__
+        .import         __RESIDENT_LOAD__, __RESIDENT_RUN__, __RESIDENT_SIZE__
+        .import         __LOWBSS_RUN__, __LOWBSS_SIZE__
         .importzp       sp, ptr1
 
         .segment        "LOADADDR"
@@ -102,6 +105,16 @@ start:  php                             ; BASIC's flags (I, E) for /quit
         sta     $D707
         .byte   $0B, $80, $00, $81, $00, $00
         .byte   $00
+        .word   $0600                   ; $1000-$15FF
+        .word   $1000
+        .byte   $00
+        .word   $D600
+        .byte   SAVE_BANK
+        .byte   $00
+        .word   $0000
+        sta     $D707
+        .byte   $0B, $80, $00, $81, $00, $00
+        .byte   $00
         .word   $2000                   ; $E000-$FFFF (HIBSS, BASIC variables, vectors)
         .word   $E000
         .byte   $00
@@ -109,6 +122,29 @@ start:  php                             ; BASIC's flags (I, E) for /quit
         .byte   SAVE_BANK
         .byte   $00
         .word   $0000
+        ; RESIDENT to LOWRAM (code that runs while the software core's window hides $2000-$BFFF,
+        ; linker/mega65.cfg), then LOWBSS after it cleared
+        sta     $D707
+        .byte   $0B, $80, $00, $81, $00, $00
+        .byte   $00
+        .word   __RESIDENT_SIZE__
+        .word   __RESIDENT_LOAD__
+        .byte   $00
+        .word   __RESIDENT_RUN__
+        .byte   $00
+        .byte   $00
+        .word   $0000
+        sta     $D707
+        .byte   $0B, $80, $00, $81, $00, $00
+        .byte   $03                     ; fill with the source address's low byte (0)
+        .word   __LOWBSS_SIZE__
+        .word   $0000
+        .byte   $00
+        .word   __LOWBSS_RUN__
+        .byte   $00
+        .byte   $00
+        .word   $0000
+        .assert __RESIDENT_SIZE__ > 0 .and __LOWBSS_SIZE__ > 0, lderror, "a DMA count of 0 copies 64 KB"
         lda     #65                     ; force 40 MHz (write $41 to $00, spec §M2.3)
         sta     $00
         lda     #0                      ; MAP nothing: RAM everywhere the C64 port allows
@@ -158,6 +194,8 @@ start:  php                             ; BASIC's flags (I, E) for /quit
         bne     @clr
 
         ; Vectors in the RAM under the (unmapped) KERNAL: RESTORE (NMI) and stray IRQs return.
+        ; The handler is RESIDENT, outside the software core's window (an NMI can arrive while
+        ; the window is mapped; the vectors at $FFFA-$FFFF are outside it too).
         lda     #<ignore
         sta     $FFFA
         sta     $FFFE
@@ -169,7 +207,10 @@ start:  php                             ; BASIC's flags (I, E) for /quit
 _exit:  jsr     donelib
         jmp     _machine_restore
 
+        .segment        "RESIDENT"
 ignore: rti
+
+        .segment        "STARTUP"
 
 ; void machine_restore(void): gives the machine back to BASIC and returns from its SYS; does not
 ; return to the caller, which has already put back the VIC-IV and device registers it changed.
@@ -177,7 +218,17 @@ ignore: rti
         .p4510
 _machine_restore:
         sei
-        sta     $D707                   ; screen, colour RAM, $E000-$FFFF back
+        sta     $D707                   ; $1000-$15FF, screen, colour RAM, $E000-$FFFF back
+        .byte   $0B, $80, $00, $81, $00, $00
+        .byte   $00
+        .word   $0600
+        .word   $D600
+        .byte   SAVE_BANK
+        .word   $1000
+        .byte   $00
+        .byte   $00
+        .word   $0000
+        sta     $D707
         .byte   $0B, $80, $00, $81, $00, $00
         .byte   $00
         .word   $0800

@@ -1,7 +1,9 @@
 # The MEGA65 program and its disk. Included by the top-level Makefile (or mega65/Makefile).
 #
 #   make mega65-prg          build/mega65/ssnail.prg (+ map file, size report)
-#   make disk [IMAGES=…]     build/ssnail.d81 (program, AUTOBOOT.C65, the images that fit);
+#   make mega65-core         build/mega65/ssnail.core: the software SSNAIL core (mega65/softcore/,
+#                            linked on its own by linker/softcore.cfg; + map file, size report)
+#   make disk [IMAGES=…]     build/ssnail.d81 (program, AUTOBOOT.C65, ssnail.core, the images that fit);
 #                            images that do not fit go to build/sdcard/SSNAIL/ with a note; that
 #                            folder holds exactly the images asked for (earlier ones are removed);
 #                            an image no board can run (needs more than 72 MB) is refused
@@ -24,22 +26,22 @@ M65_CFG := $(SSNAIL_TOOLS)linker/mega65.cfg
 M65_CRT0 := $(SSNAIL_TOOLS)linker/crt0.s
 D81_TOOL := $(SSNAIL_TOOLS)target/release/ssnail-d81
 
-.PHONY: mega65-prg mega65-hosttest mega65-bench mega65-clean disk
+.PHONY: mega65-prg mega65-core mega65-hosttest mega65-bench mega65-clean disk
 
 mega65-prg: $(M65_PRG)
 
 M65_OBJ := $(M65_OUT)/obj
 M65_OBJS := $(M65_OBJ)/crt0.o $(patsubst $(M65_DIR)/src/%,$(M65_OBJ)/%.o,$(M65_S) $(M65_C))
-M65_CFLAGS := -t none --cpu 6502 -O -I $(M65_DIR)/include
+M65_CFLAGS := -t none --cpu 6502 -O -I $(M65_DIR)/include -I $(M65_DIR)/softcore
 
 # cc65 has no MEGA65 target: -t none, our start-up code and linker config, none.lib's runtime.
 # C is compiled for the 6502 (runs unchanged on the 45GS02); 45GS02 parts are ca65 .p4510.
-$(M65_OBJ)/%.c.o: $(M65_DIR)/src/%.c $(M65_H)
+$(M65_OBJ)/%.c.o: $(M65_DIR)/src/%.c $(M65_H) $(M65_DIR)/softcore/softcore.h
 	@mkdir -p $(M65_OBJ)
 	$(CL65) $(M65_CFLAGS) -c -o $@ $<
-$(M65_OBJ)/%.s.o: $(M65_DIR)/src/%.s
+$(M65_OBJ)/%.s.o: $(M65_DIR)/src/%.s $(M65_DIR)/include/softcall.inc
 	@mkdir -p $(M65_OBJ)
-	$(CL65) -t none -c -o $@ $<
+	$(CL65) -t none --asm-include-dir $(M65_DIR)/include -c -o $@ $<
 $(M65_OBJ)/crt0.o: $(M65_CRT0)
 	@mkdir -p $(M65_OBJ)
 	$(CL65) -t none -c -o $@ $<
@@ -49,12 +51,36 @@ $(M65_PRG): $(M65_OBJS) $(M65_CFG)
 	@mv $@.tmp $@
 	@awk -v prg=$$(stat -c %s $@) -f $(M65_DIR)/size-report.awk $(M65_OUT)/ssnail.map
 
+# The software core: its own link (own zero page, cc65 runtime, C stack), loaded by the program into
+# chip RAM and called through a MAP window (mega65/include/softcall.inc).
+M65_CORE := $(M65_OUT)/ssnail.core
+M65_CORE_DIR := $(M65_DIR)/softcore
+M65_CORE_OBJ := $(M65_OUT)/coreobj
+M65_CORE_OBJS := $(patsubst $(M65_CORE_DIR)/%,$(M65_CORE_OBJ)/%.o,\
+	$(wildcard $(M65_CORE_DIR)/*.s) $(wildcard $(M65_CORE_DIR)/*.c))
+M65_CORE_CFLAGS := -t none --cpu 6502 -Oirs -I $(M65_CORE_DIR) -I $(M65_DIR)/include
+M65_CORE_CFG := $(SSNAIL_TOOLS)linker/softcore.cfg
+
+mega65-core: $(M65_CORE)
+
+$(M65_CORE_OBJ)/%.c.o: $(M65_CORE_DIR)/%.c $(wildcard $(M65_CORE_DIR)/*.h)
+	@mkdir -p $(M65_CORE_OBJ)
+	$(CL65) $(M65_CORE_CFLAGS) -c -o $@ $<
+$(M65_CORE_OBJ)/%.s.o: $(M65_CORE_DIR)/%.s $(M65_DIR)/include/softcall.inc
+	@mkdir -p $(M65_CORE_OBJ)
+	$(CL65) -t none --asm-include-dir $(M65_DIR)/include --asm-include-dir $(M65_CORE_DIR) -c -o $@ $<
+
+$(M65_CORE): $(M65_CORE_OBJS) $(M65_CORE_CFG)
+	$(CL65) -t none -C $(M65_CORE_CFG) -m $(M65_OUT)/ssnail-core.map -o $@.tmp $(M65_CORE_OBJS) none.lib
+	@mv $@.tmp $@
+	@awk -v file=$$(stat -c %s $@) -f $(M65_DIR)/core-size-report.awk $(M65_OUT)/ssnail-core.map
+
 $(D81_TOOL): $(wildcard $(SSNAIL_TOOLS)disk/src/*.rs $(SSNAIL_TOOLS)disk/src/bin/*.rs) $(SSNAIL_TOOLS)disk/Cargo.toml
 	cd $(SSNAIL_TOOLS) && $(CARGO) build --release -q -p ssnail-disk --bin ssnail-d81
 	@touch $@
 
-disk: $(M65_PRG) $(D81_TOOL)
-	$(D81_TOOL) build --out $(SSNAIL_BUILD)/ssnail.d81 --program $(M65_PRG) \
+disk: $(M65_PRG) $(M65_CORE) $(D81_TOOL)
+	$(D81_TOOL) build --out $(SSNAIL_BUILD)/ssnail.d81 --program $(M65_PRG) --core $(M65_CORE) \
 		--sdcard $(SSNAIL_BUILD)/sdcard $(IMAGES)
 
 mega65-hosttest: $(M65_OUT)/tokhost

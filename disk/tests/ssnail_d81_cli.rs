@@ -249,3 +249,48 @@ fn an_image_no_board_can_run_is_refused_and_sizes_name_their_boards() {
     );
     assert!(out.contains("runs on R4-R6 only (R3 has 8 MB)"), "{out}");
 }
+
+#[test]
+fn build_puts_the_software_core_on_the_disk_after_the_program_and_refuses_other_files_as_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    let prg = [&[0x01u8, 0x20][..], &[0xEA; 3000]].concat();
+    std::fs::write(p("ssnail.prg"), &prg).unwrap();
+    let core = [&b"SNLC"[..], &[0x4C; 34000]].concat();
+    std::fs::write(p("ssnail.core"), &core).unwrap();
+    std::fs::write(p("small.ssnail"), fake_image(5000, 3)).unwrap();
+    let run = |core_file: &str, out: &str| {
+        tool()
+            .args(["build", "--out"])
+            .arg(p(out))
+            .arg("--program")
+            .arg(p("ssnail.prg"))
+            .arg("--core")
+            .arg(p(core_file))
+            .arg("--sdcard")
+            .arg(p("sdcard"))
+            .arg(p("small.ssnail"))
+            .output()
+            .unwrap()
+    };
+    let out = run("ssnail.core", "ok.d81");
+    assert!(out.status.success(), "{out:?}");
+    let d = D81::from_bytes(std::fs::read(p("ok.d81")).unwrap()).unwrap();
+    let names: Vec<String> = d.files().unwrap().into_iter().map(|e| e.name).collect();
+    assert_eq!(
+        names,
+        ["SSNAIL", "AUTOBOOT.C65", "SSNAIL.CORE", "SMALL.SSNAIL"]
+    );
+    assert_eq!(d.read_file("ssnail.core").unwrap(), core);
+
+    // A PRG given as the core: refused in one line, no disk written.
+    let out = run("ssnail.prg", "bad.d81");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("ssnail.prg: not a software SSNAIL core"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(!p("bad.d81").exists());
+}

@@ -12,21 +12,34 @@ pub fn mega65_dir() -> PathBuf {
 /// `make mega65-prg` (cc65, linker/mega65.cfg) with its output under
 /// `out_dir`; the PRG's bytes.
 pub fn build_prg(out_dir: &Path) -> Result<Vec<u8>, String> {
+    make(out_dir, "mega65-prg", "mega65/ssnail.prg")
+}
+
+/// `make mega65-core` (the software SSNAIL core, linker/softcore.cfg) with its output under
+/// `out_dir`; the bytes of the disk's `ssnail.core`.
+pub fn build_core(out_dir: &Path) -> Result<Vec<u8>, String> {
+    make(out_dir, "mega65-core", "mega65/ssnail.core")
+}
+
+/// The name the program looks for on the D81 (device.c `soft_file`).
+pub const SOFT_CORE_FILE: &str = "ssnail.core";
+
+fn make(out_dir: &Path, target: &str, file: &str) -> Result<Vec<u8>, String> {
     let out = Command::new("make")
         .args(["-s", "-C"])
         .arg(mega65_dir())
-        .arg("mega65-prg")
+        .arg(target)
         .arg(format!("SSNAIL_BUILD={}", out_dir.display()))
         .output()
         .map_err(|e| format!("running make (needs make and cc65): {e}"))?;
     if !out.status.success() {
         return Err(format!(
-            "building the MEGA65 program (make mega65-prg, needs cc65): {}",
+            "building the MEGA65 program (make {target}, needs cc65): {}",
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    let prg = out_dir.join("mega65/ssnail.prg");
-    std::fs::read(&prg).map_err(|e| format!("{}: {e}", prg.display()))
+    let path = out_dir.join(file);
+    std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The small converted test images the program's tests load (testkit models, fixed names, so the

@@ -20,6 +20,8 @@ void dma_copy(uint32_t dst, uint32_t src, uint16_t n);
 void dma_fill(uint32_t dst, uint8_t value, uint16_t n);
 /* copy n bytes from a 28-bit address into ONE register (destination held), spec §M3.5 */
 void dma_to_register(uint32_t reg, uint32_t src, uint16_t n);
-/* the same job written to *job without running it (hw.s's sd_sector_to_port sets the count) */
+/* the same job written to *job without running it (hw.s's sd_sectors_dma sets the count) */
 void dma_job_to_register(dma_job_t *job, uint32_t reg, uint32_t src);
+/* a copy job to memory at dst, not run (sd_sectors_dma sets the count and advances dst) */
+void dma_job_to_memory(dma_job_t *job, uint32_t dst, uint32_t src);
 #endif

@@ -29,10 +29,11 @@ uint8_t hy_cdroot(void);
 uint8_t hy_chdir(const char *name);      /* one level, from the current directory */
 uint8_t hy_open(const char *name);       /* 1 = opened (findfile, or readdir match as fallback) */
 uint16_t hy_read(void);                  /* next sector into the SD buffer: bytes, 0 = EOF/error */
-/* up to n times: wait for the load port's READY, hy_read, then the DMA job (dma_job_to_register
- * from SD_BUFFER) with the count; stops at a short sector or end of file. Bytes sent, or $FFFF
+/* up to n times: hy_read, then the DMA job from SD_BUFFER with the count; stops at a short sector
+ * or end of file. A job into the load port (dma_job_to_register) first waits for its READY; a job
+ * into memory (dma_job_to_memory) moves its destination on by the count. Bytes sent, or $FFFF
  * when the port never became READY (hw.s). */
-uint16_t __fastcall__ sd_sectors_to_port(void *job, uint8_t n);
+uint16_t __fastcall__ sd_sectors_dma(void *job, uint8_t n);
 extern const uint32_t lp_commit;   /* SS_LP_COMMIT, for hw.s */
 void hy_close(void);
 uint8_t hy_opendir(void);                /* 1 = ok */

@@ -11,7 +11,7 @@
 #define NAME_MAX    64           /* a FAT long name as the hypervisor's readdir gives it */
 #define NAME_SHOWN  32           /* longer names are shown shortened (model_short_name) */
 #define DESC_SHOWN  76           /* 4 columns of indent + 76 = one 80-column row */
-#define MODELS_ADDR 0x50000UL    /* chip RAM bank 5: MAX_MODELS x sizeof(model_t) */
+#include "chipram.h"      /* MODELS_ADDR: MAX_MODELS x sizeof(model_t) in chip RAM */
 typedef struct {
     char name[NAME_MAX + 1];
     uint8_t source;
@@ -40,6 +40,8 @@ const char *model_short_name(const model_t *m);
 /* CONFIG.TXT's choice (*from_config = 1), else the largest that fits; -1 = none */
 int16_t models_default(uint8_t *from_config);
 uint8_t model_fits(const model_t *m);
+/* a file of the D81 in drive 0 by name (any letter case): its first track and sector; 1 = found */
+uint8_t d81_find(const char *name, uint8_t *t, uint8_t *s);
 /* the SSNAIL folder (cdroot first); 1 = entered */
 uint8_t models_chdir(void);
 extern const char *const source_names[3];

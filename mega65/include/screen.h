@@ -25,7 +25,7 @@ void scr_clear_row(uint8_t y);
 void scr_reverse_row(uint8_t y, uint8_t on);
 uint8_t scr_code(char c);       /* ASCII -> screen code (our character set: the same, '?' for
                                    non-printable; + $80 = reversed) */
-#define CHARSET 0x48000UL       /* 2 KB character set in chip RAM (bank 4, after the embeddings) */
+#include "chipram.h"            /* CHARSET: the 2 KB character set in chip RAM */
 void scr_draw(char c);          /* put c at the cursor and advance, without the serial copy */
 void scr_log(char c);           /* serial copy only */
 /* word-wrapped output for generated text */

@@ -6,9 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 #include "chat.h"
+#include "chipram.h"
 #include "cosine.h"
+#include "device.h"
 #include "dma.h"
 #include "far.h"
+#include "fn_tables.h"   /* OP_*, WT_*, KV_*: ISA numbers generated from the Rust contract */
 #include "fold.h"
 #include "keyboard.h"
 #include "loader.h"
@@ -60,12 +63,7 @@ static void print_token(uint32_t id) {
     for (; o0 < o1; ++o0) fold_byte(far_peek(h_vocab + o0), wrap_putc);
 }
 
-static uint8_t go(void) {
-    uint8_t i;
-    for (i = 0; i < 4; ++i) far_poke(SS_JOB0 + i, (uint8_t)(h_code >> (8 * i)));
-    far_poke(SS_GO, 1);
-    return 1;
-}
+static void go(void) { dev_go(h_code); }
 
 /* ---- waiting for a job ------------------------------------------------------------------
  * A job that stays BUSY must not hang the program. job_watch() runs in every polling loop:
@@ -86,15 +84,24 @@ static void watch_start(void) {
     timer_start();
 }
 
-/* 1 = give up (the job hangs); progressed = something new arrived since the last call */
+/* 1 = give up (the job hangs); progressed = something new arrived since the last call. The
+ * software core is the 45GS02 running the job in these very polls: slow (a prompt can take
+ * minutes), never hung, so no hint and no hang limit; after RUN/STOP its grace starts at the
+ * first SYNC (dev_synced): a script reads stop_request between tokens, and one token can take
+ * longer than STOP_GRACE_MS. A script that never gets there is ended after HANG_MS. */
 static uint8_t job_watch(uint8_t progressed) {
-    static const uint32_t one = 1;
-    uint32_t now = timer_ms();
-    if (progressed) progress_ms = now;
+    uint32_t now = timer_ms(), grace = STOP_GRACE_MS;
+    if (progressed || core == CORE_SOFT) progress_ms = now;
+    if (stopped == 1 && core == CORE_SOFT) {
+        grace = HANG_MS;
+        if (dev_synced) {
+            stopped = 2;
+            stop_ms = now;
+        }
+    }
+    dev_synced = 0;
     if (!stopped && kbd_stop_pressed()) {
-        port_commit(HDR(RB_STOP_REQUEST), 0);
-        dma_to_register(SS_LP_DATA, (uint32_t)(uint16_t)&one, 4);
-        port_commit(IMG_BASE, 0);
+        dev_stop();
         stopped = 1;
         stop_ms = now;
     }
@@ -103,23 +110,33 @@ static uint8_t job_watch(uint8_t progressed) {
         say(COL_YELLOW, "\n[SSNAIL busy 30 s without a result: RUN/STOP stops it]\n");
         warned = 1;
     }
-    if ((stopped && now - stop_ms >= STOP_GRACE_MS) || now - progress_ms >= HANG_MS) {
+    if ((stopped && now - stop_ms >= grace) || now - progress_ms >= HANG_MS) {
         wrap_flush();
-        say(COL_RED, stopped ? "\n[SSNAIL did not stop: the core hangs. Back to the model list;"
-                               " reset the MEGA65 if loading fails]\n"
-                             : "\n[SSNAIL busy 10 min without a result: the core hangs. Back to"
-                               " the model list]\n");
+        if (core == CORE_SOFT)
+            say(COL_RED, "\n[the software core's job did not stop: ended. Back to the model list]\n");
+        else
+            say(COL_RED, stopped ? "\n[SSNAIL did not stop: the core hangs. Back to the model list;"
+                                   " reset the MEGA65 if loading fails]\n"
+                                 : "\n[SSNAIL busy 10 min without a result: the core hangs. Back to"
+                                   " the model list]\n");
         return 1;
     }
     return 0;
 }
 
 static uint8_t write_job(uint32_t start, uint16_t n) {
-    if (n && !port_write(h_tokens + (start << 2), toks, n << 2)) return 0;
-    return port_write(HDR(RB_POS), &rb, sizeof rb);
+    if (n && !dev_write(h_tokens + (start << 2), toks, n << 2)) return 0;
+    return dev_write(HDR(RB_POS), &rb, sizeof rb);
 }
 
 static void port_error(void) { say(COL_RED, "[load port error writing the prompt]\n"); }
+
+/* a faulted job: its error code (spec §3.4) and where */
+static void job_error(void) {
+    scr_col = COL_RED;
+    scr_printf("[SSNAIL error $%02x at $%07lx]\n", dev_error(), dev_fault_pc());
+    scr_col = COL_LGREEN;
+}
 
 /* ---- sampling (spec §7.6): one job per token; after each, the sampled token replaces the
  * ARGMAX's in slot pos and the next job continues from it. s_gen = tokens shown, s_reason as the
@@ -130,13 +147,13 @@ static uint8_t sampled(void) {
     for (s_gen = 0;;) {
         do
             if (job_watch(0)) return 1;
-        while (far_peek(SS_STATUS) & SS_STATUS_BUSY);
+        while (dev_busy());
         s_reason = far_peek32(HDR(RB_STOP_REASON));
-        if (far_peek(SS_ERROR) || s_reason == STOP_CONTEXT_FULL) return 0;
+        if (dev_error() || s_reason == STOP_CONTEXT_FULL) return 0;
         pos = far_peek32(HDR(RB_POS));
         s_tok = smp_choose(pos - 1);
         if (s_tok == SMP_KEEP) s_tok = far_peek32(h_tokens + (pos << 2));
-        else if (!port_write(h_tokens + (pos << 2), &s_tok, 4)) { port_error(); return 0; }
+        else if (!dev_write(h_tokens + (pos << 2), &s_tok, 4)) { port_error(); return 0; }
         print_token(s_tok);
         job_watch(1);
         s_reason = s_tok == h_eos ? STOP_EOS : ++s_gen == n_generate ? STOP_COUNT
@@ -149,12 +166,58 @@ static uint8_t sampled(void) {
     }
 }
 
+/* The operands an image chooses and a core may refuse (spec §3.4, fault 5): the weight format of
+ * each GEMV and DEQROW and the KV cache format of each ATTN, found in the script slots [H_CODE,
+ * H_DATA) before any job, so such an image says what it holds instead of faulting mid-answer.
+ * Both cores run the same five formats (§4.1) and two KV formats. bad_at = the instruction. */
+static uint32_t bad_at;
+static uint8_t bad_what;   /* its format number */
+
+static void script_check(void) {
+    uint32_t a, end = far_peek32(HDR(H_DATA)), x;
+    uint8_t op, f;
+    bad_at = 0;
+    if (end < h_code || end - h_code > 0x100000UL) return;   /* not a converter's script */
+    for (a = h_code; a < end; a += 16) {
+        op = far_peek(a);
+        f = far_peek(a + 1);
+        if (op == OP_GEMV || op == OP_DEQROW) {
+            if (f == WT_F32 || f == WT_F16 || f == WT_BF16 || f == WT_Q8_0 || f == WT_Q4_0) continue;
+        } else if (op == OP_ATTN) {
+            /* the parameter block, if the CPU sees it: an absolute address (not register-
+             * relative) in the attic RAM of this board (not in a 72 MB image's HyperRAM part) */
+            x = far_peek32(a + 4) - IMG_BASE;
+            if (x >= soft_mem - 32) continue;
+            f = far_peek(IMG_BASE + x + 20);                  /* word 5: KV format */
+            x += IMG_BASE;
+            if (far_peek(x + 21) || far_peek16(x + 22)) f = 0xFF;   /* a word, not a byte */
+            else if (f <= KV_F16) continue;
+        } else
+            continue;
+        bad_at = a;
+        bad_what = f;
+        return;
+    }
+}
+
+/* 1 = the script can run; otherwise says why */
+static uint8_t runnable(void) {
+    if (!bad_at) return 1;
+    scr_col = COL_RED;
+    scr_printf("[the %s at $%07lx uses %s %u, which SSNAIL cannot run: convert the model again]\n",
+               far_peek(bad_at) == OP_ATTN ? "ATTN" : "GEMV", bad_at,
+               far_peek(bad_at) == OP_ATTN ? "KV cache format" : "weight format", bad_what);
+    scr_col = COL_LGREEN;
+    return 0;
+}
+
 /* 0 = done; 1 = the job hangs, back to the model list */
 static uint8_t generate(void) {
     int16_t n = tok_encode(line, first, toks, MAX_PROMPT);
     uint32_t start, shown = 0, gen, reason, t, rate;
     if (n < 0) { say(COL_RED, "[line too long]\n"); return 0; }
     if (first && n == 0) return 0;
+    if (!runnable()) return 0;
     start = first ? 0 : pos + 1;
     if (first) pos = 0;
     rb.pos = pos;
@@ -184,7 +247,7 @@ static uint8_t generate(void) {
         for (; shown < gen; ++shown)
             print_token(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
         if (job_watch(shown != t)) return 1;
-    } while (far_peek(SS_STATUS) & SS_STATUS_BUSY);
+    } while (dev_busy());
     t = timer_ms();
     gen = far_peek32(HDR(RB_GENERATED));
     for (; shown < gen; ++shown) print_token(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
@@ -195,10 +258,8 @@ done:
     pos = far_peek32(HDR(RB_POS));
     last_tokens = gen;
     last_ms = t;
-    if (far_peek(SS_ERROR)) {
-        scr_col = COL_RED;
-        scr_printf("[SSNAIL error $%02x]\n", far_peek(SS_ERROR));
-        scr_col = COL_LGREEN;
+    if (dev_error()) {
+        job_error();
         return 0;
     }
     if (reason == STOP_EOS) scr_puts("[end of text]\n");
@@ -224,8 +285,7 @@ static int16_t vec[MAX_DIM];
 static char text_a[MAX_LINE + 1], text_b[MAX_LINE + 1];
 #pragma bss-name(pop)
 static uint8_t n_stored, next_slot, told_full;
-#define STORE_ADDR 0x40000UL   /* chip RAM bank 4: MAX_STORED x 2 KB */
-#define TEXT_ADDR 0x48800UL    /* their lines: MAX_STORED x 256 bytes, after the character set */
+/* chip RAM (chipram.h): STORE_ADDR MAX_STORED x 2 KB embeddings, TEXT_ADDR x 256 bytes of text */
 
 static const char *stored_text(uint8_t k, char *buf) {
     dma_copy((uint32_t)(uint16_t)buf, TEXT_ADDR + ((uint32_t)k << 8), MAX_LINE + 1);
@@ -240,6 +300,7 @@ static uint8_t embed(void) {
     uint8_t used[MAX_STORED], k, i, best, shown;
     uint16_t dim = (uint16_t)(h_outdim < MAX_DIM ? h_outdim : MAX_DIM);
     n = tok_encode(line, 1, toks, MAX_PROMPT);
+    if (!runnable()) return 0;
     if (n < 0 || (uint32_t)n > h_maxctx) {
         scr_printf("[too long: %d tokens, maximum %lu]\n", n < 0 ? MAX_PROMPT : n, h_maxctx);
         return 0;
@@ -252,10 +313,10 @@ static uint8_t embed(void) {
     if (!write_job(0, n)) { port_error(); return 0; }
     watch_start();
     go();
-    while (far_peek(SS_STATUS) & SS_STATUS_BUSY)
+    while (dev_busy())
         if (job_watch(0)) return 1;
     last_ms = timer_ms();
-    if (far_peek(SS_ERROR)) { scr_printf("[SSNAIL error $%02x]\n", far_peek(SS_ERROR)); return 0; }
+    if (dev_error()) { job_error(); return 0; }
     if (stopped) { scr_puts("[stopped]\n"); return 0; }
     if (far_peek32(HDR(RB_STOP_REASON)) != 1) {
         scr_printf("[too long: %d tokens, maximum %lu]\n", n, h_maxctx);
@@ -310,8 +371,35 @@ static void show_tokens(const char *text) {
 static void help(void) {
     scr_puts("/n N  tokens per answer   /reset  new conversation   /stats  speed and position\n"
              "/tokens TEXT  token ids   /models  back to the list   /help  this list\n"
-             "/quit  back to BASIC      RUN/STOP stops an answer\n"
+             "/quit  back to BASIC      RUN/STOP stops an answer   /core soft|fpga  which core\n"
              "/temp X (0 = greedy)  /topk K  /penalty X  /seed N   sampling, shown by /stats\n");
+}
+
+static void show_core(void) {
+    if (core == CORE_SOFT) scr_puts("[core: software (45GS02)]\n");
+    else scr_printf("[core: FPGA v%u]\n", fpga_version);
+}
+
+/* /core soft, /core fpga: the same SSNAIL memory, so the conversation goes on where it was */
+static void choose_core(const char *which) {
+    uint8_t c = !strcmp(which, "soft") ? CORE_SOFT : !strcmp(which, "fpga") ? CORE_FPGA : 0;
+    uint32_t need = far_peek32(HDR(H_MEM_NEEDED)), old = core;
+    if (!c) {
+        scr_puts("[/core soft or /core fpga]\n");
+        return;
+    }
+    if (!dev_select(c)) {
+        scr_puts(c == CORE_SOFT ? "[no software core: ssnail.core is not on the disk]\n"
+                                : "[no SSNAIL FPGA core in this MEGA65]\n");
+        return;
+    }
+    if (need > avail_mem) {
+        dev_select(old);
+        scr_printf("[this model needs %lu MB, that core has %lu MB]\n", (need + 1048575UL) >> 20,
+                   (c == CORE_SOFT ? soft_mem : fpga_mem) >> 20);
+        return;
+    }
+    show_core();
 }
 
 uint8_t chat(const char *name) {
@@ -342,6 +430,8 @@ uint8_t chat(const char *name) {
                encoder ? "encoder" : "decoder", h_maxctx, far_peek32(HDR(H_NVOCAB)));
     scr_col = COL_LGREEN;
     if (!tok_init()) { say(COL_RED, "[the image's tokenizer block is damaged]\n"); }
+    script_check();
+    runnable();
     help();
     for (;;) {
         scr_col = COL_WHITE;
@@ -362,9 +452,12 @@ uint8_t chat(const char *name) {
                 scr_printf("[%u tokens per answer]\n", n_generate);
             } else if (!strncmp(line, "/tokens ", 8)) {
                 show_tokens(line + 8);
+            } else if (!strncmp(line, "/core ", 6)) {
+                choose_core(line + 6);
             } else if (!strcmp(line, "/stats")) {
                 scr_printf("[pos %lu of %lu, %u tokens per answer, last: %lu tokens in %lu.%03lu s]\n",
                            pos, h_maxctx, n_generate, last_tokens, last_ms / 1000, last_ms % 1000);
+                show_core();
                 if (!encoder) smp_show();
             } else if (encoder || !smp_command(line)) help();
             continue;

@@ -38,3 +38,7 @@ void dma_to_register(uint32_t reg, uint32_t src, uint16_t n) {
 void dma_job_to_register(dma_job_t *j, uint32_t reg, uint32_t src) {
     fill_job(j, 0x00, reg, src, 0, 0x08);
 }
+
+void dma_job_to_memory(dma_job_t *j, uint32_t dst, uint32_t src) {
+    fill_job(j, 0x00, dst, src, 0, 0);
+}

@@ -7,7 +7,7 @@
         .import         _lp_commit
         .importzp       sreg
         .export         _far_peek, _far_peek16, _far_peek32, _far_poke, _far_cmp
-        .export         _dma_exec, _hyppo_call, _serial_putc, _sd_sectors_to_port
+        .export         _dma_exec, _hyppo_call, _serial_putc, _sd_sectors_dma
         .export         _hy_x, _hy_y, _hy_z, _hy_a
 
 FP      = $F0                           ; 32-bit flat pointer (base page, fixed)
@@ -147,14 +147,21 @@ _hyppo_call:
         ldx     #0
         rts
 
-; uint16_t __fastcall__ sd_sectors_to_port(dma_job_t *job, uint8_t n): the SD loader's inner loop
-; (it runs ~50,000 times per image, so it is one call per n sectors). For each sector: wait for the
-; load port's READY (the register at lp_commit, bit 7; about 4 M polls at most), readfile (trap
-; $1A, as hy_read) into the SD buffer, show that buffer ($D689 bit 7), then run *job
-; (dma_job_to_register: SD buffer -> the load port's data register) with the count readfile gave.
-; Stops after n sectors, at a short sector (the last) or at end of file / a read error. Returns
-; the bytes sent, or $FFFF if the port never became READY.
-_sd_sectors_to_port:
+; uint16_t __fastcall__ sd_sectors_dma(dma_job_t *job, uint8_t n): the SD loader's inner loop
+; (it runs ~50,000 times per image, so it is one call per n sectors). For each sector: when *job
+; holds its destination (dma_job_to_register: the load port's data register), wait for the load
+; port's READY (the register at lp_commit, bit 7; about 4 M polls at most); readfile (trap $1A,
+; as hy_read) into the SD buffer, show that buffer ($D689 bit 7), then run *job with the count
+; readfile gave; a job into memory (dma_job_to_memory: the software core's attic RAM) then has
+; its destination moved on by the count. Stops after n sectors, at a short sector (the last) or
+; at end of file / a read error. Returns the bytes sent, or $FFFF if the port never became READY.
+JOB_DST_MB      = 4                     ; dma_job_t offsets (dma.h)
+JOB_COUNT       = 7
+JOB_DST         = 12
+JOB_DST_BANK    = 14
+JOB_SUB         = 15
+SUB_DST_HOLD    = $08
+_sd_sectors_dma:
         sta     nsec
         jsr     popax
         sta     ptr1
@@ -162,7 +169,12 @@ _sd_sectors_to_port:
         lda     #0
         sta     total
         sta     total+1
-@next:  lda     _lp_commit              ; FP = the load port's commit/status register
+@next:  ldy     #JOB_SUB
+        lda     (ptr1),y
+        and     #SUB_DST_HOLD
+        bne     @port
+        jmp     @ready                  ; into memory: no port to wait for
+@port:  lda     _lp_commit              ; FP = the load port's commit/status register
         sta     FP
         lda     _lp_commit+1
         sta     FP+1
@@ -193,8 +205,9 @@ _sd_sectors_to_port:
         sta     $D640
         clv
         ldz     #0
-        bcc     @done                   ; error, or end of file (count 0 either way)
-        stx     count
+        bcs     @got
+        jmp     @done                   ; error, or end of file (count 0 either way)
+@got:   stx     count
         sty     count+1
         lda     $D689
         ora     #$80
@@ -202,7 +215,7 @@ _sd_sectors_to_port:
         txa
         ora     count+1
         beq     @done
-        ldy     #7                      ; job->count
+        ldy     #JOB_COUNT
         lda     count
         sta     (ptr1),y
         iny
@@ -215,7 +228,31 @@ _sd_sectors_to_port:
         sta     $D701
         lda     ptr1
         sta     $D705                   ; the CPU waits until the job is done
-        clc
+        ldy     #JOB_SUB
+        lda     (ptr1),y
+        and     #SUB_DST_HOLD
+        bne     @sum
+        ldy     #JOB_DST                ; into memory: destination += count, carrying into the
+        clc                             ; bank (bits 16-19) and the megabyte (bits 20-27)
+        lda     (ptr1),y
+        adc     count
+        sta     (ptr1),y
+        iny
+        lda     (ptr1),y
+        adc     count+1
+        sta     (ptr1),y
+        bcc     @sum
+        iny                             ; JOB_DST_BANK
+        lda     (ptr1),y
+        inc     a
+        and     #$0F
+        sta     (ptr1),y
+        bne     @sum
+        ldy     #JOB_DST_MB
+        lda     (ptr1),y
+        inc     a
+        sta     (ptr1),y
+@sum:   clc
         lda     total
         adc     count
         sta     total

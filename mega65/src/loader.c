@@ -2,11 +2,13 @@
  * cleared; for each sector, wait for READY and DMA it into the load port's data register with
  * the destination held, recommitting to the payload address ($64) at file offset 256 (which may
  * fall inside a sector or on its first byte); commit once more, wait for READY, check ERROR.
- * Files come from the SD card (hypervisor readfile, 512-byte sectors) or the D81 (F011, 254
- * data bytes per 256-byte block). */
+ * For the software core (device.h) there is no load port: the same pieces go by DMA straight to
+ * their SSNAIL addresses, which are the CPU's attic RAM. Files come from the SD card (hypervisor
+ * readfile, 512-byte sectors) or the D81 (F011, 254 data bytes per 256-byte block). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "device.h"
 #include "dma.h"
 #include "far.h"
 #include "fdc.h"
@@ -46,7 +48,7 @@ uint8_t port_write(uint32_t addr, const void *src, uint16_t n) {
 static const model_t *cur;
 static dma_job_t sd_job;   /* SD buffer -> load port data register */
 const uint32_t lp_commit = SS_LP_COMMIT;
-#define SD_BATCH 16        /* sectors per sd_sectors_to_port call */
+#define SD_BATCH 16        /* sectors per sd_sectors_dma call */
 static uint8_t next_t, next_s;
 static uint32_t chunk_src;
 static uint16_t chunk_len;
@@ -135,6 +137,26 @@ static uint8_t progress_tick;
 /* bytes sent and the image length: statics, as cc65 reaches them faster than locals */
 static uint32_t off, expected;
 
+/* where the next bytes go: the load port (FPGA core) or, for the software core, attic RAM at
+ * `dst` by DMA */
+static uint8_t to_attic;
+static uint32_t dst;
+
+static void put(uint32_t src, uint16_t n) {
+    if (to_attic) {
+        dma_copy(dst, src, n);
+        dst += n;
+    } else
+        dma_to_register(SS_LP_DATA, src, n);
+}
+
+static void put_at(uint32_t addr) {
+    if (to_attic) dst = addr;
+    else port_commit(addr, 0);
+}
+
+static uint8_t ready(void) { return to_attic || port_wait_ready(); }
+
 uint8_t load_model(const model_t *m) {
     uint32_t base, first_part, t;
     uint8_t ok, bad, fast;
@@ -142,6 +164,7 @@ uint8_t load_model(const model_t *m) {
     cur = m;
     scr_clear_row(PROGRESS_ROW);
     if (!avail_mem) { fail("no SSNAIL core, cannot load"); return 0; }
+    to_attic = core == CORE_SOFT;
     if (!m->valid) { fail("not an SSNAIL image (no SSNL magic)"); return 0; }
     if (m->version != 1) {
         sprintf(msg, "image version %u, this program reads version 1", m->version);
@@ -150,8 +173,8 @@ uint8_t load_model(const model_t *m) {
     }
     if (m->host_seg_len) { fail("old image format (host segment): convert it again"); return 0; }
     if (m->mem_needed > avail_mem) {
-        sprintf(msg, "needs %lu MB, this board has %lu MB", (m->mem_needed + 1048575UL) >> 20,
-                avail_mem >> 20);
+        sprintf(msg, "needs %lu MB, %s has %lu MB", (m->mem_needed + 1048575UL) >> 20,
+                to_attic ? "the software core" : "this board", avail_mem >> 20);
         fail(msg);
         return 0;
     }
@@ -164,6 +187,12 @@ uint8_t load_model(const model_t *m) {
         return 0;
     }
     base = m->load_base ? m->load_base : IMG_BASE + 0x100;
+    /* the load port refuses bytes outside SSNAIL memory (ERROR); DMA would write them anywhere */
+    t = m->expected - IMG_HEADER_LEN;               /* payload bytes */
+    if (to_attic && (base < IMG_BASE || t > avail_mem || base - IMG_BASE > avail_mem - t)) {
+        fail("payload outside SSNAIL memory (header $64)");
+        return 0;
+    }
     if (m->source == SRC_D81) {
         next_t = m->track;
         next_s = m->sector;
@@ -179,28 +208,32 @@ uint8_t load_model(const model_t *m) {
     expected = m->expected;
     timer_start();
     progress_tick = PEEK(0xDC06);
-    dma_job_to_register(&sd_job, SS_LP_DATA, SD_BUFFER);
-    port_commit(IMG_BASE, 1);                       /* 1. pointer $8000000, ERROR cleared */
+    if (to_attic) dst = IMG_BASE;
+    else {
+        dma_job_to_register(&sd_job, SS_LP_DATA, SD_BUFFER);
+        port_commit(IMG_BASE, 1);                   /* 1. pointer $8000000, ERROR cleared */
+    }
     ok = 1;
     fast = 0;
     while (off < expected) {
         if (fast) {                                 /* SD after the header: a batch per call */
-            chunk_len = sd_sectors_to_port(&sd_job, SD_BATCH);
+            chunk_len = sd_sectors_dma(&sd_job, SD_BATCH);
             if (chunk_len == 0xFFFF) { ok = 0; fail("load port never READY"); break; }
             if (!chunk_len) break;
         } else {
-            if (!port_wait_ready()) { ok = 0; fail("load port never READY"); break; }
+            if (!ready()) { ok = 0; fail("load port never READY"); break; }
             if (!next_chunk()) break;
             if (chunk_len > expected - off) chunk_len = (uint16_t)(expected - off);
             if (off <= IMG_HEADER_LEN && off + chunk_len > IMG_HEADER_LEN) {  /* payload starts here */
                 first_part = IMG_HEADER_LEN - off;
-                if (first_part) dma_to_register(SS_LP_DATA, chunk_src, (uint16_t)first_part);
-                port_commit(base, 0);
-                dma_to_register(SS_LP_DATA, chunk_src + first_part, chunk_len - (uint16_t)first_part);
+                if (first_part) put(chunk_src, (uint16_t)first_part);
+                put_at(base);
+                put(chunk_src + first_part, chunk_len - (uint16_t)first_part);
                 /* an SD file's length was checked against the header: no sector runs past it */
                 fast = m->source != SRC_D81;
+                if (to_attic) dma_job_to_memory(&sd_job, dst, SD_BUFFER);
             } else {
-                dma_to_register(SS_LP_DATA, chunk_src, chunk_len);
+                put(chunk_src, chunk_len);
             }
         }
         off += chunk_len;
@@ -215,15 +248,15 @@ uint8_t load_model(const model_t *m) {
         hy_cdroot();
     }
     if (!ok) return 0;
-    port_commit(IMG_BASE, 0);                       /* 3. flush */
-    if (!port_wait_ready()) { fail("load port never READY after the last sector"); return 0; }
+    if (!to_attic) port_commit(IMG_BASE, 0);        /* 3. flush */
+    if (!ready()) { fail("load port never READY after the last sector"); return 0; }
     progress(off, m->expected);
     if (off < m->expected) {
         sprintf(msg, "file ended after %lu of %lu bytes: truncated", off, m->expected);
         fail(msg);
         return 0;
     }
-    if (far_peek(SS_LP_COMMIT) & SS_LP_ERROR) {
+    if (!to_attic && (far_peek(SS_LP_COMMIT) & SS_LP_ERROR)) {
         fail("load port reported ERROR (data outside SSNAIL memory)");
         return 0;
     }

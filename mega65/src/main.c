@@ -1,8 +1,9 @@
-/* main.c: SSNAIL for the MEGA65. Detects the SSNAIL core, lists the images on the SD card and
- * the D81, loads the chosen one and talks to it. */
+/* main.c: SSNAIL for the MEGA65. Detects the SSNAIL core (or loads the software core), lists the
+ * images on the SD card and the D81, loads the chosen one and talks to it. */
 #include <stdio.h>
 #include <string.h>
 #include "chat.h"
+#include "device.h"
 #include "far.h"
 #include "keyboard.h"
 #include "loader.h"
@@ -15,7 +16,7 @@
 
 #define LIST_ROW 4
 
-static uint8_t present, version, caps, id;
+static uint8_t id, model;
 
 /* $D7FE (mega65-core iomap.txt lines 1411-1417; written in gs4510.vhdl lines 3616-3625):
  * bit 4 SELSDRAM makes the CPU's attic window at $8000000 show SDRAM instead of HyperRAM (reset 0:
@@ -30,34 +31,61 @@ static uint8_t present, version, caps, id;
 
 static uint8_t saved_d7fe, saved_cia1[2];
 
+/* $D629 M65MODEL (iomap.txt line 578; c65uart.vhdl lines 336-339, 858-866): 3 on R3, 4 on R4;
+ * R5 and later read their board's major revision there (5, 6, ...). R3's attic RAM is 8 MB of
+ * HyperRAM (mega65r3.vhdl: HyperRAM as expansion RAM); R4 and later have 64 MB of SDRAM
+ * (mega65r4/r5/r6.vhdl: "SDRAM as expansion RAM", sdram_controller.vhdl), shown at $8000000
+ * with SELSDRAM. With the FPGA core present its CAPS say which RAM SSNAIL has instead. */
+#define MODEL_R3 3
+#define MODEL_R4 4
+
 static void detect(void) {
-    uint8_t d7fe;
+    uint8_t d7fe, sdram;
     saved_d7fe = PEEK(0xD7FE);
     id = far_peek(SS_ID);
-    present = id == SS_ID_VALUE;
-    version = far_peek(SS_VERSION);
-    caps = far_peek(SS_CAPS);
+    model = PEEK(0xD629);
+    if (id == SS_ID_VALUE) {
+        fpga_version = far_peek(SS_VERSION);
+        fpga_caps = far_peek(SS_CAPS);
+        sdram = fpga_caps & SS_CAP_SDRAM;
+        fpga_mem = sdram ? (fpga_caps & SS_CAP_HYPERRAM ? 72UL : 64UL) << 20 : 8UL << 20;
+        soft_mem = sdram ? 64UL << 20 : 8UL << 20;   /* the CPU sees SDRAM only, not both */
+    } else {
+        sdram = model >= MODEL_R4 && model < 0x20;   /* $20 and up: MEGAphone, other boards */
+        if (sdram) soft_mem = 64UL << 20;
+        else if (model == MODEL_R3) soft_mem = 8UL << 20;
+    }
     d7fe = PEEK(0xD7FE) & ~(D7FE_PREFETCH | D7FE_SLOWCACHE | D7FE_SLOWCACHE_ADV | D7FE_SELSDRAM);
-    if (present && (caps & SS_CAP_SDRAM)) d7fe |= D7FE_SELSDRAM;
+    if (sdram) d7fe |= D7FE_SELSDRAM;
     POKE(0xD7FE, d7fe);
-    if (!present) avail_mem = 0;
-    else if (caps & SS_CAP_SDRAM) avail_mem = (caps & SS_CAP_HYPERRAM ? 72UL : 64UL) << 20;
-    else avail_mem = 8UL << 20;
+    dev_soft_load();
+    if (!dev_select(CORE_FPGA)) dev_select(CORE_SOFT);
 }
 
 static void header(void) {
     scr_clear();
     scr_col = COL_WHITE;
     scr_puts("SSNAIL for MEGA65: models\n");
-    if (present) {
+    if (fpga_mem) {
         scr_col = COL_GREEN;
-        scr_printf("SSNAIL core v%u found, %lu MB (%s)%s\n", version, avail_mem >> 20,
-                   caps & SS_CAP_SDRAM ? "R4-R6: SDRAM + HyperRAM" : "R3: HyperRAM",
-                   caps & SS_CAP_EMULATOR ? ", emulated" : "");
+        scr_printf("SSNAIL core v%u found, %lu MB (%s)%s\n", fpga_version, fpga_mem >> 20,
+                   fpga_caps & SS_CAP_SDRAM ? "R4-R6: SDRAM + HyperRAM" : "R3: HyperRAM",
+                   fpga_caps & SS_CAP_EMULATOR ? ", emulated" : "");
+        if (core == CORE_SOFT) scr_puts("The software core runs the models (/core fpga: the FPGA)\n");
     } else {
-        scr_col = COL_RED;
+        scr_col = soft_status == SOFT_LOADED ? COL_YELLOW : COL_RED;
         scr_printf("SSNAIL core not found: $FFD7500 reads $%02x, expected $53.\n", id);
-        scr_puts("Start the MEGA65 with a core that has SSNAIL. Models are listed, not loaded.\n");
+        if (soft_status == SOFT_LOADED)
+            scr_printf("The software core runs models up to %lu MB on the 45GS02: same tokens, slower.\n",
+                       soft_mem >> 20);
+        else if (soft_status == SOFT_NO_ATTIC)
+            scr_printf("Board model $%02x: no known attic RAM for the software core. Models are listed.\n",
+                       model);
+        else if (soft_status == SOFT_BAD_FILE)
+            scr_printf("%s on the disk is not this program's software core. Models are listed.\n",
+                       soft_file);
+        else
+            scr_puts("Start the MEGA65 with a core that has SSNAIL. Models are listed, not loaded.\n");
     }
     scr_col = COL_LGREEN;
 }
@@ -92,7 +120,7 @@ static void draw_entry(uint8_t i, uint8_t selected) {
         scr_printf("needs %3lu MB  ", (m->mem_needed + 1048575UL) >> 20);
         if (!avail_mem) {
             scr_col = COL_GREY;
-            scr_puts("no SSNAIL core");
+            scr_puts("no core");   /* "no SSNAIL core" made the row 83 characters: it wrapped */
         } else if (model_fits(m)) {
             scr_puts("fits");
         } else {

@@ -130,35 +130,76 @@ static void scan_sd(uint8_t source) {
     }
 }
 
-static void scan_d81(void) {
-    uint8_t t = 40, s = 3, guard, e, i, c, type;
+/* D81 directory entries (track 40 from sector 3, 8 per sector): each in turn in `dir + e * 32`,
+ * after d81_dir_start; 0 = no more (or the disk cannot be read: d81_error) */
+static uint8_t dir_t, dir_s, dir_e, dir_guard;
+
+static void d81_dir_start(void) {
+    dir_t = 40;
+    dir_s = 3;
+    dir_e = 8;
+    dir_guard = 0;
+}
+
+static const uint8_t *d81_dir_next(void) {
     uint32_t a;
-    model_t *m;
-    for (guard = 0; guard < 40 && t; ++guard) {
-        if (!(a = fdc_read(t, s))) {
+    if (dir_e == 8) {
+        if (!dir_t || ++dir_guard > 40) return 0;
+        if (!(a = fdc_read(dir_t, dir_s))) {
             d81_error = fdc_error;
-            return;
+            return 0;
         }
         dma_copy((uint32_t)(uint16_t)dir, a, 256);
-        for (e = 0; e < 8; ++e) {
-            const uint8_t *d = dir + e * 32;
-            type = d[2];
-            if (!(type & 0x80) || (type & 7) < 1 || (type & 7) > 3) continue;  /* SEQ PRG USR */
-            if (!(a = fdc_read(d[3], d[4]))) continue;
-            dma_copy((uint32_t)(uint16_t)sector, a, 256);
-            if (memcmp(sector + 2, IMG_MAGIC, 4)) continue;   /* not an image (e.g. this program) */
-            if (!(m = new_entry())) continue;
-            for (i = 0; i < 16 && (c = d[5 + i]) != 0xA0; ++i)
-                m->name[i] = petscii_to_ascii(c);
-            m->source = SRC_D81;
-            m->track = d[3];
-            m->sector = d[4];
-            m->file_size = (uint32_t)(d[0x1E] | d[0x1F] << 8) * 254;
-            parse_header(m, sector + 2);
-            model_put(n_models++, m);
+        dir_t = dir[0];
+        dir_s = dir[1];
+        dir_e = 0;
+    }
+    return dir + 32 * dir_e++;
+}
+
+/* the entry's name as the program shows it (PETSCII to ASCII, up to 16 characters) in `found` */
+static void d81_name(const uint8_t *d) {
+    uint8_t i, c;
+    for (i = 0; i < 16 && (c = d[5 + i]) != 0xA0; ++i) found[i] = petscii_to_ascii(c);
+    found[i] = 0;
+}
+
+uint8_t d81_find(const char *name, uint8_t *t, uint8_t *s) {
+    const uint8_t *d;
+    d81_dir_start();
+    while ((d = d81_dir_next())) {
+        if (!(d[2] & 0x80)) continue;   /* deleted or unused */
+        d81_name(d);
+        if (!strcasecmp(found, name)) {
+            *t = d[3];
+            *s = d[4];
+            return 1;
         }
-        t = dir[0];
-        s = dir[1];
+    }
+    return 0;
+}
+
+static void scan_d81(void) {
+    uint8_t type;
+    uint32_t a;
+    const uint8_t *d;
+    model_t *m;
+    d81_dir_start();
+    while ((d = d81_dir_next())) {
+        type = d[2];
+        if (!(type & 0x80) || (type & 7) < 1 || (type & 7) > 3) continue;  /* SEQ PRG USR */
+        if (!(a = fdc_read(d[3], d[4]))) continue;
+        dma_copy((uint32_t)(uint16_t)sector, a, 256);
+        if (memcmp(sector + 2, IMG_MAGIC, 4)) continue;   /* not an image (e.g. this program) */
+        if (!(m = new_entry())) continue;
+        d81_name(d);
+        strcpy(m->name, found);
+        m->source = SRC_D81;
+        m->track = d[3];
+        m->sector = d[4];
+        m->file_size = (uint32_t)(d[0x1E] | d[0x1F] << 8) * 254;
+        parse_header(m, sector + 2);
+        model_put(n_models++, m);
     }
 }
 

@@ -15,7 +15,7 @@ uint8_t scr_x, scr_y, scr_col = COL_LGREEN;
  * n's row r at CHARPTR + 8n + r ($D068-$D06A, viciv.vhdl lines 2784-2793 and 4474-4483); CHARPTR
  * in $1000-$1FFF or $9000-$9FFF would read the internal character ROM instead (lines
  * 4525-4530), and a $D018 write would overwrite its bits 0-13 (lines 2359-2364), so the set
- * lives in chip RAM at $48000 and $D018 is left alone. */
+ * lives in chip RAM (CHARSET, chipram.h) and $D018 is left alone. */
 #pragma bss-name(push, "HIBSS")
 static uint8_t part[256];
 #pragma bss-name(pop)

@@ -27,9 +27,13 @@ static uint32_t prio_addr, byte_table, tok_begin, tok_end, tok_unk;
 #define END 0xFF
 static uint8_t chunk[MAXCHUNK + 1];
 static uint8_t chunk_len;
-static uint8_t p_start[MAXCHUNK], p_len[MAXCHUNK], p_next[MAXCHUNK], p_prev[MAXCHUNK];
+static uint8_t p_next[MAXCHUNK], p_prev[MAXCHUNK];
+/* in LOWBSS ($1000-$1EFF, linker/mega65.cfg): 3.5 KB the program's main area does not have */
+#pragma bss-name(push, "LOWBSS")
+static uint8_t p_start[MAXCHUNK], p_len[MAXCHUNK];
 static uint32_t p_id[MAXCHUNK], pair_id[MAXCHUNK];
 static uint16_t prio_hi[MAXCHUNK], prio_lo[MAXCHUNK];
+#pragma bss-name(pop)
 
 static uint32_t *out_ids;
 static uint16_t out_n, out_max;
@@ -200,7 +204,9 @@ static void bpe(const uint8_t *t, uint8_t n) {
     }
 }
 
+#pragma bss-name(push, "HIBSS")
 static uint8_t key[MAXCHUNK + 1];
+#pragma bss-name(pop)
 
 #define MAX_WORD_LEN 100   /* longer words are [unk] without a search */
 

@@ -18,8 +18,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Build the program disk: the PRG as SSNAIL and AUTOBOOT.C65, then every image that fits;
-    /// images that do not fit go to SDCARD/SSNAIL/ for copying to the SD card.
+    /// Build the program disk: the PRG as SSNAIL and AUTOBOOT.C65, the software core as
+    /// ssnail.core, then every image that fits; images that do not fit go to SDCARD/SSNAIL/ for
+    /// copying to the SD card.
     Build {
         /// Output D81
         #[arg(long)]
@@ -27,6 +28,10 @@ enum Cmd {
         /// The program (a PRG with load address $2001)
         #[arg(long)]
         program: PathBuf,
+        /// The software SSNAIL core (build/mega65/ssnail.core), which the program loads when the
+        /// MEGA65 has no SSNAIL FPGA core
+        #[arg(long)]
+        core: Option<PathBuf>,
         /// Folder for images too big for the disk (files go to <DIR>/SSNAIL/)
         #[arg(long)]
         sdcard: PathBuf,
@@ -82,6 +87,10 @@ fn disk_name(path: &Path) -> String {
     }
 }
 
+/// The software core's file on the disk and its first bytes (mega65/include/softcall.inc).
+const SOFT_CORE_NAME: &str = "ssnail.core";
+const SOFT_CORE_MAGIC: &[u8] = b"SNLC";
+
 /// The largest memory a MEGA65 board gives SSNAIL: R4-R6, 64 MB of SDRAM
 /// then 8 MB of HyperRAM (§1.9).
 const BOARD_MAX: u64 = 72 << 20;
@@ -101,6 +110,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Build {
             out,
             program,
+            core,
             sdcard,
             name,
             images,
@@ -117,6 +127,18 @@ fn run(cli: Cli) -> Result<()> {
                 .context("ssnail")?;
             disk.add_file("autoboot.c65", FileType::Prg, &prg)
                 .context("autoboot.c65")?;
+            if let Some(core) = &core {
+                let bin = read(core)?;
+                // The program checks the same bytes (mega65/include/softcall.inc, SC_MAGIC).
+                if !bin.starts_with(SOFT_CORE_MAGIC) {
+                    bail!(
+                        "{}: not a software SSNAIL core (no SNLC magic; make mega65-core builds it)",
+                        core.display()
+                    );
+                }
+                disk.add_file(SOFT_CORE_NAME, FileType::Seq, &bin)
+                    .context(SOFT_CORE_NAME)?;
+            }
             let mut on_sd = Vec::new();
             // Every image first: one that no board can run is refused
             // before anything is written.
@@ -218,6 +240,7 @@ fn run(cli: Cli) -> Result<()> {
                     .with_context(|| format!("{}: cannot remove", readme.display()))?;
             }
             let mut inputs: Vec<&Path> = vec![&program];
+            inputs.extend(core.as_deref());
             inputs.extend(images.iter().map(PathBuf::as_path));
             write_out(&out, disk.bytes(), &inputs)?;
             println!(

@@ -1,0 +1,12 @@
+/* chipram.h: the program's use of chip RAM banks 4 and 5, which the MEGA65 Book gives to programs
+ * that do not use BASIC's bitmap graphics (memory.tex, "How Programs Use Chip RAM"); reached by
+ * DMA. Bank 5's last 16 KB hold BASIC's memory for /quit (crt0.s, SAVE_BANK). */
+#ifndef CHIPRAM_H
+#define CHIPRAM_H
+/* $40000-$49FFF (40 KB): the software core, SC_PHYS in softcall.inc (sc_phys in C) */
+#define CHARSET       0x4A000UL   /* 2 KB: the character set (screen.c) */
+#define TEXT_ADDR     0x4A800UL   /* 16 x 256: the stored lines' text (chat.c, encoders) */
+#define STORE_ADDR    0x4B800UL   /* 16 x 2 KB: their embeddings */
+#define MODELS_ADDR   0x53800UL   /* MAX_MODELS x sizeof(model_t): the model list (models.c) */
+#define SAVED_ADDR    0x5C000UL   /* 16 KB: BASIC's memory, saved by crt0.s */
+#endif

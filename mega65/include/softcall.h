@@ -1,0 +1,17 @@
+/* softcall.h: C's view of softcall.s — the mailbox and the trampoline into the software SSNAIL
+ * core, which is linked on its own and seen at $2000-$BFFF only during soft_call (softcall.inc has
+ * the window, the entries and the mailbox addresses). */
+#ifndef SOFTCALL_H
+#define SOFTCALL_H
+#include <stdint.h>
+#define SC_INIT 0   /* clear the core's BSS, set its C stack (after loading the file) */
+#define SC_GO 1     /* soft_mem_end = sc_memend; soft_go(sc_job) */
+#define SC_RUN 2    /* sc_result = soft_run(sc_budget); sc_error, sc_faultpc updated */
+void __fastcall__ soft_call(uint8_t entry);
+extern volatile uint32_t sc_job, sc_memend, sc_faultpc;
+extern volatile uint16_t sc_budget;
+extern volatile uint8_t sc_result, sc_error;
+extern const uint8_t sc_magic[5];   /* the core file's first bytes: "SNLC" and the ABI version */
+extern const uint32_t sc_phys;      /* chip RAM where the core file is loaded (SC_PHYS) */
+extern const uint32_t sc_size;      /* its largest size: the window */
+#endif

@@ -1,0 +1,58 @@
+; entry_m65.s: the software SSNAIL core's entry points on the MEGA65. The core is linked on its
+; own (linker/softcore.cfg) and reached only through the program's trampoline (src/softcall.s),
+; which maps it at $2000-$BFFF and jumps to one of the JMPs below; arguments and results go
+; through the mailbox in the base page (softcall.inc). The core has its own zero page, cc65
+; runtime and C stack, so it touches none of the program's.
+
+        .p02                            ; "sp" is a register name in 4510 mode
+        .include        "softcall.inc"
+        .export         __STARTUP__ : absolute = 1
+        .import         _soft_go, _soft_run, _soft_error, _soft_fault_pc, _soft_mem_end
+        .import         zerobss, initlib
+        .importzp       sp, sreg
+
+        .segment        "SCHEADER"
+        .assert         * = SC_WIN_START, lderror, "the header must open the window"
+        .byte           SC_MAGIC, SC_ABI, 0, 0, 0
+        .assert         * = SC_ENTRY_INIT, lderror, "entry table moved"
+        jmp             init
+        jmp             go
+        jmp             run
+
+        .code
+; after the program loaded the file: BSS cleared, C stack at the window's end, constructors run
+init:   lda             #<SC_WIN_END
+        sta             sp
+        lda             #>SC_WIN_END
+        sta             sp+1
+        jsr             zerobss
+        jmp             initlib
+
+; soft_mem_end = SC_MEMEND; soft_go(SC_JOB)
+go:     ldx             #3
+@mem:   lda             SC_MEMEND,x
+        sta             _soft_mem_end,x
+        dex
+        bpl             @mem
+        lda             SC_JOB+2
+        sta             sreg
+        lda             SC_JOB+3
+        sta             sreg+1
+        lda             SC_JOB
+        ldx             SC_JOB+1
+        jsr             _soft_go
+        jmp             report
+
+; SC_RESULT = soft_run(SC_BUDGET)
+run:    lda             SC_BUDGET
+        ldx             SC_BUDGET+1
+        jsr             _soft_run
+        sta             SC_RESULT
+report: lda             _soft_error
+        sta             SC_ERROR
+        ldx             #3
+@pc:    lda             _soft_fault_pc,x
+        sta             SC_FAULTPC,x
+        dex
+        bpl             @pc
+        rts

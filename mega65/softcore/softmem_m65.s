@@ -1,0 +1,252 @@
+; softmem_m65.s: softmem.h on the MEGA65. SSNAIL addresses are the CPU's flat 28-bit addresses of
+; attic RAM (the program selects the RAM with $D7FE; main.c), so single values are read and written
+; with flat [zp],Z accesses (EA prefix; they ignore MAP, MEGA65 Book memory.tex line 1473) and
+; blocks are moved by DMA, whose data addresses are physical too (gs4510.vhdl lines 9666-9673).
+; A near pointer inside the core's window ($2000-$BFFF, mapped to chip RAM $40000 while the core
+; runs; softcall.inc) is translated to that chip RAM for the DMA; any other near pointer is bank 0.
+;
+; Calling convention (cc65 __fastcall__): the last argument in A/X (sreg for its upper 16 bits),
+; the others on the C stack (popax, popeax).
+
+        .p4510
+        .include        "softcall.inc"
+        .import         popax, popeax
+        .importzp       sreg
+        .export         _sm_read8, _sm_read16, _sm_read32, _sm_write16, _sm_write32
+        .export         _sm_read, _sm_write
+
+        .assert         (SC_PHYS & $FFFF) + (SC_WIN_END - SC_WIN_START) <= $10000, error, "window crosses a bank"
+
+        .zeropage
+fp:     .res    4                       ; flat pointer for [fp],Z
+
+        .bss
+val:    .res    4                       ; sm_write32/16's value
+near:   .res    2                       ; sm_read/sm_write's near pointer
+
+        .data
+; one enhanced DMA job (F018B, source and destination megabyte options); run from its physical
+; address (the list is in the window) with $D705
+list:   .byte   $0B, $80
+src_mb: .byte   0
+        .byte   $81
+dst_mb: .byte   0
+        .byte   $00                     ; end of options
+        .byte   $00                     ; COPY
+count:  .word   0
+src:    .word   0
+src_bk: .byte   0
+dst:    .word   0
+dst_bk: .byte   0
+        .byte   0                       ; sub-command
+        .word   0                       ; modulo
+LIST_PHYS = list + SC_DELTA
+
+        .code
+
+; A/X/sreg (a cc65 long) -> fp
+.macro  set_fp
+        sta     fp
+        stx     fp+1
+        ldy     sreg
+        sty     fp+2
+        ldy     sreg+1
+        sty     fp+3
+.endmacro
+
+.macro  flat_lda
+        eom
+        lda     (fp),z
+.endmacro
+
+.macro  flat_sta
+        eom
+        sta     (fp),z
+.endmacro
+
+; uint8_t sm_read8(uint32_t addr)
+_sm_read8:
+        set_fp
+        ldz     #0
+        flat_lda
+        ldx     #0
+        rts
+
+; uint16_t sm_read16(uint32_t addr)
+_sm_read16:
+        set_fp
+        ldz     #1
+        flat_lda
+        tax
+        dez
+        flat_lda
+        rts
+
+; uint32_t sm_read32(uint32_t addr): one quad load (LDQ [fp],Z with Z = 0, the same whether or
+; not this form adds Z; spec §M1.6) into A, X, Y, Z = bytes 0-3
+_sm_read32:
+        set_fp
+        ldz     #0
+        .byte   $42, $42
+        flat_lda
+        sty     sreg
+        stz     sreg+1
+        ldz     #0
+        rts
+
+; void sm_write16(uint32_t addr, uint16_t v)
+_sm_write16:
+        sta     val
+        stx     val+1
+        jsr     popeax
+        set_fp
+        ldz     #0
+        lda     val
+        flat_sta
+        inz
+        lda     val+1
+        flat_sta
+        ldz     #0
+        rts
+
+; void sm_write32(uint32_t addr, uint32_t v): four byte stores (a quad store would take its top
+; byte from Z, which the store might also add to the address)
+_sm_write32:
+        sta     val
+        stx     val+1
+        lda     sreg
+        sta     val+2
+        lda     sreg+1
+        sta     val+3
+        jsr     popeax
+        set_fp
+        ldz     #0
+        lda     val
+        flat_sta
+        inz
+        lda     val+1
+        flat_sta
+        inz
+        lda     val+2
+        flat_sta
+        inz
+        lda     val+3
+        flat_sta
+        ldz     #0
+        rts
+
+; void sm_read(uint32_t addr, void *dst, uint16_t n): attic -> near memory
+_sm_read:
+        jsr     take_args
+        beq     @none
+        lda     fp                      ; source: the attic address
+        sta     src
+        lda     fp+1
+        sta     src+1
+        lda     fp+2
+        and     #$0F
+        sta     src_bk
+        jsr     fp_mb
+        sta     src_mb
+        jsr     near_phys               ; destination: the near pointer
+        sta     dst_bk
+        lda     near
+        sta     dst
+        lda     near+1
+        sta     dst+1
+        lda     #0
+        sta     dst_mb
+        jmp     run_list
+@none:  rts
+
+; void sm_write(uint32_t addr, const void *src, uint16_t n): near memory -> attic
+_sm_write:
+        jsr     take_args
+        beq     @none
+        lda     fp
+        sta     dst
+        lda     fp+1
+        sta     dst+1
+        lda     fp+2
+        and     #$0F
+        sta     dst_bk
+        jsr     fp_mb
+        sta     dst_mb
+        jsr     near_phys
+        sta     src_bk
+        lda     near
+        sta     src
+        lda     near+1
+        sta     src+1
+        lda     #0
+        sta     src_mb
+        jmp     run_list
+@none:  rts
+
+; n (A/X) -> count, the near pointer -> near, addr -> fp; Z flag set when n = 0 (a DMA count of 0
+; would move 64 KB)
+take_args:
+        sta     count
+        stx     count+1
+        jsr     popax
+        sta     near
+        stx     near+1
+        jsr     popeax
+        set_fp
+        lda     count
+        ora     count+1
+        rts
+
+; megabyte of fp (address bits 20-27)
+fp_mb:  lda     fp+2
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        sta     val
+        lda     fp+3
+        asl     a
+        asl     a
+        asl     a
+        asl     a
+        ora     val
+        rts
+
+; near -> its chip RAM address (bits 0-15 in near, bank returned in A): inside the window, the core's
+; chip RAM; elsewhere bank 0 as it is
+near_phys:
+        lda     near+1
+        cmp     #>SC_WIN_START
+        bcc     @bank0
+        cmp     #>SC_WIN_END
+        bcs     @bank0
+        sec
+        lda     near
+        sbc     #<SC_WIN_START
+        sta     near
+        lda     near+1
+        sbc     #>SC_WIN_START
+        sta     near+1
+        clc
+        lda     near
+        adc     #<SC_PHYS
+        sta     near
+        lda     near+1
+        adc     #>SC_PHYS
+        sta     near+1
+        lda     #^SC_PHYS
+        rts
+@bank0: lda     #0
+        rts
+
+; run the job: list at its physical address ($D702 bank first, as writing it clears $D704)
+run_list:
+        lda     #^LIST_PHYS
+        sta     $D702
+        lda     #<(LIST_PHYS >> 20)
+        sta     $D704
+        lda     #>LIST_PHYS
+        sta     $D701
+        lda     #<LIST_PHYS
+        sta     $D705                   ; the CPU waits until the job is done
+        rts

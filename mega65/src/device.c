@@ -1,0 +1,99 @@
+/* device.c: jobs, status and SSNAIL-memory writes for the FPGA core (registers at $FFD7500, load
+ * port; spec §9.2, §6.2) or the software core (softcall.h; the 45GS02 runs the job a slice at a
+ * time while the program polls, so streaming, RUN/STOP and the hang watch work unchanged). */
+#include "device.h"
+#include "dma.h"
+#include "far.h"
+#include "fdc.h"
+#include "loader.h"
+#include "models.h"
+#include "softcall.h"
+#include "softcore.h"
+#include "ssnail_regs.h"
+
+uint8_t core, fpga_version, fpga_caps, soft_status = SOFT_NO_FILE, dev_synced;
+uint32_t fpga_mem, soft_mem;
+const char soft_file[] = "ssnail.core";
+
+/* instructions per soft_run call: one call between two RUN/STOP and progress checks; a slice
+ * costs ~100 cycles of calling, nothing next to an instruction's own work */
+#define SOFT_SLICE 8
+static uint8_t soft_running;
+
+void dev_soft_load(void) {
+    uint8_t t, s;
+    uint32_t a, off = 0;
+    uint16_t n;
+    if (!soft_mem) {
+        soft_status = SOFT_NO_ATTIC;
+        return;
+    }
+    if (!d81_find(soft_file, &t, &s)) return;   /* SOFT_NO_FILE */
+    soft_status = SOFT_BAD_FILE;
+    while (t) {
+        if (!(a = fdc_read(t, s))) return;
+        t = far_peek(a);
+        s = far_peek(a + 1);
+        n = t ? 254 : s ? s - 1 : 0;
+        if (off + n > sc_size) return;
+        dma_copy(sc_phys + off, a + 2, n);
+        off += n;
+    }
+    if (off < sizeof sc_magic || far_cmp(sc_phys, sc_magic, sizeof sc_magic)) return;
+    soft_call(SC_INIT);
+    soft_status = SOFT_LOADED;
+}
+
+uint8_t dev_select(uint8_t which) {
+    if (which == CORE_FPGA && !fpga_mem) return 0;
+    if (which == CORE_SOFT && soft_status != SOFT_LOADED) return 0;
+    core = which;
+    avail_mem = which == CORE_FPGA ? fpga_mem : which == CORE_SOFT ? soft_mem : 0;
+    return 1;
+}
+
+void dev_go(uint32_t job) {
+    uint8_t i;
+    if (core == CORE_SOFT) {
+        sc_job = job;
+        sc_memend = IMG_BASE + soft_mem;
+        soft_call(SC_GO);
+        soft_running = 1;
+        return;
+    }
+    for (i = 0; i < 4; ++i) far_poke(SS_JOB0 + i, (uint8_t)(job >> (8 * i)));
+    far_poke(SS_GO, SS_GO_START);
+}
+
+uint8_t dev_busy(void) {
+    if (core != CORE_SOFT) return far_peek(SS_STATUS) & SS_STATUS_BUSY;
+    if (soft_running) {
+        sc_budget = SOFT_SLICE;
+        soft_call(SC_RUN);
+        if (sc_result == SOFT_SYNC) dev_synced = 1;
+        if (sc_result == SOFT_HALT || sc_result == SOFT_FAULT) soft_running = 0;
+    }
+    return soft_running;
+}
+
+uint8_t dev_error(void) { return core == CORE_SOFT ? sc_error : far_peek(SS_ERROR); }
+
+uint32_t dev_fault_pc(void) { return core == CORE_SOFT ? sc_faultpc : far_peek32(SS_FAULT_PC0); }
+
+uint8_t dev_write(uint32_t addr, const void *src, uint16_t n) {
+    if (core != CORE_SOFT) return port_write(addr, src, n);
+    dma_copy(addr, (uint32_t)(uint16_t)src, n);
+    return 1;
+}
+
+void dev_stop(void) {
+    static const uint32_t one = 1;
+    if (core == CORE_SOFT) {
+        dma_copy(HDR(RB_STOP_REQUEST), (uint32_t)(uint16_t)&one, 4);
+        return;
+    }
+    /* the port takes bytes while a job runs: no READY wait */
+    port_commit(HDR(RB_STOP_REQUEST), 0);
+    dma_to_register(SS_LP_DATA, (uint32_t)(uint16_t)&one, 4);
+    port_commit(IMG_BASE, 0);
+}
