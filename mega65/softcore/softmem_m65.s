@@ -14,6 +14,9 @@
         .importzp       sreg
         .export         _sm_read8, _sm_read16, _sm_read32, _sm_write16, _sm_write32
         .export         _sm_read, _sm_write
+        ; for the core's own DMA (e.g. softgemv65.s): a near buffer's chip RAM address is its CPU
+        ; address + SC_NEAR_DELTA (the core's data is all inside the window)
+        .export         SC_NEAR_DELTA : absolute = SC_DELTA
 
         .assert         (SC_PHYS & $FFFF) + (SC_WIN_END - SC_WIN_START) <= $10000, error, "window crosses a bank"
 

@@ -136,7 +136,7 @@ fn running_as_root() -> bool {
 }
 
 /// Starts xmega65 headless with `sd` as the hypervisor folder and `d81` in drive 0; its
-/// hypervisor serial output goes to `serial`; its UART monitor listens on run/uartmon.sock. `timeout` bounds the run even if the test dies.
+/// hypervisor serial output goes to `serial`; its UART monitor listens on run/uartmon.sock. `timeout` bounds the run (100 s, or `bound`) even if the test dies.
 fn start_xemu(
     xemu: &Path,
     run: &Path,
@@ -144,6 +144,18 @@ fn start_xemu(
     d81: &Path,
     serial: &Path,
     extra: &[String],
+) -> Child {
+    start_xemu_for(xemu, run, sd, d81, serial, extra, 100)
+}
+
+fn start_xemu_for(
+    xemu: &Path,
+    run: &Path,
+    sd: &Path,
+    d81: &Path,
+    serial: &Path,
+    extra: &[String],
+    bound: u32,
 ) -> Child {
     // A copy beside the run: the cache may sit where nobody cannot reach (e.g. under /root).
     let xemu_copy = run.join("xmega65");
@@ -154,7 +166,7 @@ fn start_xemu(
     std::fs::create_dir_all(&empty).unwrap();
     open_to_all(run);
     let mut cmd = Command::new("timeout");
-    cmd.args(["-s", "INT", "100"]);
+    cmd.args(["-s", "INT", &bound.to_string()]);
     if running_as_root() {
         cmd.args([
             "setpriv",
@@ -272,6 +284,30 @@ impl XemuKeys {
         let a = self.command("m ffd3610");
         let line = a.lines().find(|l| l.starts_with(":0FFD3610:"))?;
         u8::from_str_radix(line.get(10..12)?, 16).ok()
+    }
+
+    /// `len` bytes of the 28-bit address space from `addr`, through the monitor's `M` command
+    /// (16 lines of `:AAAAAAAA:` and 16 bytes in hex; xemu uart_monitor.c lines 123-134, 321-330).
+    fn peek(&mut self, addr: u32, len: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(len + 256);
+        let mut at = addr;
+        while out.len() < len {
+            let answer = self.command(&format!("M {at:x}"));
+            let lines: Vec<&str> = answer
+                .lines()
+                .map(str::trim)
+                .filter(|l| l.starts_with(':') && l.len() == 42)
+                .collect();
+            assert_eq!(lines.len(), 16, "monitor answer to M {at:x}: {answer}");
+            for l in lines {
+                for i in 0..16 {
+                    out.push(u8::from_str_radix(&l[10 + 2 * i..12 + 2 * i], 16).unwrap());
+                }
+            }
+            at += 256;
+        }
+        out.truncate(len);
+        out
     }
 
     /// Types `text` (lower-case letters, digits, space, `/ . , - + = : ;`) key by key.
@@ -749,6 +785,120 @@ fn gpt2_from_the_d81_in_patched_xemu_answers_and_takes_commands_as_in_the_headle
     assert!(x.contains("Loaded gpt2.ssnail"), "{x}");
     assert!(x.contains("[context cleared]"), "{x}");
     assert_eq!(answer(&x, prompt), reference(&img, prompt, 8), "{x}");
+    assert_eq!(
+        untimed(&x),
+        untimed(&h),
+        "xemu (left) vs headless MEGA65 (right)"
+    );
+}
+
+// ---- Stock xemu with the software core (issue 19) ----
+
+/// Stock xemu has no SSNAIL core, so the program loads the software core (`ssnail.core`, cc65
+/// build) from the D81 and xemu's 45GS02 runs the model on its 8 MB of attic RAM (model 3, R3):
+/// the answer must be `ssnail run --hw`'s, the final logits in xemu's attic RAM (read through
+/// its monitor) ssnail_core's in hardware numerics bit for bit, and the whole transcript the
+/// headless MEGA65's (without the SSNAIL device) with timings replaced. xemu checks the
+/// program's MAP window, the DMA into and out of attic RAM and the flat accesses on an
+/// independent 45GS02.
+#[test]
+fn stock_xemu_runs_the_software_core_from_the_d81_and_answers_as_ssnail_run_hw() {
+    let source = match xemu_source() {
+        Ok(s) => s,
+        Err(tarball) => {
+            eprintln!(
+                "SKIPPED: no xemu source (XEMU_SRC unset and no {tarball}): the software core \
+                 was not run in xemu"
+            );
+            return;
+        }
+    };
+    eprintln!("xemu from {source}");
+    let xemu = stock_xemu();
+    let work = tempfile::tempdir().unwrap();
+    // SSNAIL_MEGA65_CORE names another core build (as in softcore_in_headless_mega65.rs).
+    let core = match std::env::var("SSNAIL_MEGA65_CORE") {
+        Ok(path) => std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}")),
+        Err(_) => common::build_core(&work.path().join("core")).unwrap_or_else(|e| panic!("{e}")),
+    };
+    let img = llama();
+    let prompt = "the cat";
+    let lines = [SEED, GREEDY, "/n 2", prompt];
+    let mut disk = D81::new("SSNAIL", *b"65").unwrap();
+    disk.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    disk.add_file(common::SOFT_CORE_FILE, FileType::Seq, &core)
+        .unwrap();
+    disk.add_file("tinyllama.ssnail", FileType::Seq, &img)
+        .unwrap();
+    let d81 = disk.into_bytes();
+
+    let sd = work.path().join("sd");
+    write_tree(&sd, &[("SSNAIL.PRG", prg())]);
+    let run = work.path().join("run");
+    let loader = onboard(&work.path().join("build"));
+    write_tree(
+        &run,
+        &[("soft.d81", d81.as_slice()), ("onboard.prg", &loader)],
+    );
+    open_to_all(work.path());
+    let serial = run.join("serial.txt");
+    let h = ssnail_format::image::Header::parse(&img).unwrap();
+    let logits_len = 4 * h.out_dim as usize;
+    let mut logits = Vec::new();
+    let child = start_xemu_for(&xemu, &run, &sd, &run.join("soft.d81"), &serial, &[], 900);
+    let limit = Duration::from_secs(60);
+    let listed = wait_serial(&serial, LISTED, 1, limit);
+    if listed.contains(LISTED) {
+        let mut keys = XemuKeys::connect(&run.join("uartmon.sock"));
+        keys.tap(KEY_RETURN);
+        for (i, line) in lines.iter().enumerate() {
+            wait_for(&serial, limit, |t| {
+                t.matches(PROMPT).count() > i && t.ends_with(PROMPT)
+            });
+            keys.type_text(line);
+            keys.tap(KEY_RETURN);
+        }
+        // A token takes about 10 s of MEGA65 time on the software core.
+        wait_for(&serial, Duration::from_secs(800), |t| {
+            t.matches(PROMPT).count() > lines.len() && t.ends_with(PROMPT)
+        });
+        logits = keys.peek(h.output, logits_len);
+    }
+    stop_xemu(child);
+    let x = String::from_utf8_lossy(&std::fs::read(&serial).unwrap_or_default()).into_owned();
+    assert!(
+        x.contains("The software core runs models up to 8 MB on the 45GS02"),
+        "{x}"
+    );
+    assert_eq!(answer(&x, prompt), reference(&img, prompt, 2), "{x}");
+    let mem = image_memory(&img).unwrap();
+    let (mut dev, _) = Ssnail::load_bytes(&img, None).unwrap();
+    dev.machine.numerics = Numerics::Hardware;
+    let toks = ImageTokenizer::new(&mem).unwrap().encode(prompt, true);
+    dev.generate(&toks, 2, &mut NoHost).unwrap();
+    let at = (h.output - ssnail_format::image::BASE) as usize;
+    assert!(
+        logits == dev.machine.mem()[at..at + logits_len],
+        "the last logits in xemu's attic RAM differ from ssnail_core's"
+    );
+
+    let mut m = Machine::new();
+    m.mount_d81(d81);
+    let mut keys = String::from("{RETURN}");
+    for l in lines {
+        keys.push_str(&format!("{l}{{RETURN}}"));
+    }
+    let (_, entry) = m.load_prg(prg(), None).unwrap();
+    m.keys.schedule(&KeyScript::parse(&keys).unwrap(), 0);
+    m.start_at(entry);
+    for _ in 0..12000 {
+        m.run(CPU_HZ / 10);
+        let t = String::from_utf8_lossy(&m.serial);
+        if t.matches(PROMPT).count() > lines.len() && t.ends_with(PROMPT) {
+            break;
+        }
+    }
+    let h = String::from_utf8_lossy(&m.serial).into_owned();
     assert_eq!(
         untimed(&x),
         untimed(&h),
