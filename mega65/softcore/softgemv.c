@@ -16,6 +16,37 @@
 
 #define F32_127 0x42FE0000UL
 
+/* cc65 builds run the Q8_0/Q4_0 block loop in softgemv65.s (the same bits; -DSC_C_GEMV keeps
+ * this C instead); the PC build has only the C. */
+#if defined(__CC65__) && !defined(SC_C_GEMV)
+#define SG_ASM 1
+#if SC_GEMV_ROWS > 255
+#error "softgemv65.s counts rows in a byte"
+#endif
+#endif
+
+#ifdef SG_ASM
+/* sgq_block's arguments (softgemv65.s: one block column, rows r0 ..) and sgq_slow's, the term
+ * in C for what the assembler leaves to the definition (zero or special scales, isum 0, acc not
+ * a normal single). */
+uint8_t sgq_fmt, sgq_nr;
+const int8_t *sgq_q;
+f32 sgq_dx;
+uint32_t sgq_p, sgq_rb;
+f32 *sgq_acc;
+int32_t sgq_s;
+uint16_t sgq_dw;
+f32 *sgq_accp;
+void sgq_block(void);
+/* Quantising (quantise): sgq_amax is the block's max |x| of sgq_x as bits; sgq_quant writes the
+ * quants of sgq_x·sgq_id to sgq_qb, or returns 1 and leaves the block to the C (special values). */
+const f32 *sgq_x = sc_w.gq.x;
+f32 sgq_id;
+int8_t *sgq_qb;
+uint32_t sgq_amax(void);
+uint8_t sgq_quant(void);
+#endif
+
 static uint8_t blen, bbytes; /* elements and bytes per block of the format */
 
 /* The format's block, or 0 for a format GEMV and DEQROW do not take (fault 5). */
@@ -49,12 +80,18 @@ static void quantise(uint32_t xa, uint16_t nc)
 {
     uint16_t b;
     uint8_t j;
-    uint32_t a, amax;
+    uint32_t amax;
+#ifndef SG_ASM
+    uint32_t a;
+#endif
     f32 d, id;
     int32_t q;
     int8_t *qb;
     for (b = 0; b < nc / 32; ++b) {
         sm_read(xa + 128 * (uint32_t)b, sc_w.gq.x, 128);
+#ifdef SG_ASM
+        amax = sgq_amax();
+#else
         amax = 0;
         for (j = 0; j < 32; ++j) {
             /* |x| as bits: ordered like the values, NaN (above $7F800000) left out */
@@ -62,9 +99,15 @@ static void quantise(uint32_t xa, uint16_t nc)
             if (a <= SF_INF && a > amax)
                 amax = a;
         }
+#endif
         d = sf_div(amax, F32_127);
         id = d != 0 ? sf_recip(d) : SF_ZERO;
         qb = sc_w.gq.q + 32 * b;
+#ifdef SG_ASM
+        sgq_id = id;
+        sgq_qb = qb;
+        if (sgq_quant())
+#endif
         for (j = 0; j < 32; ++j) {
             q = sf_round_i32(sf_mul(sc_w.gq.x[j], id));
             qb[j] = (int8_t)(q > 127 ? 127 : q < -128 ? -128 : q);
@@ -73,6 +116,7 @@ static void quantise(uint32_t xa, uint16_t nc)
     }
 }
 
+#ifndef SG_ASM
 /* Exact integer sum of one weight block (in sc_w.gq.blk) times 32 input quants. */
 static int32_t isum_q8(const int8_t *x)
 {
@@ -93,6 +137,20 @@ static int32_t isum_q4(const int8_t *x)
         s += (int16_t)((int8_t)(w[j] & 15) - 8) * x[j] + (int16_t)((int8_t)(w[j] >> 4) - 8) * x[j + 16];
     return s;
 }
+#endif
+
+/* One block's term added to a row's sum: acc + single(isum)·single(dw·dx), dw as F16 bits. */
+static f32 block_term(f32 acc, int32_t s, uint16_t dw, f32 dx)
+{
+    return sf_add(acc, sf_mul(sf_from_i32(s), sf_mul(sf_from_f16(dw), dx)));
+}
+
+#ifdef SG_ASM
+void sgq_slow(void)
+{
+    *sgq_accp = block_term(*sgq_accp, sgq_s, sgq_dw, sgq_dx);
+}
+#endif
 
 /* y_r, plus the old f32 y_r with ACC (one single addition), stored as f32 or (F16OUT) F16.
  * The old value is read just before the store: Z = old y works, also with both flags. */
@@ -108,11 +166,13 @@ static void store(uint8_t flags, uint32_t z, uint32_t r, f32 y)
 
 static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols, uint32_t rows, uint32_t rb)
 {
-    uint32_t r0, c0, p;
+    uint32_t r0, c0;
     uint16_t nr, nc, r, b;
+#ifndef SG_ASM
+    uint32_t p;
     const int8_t *q;
-    f32 dw;
     int32_t s;
+#endif
     for (r0 = 0; r0 < rows; r0 += nr) {
         nr = rows - r0 < SC_GEMV_ROWS ? (uint16_t)(rows - r0) : SC_GEMV_ROWS;
         for (r = 0; r < nr; ++r)
@@ -121,16 +181,29 @@ static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t 
             nc = cols - c0 < SC_GEMV_COLS ? (uint16_t)(cols - c0) : SC_GEMV_COLS;
             if (r0 == 0 || cols > SC_GEMV_COLS)
                 quantise(x + 4 * c0, nc);
+#ifdef SG_ASM
+            /* block by block, each over the chunk's rows: every row still adds its blocks in order */
+            sgq_fmt = fmt;
+            sgq_nr = (uint8_t)nr;
+            sgq_rb = rb;
+            sgq_acc = sc_w.gq.acc;
+            for (b = 0; b < nc / 32; ++b) {
+                sgq_q = sc_w.gq.q + 32 * b;
+                sgq_dx = sc_w.gq.d[b];
+                sgq_p = w + r0 * rb + (c0 / 32 + b) * bbytes;
+                sgq_block();
+            }
+#else
             for (r = 0; r < nr; ++r) {
                 p = w + (r0 + r) * rb + c0 / 32 * bbytes;
                 q = sc_w.gq.q;
                 for (b = 0; b < nc / 32; ++b, p += bbytes, q += 32) {
                     sm_read(p, sc_w.gq.blk, bbytes);
                     s = fmt == WT_Q8_0 ? isum_q8(q) : isum_q4(q);
-                    dw = sf_from_f16(sc_w.gq.blk[0] | (uint16_t)sc_w.gq.blk[1] << 8);
-                    sc_w.gq.acc[r] = sf_add(sc_w.gq.acc[r], sf_mul(sf_from_i32(s), sf_mul(dw, sc_w.gq.d[b])));
+                    sc_w.gq.acc[r] = block_term(sc_w.gq.acc[r], s, sc_w.gq.blk[0] | (uint16_t)sc_w.gq.blk[1] << 8, sc_w.gq.d[b]);
                 }
             }
+#endif
         }
         for (r = 0; r < nr; ++r)
             store(flags, z, r0 + r, sc_w.gq.acc[r]);

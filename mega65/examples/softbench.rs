@@ -1,0 +1,325 @@
+//! softbench: the software SSNAIL core's speed on the 45GS02, in emulated 40.5 MHz cycles of the
+//! headless MEGA65 (the scm65 test PRG: mega65/host/scm65.c, the whole core built by cc65).
+//!
+//!     cargo run --release -p ssnail-mega65-program --example softbench [-- --defs "-D…"]
+//!         [--only gemv|tokens] [--profile gemv|token]
+//!
+//! * GEMV: one GEMV of 64 rows × 512 columns (8 rows for F16/F32) per weight format, as a job
+//!   `SETN; GEMV; HALT`, minus the same job without the GEMV, divided by the weights.
+//! * tokens: llama images of about 260 K, 1 M and 5 M parameters (ssnail-synthetic models converted
+//!   at Q8_0 and Q4_0, context 64): the prompt's script run with 1 and with 3 generated tokens;
+//!   cycles per token = the difference / 2, tokens/s at 40.5 MHz. Beside elya-snes's 6.88 tokens/s
+//!   for 102,400 weights on a 2.68 MHz 65816 (/work/shared/seeds/elya-snes-README.txt).
+//! * --profile gemv|token: the Q8_0 GEMV above or one token of the 260 K Q8_0 model stepped an
+//!   instruction at a time, the cycles spent in each function (its own code, not its callees),
+//!   from the ld65 debug and label files.
+//!
+//! Every job's SSNAIL memory afterwards must equal ssnail_core's (hardware numerics), or the
+//! benchmark stops: a faster core that computes something else is not measured.
+
+#[path = "../tests/scm65/mod.rs"]
+mod scm65;
+
+use anyhow::{bail, Context, Result};
+use ssnail_core::{Host, Machine as Core, Numerics, Ssnail};
+use ssnail_format::ggml::{quantize_native, GgmlType};
+use ssnail_format::image::{rt, Header, BASE};
+use ssnail_format::isa::{Instr, Op};
+use ssnail_mega65::{Machine, StopReason, CPU_HZ};
+use ssnail_mega65_program as common;
+use ssnail_testkit::models::ModelOpts;
+use ssnail_testkit::rng::Rng;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// elya-snes: 102,400 weights, 6.88 tokens/s (SlowROM, engine with the game) on a 2.68 MHz 65816.
+const ELYA_WEIGHTS: f64 = 102_400.0;
+const ELYA_TOKENS_PER_S: f64 = 6.88;
+
+struct CountSyncs(u32);
+impl Host for CountSyncs {
+    fn on_sync(&mut self, _m: &mut Core) {
+        self.0 += 1;
+    }
+}
+
+/// `mem` after `job` in the Rust core, hardware numerics, and its SYNC count.
+fn reference(mem: &[u8], job: u32) -> Result<(Vec<u8>, u32)> {
+    let mut m = Core::new(mem.len());
+    m.numerics = Numerics::Hardware;
+    m.mem_mut().copy_from_slice(mem);
+    let mut host = CountSyncs(0);
+    if let Err(f) = m.run(job, &mut host) {
+        bail!("the Rust core faulted: {f:?}");
+    }
+    Ok((m.mem().to_vec(), host.0))
+}
+
+/// Runs a job on the 45GS02, checks it against the Rust core; the cycles.
+fn measured(prg: &[u8], mem: &[u8], job: u32, what: &str) -> Result<u64> {
+    let r = scm65::run(prg, mem, job, 3600).map_err(anyhow::Error::msg)?;
+    if r.state == scm65::SOFT_FAULT {
+        bail!(
+            "{what}: the software core faulted (error {} at ${:07X})",
+            r.error,
+            r.fault_pc
+        );
+    }
+    if r.state != scm65::SOFT_HALT {
+        bail!("{what}: soft_run ended with {}", r.state);
+    }
+    if (r.mem, r.syncs) != reference(mem, job)? {
+        bail!("{what}: SSNAIL memory or the SYNC count differs from the Rust core's");
+    }
+    Ok(r.cycles)
+}
+
+const PROG: u32 = BASE + 0x100;
+
+fn put(mem: &mut [u8], a: u32, b: &[u8]) {
+    let o = (a - BASE) as usize;
+    mem[o..o + b.len()].copy_from_slice(b);
+}
+
+/// A GEMV job: `rows` random rows of `cols` in `fmt` (scaled as a model's), a random input, and
+/// the script `SETN; GEMV; HALT` at PROG (without the GEMV when `with_gemv` is false).
+fn gemv_job(fmt: GgmlType, rows: u32, cols: u32, with_gemv: bool) -> Vec<u8> {
+    let mut rng = Rng::new(7);
+    let mut mem = vec![0u8; 1 << 20];
+    let x: Vec<u8> = (0..cols)
+        .flat_map(|_| (rng.normal() as f32).to_le_bytes())
+        .collect();
+    let mut w = Vec::new();
+    for _ in 0..rows {
+        let row: Vec<f32> = (0..cols)
+            .map(|_| (rng.normal() / (cols as f64).sqrt()) as f32)
+            .collect();
+        quantize_native(fmt, &row, &mut w);
+    }
+    let (xa, za, wa) = (BASE + 0x1000, BASE + 0x4000, BASE + 0x5000);
+    put(&mut mem, xa, &x);
+    put(&mut mem, wa, &w);
+    let mut prog = vec![Instr::new(Op::SetN, 0, 0, cols, rows, 0)];
+    if with_gemv {
+        prog.push(Instr::new(Op::Gemv, fmt as u8, 0, wa, xa, za));
+    }
+    prog.push(Instr::new(Op::Halt, 0, 0, 0, 0, 0));
+    let code: Vec<u8> = prog.iter().flat_map(|i| i.encode()).collect();
+    put(&mut mem, PROG, &code);
+    mem
+}
+
+/// One GEMV: (cycles of `SETN; GEMV; HALT` − cycles of `SETN; HALT`) / weights.
+fn gemv_cycles_per_weight(prg: &[u8], fmt: GgmlType, rows: u32, cols: u32) -> Result<f64> {
+    let mut cycles = Vec::new();
+    for with_gemv in [false, true] {
+        let mem = gemv_job(fmt, rows, cols, with_gemv);
+        cycles.push(measured(prg, &mem, PROG, &format!("GEMV {}", fmt.name()))?);
+    }
+    Ok((cycles[1] - cycles[0]) as f64 / (rows * cols) as f64)
+}
+
+/// A llama of these shapes (the §10.1 vocabulary of 400 tokens, untied), converted at context 64.
+fn llama(dim: usize, layers: usize, hidden: usize, heads: usize, wtype: GgmlType) -> Vec<u8> {
+    let opts = ModelOpts {
+        dim,
+        n_layers: layers,
+        n_heads: heads,
+        n_kv_heads: heads,
+        hidden,
+        ..ModelOpts::llama()
+    };
+    common::test_images::image(opts.with_wtype(wtype), 64)
+}
+
+/// The image's parameters: every weight the converter stored (its tensors' element counts).
+fn parameters(dim: usize, layers: usize, hidden: usize) -> usize {
+    layers * (4 * dim * dim + 3 * dim * hidden + 2 * dim) + dim + 2 * 400 * dim
+}
+
+/// SSNAIL memory with `prompt` in the token buffer and the runtime block set for `n_generate`.
+fn with_prompt(img: &[u8], prompt: &[u32], n_generate: u32) -> Result<(Vec<u8>, u32)> {
+    let (dev, _) = Ssnail::load_bytes(img, None).context("loading the image")?;
+    let h: Header = dev.header();
+    let mut mem = dev.machine.mem().to_vec();
+    let mut poke = |addr: u32, v: u32| {
+        let o = (addr - BASE) as usize;
+        mem[o..o + 4].copy_from_slice(&v.to_le_bytes());
+    };
+    for (i, &t) in prompt.iter().enumerate() {
+        poke(h.tokens + 4 * i as u32, t);
+    }
+    poke(BASE + rt::POS, 0);
+    poke(BASE + rt::PROMPT_LEN, prompt.len() as u32);
+    poke(BASE + rt::N_GENERATE, n_generate);
+    Ok((mem, h.code))
+}
+
+/// Cycles per token: (run with 3 generated − run with 1) / 2, after a 2-token prompt.
+fn cycles_per_token(prg: &[u8], img: &[u8], what: &str) -> Result<f64> {
+    let mut c = Vec::new();
+    for n in [1, 3] {
+        let (mem, job) = with_prompt(img, &[1, 15], n)?;
+        c.push(measured(prg, &mem, job, what)?);
+    }
+    Ok((c[1] - c[0]) as f64 / 2.0)
+}
+
+/// The PRG's functions: (start, name), from ld65's label file (everything exported, the
+/// runtime library too) and debug file (the C files' static functions), sorted.
+fn functions(out: &Path) -> Result<Vec<(u16, String)>> {
+    let mut f: HashMap<u16, String> = HashMap::new();
+    let lbl = std::fs::read_to_string(out.join("scm65.lbl"))?;
+    for l in lbl.lines() {
+        let p: Vec<&str> = l.split_whitespace().collect();
+        if let [_, a, n] = p[..] {
+            // cc65's local labels (L01A2) and ca65's cheap locals are not functions
+            let n = n.trim_start_matches('.');
+            let local = n.starts_with('@')
+                || (n.len() == 5
+                    && n.starts_with('L')
+                    && n[1..].chars().all(|c| c.is_ascii_hexdigit()));
+            if !local {
+                f.insert(u16::from_str_radix(a, 16)?, n.into());
+            }
+        }
+    }
+    let dbg = std::fs::read_to_string(out.join("scm65.dbg"))?;
+    for l in dbg.lines().filter(|l| l.starts_with("sym\t")) {
+        let field = |k: &str| {
+            l.split([',', '\t'])
+                .find_map(|kv| kv.strip_prefix(k).map(|v| v.trim_matches('"').to_string()))
+        };
+        if let (Some(name), Some(val), Some("lab")) =
+            (field("name="), field("val=0x"), field("type=").as_deref())
+        {
+            if name.starts_with('_') && field("size=").is_some() {
+                f.insert(u16::from_str_radix(&val, 16)?, name);
+            }
+        }
+    }
+    let mut v: Vec<(u16, String)> = f.into_iter().collect();
+    v.sort();
+    Ok(v)
+}
+
+/// The job `what` stepped instruction by instruction: cycles per function, most first.
+fn profile(prg: &[u8], out: &Path, what: &str, mem: &[u8], job: u32) -> Result<()> {
+    let funcs = functions(out)?;
+    let mut m = Machine::new();
+    let (_, entry) = m.load_prg(prg, None).map_err(anyhow::Error::msg)?;
+    m.poke_phys(BASE, mem);
+    m.poke_phys(0x400, &job.to_le_bytes());
+    m.poke_phys(0x404, &(BASE + mem.len() as u32).to_le_bytes());
+    m.start_at(entry);
+    let mut per: HashMap<usize, u64> = HashMap::new();
+    loop {
+        let pc = m.pc;
+        let before = m.cycles;
+        let stop = m.run_one();
+        let i = funcs.partition_point(|(a, _)| *a <= pc).saturating_sub(1);
+        *per.entry(i).or_default() += m.cycles - before;
+        match stop {
+            Some(StopReason::Exit(0)) => break,
+            Some(r) => bail!("the PRG stopped with {r:?}"),
+            None => {}
+        }
+    }
+    let total: u64 = per.values().sum();
+    let mut v: Vec<(usize, u64)> = per.into_iter().collect();
+    v.sort_by_key(|&(_, c)| std::cmp::Reverse(c));
+    println!("profile: {what}, {total} cycles");
+    println!("| function | cycles | share |");
+    println!("|---|---:|---:|");
+    for (i, c) in v.into_iter().take(25) {
+        println!(
+            "| {} | {c} | {:.1} % |",
+            funcs[i].1,
+            100.0 * c as f64 / total as f64
+        );
+    }
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut defs = String::new();
+    let mut only = None;
+    let mut prof = None;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--defs" if i + 1 < args.len() => {
+                defs = args[i + 1].clone();
+                i += 1;
+            }
+            "--only" if i + 1 < args.len() => {
+                only = Some(args[i + 1].clone());
+                i += 1;
+            }
+            "--profile" if i + 1 < args.len() => {
+                prof = Some(args[i + 1].clone());
+                i += 1;
+            }
+            a => bail!(
+                "softbench: unknown argument {a:?} (--defs STR, --only gemv|tokens, --profile gemv|token)"
+            ),
+        }
+        i += 1;
+    }
+    let dir = tempfile::tempdir()?;
+    let prg = scm65::build(dir.path(), &defs).map_err(anyhow::Error::msg)?;
+    println!("scm65 PRG: {} bytes, DEFS = {defs:?}", prg.len());
+    let small = (64, 4, 192, 4);
+    match prof.as_deref() {
+        Some("gemv") => {
+            let mem = gemv_job(GgmlType::Q8_0, 64, 512, true);
+            return profile(&prg, dir.path(), "GEMV Q8_0 64 × 512", &mem, PROG);
+        }
+        Some("token") => {
+            let (d, l, h, n) = small;
+            let (mem, job) = with_prompt(&llama(d, l, h, n, GgmlType::Q8_0), &[1], 1)?;
+            let what = "one token (prompt of 1) of the 260 K Q8_0 llama";
+            return profile(&prg, dir.path(), what, &mem, job);
+        }
+        Some(p) => bail!("softbench: --profile {p:?}: gemv or token"),
+        None => {}
+    }
+    if only.as_deref() != Some("tokens") {
+        println!("| GEMV weights | rows × cols | cycles per weight |");
+        println!("|---|---|---:|");
+        for (fmt, rows) in [
+            (GgmlType::Q8_0, 64),
+            (GgmlType::Q4_0, 64),
+            (GgmlType::F16, 8),
+            (GgmlType::F32, 8),
+        ] {
+            let c = gemv_cycles_per_weight(&prg, fmt, rows, 512)?;
+            println!("| {} | {rows} × 512 | {c:.1} |", fmt.name());
+        }
+    }
+    if only.as_deref() != Some("gemv") {
+        println!(
+            "elya-snes: {ELYA_WEIGHTS} weights at {ELYA_TOKENS_PER_S} tokens/s = {:.0} weights/s",
+            ELYA_WEIGHTS * ELYA_TOKENS_PER_S
+        );
+        println!("| llama | parameters | weights | cycles per token | tokens/s | weights/s | × elya-snes |");
+        println!("|---|---:|---|---:|---:|---:|---:|");
+        for (d, l, h, n) in [small, (128, 4, 384, 4), (256, 6, 704, 8)] {
+            for wtype in [GgmlType::Q8_0, GgmlType::Q4_0] {
+                let img = llama(d, l, h, n, wtype);
+                let p = parameters(d, l, h);
+                let what = format!("llama dim {d}, {l} layers, hidden {h}, {}", wtype.name());
+                let c = cycles_per_token(&prg, &img, &what)?;
+                let tps = CPU_HZ as f64 / c;
+                println!(
+                    "| dim {d}, {l} layers, hidden {h} | {p} | {} | {c:.0} | {tps:.3} | {:.0} | {:.2} |",
+                    wtype.name(),
+                    tps * p as f64,
+                    tps * p as f64 / (ELYA_WEIGHTS * ELYA_TOKENS_PER_S)
+                );
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,37 @@
+# scm65.mk: the scm65 test PRG — the whole software SSNAIL core (softcore/) with a small driver
+# (host/scm65.c, host/scm65_mem.s, host/sfm65_crt0.s, host/scm65.cfg) — for the headless-MEGA65
+# test of the interpreter and the softbench example. Objects go to OUT, so builds with other
+# DEFS (e.g. -DSC_C_GEMV) can sit side by side:
+#     make -s -C mega65 -f host/scm65.mk OUT=/tmp/scm65 [DEFS=...]
+OUT ?= scm65-build
+DEFS ?=
+CORE_C := softcore softvec softgemv softattn softfloat exactsum
+# softgemv65.s replaces softgemv.c's Q8_0/Q4_0 loops unless DEFS has -DSC_C_GEMV
+CORE_S := $(if $(findstring SC_C_GEMV,$(DEFS)),,softgemv65)
+HEADERS := $(wildcard softcore/*.h) include/ssnail_regs.h
+CC65FLAGS := -t none --cpu 6502 -O -g -I softcore -I include
+
+OBJS := $(OUT)/crt0.o $(OUT)/scm65.o $(OUT)/scm65_mem.o \
+	$(CORE_C:%=$(OUT)/%.o) $(CORE_S:%=$(OUT)/%_s.o)
+
+$(OUT)/scm65.prg: $(OBJS) host/scm65.cfg
+	ld65 -C host/scm65.cfg -m $(OUT)/scm65.map -Ln $(OUT)/scm65.lbl --dbgfile $(OUT)/scm65.dbg -o $@ $(OBJS) none.lib
+
+$(OUT)/%.s: softcore/%.c $(HEADERS) | $(OUT)
+	cc65 $(CC65FLAGS) $(DEFS) -o $@ $<
+$(OUT)/scm65.s: host/scm65.c $(HEADERS) | $(OUT)
+	cc65 $(CC65FLAGS) $(DEFS) -o $@ $<
+$(OUT)/%.o: $(OUT)/%.s
+	ca65 -t none -g -o $@ $<
+$(OUT)/%_s.o: softcore/%.s | $(OUT)
+	ca65 -t none -g -I softcore $(DEFS) -o $@ $<
+$(OUT)/scm65_mem.o: host/scm65_mem.s | $(OUT)
+	ca65 -t none -g -o $@ $<
+$(OUT)/crt0.o: host/sfm65_crt0.s | $(OUT)
+	ca65 -t none -g -o $@ $<
+$(OUT):
+	mkdir -p $@
+
+.PHONY: clean
+clean:
+	rm -rf $(OUT)

@@ -1,0 +1,1201 @@
+; softgemv65.s: the Q8_0/Q4_0 GEMV hot path of softgemv.c on the 45GS02 (cc65 builds; the C in
+; softgemv.c stays the definition, used on the PC and with -DSC_C_GEMV). One call, sgq_block, does
+; one weight block column: block b of rows r0.. r0+nr-1 against the quantised input block b, each
+; row's term added to its running sum in hardware numerics (docs/spec/numerics.md §5.3):
+;     acc_r = single(acc_r + single(single(isum)·single(dw·dx)))
+; with the same bits as softgemv.c's C loop. Per row:
+;
+; 1. DMA: the row's 34- or 18-byte block from attic RAM to wbuf (one job, 2 cycles a byte).
+; 2. isum, exact, with the hardware multiplier (MULTINA $D770, MULTINB $D774, MULTOUT $D778;
+;    "64-bit unsigned product A×B", spec/MEGA65.md §9, ready one cycle after a write). Two
+;    products per multiplication: A = c0 + c1·2^24 (two weights), B = b1 + b0·2^24 (two |x|),
+;    A·B = c0·b1 + (c0·b0 + c1·b1)·2^24 + c1·b0·2^48; c ≤ 255 and b ≤ 128, so c0·b1 < 2^16
+;    leaves byte 2 zero and the wanted sum c0·b0 + c1·b1 (< 2^16) sits in bytes 3-4. ADCQ $D77A
+;    adds bytes 2-5 to Q = A:X:Y:Z: X:Y:Z sums the block (< 2^24, so no carry ever leaves it) and
+;    A gains 0, so A stays free for the weights. Weights and x are signed; the fields must not be.
+;    Per column, c = w + 128 (w XOR $80) where x >= 0 and c = 127 - w (w XOR $7F) where x < 0,
+;    and b = |x|; then c·b = w·x + 128·|x| or w·x + 127·|x|, and isum = Σ c·b − corr with
+;    corr = 128·Σ|x| − Σ_{x<0} |x|, a constant of the input block. Q4_0 likewise with nibbles:
+;    c = n or 15 − n (n XOR $0F), corr = 8·Σ|x| − Σ_{x<0} |x|. The masks and |x| are patched
+;    into the unrolled code as immediates once per block column (sgq_block's first step).
+; 3. The term, fast: |isum|, F16 dw and the F16-rounded dx (11-bit significands) give the exact
+;    product P = |isum|·2^(8nb+lz) × (mw·mx·2^(2+lz')) in [2^45, 2^48) from two multiplications,
+;    rounded once to 24 bits (RNE) — single(isum)·single(dw·dx) rounded, as dw·dx is exact. Then
+;    the single addition to acc with 8 guard bits, the smaller operand's lost bits jammed into
+;    bit 0, rounded to nearest even. Anything unusual — isum 0, dw or dx not a normal F16
+;    (zero, subnormal, inf, NaN), acc not finite or subnormal, a result out of range — goes to
+;    sgq_slow (C, softfloat: the definition itself) for that term.
+;
+; The block's attic address advances by the row stride; DMA addresses are physical, so the near
+; buffers' chip-RAM address is theirs + SC_NEAR_DELTA (0 when the core runs unmapped in bank 0;
+; the program's core window exports its own).
+
+        .p4510
+        .import         _sgq_slow
+        .import         _sgq_q, _sgq_dx, _sgq_p, _sgq_rb, _sgq_nr, _sgq_fmt, _sgq_acc
+        .import         _sgq_s, _sgq_dw, _sgq_accp
+        .import         _sgq_x, _sgq_id, _sgq_qb
+        .import         SC_NEAR_DELTA
+        .importzp       sreg
+        .export         _sgq_block, _sgq_amax, _sgq_quant
+
+MULA    = $D770                         ; MULTINA, 4 bytes
+MULB    = $D774                         ; MULTINB, 4 bytes
+MULO    = $D778                         ; MULTOUT, 8 bytes
+WT_Q8_0 = 8                             ; fn_tables.h
+
+; 45GS02 quad instructions: the 42 42 (NEG NEG) prefix on the 8-bit opcode (spec/MEGA65.md §1.6)
+.macro  ldq     arg
+        .byte   $42, $42
+        lda     arg
+.endmacro
+.macro  stq     arg
+        .byte   $42, $42
+        sta     arg
+.endmacro
+.macro  adcq    arg
+        .byte   $42, $42
+        adc     arg
+.endmacro
+.macro  sbcq    arg
+        .byte   $42, $42
+        sbc     arg
+.endmacro
+.macro  aslq
+        .byte   $42, $42
+        asl     a
+.endmacro
+.macro  lsrq
+        .byte   $42, $42
+        lsr     a
+.endmacro
+.macro  rorq
+        .byte   $42, $42
+        ror     a
+.endmacro
+
+        .zeropage
+qp:     .res    2                       ; the input block's int8 quants
+accp:   .res    2                       ; this row's acc
+nr:     .res    1                       ; rows left
+mag:    .res    4                       ; |isum|, then byte-normalised; mag+3 stays 0
+ss:     .res    3                       ; isum, signed 24-bit (for sgq_slow)
+sg:     .res    1                       ; product sign (bit 7)
+sgx:    .res    1                       ; dx's sign (bit 7)
+stk:    .res    1                       ; sticky bits
+pe:     .res    1                       ; product: biased exponent, mantissa (bit 23 set)
+pm:     .res    3
+ea:     .res    1                       ; acc: biased exponent, sign
+sa:     .res    1
+bq:     .res    4                       ; the larger operand: guard byte, 24-bit mantissa
+sq:     .res    4                       ; the smaller one
+eb:     .res    1                       ; exponent of the larger (then of the result)
+sb:     .res    1                       ; sign of the larger (then of the result)
+t:      .res    1
+pp:     .res    2                       ; the isum code being patched
+
+        .bss
+corr:   .res    3                       ; the block's correction (24-bit)
+sumx:   .res    2                       ; Σ|x|
+sumn:   .res    2                       ; Σ_{x<0} |x|
+ex10:   .res    1                       ; dx's exponent + 10; 0 = dx is no normal F16
+mxs:    .res    24                      ; dx's significand·2^(2+lz), lz = 0..7, 3 bytes each
+wbuf:   .res    34                      ; the row's weight block (DMA destination)
+jamv:   .res    1                       ; 1 when the alignment dropped nonzero bits
+dd:     .res    1                       ; exponent difference
+pbig:   .res    1                       ; bit 7: the product is the larger operand
+opp:    .res    1                       ; bit 7: the signs differ
+
+        .data
+; the DMA job (F018B, enhanced options: source and destination megabyte), as softmem_m65.s
+list:   .byte   $0B, $80
+src_mb: .byte   0
+        .byte   $81
+        .byte   <((wbuf + SC_NEAR_DELTA) >> 20)
+        .byte   $00                     ; end of options
+        .byte   $00                     ; COPY
+count:  .word   34
+src:    .word   0
+src_bk: .byte   0
+        .word   (wbuf + SC_NEAR_DELTA) & $FFFF
+        .byte   <(((wbuf + SC_NEAR_DELTA) >> 16) & $0F)
+        .byte   0                       ; sub-command
+        .word   0                       ; modulo
+LIST_PHYS = list + SC_NEAR_DELTA
+
+        .code
+
+; void sgq_block(void): sgq_fmt (WT_Q8_0 or WT_Q4_0), sgq_q (32 quants), sgq_dx (their scale,
+; F16-rounded), sgq_p (row r0's block), sgq_rb (row stride), sgq_nr (rows, >= 1), sgq_acc (their
+; running sums, f32 each).
+_sgq_block:
+        lda     _sgq_q
+        sta     qp
+        lda     _sgq_q+1
+        sta     qp+1
+        lda     _sgq_acc
+        sta     accp
+        lda     _sgq_acc+1
+        sta     accp+1
+        lda     _sgq_nr
+        sta     nr
+        jsr     dx_params
+        lda     _sgq_fmt
+        cmp     #WT_Q8_0
+        bne     @q4
+        jsr     patch8
+        lda     #34
+        sta     count
+        lda     #<q8sum
+        sta     isum_call+1
+        lda     #>q8sum
+        sta     isum_call+2
+        bra     rowloop
+@q4:    jsr     patch4
+        lda     #18
+        sta     count
+        lda     #<q4sum
+        sta     isum_call+1
+        lda     #>q4sum
+        sta     isum_call+2
+rowloop:
+        jsr     dma
+        lda     #0                      ; the gaps of the two fields (the last term's
+        sta     MULA+1                  ; multiplications, or softfloat, wrote them)
+        sta     MULA+2
+        sta     MULB+1
+        sta     MULB+2
+        tax
+        tay
+        taz
+        clc
+isum_call:
+        jsr     q8sum                   ; X:Y:Z = Σ c·b
+        jsr     term
+        clc                             ; next row: the block one row stride on, the next acc
+        lda     _sgq_p
+        adc     _sgq_rb
+        sta     _sgq_p
+        lda     _sgq_p+1
+        adc     _sgq_rb+1
+        sta     _sgq_p+1
+        lda     _sgq_p+2
+        adc     _sgq_rb+2
+        sta     _sgq_p+2
+        lda     _sgq_p+3
+        adc     _sgq_rb+3
+        sta     _sgq_p+3
+        clc
+        lda     accp
+        adc     #4
+        sta     accp
+        bcc     :+
+        inc     accp+1
+:       dec     nr
+        bne     rowloop
+        ldz     #0
+        rts
+
+; the row's block (sgq_p, count bytes) to wbuf
+dma:    lda     _sgq_p
+        sta     src
+        lda     _sgq_p+1
+        sta     src+1
+        lda     _sgq_p+2
+        and     #$0F
+        sta     src_bk
+        lda     _sgq_p+2                ; megabyte: address bits 20-27
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        sta     t
+        lda     _sgq_p+3
+        asl     a
+        asl     a
+        asl     a
+        asl     a
+        ora     t
+        sta     src_mb
+        lda     #^LIST_PHYS             ; $D702 first: writing it clears $D704
+        sta     $D702
+        lda     #<(LIST_PHYS >> 20)
+        sta     $D704
+        lda     #>LIST_PHYS
+        sta     $D701
+        lda     #<LIST_PHYS
+        sta     $D705                   ; the enhanced job runs; the CPU waits
+        rts
+
+; ---------------------------------------------------------------------------------------------
+; The input block: dx's significand and exponent, the masks and |x| patched into the isum code,
+; the correction.
+
+; ex10 = dx's biased exponent + 10 when dx is a normal F16 value (single exponent 113-142; its low
+; 13 significand bits are zero, as it was rounded to F16), else 0; mxs[lz] = its 11-bit
+; significand·2^(2+lz); sgx = its sign.
+dx_params:
+        lda     _sgq_dx+3
+        and     #$80
+        sta     sgx
+        lda     _sgq_dx+2               ; exponent = dx bits 23-30
+        asl     a
+        lda     _sgq_dx+3
+        rol     a
+        cmp     #113
+        bcc     @slow
+        cmp     #143
+        bcs     @slow
+        adc     #10                     ; C = 0
+        sta     ex10
+        ; significand·4 = (bits 0-23 | 2^23) >> 11: 13 bits
+        lda     _sgq_dx+2
+        ora     #$80
+        sta     t
+        lda     _sgq_dx+1
+        lsr     t
+        ror     a
+        lsr     t
+        ror     a
+        lsr     t
+        ror     a
+        sta     mxs
+        lda     t
+        sta     mxs+1
+        lda     #0
+        sta     mxs+2
+        ldx     #0
+@dbl:   lda     mxs,x                   ; mxs[k+1] = 2·mxs[k]
+        asl     a
+        sta     mxs+3,x
+        lda     mxs+1,x
+        rol     a
+        sta     mxs+4,x
+        lda     mxs+2,x
+        rol     a
+        sta     mxs+5,x
+        inx
+        inx
+        inx
+        cpx     #21
+        bne     @dbl
+        rts
+@slow:  lda     #0
+        sta     ex10
+        rts
+
+; |x| of the quant at (qp),Y in A, its sign in C (1: negative); adds |x| to sumx and, when x < 0,
+; to sumn
+absx:   lda     (qp),y
+        bpl     @pos
+        eor     #$FF
+        clc
+        adc     #1                      ; -128 -> 128
+        ldx     #sumn - sumx
+        jsr     @add
+        sec
+        rts
+@pos:   ldx     #0
+        jsr     @add
+        clc
+        rts
+@add:   pha                             ; sumx (X = 0) or sumn (X = 2) += A; then sumx too
+        clc
+        adc     sumx,x
+        sta     sumx,x
+        bcc     :+
+        inc     sumx+1,x
+:       pla
+        cpx     #0
+        beq     :+
+        ldx     #0
+        bra     @add
+:       rts
+
+Q8SIZE  = 31                            ; bytes of one pair's code (q8sum)
+Q4SIZE  = 36                            ; bytes of one byte's code (q4sum)
+
+; Q8_0: pair p (columns 2p, 2p+1): mask of 2p at +4, of 2p+1 at +12, |x_2p| at +17, |x_2p+1| at +22
+patch8: jsr     clear_sums
+        lda     #<q8sum
+        sta     pp
+        lda     #>q8sum
+        sta     pp+1
+        ldy     #0
+@pair:  jsr     absx
+        ldx     #$80
+        bcc     :+
+        ldx     #$7F
+:       sta     ax0
+        stx     m0
+        iny
+        jsr     absx
+        ldx     #$80
+        bcc     :+
+        ldx     #$7F
+:       sta     ax1
+        stx     m1
+        iny
+        sty     t
+        ldy     #4
+        lda     m0
+        sta     (pp),y
+        ldy     #12
+        lda     m1
+        sta     (pp),y
+        ldy     #17
+        lda     ax0
+        sta     (pp),y
+        ldy     #22
+        lda     ax1
+        sta     (pp),y
+        clc
+        lda     pp
+        adc     #Q8SIZE
+        sta     pp
+        bcc     :+
+        inc     pp+1
+:       ldy     t
+        cpy     #32
+        bne     @pair
+        ldx     #7                      ; corr = 128·Σ|x| − Σneg
+        jmp     set_corr
+
+; Q4_0: byte k (columns k: low nibble, k+16: high nibble): mask at +4, |x_k+16| at +22,
+; |x_k| at +27
+patch4: jsr     clear_sums
+        lda     #<q4sum
+        sta     pp
+        lda     #>q4sum
+        sta     pp+1
+        ldy     #0
+@byte:  jsr     absx                    ; column k
+        sta     ax0
+        lda     #0
+        bcc     :+
+        lda     #$0F
+:       sta     m0
+        tya
+        ora     #16
+        tay
+        jsr     absx                    ; column k + 16
+        sta     ax1
+        lda     m0
+        bcc     :+
+        ora     #$F0
+:       sta     m0
+        tya
+        and     #15
+        tay
+        iny
+        sty     t
+        ldy     #4
+        lda     m0
+        sta     (pp),y
+        ldy     #22
+        lda     ax1
+        sta     (pp),y
+        ldy     #27
+        lda     ax0
+        sta     (pp),y
+        clc
+        lda     pp
+        adc     #Q4SIZE
+        sta     pp
+        bcc     :+
+        inc     pp+1
+:       ldy     t
+        cpy     #16
+        bne     @byte
+        ldx     #3                      ; corr = 8·Σ|x| − Σneg
+        jmp     set_corr
+
+clear_sums:
+        lda     #0
+        sta     sumx
+        sta     sumx+1
+        sta     sumn
+        sta     sumn+1
+        rts
+
+; corr = (Σ|x| << X) − Σneg, 24-bit
+set_corr:
+        lda     sumx
+        sta     corr
+        lda     sumx+1
+        sta     corr+1
+        lda     #0
+        sta     corr+2
+@shl:   asl     corr
+        rol     corr+1
+        rol     corr+2
+        dex
+        bne     @shl
+        sec
+        lda     corr
+        sbc     sumn
+        sta     corr
+        lda     corr+1
+        sbc     sumn+1
+        sta     corr+1
+        lda     corr+2
+        sbc     #0
+        sta     corr+2
+        rts
+
+        .bss
+ax0:    .res    1
+ax1:    .res    1
+m0:     .res    1
+m1:     .res    1
+        .code
+
+; ---------------------------------------------------------------------------------------------
+; The isum code, patched per block column (the immediates marked 0 here). Entered with Q = 0,
+; C = 0 and the fields' gaps (MULA+1, +2, MULB+1, +2) zero; leaves Σ c·b in X:Y:Z.
+
+.macro  Q8PAIR  p
+        lda     wbuf+2+2*p              ; +0
+        eor     #0                      ; +4: mask of column 2p
+        sta     MULA
+        lda     wbuf+3+2*p              ; +8
+        eor     #0                      ; +12: mask of column 2p+1
+        sta     MULA+3
+        lda     #0                      ; +17: |x_2p| (pairs with MULA, byte 0)
+        sta     MULB+3
+        lda     #0                      ; +22: |x_2p+1| (pairs with MULA+3)
+        sta     MULB
+        adcq    MULO+2                  ; +26
+.endmacro
+
+q8sum:
+.repeat 16, p
+        Q8PAIR  p
+.endrepeat
+        rts
+        .assert (* - q8sum) = 16 * Q8SIZE + 1, error, "Q8SIZE"
+
+.macro  Q4BYTE  k
+        lda     wbuf+2+k                ; +0
+        eor     #0                      ; +4: the two nibbles' masks
+        sta     t
+        and     #$0F
+        sta     MULA                    ; column k
+        lda     t
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        sta     MULA+3                  ; column k+16
+        lda     #0                      ; +22: |x_k+16| (pairs with MULA+3)
+        sta     MULB
+        lda     #0                      ; +27: |x_k| (pairs with MULA)
+        sta     MULB+3
+        adcq    MULO+2                  ; +31
+.endmacro
+
+q4sum:
+.repeat 16, k
+        Q4BYTE  k
+.endrepeat
+        rts
+        .assert (* - q4sum) = 16 * Q4SIZE + 1, error, "Q4SIZE"
+
+; ---------------------------------------------------------------------------------------------
+; The term: acc (at accp) += single(isum)·single(dw·dx), isum = X:Y:Z − corr.
+
+term:   sec
+        txa
+        sbc     corr
+        sta     ss
+        sta     mag
+        tya
+        sbc     corr+1
+        sta     ss+1
+        sta     mag+1
+        tza
+        sbc     corr+2
+        sta     ss+2
+        sta     mag+2
+        ldz     #0
+        stz     mag+3
+        ldx     #0
+        lda     mag+2
+        bpl     @pos
+        sec                             ; |isum|
+        lda     #0
+        sbc     mag
+        sta     mag
+        lda     #0
+        sbc     mag+1
+        sta     mag+1
+        lda     #0
+        sbc     mag+2
+        sta     mag+2
+        ldx     #$80
+@pos:   lda     ex10                    ; dx no normal F16: the definition
+        beq     @slow
+        lda     mag
+        ora     mag+1
+        ora     mag+2
+        beq     @slow                   ; isum = 0 (0·inf, signed zeros: the definition)
+        lda     wbuf+1                  ; dw: F16, exponent bits 10-14
+        and     #$7C
+        beq     @slow                   ; zero or subnormal
+        cmp     #$7C
+        beq     @slow                   ; inf or NaN
+        lsr     a
+        lsr     a
+        clc
+        adc     ex10
+        sta     pe                      ; eh + ex + 10 (at most 182)
+        txa
+        eor     sgx
+        sta     sg
+        lda     wbuf+1
+        and     #$80
+        eor     sg
+        sta     sg
+        jmp     product
+@slow:  jmp     slow
+
+; P = n·(mw·mxs[lz]): n = |isum| with its top byte in byte 2 (8·nb bits up) and lz the leading
+; zeros of that byte, so n·2^lz is in [2^23, 2^24) and mw·mx·4 in [2^22, 2^24): P in [2^45, 2^48).
+product:
+        lda     mag+2
+        bne     @norm
+        lda     mag+1
+        beq     @two
+        sta     mag+2 ; one byte up
+        lda     mag
+        sta     mag+1
+        lda     #0
+        sta     mag
+        lda     pe
+        sec
+        sbc     #8
+        sta     pe
+        bra     @norm
+@two:   lda     mag                       ; two bytes up
+        sta     mag+2
+        lda     #0
+        sta     mag+1
+        sta     mag
+        lda     pe
+        sec
+        sbc     #16
+        sta     pe
+@norm:  ldx     #0                      ; lz: leading zeros of mag+2 (not 0)
+        lda     mag+2
+        bmi     @lzd
+@lz:    inx
+        asl     a
+        bpl     @lz
+@lzd:   stx     t
+        lda     pe
+        sec
+        sbc     t
+        sta     pe
+        txa                             ; 3·lz
+        asl     a
+        adc     t
+        tax
+        ; M1: mw·mxs[lz], mw = the F16 significand with its hidden bit
+        lda     wbuf
+        sta     MULA
+        lda     wbuf+1
+        and     #3
+        ora     #4
+        sta     MULA+1
+        lda     #0
+        sta     MULA+2
+        sta     MULA+3
+        sta     MULB+3
+        lda     mxs,x
+        sta     MULB
+        lda     mxs+1,x
+        sta     MULB+1
+        lda     mxs+2,x
+        sta     MULB+2
+        ; M2: n·that
+        ldq     MULO
+        stq     MULB
+        ldq     mag
+        stq     MULA
+        lda     MULO
+        ora     MULO+1
+        sta     stk
+        ldq     MULO+2                  ; A = bits 16-23, X:Y:Z = bits 24-47
+        cpz     #$80
+        bcs     @top
+        aslq
+        dec     pe
+        cpz     #$80
+        bcs     @top
+        aslq
+        dec     pe
+@top:   ; significand X:Y:Z, round bit A.7, sticky A.6-0 and stk
+        sta     t
+        stx     pm
+        sty     pm+1
+        stz     pm+2
+        ldz     #0
+        lda     t
+        bpl     @exact
+        and     #$7F
+        ora     stk
+        bne     @up
+        lda     pm
+        lsr     a
+        bcc     @exact
+@up:    inc     pm
+        bne     @exact
+        inc     pm+1
+        bne     @exact
+        inc     pm+2
+        bne     @exact
+        lda     #$80
+        sta     pm+2
+        inc     pe
+@exact: ; fall through
+
+; acc + the product (both normal singles; acc may be ±0): the larger (by magnitude) in bq/eb/sb
+; with a guard byte, the smaller in sq shifted right by the exponent difference, its lost bits
+; jammed into bit 0; added or subtracted; normalised; rounded to nearest even.
+add:    ldy     #3
+        lda     (accp),y
+        sta     bq+3                    ; (scratch until the operands are ordered)
+        and     #$80
+        sta     sa
+        dey
+        lda     (accp),y
+        sta     bq+2
+        asl     a
+        lda     bq+3
+        rol     a
+        sta     ea
+        beq     @zero
+        cmp     #$FF
+        bne     :+
+        jmp     slow                    ; inf or NaN
+:
+        dey
+        lda     (accp),y
+        sta     bq+1
+        dey
+        lda     (accp),y
+        sta     bq
+        lda     bq+2
+        ora     #$80
+        sta     bq+2
+        ; which is larger: acc (bq) or the product (pe, pm)
+        lda     ea
+        cmp     pe
+        bne     @cmpd
+        lda     bq+2
+        cmp     pm+2
+        bne     @cmpd
+        lda     bq+1
+        cmp     pm+1
+        bne     @cmpd
+        lda     bq
+        cmp     pm
+@cmpd:  bcc     @prodbig
+        ; acc is larger (or equal): big = acc, small = product
+        lda     ea
+        sta     eb
+        lda     sa
+        sta     sb
+        lda     bq+2
+        sta     bq+3
+        lda     bq+1
+        sta     bq+2
+        lda     bq
+        sta     bq+1
+        lda     #0
+        sta     bq
+        sta     sq
+        lda     pm
+        sta     sq+1
+        lda     pm+1
+        sta     sq+2
+        lda     pm+2
+        sta     sq+3
+        lda     #0
+        sta     pbig
+        lda     ea
+        sec
+        sbc     pe
+        bra     @diff
+@zero:  lda     bq+2                    ; acc ±0: the sum is the product; else subnormal
+        and     #$7F
+        dey
+        ora     (accp),y
+        dey
+        ora     (accp),y
+        beq     :+
+        jmp     slow
+:       jmp     store_prod
+@prodbig:
+        lda     #$80
+        sta     pbig
+        lda     pe
+        sta     eb
+        lda     sg
+        sta     sb
+        lda     #0
+        sta     sq
+        lda     bq
+        sta     sq+1
+        lda     bq+1
+        sta     sq+2
+        lda     bq+2
+        sta     sq+3
+        lda     #0
+        sta     bq
+        lda     pm
+        sta     bq+1
+        lda     pm+1
+        sta     bq+2
+        lda     pm+2
+        sta     bq+3
+        lda     pe
+        sec
+        sbc     ea
+@diff:  cmp     #26
+        bcc     @align
+        ; the smaller is below a quarter of the larger's last place: the sum is the larger
+        bit     pbig
+        bmi     :+
+        rts                             ; acc, unchanged
+:       jmp     store_prod
+@align: sta     dd
+        lda     sa                      ; opposite signs: subtract
+        eor     sg
+        sta     opp
+        lda     #0
+        sta     stk
+@bytes: lda     dd
+        cmp     #8
+        bcc     @bits
+        sbc     #8
+        sta     dd
+        lda     sq
+        ora     stk
+        sta     stk
+        lda     sq+1
+        sta     sq
+        lda     sq+2
+        sta     sq+1
+        lda     sq+3
+        sta     sq+2
+        lda     #0
+        sta     sq+3
+        bra     @bytes
+@bits:  ldx     dd                      ; the bits the shift drops
+        lda     sq
+        and     lowmask,x
+        ora     stk
+        beq     :+
+        lda     #1
+:       sta     jamv
+        lda     rshift_lo,x
+        sta     @jump+1
+        lda     rshift_hi,x
+        sta     @jump+2
+        ldq     sq
+@jump:  jmp     rshift7
+shifted:
+        ora     jamv
+        bit     opp
+        bmi     @sub
+        clc
+        adcq    bq
+        bcc     round
+        rorq
+        bcc     :+
+        ora     #1
+:       inc     eb
+        bra     round
+@sub:   stq     sq
+        ldq     bq
+        sec
+        sbcq    sq
+        bne     @norm                   ; (Z flag of all 32 bits)
+        jmp     store_zero
+@norm:  cpz     #$80
+        bcs     round
+        aslq
+        dec     eb
+        bra     @norm
+
+; X:Y:Z significand, A guard byte: round to nearest even, then store with eb, sb
+round:  cmp     #$80
+        bcc     @done
+        and     #$7F
+        bne     @up
+        txa
+        lsr     a
+        bcc     @done
+@up:    inx
+        bne     @done
+        iny
+        bne     @done
+        inz
+        bne     @done
+        ldz     #$80
+        inc     eb
+@done:  stx     pm
+        sty     pm+1
+        stz     pm+2
+        ldz     #0
+        lda     eb
+        beq     slow
+        cmp     #$FF
+        beq     slow
+        sta     pe
+        lda     sb
+        sta     sg
+        jmp     store_prod
+
+; the term in C (sgq_slow: the definition) with isum, dw and acc
+slow:   ldz     #0
+        lda     ss
+        sta     _sgq_s
+        lda     ss+1
+        sta     _sgq_s+1
+        lda     ss+2
+        sta     _sgq_s+2
+        asl     a
+        lda     #0
+        sbc     #0
+        eor     #$FF                    ; sign extension
+        sta     _sgq_s+3
+        lda     wbuf
+        sta     _sgq_dw
+        lda     wbuf+1
+        sta     _sgq_dw+1
+        lda     accp
+        sta     _sgq_accp
+        lda     accp+1
+        sta     _sgq_accp+1
+        jmp     _sgq_slow
+
+store_zero:
+        ldz     #0
+        ldy     #3
+        lda     #0
+:       sta     (accp),y
+        dey
+        bpl     :-
+        rts
+
+; acc = the single (sg, pe, pm)
+store_prod:
+        ldy     #0
+        lda     pm
+        sta     (accp),y
+        iny
+        lda     pm+1
+        sta     (accp),y
+        iny
+        lda     pe
+        lsr     a                       ; exponent bit 0 -> C
+        lda     pm+2
+        and     #$7F
+        bcc     :+
+        ora     #$80
+:       sta     (accp),y
+        iny
+        lda     pe
+        lsr     a
+        ora     sg
+        sta     (accp),y
+        rts
+
+        .rodata
+lowmask:
+        .byte   $00, $01, $03, $07, $0F, $1F, $3F, $7F
+rshift_lo:
+        .byte   <rshift0, <rshift1, <rshift2, <rshift3, <rshift4, <rshift5, <rshift6, <rshift7
+rshift_hi:
+        .byte   >rshift0, >rshift1, >rshift2, >rshift3, >rshift4, >rshift5, >rshift6, >rshift7
+
+        .code
+; Q >>= 0..7: enter at rshiftN
+rshift7:
+        lsrq
+rshift6:
+        lsrq
+rshift5:
+        lsrq
+rshift4:
+        lsrq
+rshift3:
+        lsrq
+rshift2:
+        lsrq
+rshift1:
+        lsrq
+rshift0:
+        jmp     shifted
+
+; ---------------------------------------------------------------------------------------------
+; Quantising an input block to Q8_0 (softgemv.c quantise), the per-element part:
+; q = round half away from zero of single(x·id), saturated to int8. single(x·id) is the exact
+; product P = mx·mid (in [2^46, 2^48)) rounded to 24 bits (RNE) as m, so |x·id| = m/2^k with
+; k = 276 − ex − eid (one more when P < 2^47); and for 16 < k < 25, with t = m >> 16,
+; round(m/2^k) = (t + 2^(r−1)) >> r, r = k − 16 (the bits below t cannot carry past the half).
+; k <= 16 is |x·id| >= 128 (saturated), k >= 25 is below one half (0).
+
+        .zeropage
+xp:     .res    2                       ; the 32 singles
+qbp:    .res    2                       ; their quants
+        .bss
+kbase:  .res    2                       ; 276 − eid
+ex:     .res    1
+qj:     .res    1                       ; element
+qy:     .res    1                       ; its byte offset
+sgnq:   .res    1                       ; its sign (bit 7)
+kk:     .res    1
+th:     .res    1                       ; t's bit 8
+        .code
+
+; uint32_t sgq_amax(void): the largest |x| of sgq_x[0..31] as bits, NaN left out (as f32::max)
+_sgq_amax:
+        lda     _sgq_x
+        sta     xp
+        lda     _sgq_x+1
+        sta     xp+1
+        lda     #0
+        sta     bq
+        sta     bq+1
+        sta     bq+2
+        sta     bq+3
+        tay
+@elem:  ldx     #0                      ; sq = |x|
+:       lda     (xp),y
+        sta     sq,x
+        iny
+        inx
+        cpx     #4
+        bne     :-
+        lda     sq+3
+        and     #$7F
+        sta     sq+3
+        cmp     #$7F                    ; above $7F800000: NaN
+        bne     @num
+        lda     sq+2
+        cmp     #$80
+        bcc     @num
+        bne     @next
+        lda     sq+1
+        ora     sq
+        bne     @next
+@num:   lda     sq+3                    ; sq > bq?
+        cmp     bq+3
+        bne     @cmp
+        lda     sq+2
+        cmp     bq+2
+        bne     @cmp
+        lda     sq+1
+        cmp     bq+1
+        bne     @cmp
+        lda     sq
+        cmp     bq
+        beq     @next
+@cmp:   bcc     @next
+        ldx     #3
+:       lda     sq,x
+        sta     bq,x
+        dex
+        bpl     :-
+@next:  cpy     #128
+        bne     @elem
+        lda     bq+2
+        sta     sreg
+        lda     bq+3
+        sta     sreg+1
+        lda     bq
+        ldx     bq+1
+        rts
+
+; uint8_t sgq_quant(void): sgq_qb[j] = the quant of sgq_x[j]·sgq_id, j < 32; returns 0, or 1 (and
+; the quants are not all written) when the block is for the C: id not a normal single, or some x
+; subnormal, infinite or NaN.
+_sgq_quant:
+        lda     _sgq_x
+        sta     xp
+        lda     _sgq_x+1
+        sta     xp+1
+        lda     _sgq_qb
+        sta     qbp
+        lda     _sgq_qb+1
+        sta     qbp+1
+        lda     _sgq_id+2               ; eid
+        asl     a
+        lda     _sgq_id+3
+        rol     a
+        beq     @c                      ; 0 or subnormal
+        cmp     #$FF
+        beq     @c
+        sta     t
+        sec                             ; kbase = 276 − eid
+        lda     #<276
+        sbc     t
+        sta     kbase
+        lda     #>276
+        sbc     #0
+        sta     kbase+1
+        lda     _sgq_id                 ; MULB = mid, once for the block
+        sta     MULB
+        lda     _sgq_id+1
+        sta     MULB+1
+        lda     _sgq_id+2
+        ora     #$80
+        sta     MULB+2
+        lda     #0
+        sta     MULB+3
+        sta     MULA+3
+        sta     qj
+        sta     qy
+@elem:  ldy     qy
+        iny
+        iny
+        lda     (xp),y                  ; x2
+        cmp     #$80                    ; C = its bit 7 (the exponent's bit 0)
+        iny
+        lda     (xp),y                  ; x3
+        rol     a                       ; A = ex, C = sign
+        ror     sgnq
+        sta     ex
+        cmp     #$FF
+        beq     @c
+        cmp     #0
+        bne     @norm
+        dey                             ; ex 0: zero (q 0), else subnormal
+        lda     (xp),y
+        and     #$7F
+        dey
+        ora     (xp),y
+        dey
+        ora     (xp),y
+        bne     @c
+        jmp     @zero
+@c:     ldz     #0
+        lda     #1
+        ldx     #0
+        rts
+@norm:  sec                             ; k = kbase − ex (for P >= 2^47)
+        lda     kbase
+        sbc     ex
+        tax
+        lda     kbase+1
+        sbc     #0
+        bpl     :+
+        jmp     @sat                    ; k < 0
+:       beq     :+
+        jmp     @zero                   ; k >= 256
+:       cpx     #26
+        bcc     :+
+        jmp     @zero                   ; below 2^-2 even rounded up
+:       cpx     #16
+        bcs     :+
+        jmp     @sat                    ; k <= 15: |x·id| >= 128
+:       stx     kk
+        ldy     qy                      ; MULA = mx
+        lda     (xp),y
+        sta     MULA
+        iny
+        lda     (xp),y
+        sta     MULA+1
+        iny
+        lda     (xp),y
+        ora     #$80
+        sta     MULA+2
+        lda     MULO
+        ora     MULO+1
+        sta     stk
+        ldq     MULO+2                  ; A = bits 16-23, X:Y:Z = bits 24-47
+        cpz     #$80
+        bcs     @l47
+        aslq                            ; P < 2^47: one more fraction bit
+        inc     kk
+@l47:   sta     t                       ; RNE to 24 bits: m = X:Y:Z (+ th)
+        lda     #0
+        sta     th
+        lda     t
+        bpl     @rnd
+        and     #$7F
+        ora     stk
+        bne     @up
+        txa
+        lsr     a
+        bcc     @rnd
+@up:    inx
+        bne     @rnd
+        iny
+        bne     @rnd
+        inz
+        bne     @rnd
+        inc     th                      ; m = 2^24
+@rnd:   tza                             ; t = m >> 16 (9 bits: th, Z)
+        ldz     #0
+        ldx     kk
+        cpx     #26
+        bcs     @zero                   ; below a quarter
+        cpx     #25
+        bne     :+
+        lda     th                      ; m/2^25: one half when m = 2^24, else below
+        bra     @mag
+:       cpx     #17
+        bcc     @sat                    ; k = 16: |x·id| >= 128
+        ldy     th
+        sty     t
+        clc                             ; + 2^(r−1), r = k − 16
+        adc     halfr-17,x
+        bcc     :+
+        inc     t
+:       ldy     kk                      ; >> r, r = k − 16
+        ldx     rsh-17,y
+@shr:   lsr     t
+        ror     a
+        dex
+        bne     @shr
+        ldx     t
+        beq     @mag                    ; magnitude in A (< 256)
+@sat:   lda     #$FF                    ; saturated magnitude
+@mag:   bit     sgnq
+        bmi     @neg
+        cmp     #128
+        bcc     @store
+        lda     #127
+        bra     @store
+@neg:   cmp     #128
+        bcc     :+
+        lda     #128                    ; −128
+        bra     @store
+:       eor     #$FF
+        clc
+        adc     #1
+        bra     @store
+@zero:  lda     #0
+@store: ldy     qj
+        sta     (qbp),y
+        iny
+        sty     qj
+        lda     qy
+        clc
+        adc     #4
+        sta     qy
+        cpy     #32
+        beq     :+
+        jmp     @elem
+:       ldz     #0
+        lda     #0
+        ldx     #0
+        rts
+
+        .rodata
+halfr:  .byte   $01, $02, $04, $08, $10, $20, $40, $80   ; 2^(r−1), r = 1..8
+rsh:    .byte   1, 2, 3, 4, 5, 6, 7, 8                   ; r

@@ -1,0 +1,80 @@
+//! The scm65 test PRG (mega65/host/scm65.c: the whole software SSNAIL core, cc65 build) in the
+//! headless MEGA65 without an SSNAIL device: SSNAIL memory poked into attic RAM at $8000000, GO
+//! and soft_run to HALT or a fault, the outcome read back from the PRG's box. Shared by
+//! softcore_interpreter_in_headless_mega65.rs and examples/softbench.rs (which includes this file
+//! by path).
+
+use ssnail_core::Board;
+use ssnail_format::image::BASE;
+use ssnail_mega65::{Machine, StopReason, CPU_HZ};
+use ssnail_mega65_program as common;
+use std::path::Path;
+use std::process::Command;
+
+/// scm65.c's box: job (4), mem_end (4) in; state, error, fault_pc (4), syncs (4) out.
+const BOX: u32 = 0x0400;
+/// soft_run's results (softcore.h).
+pub const SOFT_HALT: u8 = 2;
+pub const SOFT_FAULT: u8 = 3;
+
+/// `make -f host/scm65.mk` into `out` with the C/assembler `defs` (e.g. "-DSC_PORTABLE_GEMV");
+/// the PRG's bytes.
+pub fn build(out: &Path, defs: &str) -> Result<Vec<u8>, String> {
+    let o = Command::new("make")
+        .args(["-s", "-C"])
+        .arg(common::mega65_dir())
+        .args(["-f", "host/scm65.mk"])
+        .arg(format!("OUT={}", out.display()))
+        .arg(format!("DEFS={defs}"))
+        .output()
+        .map_err(|e| format!("running make (needs make and cc65): {e}"))?;
+    if !o.status.success() {
+        return Err(format!(
+            "building the scm65 PRG (make -f host/scm65.mk, needs cc65): {}",
+            String::from_utf8_lossy(&o.stderr)
+        ));
+    }
+    let prg = out.join("scm65.prg");
+    std::fs::read(&prg).map_err(|e| format!("{}: {e}", prg.display()))
+}
+
+/// What a job left: SSNAIL memory (as long as the given one), the soft_run result, error code,
+/// fault PC, SYNCs, and the 40.5 MHz cycles from the PRG's start to its exit.
+pub struct Run {
+    pub mem: Vec<u8>,
+    pub state: u8,
+    pub error: u8,
+    pub fault_pc: u32,
+    pub syncs: u32,
+    #[allow(dead_code)] // softbench's measure; the tests only bound the time
+    pub cycles: u64,
+}
+
+/// Runs `prg` on a fresh R3 board (8 MiB of HyperRAM at $8000000) with `mem` from $8000000
+/// (memory end $8000000 + its length) and GO at `job`; `Err` when the PRG does not exit within
+/// `max_seconds` of emulated time.
+pub fn run(prg: &[u8], mem: &[u8], job: u32, max_seconds: u64) -> Result<Run, String> {
+    let mut m = Machine::new();
+    m.set_board(Board::R3);
+    let (_, entry) = m.load_prg(prg, None)?;
+    m.poke_phys(BASE, mem);
+    m.poke_phys(BOX, &job.to_le_bytes());
+    m.poke_phys(BOX + 4, &(BASE + mem.len() as u32).to_le_bytes());
+    m.start_at(entry);
+    let start = m.cycles;
+    match m.run(max_seconds * CPU_HZ) {
+        StopReason::Exit(0) => {}
+        r => return Err(format!("the scm65 PRG stopped with {r:?}")),
+    }
+    let cycles = m.cycles - start;
+    let b = m.peek_phys(BOX, 18);
+    let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+    Ok(Run {
+        mem: m.peek_phys(BASE, mem.len()),
+        state: b[8],
+        error: b[9],
+        fault_pc: u32_at(10),
+        syncs: u32_at(14),
+        cycles,
+    })
+}

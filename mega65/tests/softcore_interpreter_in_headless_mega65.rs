@@ -1,0 +1,92 @@
+//! The software SSNAIL core (mega65/softcore: the interpreter and its single arithmetic) compiled
+//! by cc65 into the scm65 test PRG (mega65/host/scm65.c) and run by the 45GS02 in the headless
+//! MEGA65 without an SSNAIL device: each job's SSNAIL memory is poked into attic RAM at $8000000,
+//! the PRG does GO and soft_run to HALT or a fault, and all of SSNAIL memory, the error code, the
+//! fault PC and the SYNC count must equal ssnail_core::Machine's in hardware numerics, bit for bit.
+//! The jobs are softcore_jobs/'s (the same as on the PC): every opcode on random operands, every
+//! fault, special values, and the MEGA65 test images (llama Q4_0, gpt2 Q8_0, bert Q8_0) run to
+//! HALT with several prompts and a second turn.
+
+mod scm65;
+mod softcore_jobs;
+
+use softcore_jobs::{compare, run_image, rust_core, NanOk, Outcome, PROMPTS};
+use ssnail_mega65_program as common;
+use std::cell::Cell;
+use std::sync::OnceLock;
+
+/// A build's name and PRG.
+type Prg = (&'static str, Vec<u8>);
+
+/// The PRGs, built once per test binary: the default build (the Q8_0/Q4_0 GEMV and the input
+/// quantiser in softgemv65.s) and the C definition of them (-DSC_C_GEMV).
+fn prgs() -> &'static [Prg] {
+    static PRGS: OnceLock<(tempfile::TempDir, Vec<Prg>)> = OnceLock::new();
+    &PRGS
+        .get_or_init(|| {
+            let dir = tempfile::tempdir().unwrap();
+            let build = |sub: &str, defs: &str| {
+                scm65::build(&dir.path().join(sub), defs).unwrap_or_else(|e| panic!("{e}"))
+            };
+            let prgs = vec![
+                ("cc65 build with softgemv65.s", build("asm", "")),
+                ("cc65 build with the C GEMV", build("c", "-DSC_C_GEMV")),
+            ];
+            (dir, prgs)
+        })
+        .1
+}
+
+thread_local! {
+    /// Whole images run in the default build only (the C GEMV takes five times as long).
+    static DEFAULT_ONLY: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `mem` from `job` in the Rust core and in the headless MEGA65 (each PRG) and compares;
+/// the Rust outcome.
+fn check(what: &str, mem: &[u8], job: u32, nan_ok: &[NanOk]) -> Outcome {
+    let rust = rust_core(mem, job);
+    let n = if DEFAULT_ONLY.get() { 1 } else { prgs().len() };
+    for (build, prg) in &prgs()[..n] {
+        let r = scm65::run(prg, mem, job, 600).unwrap_or_else(|e| panic!("{what} ({build}): {e}"));
+        assert!(
+            matches!(r.state, scm65::SOFT_HALT | scm65::SOFT_FAULT),
+            "{what} ({build}): soft_run returned {}",
+            r.state
+        );
+        assert_eq!(
+            r.state == scm65::SOFT_FAULT,
+            r.error != 0,
+            "{what} ({build})"
+        );
+        let c = Outcome {
+            mem: r.mem,
+            error: r.error,
+            fault_pc: r.fault_pc,
+            syncs: r.syncs as u64,
+        };
+        compare(what, build, &rust, &c, nan_ok);
+    }
+    rust
+}
+
+softcore_jobs::instruction_tests!();
+
+#[test]
+fn the_mega65_test_images_run_to_halt_with_the_same_memory_as_the_rust_core() {
+    DEFAULT_ONLY.set(true);
+    let t = common::test_images::llama();
+    run_image("llama Q4_0, F16 KV", &t, &PROMPTS, 6);
+    run_image(
+        "gpt2 Q8_0, F16 KV",
+        &common::test_images::gpt2(),
+        &PROMPTS,
+        6,
+    );
+    run_image(
+        "bert Q8_0, F16 KV",
+        &common::test_images::bert(),
+        &PROMPTS,
+        0,
+    );
+}

@@ -1,0 +1,1199 @@
+//! The software SSNAIL core's test jobs, shared by the tests that run its C (mega65/softcore) on
+//! the PC (softcore_on_the_pc.rs: gcc, two buffer-size builds) and on the 45GS02
+//! (softcore_interpreter_in_headless_mega65.rs: cc65, in the headless MEGA65).
+//!
+//! Each job is SSNAIL memory (random bytes, so a stray write shows anywhere) with a script at
+//! PROG, run by the Rust core emulator in hardware numerics (ssnail_core::Machine,
+//! Numerics::Hardware) and by the C core from the same memory: the same memory afterwards, error
+//! code, fault PC and SYNC count, bit for bit.
+//! (a) Instruction level (`instruction_tests!`): every opcode of docs/spec/isa.md §3.4 on random
+//! operands (mixed magnitudes, odd lengths, unaligned rows, in-place use, relative addresses), and
+//! every fault. (b) Whole images (`run_image`): a prompt's script run to HALT, and a second turn.
+//! NaN: the C arithmetic returns one canonical NaN, x86 keeps payloads. Only the special-values
+//! test produces NaN on purpose; there, and only in the output words it names, two NaNs (f32 or
+//! F16) count as equal. Everywhere else memory must be byte-identical.
+//!
+//! The including test file provides, at its root, the C side:
+//! `fn check(what: &str, mem: &[u8], job: u32, nan_ok: &[NanOk]) -> Outcome`, which runs the job
+//! in `rust_core` and in its C build(s), `compare`s, and returns the Rust outcome.
+
+use crate::check;
+use ssnail_core::{Host, Machine, Numerics, Ssnail};
+use ssnail_format::ggml::{self, GgmlType};
+use ssnail_format::image::{rt, BASE};
+use ssnail_format::isa::{areg, AttnBlock, Instr, Op, GEMV_ACC, GEMV_F16OUT, KV_F16, KV_F32};
+use ssnail_testkit::rng::Rng;
+
+// ---------------------------------------------------------------------------------------------
+// Running a job in the Rust core and comparing.
+
+/// What a job left behind.
+#[derive(Debug)]
+pub struct Outcome {
+    pub mem: Vec<u8>,
+    pub error: u8,
+    pub fault_pc: u32,
+    pub syncs: u64,
+}
+
+pub struct CountSyncs(u64);
+impl Host for CountSyncs {
+    fn on_sync(&mut self, _m: &mut Machine) {
+        self.0 += 1;
+    }
+}
+
+/// The Rust core, hardware numerics, GO at `job` (fresh registers, as §9.2's GO).
+pub fn rust_core(mem: &[u8], job: u32) -> Outcome {
+    let mut m = Machine::new(mem.len());
+    m.numerics = Numerics::Hardware;
+    m.mem_mut().copy_from_slice(mem);
+    let mut host = CountSyncs(0);
+    let (error, fault_pc) = match m.run(job, &mut host) {
+        Ok(()) => (0, 0),
+        Err(f) => (f.code(), f.pc),
+    };
+    Outcome {
+        mem: m.mem().to_vec(),
+        error,
+        fault_pc,
+        syncs: host.0,
+    }
+}
+
+/// A region whose f32 (size 4) or F16 (size 2) words may hold NaN: two NaNs there are equal.
+#[derive(Clone, Copy)]
+pub struct NanOk {
+    pub addr: u32,
+    pub count: u32,
+    pub size: u32,
+}
+
+pub fn is_nan_word(b: &[u8]) -> bool {
+    match b.len() {
+        4 => f32::from_le_bytes(b.try_into().unwrap()).is_nan(),
+        _ => {
+            let h = u16::from_le_bytes(b.try_into().unwrap());
+            h & 0x7C00 == 0x7C00 && h & 0x3FF != 0
+        }
+    }
+}
+
+/// Panics with the first difference unless `c` equals `rust`.
+pub fn compare(what: &str, build: &str, rust: &Outcome, c: &Outcome, nan_ok: &[NanOk]) {
+    assert_eq!(
+        (c.error, c.fault_pc, c.syncs),
+        (rust.error, rust.fault_pc, rust.syncs),
+        "{what} ({build}): (error, fault PC, SYNCs) of the C core vs the Rust core"
+    );
+    let mut cm = c.mem.clone();
+    for r in nan_ok {
+        for i in 0..r.count {
+            let o = (r.addr - BASE + i * r.size) as usize;
+            let s = r.size as usize;
+            if o + s <= cm.len() && is_nan_word(&cm[o..o + s]) && is_nan_word(&rust.mem[o..o + s]) {
+                cm[o..o + s].copy_from_slice(&rust.mem[o..o + s]);
+            }
+        }
+    }
+    assert_eq!(cm.len(), rust.mem.len());
+    if let Some(first) = (0..cm.len()).find(|&i| cm[i] != rust.mem[i]) {
+        let n = (0..cm.len()).filter(|&i| cm[i] != rust.mem[i]).count();
+        let w = first & !3;
+        let end = (w + 16).min(cm.len());
+        panic!(
+            "{what} ({build}): {n} bytes differ, the first at ${:07X}\n  Rust {:02X?}\n  C    {:02X?}",
+            BASE as usize + first,
+            &rust.mem[w..end],
+            &cm[w..end]
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Jobs built from random operands.
+
+/// The job's instructions start here; operands are allocated from PROG + $2000 on.
+pub const PROG: u32 = BASE + 0x100;
+
+pub struct Case {
+    name: String,
+    rng: Rng,
+    mem: Vec<u8>,
+    prog: Vec<Instr>,
+    next: u32,
+    nan_ok: Vec<NanOk>,
+    /// The next address register operand() sets (1-14 in turn, so operands never share one).
+    next_a: u8,
+}
+
+impl Case {
+    /// `size` bytes of memory filled with random bytes (so a stray write shows anywhere).
+    fn new(name: String, seed: u64, size: usize) -> Case {
+        let mut rng = Rng::new(seed);
+        let mem = (0..size).map(|_| rng.next_u64() as u8).collect();
+        Case {
+            name,
+            rng,
+            mem,
+            prog: Vec::new(),
+            next: PROG + 0x2000,
+            nan_ok: Vec::new(),
+            next_a: 1,
+        }
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.rng.next_u64() % n
+    }
+
+    fn end(&self) -> u32 {
+        BASE + self.mem.len() as u32
+    }
+
+    /// `bytes` of memory after the last allocation, 4-byte aligned or at any byte.
+    fn alloc(&mut self, bytes: u32, aligned: bool) -> u32 {
+        let slack = self.below(64) as u32;
+        let a = if aligned {
+            (self.next + slack + 3) & !3
+        } else {
+            self.next + slack
+        };
+        self.next = a + bytes;
+        assert!(
+            self.next <= self.end(),
+            "{}: operands exceed memory",
+            self.name
+        );
+        a
+    }
+
+    fn put(&mut self, addr: u32, b: &[u8]) {
+        let o = (addr - BASE) as usize;
+        self.mem[o..o + b.len()].copy_from_slice(b);
+    }
+
+    fn bytes(&mut self, b: &[u8], aligned: bool) -> u32 {
+        let a = self.alloc(b.len() as u32, aligned);
+        self.put(a, b);
+        a
+    }
+
+    fn f32s(&mut self, v: &[f32]) -> u32 {
+        let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let aligned = self.below(4) != 0;
+        self.bytes(&b, aligned)
+    }
+
+    /// A random single of mixed magnitude: ±0, tiny, or normal·10^[−3, 3].
+    fn value(&mut self) -> f32 {
+        match self.below(20) {
+            0 => 0.0,
+            1 => -0.0,
+            2 => (self.rng.normal() * 1e-30) as f32,
+            _ => (self.rng.normal() * 10f64.powf(self.rng.uniform() * 6.0 - 3.0)) as f32,
+        }
+    }
+
+    fn vector(&mut self, n: u32) -> Vec<f32> {
+        (0..n).map(|_| self.value()).collect()
+    }
+
+    /// Uniform values in [lo, hi) (for the table functions' ranges).
+    fn spread(&mut self, n: u32, lo: f64, hi: f64) -> Vec<f32> {
+        (0..n)
+            .map(|_| (lo + (hi - lo) * self.rng.uniform()) as f32)
+            .collect()
+    }
+
+    /// An address operand for `addr`: absolute with random bits 28–30 (ignored), or relative to
+    /// an address register set by LEA just before (offset 0 or a small one).
+    fn operand(&mut self, addr: u32) -> u32 {
+        match self.below(3) {
+            0 => addr | ((self.below(8) as u32) << 28),
+            1 => addr,
+            _ => {
+                let reg = self.next_a;
+                self.next_a = self.next_a % 14 + 1;
+                let off = self.below(4) as u32 * 4;
+                let base = addr - off;
+                self.lea(reg, base);
+                areg(reg, off)
+            }
+        }
+    }
+
+    fn i(&mut self, op: Op, a: u8, b: u8, x: u32, y: u32, z: u32) {
+        self.prog.push(Instr::new(op, a, b, x, y, z));
+    }
+    fn setn(&mut self, n0: u32, n1: u32, n2: u32) {
+        self.i(Op::SetN, 0, 0, n0, n1, n2);
+    }
+    fn li(&mut self, r: u8, v: u32) {
+        self.i(Op::Li, r, 0, 0, 0, v);
+    }
+    fn lea(&mut self, a: u8, addr: u32) {
+        self.i(Op::Lea, a, 15, addr, 0, 0);
+    }
+    fn nan_ok(&mut self, addr: u32, count: u32, size: u32) {
+        self.nan_ok.push(NanOk { addr, count, size });
+    }
+
+    /// HALT, the program at PROG, run everywhere and compare.
+    fn run(mut self) -> Outcome {
+        self.i(Op::Halt, 0, 0, 0, 0, 0);
+        assert!(PROG + 16 * self.prog.len() as u32 <= PROG + 0x2000);
+        let code: Vec<u8> = self.prog.iter().flat_map(|i| i.encode()).collect();
+        self.put(PROG, &code);
+        check(&self.name, &self.mem, PROG, &self.nan_ok)
+    }
+}
+
+/// Weight rows of `fmt`: quantised from random values, plus (Q formats, one row in four) rows of
+/// random bytes under sane scales.
+pub fn weight_rows(c: &mut Case, fmt: GgmlType, rows: u32, cols: u32) -> Vec<u8> {
+    let mut w = Vec::new();
+    for _ in 0..rows {
+        let row = c.vector(cols);
+        let raw = matches!(fmt, GgmlType::Q8_0 | GgmlType::Q4_0) && c.below(4) == 0;
+        if raw {
+            for _ in 0..cols / 32 {
+                let d = ggml::f32_to_f16((c.rng.normal() * 0.01) as f32);
+                w.extend(d.to_le_bytes());
+                for _ in 2..fmt.block_bytes() {
+                    w.push(c.rng.next_u64() as u8);
+                }
+            }
+        } else {
+            ggml::quantize_native(fmt, &row, &mut w);
+        }
+    }
+    assert_eq!(w.len(), rows as usize * fmt.row_bytes(cols as usize));
+    w
+}
+
+pub const FORMATS: [GgmlType; 5] = [
+    GgmlType::F32,
+    GgmlType::F16,
+    GgmlType::Bf16,
+    GgmlType::Q8_0,
+    GgmlType::Q4_0,
+];
+
+/// A random length for format `fmt`: any for floats (odd ones often), whole blocks for Q.
+pub fn cols_for(c: &mut Case, fmt: GgmlType, max_blocks: u64) -> u32 {
+    if fmt.block_len() == 32 {
+        32 * (1 + c.below(max_blocks) as u32)
+    } else {
+        1 + c.below(32 * max_blocks) as u32
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// (a) Instruction level.
+
+pub fn gemv_in_every_weight_format_and_flag_combination_agrees_bit_for_bit() {
+    let mut n = 0;
+    for (fi, &fmt) in FORMATS.iter().enumerate() {
+        for flags in [0, GEMV_ACC, GEMV_F16OUT, GEMV_ACC | GEMV_F16OUT] {
+            for k in 0..4u64 {
+                let seed = 1000 + 100 * fi as u64 + 10 * flags as u64 + k;
+                let mut c = Case::new(
+                    format!("GEMV {} flags {flags} #{k}", fmt.name()),
+                    seed,
+                    1 << 20,
+                );
+                let cols = cols_for(&mut c, fmt, if k == 3 { 12 } else { 5 });
+                let rows = 1 + c.below(if k == 0 { 3 } else { 40 }) as u32;
+                let x = c.vector(cols);
+                let xa = c.f32s(&x);
+                let w = weight_rows(&mut c, fmt, rows, cols);
+                let unaligned = c.below(2) == 0;
+                let wa = c.bytes(&w, !unaligned);
+                let za = if flags & GEMV_ACC != 0 {
+                    let old = c.vector(rows);
+                    c.f32s(&old)
+                } else {
+                    c.alloc(4 * rows, true)
+                };
+                let (wo, xo, zo) = (c.operand(wa), c.operand(xa), c.operand(za));
+                let n2 = c.rng.next_u64() as u32;
+                c.setn(cols, rows, n2);
+                c.i(Op::Gemv, fmt as u8, flags, wo, xo, zo);
+                c.run();
+                n += 1;
+            }
+        }
+    }
+    assert_eq!(n, 80);
+}
+
+pub fn gemv_with_inputs_wider_than_the_quantised_buffer_and_many_rows_agrees() {
+    // 640 columns: ten chunks of the tiny build's 64 and two of the default 512; 70 rows: 24 row
+    // chunks of the tiny build's 3 and three of the default 32.
+    for (k, fmt) in [GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::F16]
+        .into_iter()
+        .enumerate()
+    {
+        let mut c = Case::new(format!("wide GEMV {}", fmt.name()), 77 + k as u64, 1 << 20);
+        let (cols, rows) = (640, 70);
+        let x = c.vector(cols);
+        let xa = c.f32s(&x);
+        let w = weight_rows(&mut c, fmt, rows, cols);
+        let wa = c.bytes(&w, false);
+        let old = c.vector(rows);
+        let za = c.f32s(&old);
+        c.setn(cols, rows, 0);
+        c.i(Op::Gemv, fmt as u8, GEMV_ACC, wa, xa, za);
+        c.run();
+    }
+}
+
+pub fn deqrow_in_every_weight_format_agrees_bit_for_bit() {
+    for (fi, &fmt) in FORMATS.iter().enumerate() {
+        for k in 0..4u64 {
+            let mut c = Case::new(
+                format!("DEQROW {} #{k}", fmt.name()),
+                2000 + 10 * fi as u64 + k,
+                1 << 18,
+            );
+            let n0 = cols_for(&mut c, fmt, 6);
+            let w = weight_rows(&mut c, fmt, 1, n0);
+            let wa = c.bytes(&w, false);
+            let za = c.alloc(4 * n0, true);
+            let (wo, zo) = (c.operand(wa), c.operand(za));
+            c.setn(n0, 0, 0);
+            c.i(Op::DeqRow, fmt as u8, 0, wo, 0, zo);
+            c.run();
+        }
+    }
+}
+
+/// The eps values of the converter's models, zero and a random one (N2's bit pattern).
+pub fn eps(c: &mut Case) -> u32 {
+    match c.below(5) {
+        0 => 0x3727_C5AC,
+        1 => 0x3586_37BD,
+        2 => 0x2B8C_BCCC,
+        3 => 0,
+        _ => ((c.rng.uniform() * 1e-3) as f32).to_bits(),
+    }
+}
+
+/// A length: tiny, small, around the chunk sizes, or long.
+pub fn length(c: &mut Case, k: u64) -> u32 {
+    match k % 4 {
+        0 => 1 + c.below(6) as u32,
+        1 => 1 + c.below(40) as u32,
+        2 => 1 + c.below(300) as u32,
+        _ => [6, 12, 32, 64][c.below(4) as usize],
+    }
+}
+
+pub fn elementwise_ops_norms_and_function_tables_agree_bit_for_bit() {
+    let ops = [
+        Op::VAdd,
+        Op::VMul,
+        Op::RmsNorm,
+        Op::LayerNorm,
+        Op::SiluMul,
+        Op::Gelu,
+        Op::Cvt16,
+    ];
+    for (oi, &op) in ops.iter().enumerate() {
+        for k in 0..12u64 {
+            let mut c = Case::new(
+                format!("{} #{k}", op.name()),
+                3000 + 100 * oi as u64 + k,
+                1 << 18,
+            );
+            let n0 = length(&mut c, k);
+            let x = match op {
+                // the tables' ranges and beyond: below lo, inside, at and above hi
+                Op::SiluMul => c.spread(n0, -14.0, 14.0),
+                Op::Gelu => c.spread(n0, -7.0, 7.0),
+                _ => c.vector(n0),
+            };
+            let xa = c.f32s(&x);
+            let y_len = match op {
+                Op::LayerNorm => 2 * n0,
+                Op::Gelu | Op::Cvt16 => 0,
+                _ => n0,
+            };
+            let y = c.vector(y_len);
+            let ya = if y_len > 0 { c.f32s(&y) } else { 0 };
+            let in_place = c.below(3) == 0;
+            let za = if in_place {
+                xa
+            } else {
+                let aligned = c.below(4) != 0;
+                c.alloc(4 * n0, aligned)
+            };
+            let (xo, zo) = (c.operand(xa), c.operand(za));
+            let yo = if y_len > 0 { c.operand(ya) } else { 0 };
+            let e = eps(&mut c);
+            let n1 = c.below(3) as u32;
+            c.setn(n0, n1, e);
+            c.i(op, 0, 0, xo, yo, zo);
+            c.run();
+        }
+    }
+}
+
+pub fn function_tables_agree_at_every_segment_and_at_their_edges() {
+    // Every segment's start, middle and last single, and the edges lo and hi themselves.
+    for (op, lo, hi) in [(Op::SiluMul, -12.0f32, 12.0f32), (Op::Gelu, -6.0, 6.0)] {
+        let mut x = Vec::new();
+        for i in 0..256 {
+            let a = lo + (hi - lo) * i as f32 / 256.0;
+            let b = lo + (hi - lo) * (i + 1) as f32 / 256.0;
+            x.extend([a, (a + b) / 2.0, b.next_down()]);
+        }
+        x.extend([lo, hi, lo.next_up(), hi.next_down()]);
+        let n0 = x.len() as u32;
+        let mut c = Case::new(format!("{} table", op.name()), 3900, 1 << 18);
+        let xa = c.f32s(&x);
+        let ones = vec![1.0f32; n0 as usize];
+        let ya = c.f32s(&ones);
+        let za = c.alloc(4 * n0, true);
+        c.setn(n0, 0, 0);
+        c.i(op, 0, 0, xa, ya, za);
+        c.run();
+    }
+}
+
+pub fn rope_meanrows_and_argmax_agree_bit_for_bit() {
+    for k in 0..16u64 {
+        // ROPE: any N0 (an odd last element stays), N1 even, one (cos, sin) row for every head
+        let mut c = Case::new(format!("ROPE #{k}"), 4000 + k, 1 << 18);
+        let n0 = length(&mut c, k);
+        let n1 = 2 * (1 + c.below(24) as u32);
+        let cs: Vec<f32> = (0..n1 / 2)
+            .flat_map(|_| {
+                let t = c.rng.uniform() * 40.0;
+                [t.cos() as f32, t.sin() as f32]
+            })
+            .collect();
+        let x = c.vector(n0);
+        let xa = c.f32s(&x);
+        let ca = c.f32s(&cs);
+        let (xo, co) = (c.operand(xa), c.operand(ca));
+        c.setn(n0, n1, 0);
+        c.i(Op::Rope, 0, 0, xo, co, 0);
+        c.run();
+
+        // MEANROWS of 1-9 rows
+        let mut c = Case::new(format!("MEANROWS #{k}"), 4100 + k, 1 << 18);
+        let n0 = length(&mut c, k);
+        let rows = 1 + c.below(9) as u32;
+        let x = c.vector(rows * n0);
+        let xa = c.f32s(&x);
+        let za = c.alloc(4 * n0, true);
+        let reg = c.below(15) as u8;
+        c.li(reg, rows);
+        let (xo, zo) = (c.operand(xa), c.operand(za));
+        c.setn(n0, 0, 0);
+        c.i(Op::MeanRows, reg, 0, xo, 0, zo);
+        c.run();
+
+        // ARGMAX with ties of the maximum (the lowest index wins), the result stored
+        let mut c = Case::new(format!("ARGMAX #{k}"), 4200 + k, 1 << 18);
+        let n0 = if k == 0 { 0 } else { length(&mut c, k) };
+        let mut x = c.vector(n0);
+        if n0 > 2 && k % 2 == 0 {
+            let m = x.iter().copied().fold(f32::MIN, f32::max);
+            for _ in 0..3 {
+                let i = c.below(n0 as u64) as usize;
+                x[i] = m;
+            }
+        }
+        let xa = c.f32s(&x);
+        let out = c.alloc(4, true);
+        let reg = c.below(15) as u8;
+        c.li(reg, 0xDEAD_BEEF);
+        let xo = c.operand(xa);
+        c.setn(n0, 0, 0);
+        c.i(Op::ArgMax, reg, 0, xo, 0, 0);
+        c.i(Op::Str, reg, 0, out, 0, 0);
+        c.run();
+    }
+}
+
+/// An ATTN job: `nh` heads over `nkv` KV heads of `hd`, rows 0..t, KV format `kv`; q and K
+/// scaled by `mag`.
+pub fn attn_case(
+    name: String,
+    seed: u64,
+    (nh, nkv, hd, t): (u32, u32, u32, u32),
+    kv: u32,
+    mag: f64,
+) -> Case {
+    let mut c = Case::new(name, seed, 1 << 20);
+    let kvd = nkv * hd;
+    let q: Vec<f32> = (0..nh * hd)
+        .map(|_| (c.rng.normal() * mag) as f32)
+        .collect();
+    let cache = |c: &mut Case, scale: f64| -> u32 {
+        let v: Vec<f32> = (0..t * kvd)
+            .map(|_| (c.rng.normal() * scale) as f32)
+            .collect();
+        let b: Vec<u8> = if kv == KV_F16 {
+            v.iter()
+                .flat_map(|x| ggml::f32_to_f16(*x).to_le_bytes())
+                .collect()
+        } else {
+            v.iter().flat_map(|x| x.to_le_bytes()).collect()
+        };
+        c.bytes(&b, true)
+    };
+    let ka = cache(&mut c, mag);
+    let va = cache(&mut c, 1.0);
+    let qa = c.f32s(&q);
+    let blk = AttnBlock {
+        k_cache: ka,
+        v_cache: va,
+        n_heads: nh,
+        n_kv_heads: nkv,
+        head_dim: hd,
+        kv_format: kv,
+    };
+    let ba = (c.alloc(64, true) + 31) & !31;
+    c.put(ba, &blk.encode()[..24]);
+    let za = c.alloc(4 * nh * hd, true);
+    let reg = c.below(15) as u8;
+    c.li(reg, t - 1);
+    let (bo, qo, zo) = (c.operand(ba), c.operand(qa), c.operand(za));
+    c.i(Op::Attn, reg, 0, bo, qo, zo);
+    c
+}
+
+pub fn attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit() {
+    let shapes = [
+        (1, 1, 1, 1),
+        (1, 1, 4, 2),
+        (4, 2, 8, 5),
+        (4, 2, 8, 6),
+        (8, 2, 16, 17),
+        (6, 3, 7, 9),
+        (4, 4, 33, 40),
+        (2, 1, 12, 64),
+    ];
+    let mut k = 0;
+    for &shape in &shapes {
+        for kv in [KV_F32, KV_F16] {
+            for mag in [1.0, 4.0] {
+                let name = format!("ATTN {shape:?} kv {kv} mag {mag}");
+                attn_case(name, 5000 + k, shape, kv, mag).run();
+                k += 1;
+            }
+        }
+    }
+}
+
+pub fn registers_loads_stores_lea_and_sync_agree_with_the_rust_core() {
+    for k in 0..24u64 {
+        let mut c = Case::new(format!("scalar #{k}"), 6000 + k, 1 << 16);
+        let dump = c.alloc(4 * 64, true);
+        let window = c.alloc(0x800, false);
+        for r in 0..16u8 {
+            let v = match c.below(4) {
+                0 => c.below(8) as u32,
+                1 => u32::MAX - c.below(4) as u32,
+                _ => c.rng.next_u64() as u32,
+            };
+            c.li(r, v);
+        }
+        for _ in 0..12 {
+            let (a, b, z) = (
+                c.below(16) as u8,
+                c.below(16) as u8,
+                c.rng.next_u64() as u32,
+            );
+            c.i(Op::AddI, a, b, 0, 0, z);
+        }
+        // LEA with a product that wraps: addr(X) + R[b]·Z lands at `target` modulo 2²⁸
+        for n in 1..8u8 {
+            let target = window + c.below(0x700) as u32;
+            let (v, z) = (c.rng.next_u64() as u32, c.rng.next_u64() as u32);
+            let b = 1 + c.below(14) as u8;
+            c.li(b, v);
+            let x = target.wrapping_sub(v.wrapping_mul(z)) & 0x0FFF_FFFF;
+            let high = (c.below(8) as u32) << 28;
+            c.i(Op::Lea, n, b, x | high, 0, z);
+            // a relative LEA on top: A[n + 7] = A[n] + offset
+            let off = c.below(0x40) as u32;
+            let junk = c.rng.next_u64() as u32;
+            c.i(Op::Lea, n + 7, 15, areg(n, off), 0, junk);
+            // loads and stores through both, at any byte
+            let (r1, r2) = (c.below(15) as u8, c.below(15) as u8);
+            let (o1, o2) = (c.below(0x40) as u32, c.below(0x40) as u32);
+            c.i(Op::Ldr, r1, 0, areg(n, o1), 0, 0);
+            c.i(Op::Str, r2, 0, areg(n + 7, o2), 0, 0);
+            if c.below(3) == 0 {
+                c.i(Op::Sync, 0, 0, 0, 0, 0);
+            }
+        }
+        c.i(Op::Nop, 0, 0, 0, 0, 0);
+        let n0 = c.rng.next_u64() as u32;
+        c.setn(n0, 7, 9);
+        for r in 0..16u8 {
+            c.i(Op::Str, r, 0, dump + 4 * r as u32, 0, 0);
+        }
+        c.run();
+    }
+}
+
+pub fn branches_and_a_counted_loop_agree_with_the_rust_core() {
+    for k in 0..24u64 {
+        let mut c = Case::new(format!("branches #{k}"), 7000 + k, 1 << 16);
+        let marks = c.alloc(4 * 64, true);
+        let vals = [0u32, 1, 2, 0x7FFF_FFFF, 0x8000_0000, u32::MAX];
+        for r in 0..15u8 {
+            let v = vals[c.below(vals.len() as u64) as usize];
+            c.li(r, v);
+        }
+        // A6 = PROG, for relative branch targets
+        c.lea(6, PROG);
+        for m in 0..24u32 {
+            let op = [Op::Beq, Op::Bne, Op::Blt][c.below(3) as usize];
+            let (a, b) = (c.below(16) as u8, c.below(16) as u8);
+            let target = 16 * (c.prog.len() as u32 + 2);
+            let x = if c.below(2) == 0 {
+                PROG + target
+            } else {
+                areg(6, target)
+            };
+            c.i(op, a, b, x, 0, 0);
+            c.li(14, 0x100 + m);
+            c.i(Op::Str, 14, 0, marks + 4 * m, 0, 0);
+        }
+        // counted loop with a SYNC per pass: R1 = 0..n, each value stored at A3, A3 += 4
+        let n = 1 + c.below(20) as u32;
+        c.li(1, 0);
+        c.li(2, n);
+        c.lea(3, marks + 4 * 32);
+        let top = PROG + 16 * c.prog.len() as u32;
+        c.i(Op::AddI, 1, 1, 0, 0, 1);
+        c.i(Op::Str, 1, 0, areg(3, 0), 0, 0);
+        c.i(Op::Lea, 3, 15, areg(3, 4), 0, 0);
+        c.i(Op::Sync, 0, 0, 0, 0, 0);
+        c.i(Op::Blt, 1, 2, top, 0, 0);
+        let out = c.run();
+        assert_eq!(out.syncs, n as u64, "the loop ran {n} times");
+    }
+}
+
+pub fn copy_of_any_length_and_overlap_agrees_with_the_rust_core() {
+    for k in 0..24u64 {
+        let mut c = Case::new(format!("COPY #{k}"), 8000 + k, 1 << 18);
+        let len = match k % 4 {
+            0 => c.below(8) as u32,
+            1 => c.below(700) as u32,
+            2 => 0xFFFF - c.below(3) as u32,
+            _ => 1500 + c.below(3000) as u32,
+        };
+        let src = c.alloc(len + 0x2000, false);
+        let dst = match c.below(3) {
+            0 => src + c.below(len as u64 + 1) as u32, // overlapping, forwards
+            1 => src + 0x1000 - c.below(0x1000) as u32, // overlapping or not
+            _ => c.alloc(len, false),
+        };
+        let (so, d_o) = (c.operand(src + 0x1000), c.operand(dst));
+        let high = c.rng.next_u64() as u32 & 0xFFFF_0000;
+        c.i(Op::Copy, 0, 0, so, d_o, len | high);
+        c.run();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Faults: the same code and PC, and nothing written.
+
+pub fn every_illegal_opcode_faults_with_code_1_at_its_pc() {
+    let mut n = 0;
+    for op in 0..=255u8 {
+        if Op::from_u8(op).is_some() {
+            continue;
+        }
+        let mut c = Case::new(format!("opcode ${op:02X}"), 9000 + op as u64, 1 << 14);
+        c.i(Op::Nop, 0, 0, 0, 0, 0);
+        c.prog.push(Instr {
+            opcode: op,
+            a: 1,
+            b: 2,
+            x: BASE,
+            y: BASE,
+            z: 16,
+        });
+        let out = c.run();
+        assert_eq!((out.error, out.fault_pc), (1, PROG + 16));
+        n += 1;
+    }
+    assert_eq!(n, 256 - Op::ALL.len());
+}
+
+pub fn misaligned_and_out_of_memory_pcs_fault_as_in_the_rust_core() {
+    let size = 1u32 << 14;
+    let end = BASE + size;
+    let nop = Instr::new(Op::Nop, 0, 0, 0, 0, 0).encode();
+    let mut mem = vec![0u8; size as usize];
+    // NOPs at the last two slots: a job there runs off the end of memory
+    mem[size as usize - 32..size as usize - 16].copy_from_slice(&nop);
+    mem[size as usize - 16..].copy_from_slice(&nop);
+    let jobs = [
+        (PROG + 1, 2),
+        (PROG + 8, 2),
+        (PROG + 15, 2),
+        (end - 32, 3),
+        (end - 16, 3),
+        (end, 3),
+        (BASE - 16, 3),
+        (0, 3),
+        (!15u32, 3),
+    ];
+    for (job, code) in jobs {
+        let out = check(&format!("job ${job:08X}"), &mem, job, &[]);
+        let pc = if job >= end - 32 && job < end {
+            end
+        } else {
+            job
+        };
+        assert_eq!((out.error, out.fault_pc), (code, pc), "job ${job:08X}");
+    }
+    // branches to a misaligned target and past memory (relative: A + $FFFFFF)
+    for (k, (x, code)) in [
+        (PROG + 0x28, 2),
+        (areg(5, 0xFF_FFF0), 3),
+        (areg(5, 0xFF_FFF8), 2),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut c = Case::new(format!("branch #{k}"), 9500 + k as u64, size as usize);
+        c.lea(5, PROG);
+        c.i(Op::Beq, 15, 15, x, 0, 0);
+        let out = c.run();
+        assert_eq!(out.error, code);
+    }
+}
+
+/// Jobs with one operand just outside memory (or below $8000000): each must fault with code 3
+/// at the instruction, having written nothing.
+pub fn out_of_range_operands_fault_with_code_3_and_write_nothing() {
+    let size = 1u32 << 16;
+    let end = BASE + size;
+    // (name, setup, instruction) with `far` = an address whose range passes the end
+    let mut n = 0;
+    for k in 0..64u64 {
+        let mut c = Case::new(format!("range #{k}"), 9600 + k, size as usize);
+        let v = c.alloc(4096, true);
+        let n0 = 64u32;
+        let past = end - 4 * n0 + 4 * (1 + c.below(8) as u32); // f32[64] runs past the end
+        let below = BASE - 4 * (1 + c.below(8) as u32);
+        // past the end, just below $8000000, address 0, the top of the 28-bit space
+        let bad = [past, below, 0, 0x0FFF_FFF0][c.below(4) as usize];
+        let which = c.below(3);
+        let r4 = c.below(4) as u32;
+        let pick = |i: u64| if i == which { bad } else { v };
+        c.setn(n0, 64, 0x3727_C5AC);
+        let op = k % 16;
+        match op {
+            0 => c.i(Op::VAdd, 0, 0, pick(0), pick(1), pick(2)),
+            1 => c.i(Op::VMul, 0, 0, pick(0), pick(1), pick(2)),
+            2 => c.i(Op::RmsNorm, 0, 0, pick(0), pick(1), pick(2)),
+            3 => c.i(Op::LayerNorm, 0, 0, pick(0), pick(1), pick(2)),
+            4 => c.i(Op::SiluMul, 0, 0, pick(0), pick(1), pick(2)),
+            5 => c.i(Op::Gelu, 0, 0, pick(0), 0, if which == 0 { v } else { bad }),
+            6 => {
+                let bad16 = if bad == past { end - 2 * n0 + 2 } else { bad };
+                c.i(
+                    Op::Cvt16,
+                    0,
+                    0,
+                    pick(0),
+                    0,
+                    if which == 0 { v } else { bad16 },
+                )
+            }
+            7 => c.i(Op::ArgMax, 3, 0, bad, 0, 0),
+            8 => c.i(Op::Rope, 0, 0, pick(0), if which == 0 { v } else { bad }, 0),
+            9 => {
+                c.li(3, 2);
+                c.i(
+                    Op::MeanRows,
+                    3,
+                    0,
+                    pick(0),
+                    0,
+                    if which == 0 { v } else { bad },
+                )
+            }
+            10 => c.i(
+                Op::Gemv,
+                8,
+                GEMV_ACC * (k as u8 & 1),
+                pick(0),
+                pick(1),
+                pick(2),
+            ),
+            11 => c.i(
+                Op::DeqRow,
+                2,
+                0,
+                pick(0),
+                0,
+                if which == 0 { v } else { bad },
+            ),
+            12 => c.i(
+                Op::Copy,
+                0,
+                0,
+                pick(0),
+                if which == 0 { v } else { bad },
+                256,
+            ),
+            13 => c.i(Op::Ldr, 1, 0, end - r4, 0, 0),
+            14 => c.i(Op::Str, 1, 0, BASE - 1 - r4, 0, 0),
+            _ => {
+                // ATTN: the block, q, the output, K or V outside
+                let blk = (v + 31) & !31;
+                let which = c.below(5);
+                let kv = |i: u64| if i == which { bad } else { v + 256 };
+                let b = AttnBlock {
+                    k_cache: kv(3),
+                    v_cache: kv(4),
+                    n_heads: 2,
+                    n_kv_heads: 1,
+                    head_dim: 32,
+                    kv_format: KV_F16,
+                };
+                c.put(blk, &b.encode());
+                c.li(2, 3);
+                c.i(
+                    Op::Attn,
+                    2,
+                    0,
+                    if which == 0 { end - 16 } else { blk },
+                    kv(1),
+                    kv(2),
+                )
+            }
+        }
+        let pc = PROG + 16 * (c.prog.len() as u32 - 1);
+        let out = c.run();
+        assert_eq!((out.error, out.fault_pc), (3, pc), "{k}");
+        n += 1;
+    }
+    assert_eq!(n, 64);
+    // Zero lengths: an address at the end of memory is fine, one below $8000000 is not.
+    for (k, (x, code)) in [(end, 0), (BASE - 4, 3)].into_iter().enumerate() {
+        let mut c = Case::new(format!("zero length #{k}"), 9700 + k as u64, size as usize);
+        c.setn(0, 0, 0);
+        c.i(Op::VAdd, 0, 0, x, x, x);
+        c.i(Op::Gemv, 8, 0, x, x, x);
+        assert_eq!(c.run().error, code);
+    }
+}
+
+/// Writes one instruction's setup and the instruction, given an address `v` with room.
+pub type Setup = Box<dyn Fn(&mut Case, u32)>;
+
+pub fn bad_operands_fault_with_code_5_and_write_nothing() {
+    let size = 1u32 << 16;
+    let cases: Vec<(&str, Setup)> = vec![
+        (
+            "GEMV format 3",
+            Box::new(|c, v| {
+                c.setn(32, 2, 0);
+                c.i(Op::Gemv, 3, 0, v, v, v)
+            }),
+        ),
+        (
+            "GEMV format 255",
+            Box::new(|c, v| {
+                c.setn(32, 2, 0);
+                c.i(Op::Gemv, 255, 0, v, v, v)
+            }),
+        ),
+        (
+            "GEMV Q8_0 of 48 columns",
+            Box::new(|c, v| {
+                c.setn(48, 2, 0);
+                c.i(Op::Gemv, 8, 0, v, v, v)
+            }),
+        ),
+        (
+            "DEQROW Q4_0 of 33",
+            Box::new(|c, v| {
+                c.setn(33, 0, 0);
+                c.i(Op::DeqRow, 2, 0, v, 0, v)
+            }),
+        ),
+        (
+            "DEQROW format 6",
+            Box::new(|c, v| {
+                c.setn(32, 0, 0);
+                c.i(Op::DeqRow, 6, 0, v, 0, v)
+            }),
+        ),
+        (
+            "ROPE N1 odd",
+            Box::new(|c, v| {
+                c.setn(8, 3, 0);
+                c.i(Op::Rope, 0, 0, v, v, 0)
+            }),
+        ),
+        (
+            "ROPE N1 0",
+            Box::new(|c, v| {
+                c.setn(8, 0, 0);
+                c.i(Op::Rope, 0, 0, v, v, 0)
+            }),
+        ),
+        (
+            "MEANROWS rows·N0 overflows",
+            Box::new(|c, v| {
+                c.li(4, 0x1_0000);
+                c.setn(0x1_0000, 0, 0);
+                c.i(Op::MeanRows, 4, 0, v, 0, v)
+            }),
+        ),
+    ];
+    let attn = [
+        ("ATTN 0 heads", [0, 1, 8, 1], 0),
+        ("ATTN 0 KV heads", [2, 0, 8, 1], 0),
+        ("ATTN head_dim 0", [2, 1, 0, 1], 0),
+        ("ATTN KV heads > heads", [2, 4, 8, 1], 0),
+        ("ATTN heads not a multiple", [6, 4, 8, 1], 0),
+        ("ATTN KV format 2", [2, 1, 8, 2], 0),
+        (
+            "ATTN KV bytes overflow 64 bits",
+            [0x8000_0000, 0x8000_0000, 0x8000_0000, 1],
+            5,
+        ),
+        (
+            "ATTN KV bytes overflow with 2³² rows",
+            [0xFFFF_FFFF, 0xFFFF_FFFF, 1, 0],
+            u32::MAX,
+        ),
+    ];
+    let mut k = 0;
+    for (name, f) in &cases {
+        let mut c = Case::new(name.to_string(), 9800 + k, size as usize);
+        let v = c.alloc(4096, true);
+        f(&mut c, v);
+        let pc = PROG + 16 * (c.prog.len() as u32 - 1);
+        let out = c.run();
+        assert_eq!((out.error, out.fault_pc), (5, pc), "{name}");
+        k += 1;
+    }
+    for (name, [nh, nkv, hd, fmt], last) in attn {
+        let mut c = Case::new(name.to_string(), 9800 + k, size as usize);
+        let v = c.alloc(4096, true);
+        let b = AttnBlock {
+            k_cache: v,
+            v_cache: v,
+            n_heads: nh,
+            n_kv_heads: nkv,
+            head_dim: hd,
+            kv_format: fmt,
+        };
+        c.put(v, &b.encode());
+        c.li(7, last);
+        c.i(Op::Attn, 7, 0, v, v, v);
+        let pc = PROG + 16 * (c.prog.len() as u32 - 1);
+        let out = c.run();
+        assert_eq!((out.error, out.fault_pc), (5, pc), "{name}");
+        k += 1;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Special values.
+
+pub fn infinities_nans_and_subnormals_agree_with_any_nan_for_nan() {
+    let specials = [
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        -f32::NAN,
+        f32::MAX,
+        -f32::MAX,
+        f32::MIN_POSITIVE,
+        1e-45,
+        -3e-42,
+        65504.0,
+        65520.0,
+        6e-8,
+        0.0,
+        -0.0,
+    ];
+    for k in 0..40u64 {
+        let mut c = Case::new(format!("special #{k}"), 9900 + k, 1 << 18);
+        let n0 = 32 * (1 + c.below(3) as u32);
+        let mut x = c.vector(n0);
+        for _ in 0..1 + c.below(4) {
+            let i = c.below(n0 as u64) as usize;
+            x[i] = specials[c.below(specials.len() as u64) as usize];
+        }
+        let xa = c.f32s(&x);
+        let y = c.vector(2 * n0);
+        let ya = c.f32s(&y);
+        let za = c.alloc(4 * n0, true);
+        c.nan_ok(za, n0, 4);
+        c.nan_ok(za, 2 * n0, 2);
+        let op = k % 10;
+        c.setn(n0, 2, 0x3727_C5AC);
+        match op {
+            0 => c.i(Op::VAdd, 0, 0, xa, ya, za),
+            1 => c.i(Op::VMul, 0, 0, xa, ya, za),
+            2 => c.i(Op::RmsNorm, 0, 0, xa, ya, za),
+            3 => c.i(Op::LayerNorm, 0, 0, xa, ya, za),
+            4 => c.i(Op::SiluMul, 0, 0, xa, ya, za),
+            5 => c.i(Op::Gelu, 0, 0, xa, 0, za),
+            6 => c.i(Op::Cvt16, 0, 0, xa, 0, za),
+            7 => {
+                c.i(Op::ArgMax, 1, 0, xa, 0, 0);
+                c.i(Op::Str, 1, 0, za, 0, 0)
+            }
+            8 => {
+                // GEMV of the special input in a float and a Q format (2 rows)
+                let fmt = [GgmlType::F32, GgmlType::F16, GgmlType::Q8_0][c.below(3) as usize];
+                let w = weight_rows(&mut c, fmt, 2, n0);
+                let wa = c.bytes(&w, false);
+                c.i(Op::Gemv, fmt as u8, 0, wa, xa, za)
+            }
+            _ => {
+                // MEANROWS of 0 rows: 0·recip(0) = NaN in every column
+                c.li(2, 0);
+                c.i(Op::MeanRows, 2, 0, xa, 0, za)
+            }
+        }
+        c.run();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// (b) Whole images.
+
+/// Loads `img`, writes each prompt and the runtime block (§6.3: tokens from slot 0, pos 0,
+/// prompt_len, n_generate) and runs the script in both cores from the same memory; then, for
+/// decoders, continues the first conversation with two more tokens from where it stopped.
+pub fn run_image(name: &str, img: &[u8], prompts: &[&[u32]], n_generate: u32) {
+    let (dev, _) = Ssnail::load_bytes(img, None).unwrap();
+    let h = dev.header();
+    let mem = dev.machine.mem().to_vec();
+    let poke = |mem: &mut [u8], addr: u32, v: u32| {
+        let o = (addr - BASE) as usize;
+        mem[o..o + 4].copy_from_slice(&v.to_le_bytes());
+    };
+    for (pi, prompt) in prompts.iter().enumerate() {
+        let mut m = mem.clone();
+        for (i, &t) in prompt.iter().enumerate() {
+            poke(&mut m, h.tokens + 4 * i as u32, t % h.n_vocab);
+        }
+        for (off, v) in [
+            (rt::POS, 0),
+            (rt::PROMPT_LEN, prompt.len() as u32),
+            (rt::N_GENERATE, n_generate),
+        ] {
+            poke(&mut m, BASE + off, v);
+        }
+        let what = format!("{name}, prompt {pi}");
+        let out = check(&what, &m, h.code, &[]);
+        assert_eq!(out.error, 0, "{what}: the Rust core faulted");
+        let rd = |mem: &[u8], off: u32| {
+            u32::from_le_bytes(mem[off as usize..off as usize + 4].try_into().unwrap())
+        };
+        let reason = rd(&out.mem, rt::STOP_REASON);
+        if h.is_encoder() {
+            assert_eq!(reason, 1, "{what}: the encoder did not finish");
+        } else {
+            assert!(rd(&out.mem, rt::GENERATED) > 0, "{what}: nothing generated");
+            if pi == 0 {
+                // a second turn on the same KV cache
+                let mut m = out.mem.clone();
+                let pos = rd(&m, rt::POS);
+                poke(&mut m, h.tokens + 4 * (pos + 1), 5 % h.n_vocab);
+                poke(&mut m, h.tokens + 4 * (pos + 2), 7 % h.n_vocab);
+                for (off, v) in [
+                    (rt::PROMPT_LEN, pos + 3),
+                    (rt::N_GENERATE, n_generate),
+                    (rt::GENERATED, 0),
+                ] {
+                    poke(&mut m, BASE + off, v);
+                }
+                check(&format!("{what}, second turn"), &m, h.code, &[]);
+            }
+        }
+    }
+}
+
+pub const PROMPTS: [&[u32]; 3] = [&[1, 15, 27, 99], &[1, 200], &[3, 4, 5, 6, 7, 8, 9, 10, 11]];
+
+/// The #[test] functions of (a), each running one of the job sets above through the including
+/// file's `check`.
+macro_rules! instruction_tests {
+    () => {
+        #[test]
+        fn gemv_in_every_weight_format_and_flag_combination_agrees_bit_for_bit() {
+            softcore_jobs::gemv_in_every_weight_format_and_flag_combination_agrees_bit_for_bit();
+        }
+        #[test]
+        fn gemv_with_inputs_wider_than_the_quantised_buffer_and_many_rows_agrees() {
+            softcore_jobs::gemv_with_inputs_wider_than_the_quantised_buffer_and_many_rows_agrees();
+        }
+        #[test]
+        fn deqrow_in_every_weight_format_agrees_bit_for_bit() {
+            softcore_jobs::deqrow_in_every_weight_format_agrees_bit_for_bit();
+        }
+        #[test]
+        fn elementwise_ops_norms_and_function_tables_agree_bit_for_bit() {
+            softcore_jobs::elementwise_ops_norms_and_function_tables_agree_bit_for_bit();
+        }
+        #[test]
+        fn function_tables_agree_at_every_segment_and_at_their_edges() {
+            softcore_jobs::function_tables_agree_at_every_segment_and_at_their_edges();
+        }
+        #[test]
+        fn rope_meanrows_and_argmax_agree_bit_for_bit() {
+            softcore_jobs::rope_meanrows_and_argmax_agree_bit_for_bit();
+        }
+        #[test]
+        fn attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit() {
+            softcore_jobs::attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit();
+        }
+        #[test]
+        fn registers_loads_stores_lea_and_sync_agree_with_the_rust_core() {
+            softcore_jobs::registers_loads_stores_lea_and_sync_agree_with_the_rust_core();
+        }
+        #[test]
+        fn branches_and_a_counted_loop_agree_with_the_rust_core() {
+            softcore_jobs::branches_and_a_counted_loop_agree_with_the_rust_core();
+        }
+        #[test]
+        fn copy_of_any_length_and_overlap_agrees_with_the_rust_core() {
+            softcore_jobs::copy_of_any_length_and_overlap_agrees_with_the_rust_core();
+        }
+        #[test]
+        fn every_illegal_opcode_faults_with_code_1_at_its_pc() {
+            softcore_jobs::every_illegal_opcode_faults_with_code_1_at_its_pc();
+        }
+        #[test]
+        fn misaligned_and_out_of_memory_pcs_fault_as_in_the_rust_core() {
+            softcore_jobs::misaligned_and_out_of_memory_pcs_fault_as_in_the_rust_core();
+        }
+        #[test]
+        fn out_of_range_operands_fault_with_code_3_and_write_nothing() {
+            softcore_jobs::out_of_range_operands_fault_with_code_3_and_write_nothing();
+        }
+        #[test]
+        fn bad_operands_fault_with_code_5_and_write_nothing() {
+            softcore_jobs::bad_operands_fault_with_code_5_and_write_nothing();
+        }
+        #[test]
+        fn infinities_nans_and_subnormals_agree_with_any_nan_for_nan() {
+            softcore_jobs::infinities_nans_and_subnormals_agree_with_any_nan_for_nan();
+        }
+    };
+}
+pub(crate) use instruction_tests;
