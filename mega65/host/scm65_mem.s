@@ -23,8 +23,10 @@ fp:     .res    4                       ; flat pointer for [fp],Z
 val:    .res    4
 
         .data
-; one enhanced DMA job: F018B list ($0B), source and destination megabytes ($80, $81), COPY
-list:   .byte   $0B, $80
+; one enhanced DMA job: F018B list ($0B), addresses crossing megabyte boundaries instead of wrapping
+; inside them ($01, docs/spec/mega65.md §M3.2-§M3.3), source and destination megabytes ($80, $81),
+; COPY
+list:   .byte   $0B, $01, $80
 src_mb: .byte   0
         .byte   $81
 dst_mb: .byte   0

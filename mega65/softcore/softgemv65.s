@@ -107,8 +107,9 @@ pbig:   .res    1                       ; bit 7: the product is the larger opera
 opp:    .res    1                       ; bit 7: the signs differ
 
         .data
-; the DMA job (F018B, enhanced options: source and destination megabyte), as softmem_m65.s
-list:   .byte   $0B, $80
+; the DMA job (F018B; addresses cross megabyte boundaries instead of wrapping inside them, option
+; $01, docs/spec/mega65.md §M3.2-§M3.3; source and destination megabyte), as softmem_m65.s
+list:   .byte   $0B, $01, $80
 src_mb: .byte   0
         .byte   $81
         .byte   <((wbuf + SC_NEAR_DELTA) >> 20)

@@ -349,6 +349,42 @@ pub fn gemv_with_inputs_wider_than_the_quantised_buffer_and_many_rows_agrees() {
     }
 }
 
+/// Weight rows, or the input, straddling $8100000: a DMA without the megabyte-crossing option
+/// wraps inside its megabyte (gs4510.vhdl; the headless MEGA65 models it), a block read would
+/// take the wrong bytes.
+pub fn gemv_with_rows_or_input_across_a_megabyte_boundary_agrees() {
+    for (k, fmt) in [GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::F16]
+        .into_iter()
+        .enumerate()
+    {
+        for input_across in [false, true] {
+            let mut c = Case::new(
+                format!("GEMV {} across $8100000 (input {input_across})", fmt.name()),
+                9950 + 2 * k as u64 + input_across as u64,
+                2 << 20,
+            );
+            let (cols, rows) = (96, 9);
+            let x = c.vector(cols);
+            let w = weight_rows(&mut c, fmt, rows, cols);
+            let straddle =
+                |c: &mut Case, len: usize| c.next = BASE + 0x10_0000 - len as u32 / 2 - 5;
+            let (wa, xa) = if input_across {
+                let wa = c.bytes(&w, false);
+                straddle(&mut c, 4 * cols as usize);
+                (wa, c.f32s(&x))
+            } else {
+                let xa = c.f32s(&x);
+                straddle(&mut c, w.len());
+                (c.bytes(&w, false), xa)
+            };
+            let za = c.alloc(4 * rows, true);
+            c.setn(cols, rows, 0);
+            c.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
+            c.run();
+        }
+    }
+}
+
 pub fn deqrow_in_every_weight_format_agrees_bit_for_bit() {
     for (fi, &fmt) in FORMATS.iter().enumerate() {
         for k in 0..4u64 {
@@ -1141,6 +1177,10 @@ macro_rules! instruction_tests {
         #[test]
         fn gemv_with_inputs_wider_than_the_quantised_buffer_and_many_rows_agrees() {
             softcore_jobs::gemv_with_inputs_wider_than_the_quantised_buffer_and_many_rows_agrees();
+        }
+        #[test]
+        fn gemv_with_rows_or_input_across_a_megabyte_boundary_agrees() {
+            softcore_jobs::gemv_with_rows_or_input_across_a_megabyte_boundary_agrees();
         }
         #[test]
         fn deqrow_in_every_weight_format_agrees_bit_for_bit() {
