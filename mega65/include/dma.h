@@ -2,9 +2,12 @@
 #ifndef DMA_H
 #define DMA_H
 #include <stdint.h>
-/* one F018B job with the source/destination MB options (spec §M3) */
+/* one F018B job with the source/destination MB options (spec §M3) and option $01: addresses
+ * cross megabyte boundaries instead of wrapping inside their megabyte (gs4510.vhdl lines 6006,
+ * 6577-6583, 6765-6773; a sector DMA'd into attic RAM across $8100000 otherwise wraps onto the
+ * image's header) */
 typedef struct {
-    uint8_t opt_f018b, opt_src_mb, src_mb, opt_dst_mb, dst_mb, opt_end;
+    uint8_t opt_f018b, opt_cross, opt_src_mb, src_mb, opt_dst_mb, dst_mb, opt_end;
     uint8_t command;
     uint16_t count;
     uint16_t src;

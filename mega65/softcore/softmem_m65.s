@@ -28,9 +28,10 @@ val:    .res    4                       ; sm_write32/16's value
 near:   .res    2                       ; sm_read/sm_write's near pointer
 
         .data
-; one enhanced DMA job (F018B, source and destination megabyte options); run from its physical
-; address (the list is in the window) with $D705
-list:   .byte   $0B, $80
+; one enhanced DMA job (F018B, addresses crossing megabyte boundaries instead of wrapping inside
+; them: option $01, gs4510.vhdl lines 6006, 6577-6583, 6765-6773; source and destination
+; megabytes); run from its physical address (the list is in the window) with $D705
+list:   .byte   $0B, $01, $80
 src_mb: .byte   0
         .byte   $81
 dst_mb: .byte   0

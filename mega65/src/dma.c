@@ -6,6 +6,7 @@ static dma_job_t job;
 static void fill_job(dma_job_t *j, uint8_t command, uint32_t dst, uint32_t src, uint16_t n,
                      uint8_t sub) {
     j->opt_f018b = 0x0B;
+    j->opt_cross = 0x01;
     j->opt_src_mb = 0x80;
     j->opt_dst_mb = 0x81;
     j->opt_end = 0x00;

@@ -155,11 +155,11 @@ _hyppo_call:
 ; readfile gave; a job into memory (dma_job_to_memory: the software core's attic RAM) then has
 ; its destination moved on by the count. Stops after n sectors, at a short sector (the last) or
 ; at end of file / a read error. Returns the bytes sent, or $FFFF if the port never became READY.
-JOB_DST_MB      = 4                     ; dma_job_t offsets (dma.h)
-JOB_COUNT       = 7
-JOB_DST         = 12
-JOB_DST_BANK    = 14
-JOB_SUB         = 15
+JOB_DST_MB      = 5                     ; dma_job_t offsets (dma.h)
+JOB_COUNT       = 8
+JOB_DST         = 13
+JOB_DST_BANK    = 15
+JOB_SUB         = 16
 SUB_DST_HOLD    = $08
 _sd_sectors_dma:
         sta     nsec

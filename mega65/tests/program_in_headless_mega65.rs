@@ -937,16 +937,17 @@ fn config_txt_chooses_the_default_model() {
     } else {
         ("LARGE.SSNAIL", "SMALL.SSNAIL")
     };
-    // CONFIG.TXT's first line names the default.
+    // CONFIG.TXT's first line names the default. (The runs stop at the whole "Loaded NAME":
+    // stopping at "Loaded" could catch the line half printed.)
     let t = run(
         &sd(Some(&format!("{other}\r\nignored\n"))),
         "{RETURN}",
-        "Loaded",
+        &format!("Loaded {other}"),
         60.0,
     );
     assert!(t.contains(&format!("Loaded {other}")), "{t}");
     // Without CONFIG.TXT: the one needing the most memory that fits.
-    let t = run(&sd(None), "{RETURN}", "Loaded", 60.0);
+    let t = run(&sd(None), "{RETURN}", &format!("Loaded {biggest}"), 60.0);
     assert!(t.contains(&format!("Loaded {biggest}")), "{t}");
 }
 

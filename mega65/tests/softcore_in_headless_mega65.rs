@@ -94,6 +94,34 @@ fn run(cores: Cores, d81: Vec<u8>, keys: &str, until: &str, times: usize, second
     m
 }
 
+/// As `run` on a board without the device, with `sd` as the SD card.
+fn run_with_sd(
+    board: Board,
+    d81: Vec<u8>,
+    sd: &std::path::Path,
+    keys: &str,
+    until: &str,
+) -> Machine {
+    let mut m = Machine::new();
+    m.set_board(board);
+    m.set_sd_dir(sd.to_path_buf());
+    let program = D81::from_bytes(d81.clone())
+        .unwrap()
+        .read_file("ssnail")
+        .unwrap();
+    m.mount_d81(d81);
+    let (_, entry) = m.load_prg(&program, None).unwrap();
+    m.keys.schedule(&KeyScript::parse(keys).unwrap(), 0);
+    m.start_at(entry);
+    for _ in 0..1200 {
+        m.run(CPU_HZ / 10);
+        if String::from_utf8_lossy(&m.serial).contains(until) {
+            break;
+        }
+    }
+    m
+}
+
 fn transcript(m: &Machine) -> String {
     String::from_utf8_lossy(&m.serial).into_owned()
 }
@@ -501,4 +529,59 @@ fn a_core_file_from_another_build_is_named_and_not_run() {
         "{t}"
     );
     assert!(t.lines().all(|l| l.len() <= 80), "{t}");
+}
+
+/// The SD loader's fast path sends 16 sectors per call by DMA straight into attic RAM, moving the
+/// job's destination on by each sector (bank and megabyte carries): a 5.3 MB image lands byte
+/// for byte where ssnail_core's load port puts it. A payload address past the memory is refused.
+#[test]
+fn an_sd_image_of_several_megabytes_loads_straight_into_attic_ram_byte_for_byte() {
+    let img = image(
+        ModelOpts::llama()
+            .with_wtype(GgmlType::F32)
+            .with_name("BigLlama"),
+        64,
+    );
+    assert!(
+        img.len() > 5 << 20,
+        "{} bytes: several megabyte carries",
+        img.len()
+    );
+    let (dev, _) = Ssnail::load_bytes(&img, None).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("SSNAIL")).unwrap();
+    std::fs::write(dir.path().join("SSNAIL/BIG.SSNAIL"), &img).unwrap();
+    for (board, board_name) in BOARDS {
+        let mut m = run_with_sd(
+            board,
+            disk(&[]),
+            dir.path(),
+            "{RETURN}",
+            "Loaded BIG.SSNAIL",
+        );
+        let t = transcript(&m);
+        assert!(
+            t.contains(&format!("Loaded BIG.SSNAIL: {} bytes", img.len())),
+            "{board_name}: {t}"
+        );
+        assert_memory_equal(&mut m, &dev, &format!("BIG.SSNAIL loaded, {board_name}"));
+    }
+
+    // The payload 242,176 bytes below the end of an R3's 8 MB: refused before any byte moves.
+    let mut high = llama();
+    let payload = (high.len() - ssnail_format::image::HEADER_LEN) as u32;
+    let at = ssnail_format::image::h::LOAD_BASE;
+    high[at..at + 4].copy_from_slice(&(BASE + (8 << 20) - payload + 16).to_le_bytes());
+    let t = transcript(&run(
+        Cores::SoftOnly(Board::R3),
+        disk(&[("high.ssnail", &high)]),
+        "{RETURN}",
+        "SSNAIL memory (header $64)",
+        1,
+        60.0,
+    ));
+    assert!(
+        t.contains("high.ssnail: payload outside SSNAIL memory (header $64)"),
+        "{t}"
+    );
 }
