@@ -585,3 +585,38 @@ fn an_sd_image_of_several_megabytes_loads_straight_into_attic_ram_byte_for_byte(
         "{t}"
     );
 }
+
+/// `/core` names a core that is not there and keeps the one that runs.
+#[test]
+fn core_commands_name_a_missing_core_and_keep_the_current_one() {
+    let img = llama();
+    // The FPGA core, and a disk without ssnail.core.
+    let mut d = D81::new("SSNAIL", *b"65").unwrap();
+    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    d.add_file("tinyllama.ssnail", FileType::Seq, &img).unwrap();
+    let t = transcript(&run(
+        Cores::Fpga(8),
+        d.into_bytes(),
+        "{RETURN}/core soft{RETURN}/stats{RETURN}",
+        "[core: ",
+        1,
+        60.0,
+    ));
+    assert!(
+        t.contains("[no software core: ssnail.core is not on the disk]\n"),
+        "{t}"
+    );
+    assert!(t.contains("[core: FPGA v1]"), "{t}");
+    // The software core alone.
+    let t = transcript(&run(
+        Cores::SoftOnly(Board::R3),
+        disk(&[("tinyllama.ssnail", &img)]),
+        "{RETURN}/core fpga{RETURN}/core gpu{RETURN}/stats{RETURN}",
+        "[core: ",
+        1,
+        60.0,
+    ));
+    assert!(t.contains("[no SSNAIL FPGA core in this MEGA65]\n"), "{t}");
+    assert!(t.contains("[/core soft or /core fpga]\n"), "{t}");
+    assert!(t.contains("[core: software (45GS02)]"), "{t}");
+}
