@@ -227,7 +227,7 @@ mod tests {
             -0.0,
         ]);
         x.push(1.5);
-        assert!(x.len() % 8 != 0);
+        assert!(!x.len().is_multiple_of(8));
         for t in [silu(), gelu(), exp()] {
             let mut y = vec![0f32; x.len()];
             t.eval_into(&x, &mut y);
