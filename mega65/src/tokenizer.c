@@ -29,11 +29,15 @@ static uint8_t chunk[MAXCHUNK + 1];
 static uint8_t chunk_len;
 static uint8_t p_next[MAXCHUNK], p_prev[MAXCHUNK];
 /* in LOWBSS ($1000-$1EFF, linker/mega65.cfg): 3.5 KB the program's main area does not have */
+#ifdef __CC65__ /* the PC test build (host/tokhost.c) has no segments */
 #pragma bss-name(push, "LOWBSS")
+#endif
 static uint8_t p_start[MAXCHUNK], p_len[MAXCHUNK];
 static uint32_t p_id[MAXCHUNK], pair_id[MAXCHUNK];
 static uint16_t prio_hi[MAXCHUNK], prio_lo[MAXCHUNK];
+#ifdef __CC65__
 #pragma bss-name(pop)
+#endif
 
 static uint32_t *out_ids;
 static uint16_t out_n, out_max;
@@ -204,9 +208,13 @@ static void bpe(const uint8_t *t, uint8_t n) {
     }
 }
 
+#ifdef __CC65__
 #pragma bss-name(push, "HIBSS")
+#endif
 static uint8_t key[MAXCHUNK + 1];
+#ifdef __CC65__
 #pragma bss-name(pop)
+#endif
 
 #define MAX_WORD_LEN 100   /* longer words are [unk] without a search */
 
