@@ -126,9 +126,10 @@ pk3:    .res    1                       ; the threshold patched into the scan (k
 pk2:    .res    1
 
         .data
-; Two F018B jobs with options: source MB, destination MB 0, source skip rate 4.0 (spec §M3);
-; job 0 copies byte 3 of each logit into hi3, job 1 byte 2 into hi2. Same layout, JOBLEN apart.
-job:    .byte   $0B, $80
+; Two F018B jobs with options: addresses cross megabyte boundaries ($01: a chunk of logits may
+; straddle one; gs4510.vhdl 6577-6583), source MB, destination MB 0, source skip rate 4.0 (spec
+; §M3); job 0 copies byte 3 of each logit into hi3, job 1 byte 2 into hi2. Same layout, JOBLEN apart.
+job:    .byte   $0B, $01, $80
 job_mb: .byte   0
         .byte   $81, 0, $83, 4, $82, 0, 0
         .byte   0                       ; copy
@@ -139,7 +140,7 @@ job_sb: .byte   0
         .byte   0, 0
         .word   0
 JOBLEN  = * - job
-        .byte   $0B, $80, 0
+        .byte   $0B, $01, $80, 0
         .byte   $81, 0, $83, 4, $82, 0, 0
         .byte   0
         .word   0

@@ -16,7 +16,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Where the test puts the logits and the token buffer in SSNAIL memory (far from the model).
+/// Where the logits go: one megabyte boundary below it, and odd cases start just under the next
+/// one, so a DMA chunk of 256 logits (1 KiB) straddles $A100000 (a DMA without option $01 wraps
+/// inside its megabyte).
 const OUT: u32 = BASE + (32 << 20);
+const OUT_STRADDLING: u32 = BASE + (33 << 20) - 4 * 37;
 const TOKENS: u32 = BASE + (48 << 20);
 /// A JSR to smp_choose and a JMP to itself, in the Hyppo transfer page (unused meanwhile).
 const STUB: u16 = 0x0400;
@@ -223,13 +227,14 @@ fn smp_choose_picks_the_rust_definitions_token_and_state_for_hard_logits_and_set
         let state0 = want.state;
         let want_token = want.choose(&lg, &tokens[first..]);
 
+        let out = if case % 2 == 1 { OUT_STRADDLING } else { OUT };
         let dev = m.ssnail.device.as_mut().unwrap();
         let bytes: Vec<u8> = lg.iter().flat_map(|f| f.to_le_bytes()).collect();
-        assert!(dev.machine.write_bytes(OUT as u64, &bytes));
+        assert!(dev.machine.write_bytes(out as u64, &bytes));
         let tb: Vec<u8> = tokens.iter().flat_map(|t| t.to_le_bytes()).collect();
         assert!(dev.machine.write_bytes(TOKENS as u64, &tb));
         for (name, val) in [
-            ("_smp_out", OUT),
+            ("_smp_out", out),
             ("_smp_nout", v as u32),
             ("_smp_tokaddr", TOKENS),
             ("_smp_invt", settings.inv_temp()),
