@@ -2,7 +2,7 @@
 //! headless MEGA65 (the scm65 test PRG: mega65/host/scm65.c, the whole core built by cc65).
 //!
 //!     cargo run --release -p ssnail-mega65-program --example softbench [-- --defs "-D…"]
-//!         [--only gemv|tokens] [--profile gemv|token]
+//!         [--only gemv|tokens] [--profile gemv|token|token-q4]
 //!
 //! * GEMV: one GEMV of 64 rows × 512 columns (8 rows for F16/F32) per weight format, as a job
 //!   `SETN; GEMV; HALT`, minus the same job without the GEMV, divided by the weights.
@@ -55,8 +55,8 @@ fn reference(mem: &[u8], job: u32) -> Result<(Vec<u8>, u32)> {
     Ok((m.mem().to_vec(), host.0))
 }
 
-/// Runs a job on the 45GS02, checks it against the Rust core; the cycles.
-fn measured(prg: &[u8], mem: &[u8], job: u32, what: &str) -> Result<u64> {
+/// Runs a job on the 45GS02, checks it against the Rust core; the cycles and the memory after.
+fn measured(prg: &[u8], mem: &[u8], job: u32, what: &str) -> Result<(u64, Vec<u8>)> {
     let r = scm65::run(prg, mem, job, 3600).map_err(anyhow::Error::msg)?;
     if r.state == scm65::SOFT_FAULT {
         bail!(
@@ -68,10 +68,11 @@ fn measured(prg: &[u8], mem: &[u8], job: u32, what: &str) -> Result<u64> {
     if r.state != scm65::SOFT_HALT {
         bail!("{what}: soft_run ended with {}", r.state);
     }
-    if (r.mem, r.syncs) != reference(mem, job)? {
+    let (want, syncs) = reference(mem, job)?;
+    if r.mem != want || r.syncs != syncs {
         bail!("{what}: SSNAIL memory or the SYNC count differs from the Rust core's");
     }
-    Ok(r.cycles)
+    Ok((r.cycles, r.mem))
 }
 
 const PROG: u32 = BASE + 0x100;
@@ -114,7 +115,7 @@ fn gemv_cycles_per_weight(prg: &[u8], fmt: GgmlType, rows: u32, cols: u32) -> Re
     let mut cycles = Vec::new();
     for with_gemv in [false, true] {
         let mem = gemv_job(fmt, rows, cols, with_gemv);
-        cycles.push(measured(prg, &mem, PROG, &format!("GEMV {}", fmt.name()))?);
+        cycles.push(measured(prg, &mem, PROG, &format!("GEMV {}", fmt.name()))?.0);
     }
     Ok((cycles[1] - cycles[0]) as f64 / (rows * cols) as f64)
 }
@@ -155,14 +156,20 @@ fn with_prompt(img: &[u8], prompt: &[u32], n_generate: u32) -> Result<(Vec<u8>, 
     Ok((mem, h.code))
 }
 
-/// Cycles per token: (run with 3 generated − run with 1) / 2, after a 2-token prompt.
+/// Cycles per token: (run with 3 generated − run with 1) / the tokens the second made more
+/// (the runtime block's count: a model may stop at its end token), after a 2-token prompt.
 fn cycles_per_token(prg: &[u8], img: &[u8], what: &str) -> Result<f64> {
     let mut c = Vec::new();
     for n in [1, 3] {
         let (mem, job) = with_prompt(img, &[1, 15], n)?;
-        c.push(measured(prg, &mem, job, what)?);
+        let (cycles, after) = measured(prg, &mem, job, what)?;
+        let o = rt::GENERATED as usize;
+        c.push((cycles, u32::from_le_bytes(after[o..o + 4].try_into()?)));
     }
-    Ok((c[1] - c[0]) as f64 / 2.0)
+    if c[1].1 <= c[0].1 {
+        bail!("{what}: no more tokens with n_generate 3 than with 1 ({c:?})");
+    }
+    Ok((c[1].0 - c[0].0) as f64 / (c[1].1 - c[0].1) as f64)
 }
 
 /// The PRG's functions: (start, name), from ld65's label file (everything exported, the
@@ -213,12 +220,26 @@ fn profile(prg: &[u8], out: &Path, what: &str, mem: &[u8], job: u32) -> Result<(
     m.poke_phys(0x404, &(BASE + mem.len() as u32).to_le_bytes());
     m.start_at(entry);
     let mut per: HashMap<usize, u64> = HashMap::new();
+    let mut calls: HashMap<usize, u64> = HashMap::new();
+    // softcore.c's ins[0]: the opcode being executed, for cycles per SSNAIL instruction
+    let dbg = std::fs::read_to_string(out.join("scm65.dbg"))?;
+    let ins = dbg
+        .lines()
+        .filter(|l| l.starts_with("sym\t") && l.contains("name=\"_ins\""))
+        .find_map(|l| l.split(',').find_map(|f| f.strip_prefix("val=0x")))
+        .map(|v| u32::from_str_radix(v, 16))
+        .context("no _ins in the debug file")??;
+    let mut per_op: HashMap<u8, u64> = HashMap::new();
     loop {
         let pc = m.pc;
         let before = m.cycles;
         let stop = m.run_one();
         let i = funcs.partition_point(|(a, _)| *a <= pc).saturating_sub(1);
         *per.entry(i).or_default() += m.cycles - before;
+        *per_op.entry(m.peek_phys(ins, 1)[0]).or_default() += m.cycles - before;
+        if funcs[i].0 == pc {
+            *calls.entry(i).or_default() += 1;
+        }
         match stop {
             Some(StopReason::Exit(0)) => break,
             Some(r) => bail!("the PRG stopped with {r:?}"),
@@ -226,16 +247,28 @@ fn profile(prg: &[u8], out: &Path, what: &str, mem: &[u8], job: u32) -> Result<(
         }
     }
     let total: u64 = per.values().sum();
+    let mut ops: Vec<(u8, u64)> = per_op.into_iter().collect();
+    ops.sort_by_key(|&(_, c)| std::cmp::Reverse(c));
+    println!("| SSNAIL instruction | cycles | share |");
+    println!("|---|---:|---:|");
+    for (op, c) in ops {
+        let name = Op::from_u8(op).map_or("?", |o| o.name());
+        println!(
+            "| {name} | {c} | {:.1} % |",
+            100.0 * c as f64 / total as f64
+        );
+    }
     let mut v: Vec<(usize, u64)> = per.into_iter().collect();
     v.sort_by_key(|&(_, c)| std::cmp::Reverse(c));
     println!("profile: {what}, {total} cycles");
-    println!("| function | cycles | share |");
-    println!("|---|---:|---:|");
+    println!("| function | cycles | share | entries |");
+    println!("|---|---:|---:|---:|");
     for (i, c) in v.into_iter().take(25) {
         println!(
-            "| {} | {c} | {:.1} % |",
+            "| {} | {c} | {:.1} % | {} |",
             funcs[i].1,
-            100.0 * c as f64 / total as f64
+            100.0 * c as f64 / total as f64,
+            calls.get(&i).unwrap_or(&0)
         );
     }
     Ok(())
@@ -262,7 +295,7 @@ fn main() -> Result<()> {
                 i += 1;
             }
             a => bail!(
-                "softbench: unknown argument {a:?} (--defs STR, --only gemv|tokens, --profile gemv|token)"
+                "softbench: unknown argument {a:?} (--defs STR, --only gemv|tokens, --profile gemv|token|token-q4)"
             ),
         }
         i += 1;
@@ -276,13 +309,21 @@ fn main() -> Result<()> {
             let mem = gemv_job(GgmlType::Q8_0, 64, 512, true);
             return profile(&prg, dir.path(), "GEMV Q8_0 64 × 512", &mem, PROG);
         }
-        Some("token") => {
+        Some(t @ ("token" | "token-q4")) => {
             let (d, l, h, n) = small;
-            let (mem, job) = with_prompt(&llama(d, l, h, n, GgmlType::Q8_0), &[1], 1)?;
-            let what = "one token (prompt of 1) of the 260 K Q8_0 llama";
-            return profile(&prg, dir.path(), what, &mem, job);
+            let wtype = if t == "token" {
+                GgmlType::Q8_0
+            } else {
+                GgmlType::Q4_0
+            };
+            let (mem, job) = with_prompt(&llama(d, l, h, n, wtype), &[1], 1)?;
+            let what = format!(
+                "one token (prompt of 1) of the 260 K {} llama",
+                wtype.name()
+            );
+            return profile(&prg, dir.path(), &what, &mem, job);
         }
-        Some(p) => bail!("softbench: --profile {p:?}: gemv or token"),
+        Some(p) => bail!("softbench: --profile {p:?}: gemv, token or token-q4"),
         None => {}
     }
     if only.as_deref() != Some("tokens") {

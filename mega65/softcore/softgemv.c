@@ -166,18 +166,17 @@ static void store(uint8_t flags, uint32_t z, uint32_t r, f32 y)
 
 static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols, uint32_t rows, uint32_t rb)
 {
-    uint32_t r0, c0;
+    uint32_t r0, c0, p, wr0;
     uint16_t nr, nc, r, b;
 #ifndef SG_ASM
-    uint32_t p;
     const int8_t *q;
     int32_t s;
 #endif
-    for (r0 = 0; r0 < rows; r0 += nr) {
+    for (r0 = 0, wr0 = w; r0 < rows; r0 += nr, wr0 += (uint32_t)nr * rb) {
         nr = rows - r0 < SC_GEMV_ROWS ? (uint16_t)(rows - r0) : SC_GEMV_ROWS;
         for (r = 0; r < nr; ++r)
             sc_w.gq.acc[r] = SF_ZERO;
-        for (c0 = 0; c0 < cols; c0 += nc) {
+        for (c0 = 0, p = wr0; c0 < cols; c0 += nc) {
             nc = cols - c0 < SC_GEMV_COLS ? (uint16_t)(cols - c0) : SC_GEMV_COLS;
             if (r0 == 0 || cols > SC_GEMV_COLS)
                 quantise(x + 4 * c0, nc);
@@ -187,15 +186,15 @@ static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t 
             sgq_nr = (uint8_t)nr;
             sgq_rb = rb;
             sgq_acc = sc_w.gq.acc;
-            for (b = 0; b < nc / 32; ++b) {
+            for (b = 0; b < nc / 32; ++b, p += bbytes) {
                 sgq_q = sc_w.gq.q + 32 * b;
                 sgq_dx = sc_w.gq.d[b];
-                sgq_p = w + r0 * rb + (c0 / 32 + b) * bbytes;
+                sgq_p = p; /* sgq_block moves it on by the rows */
                 sgq_block();
             }
 #else
             for (r = 0; r < nr; ++r) {
-                p = w + (r0 + r) * rb + c0 / 32 * bbytes;
+                p = wr0 + r * rb + c0 / 32 * bbytes;
                 q = sc_w.gq.q;
                 for (b = 0; b < nc / 32; ++b, p += bbytes, q += 32) {
                     sm_read(p, sc_w.gq.blk, bbytes);
@@ -205,8 +204,11 @@ static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t 
             }
 #endif
         }
-        for (r = 0; r < nr; ++r)
-            store(flags, z, r0 + r, sc_w.gq.acc[r]);
+        if (flags == 0) /* plain f32 stores: the chunk's sums as they are, in one go */
+            sm_write(z + 4 * r0, sc_w.gq.acc, 4 * nr);
+        else
+            for (r = 0; r < nr; ++r)
+                store(flags, z, r0 + r, sc_w.gq.acc[r]);
     }
 }
 
@@ -234,10 +236,11 @@ uint8_t sg_gemv(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, 
 {
     uint32_t rb;
     uint8_t e;
-    if (!format(fmt) || cols % blen != 0)
+    /* (blen is 1 or 32: no 32-bit division) */
+    if (!format(fmt) || (blen == 32 && (cols & 31) != 0))
         return SS_ERR_BAD_OPERAND;
     /* Once x fits memory, cols < 2²⁶ and the row's bytes fit 32 bits. */
-    rb = sc_mul_sat(cols / blen, bbytes);
+    rb = sc_mul_sat(blen == 32 ? cols >> 5 : cols, bbytes);
     if ((e = sc_span(x, sc_mul_sat(cols, 4))) != 0)
         return e;
     if ((flags & GEMV_ACC) && (e = sc_span(z, sc_mul_sat(rows, 4))) != 0)

@@ -49,6 +49,10 @@ WT_Q8_0 = 8                             ; fn_tables.h
         .byte   $42, $42
         lda     arg
 .endmacro
+.macro  ldqi    arg                     ; LDQ (arg),Z
+        .byte   $42, $42
+        lda     (arg),z
+.endmacro
 .macro  stq     arg
         .byte   $42, $42
         sta     arg
@@ -80,31 +84,35 @@ accp:   .res    2                       ; this row's acc
 nr:     .res    1                       ; rows left
 mag:    .res    4                       ; |isum|, then byte-normalised; mag+3 stays 0
 ss:     .res    3                       ; isum, signed 24-bit (for sgq_slow)
-sg:     .res    1                       ; product sign (bit 7)
+sgi:    .res    1                       ; isum's sign (bit 7)
+sg:     .res    1                       ; the product's sign (bit 7)
 sgx:    .res    1                       ; dx's sign (bit 7)
 stk:    .res    1                       ; sticky bits
-pe:     .res    1                       ; product: biased exponent, mantissa (bit 23 set)
-pm:     .res    3
-ea:     .res    1                       ; acc: biased exponent, sign
-sa:     .res    1
-bq:     .res    4                       ; the larger operand: guard byte, 24-bit mantissa
-sq:     .res    4                       ; the smaller one
-eb:     .res    1                       ; exponent of the larger (then of the result)
-sb:     .res    1                       ; sign of the larger (then of the result)
+pe:     .res    1                       ; the product's biased exponent
+pq:     .res    4                       ; the product: guard byte, 24-bit significand
+ea:     .res    1                       ; acc's biased exponent
+sa:     .res    1                       ; acc's sign (bit 7)
+aq:     .res    4                       ; acc: guard byte, 24-bit significand
+tq:     .res    4
+eb:     .res    1                       ; the larger's exponent, then the result's
+sb:     .res    1                       ; the larger's sign, then the result's
+opp:    .res    1                       ; bit 7: the signs differ
 t:      .res    1
+t0:     .res    1
+t1:     .res    1
+t2:     .res    1
 pp:     .res    2                       ; the isum code being patched
 
         .bss
 corr:   .res    3                       ; the block's correction (24-bit)
-sumx:   .res    2                       ; Σ|x|
+sump:   .res    2                       ; Σ_{x>=0} |x|
 sumn:   .res    2                       ; Σ_{x<0} |x|
 ex10:   .res    1                       ; dx's exponent + 10; 0 = dx is no normal F16
-mxs:    .res    24                      ; dx's significand·2^(2+lz), lz = 0..7, 3 bytes each
+mxs_lo: .res    8                       ; dx's significand·2^(2+lz), lz = 0..7, 3 bytes
+mxs_mid:.res    8
+mxs_hi: .res    8
 wbuf:   .res    34                      ; the row's weight block (DMA destination)
 jamv:   .res    1                       ; 1 when the alignment dropped nonzero bits
-dd:     .res    1                       ; exponent difference
-pbig:   .res    1                       ; bit 7: the product is the larger operand
-opp:    .res    1                       ; bit 7: the signs differ
 
         .data
 ; the DMA job (F018B; addresses cross megabyte boundaries instead of wrapping inside them, option
@@ -233,7 +241,7 @@ dma:    lda     _sgq_p
 ; the correction.
 
 ; ex10 = dx's biased exponent + 10 when dx is a normal F16 value (single exponent 113-142; its low
-; 13 significand bits are zero, as it was rounded to F16), else 0; mxs[lz] = its 11-bit
+; 13 significand bits are zero, as it was rounded to F16), else 0; mxs_*[lz] = its 11-bit
 ; significand·2^(2+lz); sgx = its sign.
 dx_params:
         lda     _sgq_dx+3
@@ -260,58 +268,54 @@ dx_params:
         ror     a
         lsr     t
         ror     a
-        sta     mxs
+        sta     mxs_lo
         lda     t
-        sta     mxs+1
+        sta     mxs_mid
         lda     #0
-        sta     mxs+2
+        sta     mxs_hi
         ldx     #0
-@dbl:   lda     mxs,x                   ; mxs[k+1] = 2·mxs[k]
+@dbl:   lda     mxs_lo,x                ; mxs[lz+1] = 2·mxs[lz]
         asl     a
-        sta     mxs+3,x
-        lda     mxs+1,x
+        sta     mxs_lo+1,x
+        lda     mxs_mid,x
         rol     a
-        sta     mxs+4,x
-        lda     mxs+2,x
+        sta     mxs_mid+1,x
+        lda     mxs_hi,x
         rol     a
-        sta     mxs+5,x
+        sta     mxs_hi+1,x
         inx
-        inx
-        inx
-        cpx     #21
+        cpx     #7
         bne     @dbl
         rts
 @slow:  lda     #0
         sta     ex10
         rts
 
-; |x| of the quant at (qp),Y in A, its sign in C (1: negative); adds |x| to sumx and, when x < 0,
-; to sumn
-absx:   lda     (qp),y
-        bpl     @pos
-        eor     #$FF
+; A = a quant x: returns |x| in A, the Q8_0 mask in X ($80 for x >= 0, $7F for x < 0) and the
+; sign in C; adds |x| to sump (x >= 0) or sumn (x < 0)
+absm:   bmi     @neg
+        sta     t
         clc
-        adc     #1                      ; -128 -> 128
-        ldx     #sumn - sumx
-        jsr     @add
+        adc     sump
+        sta     sump
+        bcc     :+
+        inc     sump+1
+:       lda     t
+        ldx     #$80
+        clc
+        rts
+@neg:   eor     #$FF
+        inc     a                       ; -128 -> 128
+        sta     t
+        clc
+        adc     sumn
+        sta     sumn
+        bcc     :+
+        inc     sumn+1
+:       lda     t
+        ldx     #$7F
         sec
         rts
-@pos:   ldx     #0
-        jsr     @add
-        clc
-        rts
-@add:   pha                             ; sumx (X = 0) or sumn (X = 2) += A; then sumx too
-        clc
-        adc     sumx,x
-        sta     sumx,x
-        bcc     :+
-        inc     sumx+1,x
-:       pla
-        cpx     #0
-        beq     :+
-        ldx     #0
-        bra     @add
-:       rts
 
 Q8SIZE  = 31                            ; bytes of one pair's code (q8sum)
 Q4SIZE  = 36                            ; bytes of one byte's code (q4sum)
@@ -323,32 +327,24 @@ patch8: jsr     clear_sums
         lda     #>q8sum
         sta     pp+1
         ldy     #0
-@pair:  jsr     absx
-        ldx     #$80
-        bcc     :+
-        ldx     #$7F
-:       sta     ax0
+@pair:  lda     (qp),y
+        jsr     absm
+        sta     ax0
         stx     m0
         iny
-        jsr     absx
-        ldx     #$80
-        bcc     :+
-        ldx     #$7F
-:       sta     ax1
-        stx     m1
-        iny
+        lda     (qp),y
+        jsr     absm
         sty     t
-        ldy     #4
-        lda     m0
-        sta     (pp),y
-        ldy     #12
-        lda     m1
-        sta     (pp),y
-        ldy     #17
-        lda     ax0
-        sta     (pp),y
         ldy     #22
-        lda     ax1
+        sta     (pp),y
+        txa
+        ldy     #12
+        sta     (pp),y
+        lda     ax0
+        ldy     #17
+        sta     (pp),y
+        lda     m0
+        ldy     #4
         sta     (pp),y
         clc
         lda     pp
@@ -357,9 +353,10 @@ patch8: jsr     clear_sums
         bcc     :+
         inc     pp+1
 :       ldy     t
+        iny
         cpy     #32
         bne     @pair
-        ldx     #7                      ; corr = 128·Σ|x| − Σneg
+        ldx     #7                      ; corr = 128·Σpos + 127·Σneg
         jmp     set_corr
 
 ; Q4_0: byte k (columns k: low nibble, k+16: high nibble): mask at +4, |x_k+16| at +22,
@@ -370,7 +367,8 @@ patch4: jsr     clear_sums
         lda     #>q4sum
         sta     pp+1
         ldy     #0
-@byte:  jsr     absx                    ; column k
+@byte:  lda     (qp),y                  ; column k
+        jsr     absm
         sta     ax0
         lda     #0
         bcc     :+
@@ -379,17 +377,16 @@ patch4: jsr     clear_sums
         tya
         ora     #16
         tay
-        jsr     absx                    ; column k + 16
+        lda     (qp),y                  ; column k + 16
+        jsr     absm
         sta     ax1
-        lda     m0
         bcc     :+
+        lda     m0
         ora     #$F0
-:       sta     m0
-        tya
+        sta     m0
+:       tya
         and     #15
-        tay
-        iny
-        sty     t
+        sta     t
         ldy     #4
         lda     m0
         sta     (pp),y
@@ -406,24 +403,28 @@ patch4: jsr     clear_sums
         bcc     :+
         inc     pp+1
 :       ldy     t
+        iny
         cpy     #16
         bne     @byte
-        ldx     #3                      ; corr = 8·Σ|x| − Σneg
+        ldx     #3                      ; corr = 8·Σpos + 7·Σneg
         jmp     set_corr
 
 clear_sums:
         lda     #0
-        sta     sumx
-        sta     sumx+1
+        sta     sump
+        sta     sump+1
         sta     sumn
         sta     sumn+1
         rts
 
-; corr = (Σ|x| << X) − Σneg, 24-bit
+; corr = ((Σpos + Σneg) << X) − Σneg, 24-bit
 set_corr:
-        lda     sumx
+        clc
+        lda     sump
+        adc     sumn
         sta     corr
-        lda     sumx+1
+        lda     sump+1
+        adc     sumn+1
         sta     corr+1
         lda     #0
         sta     corr+2
@@ -448,7 +449,6 @@ set_corr:
 ax0:    .res    1
 ax1:    .res    1
 m0:     .res    1
-m1:     .res    1
         .code
 
 ; ---------------------------------------------------------------------------------------------
@@ -519,10 +519,9 @@ term:   sec
         sta     ss+2
         sta     mag+2
         ldz     #0
-        stz     mag+3
-        ldx     #0
-        lda     mag+2
-        bpl     @pos
+        and     #$80
+        sta     sgi                     ; isum's sign
+        beq     @pos
         sec                             ; |isum|
         lda     #0
         sbc     mag
@@ -533,95 +532,70 @@ term:   sec
         lda     #0
         sbc     mag+2
         sta     mag+2
-        ldx     #$80
 @pos:   lda     ex10                    ; dx no normal F16: the definition
-        beq     @slow
-        lda     mag
-        ora     mag+1
-        ora     mag+2
-        beq     @slow                   ; isum = 0 (0·inf, signed zeros: the definition)
+        lbeq    @slow
         lda     wbuf+1                  ; dw: F16, exponent bits 10-14
         and     #$7C
-        beq     @slow                   ; zero or subnormal
+        lbeq    @slow                   ; zero or subnormal
         cmp     #$7C
-        beq     @slow                   ; inf or NaN
+        lbeq    @slow                   ; inf or NaN
         lsr     a
         lsr     a
-        clc
-        adc     ex10
-        sta     pe                      ; eh + ex + 10 (at most 182)
-        txa
-        eor     sgx
-        sta     sg
+        adc     ex10                    ; (C = 0) eh + ex + 10, at most 182
+        sta     pe
         lda     wbuf+1
+        eor     sgi
+        eor     sgx
         and     #$80
-        eor     sg
-        sta     sg
-        jmp     product
-@slow:  jmp     slow
-
-; P = n·(mw·mxs[lz]): n = |isum| with its top byte in byte 2 (8·nb bits up) and lz the leading
-; zeros of that byte, so n·2^lz is in [2^23, 2^24) and mw·mx·4 in [2^22, 2^24): P in [2^45, 2^48).
-product:
+        sta     sg                      ; the product's sign
+        ; n = |isum| with its top byte in byte 2; pe −= 8 per byte moved up
         lda     mag+2
         bne     @norm
         lda     mag+1
-        beq     @two
-        sta     mag+2 ; one byte up
+        beq     @b2
+        sta     mag+2
         lda     mag
         sta     mag+1
-        lda     #0
-        sta     mag
+        stz     mag
         lda     pe
         sec
         sbc     #8
         sta     pe
         bra     @norm
-@two:   lda     mag                       ; two bytes up
+@b2:    lda     mag
+        lbeq    @zero                   ; isum = 0
         sta     mag+2
-        lda     #0
-        sta     mag+1
-        sta     mag
+        stz     mag+1
+        stz     mag
         lda     pe
         sec
         sbc     #16
         sta     pe
-@norm:  ldx     #0                      ; lz: leading zeros of mag+2 (not 0)
-        lda     mag+2
-        bmi     @lzd
-@lz:    inx
-        asl     a
-        bpl     @lz
-@lzd:   stx     t
-        lda     pe
-        sec
-        sbc     t
-        sta     pe
-        txa                             ; 3·lz
-        asl     a
-        adc     t
+@norm:  ldx     mag+2                   ; lz = leading zeros of the top byte; pe −= lz
+        lda     lz8,x
         tax
-        ; M1: mw·mxs[lz], mw = the F16 significand with its hidden bit
-        lda     wbuf
+        eor     #$FF
+        sec
+        adc     pe
+        sta     pe
+        lda     wbuf                    ; M1: mw·mx·2^(2+lz), mw = the F16 significand
         sta     MULA
         lda     wbuf+1
         and     #3
         ora     #4
         sta     MULA+1
-        lda     #0
-        sta     MULA+2
-        sta     MULA+3
-        sta     MULB+3
-        lda     mxs,x
+        stz     MULA+2
+        stz     MULA+3
+        stz     MULB+3
+        lda     mxs_lo,x
         sta     MULB
-        lda     mxs+1,x
+        lda     mxs_mid,x
         sta     MULB+1
-        lda     mxs+2,x
+        lda     mxs_hi,x
         sta     MULB+2
-        ; M2: n·that
-        ldq     MULO
+        ldq     MULO                    ; M2: P = n·that, in [2^45, 2^48)
         stq     MULB
-        ldq     mag
+        ldq     mag                     ; (mag+3 = 0)
         stq     MULA
         lda     MULO
         ora     MULO+1
@@ -635,205 +609,10 @@ product:
         bcs     @top
         aslq
         dec     pe
-@top:   ; significand X:Y:Z, round bit A.7, sticky A.6-0 and stk
-        sta     t
-        stx     pm
-        sty     pm+1
-        stz     pm+2
-        ldz     #0
-        lda     t
-        bpl     @exact
-        and     #$7F
-        ora     stk
-        bne     @up
-        lda     pm
-        lsr     a
-        bcc     @exact
-@up:    inc     pm
-        bne     @exact
-        inc     pm+1
-        bne     @exact
-        inc     pm+2
-        bne     @exact
-        lda     #$80
-        sta     pm+2
-        inc     pe
-@exact: ; fall through
-
-; acc + the product (both normal singles; acc may be ±0): the larger (by magnitude) in bq/eb/sb
-; with a guard byte, the smaller in sq shifted right by the exponent difference, its lost bits
-; jammed into bit 0; added or subtracted; normalised; rounded to nearest even.
-add:    ldy     #3
-        lda     (accp),y
-        sta     bq+3                    ; (scratch until the operands are ordered)
-        and     #$80
-        sta     sa
-        dey
-        lda     (accp),y
-        sta     bq+2
-        asl     a
-        lda     bq+3
-        rol     a
-        sta     ea
-        beq     @zero
-        cmp     #$FF
-        bne     :+
-        jmp     slow                    ; inf or NaN
-:
-        dey
-        lda     (accp),y
-        sta     bq+1
-        dey
-        lda     (accp),y
-        sta     bq
-        lda     bq+2
-        ora     #$80
-        sta     bq+2
-        ; which is larger: acc (bq) or the product (pe, pm)
-        lda     ea
-        cmp     pe
-        bne     @cmpd
-        lda     bq+2
-        cmp     pm+2
-        bne     @cmpd
-        lda     bq+1
-        cmp     pm+1
-        bne     @cmpd
-        lda     bq
-        cmp     pm
-@cmpd:  bcc     @prodbig
-        ; acc is larger (or equal): big = acc, small = product
-        lda     ea
-        sta     eb
-        lda     sa
-        sta     sb
-        lda     bq+2
-        sta     bq+3
-        lda     bq+1
-        sta     bq+2
-        lda     bq
-        sta     bq+1
-        lda     #0
-        sta     bq
-        sta     sq
-        lda     pm
-        sta     sq+1
-        lda     pm+1
-        sta     sq+2
-        lda     pm+2
-        sta     sq+3
-        lda     #0
-        sta     pbig
-        lda     ea
-        sec
-        sbc     pe
-        bra     @diff
-@zero:  lda     bq+2                    ; acc ±0: the sum is the product; else subnormal
-        and     #$7F
-        dey
-        ora     (accp),y
-        dey
-        ora     (accp),y
-        beq     :+
-        jmp     slow
-:       jmp     store_prod
-@prodbig:
-        lda     #$80
-        sta     pbig
-        lda     pe
-        sta     eb
-        lda     sg
-        sta     sb
-        lda     #0
-        sta     sq
-        lda     bq
-        sta     sq+1
-        lda     bq+1
-        sta     sq+2
-        lda     bq+2
-        sta     sq+3
-        lda     #0
-        sta     bq
-        lda     pm
-        sta     bq+1
-        lda     pm+1
-        sta     bq+2
-        lda     pm+2
-        sta     bq+3
-        lda     pe
-        sec
-        sbc     ea
-@diff:  cmp     #26
-        bcc     @align
-        ; the smaller is below a quarter of the larger's last place: the sum is the larger
-        bit     pbig
-        bmi     :+
-        rts                             ; acc, unchanged
-:       jmp     store_prod
-@align: sta     dd
-        lda     sa                      ; opposite signs: subtract
-        eor     sg
-        sta     opp
-        lda     #0
-        sta     stk
-@bytes: lda     dd
-        cmp     #8
-        bcc     @bits
-        sbc     #8
-        sta     dd
-        lda     sq
-        ora     stk
-        sta     stk
-        lda     sq+1
-        sta     sq
-        lda     sq+2
-        sta     sq+1
-        lda     sq+3
-        sta     sq+2
-        lda     #0
-        sta     sq+3
-        bra     @bytes
-@bits:  ldx     dd                      ; the bits the shift drops
-        lda     sq
-        and     lowmask,x
-        ora     stk
-        beq     :+
-        lda     #1
-:       sta     jamv
-        lda     rshift_lo,x
-        sta     @jump+1
-        lda     rshift_hi,x
-        sta     @jump+2
-        ldq     sq
-@jump:  jmp     rshift7
-shifted:
-        ora     jamv
-        bit     opp
-        bmi     @sub
-        clc
-        adcq    bq
-        bcc     round
-        rorq
-        bcc     :+
-        ora     #1
-:       inc     eb
-        bra     round
-@sub:   stq     sq
-        ldq     bq
-        sec
-        sbcq    sq
-        bne     @norm                   ; (Z flag of all 32 bits)
-        jmp     store_zero
-@norm:  cpz     #$80
-        bcs     round
-        aslq
-        dec     eb
-        bra     @norm
-
-; X:Y:Z significand, A guard byte: round to nearest even, then store with eb, sb
-round:  cmp     #$80
+@top:   cmp     #$80                    ; to nearest even: round bit A.7, sticky A.6-0 and stk
         bcc     @done
         and     #$7F
+        ora     stk
         bne     @up
         txa
         lsr     a
@@ -845,23 +624,236 @@ round:  cmp     #$80
         inz
         bne     @done
         ldz     #$80
-        inc     eb
-@done:  stx     pm
-        sty     pm+1
-        stz     pm+2
+        inc     pe
+@done:  lda     #0
+        stq     pq                      ; the product: [0, m0, m1, m2] (m2.7 set), pe, sg
+        jmp     add
+@slow:  jmp     slow
+@zero:  jmp     isum_zero
+
+; acc + the product, both normal singles (acc may be ±0). The larger in magnitude (big) keeps a
+; guard byte below its 24-bit significand; the smaller is shifted right by the exponent
+; difference d, the bits it loses jammed into bit 0 (sticky); then added or subtracted,
+; normalised, rounded to nearest even and stored. d >= 26: the smaller is below a quarter of the
+; larger's last place and the sum is the larger.
+add:    ldz     #0
+        ldqi    accp                    ; Q = acc (Z = 0: the same address with or without Z)
+        sta     aq+1
+        stx     aq+2
+        tya
+        ora     #$80
+        sta     aq+3
+        tya
+        asl     a                       ; C = exponent bit 0
+        tza
+        sta     sa
+        rol     a
+        sta     ea
         ldz     #0
-        lda     eb
-        beq     slow
+        stz     aq
+        lda     sa
+        and     #$80
+        sta     sa                      ; acc's sign
+        eor     sg
+        sta     opp                     ; bit 7: the signs differ
+        lda     ea
+        lbeq    add_azero
+        cmp     #$FF
+        lbeq    add_slow
+        lda     pe                      ; which is larger?
+        cmp     ea
+        bne     add_cmp
+        lda     pq+3
+        cmp     aq+3
+        bne     add_cmp
+        lda     pq+2
+        cmp     aq+2
+        bne     add_cmp
+        lda     pq+1
+        cmp     aq+1
+add_cmp:   bcc     acc_big
+        lda     pe                      ; the product is (or equals) the larger
+        sta     eb
+        lda     sg
+        sta     sb
+        lda     pe
+        sec
+        sbc     ea
+        cmp     #26
+        bcs     prod_only
+        ldx     #aq
+        ldy     #pq
+        bra     align
+acc_big:
+        lda     ea
+        sta     eb
+        lda     sa
+        sta     sb
+        lda     ea
+        sec
+        sbc     pe
+        cmp     #26
+        bcc     :+
+        rts                             ; acc, unchanged
+:       ldx     #pq
+        ldy     #aq
+align: stx     smallq+3                ; the operands of the quad instructions below
+        sty     bigadd+3
+        sty     bigld+3
+        ldy     #0                      ; whole bytes: the lost one to the sticky
+        sty     stk
+align_bytes: cmp     #8
+        bcc     align_bits
+        sbc     #8
+        tay
+        lda     0,x
+        ora     stk
+        sta     stk
+        lda     1,x
+        sta     0,x
+        lda     2,x
+        sta     1,x
+        lda     3,x
+        sta     2,x
+        stz     3,x
+        tya
+        bra     align_bytes
+align_bits:  tay                             ; then 0-7 bits
+        lda     0,x
+        and     lowmask,y
+        ora     stk
+        beq     :+
+        lda     #1
+:       sta     jamv
+        lda     rshift_lo,y
+        sta     shift_jmp+1
+        lda     rshift_hi,y
+        sta     shift_jmp+2
+smallq: ldq     0                       ; (patched: the smaller)
+shift_jmp:   jmp     rshift7
+add_azero: lda     aq+3                    ; acc ±0: the sum is the product; else subnormal
+        and     #$7F
+        ora     aq+2
+        ora     aq+1
+        bne     add_slow
+        bra     prod_only
+add_slow:  jmp     slow
+
+prod_only:
+        lda     pe
+        sta     eb
+        lda     sg
+        sta     sb
+        ldq     pq
+        jmp     pack
+
+shifted:
+        ora     jamv
+        bit     opp
+        bmi     sub_big
+        clc
+bigadd: adcq    0                       ; (patched: the larger)
+        bcc     round
+        rorq
+        bcc     :+
+        ora     #1
+:       inc     eb
+        bra     round
+sub_big:   stq     tq
+bigld:  ldq     0                       ; (patched: the larger)
+        sec
+        sbcq    tq
+        bne     sub_norm
+        ldz     #0                      ; exact cancellation: +0
+        ldy     #3
+        lda     #0
+:       sta     (accp),y
+        dey
+        bpl     :-
+        rts
+sub_norm:  cpz     #$80
+        bcs     round
+        aslq
+        dec     eb
+        bra     sub_norm
+
+; X:Y:Z significand, A guard byte: round to nearest even, store with eb, sb
+round:  cmp     #$80
+        bcc     pack
+        and     #$7F
+        bne     @up
+        txa
+        lsr     a
+        bcc     pack
+@up:    inx
+        bne     pack
+        iny
+        bne     pack
+        inz
+        bne     pack
+        ldz     #$80
+        inc     eb
+; acc = [X, Y, (Z & $7F) | E.0 << 7, sb | E >> 1], E = eb, which must be 1-254
+pack:   lda     eb
+        beq     @slow
+        cmp     #$FF
+        beq     @slow
+        stx     t0
+        sty     t1
+        lsr     a
+        ora     sb
+        sta     t2
+        tza
+        and     #$7F
+        bcc     :+
+        ora     #$80
+:       ldz     #0
+        ldy     #2
+        sta     (accp),y
+        iny
+        lda     t2
+        sta     (accp),y
+        ldy     #0
+        lda     t0
+        sta     (accp),y
+        iny
+        lda     t1
+        sta     (accp),y
+        rts
+@slow:  ldz     #0
+        jmp     slow
+
+; isum = 0 (dw, dx normal): the product is ±0 (sg). acc + ±0 = acc, but ±0 + ±0 is −0 only when
+; both are −0; acc inf or NaN to the C (its NaN).
+isum_zero:
+        ldy     #3
+        lda     (accp),y
+        sta     t2
+        dey
+        lda     (accp),y
+        asl     a
+        lda     t2
+        rol     a
         cmp     #$FF
         beq     slow
-        sta     pe
-        lda     sb
-        sta     sg
-        jmp     store_prod
+        lda     t2
+        and     #$7F
+        ldy     #2
+        ora     (accp),y
+        dey
+        ora     (accp),y
+        dey
+        ora     (accp),y
+        bne     :+
+        lda     t2
+        and     sg
+        and     #$80
+        ldy     #3
+        sta     (accp),y
+:       rts
 
 ; the term in C (sgq_slow: the definition) with isum, dw and acc
-slow:   ldz     #0
-        lda     ss
+slow:   lda     ss
         sta     _sgq_s
         lda     ss+1
         sta     _sgq_s+1
@@ -882,38 +874,6 @@ slow:   ldz     #0
         sta     _sgq_accp+1
         jmp     _sgq_slow
 
-store_zero:
-        ldz     #0
-        ldy     #3
-        lda     #0
-:       sta     (accp),y
-        dey
-        bpl     :-
-        rts
-
-; acc = the single (sg, pe, pm)
-store_prod:
-        ldy     #0
-        lda     pm
-        sta     (accp),y
-        iny
-        lda     pm+1
-        sta     (accp),y
-        iny
-        lda     pe
-        lsr     a                       ; exponent bit 0 -> C
-        lda     pm+2
-        and     #$7F
-        bcc     :+
-        ora     #$80
-:       sta     (accp),y
-        iny
-        lda     pe
-        lsr     a
-        ora     sg
-        sta     (accp),y
-        rts
-
         .rodata
 lowmask:
         .byte   $00, $01, $03, $07, $0F, $1F, $3F, $7F
@@ -921,6 +881,11 @@ rshift_lo:
         .byte   <rshift0, <rshift1, <rshift2, <rshift3, <rshift4, <rshift5, <rshift6, <rshift7
 rshift_hi:
         .byte   >rshift0, >rshift1, >rshift2, >rshift3, >rshift4, >rshift5, >rshift6, >rshift7
+; leading zeros of a nonzero byte
+lz8:
+.repeat 256, i
+        .byte   (i < 128) + (i < 64) + (i < 32) + (i < 16) + (i < 8) + (i < 4) + (i < 2)
+.endrepeat
 
         .code
 ; Q >>= 0..7: enter at rshiftN
@@ -969,56 +934,56 @@ _sgq_amax:
         lda     _sgq_x+1
         sta     xp+1
         lda     #0
-        sta     bq
-        sta     bq+1
-        sta     bq+2
-        sta     bq+3
+        sta     aq
+        sta     aq+1
+        sta     aq+2
+        sta     aq+3
         tay
-@elem:  ldx     #0                      ; sq = |x|
+@elem:  ldx     #0                      ; pq = |x|
 :       lda     (xp),y
-        sta     sq,x
+        sta     pq,x
         iny
         inx
         cpx     #4
         bne     :-
-        lda     sq+3
+        lda     pq+3
         and     #$7F
-        sta     sq+3
+        sta     pq+3
         cmp     #$7F                    ; above $7F800000: NaN
         bne     @num
-        lda     sq+2
+        lda     pq+2
         cmp     #$80
         bcc     @num
         bne     @next
-        lda     sq+1
-        ora     sq
+        lda     pq+1
+        ora     pq
         bne     @next
-@num:   lda     sq+3                    ; sq > bq?
-        cmp     bq+3
+@num:   lda     pq+3                    ; pq > aq?
+        cmp     aq+3
         bne     @cmp
-        lda     sq+2
-        cmp     bq+2
+        lda     pq+2
+        cmp     aq+2
         bne     @cmp
-        lda     sq+1
-        cmp     bq+1
+        lda     pq+1
+        cmp     aq+1
         bne     @cmp
-        lda     sq
-        cmp     bq
+        lda     pq
+        cmp     aq
         beq     @next
 @cmp:   bcc     @next
         ldx     #3
-:       lda     sq,x
-        sta     bq,x
+:       lda     pq,x
+        sta     aq,x
         dex
         bpl     :-
 @next:  cpy     #128
         bne     @elem
-        lda     bq+2
+        lda     aq+2
         sta     sreg
-        lda     bq+3
+        lda     aq+3
         sta     sreg+1
-        lda     bq
-        ldx     bq+1
+        lda     aq
+        ldx     aq+1
         rts
 
 ; uint8_t sgq_quant(void): sgq_qb[j] = the quant of sgq_x[j]·sgq_id, j < 32; returns 0, or 1 (and
