@@ -146,6 +146,7 @@ _sgq_block:
         sta     accp
         lda     _sgq_acc+1
         sta     accp+1
+        jsr     set_accp
         lda     _sgq_nr
         sta     nr
         jsr     dx_params
@@ -167,46 +168,14 @@ _sgq_block:
         sta     isum_call+1
         lda     #>q4sum
         sta     isum_call+2
+        lda     #^LIST_PHYS             ; the DMA list's address, for every row's job below
+        sta     $D702                   ; ($D702 first: writing it clears $D704)
+        lda     #<(LIST_PHYS >> 20)
+        sta     $D704
+        lda     #>LIST_PHYS
+        sta     $D701
 rowloop:
-        jsr     dma
-        lda     #0                      ; the gaps of the two fields (the last term's
-        sta     MULA+1                  ; multiplications, or softfloat, wrote them)
-        sta     MULA+2
-        sta     MULB+1
-        sta     MULB+2
-        tax
-        tay
-        taz
-        clc
-isum_call:
-        jsr     q8sum                   ; X:Y:Z = Σ c·b
-        jsr     term
-        clc                             ; next row: the block one row stride on, the next acc
-        lda     _sgq_p
-        adc     _sgq_rb
-        sta     _sgq_p
-        lda     _sgq_p+1
-        adc     _sgq_rb+1
-        sta     _sgq_p+1
-        lda     _sgq_p+2
-        adc     _sgq_rb+2
-        sta     _sgq_p+2
-        lda     _sgq_p+3
-        adc     _sgq_rb+3
-        sta     _sgq_p+3
-        clc
-        lda     accp
-        adc     #4
-        sta     accp
-        bcc     :+
-        inc     accp+1
-:       dec     nr
-        bne     rowloop
-        ldz     #0
-        rts
-
-; the row's block (sgq_p, count bytes) to wbuf
-dma:    lda     _sgq_p
+        lda     _sgq_p                  ; the row's block to wbuf: source = sgq_p
         sta     src
         lda     _sgq_p+1
         sta     src+1
@@ -226,14 +195,47 @@ dma:    lda     _sgq_p
         asl     a
         ora     t
         sta     src_mb
-        lda     #^LIST_PHYS             ; $D702 first: writing it clears $D704
-        sta     $D702
-        lda     #<(LIST_PHYS >> 20)
-        sta     $D704
-        lda     #>LIST_PHYS
-        sta     $D701
         lda     #<LIST_PHYS
         sta     $D705                   ; the enhanced job runs; the CPU waits
+        lda     #0                      ; the gaps of the two fields (the last term's
+        sta     MULA+1                  ; multiplications, or softfloat, wrote them)
+        sta     MULA+2
+        sta     MULB+1
+        sta     MULB+2
+        tax
+        tay
+        taz
+        clc
+isum_call:
+        jsr     q8sum                   ; X:Y:Z = Σ c·b
+        jsr     term
+        ldq     _sgq_p                  ; next row: the block one row stride on, the next acc
+        clc
+        adcq    _sgq_rb
+        stq     _sgq_p
+        ldz     #0
+        clc                             ; accp += 4, also in the LDQ and STQ of acc
+        lda     accp
+        adc     #4
+        sta     accp
+        sta     acc_ld+3
+        sta     acc_st+3
+        bcc     :+
+        inc     accp+1
+        inc     acc_ld+4
+        inc     acc_st+4
+:       dec     nr
+        bne     rowloop
+        rts
+
+; accp into the operands of the LDQ and STQ that load and store acc
+set_accp:
+        lda     accp
+        sta     acc_ld+3
+        sta     acc_st+3
+        lda     accp+1
+        sta     acc_ld+4
+        sta     acc_st+4
         rts
 
 ; ---------------------------------------------------------------------------------------------
@@ -584,8 +586,7 @@ term:   sec
         and     #3
         ora     #4
         sta     MULA+1
-        stz     MULA+2
-        stz     MULA+3
+        stz     MULA+3                  ; (MULA+2 is still 0 from the isum)
         stz     MULB+3
         lda     mxs_lo,x
         sta     MULB
@@ -636,8 +637,8 @@ term:   sec
 ; difference d, the bits it loses jammed into bit 0 (sticky); then added or subtracted,
 ; normalised, rounded to nearest even and stored. d >= 26: the smaller is below a quarter of the
 ; larger's last place and the sum is the larger.
-add:    ldz     #0
-        ldqi    accp                    ; Q = acc (Z = 0: the same address with or without Z)
+add:
+acc_ld: ldq     $FFFF                   ; Q = acc (the operand is accp, patched per row)
         sta     aq+1
         stx     aq+2
         tya
@@ -795,32 +796,25 @@ round:  cmp     #$80
         inc     eb
 ; acc = [X, Y, (Z & $7F) | E.0 << 7, sb | E >> 1], E = eb, which must be 1-254
 pack:   lda     eb
-        beq     @slow
+        beq     pack_slow
         cmp     #$FF
-        beq     @slow
-        stx     t0
-        sty     t1
-        lsr     a
+        beq     pack_slow
+        lsr     a                       ; C = E.0
         ora     sb
         sta     t2
         tza
         and     #$7F
         bcc     :+
         ora     #$80
-:       ldz     #0
-        ldy     #2
-        sta     (accp),y
-        iny
-        lda     t2
-        sta     (accp),y
-        ldy     #0
-        lda     t0
-        sta     (accp),y
-        iny
-        lda     t1
-        sta     (accp),y
+:       phy                             ; Q = [m0, m1, that, t2]
+        tay
+        txa
+        plx
+        ldz     t2
+acc_st: stq     $FFFF                   ; (the operand is accp, patched per row)
+        ldz     #0
         rts
-@slow:  ldz     #0
+pack_slow:  ldz     #0
         jmp     slow
 
 ; isum = 0 (dw, dx normal): the product is ±0 (sg). acc + ±0 = acc, but ±0 + ±0 is −0 only when
