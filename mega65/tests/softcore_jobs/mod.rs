@@ -349,6 +349,126 @@ pub fn gemv_with_inputs_wider_than_the_quantised_buffer_and_many_rows_agrees() {
     }
 }
 
+/// Q8_0/Q4_0 block terms at their edges, for the fast paths that leave the odd cases to the
+/// definition (softgemv65.s). Special scales: input blocks all zero (scale 0), huge (scale beyond
+/// F16: inf) and tiny (an F16-subnormal scale); weight scales ±0, subnormal, ±inf and NaN (NaN
+/// may differ in its bits only). Exact arithmetic: rows whose terms cancel to +0 (a block and
+/// its copy under a negated scale), whose quants are all zero (isum 0, with a negative scale),
+/// all at the low or the high end, and whose terms lie 26 and more binades apart both ways.
+pub fn gemv_block_terms_at_their_edges_agree() {
+    for (k, fmt) in [GgmlType::Q8_0, GgmlType::Q4_0].into_iter().enumerate() {
+        for flags in [0, GEMV_ACC] {
+            for exact in [false, true] {
+                let seed = 9960 + 10 * k as u64 + 2 * flags as u64 + exact as u64;
+                let name = format!(
+                    "GEMV {} {} edges, flags {flags}",
+                    fmt.name(),
+                    if exact { "exact" } else { "special" }
+                );
+                let mut c = Case::new(name, seed, 1 << 18);
+                edge_case(&mut c, fmt, flags, exact);
+                c.run();
+            }
+        }
+    }
+}
+
+fn edge_case(c: &mut Case, fmt: GgmlType, flags: u8, exact: bool) {
+    let block = |c: &mut Case, scale: f64| -> Vec<f32> {
+        (0..32).map(|_| (c.rng.normal() * scale) as f32).collect()
+    };
+    // six input blocks; the copies make equal isums
+    let x: Vec<f32> = if exact {
+        let b0 = block(c, 1.0);
+        let (b2, b3, b4) = (block(c, 1e-3), block(c, 1e3), block(c, 1.0));
+        [&b0[..], &b0, &b2, &b3, &b4, &b4].concat()
+    } else {
+        let b0 = block(c, 1.0);
+        let (huge, tiny, b5) = (block(c, 1e7), block(c, 1e-5), block(c, 1.0));
+        [&b0[..], &b0, &[0.0; 32], &huge, &tiny, &b5].concat()
+    };
+    let xa = c.f32s(&x);
+    let nq = fmt.block_bytes() - 2;
+    // quant bytes: weight 0, all −128 (Q4_0: −8), all 127 (7)
+    let (zero, low, high) = if fmt == GgmlType::Q8_0 {
+        (0x00, 0x80, 0x7F)
+    } else {
+        (0x88, 0x00, 0xFF)
+    };
+    let (max, min) = (0x7BFF, 0x0400); // the largest and smallest normal F16
+                                       // per row, per block: (scale bits, quants: None = random, copies of the row's first block
+                                       // where `copy`)
+    type Blk = (u16, Option<u8>);
+    let mut rows: Vec<(Vec<Blk>, [bool; 6])> = Vec::new();
+    for r in 0..10 {
+        let mut row: Vec<Blk> = (0..6)
+            .map(|_| (ggml::f32_to_f16((c.rng.normal() * 0.02) as f32), None))
+            .collect();
+        let mut copy = [false; 6];
+        match (exact, r) {
+            (true, 1) => {
+                // zero terms, then block 5 cancels block 4: +0
+                row[..4].iter_mut().for_each(|b| b.1 = Some(zero));
+                row[5].0 = row[4].0 ^ 0x8000;
+                copy = [false, false, false, false, true, true];
+            }
+            (true, 2) => {
+                row[1].0 = row[0].0 ^ 0x8000;
+                copy = [true, true, false, false, false, false];
+            }
+            (true, 3) => {
+                row.iter_mut().for_each(|b| b.0 = min);
+                row[0].0 = max;
+            }
+            (true, 4) => {
+                row.iter_mut().for_each(|b| b.0 = min);
+                row[5].0 = max | 0x8000;
+            }
+            (true, 5) => row[0] = (row[0].0 | 0x8000, Some(zero)),
+            (true, 6) => row.iter_mut().for_each(|b| b.1 = Some(low)),
+            (true, 7) => row.iter_mut().for_each(|b| b.1 = Some(high)),
+            (true, 8) => {
+                row.iter_mut().for_each(|b| b.1 = Some(zero));
+                row[5].0 |= 0x8000;
+            }
+            (false, 1) => (row[0].0, row[1].0) = (0x0000, 0x8000),
+            (false, 2) => (row[0].0, row[5].0) = (0x0001, 0x03FF),
+            (false, 3) => (row[0].0, row[5].0) = (0x7C00, 0xFC00),
+            (false, 4) => row[1].0 = 0x7E00,
+            (false, 5) => (row[0].0, row[5].0) = (max, min),
+            (false, 6) => row.iter_mut().for_each(|b| b.1 = Some(low)),
+            (false, 7) => row[0].1 = Some(zero),
+            _ => {}
+        }
+        rows.push((row, copy));
+    }
+    let mut w = Vec::new();
+    for (row, copy) in &rows {
+        let first: Vec<u8> = (0..nq).map(|_| c.rng.next_u64() as u8).collect();
+        for (b, &(d, q)) in row.iter().enumerate() {
+            w.extend(d.to_le_bytes());
+            match q {
+                Some(v) => w.extend(std::iter::repeat_n(v, nq)),
+                None if copy[b] => w.extend(&first),
+                None => w.extend((0..nq).map(|_| c.rng.next_u64() as u8)),
+            }
+        }
+    }
+    let n = rows.len() as u32;
+    let wa = c.bytes(&w, false);
+    let za = if flags & GEMV_ACC != 0 {
+        let old = c.vector(n);
+        c.f32s(&old)
+    } else {
+        c.alloc(4 * n, true)
+    };
+    if !exact {
+        c.nan_ok(za, n, 4);
+    }
+    c.setn(6 * 32, n, 0);
+    c.i(Op::Gemv, fmt as u8, flags, wa, xa, za);
+}
+
 /// Weight rows, or the input, straddling $8100000: a DMA without the megabyte-crossing option
 /// wraps inside its megabyte (gs4510.vhdl; the headless MEGA65 models it), a block read would
 /// take the wrong bytes.
@@ -1177,6 +1297,10 @@ macro_rules! instruction_tests {
         #[test]
         fn gemv_with_inputs_wider_than_the_quantised_buffer_and_many_rows_agrees() {
             softcore_jobs::gemv_with_inputs_wider_than_the_quantised_buffer_and_many_rows_agrees();
+        }
+        #[test]
+        fn gemv_block_terms_at_their_edges_agree() {
+            softcore_jobs::gemv_block_terms_at_their_edges_agree();
         }
         #[test]
         fn gemv_with_rows_or_input_across_a_megabyte_boundary_agrees() {
