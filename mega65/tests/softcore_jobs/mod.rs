@@ -469,6 +469,56 @@ fn edge_case(c: &mut Case, fmt: GgmlType, flags: u8, exact: bool) {
     c.i(Op::Gemv, fmt as u8, flags, wa, xa, za);
 }
 
+/// The input quantiser's two roundings (§5.3: q = round half away from zero of single(x·id)):
+/// inputs whose single product x·id is a half-integer though the exact product is not (the
+/// rounding to a single decides), exact ties, and their neighbours, under block maxima that make
+/// id inexact. A weight row of ones sums the quants, so any quant that differs shows.
+pub fn quantisation_at_half_way_points_agrees() {
+    let mut c = Case::new("quantisation at half-way points".into(), 9980, 1 << 18);
+    let mut x = Vec::new();
+    let (mut doubles, mut ties) = (0, 0);
+    for amax in [100.0f32, 3.0, 0.7, 1e-3, 12345.0, 127.0, 0.3, 55.5] {
+        let d = amax / 127.0;
+        let id = 1.0 / d;
+        x.push(if c.below(2) == 0 { amax } else { -amax });
+        for _ in 0..31 {
+            let k = c.below(126) as f64 + 0.5;
+            let x0 = (k / id as f64) as f32;
+            // a neighbour of x0 whose single product is the half-way point, if there is one
+            let mut v = x0;
+            for step in 0..16u32 {
+                let cand = f32::from_bits(x0.to_bits() - 8 + step);
+                if (cand * id) as f64 == k {
+                    v = cand;
+                    if cand as f64 * id as f64 != k {
+                        doubles += 1;
+                    } else {
+                        ties += 1;
+                    }
+                    break;
+                }
+            }
+            x.push(if c.below(2) == 0 { v } else { -v });
+        }
+    }
+    assert!(
+        doubles > 20 && ties > 5,
+        "{doubles} double roundings, {ties} ties"
+    );
+    let cols = x.len() as u32;
+    let xa = c.f32s(&x);
+    let mut w = Vec::new();
+    for _ in 0..cols / 32 {
+        w.extend(0x3C00u16.to_le_bytes()); // scale 1
+        w.extend([1u8; 32]);
+    }
+    let wa = c.bytes(&w, false);
+    let za = c.alloc(4, true);
+    c.setn(cols, 1, 0);
+    c.i(Op::Gemv, GgmlType::Q8_0 as u8, 0, wa, xa, za);
+    c.run();
+}
+
 /// Weight rows, or the input, straddling $8100000: a DMA without the megabyte-crossing option
 /// wraps inside its megabyte (gs4510.vhdl; the headless MEGA65 models it), a block read would
 /// take the wrong bytes.
@@ -1301,6 +1351,10 @@ macro_rules! instruction_tests {
         #[test]
         fn gemv_block_terms_at_their_edges_agree() {
             softcore_jobs::gemv_block_terms_at_their_edges_agree();
+        }
+        #[test]
+        fn quantisation_at_half_way_points_agrees() {
+            softcore_jobs::quantisation_at_half_way_points_agrees();
         }
         #[test]
         fn gemv_with_rows_or_input_across_a_megabyte_boundary_agrees() {
