@@ -39,14 +39,17 @@ const SPIN: Duration = Duration::from_millis(2);
 /// core, or sits on ours.
 const WAIT_SPIN: Duration = Duration::from_millis(1);
 
-/// How long the caller works alone after a helper kept it waiting (a stall:
-/// the helper lost its core mid-chunk, for a time slice of other load,
-/// milliseconds). Doubled (up to SOLO_MAX) when the stall comes soon after
-/// the last solo period (the shared stretch shorter than SOON or than that
-/// period), back to SOLO after a longer calm. So a machine whose other load
-/// keeps taking the helpers' cores costs a stall every 1.6 s, not every few
-/// tokens, while a rare preemption (nice-19 neighbours: a 3 ms slice every
-/// ~200 ms per core, measured ~5 stalls/s) costs only a short solo period.
+/// A helper that kept the caller waiting (a stall: it lost its core
+/// mid-chunk, for a time slice of other load, milliseconds) costs that wait
+/// once. Sharing goes on while the stalls cost less than 1/CALM of the time
+/// since the last one (two threads gain far more: a nice-19 neighbour that
+/// wakes now and then, measured ~10 stalls/s of ~2.6 ms, would otherwise
+/// keep the pool alone almost all the time). Denser stalls (the helpers'
+/// cores taken by busy tasks) make the caller work alone for SOLO, doubled
+/// (up to SOLO_MAX) while the stalls come soon after the last solo period
+/// (a shared stretch shorter than SOON or than that period), back to SOLO
+/// after a longer one: then persistent load costs a stall every 1.6 s.
+const CALM: u32 = 10;
 const SOLO: Duration = Duration::from_millis(5);
 const SOLO_MAX: Duration = Duration::from_millis(1600);
 const SOON: Duration = Duration::from_millis(100);
@@ -276,6 +279,9 @@ pub struct RowPool {
     solo_len: Duration,
     /// When jobs were last shared again after a solo period (None: never solo).
     shared_since: Option<Instant>,
+    /// Since then, or since the last stall that did not make the caller go
+    /// solo, or since the pool started.
+    calm_since: Instant,
 }
 
 impl RowPool {
@@ -309,6 +315,7 @@ impl RowPool {
             solo_until: None,
             solo_len: SOLO,
             shared_since: None,
+            calm_since: Instant::now(),
         }
     }
 
@@ -330,6 +337,7 @@ impl RowPool {
             }
             self.solo_until = None;
             self.shared_since = Some(now);
+            self.calm_since = now;
         }
         assert!(n <= MAX_CHUNKS, "{n} chunks in one job");
         let s = &*self.shared;
@@ -372,12 +380,15 @@ impl RowPool {
             }
         }
         // Waiting longer than our own share took means a helper lost its
-        // core mid-chunk (other load on the machine), and a helper on our
-        // core cannot help: go solo for a while rather than stall on every
-        // GEMV.
+        // core mid-chunk (other load on the machine): unless that is rare,
+        // go solo for a while rather than stall on every GEMV. A helper on
+        // our core cannot help at all.
         let waited = waiting.elapsed();
         let crowded = s.crowded.swap(false, Relaxed);
-        if crowded || waited > (waiting - start).max(Duration::from_micros(200)) {
+        let stalled = waited > (waiting - start).max(Duration::from_micros(200));
+        if stalled && !crowded && waited * CALM < self.calm_since.elapsed() {
+            self.calm_since = Instant::now();
+        } else if crowded || stalled {
             // Soon after the last solo period: the load is still there, so
             // twice as long; else SOLO.
             let soon = self
@@ -554,7 +565,7 @@ mod tests {
     }
 
     #[test]
-    fn stalls_soon_after_each_solo_period_double_it_and_a_long_calm_resets_it() {
+    fn dense_stalls_double_the_solo_period_a_long_calm_resets_it_and_rare_ones_are_ignored() {
         let mut pool = RowPool::new(2);
         let caller = thread::current().id();
         // A helper chunk 10 ms long, the caller's 0.3 ms: the caller waits.
@@ -574,6 +585,7 @@ mod tests {
                 assert!(Instant::now() < deadline, "no stall in 20 s");
                 pool.solo_until = None;
                 pool.shared_since = since.map(|d| Instant::now().checked_sub(d).unwrap());
+                pool.calm_since = Instant::now();
                 let (last, started) = (pool.solo_len, Instant::now());
                 pool.for_each(8, &job);
                 let soon = SOON.max(last);
@@ -602,6 +614,21 @@ mod tests {
         assert_eq!(stall_after(&mut pool, Some(SOLO_MAX + SOON)), SOLO);
         assert_eq!(stall_after(&mut pool, Some(SOON / 2)), 2 * SOLO);
         assert_eq!(stall_after(&mut pool, Some(SOON + SOLO)), SOLO);
+        // A stall after a calm more than CALM times its wait: no solo.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            assert!(Instant::now() < deadline, "no stall in 20 s");
+            pool.solo_until = None;
+            pool.calm_since = Instant::now().checked_sub(Duration::from_secs(2)).unwrap();
+            let before = pool.calm_since;
+            pool.for_each(8, &job);
+            // A new calm began: the stall was seen, and ignored. (Else
+            // the helper took no chunk, or was on our core: again.)
+            if pool.calm_since != before {
+                assert!(pool.solo_until.is_none());
+                break;
+            }
+        }
         // And a job the helpers do not delay leaves the pool shared.
         pool.solo_until = None;
         pool.for_each(8, &|_| {});
