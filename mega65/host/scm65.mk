@@ -1,5 +1,6 @@
-# scm65.mk: the scm65 test PRG — the whole software SSNAIL core (softcore/) with a small driver
-# (host/scm65.c, host/scm65_mem.s, host/sfm65_crt0.s, host/scm65.cfg) — for the headless-MEGA65
+# scm65.mk: the scm65 test PRG — the whole software SSNAIL core (softcore/, with the program's
+# softmem_m65.s over attic RAM) and a small driver (host/scm65.c, host/sfm65_crt0.s,
+# host/scm65.cfg; host/scm65_inc/softcall.inc: no MAP window) — for the headless-MEGA65
 # test of the interpreter and the softbench example. Objects go to OUT, so builds with other
 # DEFS (e.g. -DSC_C_GEMV) can sit side by side:
 #     make -s -C mega65 -f host/scm65.mk OUT=/tmp/scm65 [DEFS=...]
@@ -11,7 +12,7 @@ CORE_S := $(if $(findstring SC_C_GEMV,$(DEFS)),,softgemv65)
 HEADERS := $(wildcard softcore/*.h) include/ssnail_regs.h
 CC65FLAGS := -t none --cpu 6502 -O -g -I softcore -I include
 
-OBJS := $(OUT)/crt0.o $(OUT)/scm65.o $(OUT)/scm65_mem.o \
+OBJS := $(OUT)/crt0.o $(OUT)/scm65.o $(OUT)/softmem_m65_s.o \
 	$(CORE_C:%=$(OUT)/%.o) $(CORE_S:%=$(OUT)/%_s.o)
 
 $(OUT)/scm65.prg: $(OBJS) host/scm65.cfg
@@ -25,8 +26,8 @@ $(OUT)/%.o: $(OUT)/%.s
 	ca65 -t none -g -o $@ $<
 $(OUT)/%_s.o: softcore/%.s | $(OUT)
 	ca65 -t none -g -I softcore $(DEFS) -o $@ $<
-$(OUT)/scm65_mem.o: host/scm65_mem.s | $(OUT)
-	ca65 -t none -g -o $@ $<
+$(OUT)/softmem_m65_s.o: softcore/softmem_m65.s host/scm65_inc/softcall.inc | $(OUT)
+	ca65 -t none -g -I host/scm65_inc -o $@ $<
 $(OUT)/crt0.o: host/sfm65_crt0.s | $(OUT)
 	ca65 -t none -g -o $@ $<
 $(OUT):
