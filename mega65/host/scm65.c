@@ -1,9 +1,9 @@
 /* scm65: the whole software SSNAIL core (mega65/softcore) as a MEGA65 test PRG of its own
- * (scm65.cfg, sfm65_crt0.s, scm65_mem.s). The test pokes SSNAIL memory into attic RAM at
- * $8000000 and the job pointer and memory end into the box at SCM65_BOX, runs the PRG, and reads
- * the outcome back from the box: GO, soft_run until HALT or a fault, SYNCs counted.
- * For mega65/tests/softcore_interpreter_in_headless_mega65.rs and mega65/examples/softbench.rs,
- * which have the same layout. */
+ * (scm65.cfg, sfm65_crt0.s; SSNAIL memory through the program's softmem_m65.s). The test pokes
+ * SSNAIL memory into attic RAM at $8000000 and the job pointer and memory end into the box at
+ * SCM65_BOX, runs the PRG, and reads the outcome back from the box: GO, soft_run until HALT or
+ * a fault, SYNCs counted. For mega65/tests/softcore_interpreter_in_headless_mega65.rs and
+ * mega65/examples/softbench.rs, which have the same layout. */
 #include <stdint.h>
 #include "softcore.h"
 
