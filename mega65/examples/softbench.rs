@@ -143,6 +143,12 @@ fn with_prompt(img: &[u8], prompt: &[u32], n_generate: u32) -> Result<(Vec<u8>, 
     let (dev, _) = Ssnail::load_bytes(img, None).context("loading the image")?;
     let h: Header = dev.header();
     let mut mem = dev.machine.mem().to_vec();
+    if mem.len() > 8 << 20 {
+        bail!(
+            "the image needs {} bytes of SSNAIL memory, more than an R3 board's 8 MiB of attic RAM",
+            mem.len()
+        );
+    }
     let mut poke = |addr: u32, v: u32| {
         let o = (addr - BASE) as usize;
         mem[o..o + 4].copy_from_slice(&v.to_le_bytes());
@@ -344,8 +350,8 @@ fn main() -> Result<()> {
             "elya-snes: {ELYA_WEIGHTS} weights at {ELYA_TOKENS_PER_S} tokens/s = {:.0} weights/s",
             ELYA_WEIGHTS * ELYA_TOKENS_PER_S
         );
-        println!("| llama | parameters | weights | cycles per token | tokens/s | weights/s | × elya-snes |");
-        println!("|---|---:|---|---:|---:|---:|---:|");
+        println!("| llama | parameters | weights | memory | cycles per token | tokens/s | weights/s | × elya-snes |");
+        println!("|---|---:|---|---:|---:|---:|---:|---:|");
         for (d, l, h, n) in [small, (128, 4, 384, 4), (256, 6, 704, 8)] {
             for wtype in [GgmlType::Q8_0, GgmlType::Q4_0] {
                 let img = llama(d, l, h, n, wtype);
@@ -353,8 +359,9 @@ fn main() -> Result<()> {
                 let what = format!("llama dim {d}, {l} layers, hidden {h}, {}", wtype.name());
                 let c = cycles_per_token(&prg, &img, &what)?;
                 let tps = CPU_HZ as f64 / c;
+                let mem = Header::parse(&img)?.mem_needed as f64 / (1 << 20) as f64;
                 println!(
-                    "| dim {d}, {l} layers, hidden {h} | {p} | {} | {c:.0} | {tps:.3} | {:.0} | {:.2} |",
+                    "| dim {d}, {l} layers, hidden {h} | {p} | {} | {mem:.2} MiB | {c:.0} | {tps:.3} | {:.0} | {:.2} |",
                     wtype.name(),
                     tps * p as f64,
                     tps * p as f64 / (ELYA_WEIGHTS * ELYA_TOKENS_PER_S)
