@@ -58,6 +58,8 @@ fn main() {
                     took.as_secs_f64() * 1e3,
                     grew as f64 / 1e6
                 );
+                // The target owns temporary directories: drop it before exit.
+                drop(t);
                 if let Some(fl) = fail {
                     println!("  {}: {}", fl.kind, fl.detail);
                     std::process::exit(1);
