@@ -61,6 +61,7 @@ pub mod error {
     pub const ILLEGAL_OPCODE: u8 = 1;
     pub const MISALIGNED_PC: u8 = 2;
     pub const ADDRESS: u8 = 3;
+    /// The emulator's cumulative instruction limit or its optional work limit (spec §6.1).
     pub const INSTRUCTION_LIMIT: u8 = 4;
     pub const BAD_OPERAND: u8 = 5;
 }
