@@ -7,10 +7,11 @@
 OUT ?= scm65-build
 DEFS ?=
 CORE_C := softcore softvec softgemv softattn softfloat exactsum
-# softgemv65.s replaces softgemv.c's Q8_0/Q4_0 loops unless DEFS has -DSC_C_GEMV
-CORE_S := $(if $(findstring SC_C_GEMV,$(DEFS)),,softgemv65)
+# softgemv65.s and softquant65.s replace softgemv.c's Q8_0/Q4_0 loops and the quantiser's
+# per-element work unless DEFS has -DSC_C_GEMV
+CORE_S := $(if $(findstring SC_C_GEMV,$(DEFS)),,softgemv65 softquant65)
 HEADERS := $(wildcard softcore/*.h) include/ssnail_regs.h
-CC65FLAGS := -t none --cpu 6502 -O -g -I softcore -I include
+CC65FLAGS := -t none --cpu 6502 -Oirs -g -I softcore -I include
 
 OBJS := $(OUT)/crt0.o $(OUT)/scm65.o $(OUT)/softmem_m65_s.o \
 	$(CORE_C:%=$(OUT)/%.o) $(CORE_S:%=$(OUT)/%_s.o)
