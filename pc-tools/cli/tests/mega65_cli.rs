@@ -204,3 +204,44 @@ fn interactive_types_stdin_and_prints_the_screen_as_it_changes() {
     // 80×25 characters of 8×8 (H640, V200) with a 16-pixel border, rows drawn twice.
     assert_eq!((w, h), (80 * 8 + 32, (25 * 8 + 32) * 2));
 }
+
+/// A PRG that exits with the board's model number, $D629 (3 on R3, 4 on R4-R6).
+fn model_program() -> Vec<u8> {
+    let mut p = vec![
+        0x01, 0x20, 0x0F, 0x20, 0x0A, 0x00, 0xFE, 0x02, b'0', b':', 0x9E,
+    ];
+    p.extend(b"8209\0\0\0");
+    p.extend([
+        0xAD, 0x29, 0xD6, 0x8D, 0xCF, 0xD6, // LDA $D629 : STA $D6CF
+        0xA9, 0x42, 0x8D, 0xCF, 0xD6, // exit with it
+    ]);
+    p
+}
+
+#[test]
+fn the_board_option_chooses_the_board_with_and_without_the_ssnail_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let prg = dir.path().join("model.prg");
+    std::fs::write(&prg, model_program()).unwrap();
+    let p = prg.to_str().unwrap();
+    for (args, model) in [
+        (&["--ssnail-mib", "0"][..], 3),
+        (&["--ssnail-mib", "0", "--board", "r6"][..], 4),
+        (&["--ssnail-mib", "0", "--board", "r4"][..], 4),
+        (&["--ssnail-mib", "8"][..], 3),
+        (&["--ssnail-mib", "8", "--board", "r5"][..], 4),
+        (&[][..], 4),
+    ] {
+        let mut all = vec!["--prg", p, "--no-screen"];
+        all.extend(args);
+        let o = ssnail(&all);
+        assert_eq!(o.status.code(), Some(model), "{args:?}: {}", stderr(&o));
+    }
+    let o = ssnail(&["--prg", p, "--board", "r3", "--ssnail-mib", "72"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("--board r3") && err.contains("at most 8") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+}

@@ -65,6 +65,12 @@ pub struct Args {
     /// only); more: an R4-R6 board (64 MiB SDRAM + 8 MiB HyperRAM at $C000000 = 72).
     #[arg(long, value_name = "MIB", default_value_t = 72)]
     pub ssnail_mib: usize,
+    /// The board: r3 (8 MiB HyperRAM), r4, r5 or r6 (64 MiB SDRAM + 8 MiB HyperRAM; the same
+    /// attic RAM here). auto: r3 up to 8 MiB of SSNAIL memory, else r6; without the device
+    /// (--ssnail-mib 0) r3. The program's software core uses the board's attic RAM.
+    #[arg(long, value_name = "BOARD", default_value = "auto",
+          value_parser = ["auto", "r3", "r4", "r5", "r6"])]
+    pub board: String,
     /// SSNAIL numerics: the FPGA's bit-exact hardware rules or the float reference.
     #[arg(long, value_name = "MODE", default_value = "hardware", value_parser = ["hardware", "float"])]
     pub numerics: String,
@@ -94,6 +100,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.ssnail_mib > 128 {
         bail!("--ssnail-mib: at most 128 (the 28-bit space above $8000000)");
     }
+    let board = match args.board.as_str() {
+        "auto" if args.ssnail_mib <= 8 => Board::R3,
+        "auto" => Board::R4,
+        "r3" if args.ssnail_mib > 8 => bail!(
+            "--board r3: an R3 board has 8 MiB of HyperRAM, so --ssnail-mib can be at most 8 \
+             (got {})",
+            args.ssnail_mib
+        ),
+        "r3" => Board::R3,
+        _ => Board::R4,
+    };
     if args.ssnail_mib > 0 {
         let mut core = CoreMachine::new(args.ssnail_mib << 20);
         core.numerics = if args.numerics == "float" {
@@ -101,12 +118,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         } else {
             Numerics::Hardware
         };
-        let board = if args.ssnail_mib <= 8 {
-            Board::R3
-        } else {
-            Board::R4
-        };
         m.attach_ssnail(Ssnail::with_board(core, board));
+    } else {
+        m.set_board(board);
     }
     if let Some(dir) = &args.sd {
         if !dir.is_dir() {
