@@ -22,6 +22,14 @@ fn run_decoder_text_ids_logits() {
     assert!(o.status.success(), "{err}");
     assert!(out.starts_with(" once upon a time"), "{out:?}");
     assert!(err.contains("stop reason"), "{err}");
+    // The summary names the numerics: a decoder defaults to the hardware's.
+    assert!(err.contains("[hardware numerics; 5 tokens"), "{err}");
+    let o = ssnail(&["run", img_s, "--prompt", "once", "-n", "2", "--float"]);
+    assert!(
+        text(&o).1.contains("[float reference numerics; "),
+        "{}",
+        text(&o).1
+    );
     assert!(
         err.contains("MB/token -> ~") && err.contains("at 130 MB/s"),
         "{err}"
@@ -77,6 +85,8 @@ fn run_encoder_and_errors() {
     assert!(out.starts_with("embedding (128 values, |v| = "), "{out}");
     assert!(out.lines().nth(1).unwrap().ends_with(" ..."));
     assert!(err.contains("stop reason: count,"), "{err}");
+    // An encoder defaults to the float reference.
+    assert!(err.contains("[float reference numerics; "), "{err}");
     // Too long for the context (16): reason 3.
     let long = "the cat ".repeat(20);
     let o = ssnail(&["run", img.to_str().unwrap(), "--prompt", &long]);

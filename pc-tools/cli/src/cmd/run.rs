@@ -5,7 +5,7 @@
 use crate::shared::{stop_name, ModelArgs};
 use anyhow::{anyhow, bail, Result};
 use clap::Parser;
-use ssnail_core::{vocab_piece, Host, Machine};
+use ssnail_core::{vocab_piece, Host, Machine, Numerics};
 use ssnail_tokenizer::ImageTokenizer;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -120,6 +120,14 @@ pub fn write_f32s(path: &Path, values: &[f32]) -> Result<()> {
     Ok(ssnail_output::write(path, &bytes, &[])?)
 }
 
+/// How the summary names the numerics the run used (`--hw` / `--float`, or the default).
+fn numerics_name(n: Numerics) -> &'static str {
+    match n {
+        Numerics::Hardware => "hardware numerics",
+        Numerics::Float => "float reference numerics",
+    }
+}
+
 pub fn run(args: Args) -> Result<()> {
     let name = args.model.image().display().to_string();
     let mut dev = args.model.load()?;
@@ -188,7 +196,8 @@ pub fn run(args: Args) -> Result<()> {
         }
         let mb = dev.machine.traffic.total() as f64 / 1e6;
         eprintln!(
-            "[stop reason: {}, {} instructions; RAM traffic {mb:.2} MB -> ~{:.1} ms at {bandwidth} MB/s; {secs:.2}s emulated]",
+            "[{}; stop reason: {}, {} instructions; RAM traffic {mb:.2} MB -> ~{:.1} ms at {bandwidth} MB/s; {secs:.2}s emulated]",
+            numerics_name(dev.machine.numerics),
             stop_name(enc.stop_reason),
             dev.machine.instructions,
             mb / bandwidth * 1000.0,
@@ -226,7 +235,8 @@ pub fn run(args: Args) -> Result<()> {
     let positions = (tokens.len() + out.tokens.len()) as f64;
     let mb_per_token = dev.machine.traffic.total() as f64 / 1e6 / positions;
     eprintln!(
-        "[{} tokens, stop reason: {}, {} instructions, {secs:.2}s emulated]",
+        "[{}; {} tokens, stop reason: {}, {} instructions, {secs:.2}s emulated]",
+        numerics_name(dev.machine.numerics),
         out.tokens.len(),
         stop_name(out.stop_reason),
         dev.machine.instructions
