@@ -82,23 +82,20 @@ qp:     .res    2                       ; the input block's int8 quants
 accp:   .res    2                       ; this row's acc
 nr:     .res    1                       ; rows left
 mag:    .res    4                       ; |isum|, then byte-normalised; mag+3 stays 0
-ss:     .res    3                       ; isum, signed 24-bit (for sgq_slow)
-sgi:    .res    1                       ; isum's sign (bit 7)
+ss:     .res    3                       ; isum, signed 24-bit (sgq_slow; bit 23 its sign)
 sg:     .res    1                       ; the product's sign (bit 7)
 sgx:    .res    1                       ; dx's sign (bit 7)
-stk:    .res    1                       ; sticky bits
 pe:     .res    1                       ; the product's biased exponent
 pq:     .res    4                       ; the product: guard byte, 24-bit significand
 ea:     .res    1                       ; acc's biased exponent
 sa:     .res    1                       ; acc's sign (bit 7)
 aq:     .res    4                       ; acc: guard byte, 24-bit significand
-tq:     .res    4
+tq:     .res    7                       ; the smaller, then 3 zero bytes (shr_far)
+dd:     .res    1                       ; the exponent difference (shr_far)
 eb:     .res    1                       ; the larger's exponent, then the result's
 sb:     .res    1                       ; the larger's sign, then the result's
 opp:    .res    1                       ; bit 7: the signs differ
 t:      .res    1
-t0:     .res    1
-t1:     .res    1
 t2:     .res    1
 pp:     .res    2                       ; the isum code being patched
 
@@ -135,8 +132,14 @@ LIST_PHYS = list + SC_NEAR_DELTA
 
 ; void sgq_block(void): sgq_fmt (WT_Q8_0 or WT_Q4_0), sgq_q (32 quants), sgq_dx (their scale,
 ; F16-rounded), sgq_p (row r0's block), sgq_rb (row stride), sgq_nr (rows, >= 1), sgq_acc (their
-; running sums, f32 each).
+; running sums, f32 each). sgq_p is used up (its bits 16-31 follow the rows).
 _sgq_block:
+        tba                             ; the caller's base page, put back after each isum
+        sta     bcall+1
+        lda     #0
+        sta     tq+4
+        sta     tq+5
+        sta     tq+6
         lda     _sgq_q
         sta     qp
         lda     _sgq_q+1
@@ -149,70 +152,80 @@ _sgq_block:
         lda     _sgq_nr
         sta     nr
         jsr     dx_params
-        lda     _sgq_fmt
-        cmp     #WT_Q8_0
-        bne     @q4
-        jsr     patch8
-        lda     #34
-        sta     count
-        lda     #<q8sum
-        sta     isum_call+1
-        lda     #>q8sum
-        sta     isum_call+2
-        bra     rowloop
-@q4:    jsr     patch4
-        lda     #18
-        sta     count
-        lda     #<q4sum
-        sta     isum_call+1
-        lda     #>q4sum
-        sta     isum_call+2
-        lda     #^LIST_PHYS             ; the DMA list's address, for every row's job below
+        lda     #^LIST_PHYS             ; the DMA list's address: each row only writes $D705
         sta     $D702                   ; ($D702 first: writing it clears $D704)
         lda     #<(LIST_PHYS >> 20)
         sta     $D704
         lda     #>LIST_PHYS
         sta     $D701
-rowloop:
-        lda     _sgq_p                  ; the row's block to wbuf: source = sgq_p
+        lda     _sgq_p                  ; row r0's block: the job's source
         sta     src
         lda     _sgq_p+1
         sta     src+1
-        lda     _sgq_p+2
-        and     #$0F
-        sta     src_bk
-        lda     _sgq_p+2                ; megabyte: address bits 20-27
-        lsr     a
-        lsr     a
-        lsr     a
-        lsr     a
-        sta     t
-        lda     _sgq_p+3
-        asl     a
-        asl     a
-        asl     a
-        asl     a
-        ora     t
-        sta     src_mb
+        jsr     set_srchi
+        lda     _sgq_rb                 ; the row stride's low 16 bits as immediates; a stride
+        sta     rb0+1                   ; of 64 KB or more takes the far step every row
+        lda     _sgq_rb+1
+        sta     rb1+1
+        lda     _sgq_rb+2
+        ora     _sgq_rb+3
+        beq     :+
+        lda     #$80                    ; BRA
+        bra     :++
+:       lda     #$B0                    ; BCS
+:       sta     rbhi
+        lda     _sgq_fmt
+        cmp     #WT_Q8_0
+        bne     @q4
+        jsr     patch8
+        lda     #34
+        ldx     #<q8sum
+        ldy     #>q8sum
+        bra     @fmt
+@q4:    jsr     patch4
+        lda     #18
+        ldx     #<q4sum
+        ldy     #>q4sum
+@fmt:   sta     count
+        stx     isum_call+1
+        sty     isum_call+2
+        sec                             ; X:Y:Z start at -corr, so the isum code leaves isum
+        lda     #0
+        sbc     corr
+        sta     ncx+1
+        lda     #0
+        sbc     corr+1
+        sta     ncy+1
+        lda     #0
+        sbc     corr+2
+        sta     ncz+1
+rowloop:
+        lda     #>MULA                  ; base page = the I/O page of the DMA registers and the
+        tab                             ; multiplier: STA 3 cycles instead of 4, ADCQ 11 for 12
         lda     #<LIST_PHYS
-        sta     $D705                   ; the enhanced job runs; the CPU waits
+        sta     <$D705                  ; the enhanced job runs; the CPU waits
         lda     #0                      ; the gaps of the two fields (the last term's
-        sta     MULA+1                  ; multiplications, or softfloat, wrote them)
-        sta     MULA+2
-        sta     MULB+1
-        sta     MULB+2
-        tax
-        tay
-        taz
-        clc
+        sta     <(MULA+1)               ; multiplications, or softfloat, wrote them)
+        sta     <(MULA+2)
+        sta     <(MULB+1)
+        sta     <(MULB+2)
+ncx:    ldx     #0                      ; Q = -corr (patched); A and the carry are free: each
+ncy:    ldy     #0                      ; ADCQ adds byte 2 = 0 to A (at most 128, the last |x|)
+ncz:    ldz     #0                      ; and a carry out of Z only ever reaches A
 isum_call:
-        jsr     q8sum                   ; X:Y:Z = Σ c·b
+        jsr     q8sum                   ; X:Y:Z = Σ c·b − corr = isum
+bcall:  lda     #0                      ; (patched: the caller's base page)
+        tab
         jsr     term
-        ldq     _sgq_p                  ; next row: the block one row stride on, the next acc
-        clc
-        adcq    _sgq_rb
-        stq     _sgq_p
-        ldz     #0
+        clc                             ; next row: the job's source one row stride on
+        lda     src
+rb0:    adc     #0
+        sta     src
+        lda     src+1
+rb1:    adc     #0
+        sta     src+1
+rbhi:   bcs     far_row                 ; (BRA when the stride is 64 KB or more)
+next_acc:
         clc                             ; accp += 4, also in the LDQ and STQ of acc
         lda     accp
         adc     #4
@@ -225,6 +238,36 @@ isum_call:
         inc     acc_st+4
 :       dec     nr
         bne     rowloop
+        ldz     #0                      ; (cc65 code takes (zp) as (zp),Z)
+        rts
+far_row:                                ; C = the carry out of bit 15
+        lda     _sgq_p+2
+        adc     _sgq_rb+2
+        sta     _sgq_p+2
+        lda     _sgq_p+3
+        adc     _sgq_rb+3
+        sta     _sgq_p+3
+        jsr     set_srchi
+        bra     next_acc
+
+; the job's source bank (address bits 16-19) and megabyte (20-27) from sgq_p's bits 16-31
+set_srchi:
+        lda     _sgq_p+2
+        and     #$0F
+        sta     src_bk
+        lda     _sgq_p+2
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        sta     t
+        lda     _sgq_p+3
+        asl     a
+        asl     a
+        asl     a
+        asl     a
+        ora     t
+        sta     src_mb
         rts
 
 ; accp into the operands of the LDQ and STQ that load and store acc
@@ -318,10 +361,10 @@ absm:   bmi     @neg
         sec
         rts
 
-Q8SIZE  = 31                            ; bytes of one pair's code (q8sum)
-Q4SIZE  = 36                            ; bytes of one byte's code (q4sum)
+Q8SIZE  = 26                            ; bytes of one pair's code (q8sum)
+Q4SIZE  = 32                            ; bytes of one byte's code (q4sum)
 
-; Q8_0: pair p (columns 2p, 2p+1): mask of 2p at +4, of 2p+1 at +12, |x_2p| at +17, |x_2p+1| at +22
+; Q8_0: pair p (columns 2p, 2p+1): mask of 2p at +4, of 2p+1 at +11, |x_2p| at +15, |x_2p+1| at +19
 patch8: jsr     clear_sums
         lda     #<q8sum
         sta     pp
@@ -336,13 +379,13 @@ patch8: jsr     clear_sums
         lda     (qp),y
         jsr     absm
         sty     t
-        ldy     #22
+        ldy     #19
         sta     (pp),y
         txa
-        ldy     #12
+        ldy     #11
         sta     (pp),y
         lda     ax0
-        ldy     #17
+        ldy     #15
         sta     (pp),y
         lda     m0
         ldy     #4
@@ -360,8 +403,8 @@ patch8: jsr     clear_sums
         ldx     #7                      ; corr = 128·Σpos + 127·Σneg
         jmp     set_corr
 
-; Q4_0: byte k (columns k: low nibble, k+16: high nibble): mask at +4, |x_k+16| at +22,
-; |x_k| at +27
+; Q4_0: byte k (columns k: low nibble, k+16: high nibble): mask at +4 and +13, |x_k+16| at
+; +21, |x_k| at +25
 patch4: jsr     clear_sums
         lda     #<q4sum
         sta     pp
@@ -391,10 +434,12 @@ patch4: jsr     clear_sums
         ldy     #4
         lda     m0
         sta     (pp),y
-        ldy     #22
+        ldy     #13
+        sta     (pp),y
+        ldy     #21
         lda     ax1
         sta     (pp),y
-        ldy     #27
+        ldy     #25
         lda     ax0
         sta     (pp),y
         clc
@@ -453,21 +498,22 @@ m0:     .res    1
         .code
 
 ; ---------------------------------------------------------------------------------------------
-; The isum code, patched per block column (the immediates marked 0 here). Entered with Q = 0,
-; C = 0 and the fields' gaps (MULA+1, +2, MULB+1, +2) zero; leaves Σ c·b in X:Y:Z.
+; The isum code, patched per block column (the immediates marked 0 here). Entered with B = the
+; I/O page ($D7: the multiplier as base page), X:Y:Z = -corr and the fields' gaps (MULA+1, +2,
+; MULB+1, +2) zero; leaves Σ c·b − corr in X:Y:Z.
 
 .macro  Q8PAIR  p
         lda     wbuf+2+2*p              ; +0
         eor     #0                      ; +4: mask of column 2p
-        sta     MULA
-        lda     wbuf+3+2*p              ; +8
-        eor     #0                      ; +12: mask of column 2p+1
-        sta     MULA+3
-        lda     #0                      ; +17: |x_2p| (pairs with MULA, byte 0)
-        sta     MULB+3
-        lda     #0                      ; +22: |x_2p+1| (pairs with MULA+3)
-        sta     MULB
-        adcq    MULO+2                  ; +26
+        sta     <MULA
+        lda     wbuf+3+2*p              ; +7
+        eor     #0                      ; +11: mask of column 2p+1
+        sta     <(MULA+3)
+        lda     #0                      ; +15: |x_2p| (pairs with MULA, byte 0)
+        sta     <(MULB+3)
+        lda     #0                      ; +19: |x_2p+1| (pairs with MULA+3)
+        sta     <MULB
+        adcq    <(MULO+2)               ; +22
 .endmacro
 
 q8sum:
@@ -480,20 +526,20 @@ q8sum:
 .macro  Q4BYTE  k
         lda     wbuf+2+k                ; +0
         eor     #0                      ; +4: the two nibbles' masks
-        sta     t
         and     #$0F
-        sta     MULA                    ; column k
-        lda     t
+        sta     <MULA                   ; column k
+        lda     wbuf+2+k                ; +9 (a second load beats a temporary)
+        eor     #0                      ; +13: the same masks
         lsr     a
         lsr     a
         lsr     a
         lsr     a
-        sta     MULA+3                  ; column k+16
-        lda     #0                      ; +22: |x_k+16| (pairs with MULA+3)
-        sta     MULB
-        lda     #0                      ; +27: |x_k| (pairs with MULA)
-        sta     MULB+3
-        adcq    MULO+2                  ; +31
+        sta     <(MULA+3)               ; column k+16
+        lda     #0                      ; +21: |x_k+16| (pairs with MULA+3)
+        sta     <MULB
+        lda     #0                      ; +25: |x_k| (pairs with MULA)
+        sta     <(MULB+3)
+        adcq    <(MULO+2)               ; +28
 .endmacro
 
 q4sum:
@@ -503,103 +549,98 @@ q4sum:
         rts
         .assert (* - q4sum) = 16 * Q4SIZE + 1, error, "Q4SIZE"
 
-; ---------------------------------------------------------------------------------------------
-; The term: acc (at accp) += single(isum)·single(dw·dx), isum = X:Y:Z − corr.
+;---------------------------------------------------------------------------------------------
+; The term: acc (at accp) += single(isum)·single(dw·dx); X:Y:Z = isum (24-bit two's complement).
 
-term:   sec
-        txa
-        sbc     corr
-        sta     ss
-        sta     mag
-        tya
-        sbc     corr+1
-        sta     ss+1
-        sta     mag+1
+term_slow:
+        jmp     slow
+term_zero:
+        jmp     isum_zero
+term:   stx     ss                      ; (for sgq_slow)
+        sty     ss+1
+        stz     ss+2
         tza
-        sbc     corr+2
-        sta     ss+2
-        sta     mag+2
-        ldz     #0
-        and     #$80
-        sta     sgi                     ; isum's sign
-        beq     @pos
-        sec                             ; |isum|
-        lda     #0
-        sbc     mag
-        sta     mag
-        lda     #0
-        sbc     mag+1
-        sta     mag+1
-        lda     #0
-        sbc     mag+2
-        sta     mag+2
+        bpl     @pos
+        txa                             ; |isum|
+        eor     #$FF
+        tax
+        tya
+        eor     #$FF
+        tay
+        tza
+        eor     #$FF
+        taz
+        inx
+        bne     @pos
+        iny
+        bne     @pos
+        inz
 @pos:   lda     ex10                    ; dx no normal F16: the definition
-        lbeq    @slow
+        beq     term_slow
         lda     wbuf+1                  ; dw: F16, exponent bits 10-14
         and     #$7C
-        lbeq    @slow                   ; zero or subnormal
+        beq     term_slow                   ; zero or subnormal
         cmp     #$7C
-        lbeq    @slow                   ; inf or NaN
+        beq     term_slow                   ; inf or NaN
         lsr     a
         lsr     a
-        adc     ex10                    ; (C = 0) eh + ex + 10, at most 182
+        adc     ex10                    ; (C = 0) eh + ex + 10: 124-182
         sta     pe
         lda     wbuf+1
-        eor     sgi
+        eor     ss+2
         eor     sgx
         and     #$80
         sta     sg                      ; the product's sign
-        ; n = |isum| with its top byte in byte 2; pe −= 8 per byte moved up
-        lda     mag+2
-        bne     @norm
-        lda     mag+1
-        beq     @b2
-        sta     mag+2
-        lda     mag
-        sta     mag+1
-        stz     mag
-        lda     pe
-        sec
-        sbc     #8
-        sta     pe
-        bra     @norm
-@b2:    lda     mag
-        lbeq    @zero                   ; isum = 0
-        sta     mag+2
+        ; n = |isum| with its top byte in byte 2 (mag+3 stays 0); pe −= 8 per byte moved up, − lz
+        tza
+        bne     @n2
+        tya
+        bne     @n1
+        txa
+        beq     term_zero               ; isum = 0
+        stz     mag                     ; (Z = 0)
         stz     mag+1
-        stz     mag
+        sta     mag+2
         lda     pe
         sec
         sbc     #16
-        sta     pe
-@norm:  ldx     mag+2                   ; lz = leading zeros of the top byte; pe −= lz
-        lda     lz8,x
+        bra     @lz
+@n1:    stz     mag                     ; (Z = 0)
+        stx     mag+1
+        sta     mag+2
         tax
-        eor     #$FF
+        lda     pe
         sec
-        adc     pe
+        sbc     #8
+        bra     @lz
+@n2:    stx     mag
+        sty     mag+1
+        sta     mag+2
+        tax
+        lda     pe
+        sec
+@lz:    sbc     lz8,x                   ; (no borrow: pe >= 124)
         sta     pe
+        ldy     lz8,x
         lda     wbuf                    ; M1: mw·mx·2^(2+lz), mw = the F16 significand
         sta     MULA
         lda     wbuf+1
         and     #3
         ora     #4
         sta     MULA+1
-        stz     MULA+3                  ; (MULA+2 is still 0 from the isum)
-        stz     MULB+3
-        lda     mxs_lo,x
+        lda     #0
+        sta     MULA+3                  ; (MULA+2 is still 0 from the row loop)
+        sta     MULB+3
+        lda     mxs_lo,y
         sta     MULB
-        lda     mxs_mid,x
+        lda     mxs_mid,y
         sta     MULB+1
-        lda     mxs_hi,x
+        lda     mxs_hi,y
         sta     MULB+2
         ldq     MULO                    ; M2: P = n·that, in [2^45, 2^48)
         stq     MULB
-        ldq     mag                     ; (mag+3 = 0)
+        ldq     mag
         stq     MULA
-        lda     MULO
-        ora     MULO+1
-        sta     stk
         ldq     MULO+2                  ; A = bits 16-23, X:Y:Z = bits 24-47
         cpz     #$80
         bcs     @top
@@ -609,10 +650,11 @@ term:   sec
         bcs     @top
         aslq
         dec     pe
-@top:   cmp     #$80                    ; to nearest even: round bit A.7, sticky A.6-0 and stk
-        bcc     @done
-        and     #$7F
-        ora     stk
+@top:   cmp     #$80                    ; to nearest even: round bit A.7, sticky A.6-0 and the
+        bcc     @done                   ; product's bytes 0-1, read only on a tie
+        bne     @up
+        lda     MULO
+        ora     MULO+1
         bne     @up
         txa
         lsr     a
@@ -627,118 +669,58 @@ term:   sec
         inc     pe
 @done:  lda     #0
         stq     pq                      ; the product: [0, m0, m1, m2] (m2.7 set), pe, sg
-        jmp     add
-@slow:  jmp     slow
-@zero:  jmp     isum_zero
+        bra     add
 
-; acc + the product, both normal singles (acc may be ±0). The larger in magnitude (big) keeps a
-; guard byte below its 24-bit significand; the smaller is shifted right by the exponent
-; difference d, the bits it loses jammed into bit 0 (sticky); then added or subtracted,
-; normalised, rounded to nearest even and stored. d >= 26: the smaller is below a quarter of the
-; larger's last place and the sum is the larger.
-add:
-acc_ld: ldq     $FFFF                   ; Q = acc (the operand is accp, patched per row)
-        sta     aq+1
-        stx     aq+2
-        tya
-        ora     #$80
-        sta     aq+3
-        tya
-        asl     a                       ; C = exponent bit 0
-        tza
-        sta     sa
-        rol     a
-        sta     ea
-        ldz     #0
-        stz     aq
-        lda     sa
-        and     #$80
-        sta     sa                      ; acc's sign
-        eor     sg
-        sta     opp                     ; bit 7: the signs differ
-        lda     ea
-        lbeq    add_azero
-        cmp     #$FF
-        lbeq    add_slow
-        lda     pe                      ; which is larger?
-        cmp     ea
-        bne     add_cmp
+; Q = [the smaller's guard byte 0, its significand] >> A (0-25), the bits lost jammed into bit 0.
+; Shifts by 0-7 lose only the zero guard byte's bits; 8 and more go to shr_far.
+.macro  SHIFTED small
+        .local  far, br, cont
+        cmp     #8
+        bcs     far
+        tay
+        lda     shoff,y
+        sta     br+1
+        ldq     small
+br:     bra     *+2                     ; (patched: skips 7 − d of the shifts)
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        bra     cont
+far:    sta     dd
+        ldq     small
+        jsr     shr_far
+cont:
+.endmacro
+
+add_eqe:                                ; equal exponents (d = 0): the larger by significand
+        sta     eb
         lda     pq+3
         cmp     aq+3
-        bne     add_cmp
+        bne     :+
         lda     pq+2
         cmp     aq+2
-        bne     add_cmp
+        bne     :+
         lda     pq+1
         cmp     aq+1
-add_cmp:   bcc     acc_big
-        lda     pe                      ; the product is (or equals) the larger
-        sta     eb
+:       bcc     :+
         lda     sg
         sta     sb
-        lda     pe
-        sec
-        sbc     ea
-        cmp     #26
-        bcs     prod_only
-        ldx     #aq
-        ldy     #pq
-        bra     align
-acc_big:
-        lda     ea
-        sta     eb
-        lda     sa
+        ldq     aq
+        jmp     prod_sum
+:       lda     sa
         sta     sb
-        lda     ea
-        sec
-        sbc     pe
-        cmp     #26
-        bcc     :+
-        rts                             ; acc, unchanged
-:       ldx     #pq
-        ldy     #aq
-align: stx     smallq+3                ; the operands of the quad instructions below
-        sty     bigadd+3
-        sty     bigld+3
-        ldy     #0                      ; whole bytes: the lost one to the sticky
-        sty     stk
-align_bytes: cmp     #8
-        bcc     align_bits
-        sbc     #8
-        tay
-        lda     0,x
-        ora     stk
-        sta     stk
-        lda     1,x
-        sta     0,x
-        lda     2,x
-        sta     1,x
-        lda     3,x
-        sta     2,x
-        stz     3,x
-        tya
-        bra     align_bytes
-align_bits:  tay                             ; then 0-7 bits
-        lda     0,x
-        and     lowmask,y
-        ora     stk
-        beq     :+
-        lda     #1
-:       sta     jamv
-        lda     rshift_lo,y
-        sta     shift_jmp+1
-        lda     rshift_hi,y
-        sta     shift_jmp+2
-smallq: ldq     0                       ; (patched: the smaller)
-shift_jmp:   jmp     rshift7
-add_azero: lda     aq+3                    ; acc ±0: the sum is the product; else subnormal
+        ldq     pq
+        jmp     acc_sum
+add_azero:
+        lda     aq+3                    ; acc ±0: the sum is the product; else subnormal
         and     #$7F
         ora     aq+2
         ora     aq+1
         bne     add_slow
-        bra     prod_only
-add_slow:  jmp     slow
-
 prod_only:
         lda     pe
         sta     eb
@@ -746,32 +728,148 @@ prod_only:
         sta     sb
         ldq     pq
         jmp     pack
+add_slow:
+        jmp     slow
 
-shifted:
-        ora     jamv
+; acc + the product, both normal singles (acc may be ±0). The larger in magnitude keeps a guard
+; byte below its 24-bit significand; the smaller is shifted right by the exponent difference d,
+; the bits it loses jammed into bit 0 (sticky); then added or subtracted, normalised, rounded to
+; nearest even and stored. d >= 26: the smaller is below a quarter of the larger's last place and
+; the sum is the larger. The two orders are separate code, so no operand is patched.
+add:
+acc_ld: ldq     $FFFF                   ; Q = acc (the operand is accp, patched per row)
+        sta     aq+1
+        stx     aq+2
+        tya
+        ora     #$80
+        sta     aq+3
+        cpy     #$80                    ; C = exponent bit 0
+        tza
+        rol     a                       ; A = the exponent
+        beq     add_azero
+        cmp     #$FF
+        beq     add_slow
+        sta     ea
+        tza
+        and     #$80
+        sta     sa                      ; acc's sign
+        eor     sg
+        sta     opp                     ; bit 7: the signs differ
+        lda     pe
+        cmp     ea
+        beq     add_eqe
+        bcc     acc_big
+        sbc     ea                      ; the product is larger: d = pe − ea
+        cmp     #26
+        bcs     prod_only
+        ldx     pe
+        stx     eb
+        ldx     sg
+        stx     sb
+        SHIFTED aq
+prod_sum:
         bit     opp
-        bmi     sub_big
+        bmi     :+
         clc
-bigadd: adcq    0                       ; (patched: the larger)
+        adcq    pq
+        jmp     sum_done
+:       stq     tq
+        ldq     pq
+        sec
+        sbcq    tq
+        jmp     diff_done
+acc_big:                                ; acc is larger: d = ea − pe
+        lda     ea
+        sec
+        sbc     pe
+        cmp     #26
+        bcc     :+
+        rts                             ; acc, unchanged
+:       ldx     ea
+        stx     eb
+        ldx     sa
+        stx     sb
+        SHIFTED pq
+acc_sum:
+        bit     opp
+        bmi     :+
+        clc
+        adcq    aq
+        jmp     sum_done
+:       stq     tq
+        ldq     aq
+        sec
+        sbcq    tq
+        jmp     diff_done
+; Q = the smaller (guard byte 0), dd = d (8-25): shifted right by d, the bits lost jammed into bit 0
+shr_far:
+        stq     tq                      ; (tq+4 .. tq+6 stay 0)
+        lda     dd
+        and     #7
+        tay
+        lda     shoff,y
+        sta     @br+1
+        lda     dd
+        cmp     #16
+        bcs     @k2
+        lda     tq+1                    ; one whole byte (tq) and d−8 bits of tq+1 go
+        and     lowmask,y
+        ora     tq
+        beq     :+
+        lda     #1
+:       sta     jamv
+        ldq     tq+1
+        bra     @br
+@k2:    cmp     #24
+        bcs     @k3
+        lda     tq+2                    ; two bytes and d−16 bits of tq+2
+        and     lowmask,y
+        ora     tq+1
+        ora     tq
+        beq     :+
+        lda     #1
+:       sta     jamv
+        ldq     tq+2
+        bra     @br
+@k3:    lda     tq+3                    ; three bytes and d−24 bits of tq+3
+        and     lowmask,y
+        ora     tq+2
+        ora     tq+1
+        ora     tq
+        beq     :+
+        lda     #1
+:       sta     jamv
+        ldq     tq+3
+@br:    bra     *+2                     ; (patched: skips 7 − (d mod 8) of the shifts)
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        ora     jamv
+        rts
+
+; the same signs: X:Y:Z significand, A guard byte, C the carry out of the top
+sum_done:
         bcc     round
         rorq
         bcc     :+
         ora     #1
 :       inc     eb
         bra     round
-sub_big:   stq     tq
-bigld:  ldq     0                       ; (patched: the larger)
-        sec
-        sbcq    tq
+; the signs differ: the larger minus the smaller, zero only when they are equal (+0)
+diff_done:
         bne     sub_norm
-        ldz     #0                      ; exact cancellation: +0
-        ldy     #3
+        ldy     #3                      ; exact cancellation: +0
         lda     #0
 :       sta     (accp),y
         dey
         bpl     :-
         rts
-sub_norm:  cpz     #$80
+sub_norm:
+        cpz     #$80
         bcs     round
         aslq
         dec     eb
@@ -811,9 +909,8 @@ pack:   lda     eb
         plx
         ldz     t2
 acc_st: stq     $FFFF                   ; (the operand is accp, patched per row)
-        ldz     #0
         rts
-pack_slow:  ldz     #0
+pack_slow:
         jmp     slow
 
 ; isum = 0 (dw, dx normal): the product is ±0 (sg). acc + ±0 = acc, but ±0 + ±0 is −0 only when
@@ -846,7 +943,8 @@ isum_zero:
 :       rts
 
 ; the term in C (sgq_slow: the definition) with isum, dw and acc
-slow:   lda     ss
+slow:   ldz     #0
+        lda     ss
         sta     _sgq_s
         lda     ss+1
         sta     _sgq_s+1
@@ -870,31 +968,11 @@ slow:   lda     ss
         .rodata
 lowmask:
         .byte   $00, $01, $03, $07, $0F, $1F, $3F, $7F
-rshift_lo:
-        .byte   <rshift0, <rshift1, <rshift2, <rshift3, <rshift4, <rshift5, <rshift6, <rshift7
-rshift_hi:
-        .byte   >rshift0, >rshift1, >rshift2, >rshift3, >rshift4, >rshift5, >rshift6, >rshift7
+; branch offsets into a chain of 7 LSRQs (3 bytes each) for a shift by 0-7
+shoff:
+        .byte   21, 18, 15, 12, 9, 6, 3, 0
 ; leading zeros of a nonzero byte
 lz8:
 .repeat 256, i
         .byte   (i < 128) + (i < 64) + (i < 32) + (i < 16) + (i < 8) + (i < 4) + (i < 2)
 .endrepeat
-
-        .code
-; Q >>= 0..7: enter at rshiftN
-rshift7:
-        lsrq
-rshift6:
-        lsrq
-rshift5:
-        lsrq
-rshift4:
-        lsrq
-rshift3:
-        lsrq
-rshift2:
-        lsrq
-rshift1:
-        lsrq
-rshift0:
-        jmp     shifted
