@@ -13,6 +13,7 @@
 #include "softmem.h"
 #include "fn_tables.h"
 #include "ssnail_regs.h"
+#include "softvec65.h"
 
 #define F32_NEG_INF 0xFF800000UL
 
@@ -49,8 +50,17 @@ static f32 score(uint32_t t)
         if (!q_kept)
             sm_read(qh + 4 * i0, sc_w.at.q, 4 * n);
         sm_read(kh + t * row_bytes + i0 * esz, &sc_w.at.k, n * esz);
+#ifdef SV_ASM
+        sv_acc = s;
+        sv_p = sc_w.at.q;
+        sv_q = &sc_w.at.k;
+        sv_n = (uint8_t)n;
+        sv_k_dot(esz == 2);
+        s = sv_acc;
+#else
         for (i = 0; i < n; ++i)
             s = sf_add(s, sf_mul(sc_w.at.q[i], esz == 4 ? sc_w.at.k.f[i] : sf_from_f16(sc_w.at.k.h[i])));
+#endif
     }
     return sf_mul(s, scale);
 }
@@ -122,8 +132,16 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
             for (t = 0; t <= last; ++t) {
                 w = sf_mul(keep ? sc_w.at.s[t] : sv_exp(sf_sub(score(t), m)), rz);
                 sm_read(vh + t * row_bytes + i0 * esz, &sc_w.at.k, n * esz);
+#ifdef SV_ASM
+                sv_c = w;
+                sv_p = sc_w.at.o;
+                sv_q = &sc_w.at.k;
+                sv_n = (uint8_t)n;
+                sv_k_axpy(esz == 2);
+#else
                 for (i = 0; i < n; ++i)
                     sc_w.at.o[i] = sf_add(sc_w.at.o[i], sf_mul(w, esz == 4 ? sc_w.at.k.f[i] : sf_from_f16(sc_w.at.k.h[i])));
+#endif
             }
             sm_write(z + 4 * (h * hd + i0), sc_w.at.o, 4 * n);
         }

@@ -10,6 +10,7 @@
 #define FN_TABLES_DATA /* the tables live here */
 #include "fn_tables.h"
 #include "ssnail_regs.h"
+#include "softvec65.h"
 
 static uint16_t n;  /* elements in this chunk */
 static uint32_t at; /* elements done */
@@ -71,6 +72,29 @@ static f32 silu(f32 x)
     return table(fn_silu, FN_SILU_LO, FN_SILU_HI, FN_SILU_K, FN_SILU_BELOW, FN_SILU_ABOVE, x);
 }
 
+#ifdef SV_ASM
+#if SC_VEC > 255
+#error "softvec65.s counts elements in a byte"
+#endif
+/* softvec65.s's fallbacks: the definition on the same operands */
+void sv_slow_mul(void)
+{
+    sv_r = sf_mul(sv_a, sv_b);
+}
+
+void sv_slow_add(void)
+{
+    sv_r = sf_add(sv_a, sv_b);
+}
+
+void sv_slow_f16(void)
+{
+    sv_b = sf_from_f16(sv_h);
+}
+
+static const struct sv_tab silu_tab = {FN_SILU_LO, FN_SILU_HI, FN_SILU_K, fn_silu, FN_SILU_BELOW, FN_SILU_ABOVE};
+#endif
+
 static f32 gelu(f32 x)
 {
     return table(fn_gelu, FN_GELU_LO, FN_GELU_HI, FN_GELU_K, FN_GELU_BELOW, FN_GELU_ABOVE, x);
@@ -95,6 +119,15 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
         get(x, sc_w.v.x);
         if (two)
             get(y, sc_w.v.y);
+#ifdef SV_ASM
+        if (op == OP_SILUMUL) {
+            sv_p = sc_w.v.x;
+            sv_q = sc_w.v.y;
+            sv_n = (uint8_t)n;
+            sv_tabd = &silu_tab;
+            sv_k_tabmul();
+        } else
+#endif
         for (i = 0; i < n; ++i) {
             v = sc_w.v.x[i];
             switch (op) {
@@ -134,15 +167,31 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
         return e;
     for (at = 0; more(n0); at += n) {
         get(x, sc_w.v.x);
+#ifdef SV_ASM
+        sv_acc = ss;
+        sv_p = sc_w.v.x;
+        sv_n = (uint8_t)n;
+        sv_k_sumsq();
+        ss = sv_acc;
+#else
         for (i = 0; i < n; ++i)
             ss = sf_add(ss, sf_mul(sc_w.v.x[i], sc_w.v.x[i]));
+#endif
     }
     r = sf_rsqrt(sf_add(sf_mul(ss, sf_recip(sf_from_u32(n0))), eps));
     for (at = 0; more(n0); at += n) {
         get(x, sc_w.v.x);
         get(g, sc_w.v.y);
+#ifdef SV_ASM
+        sv_c = r;
+        sv_p = sc_w.v.x;
+        sv_q = sc_w.v.y;
+        sv_n = (uint8_t)n;
+        sv_k_scale2();
+#else
         for (i = 0; i < n; ++i)
             sc_w.v.x[i] = sf_mul(sf_mul(sc_w.v.x[i], r), sc_w.v.y[i]);
+#endif
         put(z, sc_w.v.x);
     }
     return SC_OK;
@@ -199,7 +248,11 @@ uint8_t sv_rope(uint32_t x, uint32_t cs, uint32_t n0, uint32_t n1)
 {
     uint16_t i;
     uint32_t j, half = n1 / 2;
+#ifdef SV_ASM
+    uint16_t m;
+#else
     f32 v0, v1, c, s;
+#endif
     uint8_t e;
     if (n1 == 0 || (n1 & 1))
         return SS_ERR_BAD_OPERAND;
@@ -208,6 +261,20 @@ uint8_t sv_rope(uint32_t x, uint32_t cs, uint32_t n0, uint32_t n1)
     j = 0;
     for (at = 0; more(n0 & ~1UL); at += n) {
         get(x, sc_w.v.x);
+#ifdef SV_ASM
+        /* the chunk's (c, s) pairs into y, one read per run up to the wrap at half */
+        for (i = 0; i < n; i += m) {
+            m = half - j < (uint32_t)(n - i) / 2 ? 2 * (uint16_t)(half - j) : n - i;
+            sm_read(cs + 8 * j, sc_w.v.y + i, 4 * m);
+            j += m / 2;
+            if (j == half)
+                j = 0;
+        }
+        sv_p = sc_w.v.x;
+        sv_q = sc_w.v.y;
+        sv_n = (uint8_t)(n / 2);
+        sv_k_rope();
+#else
         for (i = 0; i < n; i += 2) {
             c = sm_read32(cs + 8 * j);
             s = sm_read32(cs + 8 * j + 4);
@@ -218,6 +285,7 @@ uint8_t sv_rope(uint32_t x, uint32_t cs, uint32_t n0, uint32_t n1)
             sc_w.v.x[i] = sf_sub(sf_mul(v0, c), sf_mul(v1, s));
             sc_w.v.x[i + 1] = sf_add(sf_mul(v0, s), sf_mul(v1, c));
         }
+#endif
         put(x, sc_w.v.x);
     }
     return SC_OK;

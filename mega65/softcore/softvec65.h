@@ -1,0 +1,56 @@
+/* softvec65.h: softvec65.s, the vector instructions' single multiply and add on the 45GS02 and
+ * the inner loops built on them (cc65 builds without -DSC_C_GEMV; the C in softvec.c and
+ * softattn.c stays the definition and runs everywhere else). Operands, results and the loops'
+ * pointers are zero-page variables, so no 32-bit value crosses cc65's C stack in a hot loop.
+ * Special operands and results go back to softfloat.c (sv_slow_*, softvec.c), bit for bit. */
+#ifndef SOFTVEC65_H
+#define SOFTVEC65_H
+#if defined(__CC65__) && !defined(SC_C_GEMV)
+#define SV_ASM 1
+#include "softfloat.h"
+
+extern f32 sv_a, sv_b, sv_r; /* sv_r = single(sv_a · sv_b), single(sv_a + sv_b) */
+extern f32 sv_c, sv_acc;     /* a kernel's scalar and running sum */
+extern f32 *sv_p;            /* kernel operands: x (overwritten), y / K / V */
+extern const void *sv_q;
+extern uint8_t sv_n;         /* elements (pairs for ROPE), 1..255 */
+extern uint16_t sv_h;        /* sv_f16's input */
+/* a function table for sv_k_tabmul (softvec.c's table(): bounds, k, segments, rules) */
+struct sv_tab {
+    f32 lo, hi, k;
+    const uint32_t *tab;
+    uint8_t below, above;
+};
+extern const struct sv_tab *sv_tabd;
+#pragma zpsym("sv_a")
+#pragma zpsym("sv_b")
+#pragma zpsym("sv_r")
+#pragma zpsym("sv_c")
+#pragma zpsym("sv_acc")
+#pragma zpsym("sv_p")
+#pragma zpsym("sv_q")
+#pragma zpsym("sv_n")
+#pragma zpsym("sv_h")
+#pragma zpsym("sv_tabd")
+
+void sv_mul(void);
+void sv_add(void);
+void sv_f16(void); /* sv_b = sv_h widened */
+/* x[i] = single(table(x[i])·y[i]) */
+void sv_k_tabmul(void);
+/* sv_acc = single(sv_acc + single(x[i]·x[i])) */
+void sv_k_sumsq(void);
+/* x[i] = single(single(x[i]·sv_c)·y[i]) */
+void sv_k_scale2(void);
+/* sv_n pairs of x, (c, s) pairs at sv_q: ROPE's rotation */
+void sv_k_rope(void);
+/* sv_acc = single(sv_acc + single(x[i]·k[i])), k F32 or (f16) F16 */
+void sv_k_dot(uint8_t f16);
+/* x[i] = single(x[i] + single(sv_c·v[i])), v F32 or (f16) F16 */
+void sv_k_axpy(uint8_t f16);
+/* the fallbacks, softfloat.c's operations on the same operands (softvec.c) */
+void sv_slow_mul(void);
+void sv_slow_add(void);
+void sv_slow_f16(void);
+#endif
+#endif

@@ -1,0 +1,852 @@
+; softvec65.s: single multiply and add for the vector instructions on the 45GS02 (cc65 builds;
+; softvec.c and softattn.c with softfloat.c stay the definition, used on the PC and with
+; -DSC_C_GEMV). Hardware numerics (docs/spec/numerics.md §5.3): one rounding to nearest even.
+;
+; Calling convention: operands and result in zero page (sv_a, sv_b -> sv_r), so a hot loop never
+; passes 32-bit values on cc65's C stack. The fast paths take normal operands (and zeros where
+; the answer is a zero or the other operand) and normal results; anything else -- NaN, infinity,
+; subnormal operands, results below the normal range -- goes to sv_slow_mul / sv_slow_add (C:
+; sf_mul / sf_add themselves). A rounding that carries past the largest exponent gives
+; infinity, as softfloat.c's pack.
+;
+; The steps mirror softfloat.c so the bits agree by construction: the working significand has
+; its leading 1 at bit 31 and 8 guard bits, every bit shifted out below them jammed into bit 0,
+; then rounded to nearest even on the guard byte.
+;
+; The kernels (sv_k_*) run softvec.c's and softattn.c's inner loops over sc_w's buffers with
+; these (pointers and count in sv_p, sv_q, sv_n).
+
+        .p4510
+        .import         _sv_slow_mul, _sv_slow_add, _sv_slow_f16
+        .exportzp       _sv_a, _sv_b, _sv_r, _sv_c, _sv_acc, _sv_p, _sv_q, _sv_n, _sv_h, _sv_tabd
+        .export         _sv_mul, _sv_add, _sv_f16
+        .export         _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale2, _sv_k_rope
+        .export         _sv_k_dot, _sv_k_axpy
+
+MULA    = $D770                         ; MULTINA, 4 bytes (docs/spec/mega65.md §M9)
+MULB    = $D774                         ; MULTINB, 4 bytes
+MULO    = $D778                         ; MULTOUT, 8 bytes: A·B, ready without a trigger
+
+; 45GS02 quad loads and stores: the 42 42 (NEG NEG) prefix (docs/spec/mega65.md §M1.6). LDQ
+; (bp),Z adds Z, STQ (bp) does not; cc65's code expects Z = 0, so Z is 0 again after each use.
+.macro  ldq     arg
+        .byte   $42, $42
+        lda     arg
+.endmacro
+.macro  ldqi    arg                     ; LDQ (arg),Z
+        .byte   $42, $42
+        lda     (arg),z
+.endmacro
+.macro  stq     arg
+        .byte   $42, $42
+        sta     arg
+.endmacro
+.macro  stqi    arg                     ; STQ (arg)
+        .byte   $42, $42
+        sta     (arg),z
+.endmacro
+; a single from (ptr) (+ ofs bytes) into a zero-page f32, and back
+.macro  getf    dst, ptr, ofs
+        ldz     #ofs
+        ldqi    ptr
+        stq     dst
+        ldz     #0
+.endmacro
+.macro  putf    ptr, src
+        ldq     src
+        stqi    ptr
+        ldz     #0
+.endmacro
+.macro  movf    dst, src
+        ldq     src
+        stq     dst
+        ldz     #0
+.endmacro
+
+        .zeropage
+_sv_a:  .res    4                       ; operands (bit patterns)
+_sv_b:  .res    4
+_sv_r:  .res    4                       ; result
+_sv_c:  .res    4                       ; a kernel's scalar (RMSNORM's r, ATTN's weight)
+_sv_acc:.res    4                       ; a kernel's running sum
+_sv_p:  .res    2                       ; kernel pointers: x (results overwrite it), y
+_sv_q:  .res    2
+_sv_n:  .res    1                       ; elements (kernels), 1..255
+_sv_h:  .res    2                       ; an F16 for sv_f16
+_sv_tabd: .res  2                       ; the kernel's function table (struct sv_tab)
+ex:     .res    1                       ; exponent: the result's (the larger operand's)
+ey:     .res    1                       ; the smaller addend's
+rs:     .res    1                       ; the result's sign (bit 7)
+stk:    .res    1                       ; nonzero: bits lost below the guard byte
+wx:     .res    4                       ; working significand: guard byte, 24 bits
+wy:     .res    4
+v:      .res    4                       ; the table's argument
+kv:     .res    4                       ; order keys
+kt:     .res    4
+opp:    .res    1                       ; bit 7: the addends' signs differ
+tp:     .res    2                       ; the table segment's c0, c1
+f16:    .res    1                       ; kernels: 0 F32 second operand, else F16
+
+        .bss
+; the function table, a copy of softvec.c's struct sv_tab: lo (made −lo), hi, k, the table
+; (c0, c1 per segment), below and above rules (FN_OUT_*); then lo's and hi's order keys
+tmlo:   .res    4
+thi:    .res    4
+tk:     .res    4
+ttab:   .res    2
+tbelow: .res    1
+tabove: .res    1
+tklo:   .res    4
+tkhi:   .res    4
+
+        .code
+
+; ---------------------------------------------------------------------------------------------
+; sv_r = single(sv_a · sv_b)
+_sv_mul:
+        lda     _sv_a+2                 ; exponent of a (C: its sign)
+        asl     a
+        lda     _sv_a+3
+        rol     a
+        lbeq    @azero
+        cmp     #$FF
+        lbeq    @slow
+        sta     ex
+        lda     _sv_b+2
+        asl     a
+        lda     _sv_b+3
+        rol     a
+        lbeq    @bzero
+        cmp     #$FF
+        lbeq    @slow
+        sta     ey
+        ; the biased exponent before normalising, ex + ey − 127, must be 1..253 (else slow)
+        clc
+        adc     ex
+        tax
+        bcs     @hi
+        cpx     #128
+        lbcc    @slow
+        txa
+        sbc     #127                    ; C = 1
+        bra     @eok
+@hi:    cpx     #125
+        lbcs    @slow
+        txa
+        adc     #129                    ; C = 0: 256 + low − 127
+@eok:   sta     ex
+        ; 24-bit significands: the 48-bit product lies in [2^46, 2^48)
+        lda     _sv_a
+        sta     MULA
+        lda     _sv_a+1
+        sta     MULA+1
+        lda     _sv_a+2
+        ora     #$80
+        sta     MULA+2
+        lda     #0
+        sta     MULA+3
+        sta     MULB+3
+        lda     _sv_b
+        sta     MULB
+        lda     _sv_b+1
+        sta     MULB+1
+        lda     _sv_b+2
+        ora     #$80
+        sta     MULB+2
+        lda     _sv_a+3
+        eor     _sv_b+3
+        and     #$80
+        sta     rs
+        lda     MULO+5
+        bmi     @top47
+        ; leading 1 at bit 46: the top 32 bits of the product shifted one place left
+        lda     MULO+1
+        asl     a
+        ora     MULO
+        sta     stk
+        lda     MULO+2
+        rol     a
+        sta     wx
+        lda     MULO+3
+        rol     a
+        sta     wx+1
+        lda     MULO+4
+        rol     a
+        sta     wx+2
+        lda     MULO+5
+        rol     a
+        sta     wx+3
+        jmp     round
+@top47: sta     wx+3                    ; leading 1 at bit 47: one exponent up
+        inc     ex
+        lda     MULO+4
+        sta     wx+2
+        lda     MULO+3
+        sta     wx+1
+        lda     MULO+2
+        sta     wx
+        lda     MULO+1
+        ora     MULO
+        sta     stk
+        jmp     round
+@azero: lda     _sv_a+2                 ; a = ±0 times a finite b: a signed zero
+        and     #$7F
+        ora     _sv_a+1
+        ora     _sv_a
+        bne     @slow
+        lda     _sv_b+2
+        asl     a
+        lda     _sv_b+3
+        rol     a
+        cmp     #$FF
+        beq     @slow
+        bra     @zero
+@bzero: lda     _sv_b+2
+        and     #$7F
+        ora     _sv_b+1
+        ora     _sv_b
+        bne     @slow
+@zero:  lda     _sv_a+3
+        eor     _sv_b+3
+        and     #$80
+        sta     _sv_r+3
+        lda     #0
+        sta     _sv_r+2
+        sta     _sv_r+1
+        sta     _sv_r
+        rts
+@slow:  jmp     _sv_slow_mul
+
+; ---------------------------------------------------------------------------------------------
+; Rounding and packing: wx (leading 1 at bit 31), stk, ex (1..254), rs -> sv_r. Ties to even;
+; a carry out of the 24 bits is the next binade, and past exponent 254 infinity.
+round:  lda     wx
+        ldy     stk
+        beq     :+
+        ora     #1                      ; sticky
+:       cmp     #$80
+        bcc     pack
+        bne     @up
+        lda     wx+1                    ; exactly half: up only to an even last place
+        lsr     a
+        bcc     pack
+@up:    inc     wx+1
+        bne     pack
+        inc     wx+2
+        bne     pack
+        inc     wx+3
+        bne     pack
+        lda     #$80
+        sta     wx+3
+        inc     ex
+        lda     ex
+        cmp     #$FF
+        beq     inf
+pack:   lda     ex
+        lsr     a                       ; C = the exponent's low bit
+        ora     rs
+        sta     _sv_r+3
+        lda     wx+3
+        bcs     :+
+        and     #$7F
+:       sta     _sv_r+2
+        lda     wx+2
+        sta     _sv_r+1
+        lda     wx+1
+        sta     _sv_r
+        rts
+inf:    lda     rs
+        ora     #$7F
+        sta     _sv_r+3
+        lda     #$80
+        sta     _sv_r+2
+        lda     #0
+        sta     _sv_r+1
+        sta     _sv_r
+        rts
+
+; ---------------------------------------------------------------------------------------------
+; sv_r = single(sv_a + sv_b)
+_sv_add:
+        lda     _sv_a+2
+        asl     a
+        lda     _sv_a+3
+        rol     a
+        sta     ex
+        lda     _sv_b+2
+        asl     a
+        lda     _sv_b+3
+        rol     a
+        sta     ey
+        cmp     #$FF
+        lbeq    @slow
+        lda     ex
+        cmp     #$FF
+        lbeq    @slow
+        lda     ey
+        lbeq    @bzero
+        lda     ex
+        lbeq    @azero
+        ; order by magnitude: X = 0 when |a| >= |b| (a is the larger), else 4
+        cmp     ey
+        bne     @ord
+        lda     _sv_a+2                 ; equal exponents: bit 7 of byte 2 equal too
+        cmp     _sv_b+2
+        bne     @ord
+        lda     _sv_a+1
+        cmp     _sv_b+1
+        bne     @ord
+        lda     _sv_a
+        cmp     _sv_b
+@ord:   ldx     #0
+        bcs     @load
+        ldx     #4
+        lda     ex                      ; exponents swap with the operands
+        ldy     ey
+        sta     ey
+        sty     ex
+@load:  lda     _sv_a+3,x
+        and     #$80
+        sta     rs
+        lda     _sv_a+2,x
+        ora     #$80
+        sta     wx+3
+        lda     _sv_a+1,x
+        sta     wx+2
+        lda     _sv_a,x
+        sta     wx+1
+        txa
+        eor     #4
+        tax
+        lda     _sv_a+3,x
+        and     #$80
+        eor     rs
+        sta     opp                     ; bit 7: the signs differ
+        lda     _sv_a+2,x
+        ora     #$80
+        sta     wy+3
+        lda     _sv_a+1,x
+        sta     wy+2
+        lda     _sv_a,x
+        sta     wy+1
+        lda     #0
+        sta     wx
+        sta     wy
+        sta     stk
+        ; align the smaller: wy >>= ex − ey, the bits shifted out into stk
+        sec
+        lda     ex
+        sbc     ey
+        lbeq    @aligned
+        cmp     #32
+        bcc     @bytes
+        lda     #1                      ; all of it below the guard byte: sticky only
+        sta     wy
+        lda     #0
+        sta     wy+1
+        sta     wy+2
+        sta     wy+3
+        bra     @aligned
+@bytes: tax                             ; places, 1..31
+@bl:    cpx     #8
+        bcc     @bits
+        lda     wy                      ; a whole byte out
+        ora     stk
+        sta     stk
+        lda     wy+1
+        sta     wy
+        lda     wy+2
+        sta     wy+1
+        lda     wy+3
+        sta     wy+2
+        lda     #0
+        sta     wy+3
+        txa
+        sbc     #8                      ; C = 1
+        tax
+        bne     @bl
+        bra     @jam
+@bits:  ; by 1-7 places with the multiplier: wy·2^(8−k), bytes 1-4 (byte 0 is shifted out)
+        lda     wy
+        sta     MULA
+        lda     wy+1
+        sta     MULA+1
+        lda     wy+2
+        sta     MULA+2
+        lda     wy+3
+        sta     MULA+3
+        lda     pow2,x
+        sta     MULB
+        lda     #0
+        sta     MULB+1
+        sta     MULB+2
+        sta     MULB+3
+        lda     MULO
+        ora     stk
+        sta     stk
+        lda     MULO+1
+        sta     wy
+        lda     MULO+2
+        sta     wy+1
+        lda     MULO+3
+        sta     wy+2
+        lda     MULO+4
+        sta     wy+3
+@jam:   lda     stk
+        beq     @aligned
+        lda     wy
+        ora     #1
+        sta     wy
+        lda     #0
+        sta     stk
+@aligned:
+        bit     opp
+        bmi     @sub
+        clc
+        lda     wx
+        adc     wy
+        sta     wx
+        lda     wx+1
+        adc     wy+1
+        sta     wx+1
+        lda     wx+2
+        adc     wy+2
+        sta     wx+2
+        lda     wx+3
+        adc     wy+3
+        sta     wx+3
+        bcc     @done
+        ror     wx+3                    ; a 33-bit sum: one place right (C = 1 the new bit 31)
+        ror     wx+2
+        ror     wx+1
+        ror     wx
+        bcc     :+
+        lda     wx
+        ora     #1
+        sta     wx
+:       inc     ex
+        lda     ex
+        cmp     #$FF
+        bne     @done
+        jmp     inf
+@done:  jmp     round
+@slow:  jmp     _sv_slow_add
+@bzero: lda     _sv_b+2                 ; b = ±0: the sum is a (when a is normal)
+        and     #$7F
+        ora     _sv_b+1
+        ora     _sv_b
+        bne     @slow
+        lda     ex
+        beq     @slow
+        ldx     #0
+        bra     @copy
+@azero: lda     _sv_a+2                 ; a = ±0, b normal: the sum is b
+        and     #$7F
+        ora     _sv_a+1
+        ora     _sv_a
+        bne     @slow
+        ldx     #4
+@copy:  lda     _sv_a,x
+        sta     _sv_r
+        lda     _sv_a+1,x
+        sta     _sv_r+1
+        lda     _sv_a+2,x
+        sta     _sv_r+2
+        lda     _sv_a+3,x
+        sta     _sv_r+3
+        rts
+@sub:   sec
+        lda     wx
+        sbc     wy
+        sta     wx
+        lda     wx+1
+        sbc     wy+1
+        sta     wx+1
+        lda     wx+2
+        sbc     wy+2
+        sta     wx+2
+        lda     wx+3
+        sbc     wy+3
+        sta     wx+3
+        ora     wx+2
+        ora     wx+1
+        ora     wx
+        bne     @norm
+        sta     _sv_r                   ; x − x = +0
+        sta     _sv_r+1
+        sta     _sv_r+2
+        sta     _sv_r+3
+        rts
+@norm:  lda     wx+3                    ; cancellation: normalise; below exponent 1 is slow
+        bne     @nbits
+        lda     ex
+        cmp     #9
+        bcc     @slow
+        sbc     #8
+        sta     ex
+        lda     wx+2
+        sta     wx+3
+        lda     wx+1
+        sta     wx+2
+        lda     wx
+        sta     wx+1
+        lda     #0
+        sta     wx
+        lbra    @norm
+@nbits: lbmi    @done
+@nl:    lda     ex
+        cmp     #2
+        lbcc    @slow
+        dec     ex
+        asl     wx
+        rol     wx+1
+        rol     wx+2
+        rol     wx+3
+        bpl     @nl
+        lbra    @done
+
+; ---------------------------------------------------------------------------------------------
+; sv_b = the F16 sv_h widened (exact): normal halves and zeros here, the rest sv_slow_f16.
+_sv_f16:
+        lda     _sv_h+1
+        and     #$7C
+        beq     @small
+        cmp     #$7C
+        beq     @slow
+        ; sign | ((h & $7FFF) << 13) + (112 << 23): the half's exponent and fraction land in
+        ; place, 112 rebiases the exponent ((h & $7FFF) << 13 is (h & $7FFF) << 16 >> 3)
+        lda     _sv_h
+        sta     _sv_b+2
+        lda     _sv_h+1
+        and     #$7F
+        lsr     a
+        ror     _sv_b+2
+        ror     _sv_b+1                 ; (its old contents leave through the three places)
+        lsr     a
+        ror     _sv_b+2
+        ror     _sv_b+1
+        lsr     a
+        ror     _sv_b+2
+        ror     _sv_b+1
+        clc
+        adc     #$38
+        sta     _sv_b+3
+        lda     _sv_h+1
+        and     #$80
+        tsb     _sv_b+3
+        lda     _sv_b+1
+        and     #$E0
+        sta     _sv_b+1
+        lda     #0
+        sta     _sv_b
+        rts
+@small: lda     _sv_h+1                 ; zero: ±0; subnormal: slow
+        and     #$03
+        ora     _sv_h
+        bne     @slow
+        lda     _sv_h+1
+        and     #$80
+        sta     _sv_b+3
+        lda     #0
+        sta     _sv_b+2
+        sta     _sv_b+1
+        sta     _sv_b
+        rts
+@slow:  jmp     _sv_slow_f16
+
+; ---------------------------------------------------------------------------------------------
+; Function tables (softvec.c's table(), docs/spec/numerics.md §5.3)
+
+; sv_tabd's descriptor (struct sv_tab: lo, hi, k, table, below, above) into tmlo.. with order keys
+tsetup: ldy     #15
+:       lda     (_sv_tabd),y
+        sta     tmlo,y
+        dey
+        bpl     :-
+        movf    kv, tmlo
+        jsr     key
+        movf    tklo, kv
+        movf    kv, thi
+        jsr     key
+        movf    tkhi, kv
+        lda     tmlo+3                  ; x − lo is x + (−lo)
+        eor     #$80
+        sta     tmlo+3
+        rts
+
+; kv = an order key of the non-NaN single in kv: unsigned compare of keys is the IEEE order,
+; with −0 = +0
+key:    lda     kv+3
+        and     #$7F
+        ora     kv+2
+        ora     kv+1
+        ora     kv
+        bne     :+
+        lda     #$80                    ; ±0: +0's key $80000000
+        sta     kv+3
+        rts
+:       lda     kv+3
+        bmi     :+
+        ora     #$80                    ; positive: above every negative
+        sta     kv+3
+        rts
+:       ldx     #3                      ; negative: the magnitude's order reversed
+:       lda     kv,x
+        eor     #$FF
+        sta     kv,x
+        dex
+        bpl     :-
+        rts
+
+; sv_r = the table's value at v: below lo and at or above hi a rule; else segment
+; i = floor(single(single(v − lo)·k)) clamped to 0..255, then single(c0 + single(c1·v)). A NaN
+; v takes segment 0 (its arithmetic gives NaN, as the C).
+table:  lda     v+2
+        asl     a
+        lda     v+3
+        rol     a
+        cmp     #$FF
+        bne     @key
+        lda     v+2
+        and     #$7F
+        ora     v+1
+        ora     v
+        beq     @key
+        lda     #0
+        lbra    @seg
+@key:   movf    kv, v
+        jsr     key
+        lda     kv                      ; kv < key(lo): below
+        cmp     tklo
+        lda     kv+1
+        sbc     tklo+1
+        lda     kv+2
+        sbc     tklo+2
+        lda     kv+3
+        sbc     tklo+3
+        lda     tbelow
+        lbcc    @rule
+        lda     kv                      ; kv >= key(hi): above
+        cmp     tkhi
+        lda     kv+1
+        sbc     tkhi+1
+        lda     kv+2
+        sbc     tkhi+2
+        lda     kv+3
+        sbc     tkhi+3
+        lda     tabove
+        lbcs    @rule
+        movf    _sv_a, v
+        movf    _sv_b, tmlo
+        jsr     _sv_add
+        movf    _sv_a, _sv_r
+        movf    _sv_b, tk
+        jsr     _sv_mul
+        ; floor, clamped to 0..255 (the product is >= +0 and finite here)
+        lda     _sv_r+3
+        bmi     @i0
+        lda     _sv_r+2
+        asl     a
+        lda     _sv_r+3
+        rol     a
+        cmp     #127
+        bcc     @i0
+        cmp     #135
+        bcs     @i255
+        eor     #$FF                    ; 134 − e places (C = 0)
+        adc     #135
+        tax
+        lda     _sv_r+2
+        ora     #$80
+        cpx     #0
+        beq     @seg
+:       lsr     a
+        dex
+        bne     :-
+        bra     @seg
+@i0:    lda     #0
+        bra     @seg
+@i255:  lda     #255
+@seg:   ldx     #0                      ; tp = the table + 8·i
+        stx     tp+1
+        asl     a
+        rol     tp+1
+        asl     a
+        rol     tp+1
+        asl     a
+        rol     tp+1
+        adc     ttab
+        sta     tp
+        lda     tp+1
+        adc     ttab+1
+        sta     tp+1
+        getf    _sv_a, tp, 4            ; c1·v
+        movf    _sv_b, v
+        jsr     _sv_mul
+        movf    _sv_b, _sv_r            ; c0 + that
+        getf    _sv_a, tp, 0
+        jmp     _sv_add
+@rule:  cmp     #1                      ; FN_OUT_ZERO 0, FN_OUT_ONE 1, FN_OUT_IDENTITY 2
+        beq     @one
+        bcs     @ident
+        lda     #0
+        sta     _sv_r
+        sta     _sv_r+1
+        sta     _sv_r+2
+        sta     _sv_r+3
+        rts
+@one:   lda     #0
+        sta     _sv_r
+        sta     _sv_r+1
+        lda     #$80
+        sta     _sv_r+2
+        lda     #$3F
+        sta     _sv_r+3
+        rts
+@ident: movf    _sv_r, v
+        rts
+
+; ---------------------------------------------------------------------------------------------
+; Kernels over sv_n elements (1..255). Pointers advance as they go.
+
+; sv_p += 4 (and sv_q += 4 with step4q)
+.macro  step4   ptr
+        clc
+        lda     ptr
+        adc     #4
+        sta     ptr
+        bcc     :+
+        inc     ptr+1
+:
+.endmacro
+
+; SILUMUL (and any table times y): x[i] = single(table(x[i])·y[i]), p = x, q = y, sv_tabd set
+_sv_k_tabmul:
+        jsr     tsetup
+@loop:  getf    v, _sv_p, 0
+        jsr     table
+        movf    _sv_a, _sv_r
+        getf    _sv_b, _sv_q, 0
+        jsr     _sv_mul
+        putf    _sv_p, _sv_r
+        step4   _sv_p
+        step4   _sv_q
+        dec     _sv_n
+        bne     @loop
+        rts
+
+; RMSNORM's sum: acc = single(acc + single(x[i]·x[i])), p = x
+_sv_k_sumsq:
+@loop:  getf    _sv_a, _sv_p, 0
+        movf    _sv_b, _sv_a
+        jsr     _sv_mul
+        movf    _sv_a, _sv_acc
+        movf    _sv_b, _sv_r
+        jsr     _sv_add
+        movf    _sv_acc, _sv_r
+        step4   _sv_p
+        dec     _sv_n
+        bne     @loop
+        rts
+
+; RMSNORM's scaling: x[i] = single(single(x[i]·c)·y[i]), p = x, q = y
+_sv_k_scale2:
+@loop:  getf    _sv_a, _sv_p, 0
+        movf    _sv_b, _sv_c
+        jsr     _sv_mul
+        movf    _sv_a, _sv_r
+        getf    _sv_b, _sv_q, 0
+        jsr     _sv_mul
+        putf    _sv_p, _sv_r
+        step4   _sv_p
+        step4   _sv_q
+        dec     _sv_n
+        bne     @loop
+        rts
+
+; ROPE over sv_n pairs: p = x (v0, v1), q = (c, s) per pair;
+; v0' = single(single(v0·c) − single(v1·s)), v1' = single(single(v0·s) + single(v1·c))
+_sv_k_rope:
+@loop:  getf    v, _sv_p, 0             ; v0
+        getf    kv, _sv_p, 4            ; v1
+        movf    _sv_a, v
+        getf    _sv_b, _sv_q, 0
+        jsr     _sv_mul                 ; v0·c
+        movf    kt, _sv_r
+        movf    _sv_a, kv
+        getf    _sv_b, _sv_q, 4
+        jsr     _sv_mul                 ; v1·s
+        movf    _sv_a, kt
+        movf    _sv_b, _sv_r
+        lda     _sv_b+3
+        eor     #$80
+        sta     _sv_b+3
+        jsr     _sv_add
+        putf    _sv_p, _sv_r
+        step4   _sv_p
+        movf    _sv_a, v
+        getf    _sv_b, _sv_q, 4
+        jsr     _sv_mul                 ; v0·s
+        movf    kt, _sv_r
+        movf    _sv_a, kv
+        getf    _sv_b, _sv_q, 0
+        jsr     _sv_mul                 ; v1·c
+        movf    _sv_a, kt
+        movf    _sv_b, _sv_r
+        jsr     _sv_add
+        putf    _sv_p, _sv_r
+        step4   _sv_p
+        step4   _sv_q
+        step4   _sv_q
+        dec     _sv_n
+        lbne    @loop
+        rts
+
+; sv_b = the element at q (F32, or F16 when f16 is nonzero), q advanced
+second: lda     f16
+        bne     @h
+        getf    _sv_b, _sv_q, 0
+        step4   _sv_q
+        rts
+@h:     ldy     #0
+        lda     (_sv_q),y
+        sta     _sv_h
+        iny
+        lda     (_sv_q),y
+        sta     _sv_h+1
+        inw     _sv_q
+        inw     _sv_q
+        jmp     _sv_f16
+
+; ATTN's score: acc = single(acc + single(x[i]·k[i])), p = q's chunk, q = K (F16 when A != 0)
+_sv_k_dot:
+        sta     f16
+@loop:  jsr     second
+        getf    _sv_a, _sv_p, 0
+        jsr     _sv_mul
+        movf    _sv_a, _sv_acc
+        movf    _sv_b, _sv_r
+        jsr     _sv_add
+        movf    _sv_acc, _sv_r
+        step4   _sv_p
+        dec     _sv_n
+        bne     @loop
+        rts
+
+; ATTN's output: o[i] = single(o[i] + single(c·v[i])), p = o, q = V (F16 when A != 0)
+_sv_k_axpy:
+        sta     f16
+@loop:  jsr     second
+        movf    _sv_a, _sv_c
+        jsr     _sv_mul
+        getf    _sv_a, _sv_p, 0
+        movf    _sv_b, _sv_r
+        jsr     _sv_add
+        putf    _sv_p, _sv_r
+        step4   _sv_p
+        dec     _sv_n
+        bne     @loop
+        rts
+
+        .rodata
+pow2:   .byte   $00, $80, $40, $20, $10, $08, $04, $02   ; 2^(8−k) for a shift right by k
