@@ -67,10 +67,12 @@ f32 sv_exp(f32 x)
     return table(fn_exp, FN_EXP_LO, FN_EXP_HI, FN_EXP_K, FN_EXP_BELOW, FN_EXP_ABOVE, x);
 }
 
+#ifndef SV_ASM /* softvec65.s's sv_k_tabmul does SILUMUL in cc65 builds */
 static f32 silu(f32 x)
 {
     return table(fn_silu, FN_SILU_LO, FN_SILU_HI, FN_SILU_K, FN_SILU_BELOW, FN_SILU_ABOVE, x);
 }
+#endif
 
 #ifdef SV_ASM
 #if SC_VEC > 255
@@ -137,9 +139,11 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
             case OP_VMUL:
                 v = sf_mul(v, sc_w.v.y[i]);
                 break;
+#ifndef SV_ASM
             case OP_SILUMUL:
                 v = sf_mul(silu(v), sc_w.v.y[i]);
                 break;
+#endif
             case OP_GELU:
                 v = gelu(v);
                 break;

@@ -28,7 +28,9 @@ MULB    = $D774                         ; MULTINB, 4 bytes
 MULO    = $D778                         ; MULTOUT, 8 bytes: A·B, ready without a trigger
 
 ; 45GS02 quad loads and stores: the 42 42 (NEG NEG) prefix (docs/spec/mega65.md §M1.6). LDQ
-; (bp),Z adds Z, STQ (bp) does not; cc65's code expects Z = 0, so Z is 0 again after each use.
+; (bp),Z adds Z, STQ (bp) does not. LDQ leaves a byte in Z: inside this file Z is scratch, and
+; it is 0 again before anything else runs (cc65's code and softmem_m65.s expect Z = 0): before
+; each jump to a C fallback and each kernel's return.
 .macro  ldq     arg
         .byte   $42, $42
         lda     arg
@@ -41,6 +43,26 @@ MULO    = $D778                         ; MULTOUT, 8 bytes: A·B, ready without 
         .byte   $42, $42
         sta     arg
 .endmacro
+.macro  adcq    arg
+        .byte   $42, $42
+        adc     arg
+.endmacro
+.macro  sbcq    arg
+        .byte   $42, $42
+        sbc     arg
+.endmacro
+.macro  rolq                            ; Q-accumulator forms
+        .byte   $42, $42
+        rol     a
+.endmacro
+.macro  rorq
+        .byte   $42, $42
+        ror     a
+.endmacro
+.macro  aslqm   arg                     ; ASLQ bp
+        .byte   $42, $42
+        asl     arg
+.endmacro
 .macro  stqi    arg                     ; STQ (arg)
         .byte   $42, $42
         sta     (arg),z
@@ -50,17 +72,14 @@ MULO    = $D778                         ; MULTOUT, 8 bytes: A·B, ready without 
         ldz     #ofs
         ldqi    ptr
         stq     dst
-        ldz     #0
 .endmacro
 .macro  putf    ptr, src
         ldq     src
         stqi    ptr
-        ldz     #0
 .endmacro
 .macro  movf    dst, src
         ldq     src
         stq     dst
-        ldz     #0
 .endmacro
 
         .zeropage
@@ -161,33 +180,19 @@ _sv_mul:
         bmi     @top47
         ; leading 1 at bit 46: the top 32 bits of the product shifted one place left
         lda     MULO+1
-        asl     a
+        asl     a                       ; (C: its bit 7, into bit 0 of wx)
         ora     MULO
         sta     stk
-        lda     MULO+2
-        rol     a
-        sta     wx
-        lda     MULO+3
-        rol     a
-        sta     wx+1
-        lda     MULO+4
-        rol     a
-        sta     wx+2
-        lda     MULO+5
-        rol     a
-        sta     wx+3
+        ldq     MULO+2
+        rolq
+        stq     wx
         jmp     round
-@top47: sta     wx+3                    ; leading 1 at bit 47: one exponent up
-        inc     ex
-        lda     MULO+4
-        sta     wx+2
-        lda     MULO+3
-        sta     wx+1
-        lda     MULO+2
-        sta     wx
+@top47: inc     ex                      ; leading 1 at bit 47: one exponent up
         lda     MULO+1
         ora     MULO
         sta     stk
+        ldq     MULO+2
+        stq     wx
         jmp     round
 @azero: lda     _sv_a+2                 ; a = ±0 times a finite b: a signed zero
         and     #$7F
@@ -215,7 +220,8 @@ _sv_mul:
         sta     _sv_r+1
         sta     _sv_r
         rts
-@slow:  jmp     _sv_slow_mul
+@slow:  ldz     #0
+        jmp     _sv_slow_mul
 
 ; ---------------------------------------------------------------------------------------------
 ; Rounding and packing: wx (leading 1 at bit 31), stk, ex (1..254), rs -> sv_r. Ties to even;
@@ -367,31 +373,19 @@ _sv_add:
         bne     @bl
         bra     @jam
 @bits:  ; by 1-7 places with the multiplier: wy·2^(8−k), bytes 1-4 (byte 0 is shifted out)
-        lda     wy
-        sta     MULA
-        lda     wy+1
-        sta     MULA+1
-        lda     wy+2
-        sta     MULA+2
-        lda     wy+3
-        sta     MULA+3
         lda     pow2,x
         sta     MULB
         lda     #0
         sta     MULB+1
         sta     MULB+2
         sta     MULB+3
+        ldq     wy
+        stq     MULA
         lda     MULO
         ora     stk
         sta     stk
-        lda     MULO+1
-        sta     wy
-        lda     MULO+2
-        sta     wy+1
-        lda     MULO+3
-        sta     wy+2
-        lda     MULO+4
-        sta     wy+3
+        ldq     MULO+1
+        stq     wy
 @jam:   lda     stk
         beq     @aligned
         lda     wy
@@ -403,34 +397,22 @@ _sv_add:
         bit     opp
         bmi     @sub
         clc
-        lda     wx
-        adc     wy
-        sta     wx
-        lda     wx+1
-        adc     wy+1
-        sta     wx+1
-        lda     wx+2
-        adc     wy+2
-        sta     wx+2
-        lda     wx+3
-        adc     wy+3
-        sta     wx+3
+        ldq     wx
+        adcq    wy
+        stq     wx
         bcc     @done
-        ror     wx+3                    ; a 33-bit sum: one place right (C = 1 the new bit 31)
-        ror     wx+2
-        ror     wx+1
-        ror     wx
+        rorq                            ; a 33-bit sum: one place right (C = 1 the new bit 31)
         bcc     :+
-        lda     wx
-        ora     #1
-        sta     wx
-:       inc     ex
+        ora     #1                      ; the bit shifted out, jammed
+:       stq     wx
+        inc     ex
         lda     ex
         cmp     #$FF
         bne     @done
         jmp     inf
 @done:  jmp     round
-@slow:  jmp     _sv_slow_add
+@slow:  ldz     #0
+        jmp     _sv_slow_add
 @bzero: lda     _sv_b+2                 ; b = ±0: the sum is a (when a is normal)
         and     #$7F
         ora     _sv_b+1
@@ -456,27 +438,12 @@ _sv_add:
         sta     _sv_r+3
         rts
 @sub:   sec
-        lda     wx
-        sbc     wy
-        sta     wx
-        lda     wx+1
-        sbc     wy+1
-        sta     wx+1
-        lda     wx+2
-        sbc     wy+2
-        sta     wx+2
-        lda     wx+3
-        sbc     wy+3
-        sta     wx+3
-        ora     wx+2
-        ora     wx+1
-        ora     wx
-        bne     @norm
-        sta     _sv_r                   ; x − x = +0
-        sta     _sv_r+1
-        sta     _sv_r+2
-        sta     _sv_r+3
+        ldq     wx
+        sbcq    wy                      ; (Z: all 32 bits zero; the prefix of a following
+        bne     @nz                     ; STQ would set Z from A alone)
+        stq     _sv_r                   ; x − x = +0
         rts
+@nz:    stq     wx
 @norm:  lda     wx+3                    ; cancellation: normalise; below exponent 1 is slow
         bne     @nbits
         lda     ex
@@ -498,10 +465,7 @@ _sv_add:
         cmp     #2
         lbcc    @slow
         dec     ex
-        asl     wx
-        rol     wx+1
-        rol     wx+2
-        rol     wx+3
+        aslqm   wx
         bpl     @nl
         lbra    @done
 
@@ -552,7 +516,8 @@ _sv_f16:
         sta     _sv_b+1
         sta     _sv_b
         rts
-@slow:  jmp     _sv_slow_f16
+@slow:  ldz     #0
+        jmp     _sv_slow_f16
 
 ; ---------------------------------------------------------------------------------------------
 ; Function tables (softvec.c's table(), docs/spec/numerics.md §5.3)
@@ -616,24 +581,14 @@ table:  lda     v+2
         lbra    @seg
 @key:   movf    kv, v
         jsr     key
-        lda     kv                      ; kv < key(lo): below
-        cmp     tklo
-        lda     kv+1
-        sbc     tklo+1
-        lda     kv+2
-        sbc     tklo+2
-        lda     kv+3
-        sbc     tklo+3
+        sec                             ; kv < key(lo): below
+        ldq     kv
+        sbcq    tklo
         lda     tbelow
         lbcc    @rule
-        lda     kv                      ; kv >= key(hi): above
-        cmp     tkhi
-        lda     kv+1
-        sbc     tkhi+1
-        lda     kv+2
-        sbc     tkhi+2
-        lda     kv+3
-        sbc     tkhi+3
+        sec                             ; kv >= key(hi): above
+        ldq     kv
+        sbcq    tkhi
         lda     tabove
         lbcs    @rule
         movf    _sv_a, v
@@ -709,15 +664,28 @@ table:  lda     v+2
 ; ---------------------------------------------------------------------------------------------
 ; Kernels over sv_n elements (1..255). Pointers advance as they go.
 
-; sv_p += 4 (and sv_q += 4 with step4q)
-.macro  step4   ptr
-        clc
-        lda     ptr
+; sv_p += 4, sv_q += 4
+incp:   clc
+        lda     _sv_p
         adc     #4
-        sta     ptr
+        sta     _sv_p
         bcc     :+
-        inc     ptr+1
-:
+        inc     _sv_p+1
+:       rts
+incq:   clc
+        lda     _sv_q
+        adc     #4
+        sta     _sv_q
+        bcc     :+
+        inc     _sv_q+1
+:       rts
+
+; the end of a kernel's loop: one element fewer; Z = 0 for the C at the end
+.macro  next    loop
+        dec     _sv_n
+        bne     loop
+        ldz     #0
+        rts
 .endmacro
 
 ; SILUMUL (and any table times y): x[i] = single(table(x[i])·y[i]), p = x, q = y, sv_tabd set
@@ -729,11 +697,9 @@ _sv_k_tabmul:
         getf    _sv_b, _sv_q, 0
         jsr     _sv_mul
         putf    _sv_p, _sv_r
-        step4   _sv_p
-        step4   _sv_q
-        dec     _sv_n
-        bne     @loop
-        rts
+        jsr     incp
+        jsr     incq
+        next    @loop
 
 ; RMSNORM's sum: acc = single(acc + single(x[i]·x[i])), p = x
 _sv_k_sumsq:
@@ -744,10 +710,8 @@ _sv_k_sumsq:
         movf    _sv_b, _sv_r
         jsr     _sv_add
         movf    _sv_acc, _sv_r
-        step4   _sv_p
-        dec     _sv_n
-        bne     @loop
-        rts
+        jsr     incp
+        next    @loop
 
 ; RMSNORM's scaling: x[i] = single(single(x[i]·c)·y[i]), p = x, q = y
 _sv_k_scale2:
@@ -758,24 +722,22 @@ _sv_k_scale2:
         getf    _sv_b, _sv_q, 0
         jsr     _sv_mul
         putf    _sv_p, _sv_r
-        step4   _sv_p
-        step4   _sv_q
-        dec     _sv_n
-        bne     @loop
-        rts
+        jsr     incp
+        jsr     incq
+        next    @loop
 
 ; ROPE over sv_n pairs: p = x (v0, v1), q = (c, s) per pair;
 ; v0' = single(single(v0·c) − single(v1·s)), v1' = single(single(v0·s) + single(v1·c))
 _sv_k_rope:
 @loop:  getf    v, _sv_p, 0             ; v0
         getf    kv, _sv_p, 4            ; v1
-        movf    _sv_a, v
-        getf    _sv_b, _sv_q, 0
-        jsr     _sv_mul                 ; v0·c
+        ldx     #v
+        ldz     #0
+        jsr     mulq                    ; v0·c
         movf    kt, _sv_r
-        movf    _sv_a, kv
-        getf    _sv_b, _sv_q, 4
-        jsr     _sv_mul                 ; v1·s
+        ldx     #kv
+        ldz     #4
+        jsr     mulq                    ; v1·s
         movf    _sv_a, kt
         movf    _sv_b, _sv_r
         lda     _sv_b+3
@@ -783,30 +745,44 @@ _sv_k_rope:
         sta     _sv_b+3
         jsr     _sv_add
         putf    _sv_p, _sv_r
-        step4   _sv_p
-        movf    _sv_a, v
-        getf    _sv_b, _sv_q, 4
-        jsr     _sv_mul                 ; v0·s
+        jsr     incp
+        ldx     #v
+        ldz     #4
+        jsr     mulq                    ; v0·s
         movf    kt, _sv_r
-        movf    _sv_a, kv
-        getf    _sv_b, _sv_q, 0
-        jsr     _sv_mul                 ; v1·c
+        ldx     #kv
+        ldz     #0
+        jsr     mulq                    ; v1·c
         movf    _sv_a, kt
         movf    _sv_b, _sv_r
         jsr     _sv_add
         putf    _sv_p, _sv_r
-        step4   _sv_p
-        step4   _sv_q
-        step4   _sv_q
+        jsr     incp
+        jsr     incq
+        jsr     incq
         dec     _sv_n
         lbne    @loop
+        ldz     #0
         rts
+
+; sv_r = single(the f32 at zero-page X · the f32 at sv_q + Z)
+mulq:   lda     0,x
+        sta     _sv_a
+        lda     1,x
+        sta     _sv_a+1
+        lda     2,x
+        sta     _sv_a+2
+        lda     3,x
+        sta     _sv_a+3
+        ldqi    _sv_q
+        stq     _sv_b
+        jmp     _sv_mul
 
 ; sv_b = the element at q (F32, or F16 when f16 is nonzero), q advanced
 second: lda     f16
         bne     @h
         getf    _sv_b, _sv_q, 0
-        step4   _sv_q
+        jsr     incq
         rts
 @h:     ldy     #0
         lda     (_sv_q),y
@@ -828,10 +804,8 @@ _sv_k_dot:
         movf    _sv_b, _sv_r
         jsr     _sv_add
         movf    _sv_acc, _sv_r
-        step4   _sv_p
-        dec     _sv_n
-        bne     @loop
-        rts
+        jsr     incp
+        next    @loop
 
 ; ATTN's output: o[i] = single(o[i] + single(c·v[i])), p = o, q = V (F16 when A != 0)
 _sv_k_axpy:
@@ -843,10 +817,8 @@ _sv_k_axpy:
         movf    _sv_b, _sv_r
         jsr     _sv_add
         putf    _sv_p, _sv_r
-        step4   _sv_p
-        dec     _sv_n
-        bne     @loop
-        rts
+        jsr     incp
+        next    @loop
 
         .rodata
 pow2:   .byte   $00, $80, $40, $20, $10, $08, $04, $02   ; 2^(8−k) for a shift right by k
