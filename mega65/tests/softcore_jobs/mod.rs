@@ -1278,6 +1278,95 @@ pub fn infinities_nans_and_subnormals_agree_with_any_nan_for_nan() {
     }
 }
 
+/// A single from raw fields: sign, biased exponent, the 23 fraction bits.
+fn fields(neg: bool, e: u32, frac: u32) -> f32 {
+    f32::from_bits((neg as u32) << 31 | e << 23 | (frac & 0x7F_FFFF))
+}
+
+/// A fraction with only its top `keep` bits random (0-23): products and sums of such singles
+/// land exactly on half a last place, or exactly on one, far more often than random bits do.
+fn short_fraction(c: &mut Case, keep: u32) -> u32 {
+    let r = c.rng.next_u64() as u32 & 0x7F_FFFF;
+    if keep >= 23 {
+        r
+    } else {
+        r & !((1u32 << (23 - keep)) - 1)
+    }
+}
+
+/// A biased exponent: usually near 127, sometimes at the ends of the normal range (1-3,
+/// 251-254), sometimes 0 or 255 (zeros, subnormals, infinities, NaNs).
+fn edge_exponent(c: &mut Case) -> u32 {
+    match c.below(10) {
+        0 => c.below(4) as u32,
+        1 => 251 + c.below(5) as u32,
+        2 => 63 + c.below(8) as u32,
+        3 => 185 + c.below(8) as u32,
+        _ => 120 + c.below(16) as u32,
+    }
+}
+
+/// ROPE with (c, s) chosen so that it computes single products and sums of chosen operands:
+/// (c, s) = (1, 1) gives v0 − v1 and v0 + v1; (c_j, 0) gives v0·c_j and v1·c_j (each minus or
+/// plus a signed zero). The operands sit at the fast paths' edges (softvec65.s): halfway
+/// roundings (short fractions), carries into the next binade and to infinity, products and
+/// cancellations at the bottom of the normal range, alignments of 0-40 places, signed zeros
+/// and x − x, and the special values the fast paths hand to the C.
+pub fn vector_arithmetic_at_rounding_ties_range_ends_and_signed_zeros_agree() {
+    for k in 0..24u64 {
+        let mut c = Case::new(format!("ROPE arithmetic edges #{k}"), 9600 + k, 1 << 18);
+        let pairs = 8 + c.below(60) as u32;
+        let sums = k % 2 == 0;
+        let mut x = Vec::new();
+        let mut cs = Vec::new();
+        for _ in 0..pairs {
+            let keep = c.below(24) as u32;
+            let (e0, f0) = (edge_exponent(&mut c), short_fraction(&mut c, keep));
+            let neg0 = c.below(2) == 0;
+            let v0 = fields(neg0, e0, f0);
+            let keep = c.below(24) as u32;
+            let f1 = short_fraction(&mut c, keep);
+            let neg1 = c.below(2) == 0;
+            let v1 = if sums {
+                // the second addend 0-40 binades below the first (or the same magnitude)
+                match c.below(8) {
+                    0 => -v0,
+                    1 => fields(neg1, e0, f0 ^ 1),
+                    2 => [0.0, -0.0][c.below(2) as usize],
+                    _ => fields(neg1, e0.saturating_sub(c.below(41) as u32), f1),
+                }
+            } else {
+                fields(neg1, edge_exponent(&mut c), f1)
+            };
+            x.extend([v0, v1]);
+            if sums {
+                cs.extend([1.0f32, 1.0]);
+            } else {
+                // the factor: with an exponent that puts the product near either end of the range
+                let e = match c.below(4) {
+                    0 => (254 + 127 - e0.min(254))
+                        .clamp(1, 254)
+                        .saturating_sub(c.below(3) as u32),
+                    1 => 129u32.saturating_sub(e0).clamp(1, 254) + c.below(3) as u32,
+                    _ => edge_exponent(&mut c),
+                };
+                let keep = c.below(24) as u32;
+                let f = short_fraction(&mut c, keep);
+                let neg = c.below(2) == 0;
+                cs.extend([fields(neg, e, f), 0.0]);
+            }
+        }
+        let n0 = 2 * pairs;
+        let n1 = if sums { 2 } else { n0 };
+        let xa = c.f32s(&x);
+        let ca = c.f32s(&cs);
+        c.nan_ok(xa, n0, 4);
+        c.setn(n0, n1, 0);
+        c.i(Op::Rope, 0, 0, xa, ca, 0);
+        c.run();
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // (b) Whole images.
 
@@ -1411,6 +1500,10 @@ macro_rules! instruction_tests {
         #[test]
         fn infinities_nans_and_subnormals_agree_with_any_nan_for_nan() {
             softcore_jobs::infinities_nans_and_subnormals_agree_with_any_nan_for_nan();
+        }
+        #[test]
+        fn vector_arithmetic_at_rounding_ties_range_ends_and_signed_zeros_agree() {
+            softcore_jobs::vector_arithmetic_at_rounding_ties_range_ends_and_signed_zeros_agree();
         }
     };
 }
