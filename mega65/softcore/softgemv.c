@@ -38,13 +38,12 @@ int32_t sgq_s;
 uint16_t sgq_dw;
 f32 *sgq_accp;
 void sgq_block(void);
-/* Quantising (quantise): sgq_amax is the block's max |x| of sgq_x as bits; sgq_quant writes the
- * quants of sgq_x·sgq_id to sgq_qb, or returns 1 and leaves the block to the C (special values). */
+/* Quantising (quantise): sgq_qblock writes the quants of the block at sgq_x to sgq_qb and its
+ * widened F16 scale to *sgq_dp, or returns 1 and leaves the block to the C (softquant65.s). */
 const f32 *sgq_x = sc_w.gq.x;
-f32 sgq_id;
 int8_t *sgq_qb;
-uint32_t sgq_amax(void);
-uint8_t sgq_quant(void);
+f32 *sgq_dp;
+uint8_t sgq_qblock(void);
 #endif
 
 static uint8_t blen, bbytes; /* elements and bytes per block of the format */
@@ -80,18 +79,19 @@ static void quantise(uint32_t xa, uint16_t nc)
 {
     uint16_t b;
     uint8_t j;
-    uint32_t amax;
-#ifndef SG_ASM
-    uint32_t a;
-#endif
+    uint32_t amax, a;
     f32 d, id;
     int32_t q;
     int8_t *qb;
     for (b = 0; b < nc / 32; ++b) {
         sm_read(xa + 128 * (uint32_t)b, sc_w.gq.x, 128);
+        qb = sc_w.gq.q + 32 * b;
 #ifdef SG_ASM
-        amax = sgq_amax();
-#else
+        sgq_qb = qb;
+        sgq_dp = sc_w.gq.d + b;
+        if (!sgq_qblock())
+            continue;
+#endif
         amax = 0;
         for (j = 0; j < 32; ++j) {
             /* |x| as bits: ordered like the values, NaN (above $7F800000) left out */
@@ -99,15 +99,8 @@ static void quantise(uint32_t xa, uint16_t nc)
             if (a <= SF_INF && a > amax)
                 amax = a;
         }
-#endif
         d = sf_div(amax, F32_127);
         id = d != 0 ? sf_recip(d) : SF_ZERO;
-        qb = sc_w.gq.q + 32 * b;
-#ifdef SG_ASM
-        sgq_id = id;
-        sgq_qb = qb;
-        if (sgq_quant())
-#endif
         for (j = 0; j < 32; ++j) {
             q = sf_round_i32(sf_mul(sc_w.gq.x[j], id));
             qb[j] = (int8_t)(q > 127 ? 127 : q < -128 ? -128 : q);

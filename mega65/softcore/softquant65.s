@@ -1,288 +1,454 @@
-; softquant65.s: the per-element part of softgemv.c's Q8_0 input quantiser (quantise) on the
-; 45GS02 (cc65 builds; with -DSC_C_GEMV the C in softgemv.c does it): sgq_amax (the block's
-; largest |x|) and sgq_quant (the block's int8 quants). The same bits as the C, which stays the
-; definition (docs/spec/numerics.md §5.3).
+; softquant65.s: softgemv.c's Q8_0 input quantiser (quantise) for one block of 32 singles on the
+; 45GS02 (cc65 builds; with -DSC_C_GEMV the C in softgemv.c does it all): sgq_qblock finds
+; amax, d = single(amax/127), the F16 rounding of d, id = single(1/d) and the 32 quants, with
+; the same bits as the C, which stays the definition (docs/spec/numerics.md §5.3). What it does
+; not take it leaves to the C (returns 1): an infinite or NaN element, amax subnormal, d outside
+; the F16 normals (amax below ~0.0078 or above ~8.3 M).
 
         .p4510
-        .import         _sgq_x, _sgq_id, _sgq_qb
-        .importzp       sreg
-        .export         _sgq_amax, _sgq_quant
+        .import         _sgq_x, _sgq_qb, _sgq_dp
+        .export         _sgq_qblock
 
 MULA    = $D770                         ; MULTINA, 4 bytes (spec/MEGA65.md §9)
 MULB    = $D774                         ; MULTINB, 4 bytes
 MULO    = $D778                         ; MULTOUT, 8 bytes
+MAGIC   = $04081021                     ; ceil(2^33/127): ma·2^8/127 = 2ma + (ma·MAGIC >> 32)
 
 ; 45GS02 quad instructions: the 42 42 (NEG NEG) prefix on the 8-bit opcode (spec/MEGA65.md §1.6)
 .macro  ldq     arg
         .byte   $42, $42
         lda     arg
 .endmacro
+.macro  stq     arg
+        .byte   $42, $42
+        sta     arg
+.endmacro
+.macro  adcq    arg
+        .byte   $42, $42
+        adc     arg
+.endmacro
+.macro  sbcq    arg
+        .byte   $42, $42
+        sbc     arg
+.endmacro
+.macro  cmpq    arg
+        .byte   $42, $42
+        cmp     arg
+.endmacro
 .macro  aslq
         .byte   $42, $42
         asl     a
 .endmacro
+.macro  lsrq
+        .byte   $42, $42
+        lsr     a
+.endmacro
+.macro  inq
+        .byte   $42, $42
+        inc     a
+.endmacro
 
         .zeropage
-aq:     .res    4                       ; the largest |x| so far
-pq:     .res    4                       ; this |x|
-stk:    .res    1                       ; sticky bits
-t:      .res    1
-
-; Quantising an input block to Q8_0 (softgemv.c quantise), the per-element part:
-; q = round half away from zero of single(x·id), saturated to int8. single(x·id) is the exact
-; product P = mx·mid (in [2^46, 2^48)) rounded to 24 bits (RNE) as m, so |x·id| = m/2^k with
-; k = 276 − ex − eid (one more when P < 2^47); and for 16 < k < 25, with t = m >> 16,
-; round(m/2^k) = (t + 2^(r−1)) >> r, r = k − 16 (the bits below t cannot carry past the half).
-; k <= 16 is |x·id| >= 128 (saturated), k >= 25 is below one half (0).
-
-        .zeropage
-xp:     .res    2                       ; the 32 singles
-qbp:    .res    2                       ; their quants
-        .bss
-kbase:  .res    2                       ; 276 − eid
-ex:     .res    1
-qj:     .res    1                       ; element
-qy:     .res    1                       ; its byte offset
-sgnq:   .res    1                       ; its sign (bit 7)
-kk:     .res    1
-th:     .res    1                       ; t's bit 8
+am:     .res    4                       ; amax as bits, then its significand ma
+md:     .res    4                       ; d's significand (24 bits)
+dp:     .res    2                       ; where the widened scale goes
+dtmp:   .res    2                       ; scratch: F16 bytes, the slow path's T
+xq:     .res    2                       ; sgq_x (amax's rare path), sgq_qb (a zero block)
         .code
 
-; uint32_t sgq_amax(void): the largest |x| of sgq_x[0..31] as bits, NaN left out (as f32::max)
-_sgq_amax:
-        lda     _sgq_x
-        sta     xp
-        lda     _sgq_x+1
-        sta     xp+1
-        lda     #0
-        sta     aq
-        sta     aq+1
-        sta     aq+2
-        sta     aq+3
-        tay
-@elem:  ldx     #0                      ; pq = |x|
-:       lda     (xp),y
-        sta     pq,x
-        iny
-        inx
-        cpx     #4
-        bne     :-
-        lda     pq+3
-        and     #$7F
-        sta     pq+3
-        cmp     #$7F                    ; above $7F800000: NaN
-        bne     @num
-        lda     pq+2
-        cmp     #$80
-        bcc     @num
-        bne     @next
-        lda     pq+1
-        ora     pq
-        bne     @next
-@num:   lda     pq+3                    ; pq > aq?
-        cmp     aq+3
-        bne     @cmp
-        lda     pq+2
-        cmp     aq+2
-        bne     @cmp
-        lda     pq+1
-        cmp     aq+1
-        bne     @cmp
-        lda     pq
-        cmp     aq
-        beq     @next
-@cmp:   bcc     @next
-        ldx     #3
-:       lda     pq,x
-        sta     aq,x
-        dex
-        bpl     :-
-@next:  cpy     #128
-        bne     @elem
-        lda     aq+2
-        sta     sreg
-        lda     aq+3
-        sta     sreg+1
-        lda     aq
-        ldx     aq+1
-        rts
+; The x block is read with abs,X (5 cycles, against 7 for (zp),Y) at operands patched to
+; sgq_x + k (k: the byte, 0 low .. 3 sign and exponent) when sgq_x differs from the last call's.
+.macro  xref    k, lbl
+lbl     = * + 1
+.endmacro
 
-; uint8_t sgq_quant(void): sgq_qb[j] = the quant of sgq_x[j]·sgq_id, j < 32; returns 0, or 1 (and
-; the quants are not all written) when the block is for the C: id not a normal single, or some x
-; subnormal, infinite or NaN.
-_sgq_quant:
+; uint8_t sgq_qblock(void): sgq_qb[0..31] and *sgq_dp from the 32 singles at sgq_x; 0, or 1
+; for the C (which then writes them all).
+_sgq_qblock:
         lda     _sgq_x
-        sta     xp
-        lda     _sgq_x+1
-        sta     xp+1
-        lda     _sgq_qb
-        sta     qbp
-        lda     _sgq_qb+1
-        sta     qbp+1
-        lda     _sgq_id+2               ; eid
+        sta     xq
+        ldx     _sgq_x+1
+        stx     xq+1
+        cmp     pb0
+        bne     L_pat
+        cpx     pb0+1
+        beq     L_patd
+L_pat:   ldy     #NPAT-1                 ; patch: operand pats[i] = sgq_x + patk[i]
+L_pl:    tya
         asl     a
-        lda     _sgq_id+3
-        rol     a
-        beq     @c                      ; 0 or subnormal
-        cmp     #$FF
-        beq     @c
-        sta     t
-        sec                             ; kbase = 276 − eid
-        lda     #<276
-        sbc     t
-        sta     kbase
-        lda     #>276
-        sbc     #0
-        sta     kbase+1
-        lda     _sgq_id                 ; MULB = mid, once for the block
-        sta     MULB
-        lda     _sgq_id+1
-        sta     MULB+1
-        lda     _sgq_id+2
-        ora     #$80
-        sta     MULB+2
+        tax
+        lda     pats,x
+        sta     dp
+        lda     pats+1,x
+        sta     dp+1
+        ldz     #0
+        lda     xq
+        clc
+        adc     patk,y
+        sta     (dp),z
+        inz
+        lda     xq+1
+        adc     #0
+        sta     (dp),z
+        dey
+        bpl     L_pl
+L_patd:  lda     _sgq_qb
+        sta     pq
+        lda     _sgq_qb+1
+        sta     pq+1
+        lda     _sgq_dp
+        sta     dp
+        lda     _sgq_dp+1
+        sta     dp+1
+
+; amax: the largest |x| as bits (ordered like the values). An infinite or NaN x makes its
+; exponent field 255 (the C leaves NaN out: such blocks go to the C anyway).
         lda     #0
-        sta     MULB+3
-        sta     MULA+3
-        sta     qj
-        sta     qy
-@elem:  ldy     qy
-        iny
-        iny
-        lda     (xp),y                  ; x2
-        cmp     #$80                    ; C = its bit 7 (the exponent's bit 0)
-        iny
-        lda     (xp),y                  ; x3
-        rol     a                       ; A = ex, C = sign
-        ror     sgnq
-        sta     ex
-        cmp     #$FF
-        beq     @c
-        cmp     #0
-        bne     @norm
-        dey                             ; ex 0: zero (q 0), else subnormal
-        lda     (xp),y
+        sta     am
+        sta     am+1
+        sta     am+2
+        sta     am+3
+        ldx     #124
+L_a:
+        xref    2, pa2
+        lda     $FFFF,x                 ; top 16 bits of |x| against am's
+        cmp     am+2
+        xref    3, pa3
+        lda     $FFFF,x
         and     #$7F
+        sbc     am+3
+        bcs     L_acand
+L_anext: dex
+        dex
+        dex
+        dex
+        bpl     L_a
+        bra     L_adone
+L_acand: bne     L_anew                   ; above on the top byte
+        txa                             ; equal top byte (or one above with a borrow):
+        tay                             ; byte 2, then the low bytes decide
+        iny
+        iny
+        lda     (xq),y
+        cmp     am+2
+        bne     L_anew
         dey
-        ora     (xp),y
+        lda     (xq),y
+        cmp     am+1
+        bcc     L_anext
+        bne     L_anew
         dey
-        ora     (xp),y
-        bne     @c
-        jmp     @zero
-@c:     ldz     #0
+        lda     (xq),y
+        cmp     am
+        bcc     L_anext
+L_anew:  txa
+        tay
+        lda     (xq),y
+        sta     am
+        iny
+        lda     (xq),y
+        sta     am+1
+        iny
+        lda     (xq),y
+        sta     am+2
+        iny
+        lda     (xq),y
+        and     #$7F
+        sta     am+3
+        bra     L_anext
+L_adone:
+        lda     am
+        ora     am+1
+        ora     am+2
+        ora     am+3
+        bne     :+
+        jmp     zblock                  ; amax 0: all quants and d 0
+fb0:    jmp     fb
+:       lda     am+2                    ; ea = amax's exponent field
+        asl     a
+        lda     am+3
+        rol     a
+        cmp     #$FF
+        beq     fb0                     ; inf or NaN in the block
+        sec                             ; ed = ea − 7 (one more below when the quotient is long)
+        sbc     #7
+        bcc     fb0                     ; (subnormal amax too)
+        sta     ed
+
+; d = single(amax/127). With ma the 24-bit significand, Q = floor(ma·2^8/127) = 2ma +
+; floor(ma·MAGIC/2^32) (exact for every ma, checked exhaustively on the PC), 25 or 26 bits.
+; amax/127 = Q·2^(ea−158) + a remainder below one unit of Q; the remainder is 0 exactly when
+; Q's low byte is 0 (127 is odd and the remainder is below 127), so an odd Q or a dropped bit 1
+; always has a remainder behind it: no ties, and round half up is RNE.
+        lda     am+2
+        ora     #$80
+        sta     am+2
+        lda     #0
+        sta     am+3
+        ldq     am
+        stq     MULA
+        lda     #<MAGIC
+        ldx     #>MAGIC
+        ldy     #^MAGIC
+        ldz     #MAGIC >> 24
+        stq     MULB
+        ldq     MULO+4
+        clc
+        adcq    am
+        clc
+        adcq    am                      ; Q = 2ma + floor(ma·MAGIC/2^32)
+        cpz     #2                      ; 26 bits: one more bit to drop, d one binade up
+        bcc     :+
+        lsrq
+        inc     ed
+:       inq                             ; + half, >> 1: the significand, or 2^24 on a carry
+        lsrq
+        cpz     #0
+        beq     :+
+        lsrq                            ; 2^24 → 2^23, a binade up
+        inc     ed
+:       stq     md
+
+; The F16 rounding of d (RNE to 11 bits; d's exponent must stay within the F16 normals),
+; widened back to a single at *sgq_dp: md's bits 13-23 stay, guard bit 12, sticky bits 0-11.
+        ldx     ed                      ; the F16 exponent + 112 (ed itself is needed for id)
+        cpx     #113
+        bcc     fb                      ; F16 subnormal d: the C
+        cpx     #143
+        bcs     fb                      ; beyond F16: the C
+        lda     md+1
+        and     #$10
+        beq     L_f16                    ; guard 0: down
+        lda     md+1
+        and     #$2F
+        ora     md
+        beq     L_f16                    ; a tie with an even last bit: down
+        lda     md+1                    ; up: + 2^13
+        clc
+        adc     #$20
+        sta     dtmp+1
+        lda     md+2
+        adc     #0
+        bcc     L_f16b
+        inx                             ; 2^24: 2^23 a binade up
+        cpx     #143
+        bcs     fb                      ; rounded up to F16 infinity: the C
+        bra     L_f16b
+fb:     ldz     #0                      ; for the C
         lda     #1
         ldx     #0
         rts
-@norm:  sec                             ; k = kbase − ex (for P >= 2^47)
-        lda     kbase
-        sbc     ex
-        tax
-        lda     kbase+1
-        sbc     #0
-        bpl     :+
-        jmp     @sat                    ; k < 0
-:       beq     :+
-        jmp     @zero                   ; k >= 256
-:       cpx     #26
-        bcc     :+
-        jmp     @zero                   ; below 2^-2 even rounded up
-:       cpx     #16
-        bcs     :+
-        jmp     @sat                    ; k <= 15: |x·id| >= 128
-:       stx     kk
-        ldy     qy                      ; MULA = mx
-        lda     (xp),y
-        sta     MULA
-        iny
-        lda     (xp),y
-        sta     MULA+1
-        iny
-        lda     (xp),y
-        ora     #$80
-        sta     MULA+2
-        lda     MULO
-        ora     MULO+1
-        sta     stk
-        ldq     MULO+2                  ; A = bits 16-23, X:Y:Z = bits 24-47
-        cpz     #$80
-        bcs     @l47
-        aslq                            ; P < 2^47: one more fraction bit
-        inc     kk
-@l47:   sta     t                       ; RNE to 24 bits: m = X:Y:Z (+ th)
-        lda     #0
-        sta     th
-        lda     t
-        bpl     @rnd
-        and     #$7F
-        ora     stk
-        bne     @up
+L_f16:   lda     md+1
+        sta     dtmp+1
+        lda     md+2
+L_f16b:  and     #$7F                    ; bytes: 0, bits 13-15, bits 16-22 | e bit 0, e >> 1
+        sta     dtmp
         txa
         lsr     a
-        bcc     @rnd
-@up:    inx
-        bne     @rnd
-        iny
-        bne     @rnd
-        inz
-        bne     @rnd
-        inc     th                      ; m = 2^24
-@rnd:   tza                             ; t = m >> 16 (9 bits: th, Z)
-        ldz     #0
-        ldx     kk
-        cpx     #26
-        bcs     @zero                   ; below a quarter
-        cpx     #25
-        bne     :+
-        lda     th                      ; m/2^25: one half when m = 2^24, else below
-        bra     @mag
-:       cpx     #17
-        bcc     @sat                    ; k = 16: |x·id| >= 128
-        ldy     th
-        sty     t
-        clc                             ; + 2^(r−1), r = k − 16
-        adc     halfr-17,x
+        ldy     #3
+        sta     (dp),y
+        lda     dtmp
         bcc     :+
-        inc     t
-:       ldy     kk                      ; >> r, r = k − 16
-        ldx     rsh-17,y
-@shr:   lsr     t
-        ror     a
-        dex
-        bne     @shr
-        ldx     t
-        beq     @mag                    ; magnitude in A (< 256)
-@sat:   lda     #$FF                    ; saturated magnitude
-@mag:   bit     sgnq
-        bmi     @neg
-        cmp     #128
-        bcc     @store
-        lda     #127
-        bra     @store
-@neg:   cmp     #128
-        bcc     :+
-        lda     #128                    ; −128
-        bra     @store
-:       eor     #$FF
+        ora     #$80
+:       dey
+        sta     (dp),y
+        lda     dtmp+1
+        and     #$E0
+        dey
+        sta     (dp),y
+        lda     #0
+        dey
+        sta     (dp),y
+
+; id = single(1/d), d = md·2^(ed−150): for md = 2^23, id = 2^(254−ed) as bits, exact; otherwise
+; Q2 = floor(2^48/md) has 25 bits and 2^48/md is never exact (md is no power of two), so the
+; dropped bit 0 decides alone: mid = (Q2 + 1) >> 1, eid = 253 − ed. Long division, a quotient
+; bit per step, remainder in Q.
+        ldy     #$80
+        lda     md
+        ora     md+1
+        bne     L_div
+        cpy     md+2
+        bne     L_div
+        ldx     #0                      ; md = 2^23: mid = 2^23, c1 = 260 − eid = ed + 6
+        stx     MULB+1
+        sty     MULB+2
+        lda     ed
+        clc
+        adc     #6
+        jmp     L_mid
+L_div:   lda     #0                      ; R = 2^24 − md (Q2's bit 24 is 1)
+        tax
+        tay
+        ldz     #1
+        sec
+        sbcq    md
+        stq     qrem
+.macro  divbyte k
+.local  lp, no
+        lda     #1                      ; a sentinel bit: 8 quotient bits, then it carries out
+        sta     qt+k
+        ldq     qrem
+lp:     aslq
+        cmpq    md
+        bcc     no
+        sbcq    md                      ; C stays set: the quotient bit
+no:     rol     qt+k
+        bcc     lp
+        stq     qrem
+.endmacro
+        divbyte 2
+        divbyte 1
+        divbyte 0
+        lda     qt                      ; mid = (2^24 + qt + 1) >> 1 (qt + 1 < 2^24: Q2 < 2^25 − 1)
         clc
         adc     #1
-        bra     @store
-@zero:  lda     #0
-@store: ldy     qj
-        sta     (qbp),y
-        iny
-        sty     qj
-        lda     qy
+        tax
+        lda     qt+1
+        adc     #0
+        tay
+        lda     qt+2
+        adc     #0
+        sec
+        ror     a
+        sta     MULB+2
+        tya
+        ror     a
+        sta     MULB+1
+        txa
+        ror     a
+        tax
+        lda     ed                      ; c1 = 260 − eid = ed + 7
         clc
-        adc     #4
-        sta     qy
-        cpy     #32
-        beq     :+
-        jmp     @elem
-:       ldz     #0
-        lda     #0
+        adc     #7
+L_mid:   stx     MULB
         ldx     #0
+        stx     MULB+3
+        stx     MULA+3
+        sta     pc1                     ; s = c1 − ex below
+
+; The quants. P = mx·mid (48 bits, bytes P0-P5), |x·id| = P/2^S, S = 300 − ex − eid = 40 + s,
+; s = c1 − ex >= 0 (|x| <= amax keeps |x·id| below 128). The definition rounds P to 24 bits
+; (RNE: half an ulp h = 2^23 for P >= 2^47, else 2^22), then half away from zero; together
+; q = floor((P + h + 2^(S−1))/2^S), ties included (the first rounding's tie goes to the even
+; n + 1/2). With T = P >> 24 and c the carry of (P mod 2^24) + h, q = (T + c + 2^(15+s)) >>
+; (16+s): c can only change q when P3 = $FF (L_rare); otherwise q = P5 + P4's bit 7 for s = 0,
+; and P5 >> s plus the last bit shifted out for s > 0. s >= 10 (zero and subnormal x) is q = 0.
+        ldy     #0
+L_el:
+        xref    2, pb2
+        lda     $FFFF,x
+        asl     a
+        xref    3, pb3
+        lda     $FFFF,x
+        rol     a                       ; ex
+        eor     #$FF
+        sec
+pc1     = * + 1
+        adc     #0                      ; + c1: s = c1 − ex
+        cmp     #10
+        bcs     L_zero
+        taz
+        xref    0, pb0
+        lda     $FFFF,x
+        sta     MULA
+        xref    1, pb1
+        lda     $FFFF,x
+        sta     MULA+1
+        xref    2, pb2b
+        lda     $FFFF,x
+        ora     #$80
+        sta     MULA+2
+        lda     MULO+3
+        cmp     #$FF
+        beq     L_rare
+        cpz     #0
+        beq     L_s0
+        lda     MULO+5
+L_sh:    lsr     a
+        dez
+        bne     L_sh
+L_rnd:   adc     #0
+L_sg:
+        xref    3, pb3b
+        bit     $FFFF,x
+        bpl     L_st
+        neg
+L_st:
+pq      = * + 1
+        sta     $FFFF,y
+        inx
+        inx
+        inx
+        inx
+        iny
+        cpy     #32
+        bne     L_el
+        ldz     #0
+        lda     #0
+        tax
         rts
+L_zero:  lda     #0
+        bra     L_st
+L_s0:    lda     MULO+4
+        asl     a
+        lda     MULO+5
+        adc     #0
+        bra     L_sg
+
+; P3 = $FF: c = 1 when P2 >= $80 (P >= 2^47) or >= $C0 (below) may carry into T.
+L_rare:  lda     MULO+5
+        bmi     :+
+        lda     MULO+2
+        cmp     #$C0
+        bra     L_rc
+:       lda     MULO+2
+        cmp     #$80                    ; C = c
+L_rc:    lda     MULO+4                  ; T + c from byte 4 up (byte 3 only carries)
+        adc     #0
+        sta     dtmp
+        lda     MULO+5
+        adc     #0                      ; C = T's bit 24
+        dez                             ; (DEZ, INZ: flags from Z, C kept)
+        bpl     L_rs
+        bcs     fb2                     ; s = 0 and q >= 256: cannot happen (|x·id| < 128)
+        sta     dtmp+1
+        lda     dtmp
+        asl     a
+        lda     dtmp+1
+        bra     L_rnd
+L_rs:    ror     a                       ; (C:A) >> s, the last bit out in C
+        inz
+        dez
+        beq     L_rnd
+        bra     L_sh
+
+; amax = 0: every quant and d are 0.
+zblock: lda     _sgq_qb
+        sta     xq
+        lda     _sgq_qb+1
+        sta     xq+1
+        lda     #0
+        ldy     #31
+:       sta     (xq),y
+        dey
+        bpl     :-
+        ldy     #3
+:       sta     (dp),y
+        dey
+        bpl     :-
+        tax
+        ldz     #0
+        rts
+fb2:    jmp     fb
+
+        .bss
+qrem:   .res    4                       ; the division's remainder between bytes
+qt:     .res    3                       ; floor(2^48/md) below its bit 24
+ed:     .res    1                       ; d's biased exponent
 
         .rodata
-halfr:  .byte   $01, $02, $04, $08, $10, $20, $40, $80   ; 2^(r−1), r = 1..8
-rsh:    .byte   1, 2, 3, 4, 5, 6, 7, 8                   ; r
+; the x operands to patch, and the byte of x each reads
+pats:   .word   pb0, pa2, pa3, pb1, pb2, pb2b, pb3, pb3b
+patk:   .byte   0, 2, 3, 1, 2, 2, 3, 3
+NPAT    = 8
