@@ -5,7 +5,9 @@
 ;     acc_r = single(acc_r + single(single(isum)·single(dw·dx)))
 ; with the same bits as softgemv.c's C loop. Per row:
 ;
-; 1. DMA: the row's 34- or 18-byte block from attic RAM to wbuf (one job, 2 cycles a byte).
+; 1. DMA: the row's 34- or 18-byte block from attic RAM to wbuf (one job, 2 cycles a byte). The
+;    job's source moves on by the row stride with 16-bit adds; its bank and megabyte only on a
+;    carry (or every row for a stride of 64 KB or more).
 ; 2. isum, exact, with the hardware multiplier (MULTINA $D770, MULTINB $D774, MULTOUT $D778;
 ;    "64-bit unsigned product A×B", spec/MEGA65.md §9, ready one cycle after a write). Two
 ;    products per multiplication: A = c0 + c1·2^24 (two weights), B = b1 + b0·2^24 (two |x|),
@@ -17,12 +19,21 @@
 ;    and b = |x|; then c·b = w·x + 128·|x| or w·x + 127·|x|, and isum = Σ c·b − corr with
 ;    corr = 128·Σ|x| − Σ_{x<0} |x|, a constant of the input block. Q4_0 likewise with nibbles:
 ;    c = n or 15 − n (n XOR $0F), corr = 8·Σ|x| − Σ_{x<0} |x|. The masks and |x| are patched
-;    into the unrolled code as immediates once per block column (sgq_block's first step).
+;    into the unrolled code as immediates once per block column (sgq_block's first step). X:Y:Z
+;    starts at -corr, so the sum ends as isum. The row's job and its isum run with the base page
+;    at $D7 (TAB): the DMA trigger, the multiplier's inputs and ADCQ of its output are base-page
+;    accesses (STA 3 cycles for 4, ADCQ 11 for 12 in the 40.5 MHz table); gs4510.vhdl resolves a
+;    base-page address through the memory map like any other (M_nnrr, memory_access_resolve_address),
+;    as xemu does (cpu65.c: ZP_HI | operand through the read callback). No zero-page variable is
+;    touched meanwhile, and the caller's B is put back before the term.
 ; 3. The term, fast: |isum|, F16 dw and the F16-rounded dx (11-bit significands) give the exact
 ;    product P = |isum|·2^(8nb+lz) × (mw·mx·2^(2+lz')) in [2^45, 2^48) from two multiplications,
-;    rounded once to 24 bits (RNE) — single(isum)·single(dw·dx) rounded, as dw·dx is exact. Then
-;    the single addition to acc with 8 guard bits, the smaller operand's lost bits jammed into
-;    bit 0, rounded to nearest even. Anything unusual — isum 0, dw or dx not a normal F16
+;    rounded once to 24 bits (RNE; the product's low bytes are read for the sticky only on a
+;    tie) — single(isum)·single(dw·dx) rounded, as dw·dx is exact. Then the single addition to
+;    acc with 8 guard bits, the smaller operand's lost bits jammed into bit 0, rounded to nearest
+;    even: product-larger and acc-larger are separate code (no patched operands), shifts by 0-7
+;    through a patched BRA into a chain of LSRQs (the zero guard byte loses nothing), 8 and more
+;    by whole bytes from a buffer with zeros above. Anything unusual — isum 0, dw or dx not a normal F16
 ;    (zero, subnormal, inf, NaN), acc not finite or subnormal, a result out of range — goes to
 ;    sgq_slow (C, softfloat: the definition itself) for that term.
 ;
