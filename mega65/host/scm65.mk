@@ -7,8 +7,9 @@
 OUT ?= scm65-build
 DEFS ?=
 CORE_C := softcore softvec softgemv softattn softfloat exactsum
-# softgemv65.s and softquant65.s replace softgemv.c's Q8_0/Q4_0 loops and the quantiser's
-# per-element work unless DEFS has -DSC_C_GEMV
+# The ca65 hot paths (softgemv65.s: the Q8_0/Q4_0 block loop; softquant65.s: the input
+# quantiser; softvec65.s: single multiply/add and the vector kernels) replace their C unless DEFS
+# has -DSC_C_GEMV, which builds the C definition alone
 CORE_S := $(if $(findstring SC_C_GEMV,$(DEFS)),,softgemv65 softquant65 softvec65)
 HEADERS := $(wildcard softcore/*.h) include/ssnail_regs.h
 CC65FLAGS := -t none --cpu 6502 -Oirs -g -I softcore -I include
