@@ -555,6 +555,87 @@ pub fn gemv_with_rows_or_input_across_a_megabyte_boundary_agrees() {
     }
 }
 
+/// Q8_0/Q4_0 rows whose block scales have random signs and F16 exponents over the whole normal
+/// range, against input blocks of magnitudes 2^-12 to 2^12: the single addition of each block
+/// term to its row's sum (softgemv65.s) meets every exponent difference in both orders (the
+/// product or the sum the larger, the smaller shifted by whole bytes and bits), equal
+/// exponents, and differences of nearly equal values that renormalise by many places.
+pub fn gemv_sums_whose_terms_lie_any_number_of_binades_apart_agree() {
+    for (k, fmt) in [GgmlType::Q8_0, GgmlType::Q4_0].into_iter().enumerate() {
+        for flags in [0, GEMV_ACC] {
+            let name = format!("GEMV {} terms binades apart, flags {flags}", fmt.name());
+            let mut c = Case::new(name, 9990 + 2 * k as u64 + flags as u64, 1 << 18);
+            let (blocks, rows) = (24u32, 40u32);
+            let x: Vec<f32> = (0..blocks)
+                .flat_map(|_| {
+                    let m = 2f64.powi(c.below(25) as i32 - 12);
+                    (0..32)
+                        .map(|_| (c.rng.normal() * m) as f32)
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            let xa = c.f32s(&x);
+            let nq = fmt.block_bytes() - 2;
+            let mut w = Vec::new();
+            let mut prev = Vec::new();
+            for _ in 0..rows * blocks {
+                // F16: sign, exponent 1-30, random fraction; now and then the previous block
+                // again under the other sign, so the sum nearly cancels
+                let again = !prev.is_empty() && c.below(6) == 0;
+                let d = (c.below(2) as u16) << 15
+                    | (1 + c.below(30) as u16) << 10
+                    | c.below(1024) as u16;
+                let q: Vec<u8> = if again {
+                    prev[2..].to_vec()
+                } else {
+                    (0..nq).map(|_| c.rng.next_u64() as u8).collect()
+                };
+                let d = if again {
+                    u16::from_le_bytes([prev[0], prev[1]]) ^ 0x8000 ^ c.below(2) as u16
+                } else {
+                    d
+                };
+                prev = [&d.to_le_bytes()[..], &q].concat();
+                w.extend(&prev);
+            }
+            let wa = c.bytes(&w, false);
+            let za = if flags & GEMV_ACC != 0 {
+                let old = c.vector(rows);
+                c.f32s(&old)
+            } else {
+                c.alloc(4 * rows, true)
+            };
+            c.nan_ok(za, rows, 4); // F16 scales up to 2^15 against inputs up to 2^12 may overflow
+            c.setn(32 * blocks, rows, 0);
+            c.i(Op::Gemv, fmt as u8, flags, wa, xa, za);
+            c.run();
+        }
+    }
+}
+
+/// Rows 64 KB and more apart: softgemv65.s moves each row's DMA source by the stride's low 16
+/// bits and, on a carry or a stride of 64 KB or more, by its high bits.
+pub fn gemv_with_a_row_stride_of_64_kb_and_more_agrees() {
+    // Q8_0: 1928 blocks of 34 bytes = 65,552; Q4_0: 3641 of 18 = 65,538
+    for (k, (fmt, blocks, rows)) in [(GgmlType::Q8_0, 1928u32, 3u32), (GgmlType::Q4_0, 3641, 2)]
+        .into_iter()
+        .enumerate()
+    {
+        let name = format!("GEMV {} with a 64 KB row stride", fmt.name());
+        let mut c = Case::new(name, 9994 + k as u64, 1 << 20);
+        let cols = 32 * blocks;
+        let x = c.vector(cols);
+        let xa = c.f32s(&x);
+        let w = weight_rows(&mut c, fmt, rows, cols);
+        assert!(w.len() as u32 / rows >= 1 << 16);
+        let wa = c.bytes(&w, false);
+        let za = c.alloc(4 * rows, true);
+        c.setn(cols, rows, 0);
+        c.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
+        c.run();
+    }
+}
+
 pub fn deqrow_in_every_weight_format_agrees_bit_for_bit() {
     for (fi, &fmt) in FORMATS.iter().enumerate() {
         for k in 0..4u64 {
@@ -1448,6 +1529,14 @@ macro_rules! instruction_tests {
         #[test]
         fn gemv_with_rows_or_input_across_a_megabyte_boundary_agrees() {
             softcore_jobs::gemv_with_rows_or_input_across_a_megabyte_boundary_agrees();
+        }
+        #[test]
+        fn gemv_sums_whose_terms_lie_any_number_of_binades_apart_agree() {
+            softcore_jobs::gemv_sums_whose_terms_lie_any_number_of_binades_apart_agree();
+        }
+        #[test]
+        fn gemv_with_a_row_stride_of_64_kb_and_more_agrees() {
+            softcore_jobs::gemv_with_a_row_stride_of_64_kb_and_more_agrees();
         }
         #[test]
         fn deqrow_in_every_weight_format_agrees_bit_for_bit() {
