@@ -26,9 +26,9 @@ $(OUT)/scm65.s: host/scm65.c $(HEADERS) | $(OUT)
 	cc65 $(CC65FLAGS) $(DEFS) -o $@ $<
 $(OUT)/%.o: $(OUT)/%.s
 	ca65 -t none -g -o $@ $<
-$(OUT)/%_s.o: softcore/%.s | $(OUT)
+$(OUT)/%_s.o: softcore/%.s softcore/quad.inc | $(OUT)
 	ca65 -t none -g -I softcore $(DEFS) -o $@ $<
-$(OUT)/softmem_m65_s.o: softcore/softmem_m65.s host/scm65_inc/softcall.inc | $(OUT)
+$(OUT)/softmem_m65_s.o: softcore/softmem_m65.s softcore/quad.inc host/scm65_inc/softcall.inc | $(OUT)
 	ca65 -t none -g -I host/scm65_inc -o $@ $<
 $(OUT)/crt0.o: host/sfm65_crt0.s | $(OUT)
 	ca65 -t none -g -o $@ $<

@@ -42,6 +42,7 @@
 ; the program's core window exports its own).
 
         .p4510
+        .include        "quad.inc"
         .import         _sgq_slow
         .import         _sgq_q, _sgq_dx, _sgq_p, _sgq_rb, _sgq_nr, _sgq_fmt, _sgq_acc
         .import         _sgq_s, _sgq_dw, _sgq_accp
@@ -49,44 +50,7 @@
         .importzp       sreg
         .export         _sgq_block
 
-MULA    = $D770                         ; MULTINA, 4 bytes
-MULB    = $D774                         ; MULTINB, 4 bytes
-MULO    = $D778                         ; MULTOUT, 8 bytes
 WT_Q8_0 = 8                             ; fn_tables.h
-
-; 45GS02 quad instructions: the 42 42 (NEG NEG) prefix on the 8-bit opcode (spec/MEGA65.md §1.6)
-.macro  ldq     arg
-        .byte   $42, $42
-        lda     arg
-.endmacro
-.macro  ldqi    arg                     ; LDQ (arg),Z
-        .byte   $42, $42
-        lda     (arg),z
-.endmacro
-.macro  stq     arg
-        .byte   $42, $42
-        sta     arg
-.endmacro
-.macro  adcq    arg
-        .byte   $42, $42
-        adc     arg
-.endmacro
-.macro  sbcq    arg
-        .byte   $42, $42
-        sbc     arg
-.endmacro
-.macro  aslq
-        .byte   $42, $42
-        asl     a
-.endmacro
-.macro  lsrq
-        .byte   $42, $42
-        lsr     a
-.endmacro
-.macro  rorq
-        .byte   $42, $42
-        ror     a
-.endmacro
 
         .zeropage
 qp:     .res    2                       ; the input block's int8 quants

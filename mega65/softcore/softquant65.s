@@ -6,47 +6,12 @@
 ; the F16 normals (amax below ~0.0078 or above ~8.3 M).
 
         .p4510
+        .include        "quad.inc"
         .import         _sgq_x, _sgq_qb, _sgq_dp
         .export         _sgq_qblock
 
-MULA    = $D770                         ; MULTINA, 4 bytes (spec/MEGA65.md §9)
-MULB    = $D774                         ; MULTINB, 4 bytes
-MULO    = $D778                         ; MULTOUT, 8 bytes
 MAGIC   = $04081021                     ; ceil(2^33/127): ma·2^8/127 = 2ma + (ma·MAGIC >> 32)
 
-; 45GS02 quad instructions: the 42 42 (NEG NEG) prefix on the 8-bit opcode (spec/MEGA65.md §1.6)
-.macro  ldq     arg
-        .byte   $42, $42
-        lda     arg
-.endmacro
-.macro  stq     arg
-        .byte   $42, $42
-        sta     arg
-.endmacro
-.macro  adcq    arg
-        .byte   $42, $42
-        adc     arg
-.endmacro
-.macro  sbcq    arg
-        .byte   $42, $42
-        sbc     arg
-.endmacro
-.macro  cmpq    arg
-        .byte   $42, $42
-        cmp     arg
-.endmacro
-.macro  aslq
-        .byte   $42, $42
-        asl     a
-.endmacro
-.macro  lsrq
-        .byte   $42, $42
-        lsr     a
-.endmacro
-.macro  inq
-        .byte   $42, $42
-        inc     a
-.endmacro
 
         .zeropage
 am:     .res    4                       ; amax as bits, then its significand ma
