@@ -14,7 +14,8 @@ CORE_S := $(if $(findstring SC_C_GEMV,$(DEFS)),,softgemv65 softquant65 softvec65
 HEADERS := $(wildcard softcore/*.h) include/ssnail_regs.h
 CC65FLAGS := -t none --cpu 6502 -Oirs -g -I softcore -I include
 
-OBJS := $(OUT)/crt0.o $(OUT)/scm65.o $(OUT)/softmem_m65_s.o \
+# lmul65.s (cc65's 32-bit multiply on the hardware multiplier) is the runtime, in both builds
+OBJS := $(OUT)/crt0.o $(OUT)/scm65.o $(OUT)/softmem_m65_s.o $(OUT)/lmul65_s.o \
 	$(CORE_C:%=$(OUT)/%.o) $(CORE_S:%=$(OUT)/%_s.o)
 
 $(OUT)/scm65.prg: $(OBJS) host/scm65.cfg

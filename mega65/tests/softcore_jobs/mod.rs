@@ -1294,6 +1294,32 @@ pub fn bad_operands_fault_with_code_5_and_write_nothing() {
     }
 }
 
+/// Byte counts of 2³² and more (N0 elements of 4 or 2 bytes, GEMV rows of F32 weights) must
+/// fault as out of range, not wrap to a small count that fits: the cores saturate the products
+/// (softcore.c `sc_mul_sat`; on the 45GS02 by the hardware multiplier's high half).
+pub fn byte_counts_beyond_32_bits_fault_with_code_3_instead_of_wrapping() {
+    let size = 1u32 << 16;
+    // (name, N0, N1, instruction); 4·0x4000_0001 and 2·0x8000_0001 wrap to 4 and 2
+    let cases: [(&str, u32, u32, Op, u8); 7] = [
+        ("VADD N0 = 2^30 + 1", 0x4000_0001, 0, Op::VAdd, 0),
+        ("SILUMUL N0 = 2^30 + 1", 0x4000_0001, 0, Op::SiluMul, 0),
+        ("RMSNORM N0 = 2^30 + 1", 0x4000_0001, 0, Op::RmsNorm, 0),
+        ("CVT16 N0 = 2^31 + 1", 0x8000_0001, 0, Op::Cvt16, 0),
+        ("ARGMAX N0 = 2^30 + 1", 0x4000_0001, 0, Op::ArgMax, 3),
+        ("GEMV F32 of 2^30 + 1 rows", 1, 0x4000_0001, Op::Gemv, 0),
+        ("GEMV F32 of 2^30 + 1 columns", 0x4000_0001, 1, Op::Gemv, 0),
+    ];
+    for (k, (name, n0, n1, op, ra)) in cases.into_iter().enumerate() {
+        let mut c = Case::new(name.to_string(), 9900 + k as u64, size as usize);
+        let v = c.alloc(4096, true);
+        c.setn(n0, n1, 0);
+        c.i(op, ra, 0, v, v, v);
+        let pc = PROG + 16 * (c.prog.len() as u32 - 1);
+        let out = c.run();
+        assert_eq!((out.error, out.fault_pc), (3, pc), "{name}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Special values.
 
@@ -1585,6 +1611,10 @@ macro_rules! instruction_tests {
         #[test]
         fn bad_operands_fault_with_code_5_and_write_nothing() {
             softcore_jobs::bad_operands_fault_with_code_5_and_write_nothing();
+        }
+        #[test]
+        fn byte_counts_beyond_32_bits_fault_with_code_3_instead_of_wrapping() {
+            softcore_jobs::byte_counts_beyond_32_bits_fault_with_code_3_instead_of_wrapping();
         }
         #[test]
         fn infinities_nans_and_subnormals_agree_with_any_nan_for_nan() {
