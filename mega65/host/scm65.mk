@@ -6,7 +6,7 @@
 #     make -s -C mega65 -f host/scm65.mk OUT=/tmp/scm65 [DEFS=...]
 OUT ?= scm65-build
 DEFS ?=
-CORE_C := softcore softvec softgemv softattn softfloat exactsum
+CORE_C := softcore softvec fntab softgemv softattn softfloat exactsum
 # The ca65 hot paths (softgemv65.s: the Q8_0/Q4_0 block loop; softquant65.s: the input
 # quantiser; softvec65.s: single multiply/add and the vector kernels) replace their C unless DEFS
 # has -DSC_C_GEMV, which builds the C definition alone
@@ -27,8 +27,8 @@ $(OUT)/scm65.s: host/scm65.c $(HEADERS) | $(OUT)
 	cc65 $(CC65FLAGS) $(DEFS) -o $@ $<
 $(OUT)/%.o: $(OUT)/%.s
 	ca65 -t none -g -o $@ $<
-$(OUT)/%_s.o: softcore/%.s softcore/quad.inc | $(OUT)
-	ca65 -t none -g -I softcore $(DEFS) -o $@ $<
+$(OUT)/%_s.o: softcore/%.s softcore/quad.inc host/scm65_inc/softcall.inc | $(OUT)
+	ca65 -t none -g -I softcore -I host/scm65_inc $(DEFS) -o $@ $<
 $(OUT)/softmem_m65_s.o: softcore/softmem_m65.s softcore/quad.inc host/scm65_inc/softcall.inc | $(OUT)
 	ca65 -t none -g -I host/scm65_inc -o $@ $<
 $(OUT)/crt0.o: host/sfm65_crt0.s | $(OUT)

@@ -14,4 +14,9 @@ extern volatile uint8_t sc_result, sc_error;
 extern const uint8_t sc_magic[5];   /* the core file's first bytes: "SNLC" and the ABI version */
 extern const uint32_t sc_phys;      /* chip RAM where the core file is loaded (SC_PHYS) */
 extern const uint32_t sc_size;      /* its largest size: the window */
+/* the file: a window part (its length, 2 bytes at offset sc_hdr_len) for sc_phys, then
+ * sc_tab_size bytes of function tables for sc_tab (softcall.inc SC_TAB: chip RAM 0.D000) */
+extern const uint32_t sc_tab;
+extern const uint16_t sc_tab_size;
+extern const uint8_t sc_hdr_len;
 #endif

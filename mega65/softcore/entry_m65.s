@@ -10,10 +10,19 @@
         .import         _soft_go, _soft_run, _soft_error, _soft_fault_pc, _soft_mem_end
         .import         zerobss, initlib
         .importzp       sp, sreg
+        .import         __DATA_RUN__, __DATA_SIZE__, __BSS_RUN__, __FNTAB_START__, __FNTAB_SIZE__, _fn_exp
 
         .segment        "SCHEADER"
         .assert         * = SC_WIN_START, lderror, "the header must open the window"
-        .byte           SC_MAGIC, SC_ABI, 0, 0, 0
+        .byte           SC_MAGIC, SC_ABI
+        .assert         * = SC_HDR_LEN, lderror, "header moved"
+        .word           __DATA_RUN__ + __DATA_SIZE__ - SC_WIN_START  ; the file's window part
+        .byte           0
+        ; the tables follow the window part in the file and are loaded where the program expects
+        .assert         __BSS_RUN__ = __DATA_RUN__ + __DATA_SIZE__, lderror, "BSS must follow DATA"
+        .assert         __FNTAB_START__ = SC_TAB, lderror, "FNTAB (linker/softcore.cfg) is not at SC_TAB"
+        .assert         __FNTAB_SIZE__ = SC_TAB_SIZE, lderror, "FNTAB's size is not SC_TAB_SIZE"
+        .assert         _fn_exp = SC_TAB, lderror, "the tables must open FNTAB"
         .assert         * = SC_ENTRY_INIT, lderror, "entry table moved"
         jmp             init
         jmp             go

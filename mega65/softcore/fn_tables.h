@@ -3,8 +3,10 @@
  * Do not edit (emu/core/tests/fn_tables_header.rs checks it is current).
  * The software SSNAIL core's numbers: ISA v1 (docs/spec/isa.md §3.4, §3.5) and the exp,
  * SiLU and GELU tables (docs/spec/numerics.md §5.3), singles as bit patterns.
- * The tables' arrays are defined only where FN_TABLES_DATA is defined before the include
- * (softvec.c, once); the numbers and table bounds are for every file. */
+ * The tables' arrays are defined only where FN_TABLES_DATA (all three) or FN_EXP_DATA,
+ * FN_SILU_DATA, FN_GELU_DATA (that one) is defined before the include, once per program
+ * (softvec.c; fntab.c puts exp and SiLU in their own segment in cc65 builds); the numbers
+ * and table bounds are for every file. */
 #ifndef FN_TABLES_H
 #define FN_TABLES_H
 #include <stdint.h>
@@ -71,7 +73,7 @@
 #define FN_EXP_K      0x41800000UL /* 16.0 */
 #define FN_EXP_BELOW  FN_OUT_ZERO
 #define FN_EXP_ABOVE  FN_OUT_ONE
-#ifdef FN_TABLES_DATA
+#if defined(FN_TABLES_DATA) || defined(FN_EXP_DATA)
 const uint32_t fn_exp[512] = { /* c0, c1 of segment 0, 1, ... */
     0x36043DE6UL, 0x33F9611FUL, 0x360C408FUL, 0x3404BB43UL, 0x3614BEE9UL, 0x340D4ABCUL,
     0x361DC063UL, 0x3416678CUL, 0x36274CD9UL, 0x34201AD0UL, 0x36316CA4UL, 0x342A6E3CUL,
@@ -170,7 +172,7 @@ extern const uint32_t fn_exp[512];
 #define FN_SILU_K      0x412AAAABUL /* 10.666667 */
 #define FN_SILU_BELOW  FN_OUT_ZERO
 #define FN_SILU_ABOVE  FN_OUT_IDENTITY
-#ifdef FN_TABLES_DATA
+#if defined(FN_TABLES_DATA) || defined(FN_SILU_DATA)
 const uint32_t fn_silu[512] = { /* c0, c1 of segment 0, 1, ... */
     0xBA7140DCUL, 0xB893F347UL, 0xBA82698CUL, 0xB8A119BBUL, 0xBA8CF95EUL, 0xB8AF680DUL,
     0xBA985F35UL, 0xB8BEF7E0UL, 0xBAA4AB82UL, 0xB8CFE505UL, 0xBAB1EFEEUL, 0xB8E24DACUL,
@@ -269,7 +271,7 @@ extern const uint32_t fn_silu[512];
 #define FN_GELU_K      0x41AAAAABUL /* 21.333334 */
 #define FN_GELU_BELOW  FN_OUT_ZERO
 #define FN_GELU_ABOVE  FN_OUT_IDENTITY
-#ifdef FN_TABLES_DATA
+#if defined(FN_TABLES_DATA) || defined(FN_GELU_DATA)
 const uint32_t fn_gelu[512] = { /* c0, c1 of segment 0, 1, ... */
     0xB1C7AFDBUL, 0xB0833100UL, 0xB2152AD7UL, 0xB0C57972UL, 0xB25D931BUL, 0xB113C663UL,
     0xB2A3A04CUL, 0xB15BEAE6UL, 0xB2F04BDEUL, 0xB1A2B898UL, 0xB32F73F3UL, 0xB1EF7552UL,

@@ -7,7 +7,11 @@
  * emu/core/src/vector.rs and tables.rs. */
 #include "softcore_int.h"
 #include "softmem.h"
+#ifdef __CC65__
+#define FN_GELU_DATA /* exp and SiLU: fntab.c, outside the core's window (FNTAB) */
+#else
 #define FN_TABLES_DATA /* the tables live here */
+#endif
 #include "fn_tables.h"
 #include "ssnail_regs.h"
 #include "softvec65.h"
@@ -41,6 +45,9 @@ static uint8_t span4(uint32_t a, uint32_t n0)
     return sc_span(a, sc_mul_sat(n0, 4));
 }
 
+/* cc65 builds read the tables in softvec65.s only: exp's and SiLU's are not in the CPU's view in
+ * the shipped core (fntab.c) */
+#ifndef SV_ASM
 /* A 256-segment table (§5.3): below lo and at or above hi a fixed rule; else segment
  * i = floor(single(single(x − lo)·k)) clamped to 0..255 (NaN → 0), y = single(c0 + single(c1·x)). */
 static f32 table(const uint32_t *c, f32 lo, f32 hi, f32 k, uint8_t below, uint8_t above, f32 x)
@@ -67,10 +74,14 @@ f32 sv_exp(f32 x)
     return table(fn_exp, FN_EXP_LO, FN_EXP_HI, FN_EXP_K, FN_EXP_BELOW, FN_EXP_ABOVE, x);
 }
 
-#ifndef SV_ASM /* softvec65.s's sv_k_tabmul does SILUMUL in cc65 builds */
 static f32 silu(f32 x)
 {
     return table(fn_silu, FN_SILU_LO, FN_SILU_HI, FN_SILU_K, FN_SILU_BELOW, FN_SILU_ABOVE, x);
+}
+
+static f32 gelu(f32 x)
+{
+    return table(fn_gelu, FN_GELU_LO, FN_GELU_HI, FN_GELU_K, FN_GELU_BELOW, FN_GELU_ABOVE, x);
 }
 #endif
 
@@ -94,13 +105,29 @@ void sv_slow_f16(void)
     sv_b = sf_from_f16(sv_h);
 }
 
+static const struct sv_tab exp_tab = {FN_EXP_LO, FN_EXP_HI, FN_EXP_K, fn_exp, FN_EXP_BELOW, FN_EXP_ABOVE};
 static const struct sv_tab silu_tab = {FN_SILU_LO, FN_SILU_HI, FN_SILU_K, fn_silu, FN_SILU_BELOW, FN_SILU_ABOVE};
-#endif
+static const struct sv_tab gelu_tab = {FN_GELU_LO, FN_GELU_HI, FN_GELU_K, fn_gelu, FN_GELU_BELOW, FN_GELU_ABOVE};
+
+/* one table value by softvec65.s (the C table()'s steps) */
+static f32 tab1(const struct sv_tab *t, f32 x)
+{
+    sv_tabd = t;
+    sv_a = x;
+    sv_tab1();
+    return sv_r;
+}
+
+f32 sv_exp(f32 x)
+{
+    return tab1(&exp_tab, x);
+}
 
 static f32 gelu(f32 x)
 {
-    return table(fn_gelu, FN_GELU_LO, FN_GELU_HI, FN_GELU_K, FN_GELU_BELOW, FN_GELU_ABOVE, x);
+    return tab1(&gelu_tab, x);
 }
+#endif
 
 /* The elementwise ops: VADD z = single(x + y), VMUL single(x·y) (plain single arithmetic in
  * both modes), SILUMUL single(SiLU_table(x)·y), GELU GELU_table(x), CVT16 F16 z = x rounded to

@@ -15,7 +15,8 @@ extern f32 *sv_p;            /* kernel operands: x (overwritten), y / K / V */
 extern const void *sv_q;
 extern uint8_t sv_n;         /* elements (pairs for ROPE), 1..255 */
 extern uint16_t sv_h;        /* sv_f16's input */
-/* a function table for sv_k_tabmul (softvec.c's table(): bounds, k, segments, rules) */
+/* a function table for sv_tab1 and sv_k_tabmul (softvec.c's table(): bounds, k, segments,
+ * rules); tab is the segments' link address, read only by flat accesses (fntab.c) */
 struct sv_tab {
     f32 lo, hi, k;
     const uint32_t *tab;
@@ -36,6 +37,8 @@ extern const struct sv_tab *sv_tabd;
 void sv_mul(void);
 void sv_add(void);
 void sv_f16(void); /* sv_b = sv_h widened */
+/* sv_r = table(sv_a) */
+void sv_tab1(void);
 /* x[i] = single(table(x[i])·y[i]) */
 void sv_k_tabmul(void);
 /* sv_acc = single(sv_acc + single(x[i]·x[i])) */

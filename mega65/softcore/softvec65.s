@@ -17,10 +17,11 @@
 ; these (pointers and count in sv_p, sv_q, sv_n).
 
         .p4510
+        .include        "softcall.inc"          ; the core's window (for the tables' flat addresses)
         .import         _sv_slow_mul, _sv_slow_add, _sv_slow_f16
         .exportzp       _sv_a, _sv_b, _sv_r, _sv_c, _sv_acc, _sv_p, _sv_q, _sv_n, _sv_h, _sv_tabd
         .export         _sv_mul, _sv_add, _sv_f16
-        .export         _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale2, _sv_k_rope
+        .export         _sv_tab1, _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale2, _sv_k_rope
         .export         _sv_k_dot, _sv_k_axpy
 
 MULA    = $D770                         ; MULTINA, 4 bytes (docs/spec/mega65.md §M9)
@@ -67,6 +68,10 @@ MULO    = $D778                         ; MULTOUT, 8 bytes: A·B, ready without 
         .byte   $42, $42
         sta     (arg),z
 .endmacro
+.macro  ldqf    arg                     ; LDQ [arg],Z: flat 28-bit pointer, ignores MAP
+        .byte   $42, $42, $EA
+        lda     (arg),z
+.endmacro
 ; a single from (ptr) (+ ofs bytes) into a zero-page f32, and back
 .macro  getf    dst, ptr, ofs
         ldz     #ofs
@@ -103,7 +108,7 @@ v:      .res    4                       ; the table's argument
 kv:     .res    4                       ; order keys
 kt:     .res    4
 opp:    .res    1                       ; bit 7: the addends' signs differ
-tp:     .res    2                       ; the table segment's c0, c1
+tp:     .res    4                       ; the table segment's c0, c1 (flat address)
 f16:    .res    1                       ; kernels: 0 F32 second operand, else F16
 
         .bss
@@ -112,11 +117,13 @@ f16:    .res    1                       ; kernels: 0 F32 second operand, else F1
 tmlo:   .res    4
 thi:    .res    4
 tk:     .res    4
-ttab:   .res    2
+ttab:   .res    2                       ; the table's CPU address, then its flat address
+tbank:  .res    2                       ; (bits 16-31)
 tbelow: .res    1
 tabove: .res    1
 tklo:   .res    4
 tkhi:   .res    4
+tcur:   .res    2                       ; the descriptor set up last (0: none)
 
         .code
 
@@ -522,12 +529,52 @@ _sv_f16:
 ; ---------------------------------------------------------------------------------------------
 ; Function tables (softvec.c's table(), docs/spec/numerics.md §5.3)
 
-; sv_tabd's descriptor (struct sv_tab: lo, hi, k, table, below, above) into tmlo.. with order keys
-tsetup: ldy     #15
+; sv_tabd's descriptor (struct sv_tab: lo, hi, k, table, below, above) into tmlo.. with order keys,
+; and the table's flat address: inside the core's window its chip RAM (CPU address + SC_DELTA),
+; else bank 0 as it is -- the exp and SiLU tables sit in chip RAM 0.D000-0.DFFF under the I/O
+; page (fntab.c), where only flat accesses reach them. The descriptors are constants: a second
+; call with the same one keeps what the first set up.
+tsetup: lda     _sv_tabd
+        cmp     tcur
+        bne     :+
+        lda     _sv_tabd+1
+        cmp     tcur+1
+        bne     :+
+        rts
+:       lda     _sv_tabd
+        sta     tcur
+        lda     _sv_tabd+1
+        sta     tcur+1
+        ldy     #13
 :       lda     (_sv_tabd),y
         sta     tmlo,y
         dey
         bpl     :-
+        ldy     #15                     ; below, above: after the two bank bytes here
+        lda     (_sv_tabd),y
+        sta     tabove
+        dey
+        lda     (_sv_tabd),y
+        sta     tbelow
+        lda     #0
+        sta     tbank
+        sta     tbank+1
+        lda     ttab+1
+        cmp     #>SC_WIN_START
+        bcc     :+
+        cmp     #>SC_WIN_END
+        bcs     :+
+        clc
+        lda     ttab
+        adc     #<SC_DELTA
+        sta     ttab
+        lda     ttab+1
+        adc     #>SC_DELTA
+        sta     ttab+1
+        lda     #^SC_DELTA
+        adc     #0
+        sta     tbank
+:
         movf    kv, tmlo
         jsr     key
         movf    tklo, kv
@@ -622,7 +669,7 @@ table:  lda     v+2
 @i0:    lda     #0
         bra     @seg
 @i255:  lda     #255
-@seg:   ldx     #0                      ; tp = the table + 8·i
+@seg:   ldx     #0                      ; tp = the table + 8·i (flat)
         stx     tp+1
         asl     a
         rol     tp+1
@@ -635,11 +682,20 @@ table:  lda     v+2
         lda     tp+1
         adc     ttab+1
         sta     tp+1
-        getf    _sv_a, tp, 4            ; c1·v
+        lda     tbank
+        adc     #0
+        sta     tp+2
+        lda     tbank+1
+        sta     tp+3
+        ldz     #4                      ; c1·v
+        ldqf    tp
+        stq     _sv_a
         movf    _sv_b, v
         jsr     _sv_mul
         movf    _sv_b, _sv_r            ; c0 + that
-        getf    _sv_a, tp, 0
+        ldz     #0
+        ldqf    tp
+        stq     _sv_a
         jmp     _sv_add
 @rule:  cmp     #1                      ; FN_OUT_ZERO 0, FN_OUT_ONE 1, FN_OUT_IDENTITY 2
         beq     @one
@@ -687,6 +743,14 @@ incq:   clc
         ldz     #0
         rts
 .endmacro
+
+; sv_r = the table's value at sv_a, sv_tabd set (softvec.c's sv_exp and GELU)
+_sv_tab1:
+        jsr     tsetup
+        movf    v, _sv_a
+        jsr     table
+        ldz     #0
+        rts
 
 ; SILUMUL (and any table times y): x[i] = single(table(x[i])·y[i]), p = x, q = y, sv_tabd set
 _sv_k_tabmul:

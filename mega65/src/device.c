@@ -20,10 +20,26 @@ const char soft_file[] = "ssnail.core";
 #define SOFT_SLICE 8
 static uint8_t soft_running;
 
+/* The core file's n bytes at offset off (at far address src): the window part (len bytes) to
+ * sc_phys, the function tables after it to sc_tab; 0 when they go past either. */
+static uint8_t soft_put(uint32_t off, uint32_t src, uint16_t n, uint16_t len) {
+    uint16_t k = 0;
+    if (off < len) {
+        k = len - off < n ? (uint16_t)(len - off) : n;
+        dma_copy(sc_phys + off, src, k);
+        off += k;
+    }
+    if (!(n -= k)) return 1;
+    off -= len;
+    if (off + n > sc_tab_size) return 0;
+    dma_copy(sc_tab + off, src + k, n);
+    return 1;
+}
+
 void dev_soft_load(void) {
     uint8_t t, s;
     uint32_t a, off = 0;
-    uint16_t n;
+    uint16_t n, len = 0;
     if (!soft_mem) {
         soft_status = SOFT_NO_ATTIC;
         return;
@@ -35,11 +51,15 @@ void dev_soft_load(void) {
         t = far_peek(a);
         s = far_peek(a + 1);
         n = t ? 254 : s ? s - 1 : 0;
-        if (off + n > sc_size) return;
-        dma_copy(sc_phys + off, a + 2, n);
+        if (!off) {   /* the header opens the first block */
+            if (n < sc_hdr_len + 2) return;
+            len = far_peek(a + 2 + sc_hdr_len) | (uint16_t)far_peek(a + 3 + sc_hdr_len) << 8;
+            if (len < sizeof sc_magic || len > sc_size) return;
+        }
+        if (!soft_put(off, a + 2, n, len)) return;
         off += n;
     }
-    if (off < sizeof sc_magic || far_cmp(sc_phys, sc_magic, sizeof sc_magic)) return;
+    if (off != (uint32_t)len + sc_tab_size || far_cmp(sc_phys, sc_magic, sizeof sc_magic)) return;
     soft_call(SC_INIT);
     soft_status = SOFT_LOADED;
 }

@@ -18,7 +18,10 @@
 _sc_magic:      .byte   SC_MAGIC, SC_ABI        ; the core file must start with these
 _sc_phys:       .dword  SC_PHYS                 ; where it is loaded
 _sc_size:       .dword  SC_WIN_END - SC_WIN_START  ; and its largest size
-        .export _sc_size
+_sc_tab:        .dword  SC_TAB                  ; where its tables go (after the window part)
+_sc_tab_size:   .word   SC_TAB_SIZE             ; their length
+_sc_hdr_len:    .byte   SC_HDR_LEN - SC_WIN_START  ; offset of the window part's length
+        .export _sc_size, _sc_tab, _sc_tab_size, _sc_hdr_len
 
         .segment        "RESIDENT"
 

@@ -35,7 +35,8 @@ fn table(s: &mut String, name: &str, what: &str, t: &Table) {
     writeln!(s, "#define FN_{up}_ABOVE  {}", outside(t.above)).unwrap();
     writeln!(
         s,
-        "#ifdef FN_TABLES_DATA\nconst uint32_t fn_{name}[512] = {{ /* c0, c1 of segment 0, 1, ... */"
+        "#if defined(FN_TABLES_DATA) || defined(FN_{up}_DATA)\n\
+         const uint32_t fn_{name}[512] = {{ /* c0, c1 of segment 0, 1, ... */"
     )
     .unwrap();
     for i in 0..256 {
@@ -65,8 +66,10 @@ pub fn header() -> String {
          \x20* Do not edit (emu/core/tests/fn_tables_header.rs checks it is current).\n\
          \x20* The software SSNAIL core's numbers: ISA v1 (docs/spec/isa.md §3.4, §3.5) and the exp,\n\
          \x20* SiLU and GELU tables (docs/spec/numerics.md §5.3), singles as bit patterns.\n\
-         \x20* The tables' arrays are defined only where FN_TABLES_DATA is defined before the include\n\
-         \x20* (softvec.c, once); the numbers and table bounds are for every file. */\n\
+         \x20* The tables' arrays are defined only where FN_TABLES_DATA (all three) or FN_EXP_DATA,\n\
+         \x20* FN_SILU_DATA, FN_GELU_DATA (that one) is defined before the include, once per program\n\
+         \x20* (softvec.c; fntab.c puts exp and SiLU in their own segment in cc65 builds); the numbers\n\
+         \x20* and table bounds are for every file. */\n\
          #ifndef FN_TABLES_H\n#define FN_TABLES_H\n#include <stdint.h>\n\n/* opcodes */\n",
     );
     for op in Op::ALL {
