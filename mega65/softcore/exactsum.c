@@ -15,12 +15,12 @@
  * both occur, else that infinity) and then the finite products do not matter. */
 #include "exactsum.h"
 
-#define XS_BYTES 74
 #define XS_PLUS_INF 1
 #define XS_MINUS_INF 2
 #define XS_NAN 4
 
-static uint8_t acc[XS_BYTES];
+uint8_t xs_acc[XS_BYTES];
+#define acc xs_acc
 static uint8_t special;
 
 void xs_clear(void)

@@ -14,4 +14,19 @@ void xs_add_product(f32 a, f32 b); /* acc += a·b exactly */
 void xs_add_product_f16(uint16_t w, f32 x);
 f32 xs_round(void);                /* the accumulated sum rounded once to single */
 
+/* The accumulator itself (little-endian two's complement, exactsum.c), for exactsum65.s. */
+#define XS_BYTES 74
+extern uint8_t xs_acc[XS_BYTES];
+
+#if defined(__CC65__) && !defined(SC_C_GEMV)
+/* exactsum65.s (cc65 builds): xs_acc += w_j·x_j for j < xs_n, the weights of format xs_fmt in
+ * sc_w.gf.w and the input in sc_w.gf.x (softcore_int.h) — xs_add_product on each pair, the same
+ * bytes. Pairs with a zero, subnormal, inf or NaN operand go to xs_slow(j), which the caller
+ * defines as xs_add_product(widened w_j, x_j). */
+#define XS_ASM 1
+extern uint8_t xs_fmt, xs_n;
+void xs_chunk(void);
+void xs_slow(uint8_t j);
+#endif
+
 #endif

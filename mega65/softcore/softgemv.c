@@ -205,10 +205,21 @@ static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t 
     }
 }
 
+#ifdef XS_ASM
+/* exactsum65.s's fallback for a pair with a special operand: the definition */
+void xs_slow(uint8_t j)
+{
+    xs_add_product(widen(xs_fmt, j), sc_w.gf.x[j]);
+}
+#endif
+
 static void gemv_float(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols, uint32_t rows, uint32_t rb)
 {
     uint32_t r, c0;
-    uint16_t n, j;
+    uint16_t n;
+#ifndef XS_ASM
+    uint16_t j;
+#endif
     for (r = 0; r < rows; ++r) {
         xs_clear();
         for (c0 = 0; c0 < cols; c0 += n) {
@@ -216,8 +227,14 @@ static void gemv_float(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint3
             if (r == 0 || cols > SC_VEC)
                 sm_read(x + 4 * c0, sc_w.gf.x, 4 * n);
             sm_read(w + r * rb + c0 * bbytes, &sc_w.gf.w, n * bbytes);
+#ifdef XS_ASM
+            xs_fmt = fmt;
+            xs_n = (uint8_t)n;
+            xs_chunk();
+#else
             for (j = 0; j < n; ++j)
                 xs_add_product(widen(fmt, j), sc_w.gf.x[j]);
+#endif
         }
         store(flags, z, r, xs_round());
     }

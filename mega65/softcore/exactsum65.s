@@ -1,0 +1,295 @@
+; exactsum65.s: the F32/F16/BF16 GEMV inner loop of softgemv.c on the 45GS02 (cc65 builds; the C
+; in exactsum.c and softgemv.c stays the definition, used on the PC and with -DSC_C_GEMV). One call,
+; xs_chunk, adds the products w_j·x_j of one chunk (j < xs_n, the weights in sc_w.gf.w, the input
+; in sc_w.gf.x) to the exact accumulator xs_acc, as xs_add_product does, with the same bytes:
+;
+; 1. x_j: its significand with the hidden bit to MULTINB bytes 0-2 (byte 3 stays 0), its
+;    exponent eb - 1 and its sign kept. Zero, subnormal, inf and NaN go to the C (xs_slow).
+; 2. w_j: its sign (the product's is the XOR), its exponent, so that the product's lowest bit is
+;    bit pos = ea + eb - 2 of the accumulator (exactsum.c; F16: ea = e5 + 125), and its
+;    significand ma in Q = A:X:Y:Z. Zero, subnormal, inf and NaN weights go to the C.
+; 3. ma·2^(pos mod 8) by 0-7 ASLQs (a patched BRA into the chain), stored to MULTINA: the
+;    multiplier (spec/MEGA65.md §9, product ready one cycle after the write) gives the product
+;    already on byte boundaries, < 2^55 (F32: 24 + 7 + 24 bits; F16 < 2^42, BF16 < 2^39).
+; 4. Its 7 bytes (6 for F16/BF16: the 7th is zero) added to or subtracted from xs_acc at byte
+;    pos / 8, then the carry (borrow) runs up while it is set, as exactsum.c's accumulate.
+;
+; The accumulator and loop state are absolute (the program's zero page is full); every x and w
+; byte is read with abs,X / abs,Y from the fixed near buffers. xs_slow is C and may use the
+; multiplier, so MULTINB byte 3 is cleared again after it.
+
+        .p4510
+        .import         _sc_w, _xs_acc, _xs_slow
+        .export         _xs_chunk, _xs_fmt, _xs_n
+
+.ifndef SC_VEC
+SC_VEC  = 32                            ; softcore_int.h's default (ca65 gets the same -D)
+.endif
+XB      = _sc_w                         ; sc_w.gf.x[SC_VEC] (f32)
+WB      = _sc_w + 4 * SC_VEC            ; sc_w.gf.w: f32 or uint16_t per element
+WT_F32  = 0                             ; fn_tables.h
+WT_F16  = 1                             ; (anything else: BF16)
+XS_BYTES = 74                           ; exactsum.h
+MULA    = $D770                         ; MULTINA, 4 bytes
+MULB    = $D774                         ; MULTINB, 4 bytes
+MULO    = $D778                         ; MULTOUT, 8 bytes
+
+.macro  stq     arg                     ; 45GS02 quad store: the 42 42 prefix (spec/MEGA65.md §1.6)
+        .byte   $42, $42
+        sta     arg
+.endmacro
+.macro  aslq
+        .byte   $42, $42
+        asl     a
+.endmacro
+
+        .bss
+_xs_fmt:.res    1                       ; WT_F32, WT_F16 or WT_BF16 (fn_tables.h)
+_xs_n:  .res    1                       ; elements in the chunk (1..SC_VEC)
+xi:     .res    1                       ; 4·j
+xend:   .res    1                       ; 4·n
+sgx:    .res    1                       ; x_j's sign (bit 7)
+sg:     .res    1                       ; the product's sign (bit 7)
+ebm1:   .res    1                       ; x_j's biased exponent - 1
+bi:     .res    1                       ; pos / 8
+
+        .code
+
+; void xs_chunk(void): xs_acc += Σ_{j < xs_n} w_j·x_j exactly, for xs_fmt weights.
+_xs_chunk:
+        lda     _xs_n
+        asl     a
+        asl     a
+        sta     xend
+        lda     #0
+        sta     xi
+        sta     MULB+3
+        ; the format's weight step and product length, patched once per call
+        ldx     #0
+        lda     _xs_fmt                 ; to 0, 1, 2 for the tables below
+        cmp     #WT_F32
+        beq     @k
+        inx
+        cmp     #WT_F16
+        beq     @k
+        inx
+@k:     lda     wstep_lo,x
+        sta     wjmp+1
+        lda     wstep_hi,x
+        sta     wjmp+2
+        lda     b6skip,x
+        sta     b6bra+1
+        sta     b6bras+1
+
+; --- x_j ---
+el:     ldx     xi
+        lda     XB+3,x
+        sta     sgx
+        lda     XB+2,x
+        asl     a
+        lda     XB+3,x
+        rol     a                       ; eb
+        beq     slow                    ; zero or subnormal
+        cmp     #$FF
+        beq     slow                    ; inf or NaN
+        dec     a
+        sta     ebm1
+        lda     XB,x
+        sta     MULB
+        lda     XB+1,x
+        sta     MULB+1
+        lda     XB+2,x
+        ora     #$80
+        sta     MULB+2
+wjmp:   jmp     w_f16                   ; patched: w_f16, w_bf16 or w_f32
+
+; --- w_j, F32: sign, ea, then Q = ma (hidden bit in byte 2) ---
+w_f32:  lda     WB+3,x
+        eor     sgx
+        sta     sg
+        lda     WB+2,x
+        asl     a
+        lda     WB+3,x
+        rol     a                       ; ea
+        beq     slow
+        cmp     #$FF
+        beq     slow
+        dec     a                       ; C = 0 after the CMP
+        adc     ebm1                    ; C:A = pos
+        ldy     xi
+        jsr     split
+        ldz     #0
+        ldx     WB+1,y
+        lda     WB+2,y
+        ora     #$80
+        pha
+        lda     WB,y
+        ply
+        bra     shbra
+
+slow:   lda     xi                      ; the C: xs_add_product(widen(w_j), x_j)
+        lsr     a
+        lsr     a
+        jsr     _xs_slow
+        lda     #0
+        sta     MULB+3
+        jmp     next
+
+; --- w_j, BF16: Q = ma (8 bits) ---
+w_bf16: txa
+        lsr     a
+        tay                             ; 2·j
+        lda     WB+1,y
+        eor     sgx
+        sta     sg
+        lda     WB,y
+        asl     a
+        lda     WB+1,y
+        rol     a                       ; ea
+        beq     slow
+        cmp     #$FF
+        beq     slow
+        dec     a
+        adc     ebm1
+        jsr     split
+        lda     WB,y
+        ora     #$80
+        ldx     #0
+        ldy     #0
+        ldz     #0
+        bra     shbra
+
+; --- w_j, F16: ea = e5 + 125, Q = ma (11 bits) ---
+w_f16:  txa
+        lsr     a
+        tay                             ; 2·j
+        lda     WB+1,y                  ; s eeeee mm
+        eor     sgx
+        sta     sg
+        and     #$7C
+        beq     slow                    ; zero or subnormal
+        cmp     #$7C
+        beq     slow                    ; inf or NaN
+        lsr     a
+        lsr     a                       ; e5, C = 0
+        adc     #124
+        adc     ebm1                    ; C:A = pos = e5 + 124 + eb - 1
+        jsr     split
+        lda     WB+1,y
+        and     #3
+        ora     #4
+        tax
+        lda     WB,y
+        ldy     #0
+        ldz     #0
+
+; --- ma·2^(pos mod 8) to MULTINA; the product's bytes into xs_acc at pos / 8 ---
+shbra:  bra     sh7                     ; patched by split: 7 - pos mod 8 ASLQs skipped
+sh7:    aslq
+        aslq
+        aslq
+        aslq
+        aslq
+        aslq
+        aslq
+        stq     MULA
+        ldx     bi
+        bit     sg
+        bmi     sub
+        clc
+        lda     _xs_acc,x
+        adc     MULO
+        sta     _xs_acc,x
+        lda     _xs_acc+1,x
+        adc     MULO+1
+        sta     _xs_acc+1,x
+        lda     _xs_acc+2,x
+        adc     MULO+2
+        sta     _xs_acc+2,x
+        lda     _xs_acc+3,x
+        adc     MULO+3
+        sta     _xs_acc+3,x
+        lda     _xs_acc+4,x
+        adc     MULO+4
+        sta     _xs_acc+4,x
+        lda     _xs_acc+5,x
+        adc     MULO+5
+        sta     _xs_acc+5,x
+b6bra:  bra     b6a                     ; patched: F32 adds byte 6, F16/BF16 skip it
+b6a:    lda     _xs_acc+6,x
+        adc     MULO+6
+        sta     _xs_acc+6,x
+        inx
+b6ae:   bcc     next
+@carry: inc     _xs_acc+6,x             ; up to the top byte: a sum turning from negative to
+        bne     next                    ; positive carries out of it (dropped)
+        inx
+        cpx     #XS_BYTES - 6
+        bne     @carry
+        beq     next
+
+sub:    sec
+        lda     _xs_acc,x
+        sbc     MULO
+        sta     _xs_acc,x
+        lda     _xs_acc+1,x
+        sbc     MULO+1
+        sta     _xs_acc+1,x
+        lda     _xs_acc+2,x
+        sbc     MULO+2
+        sta     _xs_acc+2,x
+        lda     _xs_acc+3,x
+        sbc     MULO+3
+        sta     _xs_acc+3,x
+        lda     _xs_acc+4,x
+        sbc     MULO+4
+        sta     _xs_acc+4,x
+        lda     _xs_acc+5,x
+        sbc     MULO+5
+        sta     _xs_acc+5,x
+b6bras: bra     b6s                     ; patched like b6bra
+b6s:    lda     _xs_acc+6,x
+        sbc     MULO+6
+        sta     _xs_acc+6,x
+        inx
+b6se:   bcs     next
+@borrow:lda     _xs_acc+6,x
+        dec     _xs_acc+6,x
+        tay
+        bne     next                    ; the byte was not 0: the borrow stops here
+        inx
+        cpx     #XS_BYTES - 6           ; (or out of the top byte, dropped)
+        bne     @borrow
+
+next:   lda     xi
+        clc
+        adc     #4
+        sta     xi
+        cmp     xend
+        beq     done
+        jmp     el
+done:   rts
+
+; C:A = pos (9 bits): bi = pos / 8, and the shift chain's BRA skips 7 - pos mod 8 ASLQs (3 bytes
+; each). Keeps Y.
+split:  tax
+        ror     a
+        lsr     a
+        lsr     a
+        sta     bi
+        txa
+        and     #7
+        tax
+        lda     shofs,x
+        sta     shbra+1
+        rts
+
+        .rodata
+shofs:  .byte   21, 18, 15, 12, 9, 6, 3, 0
+; per format (WT_F32, WT_F16, WT_BF16): the weight step, and the BRA offset at b6bra (0: add
+; byte 6; else skip it and its INX)
+wstep_lo:
+        .byte   <w_f32, <w_f16, <w_bf16
+wstep_hi:
+        .byte   >w_f32, >w_f16, >w_bf16
+b6skip: .byte   0, b6ae - b6a, b6ae - b6a
