@@ -118,6 +118,19 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
                 m = s;
         }
         sum = SF_ZERO;
+#ifdef SV_ASM
+        if (keep) {
+            sv_acc = SF_ZERO;
+            sv_c = m ^ 0x80000000UL; /* s − m is s + (−m), as sf_sub */
+            sv_tabd = &sv_exp_tab;
+            for (t = 0; t <= last; t += 128) {
+                sv_p = sc_w.at.s + (uint16_t)t;
+                sv_n = last - t < 128 ? (uint8_t)(last - t + 1) : 128;
+                sv_k_expsum();
+            }
+            sum = sv_acc;
+        } else
+#endif
         for (t = 0; t <= last; ++t) {
             s = sv_exp(sf_sub(keep ? sc_w.at.s[t] : score(t), m));
             if (keep)

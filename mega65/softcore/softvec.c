@@ -105,27 +105,22 @@ void sv_slow_f16(void)
     sv_b = sf_from_f16(sv_h);
 }
 
-static const struct sv_tab exp_tab = {FN_EXP_LO, FN_EXP_HI, FN_EXP_K, fn_exp, FN_EXP_BELOW, FN_EXP_ABOVE};
+void sv_slow_cvt(void)
+{
+    sv_h = sf_to_f16(sv_a);
+}
+
+const struct sv_tab sv_exp_tab = {FN_EXP_LO, FN_EXP_HI, FN_EXP_K, fn_exp, FN_EXP_BELOW, FN_EXP_ABOVE};
 static const struct sv_tab silu_tab = {FN_SILU_LO, FN_SILU_HI, FN_SILU_K, fn_silu, FN_SILU_BELOW, FN_SILU_ABOVE};
 static const struct sv_tab gelu_tab = {FN_GELU_LO, FN_GELU_HI, FN_GELU_K, fn_gelu, FN_GELU_BELOW, FN_GELU_ABOVE};
 
-/* one table value by softvec65.s (the C table()'s steps) */
-static f32 tab1(const struct sv_tab *t, f32 x)
+/* one exp table value by softvec65.s (the C table()'s steps): ATTN beyond SC_ATTN_T scores */
+f32 sv_exp(f32 x)
 {
-    sv_tabd = t;
+    sv_tabd = &sv_exp_tab;
     sv_a = x;
     sv_tab1();
     return sv_r;
-}
-
-f32 sv_exp(f32 x)
-{
-    return tab1(&exp_tab, x);
-}
-
-static f32 gelu(f32 x)
-{
-    return tab1(&gelu_tab, x);
 }
 #endif
 
@@ -134,8 +129,10 @@ static f32 gelu(f32 x)
  * nearest even (overflow to ±inf). Checks: X, Y (if used), Z. */
 uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
 {
+#ifndef SV_ASM
     uint16_t i;
     f32 v;
+#endif
     uint8_t two = op == OP_VADD || op == OP_VMUL || op == OP_SILUMUL;
     uint8_t e = span4(x, n0);
     if (!e && two)
@@ -149,14 +146,21 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
         if (two)
             get(y, sc_w.v.y);
 #ifdef SV_ASM
+        sv_p = sc_w.v.x;
+        sv_q = sc_w.v.y;
+        sv_n = (uint8_t)n;
         if (op == OP_SILUMUL) {
-            sv_p = sc_w.v.x;
-            sv_q = sc_w.v.y;
-            sv_n = (uint8_t)n;
             sv_tabd = &silu_tab;
             sv_k_tabmul();
+        } else if (op == OP_GELU) {
+            sv_tabd = &gelu_tab;
+            sv_k_tab();
+        } else if (op == OP_CVT16) {
+            sv_q = sc_w.v.h;
+            sv_k_cvt16();
         } else
-#endif
+            sv_k_vop(op == OP_VMUL);
+#else
         for (i = 0; i < n; ++i) {
             v = sc_w.v.x[i];
             switch (op) {
@@ -166,11 +170,9 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
             case OP_VMUL:
                 v = sf_mul(v, sc_w.v.y[i]);
                 break;
-#ifndef SV_ASM
             case OP_SILUMUL:
                 v = sf_mul(silu(v), sc_w.v.y[i]);
                 break;
-#endif
             case OP_GELU:
                 v = gelu(v);
                 break;
@@ -179,6 +181,7 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
             }
             sc_w.v.x[i] = v;
         }
+#endif
         if (op == OP_CVT16)
             sm_write(z + 2 * at, sc_w.v.h, 2 * n);
         else
@@ -356,11 +359,23 @@ uint8_t sv_meanrows(uint32_t x, uint32_t z, uint32_t n0, uint32_t rows)
 uint8_t sv_argmax(uint32_t x, uint32_t n0, uint32_t *index)
 {
     uint16_t i;
+#ifndef SV_ASM
     f32 best = 0, v;
+#endif
     uint8_t e = sc_span(x, sc_mul_sat(n0, 4));
     if (e)
         return e;
     *index = 0;
+#ifdef SV_ASM
+    sv_acc = 0; /* the best's order key (softvec65.s); 0: none yet, or a NaN */
+    for (at = 0; more(n0); at += n) {
+        get(x, sc_w.v.x);
+        sv_p = sc_w.v.x;
+        sv_n = (uint8_t)n;
+        if ((i = sv_k_argmax()) != 0)
+            *index = at + i - 1;
+    }
+#else
     for (at = 0; more(n0); at += n) {
         get(x, sc_w.v.x);
         for (i = 0; i < n; ++i) {
@@ -371,5 +386,6 @@ uint8_t sv_argmax(uint32_t x, uint32_t n0, uint32_t *index)
             }
         }
     }
+#endif
     return SC_OK;
 }

@@ -23,6 +23,7 @@ struct sv_tab {
     uint8_t below, above;
 };
 extern const struct sv_tab *sv_tabd;
+extern const struct sv_tab sv_exp_tab; /* softvec.c */
 #pragma zpsym("sv_a")
 #pragma zpsym("sv_b")
 #pragma zpsym("sv_r")
@@ -41,6 +42,16 @@ void sv_f16(void); /* sv_b = sv_h widened */
 void sv_tab1(void);
 /* x[i] = single(table(x[i])·y[i]) */
 void sv_k_tabmul(void);
+/* x[i] = table(x[i]) */
+void sv_k_tab(void);
+/* x[i] = single(x[i] + y[i]), or (mul) single(x[i]·y[i]) */
+void sv_k_vop(uint8_t mul);
+/* F16 y[i] (2 bytes each at sv_q) = x[i] rounded to nearest even */
+void sv_k_cvt16(void);
+/* ARGMAX's chunk: 1 + the index of the last element whose order key beats sv_acc (updated), or 0 */
+uint8_t sv_k_argmax(void);
+/* s[i] = exp_table(single(s[i] + sv_c)), sv_acc = single(sv_acc + s[i]) (ATTN, sv_c = −max) */
+void sv_k_expsum(void);
 /* sv_acc = single(sv_acc + single(x[i]·x[i])) */
 void sv_k_sumsq(void);
 /* x[i] = single(single(x[i]·sv_c)·y[i]) */
@@ -55,5 +66,6 @@ void sv_k_axpy(uint8_t f16);
 void sv_slow_mul(void);
 void sv_slow_add(void);
 void sv_slow_f16(void);
+void sv_slow_cvt(void); /* sv_h = sf_to_f16(sv_a) */
 #endif
 #endif

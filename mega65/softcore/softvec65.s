@@ -18,11 +18,12 @@
 
         .p4510
         .include        "softcall.inc"          ; the core's window (for the tables' flat addresses)
-        .import         _sv_slow_mul, _sv_slow_add, _sv_slow_f16
+        .import         _sv_slow_mul, _sv_slow_add, _sv_slow_f16, _sv_slow_cvt
         .exportzp       _sv_a, _sv_b, _sv_r, _sv_c, _sv_acc, _sv_p, _sv_q, _sv_n, _sv_h, _sv_tabd
         .export         _sv_mul, _sv_add, _sv_f16
         .export         _sv_tab1, _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale2, _sv_k_rope
-        .export         _sv_k_dot, _sv_k_axpy
+        .export         _sv_k_dot, _sv_k_axpy, _sv_k_vop, _sv_k_tab, _sv_k_expsum
+        .export         _sv_k_argmax, _sv_k_cvt16
 
 MULA    = $D770                         ; MULTINA, 4 bytes (docs/spec/mega65.md §M9)
 MULB    = $D774                         ; MULTINB, 4 bytes
@@ -886,3 +887,153 @@ _sv_k_axpy:
 
         .rodata
 pow2:   .byte   $00, $80, $40, $20, $10, $08, $04, $02   ; 2^(8−k) for a shift right by k
+
+; ---------------------------------------------------------------------------------------------
+; VADD / VMUL: x[i] = single(x[i] + y[i]) (A = 0) or single(x[i]·y[i]) (A != 0), p = x, q = y
+_sv_k_vop:
+        sta     f16                     ; here: the operation
+@loop:  getf    _sv_a, _sv_p, 0
+        getf    _sv_b, _sv_q, 0
+        lda     f16
+        bne     @mul
+        jsr     _sv_add
+        bra     @put
+@mul:   jsr     _sv_mul
+@put:   putf    _sv_p, _sv_r
+        jsr     incp
+        jsr     incq
+        next    @loop
+
+; GELU (any table alone): x[i] = table(x[i]), p = x, sv_tabd set
+_sv_k_tab:
+        jsr     tsetup
+@loop:  getf    v, _sv_p, 0
+        jsr     table
+        putf    _sv_p, _sv_r
+        jsr     incp
+        next    @loop
+
+; ATTN's softmax numerators: s[i] = exp_table(single(s[i] − m)), acc = single(acc + s[i]);
+; p = s, sv_c = −m (x − m is x + (−m) in softfloat.c too: sf_sub flips b's sign and adds),
+; sv_tabd = the exp table
+_sv_k_expsum:
+        jsr     tsetup
+@loop:  getf    _sv_a, _sv_p, 0
+        movf    _sv_b, _sv_c
+        jsr     _sv_add
+        movf    v, _sv_r
+        jsr     table
+        putf    _sv_p, _sv_r
+        movf    _sv_a, _sv_acc
+        movf    _sv_b, _sv_r
+        jsr     _sv_add
+        movf    _sv_acc, _sv_r
+        jsr     incp
+        next    @loop
+
+; ARGMAX over a chunk, p = x: sv_acc holds the best's order key so far (key above; 0 = none
+; yet, or the best is a NaN: no number has key 0, since -inf's is $007FFFFF), so an element
+; wins only with a larger key, i.e. a larger value (the first of equal ones stays; -0 = +0),
+; or as the first number after a NaN. NaNs never win (the C's first element is taken by the
+; caller's start at index 0). Returns A = 1 + the index of the chunk's last winner, 0 if none.
+_sv_k_argmax:
+        lda     #0
+        sta     ex                      ; here: the element's index
+        sta     ey                      ; here: 1 + the winner's
+@loop:  getf    kv, _sv_p, 0
+        lda     kv+2                    ; exponent $FF with a fraction: NaN
+        asl     a
+        lda     kv+3
+        rol     a
+        cmp     #$FF
+        bne     @num
+        lda     kv+2
+        and     #$7F
+        ora     kv+1
+        ora     kv
+        bne     @next
+@num:   jsr     key
+        sec
+        ldq     kv
+        sbcq    _sv_acc
+        bcc     @next
+        beq     @next
+        movf    _sv_acc, kv
+        ldx     ex
+        inx
+        stx     ey
+@next:  inc     ex
+        jsr     incp
+        dec     _sv_n
+        bne     @loop
+        ldz     #0
+        lda     ey
+        ldx     #0
+        rts
+
+; CVT16: h[i] = x[i] rounded to nearest even as an F16, p = x, q = h (2 bytes each). Fast path:
+; exponents 113..142, the F16 normals (and their roundings up to infinity); the rest (zeros,
+; F16 subnormals and underflow, overflow, infinities, NaN) through softfloat.c's sf_to_f16.
+; With b the magnitude, (b − (112 << 23)) << 3 has the F16's exponent and fraction in its top
+; 16 bits and the 13 bits dropped in its low 16; a carry of the rounding runs into the exponent
+; (at the top, to infinity) as softfloat.c's pack.
+_sv_k_cvt16:
+@loop:  getf    kv, _sv_p, 0
+        lda     kv+2
+        asl     a
+        lda     kv+3
+        rol     a
+        sec
+        sbc     #113
+        cmp     #142 - 113 + 1
+        bcs     @slow
+        lda     kv+3                    ; b − (112 << 23), the sign kept in kt
+        sta     kt
+        and     #$7F
+        sec
+        sbc     #$38
+        sta     kv+3
+        aslqm   kv
+        aslqm   kv
+        aslqm   kv
+        lda     kv+1                    ; the dropped bits against half
+        cmp     #$80
+        bcc     @put
+        bne     @up
+        lda     kv
+        bne     @up
+        lda     kv+2                    ; a tie: to even
+        lsr     a
+        bcc     @put
+@up:    inc     kv+2
+        bne     @put
+        inc     kv+3
+@put:   lda     kt
+        and     #$80
+        ora     kv+3
+        ldy     #1
+        sta     (_sv_q),y
+        lda     kv+2
+        dey
+        sta     (_sv_q),y
+@next:  jsr     incp
+        clc
+        lda     _sv_q
+        adc     #2
+        sta     _sv_q
+        bcc     :+
+        inc     _sv_q+1
+:       dec     _sv_n
+        bne     @loop
+        ldz     #0
+        rts
+@slow:  movf    _sv_a, kv
+        ldz     #0
+        jsr     _sv_slow_cvt
+        lda     _sv_h+1
+        ldy     #1
+        sta     (_sv_q),y
+        lda     _sv_h
+        dey
+        sta     (_sv_q),y
+        bra     @next

@@ -1474,6 +1474,131 @@ pub fn vector_arithmetic_at_rounding_ties_range_ends_and_signed_zeros_agree() {
     }
 }
 
+/// CVT16, ARGMAX, VADD and VMUL at the edges of softvec65.s's kernels. CVT16: exponents around
+/// the F16 normals (110-145: the fast path is 113-142), fractions whose 13 dropped bits are
+/// exactly half (ties to even), just off half, or all ones (rounding into the next binade and,
+/// at the top, to infinity), both signs, zeros. ARGMAX: NaNs (also first), ±0 and ±infinity,
+/// equal maxima on both sides of the 32-element chunks, all-negative vectors. VADD/VMUL: the
+/// ROPE edge operands (short fractions, range ends, x − x, signed zeros, specials).
+pub fn cvt16_argmax_vadd_and_vmul_at_their_edges_agree() {
+    for k in 0..24u64 {
+        let mut c = Case::new(format!("CVT16 edges #{k}"), 9700 + k, 1 << 18);
+        let n0 = 1 + c.below(100) as u32;
+        let x: Vec<f32> = (0..n0)
+            .map(|_| {
+                let e = match c.below(8) {
+                    0 => edge_exponent(&mut c),
+                    1 => [112, 113, 142, 143][c.below(4) as usize],
+                    _ => 110 + c.below(36) as u32,
+                };
+                let keep = c.below(24) as u32;
+                let top = short_fraction(&mut c, keep) & !0x1FFF;
+                let low = match c.below(6) {
+                    0 => 0x1000,
+                    1 => 0x0FFF,
+                    2 => 0x1001,
+                    3 => 0x1FFF,
+                    4 => 0,
+                    _ => c.rng.next_u64() as u32 & 0x1FFF,
+                };
+                let frac = if c.below(10) == 0 {
+                    0x7F_FFFF
+                } else {
+                    top | low
+                };
+                fields(c.below(2) == 0, e, frac)
+            })
+            .collect();
+        let xa = c.f32s(&x);
+        let aligned = c.below(2) == 0;
+        let za = c.alloc(2 * n0, aligned);
+        c.nan_ok(za, n0, 2);
+        c.setn(n0, 0, 0);
+        c.i(Op::Cvt16, 0, 0, xa, 0, za);
+        c.run();
+
+        let mut c = Case::new(format!("ARGMAX edges #{k}"), 9750 + k, 1 << 18);
+        let n0 = 1 + c.below(120) as u32;
+        let mut x = c.vector(n0);
+        if k % 3 == 0 {
+            x.iter_mut().for_each(|v| *v = -v.abs());
+        }
+        let specials = [
+            f32::NAN,
+            -f32::NAN,
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+        ];
+        for _ in 0..c.below(6) {
+            let i = c.below(n0 as u64) as usize;
+            x[i] = specials[c.below(specials.len() as u64) as usize];
+        }
+        if k % 4 == 1 {
+            x[0] = f32::NAN;
+        }
+        if n0 > 40 && k % 2 == 0 {
+            // the maximum (or a zero of the other sign) again, both sides of a chunk edge
+            let m = x
+                .iter()
+                .copied()
+                .filter(|v| !v.is_nan())
+                .fold(f32::NEG_INFINITY, f32::max);
+            let m2 = if m == 0.0 { -m } else { m };
+            for i in [31usize, 32, 33, (n0 - 1) as usize] {
+                if c.below(2) == 0 {
+                    x[i] = m2;
+                }
+            }
+        }
+        let xa = c.f32s(&x);
+        let out = c.alloc(4, true);
+        let reg = c.below(15) as u8;
+        c.li(reg, 0xDEAD_BEEF);
+        c.setn(n0, 0, 0);
+        c.i(Op::ArgMax, reg, 0, xa, 0, 0);
+        c.i(Op::Str, reg, 0, out, 0, 0);
+        c.run();
+
+        let mut c = Case::new(format!("VADD/VMUL edges #{k}"), 9800 + k, 1 << 18);
+        let n0 = 1 + c.below(80) as u32;
+        let sums = k % 2 == 0;
+        let mut x = Vec::new();
+        let mut y = Vec::new();
+        for _ in 0..n0 {
+            let keep = c.below(24) as u32;
+            let (e0, f0) = (edge_exponent(&mut c), short_fraction(&mut c, keep));
+            let v0 = fields(c.below(2) == 0, e0, f0);
+            let keep = c.below(24) as u32;
+            let f1 = short_fraction(&mut c, keep);
+            let neg1 = c.below(2) == 0;
+            let v1 = match c.below(8) {
+                0 if sums => -v0,
+                1 => fields(neg1, e0, f0 ^ 1),
+                2 => [0.0, -0.0][c.below(2) as usize],
+                3 if !sums => fields(neg1, (254 + 127 - e0.min(254)).clamp(1, 254), f1),
+                4 if !sums => fields(neg1, 129u32.saturating_sub(e0).clamp(1, 254), f1),
+                _ if sums => fields(neg1, e0.saturating_sub(c.below(41) as u32), f1),
+                _ => fields(neg1, edge_exponent(&mut c), f1),
+            };
+            x.push(v0);
+            y.push(v1);
+        }
+        let xa = c.f32s(&x);
+        let ya = c.f32s(&y);
+        let za = if c.below(2) == 0 {
+            xa
+        } else {
+            c.alloc(4 * n0, true)
+        };
+        c.nan_ok(za, n0, 4);
+        c.setn(n0, 0, 0);
+        c.i(if sums { Op::VAdd } else { Op::VMul }, 0, 0, xa, ya, za);
+        c.run();
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // (b) Whole images.
 
@@ -1623,6 +1748,10 @@ macro_rules! instruction_tests {
         #[test]
         fn vector_arithmetic_at_rounding_ties_range_ends_and_signed_zeros_agree() {
             softcore_jobs::vector_arithmetic_at_rounding_ties_range_ends_and_signed_zeros_agree();
+        }
+        #[test]
+        fn cvt16_argmax_vadd_and_vmul_at_their_edges_agree() {
+            softcore_jobs::cvt16_argmax_vadd_and_vmul_at_their_edges_agree();
         }
     };
 }
