@@ -10,8 +10,8 @@
 ;    significand ma in Q = A:X:Y:Z. Zero, subnormal, inf and NaN weights go to the C.
 ; 3. ma·2^(pos mod 8) by 0-7 ASLQs (a patched BRA into the chain), stored to MULTINA: the
 ;    multiplier (spec/MEGA65.md §9, product ready one cycle after the write) gives the product
-;    already on byte boundaries, < 2^55 (F32: 24 + 7 + 24 bits; F16 < 2^42, BF16 < 2^39).
-; 4. Its 7 bytes (6 for F16/BF16: the 7th is zero) added to or subtracted from xs_acc at byte
+;    already on byte boundaries, < 2^55 (F32 and BF16 as ma·2^16: 24 + 7 + 24 bits; F16 < 2^42).
+; 4. Its 7 bytes (6 for F16: the 7th is zero) added to or subtracted from xs_acc at byte
 ;    pos / 8, then the carry (borrow) runs up while it is set, as exactsum.c's accumulate.
 ;
 ; The accumulator and loop state are absolute (the program's zero page is full); every x and w
@@ -84,6 +84,7 @@ _xs_chunk:
 ; --- x_j ---
 el:     ldx     xi
         lda     XB+3,x
+        and     #$80                    ; (w_f16 keeps the weight's other bits through the EOR)
         sta     sgx
         lda     XB+2,x
         asl     a
@@ -135,7 +136,7 @@ slow:   lda     xi                      ; the C: xs_add_product(widen(w_j), x_j)
         sta     MULB+3
         jmp     next
 
-; --- w_j, BF16: Q = ma (8 bits) ---
+; --- w_j, BF16: Q = ma·2^16 (8 bits) ---
 w_bf16: txa
         lsr     a
         tay                             ; 2·j
@@ -152,11 +153,12 @@ w_bf16: txa
         dec     a
         adc     ebm1
         jsr     split
-        lda     WB,y
-        ora     #$80
-        ldx     #0
-        ldy     #0
-        ldz     #0
+        lda     WB,y                    ; ma·2^16: the widened significand's place (pos is
+        ora     #$80                    ; for 24-bit significands), so 7 product bytes
+        tay
+        lda     #0
+        tax
+        taz
         bra     shbra
 
 ; --- w_j, F16: ea = e5 + 125, Q = ma (11 bits) ---
@@ -215,7 +217,7 @@ sh7:    aslq
         lda     _xs_acc+5,x
         adc     MULO+5
         sta     _xs_acc+5,x
-b6bra:  bra     b6a                     ; patched: F32 adds byte 6, F16/BF16 skip it
+b6bra:  bra     b6a                     ; patched: F32 and BF16 add byte 6, F16 skips it
 b6a:    lda     _xs_acc+6,x
         adc     MULO+6
         sta     _xs_acc+6,x
@@ -287,9 +289,9 @@ split:  tax
         .rodata
 shofs:  .byte   21, 18, 15, 12, 9, 6, 3, 0
 ; per format (WT_F32, WT_F16, WT_BF16): the weight step, and the BRA offset at b6bra (0: add
-; byte 6; else skip it and its INX)
+; byte 6; F16: skip it and its INX)
 wstep_lo:
         .byte   <w_f32, <w_f16, <w_bf16
 wstep_hi:
         .byte   >w_f32, >w_f16, >w_bf16
-b6skip: .byte   0, b6ae - b6a, b6ae - b6a
+b6skip: .byte   0, b6ae - b6a, 0
