@@ -1655,6 +1655,199 @@ pub fn run_image(name: &str, img: &[u8], prompts: &[&[u32]], n_generate: u32) {
     }
 }
 
+/// GEMV with F32, F16 and BF16 weights where the exact sum (exactsum.c, exactsum65.s) is at its
+/// edges: products at both ends of the accumulator (exponents 1-3 and 251-254 on both sides, so
+/// the carry runs to the top byte), every bit offset of a product, sums that cross zero again and
+/// again (a row's second half negates its first half's products, so borrows and carries run
+/// through the sign bytes and out of the top), short fractions, and now and then a zero,
+/// subnormal, inf or NaN operand in the middle of a chunk (the C's share).
+pub fn gemv_with_float_weights_at_the_exact_sums_edges_agrees() {
+    for (k, fmt) in [GgmlType::F32, GgmlType::F16, GgmlType::Bf16]
+        .into_iter()
+        .cycle()
+        .take(12)
+        .enumerate()
+    {
+        let mut c = Case::new(
+            format!("GEMV {} exact-sum edges #{k}", fmt.name()),
+            9700 + k as u64,
+            1 << 18,
+        );
+        let cols = 2 * (20 + c.below(40) as u32) + (k as u32 & 1);
+        let rows = 3 + c.below(4) as u32;
+        let special = k % 3 == 2;
+        let mut xs = Vec::new();
+        let mut w = Vec::new();
+        for _ in 0..rows {
+            let extreme = c.below(2) == 0;
+            let half = cols / 2;
+            let mut ws: Vec<u32> = Vec::new();
+            for j in 0..cols {
+                if j >= half && j < 2 * half {
+                    // the first half's product, negated (sign of the weight flipped)
+                    let flip = match fmt {
+                        GgmlType::F32 => 1u32 << 31,
+                        _ => 1 << 15,
+                    };
+                    ws.push(ws[(j - half) as usize] ^ flip);
+                    continue;
+                }
+                let e = if extreme {
+                    [1, 2, 3, 251, 252, 253, 254][c.below(7) as usize]
+                } else {
+                    edge_exponent(&mut c).clamp(1, 254)
+                };
+                let neg = c.below(2) == 0;
+                let keep = c.below(24) as u32;
+                let frac = short_fraction(&mut c, keep);
+                let v = fields(neg, e, frac);
+                let bits = match fmt {
+                    GgmlType::F32 => v.to_bits(),
+                    GgmlType::Bf16 => v.to_bits() >> 16,
+                    _ => {
+                        // F16: exponents 1-2 and 29-30 at the extremes, any normal otherwise
+                        let e5 = if extreme {
+                            [1, 2, 29, 30][c.below(4) as usize]
+                        } else {
+                            1 + c.below(30) as u32
+                        };
+                        (neg as u32) << 15 | e5 << 10 | (frac >> 13)
+                    }
+                };
+                ws.push(bits);
+            }
+            if special {
+                let j = c.below(cols as u64) as usize;
+                ws[j] = match (fmt, c.below(4)) {
+                    (GgmlType::F32, 0) => 0x8000_0000,
+                    (GgmlType::F32, 1) => 0x0000_0123,
+                    (GgmlType::F32, 2) => 0x7F80_0000,
+                    (GgmlType::F32, _) => 0x7FC0_0000,
+                    (_, 0) => 0x8000,
+                    (_, 1) => 0x0003,
+                    (_, 2) => 0x7C00 | (fmt == GgmlType::Bf16) as u32 * 0x7F80,
+                    _ => 0x7E00 | (fmt == GgmlType::Bf16) as u32 * 0x7FC0,
+                };
+            }
+            for b in ws {
+                match fmt {
+                    GgmlType::F32 => w.extend(b.to_le_bytes()),
+                    _ => w.extend((b as u16).to_le_bytes()),
+                }
+            }
+        }
+        for j in 0..cols {
+            let e = [1, 2, 3, 126, 127, 128, 252, 253, 254][c.below(9) as usize];
+            let e = if c.below(3) == 0 {
+                e
+            } else {
+                edge_exponent(&mut c).clamp(1, 254)
+            };
+            let neg = c.below(2) == 0;
+            let keep = c.below(24) as u32;
+            let frac = short_fraction(&mut c, keep);
+            xs.push(if special && j % 17 == 5 {
+                [0.0, -0.0, 1e-40, f32::INFINITY][c.below(4) as usize]
+            } else {
+                fields(neg, e, frac)
+            });
+        }
+        let xa = c.f32s(&xs);
+        let wa = c.bytes(&w, false);
+        let za = c.alloc(4 * rows, true);
+        c.nan_ok(za, rows, 4);
+        c.setn(cols, rows, 0);
+        c.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
+        c.run();
+    }
+}
+
+/// The Q8_0 input quantiser (softquant65.s and the C it falls back to) at the edges of its
+/// roundings, run through Q8_0 GEMV: block maxima of 127·2^k (d = 2^k exactly: the magic
+/// multiply's significand is exactly 2^23), d exactly half-way between two F16 values (ties to
+/// even, up and down), d that rounds up to F16 infinity (amax ≈ 8.3e6), amax significands of
+/// 127·2^17 and more, elements whose single product |x·id| lies just below one half (and on it),
+/// and x = ±amax. Two weight rows per block, ones and distinct values, so that any quant that
+/// differs shows in a sum.
+pub fn q8_0_input_blocks_at_the_quantisers_edges_agree() {
+    let mut c = Case::new("Q8_0 quantiser edges".into(), 9660, 1 << 18);
+    let mut amaxes: Vec<f32> = Vec::new();
+    for k in [-12, -1, 0, 3, 9, 14] {
+        amaxes.push(127.0 * 2f32.powi(k));
+    }
+    for h in [0x3C01u16, 0x3C02, 0x4A37, 0x2001, 0x0400, 0x7BFE] {
+        // d = an F16 value plus half its last place: an exact tie in sf_to_f16
+        let f = ggml::f16_to_f32(h);
+        let d = f + (ggml::f16_to_f32(h + 1) - f) / 2.0;
+        let amax = d * 127.0;
+        assert_eq!(amax / 127.0, d, "amax/127 is the tie");
+        amaxes.push(amax);
+    }
+    amaxes.extend([65520.0 * 127.0, 8.3e6, 8_320_000.0, 65504.0 * 127.0]);
+    for e in [-20, 0, 7] {
+        amaxes.push((127 << 17) as f32 * 2f32.powi(e));
+        amaxes.push(((127 << 17) + 1 + c.below(1 << 17) as i32) as f32 * 2f32.powi(e));
+        amaxes.push(((1 << 24) - 1) as f32 * 2f32.powi(e));
+    }
+    let mut x = Vec::new();
+    let mut below_half = 0;
+    for &amax in &amaxes {
+        let id = 1.0 / (amax / 127.0);
+        let mut b = Vec::new();
+        b.push(amax);
+        b.push(-amax);
+        for _ in 0..6 {
+            // the largest |x| whose single product x·id is below one half, and the next one up
+            let mut v = 0.5 / id;
+            while v * id >= 0.5 {
+                v = f32::from_bits(v.to_bits() - 1);
+            }
+            if v * id < 0.5 {
+                below_half += 1;
+            }
+            let up = f32::from_bits(v.to_bits() + 1);
+            let s = if c.below(2) == 0 { 1.0 } else { -1.0 };
+            b.push(s * v);
+            b.push(-s * up);
+            let k = c.below(127) as f32;
+            b.push(s * (k + 0.5) / id);
+        }
+        while b.len() < 32 {
+            let u = (c.rng.uniform() * 2.0 - 1.0) as f32;
+            b.push(u * amax);
+        }
+        // amax at a random place
+        let p = c.below(32) as usize;
+        b.swap(0, p);
+        x.extend(b);
+    }
+    assert!(
+        below_half >= amaxes.len(),
+        "{below_half} just below one half"
+    );
+    let cols = x.len() as u32;
+    let xa = c.f32s(&x);
+    let mut w = Vec::new();
+    for r in 0..2u32 {
+        for _ in 0..cols / 32 {
+            w.extend(0x3C00u16.to_le_bytes()); // scale 1
+            for j in 0..32u32 {
+                w.push(if r == 0 {
+                    1
+                } else {
+                    (j * 37 % 255) as u8 ^ 0x80
+                });
+            }
+        }
+    }
+    let wa = c.bytes(&w, false);
+    let za = c.alloc(8, true);
+    c.nan_ok(za, 2, 4);
+    c.setn(cols, 2, 0);
+    c.i(Op::Gemv, GgmlType::Q8_0 as u8, 0, wa, xa, za);
+    c.run();
+}
+
 pub const PROMPTS: [&[u32]; 3] = [&[1, 15, 27, 99], &[1, 200], &[3, 4, 5, 6, 7, 8, 9, 10, 11]];
 
 /// The #[test] functions of (a), each running one of the job sets above through the including
@@ -1752,6 +1945,14 @@ macro_rules! instruction_tests {
         #[test]
         fn cvt16_argmax_vadd_and_vmul_at_their_edges_agree() {
             softcore_jobs::cvt16_argmax_vadd_and_vmul_at_their_edges_agree();
+        }
+        #[test]
+        fn gemv_with_float_weights_at_the_exact_sums_edges_agrees() {
+            softcore_jobs::gemv_with_float_weights_at_the_exact_sums_edges_agrees();
+        }
+        #[test]
+        fn q8_0_input_blocks_at_the_quantisers_edges_agree() {
+            softcore_jobs::q8_0_input_blocks_at_the_quantisers_edges_agree();
         }
     };
 }
