@@ -8,8 +8,9 @@ OUT ?= scm65-build
 DEFS ?=
 CORE_C := softcore softvec fntab softgemv softattn softfloat exactsum
 # The ca65 hot paths (softgemv65.s: the Q8_0/Q4_0 block loop; softquant65.s: the input
-# quantiser; softvec65.s: single multiply/add and the vector kernels) replace their C unless DEFS
-# has -DSC_C_GEMV, which builds the C definition alone
+# quantiser; softvec65.s: single multiply/add and the vector kernels; exactsum65.s: the float
+# GEMV's exact sum) replace their C unless DEFS has -DSC_C_GEMV, which builds the C definition
+# alone
 CORE_S := $(if $(findstring SC_C_GEMV,$(DEFS)),,softgemv65 softquant65 softvec65 exactsum65)
 HEADERS := $(wildcard softcore/*.h) include/ssnail_regs.h
 CC65FLAGS := -t none --cpu 6502 -Oirs -g -I softcore -I include

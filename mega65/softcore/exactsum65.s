@@ -19,6 +19,7 @@
 ; multiplier, so MULTINB byte 3 is cleared again after it.
 
         .p4510
+        .include        "quad.inc"              ; quad instructions, the multiplier
         .import         _sc_w, _xs_acc, _xs_slow
         .export         _xs_chunk, _xs_fmt, _xs_n
 
@@ -30,18 +31,6 @@ WB      = _sc_w + 4 * SC_VEC            ; sc_w.gf.w: f32 or uint16_t per element
 WT_F32  = 0                             ; fn_tables.h
 WT_F16  = 1                             ; (anything else: BF16)
 XS_BYTES = 74                           ; exactsum.h
-MULA    = $D770                         ; MULTINA, 4 bytes
-MULB    = $D774                         ; MULTINB, 4 bytes
-MULO    = $D778                         ; MULTOUT, 8 bytes
-
-.macro  stq     arg                     ; 45GS02 quad store: the 42 42 prefix (spec/MEGA65.md §1.6)
-        .byte   $42, $42
-        sta     arg
-.endmacro
-.macro  aslq
-        .byte   $42, $42
-        asl     a
-.endmacro
 
         .bss
 _xs_fmt:.res    1                       ; WT_F32, WT_F16 or WT_BF16 (fn_tables.h)

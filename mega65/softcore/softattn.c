@@ -43,7 +43,10 @@ static uint8_t mul64(uint32_t *hi, uint32_t *lo, uint32_t m)
 static f32 score(uint32_t t)
 {
     uint32_t i0;
-    uint16_t n, i;
+    uint16_t n;
+#ifndef SV_ASM
+    uint16_t i;
+#endif
     f32 s = SF_ZERO;
     for (i0 = 0; i0 < hd; i0 += n) {
         n = hd - i0 < SC_VEC ? (uint16_t)(hd - i0) : SC_VEC;

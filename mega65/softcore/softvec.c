@@ -194,7 +194,9 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
  * y_i = single(single(x_i·r)·g_i). */
 uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
 {
+#ifndef SV_ASM
     uint16_t i;
+#endif
     f32 ss = SF_ZERO, r;
     uint8_t e = span4(x, n0);
     if (e || (e = span4(g, n0)) != 0 || (e = span4(z, n0)) != 0)

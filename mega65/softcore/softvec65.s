@@ -17,6 +17,7 @@
 ; these (pointers and count in sv_p, sv_q, sv_n).
 
         .p4510
+        .include        "quad.inc"              ; quad instructions, the multiplier
         .include        "softcall.inc"          ; the core's window (for the tables' flat addresses)
         .import         _sv_slow_mul, _sv_slow_add, _sv_slow_f16, _sv_slow_cvt
         .exportzp       _sv_a, _sv_b, _sv_r, _sv_c, _sv_acc, _sv_p, _sv_q, _sv_n, _sv_h, _sv_tabd
@@ -25,54 +26,10 @@
         .export         _sv_k_dot, _sv_k_axpy, _sv_k_vop, _sv_k_tab, _sv_k_expsum
         .export         _sv_k_argmax, _sv_k_cvt16
 
-MULA    = $D770                         ; MULTINA, 4 bytes (docs/spec/mega65.md §M9)
-MULB    = $D774                         ; MULTINB, 4 bytes
-MULO    = $D778                         ; MULTOUT, 8 bytes: A·B, ready without a trigger
+; Quad loads and stores (quad.inc): LDQ (bp),Z adds Z, STQ (bp) does not. LDQ leaves a byte in
+; Z: inside this file Z is scratch, and it is 0 again before anything else runs (cc65's code and
+; softmem_m65.s expect Z = 0): before each jump to a C fallback and each kernel's return.
 
-; 45GS02 quad loads and stores: the 42 42 (NEG NEG) prefix (docs/spec/mega65.md §M1.6). LDQ
-; (bp),Z adds Z, STQ (bp) does not. LDQ leaves a byte in Z: inside this file Z is scratch, and
-; it is 0 again before anything else runs (cc65's code and softmem_m65.s expect Z = 0): before
-; each jump to a C fallback and each kernel's return.
-.macro  ldq     arg
-        .byte   $42, $42
-        lda     arg
-.endmacro
-.macro  ldqi    arg                     ; LDQ (arg),Z
-        .byte   $42, $42
-        lda     (arg),z
-.endmacro
-.macro  stq     arg
-        .byte   $42, $42
-        sta     arg
-.endmacro
-.macro  adcq    arg
-        .byte   $42, $42
-        adc     arg
-.endmacro
-.macro  sbcq    arg
-        .byte   $42, $42
-        sbc     arg
-.endmacro
-.macro  rolq                            ; Q-accumulator forms
-        .byte   $42, $42
-        rol     a
-.endmacro
-.macro  rorq
-        .byte   $42, $42
-        ror     a
-.endmacro
-.macro  aslqm   arg                     ; ASLQ bp
-        .byte   $42, $42
-        asl     arg
-.endmacro
-.macro  stqi    arg                     ; STQ (arg)
-        .byte   $42, $42
-        sta     (arg),z
-.endmacro
-.macro  ldqf    arg                     ; LDQ [arg],Z: flat 28-bit pointer, ignores MAP
-        .byte   $42, $42, $EA
-        lda     (arg),z
-.endmacro
 ; a single from (ptr) (+ ofs bytes) into a zero-page f32, and back
 .macro  getf    dst, ptr, ofs
         ldz     #ofs
