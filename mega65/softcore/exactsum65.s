@@ -26,6 +26,7 @@
 .ifndef SC_VEC
 SC_VEC  = 32                            ; softcore_int.h's default (ca65 gets the same -D)
 .endif
+        .assert SC_VEC <= 63, error, "xi and xend (4 per element) are bytes"
 XB      = _sc_w                         ; sc_w.gf.x[SC_VEC] (f32)
 WB      = _sc_w + 4 * SC_VEC            ; sc_w.gf.w: f32 or uint16_t per element
 WT_F32  = 0                             ; fn_tables.h
@@ -120,6 +121,7 @@ w_f32:  lda     WB+3,x
 slow:   lda     xi                      ; the C: xs_add_product(widen(w_j), x_j)
         lsr     a
         lsr     a
+        ldz     #0                      ; Z = 0 for the C (softvec65.s's convention)
         jsr     _xs_slow
         lda     #0
         sta     MULB+3
@@ -259,7 +261,8 @@ next:   lda     xi
         cmp     xend
         beq     done
         jmp     el
-done:   rts
+done:   ldz     #0                      ; and on return
+        rts
 
 ; C:A = pos (9 bits): bi = pos / 8, and the shift chain's BRA skips 7 - pos mod 8 ASLQs (3 bytes
 ; each). Keeps Y.
