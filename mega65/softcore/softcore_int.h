@@ -11,20 +11,22 @@
  * GEMV with Q8_0/Q4_0 weights quantises at most SC_GEMV_COLS input elements at a time (a
  * multiple of 32) and carries SC_GEMV_ROWS row sums; ATTN keeps up to SC_ATTN_T scores and
  * recomputes them beyond that. The PC tests build the core with tiny values too, so that every
- * chunk boundary is crossed (mega65/tests/softcore_on_the_pc.rs). */
+ * chunk boundary is crossed (mega65/tests/softcore_on_the_pc.rs). 1024 columns and 64 rows: the
+ * 704-column down projection of a 5 M-parameter llama is quantised once, not per 32 rows (6.8 %
+ * of its token for 162 bytes; docs/FINDINGS.md "Software core: the second speed pass"). */
 #ifndef SC_VEC
 #define SC_VEC 32
 #endif
 #ifndef SC_GEMV_COLS
-#define SC_GEMV_COLS 512
+#define SC_GEMV_COLS 1024
 #endif
 #ifndef SC_GEMV_ROWS
-#define SC_GEMV_ROWS 32
+#define SC_GEMV_ROWS 64
 #endif
 #ifndef SC_ATTN_T
 #define SC_ATTN_T 256
 #endif
-#if SC_VEC < 2 || SC_VEC % 2 != 0 || SC_GEMV_COLS < 32 || SC_GEMV_COLS % 32 != 0 || SC_GEMV_ROWS < 1 || SC_ATTN_T < 1
+#if SC_VEC < 2 || SC_VEC % 2 != 0 || SC_GEMV_COLS < 32 || SC_GEMV_COLS % 32 != 0 || SC_GEMV_ROWS < 1 || SC_GEMV_ROWS > 255 || SC_ATTN_T < 1
 #error "softcore_int.h: bad buffer sizes"
 #endif
 

@@ -329,14 +329,14 @@ pub fn gemv_in_every_weight_format_and_flag_combination_agrees_bit_for_bit() {
 }
 
 pub fn gemv_with_inputs_wider_than_the_quantised_buffer_and_many_rows_agrees() {
-    // 640 columns: ten chunks of the tiny build's 64 and two of the default 512; 70 rows: 24 row
-    // chunks of the tiny build's 3 and three of the default 32.
+    // 1088 columns: 17 chunks of the tiny build's 64 and two of the default 1024; 140 rows: 47
+    // row chunks of the tiny build's 3 and three of the default 64.
     for (k, fmt) in [GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::F16]
         .into_iter()
         .enumerate()
     {
         let mut c = Case::new(format!("wide GEMV {}", fmt.name()), 77 + k as u64, 1 << 20);
-        let (cols, rows) = (640, 70);
+        let (cols, rows) = (1088, 140);
         let x = c.vector(cols);
         let xa = c.f32s(&x);
         let w = weight_rows(&mut c, fmt, rows, cols);
