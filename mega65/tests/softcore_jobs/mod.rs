@@ -1725,8 +1725,8 @@ pub fn gemv_with_float_weights_at_the_exact_sums_edges_agrees() {
                     (GgmlType::F32, _) => 0x7FC0_0000,
                     (_, 0) => 0x8000,
                     (_, 1) => 0x0003,
-                    (_, 2) => 0x7C00 | (fmt == GgmlType::Bf16) as u32 * 0x7F80,
-                    _ => 0x7E00 | (fmt == GgmlType::Bf16) as u32 * 0x7FC0,
+                    (_, 2) => 0x7C00 | ((fmt == GgmlType::Bf16) as u32 * 0x7F80),
+                    _ => 0x7E00 | ((fmt == GgmlType::Bf16) as u32 * 0x7FC0),
                 };
             }
             for b in ws {
