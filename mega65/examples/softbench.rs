@@ -2,16 +2,16 @@
 //! headless MEGA65 (the scm65 test PRG: mega65/host/scm65.c, the whole core built by cc65).
 //!
 //!     cargo run --release -p ssnail-mega65-program --example softbench [-- --defs "-D…"]
-//!         [--only gemv|tokens] [--profile gemv|token|token-q4]
+//!         [--only gemv|tokens] [--profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4]
 //!
-//! * GEMV: one GEMV of 64 rows × 512 columns (8 rows for F16/F32) per weight format, as a job
+//! * GEMV: one GEMV of 64 rows × 512 columns (8 rows for F16/F32/BF16) per weight format, as a job
 //!   `SETN; GEMV; HALT`, minus the same job without the GEMV, divided by the weights.
 //! * tokens: llama images of about 260 K, 1 M and 5 M parameters (ssnail-synthetic models converted
 //!   at Q8_0 and Q4_0, context 64): the prompt's script run with 1 and with 3 generated tokens;
 //!   cycles per token = the difference / 2, tokens/s at 40.5 MHz. Beside elya-snes's 6.88 tokens/s
 //!   for 102,400 weights on a 2.68 MHz 65816 (/work/shared/seeds/elya-snes-README.txt).
-//! * --profile gemv|token: the Q8_0 GEMV above or one token of the 260 K Q8_0 model stepped an
-//!   instruction at a time, the cycles spent in each function (its own code, not its callees),
+//! * --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token: the Q8_0 (F16, F32, BF16) GEMV above or
+//!   one token of the 260 K Q8_0 model stepped an instruction at a time, the cycles spent in each function (its own code, not its callees),
 //!   from the ld65 debug and label files.
 //!
 //! Every job's SSNAIL memory afterwards must equal ssnail_core's (hardware numerics), or the
@@ -301,7 +301,7 @@ fn main() -> Result<()> {
                 i += 1;
             }
             a => bail!(
-                "softbench: unknown argument {a:?} (--defs STR, --only gemv|tokens, --profile gemv|token|token-q4)"
+                "softbench: unknown argument {a:?} (--defs STR, --only gemv|tokens, --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4)"
             ),
         }
         i += 1;
@@ -314,6 +314,16 @@ fn main() -> Result<()> {
         Some("gemv") => {
             let mem = gemv_job(GgmlType::Q8_0, 64, 512, true);
             return profile(&prg, dir.path(), "GEMV Q8_0 64 × 512", &mem, PROG);
+        }
+        Some(f @ ("gemv-f16" | "gemv-f32" | "gemv-bf16")) => {
+            let fmt = match f {
+                "gemv-f16" => GgmlType::F16,
+                "gemv-f32" => GgmlType::F32,
+                _ => GgmlType::Bf16,
+            };
+            let mem = gemv_job(fmt, 8, 512, true);
+            let what = format!("GEMV {} 8 × 512", fmt.name());
+            return profile(&prg, dir.path(), &what, &mem, PROG);
         }
         Some(t @ ("token" | "token-q4")) => {
             let (d, l, h, n) = small;
@@ -329,7 +339,9 @@ fn main() -> Result<()> {
             );
             return profile(&prg, dir.path(), &what, &mem, job);
         }
-        Some(p) => bail!("softbench: --profile {p:?}: gemv, token or token-q4"),
+        Some(p) => bail!(
+            "softbench: --profile {p:?}: gemv, gemv-f16, gemv-f32, gemv-bf16, token or token-q4"
+        ),
         None => {}
     }
     if only.as_deref() != Some("tokens") {
@@ -340,6 +352,7 @@ fn main() -> Result<()> {
             (GgmlType::Q4_0, 64),
             (GgmlType::F16, 8),
             (GgmlType::F32, 8),
+            (GgmlType::Bf16, 8),
         ] {
             let c = gemv_cycles_per_weight(&prg, fmt, rows, 512)?;
             println!("| {} | {rows} × 512 | {c:.1} |", fmt.name());

@@ -45,6 +45,21 @@ bi:     .res    1                       ; pos / 8
 
         .code
 
+; C:A = pos (9 bits): bi = pos / 8, and the shift chain's BRA skips 7 - pos mod 8 ASLQs (3 bytes
+; each). Keeps Y. Inline in each weight path (a JSR/RTS pair is 11 cycles a weight).
+.macro  split
+        tax
+        ror     a
+        lsr     a
+        lsr     a
+        sta     bi
+        txa
+        and     #7
+        tax
+        lda     shofs,x
+        sta     shbra+1
+.endmacro
+
 ; void xs_chunk(void): xs_acc += Σ_{j < xs_n} w_j·x_j exactly, for xs_fmt weights.
 _xs_chunk:
         lda     _xs_n
@@ -108,7 +123,7 @@ w_f32:  lda     WB+3,x
         dec     a                       ; C = 0 after the CMP
         adc     ebm1                    ; C:A = pos
         ldy     xi
-        jsr     split
+        split
         ldz     #0
         ldx     WB+1,y
         lda     WB+2,y
@@ -116,7 +131,7 @@ w_f32:  lda     WB+3,x
         pha
         lda     WB,y
         ply
-        bra     shbra
+        jmp     shbra                   ; (out of BRA's reach past the inline splits)
 
 slow:   lda     xi                      ; the C: xs_add_product(widen(w_j), x_j)
         lsr     a
@@ -143,7 +158,7 @@ w_bf16: txa
         beq     slow
         dec     a
         adc     ebm1
-        jsr     split
+        split
         lda     WB,y                    ; ma·2^16: the widened significand's place (pos is
         ora     #$80                    ; for 24-bit significands), so 7 product bytes
         tay
@@ -167,7 +182,7 @@ w_f16:  txa
         lsr     a                       ; e5, C = 0
         adc     #124
         adc     ebm1                    ; C:A = pos = e5 + 124 + eb - 1
-        jsr     split
+        split
         lda     WB+1,y
         and     #3
         ora     #4
@@ -262,20 +277,6 @@ next:   lda     xi
         beq     done
         jmp     el
 done:   ldz     #0                      ; and on return
-        rts
-
-; C:A = pos (9 bits): bi = pos / 8, and the shift chain's BRA skips 7 - pos mod 8 ASLQs (3 bytes
-; each). Keeps Y.
-split:  tax
-        ror     a
-        lsr     a
-        lsr     a
-        sta     bi
-        txa
-        and     #7
-        tax
-        lda     shofs,x
-        sta     shbra+1
         rts
 
         .rodata

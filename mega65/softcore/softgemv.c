@@ -213,26 +213,40 @@ void xs_slow(uint8_t j)
 }
 #endif
 
+/* The row and chunk state lives in statics and the addresses move on by additions: cc65 keeps
+ * 32-bit locals on its C stack and multiplies through the runtime, which cost ~4,700 cycles per
+ * 32-element chunk around a ~10,000-cycle xs_chunk (softbench --profile gemv-f16). */
+static uint32_t gf_wp, gf_xp, gf_left;
+static uint16_t gf_n, gf_wn;
+
 static void gemv_float(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols, uint32_t rows, uint32_t rb)
 {
-    uint32_t r, c0;
-    uint16_t n;
+    uint32_t r;
+    /* x is read once when it fits one chunk, else again for every row */
+    uint8_t xreread = cols > SC_VEC;
 #ifndef XS_ASM
     uint16_t j;
+#else
+    xs_fmt = fmt;
 #endif
-    for (r = 0; r < rows; ++r) {
+    for (r = 0; r < rows; ++r, w += rb) {
         xs_clear();
-        for (c0 = 0; c0 < cols; c0 += n) {
-            n = cols - c0 < SC_VEC ? (uint16_t)(cols - c0) : SC_VEC;
-            if (r == 0 || cols > SC_VEC)
-                sm_read(x + 4 * c0, sc_w.gf.x, 4 * n);
-            sm_read(w + r * rb + c0 * bbytes, &sc_w.gf.w, n * bbytes);
+        gf_wp = w;
+        gf_xp = x;
+        for (gf_left = cols; gf_left != 0; gf_left -= gf_n) {
+            gf_n = gf_left < SC_VEC ? (uint16_t)gf_left : SC_VEC;
+            gf_wn = bbytes == 4 ? gf_n << 2 : gf_n << 1; /* (bbytes is 4 or 2: no multiply) */
+            if (r == 0 || xreread) {
+                sm_read(gf_xp, sc_w.gf.x, 4 * gf_n);
+                gf_xp += 4 * gf_n;
+            }
+            sm_read(gf_wp, &sc_w.gf.w, gf_wn);
+            gf_wp += gf_wn;
 #ifdef XS_ASM
-            xs_fmt = fmt;
-            xs_n = (uint8_t)n;
+            xs_n = (uint8_t)gf_n;
             xs_chunk();
 #else
-            for (j = 0; j < n; ++j)
+            for (j = 0; j < gf_n; ++j)
                 xs_add_product(widen(fmt, j), sc_w.gf.x[j]);
 #endif
         }
