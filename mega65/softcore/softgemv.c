@@ -8,11 +8,13 @@
  * of SC_GEMV_ROWS whose sums wait in sc_w.gq.acc while the column chunks pass, so neither the
  * input nor a row has to fit near memory. F32/F16/BF16 weights: every product goes into the
  * exact accumulator (exactsum.h), one row at a time, rounded once. */
+#include <string.h>
 #include "softcore_int.h"
 #include "softmem.h"
 #include "exactsum.h"
 #include "fn_tables.h"
 #include "ssnail_regs.h"
+#include "softvec65.h"
 
 #define F32_127 0x42FE0000UL
 
@@ -79,12 +81,12 @@ static void quantise(uint32_t xa, uint16_t nc)
 {
     uint16_t b;
     uint8_t j;
-    uint32_t amax, a;
+    uint32_t amax, a, xp;
     f32 d, id;
     int32_t q;
     int8_t *qb;
-    for (b = 0; b < nc / 32; ++b) {
-        sm_read(xa + 128 * (uint32_t)b, sc_w.gq.x, 128);
+    for (b = 0, xp = xa; b < nc / 32; ++b, xp += 128) {
+        sm_read(xp, sc_w.gq.x, 128);
         qb = sc_w.gq.q + 32 * b;
 #ifdef SG_ASM
         sgq_qb = qb;
@@ -157,21 +159,54 @@ static void store(uint8_t flags, uint32_t z, uint32_t r, f32 y)
         sm_write32(z + 4 * r, y);
 }
 
+#ifdef SG_ASM
+/* The chunk's nr row sums, with ACC plus the old f32 y (one single addition each, softvec65.s's
+ * VADD, sum first as in store()), stored as f32 or F16: old y and F16 results pass 32 rows at a
+ * time through sc_w.gq.x, free once the input is quantised. Reading a piece's old y before writing
+ * its F16 results is store()'s order: row r's F16 bytes end below row r+1's f32 old value. */
+static void store_chunk(uint8_t flags, uint32_t z, uint32_t r0, uint8_t nr)
+{
+    static uint8_t r, k;
+    for (r = 0; r < nr; r += k) {
+        k = nr - r < 32 ? nr - r : 32;
+        sv_p = sc_w.gq.acc + r;
+        sv_n = k;
+        if (flags & GEMV_ACC) {
+            sm_read(z + 4 * (r0 + r), sc_w.gq.x, 4 * k);
+            sv_q = sc_w.gq.x;
+            sv_k_vop(0);
+            sv_p = sc_w.gq.acc + r;
+            sv_n = k;
+        }
+        if (flags & GEMV_F16OUT) {
+            sv_q = sc_w.gq.x;
+            sv_k_cvt16();
+            sm_write(z + 2 * (r0 + r), sc_w.gq.x, 2 * k);
+        }
+    }
+    if (!(flags & GEMV_F16OUT))
+        sm_write(z + 4 * r0, sc_w.gq.acc, 4 * nr);
+}
+#endif
+
+/* Locals and arguments in static variables: cc65 reaches those directly, not through its C stack
+ * (gemv_q does not recurse). */
 static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols, uint32_t rows, uint32_t rb)
 {
-    uint32_t r0, c0, p, wr0;
-    uint16_t nr, nc, r, b;
+    static uint32_t r0, c0, p, wr0, cl, rw;
+    static uint16_t nr, nc, r, b;
 #ifndef SG_ASM
     const int8_t *q;
     int32_t s;
 #endif
-    for (r0 = 0, wr0 = w; r0 < rows; r0 += nr, wr0 += (uint32_t)nr * rb) {
-        nr = rows - r0 < SC_GEMV_ROWS ? (uint16_t)(rows - r0) : SC_GEMV_ROWS;
-        for (r = 0; r < nr; ++r)
-            sc_w.gq.acc[r] = SF_ZERO;
-        for (c0 = 0, p = wr0; c0 < cols; c0 += nc) {
-            nc = cols - c0 < SC_GEMV_COLS ? (uint16_t)(cols - c0) : SC_GEMV_COLS;
-            if (r0 == 0 || cols > SC_GEMV_COLS)
+    cl = cols;
+    rw = rows;
+    for (r0 = 0, wr0 = w; r0 < rw; r0 += nr, wr0 += (uint32_t)nr * rb) {
+        nr = rw - r0 < SC_GEMV_ROWS ? (uint16_t)(rw - r0) : SC_GEMV_ROWS;
+        memset(sc_w.gq.acc, 0, 4 * nr); /* SF_ZERO: +0 is all zero bits */
+        for (c0 = 0, p = wr0; c0 < cl; c0 += nc) {
+            nc = cl - c0 < SC_GEMV_COLS ? (uint16_t)(cl - c0) : SC_GEMV_COLS;
+            if (r0 == 0 || cl > SC_GEMV_COLS)
                 quantise(x + 4 * c0, nc);
 #ifdef SG_ASM
             /* block by block, each over the chunk's rows: every row still adds its blocks in order */
@@ -179,8 +214,8 @@ static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t 
             sgq_nr = (uint8_t)nr;
             sgq_rb = rb;
             sgq_acc = sc_w.gq.acc;
-            for (b = 0; b < nc / 32; ++b, p += bbytes) {
-                sgq_q = sc_w.gq.q + 32 * b;
+            sgq_q = sc_w.gq.q;
+            for (b = 0; b < nc / 32; ++b, p += bbytes, sgq_q += 32) {
                 sgq_dx = sc_w.gq.d[b];
                 sgq_p = p; /* sgq_block moves it on by the rows */
                 sgq_block();
@@ -197,11 +232,15 @@ static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t 
             }
 #endif
         }
+#ifdef SG_ASM
+        store_chunk(flags, z, r0, (uint8_t)nr);
+#else
         if (flags == 0) /* plain f32 stores: the chunk's sums as they are, in one go */
             sm_write(z + 4 * r0, sc_w.gq.acc, 4 * nr);
         else
             for (r = 0; r < nr; ++r)
                 store(flags, z, r0 + r, sc_w.gq.acc[r]);
+#endif
     }
 }
 
