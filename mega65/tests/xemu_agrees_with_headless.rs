@@ -43,11 +43,23 @@ fn prg() -> &'static [u8] {
     })
 }
 
+/// The xemu source, or the test fails saying what is missing: a comparison that silently did
+/// not run would pass without proving anything (the tarball is in ../shared/thirdparty).
+fn xemu_source_or_fail() -> String {
+    match xemu_source() {
+        Ok(s) => s,
+        Err(tarball) => panic!(
+            "no xemu source: set XEMU_SRC (a source tree) or XEMU_TARBALL, or put the tarball at \
+             {tarball}"
+        ),
+    }
+}
+
 fn repo() -> PathBuf {
     common::mega65_dir().parent().unwrap().to_path_buf()
 }
 
-/// The xemu source the test uses, or Err(the tarball looked for) (the test then skips): $XEMU_SRC, else the shared
+/// The xemu source the test uses, or Err(the tarball looked for): $XEMU_SRC, else the shared
 /// tarball beside the repository.
 fn xemu_source() -> Result<String, String> {
     if let Ok(dir) = std::env::var("XEMU_SRC") {
@@ -371,16 +383,7 @@ fn headless_transcript(
 
 #[test]
 fn stock_xemu_lists_the_sd_folder_and_d81_models_and_answers_keys_as_the_headless_mega65_does() {
-    let source = match xemu_source() {
-        Ok(s) => s,
-        Err(tarball) => {
-            eprintln!(
-                "SKIPPED: no xemu source (XEMU_SRC unset and no {tarball}): the MEGA65 program \
-                 was not compared with xemu"
-            );
-            return;
-        }
-    };
+    let source = xemu_source_or_fail();
     eprintln!("xemu from {source}");
     let xemu = stock_xemu();
     let work = tempfile::tempdir().unwrap();
@@ -672,17 +675,10 @@ fn tokens_per_second(t: &str) -> f64 {
     words[words.len() - 2].parse().unwrap()
 }
 
-fn patched_or_skip() -> Option<PathBuf> {
-    match xemu_source() {
-        Ok(_) => Some(patched_xemu()),
-        Err(tarball) => {
-            eprintln!(
-                "SKIPPED: no xemu source (XEMU_SRC unset and no {tarball}): the MEGA65 program \
-                 was not run in xemu with the SSNAIL core"
-            );
-            None
-        }
-    }
+/// The patched xmega65, after checking that the xemu source is there.
+fn patched() -> PathBuf {
+    xemu_source_or_fail();
+    patched_xemu()
 }
 
 const LLAMA_PROMPT: &str = "the cat sat on the mat";
@@ -696,9 +692,7 @@ const SEED: &str = "/seed 1";
 #[test]
 fn llama_in_patched_xemu_on_r3_and_72_mb_boards_prints_what_the_headless_mega65_and_ssnail_run_print(
 ) {
-    let Some(xemu) = patched_or_skip() else {
-        return;
-    };
+    let xemu = patched();
     let img = llama();
     let want = reference(&img, LLAMA_PROMPT, 24);
     for (mib, board) in [(8, "R3: HyperRAM"), (72, "R4-R6: SDRAM + HyperRAM")] {
@@ -725,9 +719,7 @@ fn llama_in_patched_xemu_on_r3_and_72_mb_boards_prints_what_the_headless_mega65_
 
 #[test]
 fn bert_in_patched_xemu_shows_the_cosines_the_headless_mega65_shows() {
-    let Some(xemu) = patched_or_skip() else {
-        return;
-    };
+    let xemu = patched();
     let img = bert();
     let lines = ["the cat sat", "the dog ran", "a happy cat", "/stats"];
     let x = xemu_session(&xemu, Place::Sd, "TINYBERT.SSNAIL", &img, 72, &lines);
@@ -747,9 +739,7 @@ fn bert_in_patched_xemu_shows_the_cosines_the_headless_mega65_shows() {
 
 #[test]
 fn a_flipped_weight_byte_changes_the_answer_in_patched_xemu() {
-    let Some(xemu) = patched_or_skip() else {
-        return;
-    };
+    let xemu = patched();
     let img = llama();
     let prompt = "the cat";
     let original = reference(&img, prompt, 16);
@@ -765,9 +755,7 @@ fn a_flipped_weight_byte_changes_the_answer_in_patched_xemu() {
 
 #[test]
 fn gpt2_from_the_d81_in_patched_xemu_answers_and_takes_commands_as_in_the_headless_mega65() {
-    let Some(xemu) = patched_or_skip() else {
-        return;
-    };
+    let xemu = patched();
     let img = gpt2();
     let prompt = "the cat";
     let lines = [
@@ -803,16 +791,7 @@ fn gpt2_from_the_d81_in_patched_xemu_answers_and_takes_commands_as_in_the_headle
 /// independent 45GS02.
 #[test]
 fn stock_xemu_runs_the_software_core_from_the_d81_and_answers_as_ssnail_run_hw() {
-    let source = match xemu_source() {
-        Ok(s) => s,
-        Err(tarball) => {
-            eprintln!(
-                "SKIPPED: no xemu source (XEMU_SRC unset and no {tarball}): the software core \
-                 was not run in xemu"
-            );
-            return;
-        }
-    };
+    let source = xemu_source_or_fail();
     eprintln!("xemu from {source}");
     let xemu = stock_xemu();
     let work = tempfile::tempdir().unwrap();
