@@ -25,6 +25,7 @@ fp:     .res    4                       ; flat pointer for [fp],Z
 
         .bss
 val:    .res    4                       ; sm_write32/16's value
+valn:   .res    1                       ; its bytes
 near:   .res    2                       ; sm_read/sm_write's near pointer
 
         .data
@@ -102,19 +103,11 @@ _sm_read32:
 _sm_write16:
         sta     val
         stx     val+1
-        jsr     popeax
-        set_fp
-        ldz     #0
-        lda     val
-        flat_sta
-        inz
-        lda     val+1
-        flat_sta
-        ldz     #0
-        rts
+        ldy     #2
+        bra     write_val
 
-; void sm_write32(uint32_t addr, uint32_t v): four byte stores (a quad store would take its top
-; byte from Z, which the store might also add to the address)
+; void sm_write32(uint32_t addr, uint32_t v): byte stores (a quad store would take its top byte
+; from Z, which the store might also add to the address)
 _sm_write32:
         sta     val
         stx     val+1
@@ -122,20 +115,20 @@ _sm_write32:
         sta     val+2
         lda     sreg+1
         sta     val+3
+        ldy     #4
+; the first Y bytes of val to addr (the long on the C stack)
+write_val:
+        sty     valn
         jsr     popeax
         set_fp
+        ldy     #0
         ldz     #0
-        lda     val
+@byte:  lda     val,y
         flat_sta
+        iny
         inz
-        lda     val+1
-        flat_sta
-        inz
-        lda     val+2
-        flat_sta
-        inz
-        lda     val+3
-        flat_sta
+        cpy     valn
+        bne     @byte
         ldz     #0
         rts
 
