@@ -66,7 +66,8 @@ mega65-core: $(M65_CORE)
 $(M65_CORE_OBJ)/%.c.o: $(M65_CORE_DIR)/%.c $(wildcard $(M65_CORE_DIR)/*.h)
 	@mkdir -p $(M65_CORE_OBJ)
 	$(CL65) $(M65_CORE_CFLAGS) -c -o $@ $<
-$(M65_CORE_OBJ)/%.s.o: $(M65_CORE_DIR)/%.s $(M65_DIR)/include/softcall.inc $(M65_CORE_DIR)/quad.inc
+$(M65_CORE_OBJ)/%.s.o: $(M65_CORE_DIR)/%.s $(M65_DIR)/include/softcall.inc $(M65_CORE_DIR)/quad.inc \
+		$(M65_CORE_DIR)/fn_tables.inc
 	@mkdir -p $(M65_CORE_OBJ)
 	$(CL65) -t none --asm-include-dir $(M65_DIR)/include --asm-include-dir $(M65_CORE_DIR) -c -o $@ $<
 

@@ -28,7 +28,7 @@ $(OUT)/scm65.s: host/scm65.c $(HEADERS) | $(OUT)
 	cc65 $(CC65FLAGS) $(DEFS) -o $@ $<
 $(OUT)/%.o: $(OUT)/%.s
 	ca65 -t none -g -o $@ $<
-$(OUT)/%_s.o: softcore/%.s softcore/quad.inc host/scm65_inc/softcall.inc | $(OUT)
+$(OUT)/%_s.o: softcore/%.s softcore/quad.inc softcore/fn_tables.inc host/scm65_inc/softcall.inc | $(OUT)
 	ca65 -t none -g -I softcore -I host/scm65_inc $(DEFS) -o $@ $<
 $(OUT)/softmem_m65_s.o: softcore/softmem_m65.s softcore/quad.inc host/scm65_inc/softcall.inc | $(OUT)
 	ca65 -t none -g -I host/scm65_inc -o $@ $<

@@ -20,6 +20,7 @@
 
         .p4510
         .include        "quad.inc"              ; quad instructions, the multiplier
+        .include        "fn_tables.inc"         ; WT_F32, WT_F16 (anything else: BF16)
         .import         _sc_w, _xs_acc, _xs_slow
         .export         _xs_chunk, _xs_fmt, _xs_n
 
@@ -29,8 +30,6 @@ SC_VEC  = 32                            ; softcore_int.h's default (ca65 gets th
         .assert SC_VEC <= 63, error, "xi and xend (4 per element) are bytes"
 XB      = _sc_w                         ; sc_w.gf.x[SC_VEC] (f32)
 WB      = _sc_w + 4 * SC_VEC            ; sc_w.gf.w: f32 or uint16_t per element
-WT_F32  = 0                             ; fn_tables.h
-WT_F16  = 1                             ; (anything else: BF16)
 XS_BYTES = 74                           ; exactsum.h
 
         .bss

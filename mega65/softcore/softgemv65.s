@@ -43,6 +43,7 @@
 
         .p4510
         .include        "quad.inc"
+        .include        "fn_tables.inc"         ; WT_Q8_0
         .import         _sgq_slow
         .import         _sgq_q, _sgq_dx, _sgq_p, _sgq_rb, _sgq_nr, _sgq_fmt, _sgq_acc
         .import         _sgq_s, _sgq_dw, _sgq_accp
@@ -50,7 +51,6 @@
         .importzp       sreg
         .export         _sgq_block
 
-WT_Q8_0 = 8                             ; fn_tables.h
 
         .zeropage
 qp:     .res    2                       ; the input block's int8 quants

@@ -4,8 +4,10 @@
 //! ISA v1 numbers of `ssnail_format::isa` / `ggml` (opcodes, GEMV flags, KV and weight formats).
 //!
 //!   cargo run -q -p ssnail-core --example fn_tables > mega65/softcore/fn_tables.h
+//!   cargo run -q -p ssnail-core --example fn_tables -- --ca65 > mega65/softcore/fn_tables.inc
 //!
-//! emu/core/tests/fn_tables_header.rs checks that the checked-in header is this output.
+//! The second is the weight-format numbers for the ca65 files. emu/core/tests/fn_tables_header.rs
+//! checks that the checked-in files are this output.
 
 use ssnail_core::tables::{self, Outside, Table};
 use ssnail_format::ggml::GgmlType;
@@ -57,6 +59,32 @@ fn table(s: &mut String, name: &str, what: &str, t: &Table) {
     .unwrap();
 }
 
+/// The native weight formats (§4.1).
+const WEIGHT_FORMATS: [GgmlType; 5] = [
+    GgmlType::F32,
+    GgmlType::F16,
+    GgmlType::Bf16,
+    GgmlType::Q8_0,
+    GgmlType::Q4_0,
+];
+
+/// fn_tables.inc's text: the weight-format numbers as ca65 constants, the same names as the
+/// header's.
+pub fn ca65_include() -> String {
+    let mut s = String::from(
+        "; fn_tables.inc: generated from ssnail_format::ggml by\n\
+         ;   cargo run -q -p ssnail-core --example fn_tables -- --ca65 > mega65/softcore/fn_tables.inc\n\
+         ; Do not edit (emu/core/tests/fn_tables_header.rs checks it is current).\n\
+         ; The weight formats (GEMV/DEQROW a: ggml type numbers, docs/spec/isa.md §4.1) for the\n\
+         ; software core's ca65 files, as fn_tables.h gives them to its C.\n",
+    );
+    for t in WEIGHT_FORMATS {
+        let n = t.name().to_uppercase();
+        writeln!(s, "WT_{n:<5} = {}", t as u32).unwrap();
+    }
+    s
+}
+
 /// The header's text.
 pub fn header() -> String {
     let mut s = String::new();
@@ -81,13 +109,7 @@ pub fn header() -> String {
     writeln!(s, "#define KV_F32       {KV_F32}").unwrap();
     writeln!(s, "#define KV_F16       {KV_F16}").unwrap();
     s.push_str("\n/* weight formats (GEMV/DEQROW a: ggml type numbers, §4.1): number, elements and bytes per block */\n");
-    for t in [
-        GgmlType::F32,
-        GgmlType::F16,
-        GgmlType::Bf16,
-        GgmlType::Q8_0,
-        GgmlType::Q4_0,
-    ] {
+    for t in WEIGHT_FORMATS {
         assert!(t.is_native());
         let n = t.name().to_uppercase();
         writeln!(s, "#define WT_{n:<5} {:>2}", t as u32).unwrap();
@@ -114,5 +136,9 @@ pub fn header() -> String {
 
 #[allow(dead_code)]
 fn main() {
-    print!("{}", header());
+    if std::env::args().nth(1).as_deref() == Some("--ca65") {
+        print!("{}", ca65_include());
+    } else {
+        print!("{}", header());
+    }
 }

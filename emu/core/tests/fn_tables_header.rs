@@ -18,6 +18,17 @@ fn the_checked_in_function_table_header_is_the_one_generated_from_the_rust_table
 }
 
 #[test]
+fn the_checked_in_ca65_include_is_the_one_generated_from_the_rust_formats() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../mega65/softcore/fn_tables.inc");
+    let on_disk = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        on_disk == fn_tables::ca65_include(),
+        "{} differs from ssnail_format::ggml; regenerate it with\n  cargo run -q -p ssnail-core --example fn_tables -- --ca65 > mega65/softcore/fn_tables.inc",
+        path.display()
+    );
+}
+
+#[test]
 fn the_header_holds_every_coefficient_of_the_three_tables_as_its_bit_pattern() {
     let text = fn_tables::header();
     for (name, t) in [
