@@ -567,19 +567,7 @@ fn xemu_session(
     let limit = Duration::from_secs(60);
     let listed = wait_serial(&serial, LISTED, 1, limit);
     if listed.contains(LISTED) {
-        let mut keys = XemuKeys::connect(&run.join("uartmon.sock"));
-        keys.tap(KEY_RETURN);
-        for (i, line) in lines.iter().enumerate() {
-            // The prompt after loading, then one more after each answered line.
-            wait_for(&serial, limit, |t| {
-                t.matches(PROMPT).count() > i && t.ends_with(PROMPT)
-            });
-            keys.type_text(line);
-            keys.tap(KEY_RETURN);
-        }
-        wait_for(&serial, limit, |t| {
-            t.matches(PROMPT).count() > lines.len() && t.ends_with(PROMPT)
-        });
+        type_lines_in_xemu(&run, &serial, lines, limit, limit);
     }
     stop_xemu(child);
     String::from_utf8_lossy(&std::fs::read(&serial).unwrap_or_default()).into_owned()
@@ -600,6 +588,38 @@ fn headless_session(place: Place, name: &str, img: &[u8], mib: usize, lines: &[&
     m.attach_ssnail(Ssnail::with_board(core, board));
     m.mount_d81(session_d81(place, name, img));
     m.set_sd_dir(sd);
+    type_lines_headless(&mut m, lines, 120)
+}
+
+/// In xemu (the program has listed its models): RETURN loads the first, then each line is typed
+/// at the next prompt; waits `last` for the prompt after the last answer. The keys, for peeks.
+fn type_lines_in_xemu(
+    run: &Path,
+    serial: &Path,
+    lines: &[&str],
+    limit: Duration,
+    last: Duration,
+) -> XemuKeys {
+    let mut keys = XemuKeys::connect(&run.join("uartmon.sock"));
+    keys.tap(KEY_RETURN);
+    for (i, line) in lines.iter().enumerate() {
+        // The prompt after loading, then one more after each answered line.
+        wait_for(serial, limit, |t| {
+            t.matches(PROMPT).count() > i && t.ends_with(PROMPT)
+        });
+        keys.type_text(line);
+        keys.tap(KEY_RETURN);
+    }
+    wait_for(serial, last, |t| {
+        t.matches(PROMPT).count() > lines.len() && t.ends_with(PROMPT)
+    });
+    keys
+}
+
+/// The same in the headless MEGA65: the program started, RETURN and the lines typed at once
+/// (they wait in its key queue), run until the prompt after the last answer or `seconds` of
+/// MEGA65 time; the serial transcript.
+fn type_lines_headless(m: &mut Machine, lines: &[&str], seconds: u64) -> String {
     let mut keys = String::from("{RETURN}");
     for l in lines {
         keys.push_str(&format!("{l}{{RETURN}}"));
@@ -607,7 +627,7 @@ fn headless_session(place: Place, name: &str, img: &[u8], mib: usize, lines: &[&
     let (_, entry) = m.load_prg(prg(), None).unwrap();
     m.keys.schedule(&KeyScript::parse(&keys).unwrap(), 0);
     m.start_at(entry);
-    for _ in 0..1200 {
+    for _ in 0..seconds * 10 {
         m.run(CPU_HZ / 10);
         let t = String::from_utf8_lossy(&m.serial);
         if t.matches(PROMPT).count() > lines.len() && t.ends_with(PROMPT) {
@@ -828,19 +848,8 @@ fn stock_xemu_runs_the_software_core_from_the_d81_and_answers_as_ssnail_run_hw()
     let limit = Duration::from_secs(60);
     let listed = wait_serial(&serial, LISTED, 1, limit);
     if listed.contains(LISTED) {
-        let mut keys = XemuKeys::connect(&run.join("uartmon.sock"));
-        keys.tap(KEY_RETURN);
-        for (i, line) in lines.iter().enumerate() {
-            wait_for(&serial, limit, |t| {
-                t.matches(PROMPT).count() > i && t.ends_with(PROMPT)
-            });
-            keys.type_text(line);
-            keys.tap(KEY_RETURN);
-        }
-        // A token takes about 10 s of MEGA65 time on the software core.
-        wait_for(&serial, Duration::from_secs(800), |t| {
-            t.matches(PROMPT).count() > lines.len() && t.ends_with(PROMPT)
-        });
+        // A token takes seconds of MEGA65 time on the software core.
+        let mut keys = type_lines_in_xemu(&run, &serial, &lines, limit, Duration::from_secs(800));
         logits = keys.peek(h.output, logits_len);
     }
     stop_xemu(child);
@@ -863,21 +872,7 @@ fn stock_xemu_runs_the_software_core_from_the_d81_and_answers_as_ssnail_run_hw()
 
     let mut m = Machine::new();
     m.mount_d81(d81);
-    let mut keys = String::from("{RETURN}");
-    for l in lines {
-        keys.push_str(&format!("{l}{{RETURN}}"));
-    }
-    let (_, entry) = m.load_prg(prg(), None).unwrap();
-    m.keys.schedule(&KeyScript::parse(&keys).unwrap(), 0);
-    m.start_at(entry);
-    for _ in 0..12000 {
-        m.run(CPU_HZ / 10);
-        let t = String::from_utf8_lossy(&m.serial);
-        if t.matches(PROMPT).count() > lines.len() && t.ends_with(PROMPT) {
-            break;
-        }
-    }
-    let h = String::from_utf8_lossy(&m.serial).into_owned();
+    let h = type_lines_headless(&mut m, &lines, 1200);
     assert_eq!(
         untimed(&x),
         untimed(&h),
