@@ -8,6 +8,7 @@
 //! cargo run -q -p ssnail-format --example c_header > mega65/include/ssnail_regs.h
 //! ```
 
+use crate::chatblock::{self, cb};
 use crate::image::{self, h, rt, stop, Arch};
 use crate::registers::{self as regs, error, reg};
 use crate::tokblock::{self, tb};
@@ -129,6 +130,7 @@ pub fn c_header() -> String {
         ("H_HOST_BASE", h::HOST_BASE),
         ("H_HOST_SEG_LEN", h::HOST_LEN),
         ("H_TOKENIZER", h::TOKENIZER),
+        ("H_CHAT", h::CHAT),
         ("H_DESC", h::DESC),
         ("H_DESC_LEN", h::DESC_LEN),
     ] {
@@ -195,6 +197,21 @@ pub fn c_header() -> String {
         (tokblock::TokKind::WordPiece as u8).to_string(),
         "TB_KIND",
     );
+    line(
+        "CB_MAX_SEQ",
+        chatblock::MAX_SEQ.to_string(),
+        "chat block at H_CHAT: most tokens per sequence",
+    );
+    for (name, v) in [
+        ("CB_N_FIRST", cb::N_FIRST),
+        ("CB_N_PREFIX", cb::N_PREFIX),
+        ("CB_N_SUFFIX", cb::N_SUFFIX),
+        ("CB_N_END", cb::N_END),
+        ("CB_NAME", cb::NAME),
+        ("CB_IDS", cb::IDS),
+    ] {
+        line(name, v.to_string(), "");
+    }
     line("TOK_NONE", hex32(tokblock::NONE32), "no token (u32 tables)");
     line(
         "TOK_NONE16",

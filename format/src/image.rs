@@ -62,6 +62,8 @@ pub mod h {
     pub const HOST_BASE: usize = 0x70;
     pub const HOST_LEN: usize = 0x74;
     pub const TOKENIZER: usize = 0x78;
+    /// Address of the chat block (§2.6), 0 = none.
+    pub const CHAT: usize = 0x7C;
     pub const DESC: usize = 0x80;
     pub const DESC_LEN: usize = 0x80;
 }
@@ -144,6 +146,8 @@ pub struct Header {
     pub host_base: u32,
     pub host_len: u32,
     pub tokenizer: u32,
+    /// The chat block's address (§2.6), 0 when the image has none.
+    pub chat: u32,
     /// Description bytes up to (not including) the NUL.
     pub desc: Vec<u8>,
 }
@@ -215,6 +219,7 @@ impl Header {
             host_base: rd_u32(b, h::HOST_BASE),
             host_len: rd_u32(b, h::HOST_LEN),
             tokenizer: rd_u32(b, h::TOKENIZER),
+            chat: rd_u32(b, h::CHAT),
             desc: d[..end].to_vec(),
         })
     }
@@ -245,6 +250,7 @@ impl Header {
             (h::HOST_BASE, self.host_base),
             (h::HOST_LEN, self.host_len),
             (h::TOKENIZER, self.tokenizer),
+            (h::CHAT, self.chat),
         ] {
             wr_u32(&mut b, off, v);
         }

@@ -6,6 +6,7 @@
 //! computes no model.
 
 pub mod c_header;
+pub mod chatblock;
 pub mod dequant;
 pub mod ggml;
 pub mod image;

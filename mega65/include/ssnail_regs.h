@@ -70,6 +70,7 @@
 #define H_HOST_BASE          0x70
 #define H_HOST_SEG_LEN       0x74
 #define H_TOKENIZER          0x78
+#define H_CHAT               0x7C
 #define H_DESC               0x80
 #define H_DESC_LEN           0x80
 #define ARCH_LLAMA           0              /* H_ARCH */
@@ -101,6 +102,13 @@
 #define TOK_SPM              0              /* TB_KIND */
 #define TOK_BPE              1              /* TB_KIND */
 #define TOK_WORDPIECE        2              /* TB_KIND */
+#define CB_MAX_SEQ           32             /* chat block at H_CHAT: most tokens per sequence */
+#define CB_N_FIRST           4
+#define CB_N_PREFIX          5
+#define CB_N_SUFFIX          6
+#define CB_N_END             7
+#define CB_NAME              8
+#define CB_IDS               24
 #define TOK_NONE             0xFFFFFFFFUL   /* no token (u32 tables) */
 #define TOK_NONE16           0xFFFF         /* no priority (u16 table) */
 #define HDR(off)             (IMG_BASE + (off))

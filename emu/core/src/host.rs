@@ -8,6 +8,7 @@
 use super::device::Ssnail;
 use super::loadport::set_pointer;
 use super::machine::{Fault, Host, Machine};
+use ssnail_format::chatblock::{self, ChatBlock, ChatBlockError};
 use ssnail_format::image::{h, rt, Header, BASE, HEADER_LEN, TOKEN_SLOTS};
 use ssnail_format::registers::{reg, LP_CLEAR_ERROR, LP_ERROR};
 use std::fmt;
@@ -271,6 +272,19 @@ impl Ssnail {
     /// A token's bytes from the vocab table (empty for special or unknown ids).
     pub fn vocab_piece(&self, id: u32) -> Vec<u8> {
         vocab_piece(&self.machine, id)
+    }
+
+    /// The chat block header $7C points at (§2.6); None when it is 0.
+    pub fn chat_block(&self) -> Option<Result<ChatBlock, ChatBlockError>> {
+        let addr = self.header().chat;
+        if addr == 0 {
+            return None;
+        }
+        let mem = self.machine.mem();
+        let most = chatblock::FIXED_LEN + 4 * 4 * chatblock::MAX_SEQ;
+        let from = (addr as usize).wrapping_sub(BASE as usize);
+        let bytes = mem.get(from..).map(|b| &b[..b.len().min(most)]);
+        Some(ChatBlock::decode(bytes.unwrap_or(&[])))
     }
 
     /// The description at header $80 (invalid UTF-8 replaced).

@@ -4,6 +4,7 @@
 
 use anyhow::{anyhow, Context, Result};
 use ssnail_core::{Numerics, Ssnail};
+use ssnail_format::chatblock::ChatBlock;
 use ssnail_format::image::stop;
 use ssnail_tokenizer::image::image_memory;
 use ssnail_tokenizer::{GgufTokenizer, Vocab};
@@ -46,6 +47,11 @@ pub struct ModelArgs {
     /// Memory bandwidth in MB/s (10^6 bytes/s) for the modelled hardware tokens/s.
     #[arg(long, default_value_t = 130.0)]
     pub bandwidth: f64,
+    /// Plain continuation: leave out the image's chat template (the turn
+    /// opener and closer an instruct model's lines get, as llama.cpp's
+    /// conversation mode applies them).
+    #[arg(long = "raw", visible_alias = "no-template")]
+    pub raw: bool,
 }
 
 impl ModelArgs {
@@ -82,6 +88,18 @@ impl ModelArgs {
             dev.machine.set_threads(cap_threads(t));
         }
         Ok(dev)
+    }
+
+    /// The chat template lines are wrapped in: the image's chat block
+    /// (§2.6), unless `--raw` or the image has none; a damaged block is an
+    /// error naming the image.
+    pub fn chat_template(&self, dev: &Ssnail, image: &Path) -> Result<Option<ChatBlock>> {
+        if self.raw || dev.header().is_encoder() {
+            return Ok(None);
+        }
+        dev.chat_block()
+            .transpose()
+            .map_err(|e| anyhow!("{}: {e} (header $7C)", image.display()))
     }
 }
 

@@ -15,12 +15,14 @@
 //! emits the script (cheap: no tensor is touched); [`Plan::build`] encodes
 //! the tensors in parallel and returns the image bytes.
 //!
-//! Modules: `model` reads hyper-parameters and checks tensors, `arch` lays
+//! Modules: `model` reads hyper-parameters and checks tensors, `chat`
+//! renders the chat template into the chat block (§2.6), `arch` lays
 //! out each architecture and chooses formats, `layout` places blobs and
 //! scratch, `script` emits §3.7, `encode` fills the payload, `report` holds
 //! the §1.11 texts.
 
 mod arch;
+pub mod chat;
 mod encode;
 pub mod layout;
 pub mod model;
@@ -30,6 +32,7 @@ pub mod script;
 use arch::Builder;
 use layout::Layout;
 use model::Hparams;
+use ssnail_format::chatblock::ChatBlock;
 use ssnail_format::ggml::GgmlType;
 use ssnail_format::image::{
     Arch, Header, ADDRESS_END, BASE, FLAG_ENCODER, HYPERRAM_BOUNDARY, MAX_CTX, MIB,
@@ -37,7 +40,7 @@ use ssnail_format::image::{
 };
 use ssnail_format::isa::{Instr, INSTR_LEN};
 use ssnail_gguf::Gguf;
-use ssnail_tokenizer::{ImageTables, Vocab};
+use ssnail_tokenizer::{GgufTokenizer, ImageTables, Vocab};
 
 pub use report::Report;
 
@@ -107,6 +110,8 @@ pub struct Options {
     pub boundary: u32,
     /// Whose words the advice uses: command-line flags or make variables.
     pub interface: Interface,
+    /// Store the GGUF's chat template as a chat block (§2.6); false: `--no-template`.
+    pub chat_template: bool,
 }
 
 /// Who is converting, so that advice names what that user types:
@@ -140,6 +145,7 @@ impl Default for Options {
             type_name: "General".into(),
             boundary: HYPERRAM_BOUNDARY,
             interface: Interface::Cli,
+            chat_template: true,
         }
     }
 }
@@ -238,6 +244,8 @@ pub struct Plan<'a> {
     pub stored: Vec<Stored>,
     pub layout: Layout<'a>,
     pub tables: ImageTables,
+    /// The chat block, or why the GGUF's template gave none (None: no template).
+    pub chat: Option<Result<ChatBlock, String>>,
     /// `H_MEM_NEEDED` as a u64 (may exceed the address space before the check).
     pub mem_needed: u64,
 }
@@ -316,6 +324,7 @@ pub struct Sizer<'a> {
     pub hp: Hparams,
     vocab: Vocab,
     tables: ImageTables,
+    chat: Option<Result<ChatBlock, String>>,
 }
 
 impl<'a> Sizer<'a> {
@@ -355,12 +364,19 @@ impl<'a> Sizer<'a> {
             ));
         }
         let tables = ImageTables::build(&vocab);
+        let chat = match g.get_str("tokenizer.chat_template") {
+            Some(t) if opts.chat_template && !hp.arch.is_encoder() => {
+                Some(GgufTokenizer::new(vocab.clone()).and_then(|tok| chat::block(t, &tok)))
+            }
+            _ => None,
+        };
         Ok(Sizer {
             g,
             opts: opts.clone(),
             hp,
             vocab,
             tables,
+            chat,
         })
     }
 
@@ -375,15 +391,7 @@ impl<'a> Sizer<'a> {
 
     /// The image plan for `policy` (never `Auto`) and `ctx`.
     pub fn lay_out(&self, policy: Policy, ctx: u32) -> Result<Plan<'a>, ConvertError> {
-        lay_out(
-            self.g,
-            &self.hp,
-            &self.vocab,
-            &self.tables,
-            &self.opts,
-            policy,
-            ctx,
-        )
+        lay_out(self, policy, ctx)
     }
 
     /// Bytes of memory from $8000000 the image needs (header $38).
@@ -413,15 +421,9 @@ impl<'a> Sizer<'a> {
 
 /// One policy's image plan: script area, tokenizer tables, the
 /// architecture's blobs and scratch (arch.rs), then the header.
-fn lay_out<'a>(
-    g: &'a Gguf,
-    hp: &Hparams,
-    vocab: &Vocab,
-    tables: &ImageTables,
-    opts: &Options,
-    policy: Policy,
-    ctx: u32,
-) -> Result<Plan<'a>, ConvertError> {
+fn lay_out<'a>(s: &Sizer<'a>, policy: Policy, ctx: u32) -> Result<Plan<'a>, ConvertError> {
+    let (g, hp, vocab, tables, opts) = (s.g, &s.hp, &s.vocab, &s.tables, &s.opts);
+    let chat = s.chat.as_ref();
     let mut b = Builder {
         g,
         opts,
@@ -442,6 +444,16 @@ fn lay_out<'a>(
     block.priority = b.bytes("priority table", tables.priority.clone());
     block.byte_table = b.bytes("byte table", tables.byte_table.clone());
     let tokenizer = b.bytes("tokenizer block", block.encode().to_vec());
+    // The chat block is CPU-read too (§2.6); images without one keep their old layout.
+    let chat_addr = match chat {
+        Some(Ok(c)) => {
+            let bytes = c
+                .encode()
+                .map_err(|e| ConvertError::internal(g, format!("chat block: {e}")))?;
+            b.bytes("chat block", bytes)
+        }
+        _ => 0,
+    };
     if b.lay.end() > opts.boundary as u64 {
         return Err(ConvertError::internal(
             g,
@@ -519,6 +531,7 @@ fn lay_out<'a>(
         host_base: 0,
         host_len: 0,
         tokenizer,
+        chat: chat_addr,
         desc: desc.into_bytes(),
     };
     Ok(Plan {
@@ -533,6 +546,7 @@ fn lay_out<'a>(
         stored: b.stored,
         layout: b.lay,
         tables: tables.clone(),
+        chat: chat.cloned(),
         mem_needed,
     })
 }

@@ -136,6 +136,21 @@ impl Report {
             "tokenizer: {:.1} KB of encode tables",
             p.tables.encode_tables_kb()
         ));
+        match &p.chat {
+            Some(Ok(c)) => out.push(format!(
+                "chat template: {} ({} + {} tokens around the first line, {} + {} around the others; a reply ends with {} tokens)",
+                c.name,
+                c.first.len(),
+                c.suffix.len(),
+                c.prefix.len(),
+                c.suffix.len(),
+                c.end.len()
+            )),
+            Some(Err(why)) => out.push(format!(
+                "warning: no chat block: {why}; lines are plain continuations"
+            )),
+            None => {}
+        }
         Report {
             policy: p.policy,
             auto: p.auto,

@@ -76,7 +76,7 @@ impl GgufTokenizer {
             }
         }
         match &self.engine {
-            Engine::Spm(s) => s.encode(text, &mut ids),
+            Engine::Spm(s) => s.encode(text, s.add_space_prefix, &mut ids),
             Engine::Hf(t) => {
                 // The pipelines have no failing step for text input (every
                 // byte has a token; unknown words become [UNK]).
@@ -89,6 +89,67 @@ impl GgufTokenizer {
         if special {
             if let Some(e) = self.end() {
                 ids.push(e);
+            }
+        }
+        ids
+    }
+
+    /// Token ids for formatted text with special tokens written out (a chat
+    /// template's pieces), as llama.cpp tokenizes with `parse_special` and no
+    /// begin token: the texts of control and user-defined tokens become their
+    /// ids (longest first, leftmost), the text between them goes through the
+    /// tokenizer. A SentencePiece fragment gets llama.cpp's leading space
+    /// (when the vocabulary wants one) at the start and after a special
+    /// token, except at the start when `continues_text` (the text follows
+    /// typed text, which had its own).
+    pub fn encode_special(&self, text: &str, continues_text: bool) -> Vec<u32> {
+        let specials: Vec<(&str, u32)> = {
+            let mut v: Vec<(&str, u32)> = self
+                .vocab
+                .tokens
+                .iter()
+                .zip(&self.vocab.types)
+                .enumerate()
+                .filter(|(_, (t, &ty))| {
+                    !t.is_empty() && (ty == token_type::CONTROL || ty == token_type::USER_DEFINED)
+                })
+                .map(|(i, (t, _))| (t.as_str(), i as u32))
+                .collect();
+            v.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.1.cmp(&b.1)));
+            v
+        };
+        let mut ids = Vec::new();
+        let mut prev_special = !continues_text;
+        let mut rest = text;
+        while !rest.is_empty() {
+            // The leftmost special token; the longest one where several start there.
+            let next = specials
+                .iter()
+                .filter_map(|&(t, id)| rest.find(t).map(|at| (at, t.len(), id)))
+                .min_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+            let (fragment, special) = match next {
+                Some((at, len, id)) => (&rest[..at], Some((len, id, at))),
+                None => (rest, None),
+            };
+            if !fragment.is_empty() {
+                match &self.engine {
+                    Engine::Spm(s) => {
+                        s.encode(fragment, s.add_space_prefix && prev_special, &mut ids)
+                    }
+                    Engine::Hf(t) => ids.extend_from_slice(
+                        t.encode_fast(fragment, false)
+                            .expect("tokenizers pipeline failed on plain text")
+                            .get_ids(),
+                    ),
+                }
+            }
+            match special {
+                Some((len, id, at)) => {
+                    ids.push(id);
+                    prev_special = true;
+                    rest = &rest[at + len..];
+                }
+                None => break,
             }
         }
         ids
@@ -281,13 +342,14 @@ impl Spm {
         }
     }
 
-    fn encode(&self, text: &str, out: &mut Vec<u32>) {
+    /// `space_prefix`: put llama.cpp's leading space before the text.
+    fn encode(&self, text: &str, space_prefix: bool, out: &mut Vec<u32>) {
         // llama.cpp tokenizes nothing for empty text (no lone "▁").
         if text.is_empty() {
             return;
         }
         let mut s = String::with_capacity(text.len() + 3);
-        if self.add_space_prefix {
+        if space_prefix {
             s.push(' ');
         }
         s.push_str(text);

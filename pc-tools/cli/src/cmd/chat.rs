@@ -28,6 +28,7 @@ use anyhow::{anyhow, bail, Result};
 use clap::Parser;
 use sampler::{Sampler, Settings};
 use ssnail_core::{read_tokens, runtime, Host, HostError, Machine, Numerics, Ssnail};
+use ssnail_format::chatblock::ChatBlock;
 use ssnail_format::image::{rt, stop, Arch, Header, BASE, TOKEN_SLOTS};
 use ssnail_tokenizer::{AsciiFolder, GgufTokenizer, ImageTokenizer};
 use std::io::{BufRead, IsTerminal, Write};
@@ -247,6 +248,9 @@ struct TurnHost<'a> {
     mega65: Option<&'a mut mega65::Mega65Sampler>,
     /// On a terminal: keys typed meanwhile, kept for the next prompt.
     typeahead: Option<typeahead::TypeAhead>,
+    /// A chat template's end-of-reply token when it is not EOS (the script
+    /// stops on EOS itself): a stop is requested when the model writes it.
+    stop_token: Option<u32>,
 }
 
 impl Host for TurnHost<'_> {
@@ -285,6 +289,9 @@ impl Host for TurnHost<'_> {
             rt.prompt_len + self.shown,
             rt.generated.saturating_sub(self.shown),
         );
+        if self.stop_token.is_some() && new.last().copied() == self.stop_token {
+            m.poke_u32((BASE + rt::STOP_REQUEST) as u64, 1);
+        }
         let mut text = String::new();
         for t in new {
             if let Some(p) = self.pending_eos.take() {
@@ -335,6 +342,10 @@ struct Chat {
     interactive: bool,
     /// Keys typed during the last answer, for the next prompt.
     typed: Vec<u8>,
+    /// The image's chat template (§2.6), unless `--raw`.
+    template: Option<ChatBlock>,
+    /// The last reply ended with the template's end-of-reply token.
+    reply_ended: bool,
 }
 
 /// What the input loop does after a line.
@@ -414,6 +425,12 @@ impl Chat {
         if !self.header.is_encoder() {
             println!("{}", self.mode_line());
         }
+        if let Some(c) = &self.template {
+            println!(
+                "[chat template {}: each line is a turn; --raw continues text]",
+                c.name
+            );
+        }
     }
 
     fn hint(&self) {
@@ -450,10 +467,17 @@ impl Chat {
     /// One decoder turn (§7.4). `echo` prints the input's tokens first (one-shot runs).
     fn decoder_turn(&mut self, line: &str, echo: bool) -> Result<()> {
         let first = !self.started;
-        let tokens = if line.is_empty() {
-            Vec::new()
-        } else {
-            self.tokenize(line, first)?
+        let tokens = match &self.template {
+            _ if line.is_empty() => Vec::new(),
+            // A turn: the opener (FIRST, or the rest of the last reply's end and PREFIX),
+            // the line without a begin token, then the reply's opener (§2.6).
+            Some(c) => {
+                let mut v = c.before_turn(first, self.reply_ended);
+                v.extend(self.tokenize(line, false)?);
+                v.extend_from_slice(&c.suffix);
+                v
+            }
+            None => self.tokenize(line, first)?,
         };
         if first && tokens.is_empty() {
             if echo {
@@ -498,6 +522,11 @@ impl Chat {
             } else {
                 None
             },
+            stop_token: self
+                .template
+                .as_ref()
+                .map(|c| c.stop_token())
+                .filter(|&t| t != self.header.eos),
         };
         GENERATING.store(RUNNING, Ordering::SeqCst);
         let result = if first {
@@ -525,6 +554,9 @@ impl Chat {
             }
         };
         self.started = true;
+        if let Some(c) = &self.template {
+            self.reply_ended = generation.tokens.last() == Some(&c.stop_token());
+        }
         println!();
         match generation.stop_reason {
             stop::EOS => println!("[end of text]"),
@@ -859,6 +891,7 @@ fn open_chat(args: &Args, image: &std::path::Path, interactive: bool) -> Result<
         }
     };
     let seed = args.seed.unwrap_or_else(rand::random);
+    let template = args.model.chat_template(&dev, image)?;
     Ok(Chat {
         dev,
         name,
@@ -878,6 +911,8 @@ fn open_chat(args: &Args, image: &std::path::Path, interactive: bool) -> Result<
         image: image.to_path_buf(),
         interactive,
         typed: Vec::new(),
+        template,
+        reply_ended: false,
     })
 }
 

@@ -35,6 +35,10 @@ pub struct Args {
     /// Specialty recorded in the description, e.g. Story, Code, Chat.
     #[arg(long = "type", default_value = "General")]
     pub type_name: String,
+    /// Leave out the chat block: the GGUF's chat template is not stored, and
+    /// every host treats lines as plain continuations.
+    #[arg(long = "no-template")]
+    pub no_template: bool,
 }
 
 fn native(s: &str, what: &str) -> anyhow::Result<GgmlType> {
@@ -69,6 +73,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         mem_mb: a.mem_mb,
         type_name: a.type_name.clone(),
         interface: Interface::from_env(),
+        chat_template: !a.no_template,
         ..Options::default()
     };
     if a.mem_mb.is_nan() || a.mem_mb < 0.0 {

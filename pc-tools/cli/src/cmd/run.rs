@@ -44,6 +44,9 @@ struct Printer {
     print_text: bool,
     pending: Vec<u8>,
     logits: Option<Vec<f32>>,
+    /// A chat template's end-of-reply token when it is not the image's EOS
+    /// (the script stops on EOS itself): a stop is requested when it appears.
+    stop_token: Option<u32>,
 }
 
 impl Printer {
@@ -92,6 +95,15 @@ impl Host for Printer {
         if rt.generated > 0 && self.first_token.is_none() {
             self.first_token = Some(Instant::now());
         }
+        if let (Some(stop), true) = (self.stop_token, rt.generated > 0) {
+            let last = ssnail_core::read_tokens(m, rt.prompt_len + rt.generated - 1, 1);
+            if last == [stop] {
+                m.poke_u32(
+                    (ssnail_format::image::BASE + ssnail_format::image::rt::STOP_REQUEST) as u64,
+                    1,
+                );
+            }
+        }
         if !self.print_text {
             return;
         }
@@ -135,14 +147,32 @@ pub fn run(args: Args) -> Result<()> {
     dev.machine.trace = args.trace;
     dev.machine.instr_limit = args.instr_limit;
     let header = dev.header();
-    let tokens: Vec<u32> = match (&args.tokens, &args.model.prompt) {
-        (Some(t), _) => t.clone(),
-        (None, Some(text)) => {
-            let tok = ImageTokenizer::new(dev.machine.mem()).map_err(|e| anyhow!("{name}: {e}"))?;
-            tok.encode(text, true)
-        }
-        (None, None) => bail!("give --prompt TEXT or --tokens IDS"),
-    };
+    let template = args.model.chat_template(&dev, args.model.image())?;
+    // The prompt's own tokens (echoed) and, with a chat template, the turn around them.
+    let (tokens, typed): (Vec<u32>, std::ops::Range<usize>) =
+        match (&args.tokens, &args.model.prompt) {
+            (Some(t), _) => (t.clone(), 0..t.len()),
+            (None, Some(text)) => {
+                let tok =
+                    ImageTokenizer::new(dev.machine.mem()).map_err(|e| anyhow!("{name}: {e}"))?;
+                match &template {
+                    Some(c) => {
+                        let mut v = c.before_turn(true, false);
+                        let from = v.len();
+                        v.extend(tok.encode(text, false));
+                        let typed = from..v.len();
+                        v.extend_from_slice(&c.suffix);
+                        (v, typed)
+                    }
+                    None => {
+                        let v = tok.encode(text, true);
+                        let n = v.len();
+                        (v, 0..n)
+                    }
+                }
+            }
+            (None, None) => bail!("give --prompt TEXT or --tokens IDS"),
+        };
     if tokens.is_empty() {
         bail!("{name}: the prompt gives no tokens");
     }
@@ -161,6 +191,10 @@ pub fn run(args: Args) -> Result<()> {
         print_text: !args.ids && !header.is_encoder(),
         pending: Vec::new(),
         logits: args.logits.as_ref().map(|_| Vec::new()),
+        stop_token: template
+            .as_ref()
+            .map(|c| c.stop_token())
+            .filter(|&t| t != header.eos),
     };
     let start = Instant::now();
     if header.is_encoder() {
@@ -209,8 +243,11 @@ pub fn run(args: Args) -> Result<()> {
         return Ok(());
     }
     if printer.print_text {
-        for &t in &tokens {
+        for &t in &tokens[typed] {
             printer.pending.extend(vocab_piece(&dev.machine, t));
+        }
+        if template.is_some() {
+            printer.pending.push(b'\n'); // the reply is the model's turn
         }
         printer.flush_text(false);
     }
@@ -234,8 +271,12 @@ pub fn run(args: Args) -> Result<()> {
     }
     let positions = (tokens.len() + out.tokens.len()) as f64;
     let mb_per_token = dev.machine.traffic.total() as f64 / 1e6 / positions;
+    let chat = match &template {
+        Some(c) => format!("; chat template {}", c.name),
+        None => String::new(),
+    };
     eprintln!(
-        "[{}; {} tokens, stop reason: {}, {} instructions, {secs:.2}s emulated]",
+        "[{}{chat}; {} tokens, stop reason: {}, {} instructions, {secs:.2}s emulated]",
         numerics_name(dev.machine.numerics),
         out.tokens.len(),
         stop_name(out.stop_reason),
