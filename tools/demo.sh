@@ -21,6 +21,6 @@ echo "   (screen saved as $build/demo-screen.png)"
 
 echo
 echo "== 2. A decoder on the PC emulator of the SSNAIL core, greedy as the v1 hardware"
-echo "   ssnail chat $decoder --greedy -n 48 --prompt 'Once upon a time, in a small village,'"
+echo "   ssnail chat $decoder --raw --greedy -n 48 --prompt 'Once upon a time, in a small village,'"
 echo
-"$ssnail" chat "$decoder" --greedy -n 48 --prompt 'Once upon a time, in a small village,'
+"$ssnail" chat "$decoder" --raw --greedy -n 48 --prompt 'Once upon a time, in a small village,'

@@ -549,7 +549,7 @@ fn terminal_session_with_line_editor_and_history() {
 
 /// The real SmolLM2-135M (test-data cache) converted once per target directory.
 fn smollm2_image() -> PathBuf {
-    let cached = Path::new(env!("CARGO_TARGET_TMPDIR")).join("chat-smollm2-q4_0-ctx64.ssnail");
+    let cached = Path::new(env!("CARGO_TARGET_TMPDIR")).join("chat-smollm2-q4_0-ctx64-raw.ssnail");
     if is_fresh(&cached) {
         return cached;
     }
@@ -558,7 +558,18 @@ fn smollm2_image() -> PathBuf {
     let img = dir.path().join("smol.ssnail");
     let (g, i) = (gguf.to_str().unwrap(), img.to_str().unwrap());
     stdout(&ssnail(&[
-        "convert", g, "-o", i, "--wtype", "q4_0", "--mem-mb", "128", "--ctx", "64",
+        "convert",
+        g,
+        "-o",
+        i,
+        "--wtype",
+        "q4_0",
+        "--mem-mb",
+        "128",
+        "--ctx",
+        "64",
+        // These tests continue text: the instruct model's chat template stays out.
+        "--no-template",
     ]));
     std::fs::rename(&img, &cached).unwrap();
     cached

@@ -166,6 +166,8 @@ fn a_line_typed_during_an_answer_runs_next_and_is_not_echoed_into_it() {
         "q4_0",
         "--mem-mb",
         "100",
+        // Continued text runs long enough to type ahead (a chat turn may end at once).
+        "--no-template",
     ]);
     assert!(o.status.success(), "{}", text(&o).1);
     // 200 tokens take a second or more: time to type the next line meanwhile.

@@ -486,11 +486,19 @@ impl Chat {
             return Ok(()); // nothing to start from
         }
         if echo {
+            // The line as typed; a template's turn around it is not shown.
+            let shown = match &self.template {
+                Some(_) => self.tokenize(line, false)?,
+                None => tokens.clone(),
+            };
             let mut text = String::new();
-            for &t in &tokens {
+            for &t in &shown {
                 if let Some(p) = self.pieces.get(t as usize) {
                     self.folder.push(p, &mut text);
                 }
+            }
+            if self.template.is_some() {
+                text.push('\n');
             }
             print!("{text}");
         }
