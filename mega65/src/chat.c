@@ -65,6 +65,60 @@ static void print_token(uint32_t id) {
 
 static void go(void) { dev_go(h_code); }
 
+/* ---- chat template (spec §2.6) ------------------------------------------------------------
+ * An image whose header $7C points at a chat block gets each typed line as a turn of the model's
+ * chat template: FIRST (or the rest of the last reply's END, then PREFIX) before the line's
+ * tokens, SUFFIX after them. The ids stay in the image; only the block's address and its four
+ * counts are kept here. A block outside the payload, without its magic or with a count above
+ * CB_MAX_SEQ is ignored (the lines are plain continuations) and said once. */
+static uint32_t h_chat, cb_stop;   /* the block (0 = none) and the reply-ending token */
+static uint8_t cb_len[4], reply_ended;   /* FIRST, PREFIX, SUFFIX, END */
+
+static void chat_init(void) {
+    static uint8_t i, c, bad;
+    static uint16_t end;
+    h_chat = far_peek32(HDR(H_CHAT));
+    if (!h_chat) return;
+    end = CB_IDS;
+    bad = 0;
+    for (i = 0; i < 4; ++i) {
+        c = cb_len[i] = far_peek(h_chat + CB_N_FIRST + i);
+        if (c > CB_MAX_SEQ) bad = 1;
+        end += c << 2;
+    }
+    if (bad || !c || h_chat < IMG_PAYLOAD_BASE || h_chat + end > far_peek32(HDR(H_SCRATCH))
+        || far_peek32(h_chat) != 0x54414843UL /* "CHAT" */) {
+        h_chat = 0;
+        scr_puts("[the image's chat block is damaged: lines are plain continuations]\n");
+        return;
+    }
+    cb_stop = far_peek32(h_chat + end - ((uint16_t)c << 2));   /* END's first id */
+    scr_puts("[chat template ");
+    for (i = 0; i < 15 && (c = far_peek(h_chat + CB_NAME + i)); ++i) scr_putc(c < 32 || c > 126 ? '?' : c);
+    scr_puts(": each line is a turn]\n");
+}
+
+/* Sequence k's ids (0 FIRST, 1 PREFIX, 2 SUFFIX, 3 END), without its first `skip`, into
+ * toks[at..]; returns the next free index. */
+static uint16_t cb_copy(uint8_t k, uint8_t skip, uint16_t at) {
+    static uint8_t j, n;
+    static uint16_t off;
+    off = CB_IDS + (skip << 2);
+    for (j = 0; j < k; ++j) off += cb_len[j] << 2;
+    n = cb_len[k] - skip;
+    dma_copy((uint32_t)(toks + at), h_chat + off, n << 2);
+    return at + n;
+}
+
+/* Print a generated token; the template's reply-ending token, when it is not the EOS the script
+ * stops on by itself, asks the job to stop after it. */
+static uint32_t last_tok;
+static void print_reply(uint32_t id) {
+    print_token(id);
+    last_tok = id;
+    if (h_chat && id == cb_stop && cb_stop != h_eos) dev_stop();
+}
+
 /* ---- waiting for a job ------------------------------------------------------------------
  * A job that stays BUSY must not hang the program. job_watch() runs in every polling loop:
  * RUN/STOP writes the runtime block's stop request (the port takes bytes while a job runs, no
@@ -154,9 +208,9 @@ static uint8_t sampled(void) {
         s_tok = smp_choose(pos - 1);
         if (s_tok == SMP_KEEP) s_tok = far_peek32(h_tokens + (pos << 2));
         else if (!dev_write(h_tokens + (pos << 2), &s_tok, 4)) { port_error(); return 0; }
-        print_token(s_tok);
+        print_reply(s_tok);
         job_watch(1);
-        s_reason = s_tok == h_eos ? STOP_EOS : ++s_gen == n_generate ? STOP_COUNT
+        s_reason = s_tok == h_eos || (h_chat && s_tok == cb_stop) ? STOP_EOS : ++s_gen == n_generate ? STOP_COUNT
                  : stopped ? STOP_REQUESTED : 0;
         if (s_reason) return 0;
         rb.pos = pos;
@@ -213,10 +267,26 @@ static uint8_t runnable(void) {
 
 /* 0 = done; 1 = the job hangs, back to the model list */
 static uint8_t generate(void) {
-    int16_t n = tok_encode(line, first, toks, MAX_PROMPT);
+    /* with a chat template: room before the line's tokens for the turn's opener, after them for
+     * SUFFIX (only a non-empty line is a turn) */
+    static uint8_t turn, nb, ns;
+    int16_t n;
     uint32_t start, shown = 0, gen, reason, t, rate;
+    turn = h_chat && line[0];
+    nb = ns = 0;
+    if (turn) {
+        nb = first ? cb_len[0] : cb_len[3] - reply_ended + cb_len[1];
+        ns = cb_len[2];
+    }
+    n = tok_encode(line, first && !h_chat, toks + nb, MAX_PROMPT - nb - ns);
     if (n < 0) { say(COL_RED, "[line too long]\n"); return 0; }
     if (first && n == 0) return 0;
+    if (turn) {
+        if (first) cb_copy(0, 0, 0);
+        else cb_copy(1, 0, cb_copy(3, reply_ended, 0));
+        cb_copy(2, 0, nb + n);
+        n += nb + ns;
+    }
     if (!runnable()) return 0;
     start = first ? 0 : pos + 1;
     if (first) pos = 0;
@@ -245,17 +315,18 @@ static uint8_t generate(void) {
         gen = far_peek32(HDR(RB_GENERATED));
         t = shown;
         for (; shown < gen; ++shown)
-            print_token(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
+            print_reply(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
         if (job_watch(shown != t)) return 1;
     } while (dev_busy());
     t = timer_ms();
     gen = far_peek32(HDR(RB_GENERATED));
-    for (; shown < gen; ++shown) print_token(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
+    for (; shown < gen; ++shown) print_reply(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
     reason = far_peek32(HDR(RB_STOP_REASON));
 done:
     wrap_flush();
     scr_putc('\n');
     pos = far_peek32(HDR(RB_POS));
+    reply_ended = h_chat && gen && last_tok == cb_stop;
     last_tokens = gen;
     last_ms = t;
     if (dev_error()) {
@@ -432,6 +503,8 @@ uint8_t chat(const char *name) {
     if (!tok_init()) { say(COL_RED, "[the image's tokenizer block is damaged]\n"); }
     script_check();
     runnable();
+    h_chat = reply_ended = 0;
+    if (!encoder) chat_init();
     help();
     for (;;) {
         scr_col = COL_WHITE;

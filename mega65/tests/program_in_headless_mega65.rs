@@ -71,6 +71,20 @@ fn run(setup: &Setup, keys: &str, until: &str, seconds: f64) -> String {
 
 /// As `run`, until `until` has appeared `times` times.
 fn run_n(setup: &Setup, keys: &str, until: &str, times: usize, seconds: f64) -> String {
+    let m = run_machine(setup, keys, until, times, seconds, |_| {});
+    String::from_utf8_lossy(&m.serial).into_owned()
+}
+
+/// As `run_n`, with `before` applied to the machine once the program is loaded; returns the
+/// machine as it stopped.
+fn run_machine(
+    setup: &Setup,
+    keys: &str,
+    until: &str,
+    times: usize,
+    seconds: f64,
+    before: impl FnOnce(&mut Machine),
+) -> Machine {
     let mut m = Machine::new();
     if let Some(mib) = setup.ssnail_mib {
         let mut core = Core::new(mib << 20);
@@ -102,6 +116,7 @@ fn run_n(setup: &Setup, keys: &str, until: &str, times: usize, seconds: f64) -> 
         None => prg().to_vec(),
     };
     let (_, entry) = m.load_prg(&program, None).unwrap();
+    before(&mut m);
     m.keys.schedule(&KeyScript::parse(keys).unwrap(), 0);
     m.start_at(entry);
     let step = CPU_HZ / 10;
@@ -114,7 +129,7 @@ fn run_n(setup: &Setup, keys: &str, until: &str, times: usize, seconds: f64) -> 
             break;
         }
     }
-    String::from_utf8_lossy(&m.serial).into_owned()
+    m
 }
 
 fn disk_with(files: &[(&str, &[u8])]) -> Vec<u8> {
@@ -1418,4 +1433,121 @@ fn the_model_browser_shows_each_models_description_size_and_fit_and_scrolls() {
     let back = screen(&mut m);
     assert_eq!(back[3], "13 models, 1-10 shown");
     assert!(back[4].starts_with("M00.SSNAIL ") && reversed(&mut m, 4) && reversed(&mut m, 5));
+}
+
+/// The deepest the C stack went (bytes below its top at $D000, linker/mega65.cfg) in a session:
+/// the stack is painted before the program starts and the lowest changed byte found after.
+fn stack_depth(setup: &Setup, keys: &str, until: &str, seconds: f64) -> (usize, String) {
+    const TOP: u32 = 0xD000;
+    const SIZE: usize = 0x400;
+    let paint = vec![0x5Au8; SIZE];
+    let mut m = run_machine(setup, keys, until, 1, seconds, |m| {
+        m.poke_phys(TOP - SIZE as u32, &paint)
+    });
+    let after = m.peek_phys(TOP - SIZE as u32, SIZE);
+    let untouched = after.iter().take_while(|&&b| b == 0x5A).count();
+    (
+        SIZE - untouched,
+        String::from_utf8_lossy(&m.serial).into_owned(),
+    )
+}
+
+/// The C stack is 1 KB (linker/mega65.cfg): a decoder session with sampling, commands and a
+/// second model, and an encoder session, each use less than half of it.
+#[test]
+fn the_c_stack_stays_well_within_its_kilobyte() {
+    let decoder = Setup {
+        d81: Some(disk_with(&[("tinyllama.ssnail", &llama())])),
+        ssnail_mib: Some(8),
+        ..Default::default()
+    };
+    let keys = "{RETURN}/temp 0.8{RETURN}/topk 5{RETURN}/n 8{RETURN}the cat sat{RETURN}\
+                /stats{RETURN}/tokens the cat{RETURN}/temp 0{RETURN}a dog{RETURN}/reset{RETURN}\
+                /models{RETURN}{RETURN}once upon a time{RETURN}";
+    let (d, t) = stack_depth(&decoder, keys, "once upon a time", 240.0);
+    assert_eq!(t.matches("tokens/s]").count(), 2, "{t}");
+    let encoder = Setup {
+        d81: Some(disk_with(&[("tinybert.ssnail", &bert())])),
+        ssnail_mib: Some(8),
+        ..Default::default()
+    };
+    let keys = "{RETURN}the cat sat on the mat{RETURN}a dog ran{RETURN}/stats{RETURN}";
+    let (e, t) = stack_depth(&encoder, keys, "[core:", 240.0);
+    assert!(t.contains("the cat sat on the mat"), "{t}");
+    eprintln!("C stack depth: decoder session {d} bytes, encoder session {e} bytes");
+    for (what, depth) in [("decoder", d), ("encoder", e)] {
+        assert!(
+            depth <= 512,
+            "the {what} session's C stack reached {depth} bytes below $D000"
+        );
+    }
+}
+
+/// A plain-text chat template over the small SentencePiece vocabulary: "Q: line\nA:" a turn,
+/// the reply ended by EOS.
+const QA_TEMPLATE: &str = "{% for m in messages %}{% if m.role == 'user' %}{{ 'Q: ' + m.content + '\n' }}\
+{% else %}{{ 'A:' + m.content + eos_token }}{% endif %}{% endfor %}{% if add_generation_prompt %}{{ 'A:' }}{% endif %}";
+
+/// What `ssnail run` answers to each line as a turn of the image's chat template (spec §2.6):
+/// FIRST or the rest of the last reply's END and PREFIX, the line, SUFFIX.
+fn reference_chat(img: &[u8], lines: &[&str], n: u32) -> Vec<String> {
+    let mem = image_memory(img).unwrap();
+    let tok = ImageTokenizer::new(&mem).unwrap();
+    let (mut dev, _) = Ssnail::load_bytes(img, None).unwrap();
+    dev.machine.numerics = Numerics::Hardware;
+    let chat = dev.chat_block().expect("a chat block").unwrap();
+    let mut out = Vec::new();
+    let mut ended = false;
+    for (i, line) in lines.iter().enumerate() {
+        let mut turn = chat.before_turn(i == 0, ended);
+        turn.extend(tok.encode(line, false));
+        turn.extend_from_slice(&chat.suffix);
+        let g = if i == 0 {
+            dev.generate(&turn, n, &mut NoHost).unwrap()
+        } else {
+            dev.continue_generation(&turn, n, &mut NoHost).unwrap()
+        };
+        ended = g.tokens.last() == Some(&chat.stop_token());
+        let mut text = String::new();
+        let mut f = AsciiFolder::new();
+        for t in g.tokens {
+            f.push(&dev.vocab_piece(t), &mut text);
+        }
+        out.push(text);
+    }
+    out
+}
+
+#[test]
+fn a_templated_image_answers_each_line_as_a_turn_as_ssnail_run_does() {
+    let opts = ModelOpts {
+        dim: 128,
+        n_heads: 4,
+        n_kv_heads: 2,
+        hidden: 256,
+        chat_template: Some(QA_TEMPLATE.into()),
+        ..ModelOpts::llama()
+    };
+    let img = image(opts.with_wtype(GgmlType::Q8_0).with_name("TinyChat"), 64);
+    let lines = ["the cat sat", "a dog"];
+    let want = reference_chat(&img, &lines, 8);
+    let plain = reference(&img, lines[0], 8);
+    assert_ne!(
+        want[0], plain,
+        "the turn must change the answer for this test to mean anything"
+    );
+    let setup = Setup {
+        d81: Some(disk_with(&[("tinychat.ssnail", &img)])),
+        ssnail_mib: Some(8),
+        ..Default::default()
+    };
+    let keys = "{RETURN}/temp 0{RETURN}/n 8{RETURN}the cat sat{RETURN}a dog{RETURN}";
+    let t = run_n(&setup, keys, "tokens/s]", 2, 120.0);
+    assert!(
+        t.contains("[chat template template: each line is a turn]"),
+        "{t}"
+    );
+    for (line, want) in lines.iter().zip(&want) {
+        assert_eq!(answer(&t, line), want, "{line}:\n{t}");
+    }
 }

@@ -10,7 +10,6 @@
 
 use minijinja::{context, Environment, Error, ErrorKind};
 use ssnail_format::chatblock::{ChatBlock, MAX_SEQ};
-use ssnail_gguf::token_type;
 use ssnail_tokenizer::{GgufTokenizer, TokModel};
 
 /// Marker messages: private-use characters no template changes or trims.
@@ -141,7 +140,7 @@ pub fn block(template: &str, tok: &GgufTokenizer) -> Result<ChatBlock, String> {
             _ => s.to_string(),
         }
     };
-    let is_control = |id: u32| v.types.get(id as usize) == Some(&token_type::CONTROL);
+    let is_control = |id: u32| tok.parses_as_special(id);
     let mut first = tok.encode_special(&opener(&p.first), false);
     if let Some(bos) = tok.begin() {
         if first.first() != Some(&bos) {

@@ -40,6 +40,8 @@ pub struct ModelOpts {
     pub add_bos: Option<bool>,
     /// BERT: write `token_types.weight` (2 rows).
     pub token_types: bool,
+    /// `tokenizer.chat_template`, if written.
+    pub chat_template: Option<String>,
 }
 
 impl ModelOpts {
@@ -63,6 +65,7 @@ impl ModelOpts {
             pooling: 1,
             add_bos: None,
             token_types: false,
+            chat_template: None,
         }
     }
     /// §10.2: dim 128, 2 layers, 4 heads, hidden 512, context 64, fused

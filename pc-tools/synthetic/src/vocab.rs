@@ -69,6 +69,9 @@ impl TestVocab {
         if let Some(b) = o.add_bos {
             w.meta_bool("tokenizer.ggml.add_bos_token", b);
         }
+        if let Some(t) = &o.chat_template {
+            w.meta_str("tokenizer.chat_template", t);
+        }
     }
 }
 

@@ -94,6 +94,18 @@ impl GgufTokenizer {
         ids
     }
 
+    /// Tokens whose text [`GgufTokenizer::encode_special`] turns into the
+    /// token itself: control, user-defined and unknown tokens, and the
+    /// BOS/EOS tokens whatever their type (small vocabularies leave them normal).
+    pub fn parses_as_special(&self, id: u32) -> bool {
+        let v = &self.vocab;
+        matches!(
+            v.types.get(id as usize),
+            Some(&token_type::CONTROL | &token_type::USER_DEFINED | &token_type::UNKNOWN)
+        ) || Some(id) == v.bos_id
+            || Some(id) == v.eos_id
+    }
+
     /// Token ids for formatted text with special tokens written out (a chat
     /// template's pieces), as llama.cpp tokenizes with `parse_special` and no
     /// begin token: the texts of control and user-defined tokens become their
@@ -108,12 +120,9 @@ impl GgufTokenizer {
                 .vocab
                 .tokens
                 .iter()
-                .zip(&self.vocab.types)
                 .enumerate()
-                .filter(|(_, (t, &ty))| {
-                    !t.is_empty() && (ty == token_type::CONTROL || ty == token_type::USER_DEFINED)
-                })
-                .map(|(i, (t, _))| (t.as_str(), i as u32))
+                .filter(|&(i, t)| !t.is_empty() && self.parses_as_special(i as u32))
+                .map(|(i, t)| (t.as_str(), i as u32))
                 .collect();
             v.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.1.cmp(&b.1)));
             v

@@ -1000,6 +1000,7 @@ mod tests {
             window: 64,
             mega65: None,
             typeahead: None,
+            stop_token: None,
         }
     }
 
