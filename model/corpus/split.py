@@ -30,8 +30,8 @@ HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "facts.txt"
 # A question or an answer longer than this does not fit the model's context
 # together with the other (the tokenizer's report checks tokens too).
-MAX_QUESTION_CHARS = 64
-MAX_ANSWER_CHARS = 56
+MAX_QUESTION_CHARS = 56
+MAX_ANSWER_CHARS = 44
 MIN_PHRASINGS = 8
 
 
