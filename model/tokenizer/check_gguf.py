@@ -5,7 +5,7 @@ Usage: python3 model/tokenizer/check_gguf.py [--keep DIR]
 Environment: SSNAIL (default target/release/ssnail), LLAMA_TOKENIZE
 (default /work/llama-ref/build/bin/llama-tokenize, llama.cpp built from
 the vendored source; the check is skipped with a message if it is absent).
-Needs the Python packages sentencepiece==0.2.1 and gguf.
+Needs the Python packages of requirements.txt (sentencepiece, gguf).
 
 For every tok*.model beside this file it writes, in a temporary folder, a
 llama GGUF holding the vocabulary as llama.cpp's converters store a

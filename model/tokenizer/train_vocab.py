@@ -26,8 +26,8 @@ space only pieces allowed) with two changes:
   hold every printable ASCII character as a piece of its own
   (required_chars): everything the MEGA65 program can send (it turns other
   characters into "?", spec section 2.2), so no input is left without a
-  token, except TAB: SentencePiece's trainer makes no piece of it (it
-  takes TAB as a field separator), so a typed TAB is dropped by the image
+  token, except TAB: SentencePiece's trainer makes no piece of it, even
+  from text that holds tabs, so a typed TAB is dropped by the image
   tokenizer and refused by llama.cpp. SentencePiece's BPE trainer takes no required character that the
   text lacks, so one extra line holds each of them once, separated by
   spaces (frequency 1: it shapes no merge the corpus does not). llama.cpp would otherwise stop with an exception on a character
