@@ -481,7 +481,7 @@ fn bad_llama2c_files_are_refused_in_one_line_naming_the_file() {
 }
 
 #[test]
-fn convert_info_tokenize_and_run_name_the_import_command_for_a_llama2c_checkpoint() {
+fn convert_info_tokenize_run_chat_and_bench_name_the_import_command_for_a_llama2c_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (model, _) = STORIES260K.write(d);
@@ -514,6 +514,18 @@ fn convert_info_tokenize_and_run_name_the_import_command_for_a_llama2c_checkpoin
             model.with_extension("gguf").display(),
             model.with_extension("ssnail").display()
         ),
+    );
+    refused(
+        d,
+        &["bench", m],
+        &model,
+        "not an SSNAIL image: import it with",
+    );
+    refused(
+        d,
+        &["chat", m],
+        &model,
+        "not an SSNAIL image: import it with",
     );
     assert!(!out.exists());
     let mut v2 = std::fs::read(&model).unwrap();
