@@ -48,7 +48,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         let Some(tokenizer) = &args.tokenizer else {
             if !args.dir.exists() {
-                bail!("{}: no such file or directory", args.dir.display());
+                bail!(
+                    "{}: not a directory or a file (give a Hugging Face checkpoint directory, or a llama2.c model.bin with --tokenizer)",
+                    args.dir.display()
+                );
             }
             bail!(
                 "{}: a file, so read as a llama2.c checkpoint, which needs its tokenizer: --tokenizer tokenizer.bin (tok512.bin for stories260K)",
