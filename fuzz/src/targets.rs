@@ -6,6 +6,7 @@
 //! | image     | a .ssnail image: load through the port, tokenize, run the script (generate or encode) | their converted images |
 //! | tokenizer | an image's memory (tables) + text        | tables-only images of the three kinds |
 //! | import    | config.json, tokenizer.json, model.safetensors of a checkpoint | a tiny llama checkpoint |
+//! | llama2c   | a llama2.c checkpoint and its tokenizer.bin (`import model.bin --tokenizer`) | a tiny shared and unshared checkpoint |
 //! | mega65    | a PRG, or a D81 disk, for the headless MEGA65 | a small PRG; a D81 holding it and an image |
 
 use crate::{Outcome, Target};
@@ -22,6 +23,7 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(ImageTarget),
         Box::new(TokenizerTarget::default()),
         Box::new(ImportTarget::new()),
+        Box::new(Llama2cTarget::new()),
         Box::new(Mega65Target),
     ]
 }
@@ -764,6 +766,95 @@ impl Target for ImportTarget {
                     return Outcome::Violation(format!("an error that names no file: {s}"));
                 }
                 Outcome::Rejected(1, s.replace(&d.display().to_string(), ""))
+            }
+        }
+    }
+}
+
+/// A llama2.c checkpoint and its tokenizer.bin, packed as two files.
+pub struct Llama2cTarget {
+    dir: tempfile::TempDir,
+}
+
+impl Llama2cTarget {
+    pub fn new() -> Llama2cTarget {
+        Llama2cTarget { dir: scratch_dir() }
+    }
+}
+
+impl Default for Llama2cTarget {
+    fn default() -> Self {
+        Llama2cTarget::new()
+    }
+}
+
+/// A tiny legacy llama2.c checkpoint (dim 8, hidden 16, 1 layer, 2 heads,
+/// 1 KV head, 264 tokens, seq_len 4; `shared`: the classifier is the
+/// embedding) and a tokenizer.bin for it: `<unk>`, "\n<s>\n", "\n</s>\n",
+/// the 256 byte pieces, then five merged pieces.
+fn tiny_llama2c(shared: bool) -> Vec<u8> {
+    let (d, h, l, v, seq, head, kv) = (8i32, 16i32, 1i32, 264i32, 4i32, 4i32, 4i32);
+    let mut ck = Vec::new();
+    for x in [d, h, l, 2, 1, if shared { v } else { -v }, seq] {
+        ck.extend_from_slice(&x.to_le_bytes());
+    }
+    let floats = v * d
+        + l * d
+        + l * (d * d + 2 * kv * d + d * d)
+        + l * d
+        + l * 3 * h * d
+        + d
+        + seq * head
+        + if shared { 0 } else { v * d };
+    for i in 0..floats {
+        ck.extend_from_slice(&(((i * 37) % 101) as f32 / 101.0 - 0.5).to_le_bytes());
+    }
+    let mut pieces: Vec<String> = vec!["<unk>".into(), "\n<s>\n".into(), "\n</s>\n".into()];
+    pieces.extend((0..=255).map(|b| format!("<0x{b:02X}>")));
+    pieces.extend([" t", "he", " the", " a", "nd"].map(String::from));
+    let mut tok = 7i32.to_le_bytes().to_vec();
+    for (i, p) in pieces.iter().enumerate() {
+        tok.extend_from_slice(&(-(i as f32)).to_le_bytes());
+        tok.extend_from_slice(&(p.len() as i32).to_le_bytes());
+        tok.extend_from_slice(p.as_bytes());
+    }
+    pack(&[&ck, &tok])
+}
+
+impl Target for Llama2cTarget {
+    fn name(&self) -> &'static str {
+        "llama2c"
+    }
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        vec![tiny_llama2c(true), tiny_llama2c(false)]
+    }
+    fn focus(&self, input: &[u8]) -> Option<std::ops::Range<usize>> {
+        // The length prefix and the 28-byte config header.
+        Some(0..input.len().min(32))
+    }
+    fn run(&mut self, input: &[u8]) -> Outcome {
+        let files = unpack(input, 2);
+        let d = self.dir.path();
+        let (model, tok, out) = (d.join("model.bin"), d.join("tok.bin"), d.join("out.gguf"));
+        if std::fs::write(&model, files[0]).is_err() || std::fs::write(&tok, files[1]).is_err() {
+            return Outcome::Rejected(0, "cannot write".into());
+        }
+        use ssnail_hub::import::{llama2c, OutType};
+        match llama2c::import(&model, &tok, &out, OutType::F32, None) {
+            Ok(_) => match Gguf::open(&out) {
+                Ok(_) => Outcome::Ok(2),
+                Err(e) => Outcome::Violation(format!("import wrote an unreadable GGUF: {e}")),
+            },
+            Err(e) => {
+                let s = format!("{e:#}");
+                if raw_control(&s) || s.contains('\n') {
+                    return Outcome::Violation(format!("not one clean line: {s:?}"));
+                }
+                let (m, t) = (model.display().to_string(), tok.display().to_string());
+                if !s.contains(&m) && !s.contains(&t) {
+                    return Outcome::Violation(format!("an error that names no file: {s}"));
+                }
+                Outcome::Rejected(1, s.replace(&m, "model.bin").replace(&t, "tok.bin"))
             }
         }
     }

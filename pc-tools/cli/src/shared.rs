@@ -71,6 +71,7 @@ impl ModelArgs {
 
     /// [`ModelArgs::load`] for another image (chat's `/models N`).
     pub fn load_at(&self, image: &Path) -> Result<Ssnail> {
+        not_llama2c(image, true)?;
         let mem = match self.mem_mb {
             Some(mb) if !(mb.is_finite() && mb > 0.0) => {
                 anyhow::bail!("--mem-mb {mb}: not a memory size")
@@ -144,8 +145,18 @@ pub fn load_image(path: &Path) -> Result<Vec<u8>> {
     image_memory(&file).map_err(|e| anyhow!("{}: {e}", path.display()))
 }
 
+/// An error naming the import command when `path` is a llama2.c
+/// checkpoint, given where a GGUF (or, `image`, an SSNAIL image) belongs.
+pub fn not_llama2c(path: &Path, image: bool) -> Result<()> {
+    match ssnail_hub::import::llama2c::hint(path, image) {
+        Some(msg) => Err(anyhow!("{msg}")),
+        None => Ok(()),
+    }
+}
+
 /// Open a GGUF's reference tokenizer; errors name the file.
 pub fn load_gguf_tokenizer(path: &Path) -> Result<GgufTokenizer> {
+    not_llama2c(path, false)?;
     let g = ssnail_gguf::Gguf::open(path)?;
     let v = Vocab::from_gguf(&g)?;
     GgufTokenizer::new(v).map_err(|e| anyhow!("{}: {e}", path.display()))

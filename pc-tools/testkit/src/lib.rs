@@ -5,10 +5,13 @@
 //! * [`reference`]: independent f64 forward passes from the GGUF tensors.
 //! * [`llama_vocab`]: llama.cpp's `ggml-vocab-*.gguf` files and their
 //!   test-tokenizer-0 cases.
+//! * [`llama2c`]: exact-shape llama2.c checkpoints (tinyllamas stand-ins)
+//!   and tokenizer.bin files.
 //! * [`cache`]: `dir()`, the test-data cache (`$SSNAIL_CACHE` or
 //!   `<workspace root>/cache`) that `make testdata` fills.
 
 pub mod cache;
+pub mod llama2c;
 pub mod llama_vocab;
 pub mod reference;
 

@@ -171,7 +171,10 @@ pub fn run(args: Args) -> Result<()> {
     };
     let (name, image) = match &args.image {
         Some(p) => (
-            p.display().to_string(),
+            {
+                crate::shared::not_llama2c(p, true)?;
+                p.display().to_string()
+            },
             std::fs::read(p).map_err(|e| anyhow!("{}: {e}", p.display()))?,
         ),
         None => {

@@ -99,6 +99,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         );
     }
 
+    crate::shared::not_llama2c(&a.model, false)?;
     let g = ssnail_gguf::Gguf::open(&a.model)?;
     let plan = ssnail_convert::plan(&g, &opts).map_err(|e| match e.kind {
         // The too-big message is the §1.11 text with its suggestions.

@@ -89,6 +89,7 @@ fn describe(
     j: &mut serde_json::Map<String, serde_json::Value>,
 ) -> anyhow::Result<()> {
     use serde_json::json;
+    crate::shared::not_llama2c(&a.model, false)?;
     let g = Gguf::open(&a.model)?;
     let arch = g.architecture().unwrap_or("(none)");
     let tok = g.get_str("tokenizer.ggml.model").unwrap_or("(none)");

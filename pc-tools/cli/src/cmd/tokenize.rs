@@ -95,6 +95,7 @@ pub fn run(mut args: Args) -> Result<()> {
             .collect();
         (ids, pieces)
     } else {
+        crate::shared::not_llama2c(&model, false)?;
         // Neither magic: say what was expected of both kinds of input (an
         // image with a damaged magic is not "not a GGUF file").
         let mut magic = [0u8; 4];

@@ -4,12 +4,14 @@
 //!
 //! Supported: BERT encoders (`BertModel`, e.g. sentence-transformers'
 //! all-MiniLM-L6-v2), llama-architecture decoders (`LlamaForCausalLM`) and
-//! GPT-2 (`GPT2LMHeadModel`).
+//! GPT-2 (`GPT2LMHeadModel`); and llama2.c checkpoints with their
+//! tokenizer.bin ([`llama2c`], as llama.cpp's `convert-llama2c-to-ggml`).
 
 mod bert;
 pub mod checkpoint;
 mod gpt2;
 mod llama;
+pub mod llama2c;
 pub mod vocab;
 
 use anyhow::{bail, Result};
