@@ -44,7 +44,7 @@ pub struct ModelArgs {
     #[arg(long = "mem-mb")]
     pub mem_mb: Option<f64>,
     /// Memory bandwidth in MB/s (10^6 bytes/s) for the modelled hardware tokens/s.
-    #[arg(long, default_value_t = 130.0)]
+    #[arg(long, default_value_t = ssnail_format::registers::DEFAULT_BANDWIDTH_MBPS)]
     pub bandwidth: f64,
 }
 
