@@ -2,7 +2,7 @@
 //!
 //! The C side has no copy of its own: the header is generated from the constants
 //! of this crate, checked in, and a test regenerates it and compares
-//! (format/tests/c_header.rs). To regenerate after a change here:
+//! (format/tests/generated_files.rs, with every other generated file). To regenerate after a change here:
 //!
 //! ```text
 //! cargo run -q -p ssnail-format --example c_header > mega65/include/ssnail_regs.h
@@ -13,6 +13,24 @@ use crate::image::{self, h, rt, stop, Arch};
 use crate::registers::{self as regs, error, reg};
 use crate::tokblock::{self, tb};
 use std::fmt::Write;
+
+/// Every file this crate generates: its path from the repository root, the example that prints
+/// it and its text. format/tests/generated_files.rs regenerates them all and compares.
+pub fn generated_files() -> [(&'static str, &'static str, String); 3] {
+    [
+        ("mega65/include/ssnail_regs.h", "c_header", c_header()),
+        (
+            "mega65/include/sampler_tables.h",
+            "sampler_tables",
+            crate::sampler::c_tables(),
+        ),
+        (
+            "mega65/include/mega65_io.h",
+            "mega65_io",
+            crate::mega65::c_header(),
+        ),
+    ]
+}
 
 /// The whole header text.
 pub fn c_header() -> String {

@@ -1,9 +1,17 @@
-//! The SSNAIL contract, defined once.
+//! The SSNAIL contract, defined once, and the MEGA65 facts both languages use.
 //!
-//! Everything here is a byte layout or an encoding that real SSNAIL hardware,
-//! the upstream tools, the converter and the emulator must agree on
-//! (`docs/` and the spec's §1–§4). This crate only describes and parses; it
-//! computes no model.
+//! Mostly byte layouts and encodings that real SSNAIL hardware, the upstream
+//! tools, the converter and the emulator must agree on (`docs/` and the spec's
+//! §1–§4): image header and segments, tokenizer block, register block, ISA v1,
+//! the ggml type table. It also holds the definitions whose every bit the
+//! other side must reproduce, because they are part of what agrees:
+//! dequantisation of the ggml formats llama.cpp's way (`ggml`, `dequant`), so
+//! the converter repacks and the emulators read the values llama.cpp
+//! computes; and the MEGA65 sampler (`sampler`, spec §7.6), the integer
+//! definition the MEGA65 program reproduces bit for bit. `mega65` holds the
+//! MEGA65 I/O registers and Hyppo calls that the program's C and the headless
+//! MEGA65 share. The generated C headers come from `c_header`, `sampler` and
+//! `mega65`. It runs no model.
 
 pub mod c_header;
 pub mod chatblock;
@@ -11,6 +19,7 @@ pub mod dequant;
 pub mod ggml;
 pub mod image;
 pub mod isa;
+pub mod mega65;
 pub mod registers;
 pub mod sampler;
 pub mod tokblock;

@@ -65,3 +65,9 @@ pub mod error {
     pub const INSTRUCTION_LIMIT: u8 = 4;
     pub const BAD_OPERAND: u8 = 5;
 }
+
+/// SSNAIL memory bandwidth, MB/s, that the modelled timing assumes unless told otherwise: the
+/// headless MEGA65's and the C library's job clock and the `ssnail` command's `--bandwidth`.
+pub const DEFAULT_BANDWIDTH_MBPS: f64 = 130.0;
+/// The same in bytes per second.
+pub const DEFAULT_BANDWIDTH: f64 = DEFAULT_BANDWIDTH_MBPS * 1e6;

@@ -3,9 +3,11 @@
 //! without floating point) and the PC (`ssnail chat --sampler mega65`) choose
 //! exactly the same token from the same logits, settings and seed.
 //!
-//! This module is the definition; the MEGA65 program implements it in
-//! mega65/src/sampler.c with the exp tables of mega65/include/sampler_tables.h,
-//! which [`c_tables`] generates (a test regenerates and compares):
+//! This module is the definition; the MEGA65 program implements the choice in
+//! mega65/src/smpcore.s (ca65) with the exp tables of
+//! mega65/include/sampler_tables.h, which [`c_tables`] generates (a test
+//! regenerates and compares); mega65/src/sampler.c holds the settings, their
+//! derived constants, the seeding and the commands:
 //!
 //! ```text
 //! cargo run -q -p ssnail-format --example sampler_tables > mega65/include/sampler_tables.h
@@ -653,7 +655,7 @@ mod tests {
         assert_eq!(pick(&w, u32::MAX), 3);
     }
 
-    /// The MEGA65's scan (mega65/src/sampler.c): the top k non-penalised tokens by raw
+    /// The MEGA65's scan (mega65/src/smpcore.s, step 2): the top k non-penalised tokens by raw
     /// key with a 16-bit fast path, penalised tokens merged afterwards.
     fn by_scan(logits: &[f32], recent: &[u32], s: &Settings) -> Vec<Candidate> {
         let set = penalised_set(recent, logits.len());

@@ -1,4 +1,4 @@
-//! m65soft: the software SSNAIL core's speed in the headless MEGA65 (issue 19), in emulated 45GS02
+//! m65soft: the software SSNAIL core's speed in the headless MEGA65, in emulated 45GS02
 //! cycles at 40.5 MHz, on the program's test images.
 //!
 //!     cargo run --release -p ssnail-mega65-program --example m65soft [-- --core FILE]

@@ -18,13 +18,13 @@
 #include "hyppo.h"
 #include "io.h"
 
-#define F_CONTROL 0xD080
-#define F_COMMAND 0xD081
-#define F_STATUS_A 0xD082
-#define F_STATUS_B 0xD083
-#define F_TRACK 0xD084
-#define F_SECTOR 0xD085
-#define F_SIDE 0xD086
+#define F_CONTROL F011_CONTROL
+#define F_COMMAND F011_COMMAND
+#define F_STATUS_A F011_STATUS_A
+#define F_STATUS_B F011_STATUS_B
+#define F_TRACK F011_TRACK
+#define F_SECTOR F011_SECTOR
+#define F_SIDE F011_SIDE
 #define ST_BUSY 0x80
 #define ST_RNF 0x10
 #define ST_CRC 0x08

@@ -24,10 +24,6 @@ static uint8_t id, model;
  * PREFETCH, 2 SLOWCACHE (reset 1) and 3 SLOWCACHE!ADV let CPU reads of attic memory come from a
  * line or byte fetched earlier (gs4510.vhdl lines 2402-2445), stale after SSNAIL writes the
  * tokens and the runtime block: all three off, so every read goes to the RAM. */
-#define D7FE_PREFETCH 0x01
-#define D7FE_SLOWCACHE 0x04
-#define D7FE_SLOWCACHE_ADV 0x08
-#define D7FE_SELSDRAM 0x10
 
 static uint8_t saved_d7fe, saved_cia1[2];
 

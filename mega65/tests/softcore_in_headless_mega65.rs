@@ -1,4 +1,4 @@
-//! The MEGA65 program with the software SSNAIL core (issue 19): the PRG and `ssnail.core` (both
+//! The MEGA65 program with the software SSNAIL core: the PRG and `ssnail.core` (both
 //! built with cc65) on a D81 in the headless MEGA65 *without* the SSNAIL device, on an R3 board
 //! (8 MiB of HyperRAM at $8000000) and an R4-R6 board (64 MiB of SDRAM there with $D7FE
 //! SELSDRAM). The answers must be exactly what a greedy `ssnail run --hw` prints, and after the

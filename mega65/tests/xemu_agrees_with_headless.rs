@@ -1,5 +1,5 @@
 //! The unchanged MEGA65 program (cc65 build) in stock xemu, the independent MEGA65 emulator,
-//! against the headless MEGA65 (issue 18, docs/xemu.md): the same SD folder and D81, no SSNAIL
+//! against the headless MEGA65 (docs/xemu.md): the same SD folder and D81, no SSNAIL
 //! core, and the two serial transcripts must be equal.
 //!
 //! xemu is built from source by tools/build-xemu.sh into the cache (once; about a minute):
@@ -460,7 +460,7 @@ fn stock_xemu_lists_the_sd_folder_and_d81_models_and_answers_keys_as_the_headles
 
 /// The headless MEGA65 finds a host file only when its name is upper case (Hyppo's findfile);
 /// the program then finds it by reading the directory and opens what readdir left in the dirent.
-/// Before issue 18 the program closed the directory after openfile, which leaves Hyppo's
+/// The program once closed the directory after openfile, which leaves Hyppo's
 /// readfile on the closed directory: the image read as "not an SSNAIL image".
 #[test]
 fn an_sd_image_found_only_by_the_directory_scan_is_read_after_closedir() {
@@ -474,7 +474,7 @@ fn an_sd_image_found_only_by_the_directory_scan_is_read_after_closedir() {
     assert!(!t.contains("not an SSNAIL image"), "{t}");
 }
 
-// ---- Patched xemu with the SSNAIL core (issue 13) ----
+// ---- Patched xemu with the SSNAIL core ----
 
 /// xmega65 with the SSNAIL patch and the ssnail-capi library (tools/build-xemu.sh into the
 /// cache; rebuilt when the library, the patch or the xemu source change).
@@ -800,7 +800,7 @@ fn gpt2_from_the_d81_in_patched_xemu_answers_and_takes_commands_as_in_the_headle
     );
 }
 
-// ---- Stock xemu with the software core (issue 19) ----
+// ---- Stock xemu with the software core ----
 
 /// Stock xemu has no SSNAIL core, so the program loads the software core (`ssnail.core`, cc65
 /// build) from the D81 and xemu's 45GS02 runs the model on its 8 MB of attic RAM (model 3, R3):

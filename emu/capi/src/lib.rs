@@ -15,7 +15,7 @@
 use ssnail_core::{Board, Machine, NoHost, Numerics, Ssnail};
 
 /// Default SSNAIL memory bandwidth (bytes per second), as the headless MEGA65's.
-pub const DEFAULT_BANDWIDTH: f64 = 130e6;
+pub const DEFAULT_BANDWIDTH: f64 = ssnail_mega65::ssnail::DEFAULT_BANDWIDTH;
 /// $D7FE bit 4: the CPU's attic window shows SDRAM (R4-R6).
 pub use ssnail_mega65::attic::d7fe::SELSDRAM;
 use ssnail_mega65::attic::{window_cell, Cell};

@@ -39,15 +39,8 @@ use ssnail_format::image::{BASE, HYPERRAM_BOUNDARY};
 
 use super::machine::Machine;
 
-/// $D7FE bits.
-pub mod d7fe {
-    pub const PREFETCH: u8 = 0x01;
-    pub const SLOWCACHE: u8 = 0x04;
-    pub const SLOWCACHE_ADV: u8 = 0x08;
-    pub const SELSDRAM: u8 = 0x10;
-    /// Value after reset: only the line cache on (gs4510.vhdl lines 578-580, 291).
-    pub const RESET: u8 = SLOWCACHE;
-}
+/// $D7FE bits, shared with the MEGA65 program's C (ssnail_format::mega65, mega65_io.h).
+pub use ssnail_format::mega65::d7fe;
 
 /// SDRAM and HyperRAM sizes on R4-R6 boards; HyperRAM's place in SSNAIL's map ($C000000).
 const SDRAM_SIZE: u32 = 64 << 20;

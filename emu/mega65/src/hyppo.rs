@@ -12,6 +12,8 @@ use std::fs::File;
 use std::io::Read;
 use std::path::PathBuf;
 
+use ssnail_format::mega65::{dirent, hyppo as call};
+
 use super::machine::{flag, Machine};
 use super::sectors::SECTOR_SIZE;
 
@@ -144,9 +146,11 @@ impl Machine {
         self.cycles += 200;
         // Hyppo unmaps the $DE00 sector-buffer window on every return (spec §M5.5).
         self.sd.window = false;
+        const DOS: u8 = 0;
+        const SERIAL: u8 = (call::TRAP_SERIAL - call::TRAP_DOS) as u8;
         match trap {
-            0x00 => self.dos_call(self.a),
-            0x03 => {
+            DOS => self.dos_call(self.a),
+            SERIAL => {
                 self.serial.push(self.a);
                 self.p |= flag::C;
             }
@@ -176,7 +180,7 @@ impl Machine {
 
     fn dos_call(&mut self, function: u8) {
         match function & 0x7E {
-            0x00 => {
+            call::GETVERSION => {
                 // getversion: Hyppo 1.2, HDOS 1.2 (Z changes, as on the real machine).
                 self.a = 1;
                 self.x = 2;
@@ -184,21 +188,21 @@ impl Machine {
                 self.z = 2;
                 self.ok()
             }
-            0x02 | 0x04 => {
+            call::GETDEFAULTDRIVE | call::GETCURRENTDRIVE => {
                 self.a = 0;
                 self.ok()
             }
-            0x06 => {
+            call::SELECTDRIVE => {
                 if self.x == 0 {
                     self.ok()
                 } else {
                     self.fail(err::NO_SUCH_DRIVE)
                 }
             }
-            0x0C => self.dos_chdir(),
-            0x12 => self.dos_opendir(),
-            0x14 => self.dos_readdir(),
-            0x16 => {
+            call::CHDIR => self.dos_chdir(),
+            call::OPENDIR => self.dos_opendir(),
+            call::READDIR => self.dos_readdir(),
+            call::CLOSEDIR => {
                 self.hyppo.current = Some(self.x);
                 let i = self.x.wrapping_sub(4) as usize;
                 if i < self.hyppo.dirs.len() && self.hyppo.dirs[i].is_some() {
@@ -208,9 +212,9 @@ impl Machine {
                     self.fail(err::INVALID_FD)
                 }
             }
-            0x18 => self.dos_openfile(),
-            0x1A => self.dos_readfile(),
-            0x20 => {
+            call::OPENFILE => self.dos_openfile(),
+            call::READFILE => self.dos_readfile(),
+            call::CLOSEFILE => {
                 let fd = self.x as usize;
                 self.hyppo.current = Some(self.x);
                 if fd < 4 && self.hyppo.files[fd].is_some() {
@@ -220,35 +224,35 @@ impl Machine {
                     self.fail(err::INVALID_FD)
                 }
             }
-            0x22 => {
+            call::CLOSEALL => {
                 self.hyppo.files = Default::default();
                 self.hyppo.dirs = Default::default();
                 self.hyppo.current = None;
                 self.ok()
             }
-            0x2E => self.dos_setname(),
-            0x30 => self.dos_findfirst(),
-            0x32 => self.dos_findnext(),
-            0x34 => match self.hyppo.find() {
+            call::SETNAME => self.dos_setname(),
+            call::FINDFIRST => self.dos_findfirst(),
+            call::FINDNEXT => self.dos_findnext(),
+            call::FINDFILE => match self.hyppo.find() {
                 Some(f) => {
                     self.hyppo.last_found = Some(f);
                     self.ok()
                 }
                 None => self.fail(err::NOT_FOUND),
             },
-            0x36 => self.dos_loadfile(),
-            0x38 => {
+            call::LOADFILE => self.dos_loadfile(),
+            call::GETERRORCODE => {
                 self.a = self.hyppo.last_error;
                 self.ok()
             }
-            0x3A => {
+            call::SETUP_TRANSFER_AREA => {
                 if self.y >= 0x7F {
                     self.fail(err::INVALID_ADDRESS)
                 } else {
                     self.ok()
                 }
             }
-            0x3C => {
+            call::CDROOTDIR => {
                 if self.x == 0 {
                     self.hyppo.cwd.clear();
                     self.ok()
@@ -256,12 +260,12 @@ impl Machine {
                     self.fail(err::NO_SUCH_DRIVE)
                 }
             }
-            0x40 | 0x46 | 0x4A => self.dos_attach(function),
-            0x42 => {
+            call::D81ATTACH0 | call::D81ATTACH1 | call::ATTACH => self.dos_attach(function),
+            call::D81DETACH => {
                 self.f011.detach();
                 self.ok()
             }
-            0x74 => {
+            call::GET_MAPPING => {
                 // get_mapping: 6 bytes (MAPLO offset+mask, MAPHI offset+mask, MBs) to Y×256.
                 if self.y >= 0x7F {
                     return self.fail(err::INVALID_ADDRESS);
@@ -283,7 +287,7 @@ impl Machine {
                 }
                 self.ok()
             }
-            0x7C => {
+            call::SERIAL_MONITOR_WRITE => {
                 self.serial.push(self.y);
                 self.ok()
             }
@@ -346,15 +350,20 @@ impl Machine {
             return self.fail(err::EOF);
         };
         *pos += 1;
-        let mut rec = [0u8; 87];
+        let mut rec = [0u8; dirent::LEN];
         let lfn = f.name.as_bytes();
         let n = lfn.len().min(63);
-        rec[..n].copy_from_slice(&lfn[..n]);
-        rec[0x40] = n as u8;
-        rec[0x41..0x4C].copy_from_slice(&short_name(&f.name));
-        rec[0x4E..0x52].copy_from_slice(&(2 + *pos as u32).to_le_bytes());
-        rec[0x52..0x56].copy_from_slice(&(f.size.min(u32::MAX as u64) as u32).to_le_bytes());
-        rec[0x56] = if f.is_dir { 0x10 } else { 0x20 };
+        rec[dirent::NAME..dirent::NAME + n].copy_from_slice(&lfn[..n]);
+        rec[dirent::NAME_LEN] = n as u8;
+        rec[dirent::SHORT_NAME..dirent::SHORT_NAME + 11].copy_from_slice(&short_name(&f.name));
+        rec[dirent::CLUSTER..dirent::CLUSTER + 4].copy_from_slice(&(2 + *pos as u32).to_le_bytes());
+        rec[dirent::SIZE..dirent::SIZE + 4]
+            .copy_from_slice(&(f.size.min(u32::MAX as u64) as u32).to_le_bytes());
+        rec[dirent::ATTR] = if f.is_dir {
+            dirent::ATTR_DIR
+        } else {
+            dirent::ATTR_ARCHIVE
+        };
         let base = (self.y as u16) << 8;
         for (k, b) in rec.into_iter().enumerate() {
             self.wr(base + k as u16, b);
@@ -461,8 +470,9 @@ impl Machine {
         let Some(f) = self.hyppo.find() else {
             return self.fail(err::NOT_FOUND);
         };
-        let drive1 = function == 0x46 || (function & 0x7E == 0x4A && self.x & 1 != 0);
-        if function & 0x7E == 0x4A && self.x & 0x80 != 0 {
+        let attach = function & 0x7E == call::ATTACH;
+        let drive1 = function == call::D81ATTACH1 || (attach && self.x & 1 != 0);
+        if attach && self.x & 0x80 != 0 {
             self.f011.detach();
             return self.ok();
         }

@@ -2,8 +2,29 @@
 //! KERNAL needs, the $D02F knock, speed, CIAs, F011, keyboard queue, hypervisor traps, SD buffer
 //! select, the exit port, DMA and the hardware multiplier/divider.
 
+use ssnail_format::mega65::{d7fe, f011, hyppo, keyboard, sd};
+
 use super::machine::{Machine, StopReason};
 use super::raster::raster_line;
+
+/// A register's offset in the $D000-$DFFF area, as the decoders below match it.
+const fn io(addr: u16) -> u16 {
+    addr - 0xD000
+}
+const D7FE: u16 = io(d7fe::ADDRESS);
+const F011_FIRST: u16 = io(f011::CONTROL);
+const F011_LAST: u16 = io(f011::LAST);
+const KBD_ASCII: u16 = io(keyboard::ASCII);
+const KBD_PETSCII: u16 = io(keyboard::PETSCII);
+const KBD_MODIFIERS: u16 = io(keyboard::MODIFIERS);
+const KBD_MATRIX_PEEK: u16 = io(keyboard::MATRIX_PEEK);
+const KBD_MATRIX_SELECT: u16 = io(keyboard::MATRIX_SELECT);
+const TRAP_FIRST: u16 = io(hyppo::TRAP_DOS);
+const TRAP_LAST: u16 = io(hyppo::TRAP_LAST);
+const SD_CONTROL: u16 = io(sd::CONTROL);
+const SD_SECTOR0: u16 = io(sd::SECTOR0);
+const SD_SECTOR3: u16 = io(sd::SECTOR3);
+const SD_BUFFER_SELECT: u16 = io(sd::BUFFER_SELECT);
 
 impl Machine {
     pub(crate) fn io_read(&mut self, mode: u8, off: u16) -> u8 {
@@ -46,12 +67,13 @@ impl Machine {
         match off {
             0x02F => self.knock,
             0x030 => self.d030,
-            0x080..=0x08F => self
-                .f011
-                .read(self.cycles, &mut self.sectors, (off & 0x0F) as u8),
+            F011_FIRST..=F011_LAST => {
+                self.f011
+                    .read(self.cycles, &mut self.sectors, (off & 0x0F) as u8)
+            }
             0x600..=0x6FF if mode >= 2 => self.mega_io_read(off),
             0x70F => 0, // DIVBUSY / MULBUSY: results are immediate
-            0x7FE if mode >= 2 => self.d7fe_read(),
+            D7FE if mode >= 2 => self.d7fe_read(),
             0x768..=0x77F if mode >= 2 => self.math.read((off - 0x768) as u8),
             0x700..=0x7FF => self.io_regs[off as usize],
             _ => self.io_regs[off as usize],
@@ -125,7 +147,7 @@ impl Machine {
                 self.io_regs[off as usize] = v;
                 self.update_speed();
             }
-            0x080..=0x08F => {
+            F011_FIRST..=F011_LAST => {
                 let held = self
                     .f011
                     .write(self.cycles, &mut self.sectors, (off & 0x0F) as u8, v);
@@ -133,7 +155,7 @@ impl Machine {
             }
             0x600..=0x6FF if mode >= 2 => self.mega_io_write(off, v),
             0x700..=0x70F => self.dma_register_write(off, v),
-            0x7FE if mode >= 2 => self.d7fe_write(v),
+            D7FE if mode >= 2 => self.d7fe_write(v),
             0x770..=0x777 if mode >= 2 => self.math.write((off - 0x768) as u8, v),
             _ => self.io_regs[off as usize] = v,
         }
@@ -182,8 +204,8 @@ impl Machine {
     /// $D600–$D6FF in the MEGA65 personality.
     fn mega_io_read(&mut self, off: u16) -> u8 {
         match off {
-            0x610 => self.keys.ascii(),
-            0x619 => self.keys.petscii(),
+            KBD_ASCII => self.keys.ascii(),
+            KBD_PETSCII => self.keys.petscii(),
             0x60A => {
                 if self.keys.is_empty() {
                     0
@@ -191,12 +213,16 @@ impl Machine {
                     0x80
                 }
             }
-            0x60F => 0, // REALHW = 0: an emulator, like xemu without -realhw
-            0x611 => 0, // modifier keys: none held (iomap.txt lines 512-522)
-            0x613 => self.keys.matrix_column(self.io_regs[0x614], self.cycles),
-            0x629 => self.model_id(), // M65MODEL (attic.rs)
-            0x640..=0x67F => 0,       // traps; $D67C reads 0 = serial monitor ready
-            0x680 | 0x681..=0x684 | 0x689 => self.sd.read((off - 0x680) as u8).unwrap_or(0),
+            0x60F => 0,         // REALHW = 0: an emulator, like xemu without -realhw
+            KBD_MODIFIERS => 0, // modifier keys: none held (iomap.txt lines 512-522)
+            KBD_MATRIX_PEEK => self
+                .keys
+                .matrix_column(self.io_regs[KBD_MATRIX_SELECT as usize], self.cycles),
+            0x629 => self.model_id(),    // M65MODEL (attic.rs)
+            TRAP_FIRST..=TRAP_LAST => 0, // traps; $D67C reads 0 = serial monitor ready
+            SD_CONTROL | SD_SECTOR0..=SD_SECTOR3 | SD_BUFFER_SELECT => {
+                self.sd.read((off - SD_CONTROL) as u8).unwrap_or(0)
+            }
             0x6CF => self.exit_value,
             _ => self.io_regs[off as usize],
         }
@@ -204,15 +230,15 @@ impl Machine {
 
     fn mega_io_write(&mut self, off: u16, v: u8) {
         match off {
-            0x610 | 0x619 => self.keys.pop(),
+            KBD_ASCII | KBD_PETSCII => self.keys.pop(),
             0x60A => {
                 if v & 0x80 == 0 {
                     self.keys.flush()
                 }
             }
-            0x640..=0x67F => self.hypervisor_trap((off - 0x640) as u8),
-            0x680 | 0x681..=0x684 | 0x689 => {
-                self.sd.write((off - 0x680) as u8, v);
+            TRAP_FIRST..=TRAP_LAST => self.hypervisor_trap((off - TRAP_FIRST) as u8),
+            SD_CONTROL | SD_SECTOR0..=SD_SECTOR3 | SD_BUFFER_SELECT => {
+                self.sd.write((off - SD_CONTROL) as u8, v);
             }
             0x6CF => {
                 if v == 0x42 {

@@ -1,4 +1,4 @@
-//! A headless MEGA65 (issue 6): the 45GS02 CPU with MAP, quad and flat instructions and cycle
+//! A headless MEGA65: the 45GS02 CPU with MAP, quad and flat instructions and cycle
 //! counts from the measured 40.5 MHz table; chip and colour RAM, the I/O personalities, DMA, the
 //! hypervisor file calls on a host directory, the F011 drive on a D81 image, the $D610 keyboard
 //! queue, the text screen as text or PNG, CIA timers and TOD, the $D6CF exit port, and the SSNAIL

@@ -2,6 +2,8 @@
 //! itself is a host directory served by the hypervisor's file calls (hyppo.rs); raw sector
 //! commands need a FAT32 card image and report an error here (spec §M4.3, a model).
 
+use ssnail_format::mega65::sd::BUFSEL_SD;
+
 /// SD-card controller state.
 #[derive(Clone, Debug, Default)]
 pub struct SdCard {
@@ -23,7 +25,7 @@ impl SdCard {
             // Status: never busy; bit 6 = error of the last raw command.
             0x0 => Some((if self.error { 0x40 } else { 0 }) | 0x10),
             0x1..=0x4 => Some(self.sector[(reg - 1) as usize]),
-            0x9 => Some(if self.bufsel_sd { 0x80 } else { 0 }),
+            0x9 => Some(if self.bufsel_sd { BUFSEL_SD } else { 0 }),
             _ => None,
         }
     }
@@ -42,7 +44,7 @@ impl SdCard {
                 }
             }
             0x1..=0x4 => self.sector[(reg - 1) as usize] = v,
-            0x9 => self.bufsel_sd = v & 0x80 != 0,
+            0x9 => self.bufsel_sd = v & BUFSEL_SD != 0,
             _ => return false,
         }
         true

@@ -14,6 +14,15 @@
 /// Bytes in one sector buffer.
 pub const SECTOR_SIZE: usize = 512;
 
+// The program reads the buffers at the addresses mega65_io.h names (F011_BUFFER, SD_BUFFER):
+// both lie in the area the bus decodes as the user view.
+const _: () = {
+    use ssnail_format::mega65::{f011, sd};
+    let area = super::bus::SECTOR_AREA_BASE;
+    assert!(f011::BUFFER >= area && f011::BUFFER + SECTOR_SIZE as u32 <= area + 0x1000);
+    assert!(sd::BUFFER >= area && sd::BUFFER + SECTOR_SIZE as u32 <= area + 0x1000);
+};
+
 /// The F011 and SD sector buffers.
 #[derive(Clone, Debug)]
 pub struct SectorBuffers {

@@ -17,7 +17,7 @@ use super::bus::SSNAIL_MEM_MAX;
 use super::machine::{Machine, CPU_HZ};
 
 /// Default memory bandwidth of the SSNAIL core's RAM (bytes per second).
-pub const DEFAULT_BANDWIDTH: f64 = 130e6;
+pub const DEFAULT_BANDWIDTH: f64 = ssnail_format::registers::DEFAULT_BANDWIDTH;
 
 pub struct SsnailPort {
     pub device: Option<Ssnail>,

@@ -309,7 +309,8 @@ fn ssnail_job_from_a_mega65_program_matches_the_direct_core_run() {
         "same work as the direct run"
     );
 
-    // Timing: tokens appear one by one; the whole job takes traffic / 130 MB/s of emulated time.
+    // Timing: tokens appear one by one; the whole job takes traffic / the default bandwidth
+    // (130 MB/s) of emulated time.
     let stamps: Vec<u64> = chip(&mut m, 0x4800, 4 * want.tokens.len())
         .chunks(4)
         .map(|c| {
@@ -320,7 +321,7 @@ fn ssnail_job_from_a_mega65_program_matches_the_direct_core_run() {
         .collect();
     eprintln!("token stamps (µs): {stamps:?}");
     assert!(stamps.windows(2).all(|w| w[0] < w[1]), "{stamps:?}");
-    let job_us = traffic as f64 / 130e6 * 1e6;
+    let job_us = traffic as f64 / ssnail_mega65::ssnail::DEFAULT_BANDWIDTH * 1e6;
     let per_token = job_us / (want.tokens.len() as f64 + prompt.len() as f64 - 1.0);
     let gap = (stamps[stamps.len() - 1] - stamps[0]) as f64 / (stamps.len() - 1) as f64;
     assert!(

@@ -1,5 +1,6 @@
-//! Behaviours where xemu and the headless MEGA65 disagreed (issue 18, docs/FINDINGS.md) and the
-//! hardware's sources decided: each test fails on the headless MEGA65's old behaviour.
+//! Behaviours where xemu and the headless MEGA65 disagreed (docs/FINDINGS.md, "xemu and the
+//! headless MEGA65") and the hardware's sources decided: each test fails on the headless
+//! MEGA65's old behaviour.
 
 use ssnail_mega65::{Machine, StopReason};
 

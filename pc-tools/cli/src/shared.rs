@@ -45,7 +45,7 @@ pub struct ModelArgs {
     #[arg(long = "mem-mb")]
     pub mem_mb: Option<f64>,
     /// Memory bandwidth in MB/s (10^6 bytes/s) for the modelled hardware tokens/s.
-    #[arg(long, default_value_t = 130.0)]
+    #[arg(long, default_value_t = ssnail_format::registers::DEFAULT_BANDWIDTH_MBPS)]
     pub bandwidth: f64,
     /// Plain continuation: leave out the image's chat template (the turn
     /// opener and closer an instruct model's lines get, as llama.cpp's

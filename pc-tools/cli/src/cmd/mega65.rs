@@ -59,7 +59,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub screen: Vec<PathBuf>,
     /// SSNAIL memory bandwidth in MB/s (sets how fast jobs run in emulated time).
-    #[arg(long, value_name = "MBPS", default_value_t = 130.0)]
+    #[arg(long, value_name = "MBPS", default_value_t = ssnail_format::registers::DEFAULT_BANDWIDTH_MBPS)]
     pub bandwidth: f64,
     /// SSNAIL memory at $8000000 in MiB (0 = no SSNAIL device). Up to 8: an R3 board (HyperRAM
     /// only); more: an R4-R6 board (64 MiB SDRAM + 8 MiB HyperRAM at $C000000 = 72).

@@ -1,0 +1,264 @@
+//! MEGA65 machine facts that both the MEGA65 program's C and the headless MEGA65 (emu/mega65)
+//! rely on, declared once as data, grouped by subject (spec docs/spec/mega65.md).
+//!
+//! These are not part of the SSNAIL contract: they are the MEGA65's own I/O registers and Hyppo's
+//! calls. They live in this crate because it already owns the C-header generator and the test
+//! that regenerates and compares, and the headless MEGA65 already depends on it (docs/DESIGN.md).
+//!
+//! Each group is a Rust module whose constants the emulator uses by name, and a [`Group`] table
+//! from which `mega65/include/mega65_io.h` is generated ([`c_header`]): the C name of a constant is
+//! always the group's prefix followed by its Rust name (`hyppo::OPENDIR` is `HYPPO_OPENDIR`), so
+//! no name is mapped by hand. To regenerate after a change here:
+//!
+//! ```text
+//! cargo run -q -p ssnail-format --example mega65_io > mega65/include/mega65_io.h
+//! ```
+
+use std::fmt::Write;
+
+/// One constant of a group: its Rust name, its value and its first doc line.
+#[derive(Clone, Copy, Debug)]
+pub struct Fact {
+    pub name: &'static str,
+    pub value: u64,
+    pub doc: &'static str,
+}
+
+/// One subject: the C prefix of its names, where the facts come from, and the facts.
+#[derive(Clone, Copy, Debug)]
+pub struct Group {
+    pub prefix: &'static str,
+    pub source: &'static str,
+    pub facts: &'static [Fact],
+}
+
+/// Declares a group: a module of constants and its `GROUP` table, from one list.
+macro_rules! group {
+    (
+        $(#[doc = $mdoc:literal])*
+        pub mod $module:ident, prefix $prefix:literal, source $source:literal {
+            $( #[doc = $doc:literal] pub const $name:ident : $ty:ty = $value:expr; )*
+        }
+    ) => {
+        $(#[doc = $mdoc])*
+        pub mod $module {
+            $( #[doc = $doc] pub const $name: $ty = $value; )*
+            /// This group as data, for the C header.
+            pub const GROUP: super::Group = super::Group {
+                prefix: $prefix,
+                source: $source,
+                facts: &[ $( super::Fact { name: stringify!($name), value: $name as u64, doc: $doc } ),* ],
+            };
+        }
+    };
+}
+
+group! {
+    /// Hypervisor calls (spec §M5): the trap registers and the DOS functions, which go in A for a
+    /// write to `TRAP_DOS` (numbers from Hyppo's dos.asm dispatch table, mega65-core 76fac1b
+    /// src/hyppo/dos.asm).
+    pub mod hyppo, prefix "HYPPO_", source "spec §M5.3; Hyppo dos.asm dispatch table" {
+        /// $D640: trap 0, the DOS, function in A
+        pub const TRAP_DOS: u16 = 0xD640;
+        /// $D643: trap 3, A to the serial monitor
+        pub const TRAP_SERIAL: u16 = 0xD643;
+        /// $D67F: the last trap register
+        pub const TRAP_LAST: u16 = 0xD67F;
+        /// A.X Hyppo, Y.Z HDOS version
+        pub const GETVERSION: u8 = 0x00;
+        /// A = the default drive
+        pub const GETDEFAULTDRIVE: u8 = 0x02;
+        /// A = the current drive
+        pub const GETCURRENTDRIVE: u8 = 0x04;
+        /// X = drive
+        pub const SELECTDRIVE: u8 = 0x06;
+        /// into the last found directory
+        pub const CHDIR: u8 = 0x0C;
+        /// A = directory descriptor
+        pub const OPENDIR: u8 = 0x12;
+        /// X = descriptor, Y = page of the record
+        pub const READDIR: u8 = 0x14;
+        /// X = descriptor
+        pub const CLOSEDIR: u8 = 0x16;
+        /// the last found file; A = descriptor
+        pub const OPENFILE: u8 = 0x18;
+        /// next 512 bytes into the SD buffer, Y:X = count
+        pub const READFILE: u8 = 0x1A;
+        /// X = descriptor
+        pub const CLOSEFILE: u8 = 0x20;
+        /// every file and directory
+        pub const CLOSEALL: u8 = 0x22;
+        /// Y = page of an ASCIIZ name
+        pub const SETNAME: u8 = 0x2E;
+        /// first match of the name
+        pub const FINDFIRST: u8 = 0x30;
+        /// next match
+        pub const FINDNEXT: u8 = 0x32;
+        /// the name, in the current directory
+        pub const FINDFILE: u8 = 0x34;
+        /// the named file to Z:Y:X
+        pub const LOADFILE: u8 = 0x36;
+        /// A = the last error code
+        pub const GETERRORCODE: u8 = 0x38;
+        /// Y = transfer page
+        pub const SETUP_TRANSFER_AREA: u8 = 0x3A;
+        /// X = drive
+        pub const CDROOTDIR: u8 = 0x3C;
+        /// the named D81 as drive 0
+        pub const D81ATTACH0: u8 = 0x40;
+        /// detach the D81s
+        pub const D81DETACH: u8 = 0x42;
+        /// the named D81 as drive 1
+        pub const D81ATTACH1: u8 = 0x46;
+        /// the named D81, X bit 0 = drive, bit 7 = detach
+        pub const ATTACH: u8 = 0x4A;
+        /// the MAP state, 6 bytes to page Y
+        pub const GET_MAPPING: u8 = 0x74;
+        /// Y to the serial monitor
+        pub const SERIAL_MONITOR_WRITE: u8 = 0x7C;
+    }
+}
+
+group! {
+    /// The 87-byte record readdir writes (spec §M5.3).
+    pub mod dirent, prefix "DIRENT_", source "spec §M5.3" {
+        /// long name, ASCIIZ
+        pub const NAME: usize = 0x00;
+        /// length of the long name
+        pub const NAME_LEN: usize = 0x40;
+        /// 8.3 name, 11 bytes, space padded
+        pub const SHORT_NAME: usize = 0x41;
+        /// first cluster, 4 bytes LE
+        pub const CLUSTER: usize = 0x4E;
+        /// size in bytes, 4 bytes LE
+        pub const SIZE: usize = 0x52;
+        /// FAT attributes
+        pub const ATTR: usize = 0x56;
+        /// bytes in the record
+        pub const LEN: usize = 0x57;
+        /// DIRENT_ATTR bit: a directory
+        pub const ATTR_DIR: u8 = 0x10;
+        /// DIRENT_ATTR bit: a file (archive)
+        pub const ATTR_ARCHIVE: u8 = 0x20;
+    }
+}
+
+group! {
+    /// $D7FE, the attic-RAM window's controls (mega65-core iomap.txt lines 1411-1417; written in
+    /// gs4510.vhdl lines 3616-3625; spec §M2.5).
+    pub mod d7fe, prefix "D7FE_", source "iomap.txt lines 1411-1417; gs4510.vhdl lines 3616-3625" {
+        /// the register
+        pub const ADDRESS: u16 = 0xD7FE;
+        /// bit 0: reads of the next address come from the slow-device prefetch
+        pub const PREFETCH: u8 = 0x01;
+        /// bit 2: reads within the current 8-byte line come from the line cache
+        pub const SLOWCACHE: u8 = 0x04;
+        /// bit 3: reading a line's last byte loads the next line ahead
+        pub const SLOWCACHE_ADV: u8 = 0x08;
+        /// bit 4: the attic window shows SDRAM, not HyperRAM
+        pub const SELSDRAM: u8 = 0x10;
+        /// after reset: only the line cache on (gs4510.vhdl lines 291, 578-580)
+        pub const RESET: u8 = SLOWCACHE;
+    }
+}
+
+group! {
+    /// The F011 floppy controller's registers and sector buffer (spec §M14, §M2.1).
+    pub mod f011, prefix "F011_", source "spec §M14, §M4.2; iomap.txt" {
+        /// $D080: drive, side, motor
+        pub const CONTROL: u16 = 0xD080;
+        /// $D081: read, step, buffer reset
+        pub const COMMAND: u16 = 0xD081;
+        /// $D082: BUSY, RNF, TK0...
+        pub const STATUS_A: u16 = 0xD082;
+        /// $D083: DISKIN...
+        pub const STATUS_B: u16 = 0xD083;
+        /// $D084: track
+        pub const TRACK: u16 = 0xD084;
+        /// $D085: sector
+        pub const SECTOR: u16 = 0xD085;
+        /// $D086: side
+        pub const SIDE: u16 = 0xD086;
+        /// $D08F: the last F011 register
+        pub const LAST: u16 = 0xD08F;
+        /// the F011's 512-byte sector buffer
+        pub const BUFFER: u32 = 0x0FFD_6C00;
+    }
+}
+
+group! {
+    /// The SD-card controller's registers and sector buffer (spec §M4).
+    pub mod sd, prefix "SD_", source "spec §M4.1-§M4.2" {
+        /// $D680: command / status
+        pub const CONTROL: u16 = 0xD680;
+        /// $D681-$D684: sector number
+        pub const SECTOR0: u16 = 0xD681;
+        /// $D684: the sector number's last byte
+        pub const SECTOR3: u16 = 0xD684;
+        /// $D689: bit 7 BUFSEL
+        pub const BUFFER_SELECT: u16 = 0xD689;
+        /// SD_BUFFER_SELECT bit: user mode sees the SD buffer, not the F011 one
+        pub const BUFSEL_SD: u8 = 0x80;
+        /// the SD card's 512-byte sector buffer
+        pub const BUFFER: u32 = 0x0FFD_6E00;
+    }
+}
+
+group! {
+    /// The keyboard: the hardware ASCII key queue and the matrix (spec §M6; iomap.txt lines
+    /// 512-533).
+    pub mod keyboard, prefix "KBD_", source "spec §M6; iomap.txt lines 512-533" {
+        /// $D610: the queue's head as ASCII (0 = empty); a write pops it
+        pub const ASCII: u16 = 0xD610;
+        /// $D611: modifier keys held
+        pub const MODIFIERS: u16 = 0xD611;
+        /// $D613: the selected matrix column, 0 = held
+        pub const MATRIX_PEEK: u16 = 0xD613;
+        /// $D614: selects the matrix column $D613 reads
+        pub const MATRIX_SELECT: u16 = 0xD614;
+        /// $D619: the queue's head as PETSCII; a write pops it
+        pub const PETSCII: u16 = 0xD619;
+    }
+}
+
+/// Every group, in the order of the header.
+pub const GROUPS: [Group; 6] = [
+    hyppo::GROUP,
+    dirent::GROUP,
+    d7fe::GROUP,
+    f011::GROUP,
+    sd::GROUP,
+    keyboard::GROUP,
+];
+
+/// A value as C writes it: a byte or a 16-bit address in hex, a 28-bit address as unsigned long.
+fn c_value(v: u64) -> String {
+    match v {
+        0..=0xFF => format!("0x{v:02X}"),
+        0x100..=0xFFFF => format!("0x{v:04X}"),
+        _ => format!("0x{v:08X}UL"),
+    }
+}
+
+/// The whole header text (mega65/include/mega65_io.h).
+pub fn c_header() -> String {
+    let mut o = String::new();
+    o.push_str(
+        "/* mega65_io.h: MEGA65 I/O registers, Hyppo calls and the readdir record the program and\n \
+         * the headless MEGA65 share (docs/spec/mega65.md).\n \
+         * GENERATED from the ssnail-format crate (format/src/mega65.rs); do not edit. Regenerate:\n \
+         *   cargo run -q -p ssnail-format --example mega65_io > mega65/include/mega65_io.h */\n\
+         #ifndef MEGA65_IO_H\n#define MEGA65_IO_H\n",
+    );
+    for g in GROUPS {
+        writeln!(o, "\n/* {} */", g.source).unwrap();
+        for f in g.facts {
+            let name = format!("{}{}", g.prefix, f.name);
+            let value = c_value(f.value);
+            let doc = f.doc.trim();
+            writeln!(o, "#define {name:<28} {value:<12} /* {doc} */").unwrap();
+        }
+    }
+    o.push_str("#endif\n");
+    o
+}

@@ -1,0 +1,63 @@
+//! Every header this crate generates for the MEGA65 program is checked in as generated: one
+//! test regenerates them all and compares, so a change to the Rust side that is not carried to the
+//! C fails here.
+
+use std::path::Path;
+
+#[test]
+fn every_checked_in_generated_file_is_the_one_its_generator_makes_now() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut stale = Vec::new();
+    for (path, example, text) in ssnail_format::c_header::generated_files() {
+        let on_disk =
+            std::fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+        if on_disk != text {
+            stale.push(format!(
+                "{path} is stale; regenerate it with\n  cargo run -q -p ssnail-format --example {example} > {path}"
+            ));
+        }
+    }
+    assert!(stale.is_empty(), "{}", stale.join("\n"));
+}
+
+#[test]
+fn no_name_is_defined_twice_across_the_generated_headers() {
+    let mut names: Vec<String> = Vec::new();
+    for (path, _, text) in ssnail_format::c_header::generated_files() {
+        for l in text.lines().filter_map(|l| l.strip_prefix("#define ")) {
+            let name = l.split_whitespace().next().unwrap();
+            if !name.ends_with("_H") {
+                names.push(format!("{name} ({path})"));
+            }
+        }
+    }
+    let mut bare: Vec<&str> = names.iter().map(|n| n.split(' ').next().unwrap()).collect();
+    bare.sort();
+    let twice: Vec<&str> = bare
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0])
+        .collect();
+    assert!(twice.is_empty(), "defined twice: {twice:?}");
+}
+
+#[test]
+fn the_mega65_header_names_each_constant_with_its_group_prefix_and_rust_name() {
+    let text = ssnail_format::mega65::c_header();
+    use ssnail_format::mega65::{d7fe, dirent, hyppo, sd};
+    for (line, value) in [
+        ("#define HYPPO_OPENDIR ", hyppo::OPENDIR as u64),
+        ("#define DIRENT_SIZE ", dirent::SIZE as u64),
+        ("#define D7FE_SELSDRAM ", d7fe::SELSDRAM as u64),
+        ("#define SD_BUFFER ", sd::BUFFER as u64),
+    ] {
+        let name = line.trim_end();
+        let l = text
+            .lines()
+            .find(|l| l.split_whitespace().take(2).eq(name.split_whitespace()))
+            .unwrap_or_else(|| panic!("{name} missing"));
+        let v = l.split_whitespace().nth(2).unwrap();
+        let v = v.trim_end_matches("UL").trim_start_matches("0x");
+        assert_eq!(u64::from_str_radix(v, 16).unwrap(), value, "{l}");
+    }
+}

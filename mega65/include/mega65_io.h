@@ -1,0 +1,83 @@
+/* mega65_io.h: MEGA65 I/O registers, Hyppo calls and the readdir record the program and
+ * the headless MEGA65 share (docs/spec/mega65.md).
+ * GENERATED from the ssnail-format crate (format/src/mega65.rs); do not edit. Regenerate:
+ *   cargo run -q -p ssnail-format --example mega65_io > mega65/include/mega65_io.h */
+#ifndef MEGA65_IO_H
+#define MEGA65_IO_H
+
+/* spec §M5.3; Hyppo dos.asm dispatch table */
+#define HYPPO_TRAP_DOS               0xD640       /* $D640: trap 0, the DOS, function in A */
+#define HYPPO_TRAP_SERIAL            0xD643       /* $D643: trap 3, A to the serial monitor */
+#define HYPPO_TRAP_LAST              0xD67F       /* $D67F: the last trap register */
+#define HYPPO_GETVERSION             0x00         /* A.X Hyppo, Y.Z HDOS version */
+#define HYPPO_GETDEFAULTDRIVE        0x02         /* A = the default drive */
+#define HYPPO_GETCURRENTDRIVE        0x04         /* A = the current drive */
+#define HYPPO_SELECTDRIVE            0x06         /* X = drive */
+#define HYPPO_CHDIR                  0x0C         /* into the last found directory */
+#define HYPPO_OPENDIR                0x12         /* A = directory descriptor */
+#define HYPPO_READDIR                0x14         /* X = descriptor, Y = page of the record */
+#define HYPPO_CLOSEDIR               0x16         /* X = descriptor */
+#define HYPPO_OPENFILE               0x18         /* the last found file; A = descriptor */
+#define HYPPO_READFILE               0x1A         /* next 512 bytes into the SD buffer, Y:X = count */
+#define HYPPO_CLOSEFILE              0x20         /* X = descriptor */
+#define HYPPO_CLOSEALL               0x22         /* every file and directory */
+#define HYPPO_SETNAME                0x2E         /* Y = page of an ASCIIZ name */
+#define HYPPO_FINDFIRST              0x30         /* first match of the name */
+#define HYPPO_FINDNEXT               0x32         /* next match */
+#define HYPPO_FINDFILE               0x34         /* the name, in the current directory */
+#define HYPPO_LOADFILE               0x36         /* the named file to Z:Y:X */
+#define HYPPO_GETERRORCODE           0x38         /* A = the last error code */
+#define HYPPO_SETUP_TRANSFER_AREA    0x3A         /* Y = transfer page */
+#define HYPPO_CDROOTDIR              0x3C         /* X = drive */
+#define HYPPO_D81ATTACH0             0x40         /* the named D81 as drive 0 */
+#define HYPPO_D81DETACH              0x42         /* detach the D81s */
+#define HYPPO_D81ATTACH1             0x46         /* the named D81 as drive 1 */
+#define HYPPO_ATTACH                 0x4A         /* the named D81, X bit 0 = drive, bit 7 = detach */
+#define HYPPO_GET_MAPPING            0x74         /* the MAP state, 6 bytes to page Y */
+#define HYPPO_SERIAL_MONITOR_WRITE   0x7C         /* Y to the serial monitor */
+
+/* spec §M5.3 */
+#define DIRENT_NAME                  0x00         /* long name, ASCIIZ */
+#define DIRENT_NAME_LEN              0x40         /* length of the long name */
+#define DIRENT_SHORT_NAME            0x41         /* 8.3 name, 11 bytes, space padded */
+#define DIRENT_CLUSTER               0x4E         /* first cluster, 4 bytes LE */
+#define DIRENT_SIZE                  0x52         /* size in bytes, 4 bytes LE */
+#define DIRENT_ATTR                  0x56         /* FAT attributes */
+#define DIRENT_LEN                   0x57         /* bytes in the record */
+#define DIRENT_ATTR_DIR              0x10         /* DIRENT_ATTR bit: a directory */
+#define DIRENT_ATTR_ARCHIVE          0x20         /* DIRENT_ATTR bit: a file (archive) */
+
+/* iomap.txt lines 1411-1417; gs4510.vhdl lines 3616-3625 */
+#define D7FE_ADDRESS                 0xD7FE       /* the register */
+#define D7FE_PREFETCH                0x01         /* bit 0: reads of the next address come from the slow-device prefetch */
+#define D7FE_SLOWCACHE               0x04         /* bit 2: reads within the current 8-byte line come from the line cache */
+#define D7FE_SLOWCACHE_ADV           0x08         /* bit 3: reading a line's last byte loads the next line ahead */
+#define D7FE_SELSDRAM                0x10         /* bit 4: the attic window shows SDRAM, not HyperRAM */
+#define D7FE_RESET                   0x04         /* after reset: only the line cache on (gs4510.vhdl lines 291, 578-580) */
+
+/* spec §M14, §M4.2; iomap.txt */
+#define F011_CONTROL                 0xD080       /* $D080: drive, side, motor */
+#define F011_COMMAND                 0xD081       /* $D081: read, step, buffer reset */
+#define F011_STATUS_A                0xD082       /* $D082: BUSY, RNF, TK0... */
+#define F011_STATUS_B                0xD083       /* $D083: DISKIN... */
+#define F011_TRACK                   0xD084       /* $D084: track */
+#define F011_SECTOR                  0xD085       /* $D085: sector */
+#define F011_SIDE                    0xD086       /* $D086: side */
+#define F011_LAST                    0xD08F       /* $D08F: the last F011 register */
+#define F011_BUFFER                  0x0FFD6C00UL /* the F011's 512-byte sector buffer */
+
+/* spec §M4.1-§M4.2 */
+#define SD_CONTROL                   0xD680       /* $D680: command / status */
+#define SD_SECTOR0                   0xD681       /* $D681-$D684: sector number */
+#define SD_SECTOR3                   0xD684       /* $D684: the sector number's last byte */
+#define SD_BUFFER_SELECT             0xD689       /* $D689: bit 7 BUFSEL */
+#define SD_BUFSEL_SD                 0x80         /* SD_BUFFER_SELECT bit: user mode sees the SD buffer, not the F011 one */
+#define SD_BUFFER                    0x0FFD6E00UL /* the SD card's 512-byte sector buffer */
+
+/* spec §M6; iomap.txt lines 512-533 */
+#define KBD_ASCII                    0xD610       /* $D610: the queue's head as ASCII (0 = empty); a write pops it */
+#define KBD_MODIFIERS                0xD611       /* $D611: modifier keys held */
+#define KBD_MATRIX_PEEK              0xD613       /* $D613: the selected matrix column, 0 = held */
+#define KBD_MATRIX_SELECT            0xD614       /* $D614: selects the matrix column $D613 reads */
+#define KBD_PETSCII                  0xD619       /* $D619: the queue's head as PETSCII; a write pops it */
+#endif
