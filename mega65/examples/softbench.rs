@@ -2,7 +2,7 @@
 //! headless MEGA65 (the scm65 test PRG: mega65/host/scm65.c, the whole core built by cc65).
 //!
 //!     cargo run --release -p ssnail-mega65-program --example softbench [-- --defs "-D…"]
-//!         [--only gemv|tokens|stories] [--profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4|stories]
+//!         [--only gemv|tokens|stories] [--profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt]
 //!
 //! * GEMV: one GEMV of 64 rows × 512 columns (8 rows for F16/F32/BF16) per weight format, as a job
 //!   `SETN; GEMV; HALT`, minus the same job without the GEMV, divided by the weights.
@@ -14,7 +14,8 @@
 //!   vocabulary 512, tied): cycles per generated token as above and per prompt token ((a prompt of
 //!   10 − a prompt of 2) / 8, each generating 1).
 //! * --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|stories: the Q8_0 (F16, F32, BF16) GEMV above or
-//!   one token of the 260 K Q8_0 model (or of stories260K's shape) stepped an instruction at a time, the cycles spent in each function (its own code, not its callees),
+//!   one token of the 260 K Q8_0 model (or of stories260K's shape; stories-prompt: its prompt of
+//!   10) stepped an instruction at a time, the cycles spent in each function (its own code, not its callees),
 //!   from the ld65 debug and label files.
 //!
 //! Every job's SSNAIL memory afterwards must equal ssnail_core's (hardware numerics), or the
@@ -428,7 +429,7 @@ fn main() -> Result<()> {
                 i += 1;
             }
             a => bail!(
-                "softbench: unknown argument {a:?} (--defs STR, --only gemv|tokens|stories, --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4|stories)"
+                "softbench: unknown argument {a:?} (--defs STR, --only gemv|tokens|stories, --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt)"
             ),
         }
         i += 1;
@@ -457,6 +458,12 @@ fn main() -> Result<()> {
             let what = "one token (prompt of 1) of stories260K's shape, Q8_0";
             return profile(&prg, dir.path(), what, &mem, job);
         }
+        Some("stories-prompt") => {
+            let prompt = [1, 15, 40, 41, 42, 43, 44, 45, 46, 47];
+            let (mem, job) = with_prompt(&stories260k(GgmlType::Q8_0), &prompt, 1)?;
+            let what = "a prompt of 10 (positions 0-9) of stories260K's shape, Q8_0";
+            return profile(&prg, dir.path(), what, &mem, job);
+        }
         Some(t @ ("token" | "token-q4")) => {
             let (d, l, h, n) = small;
             let wtype = if t == "token" {
@@ -472,7 +479,7 @@ fn main() -> Result<()> {
             return profile(&prg, dir.path(), &what, &mem, job);
         }
         Some(p) => bail!(
-            "softbench: --profile {p:?}: gemv, gemv-f16, gemv-f32, gemv-bf16, token, token-q4 or stories"
+            "softbench: --profile {p:?}: gemv, gemv-f16, gemv-f32, gemv-bf16, token, token-q4, stories or stories-prompt"
         ),
         None => {}
     }

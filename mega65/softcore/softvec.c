@@ -190,6 +190,19 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
     return SC_OK;
 }
 
+/* recip(N) as a single, kept for the last N > 0 asked (RMSNORM, LAYERNORM and MEANROWS ask for
+ * a model's few lengths over and over; a division is thousands of cycles on the 45GS02) */
+static uint32_t recip_n0;
+static f32 recip_v;
+static f32 recip_n(uint32_t n0)
+{
+    if (n0 != recip_n0 || n0 == 0) {
+        recip_v = sf_recip(sf_from_u32(n0));
+        recip_n0 = n0;
+    }
+    return recip_v;
+}
+
 /* RMSNORM: ss = sequential sum of single(x_i²); m = single(ss·recip(N)); r = rsqrt(single(m + eps));
  * y_i = single(single(x_i·r)·g_i). */
 uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
@@ -214,7 +227,7 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
             ss = sf_add(ss, sf_mul(sc_w.v.x[i], sc_w.v.x[i]));
 #endif
     }
-    r = sf_rsqrt(sf_add(sf_mul(ss, sf_recip(sf_from_u32(n0))), eps));
+    r = sf_rsqrt(sf_add(sf_mul(ss, recip_n(n0)), eps));
     for (at = 0; more(n0); at += n) {
         get(x, sc_w.v.x);
         get(g, sc_w.v.y);
@@ -248,7 +261,7 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
         return SS_ERR_BAD_OPERAND;
     if ((e = span4(gb, 2 * n0)) != 0 || (e = span4(z, n0)) != 0)
         return e;
-    rn = sf_recip(sf_from_u32(n0));
+    rn = recip_n(n0);
     for (at = 0; more(n0); at += n) {
         get(x, sc_w.v.x);
         for (i = 0; i < n; ++i)
@@ -340,7 +353,7 @@ uint8_t sv_meanrows(uint32_t x, uint32_t z, uint32_t n0, uint32_t rows)
         return SS_ERR_BAD_OPERAND;
     if ((e = span4(x, rows * n0)) != 0 || (e = span4(z, n0)) != 0)
         return e;
-    rr = sf_recip(sf_from_u32(rows));
+    rr = recip_n(rows);
     for (at = 0; more(n0); at += n) {
         for (i = 0; i < n; ++i)
             sc_w.v.x[i] = SF_ZERO;

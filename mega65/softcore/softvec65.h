@@ -54,6 +54,8 @@ uint8_t sv_k_argmax(void);
 void sv_k_expsum(void);
 /* sv_acc = single(sv_acc + single(x[i]·x[i])) */
 void sv_k_sumsq(void);
+/* x[i] = single(x[i]·sv_c) */
+void sv_k_scale(void);
 /* x[i] = single(single(x[i]·sv_c)·y[i]) */
 void sv_k_scale2(void);
 /* sv_n pairs of x, (c, s) pairs at sv_q: ROPE's rotation */

@@ -22,7 +22,7 @@
         .import         _sv_slow_mul, _sv_slow_add, _sv_slow_f16, _sv_slow_cvt
         .exportzp       _sv_a, _sv_b, _sv_r, _sv_c, _sv_acc, _sv_p, _sv_q, _sv_n, _sv_h, _sv_tabd
         .export         _sv_mul, _sv_add, _sv_f16
-        .export         _sv_tab1, _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale2, _sv_k_rope
+        .export         _sv_tab1, _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale, _sv_k_scale2, _sv_k_rope
         .export         _sv_k_dot, _sv_k_axpy, _sv_k_vop, _sv_k_tab, _sv_k_expsum
         .export         _sv_k_argmax, _sv_k_cvt16
 
@@ -732,6 +732,15 @@ _sv_k_sumsq:
         movf    _sv_b, _sv_r
         jsr     _sv_add
         movf    _sv_acc, _sv_r
+        jsr     incp
+        next    @loop
+
+; ATTN's weights: x[i] = single(x[i]·c), p = x
+_sv_k_scale:
+@loop:  getf    _sv_a, _sv_p, 0
+        movf    _sv_b, _sv_c
+        jsr     _sv_mul
+        putf    _sv_p, _sv_r
         jsr     incp
         next    @loop
 

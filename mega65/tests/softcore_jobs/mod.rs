@@ -808,14 +808,14 @@ pub fn rope_meanrows_and_argmax_agree_bit_for_bit() {
 
 /// An ATTN job: `nh` heads over `nkv` KV heads of `hd`, rows 0..t, KV format `kv`; q and K
 /// scaled by `mag`.
-pub fn attn_case(
-    name: String,
-    seed: u64,
-    (nh, nkv, hd, t): (u32, u32, u32, u32),
-    kv: u32,
-    mag: f64,
-) -> Case {
+pub fn attn_case(name: String, seed: u64, shape: (u32, u32, u32, u32), kv: u32, mag: f64) -> Case {
     let mut c = Case::new(name, seed, 1 << 20);
+    add_attn(&mut c, shape, kv, mag);
+    c
+}
+
+/// The ATTN instruction of `attn_case` (with its operands) appended to `c`'s job.
+fn add_attn(c: &mut Case, (nh, nkv, hd, t): (u32, u32, u32, u32), kv: u32, mag: f64) {
     let kvd = nkv * hd;
     let q: Vec<f32> = (0..nh * hd)
         .map(|_| (c.rng.normal() * mag) as f32)
@@ -833,8 +833,8 @@ pub fn attn_case(
         };
         c.bytes(&b, true)
     };
-    let ka = cache(&mut c, mag);
-    let va = cache(&mut c, 1.0);
+    let ka = cache(c, mag);
+    let va = cache(c, 1.0);
     let qa = c.f32s(&q);
     let blk = AttnBlock {
         k_cache: ka,
@@ -851,7 +851,49 @@ pub fn attn_case(
     c.li(reg, t - 1);
     let (bo, qo, zo) = (c.operand(ba), c.operand(qa), c.operand(za));
     c.i(Op::Attn, reg, 0, bo, qo, zo);
-    c
+}
+
+/// Several ATTN, RMSNORM, LAYERNORM and MEANROWS instructions of different sizes in one job: what
+/// the core keeps from one instruction for the next (ATTN's rsqrt(head_dim), the norms' recip(N))
+/// must be what the new sizes give.
+pub fn attention_and_norms_of_several_sizes_in_one_job_agree() {
+    for k in 0..4u64 {
+        let mut c = Case::new(format!("sizes in one job #{k}"), 7700 + k, 1 << 20);
+        for (i, shape) in [(8, 4, 8, 3), (4, 2, 16, 2), (8, 4, 8, 4), (2, 1, 5, 1)]
+            .into_iter()
+            .enumerate()
+        {
+            let kv = if (i as u64 + k) % 2 == 0 {
+                KV_F16
+            } else {
+                KV_F32
+            };
+            add_attn(&mut c, shape, kv, 1.0);
+        }
+        for (i, n0) in [64u32, 48, 64, 17, 3].into_iter().enumerate() {
+            let op = [Op::RmsNorm, Op::LayerNorm][(i + k as usize) % 2];
+            let x = c.spread(n0, -4.0, 4.0);
+            let xa = c.f32s(&x);
+            let y_len = if op == Op::LayerNorm { 2 * n0 } else { n0 };
+            let y = c.spread(y_len, -2.0, 2.0);
+            let ya = c.f32s(&y);
+            let za = c.alloc(4 * n0, true);
+            let e = eps(&mut c);
+            let (xo, yo, zo) = (c.operand(xa), c.operand(ya), c.operand(za));
+            c.setn(n0, 0, e);
+            c.i(op, 0, 0, xo, yo, zo);
+        }
+        for (n0, rows) in [(16u32, 3u32), (16, 5), (7, 3)] {
+            let x = c.spread(rows * n0, -4.0, 4.0);
+            let xa = c.f32s(&x);
+            let za = c.alloc(4 * n0, true);
+            let (xo, zo) = (c.operand(xa), c.operand(za));
+            c.li(9, rows);
+            c.setn(n0, 0, 0);
+            c.i(Op::MeanRows, 9, 0, xo, 0, zo);
+        }
+        c.run();
+    }
 }
 
 pub fn attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit() {
@@ -1901,6 +1943,10 @@ macro_rules! instruction_tests {
         #[test]
         fn attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit() {
             softcore_jobs::attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit();
+        }
+        #[test]
+        fn attention_and_norms_of_several_sizes_in_one_job_agree() {
+            softcore_jobs::attention_and_norms_of_several_sizes_in_one_job_agree();
         }
         #[test]
         fn registers_loads_stores_lea_and_sync_agree_with_the_rust_core() {
