@@ -397,7 +397,7 @@ fn profile(prg: &[u8], out: &Path, what: &str, mem: &[u8], job: u32) -> Result<(
     println!("profile: {what}, {total} cycles");
     println!("| function | cycles | share | entries |");
     println!("|---|---:|---:|---:|");
-    for (i, c) in v.into_iter().take(25) {
+    for (i, c) in v.into_iter().take(40) {
         println!(
             "| {} | {c} | {:.1} % | {} |",
             funcs[i].1,

@@ -31,7 +31,7 @@
 /* sgq_block's arguments (softgemv65.s: one block column, rows r0 ..) and sgq_slow's, the term
  * in C for what the assembler leaves to the definition (zero or special scales, isum 0, acc not
  * a normal single). */
-uint8_t sgq_fmt, sgq_nr;
+uint8_t sgq_fmt, sgq_nr, sgq_first;
 const int8_t *sgq_q;
 f32 sgq_dx;
 uint32_t sgq_p, sgq_rb;
@@ -218,6 +218,7 @@ static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t 
             for (b = 0; b < nc / 32; ++b, p += bbytes, sgq_q += 32) {
                 sgq_dx = sc_w.gq.d[b];
                 sgq_p = p; /* sgq_block moves it on by the rows */
+                sgq_first = c0 == 0 && b == 0; /* the sums are still +0 */
                 sgq_block();
             }
 #else
