@@ -317,8 +317,30 @@ _sv_add:
         sta     wy+1
         sta     wy+2
         sta     wy+3
-        bra     @aligned
+        lbra    @aligned
 @bytes: tax                             ; places, 1..31
+        cpx     #8
+        bcs     @bl
+        ; 1-7 places: the guard byte is 0, so the shift loses only zeros (no sticky); a chain
+        ; of LSRQs entered through a patched BRA, then the sum from Q directly
+        lda     shofs7,x
+        sta     @br+1
+        ldq     wy
+@br:    bra     *+2                     ; (patched: skips 7 - d of the shifts)
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        bit     opp
+        bmi     @fsub
+        clc
+        adcq    wx                      ; wy + wx: the same sum as wx + wy
+        jmp     @sum
+@fsub:  stq     wy
+        jmp     @sub
 @bl:    cpx     #8
         bcc     @bits
         lda     wy                      ; a whole byte out
@@ -364,7 +386,7 @@ _sv_add:
         clc
         ldq     wx
         adcq    wy
-        stq     wx
+@sum:   stq     wx                      ; (a store keeps C)
         bcc     @done
         rorq                            ; a 33-bit sum: one place right (C = 1 the new bit 31)
         bcc     :+
@@ -853,6 +875,7 @@ _sv_k_axpy:
 
         .rodata
 pow2:   .byte   $00, $80, $40, $20, $10, $08, $04, $02   ; 2^(8−k) for a shift right by k
+shofs7: .byte   21, 18, 15, 12, 9, 6, 3, 0              ; BRA offsets into 7 LSRQs: k of them
 
 ; ---------------------------------------------------------------------------------------------
 ; VADD / VMUL: x[i] = single(x[i] + y[i]) (A = 0) or single(x[i]·y[i]) (A != 0), p = x, q = y
