@@ -71,7 +71,7 @@ static f32 score(uint32_t kt)
 #ifdef SV_ASM
     sv_a = s;
     sv_b = scale;
-    sv_mul();
+    sv_mulz();
     return sv_r;
 #else
     return sf_mul(s, scale);

@@ -35,9 +35,12 @@ extern const struct sv_tab sv_exp_tab; /* softvec.c */
 #pragma zpsym("sv_h")
 #pragma zpsym("sv_tabd")
 
+/* sv_mul, sv_add and sv_f16 leave Z (scratch in softvec65.s) nonzero, which cc65's code and
+ * softmem_m65.s take as 0: only the assembler calls them; C calls sv_mulz */
 void sv_mul(void);
 void sv_add(void);
 void sv_f16(void); /* sv_b = sv_h widened */
+void sv_mulz(void); /* sv_mul, then Z = 0 */
 /* sv_r = table(sv_a) */
 void sv_tab1(void);
 /* x[i] = single(table(x[i])·y[i]) */

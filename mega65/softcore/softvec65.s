@@ -21,7 +21,7 @@
         .include        "softcall.inc"          ; the core's window (for the tables' flat addresses)
         .import         _sv_slow_mul, _sv_slow_add, _sv_slow_f16, _sv_slow_cvt
         .exportzp       _sv_a, _sv_b, _sv_r, _sv_c, _sv_acc, _sv_p, _sv_q, _sv_n, _sv_h, _sv_tabd
-        .export         _sv_mul, _sv_add, _sv_f16
+        .export         _sv_mul, _sv_mulz, _sv_add, _sv_f16
         .export         _sv_tab1, _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale, _sv_k_scale2, _sv_k_rope
         .export         _sv_k_dot, _sv_k_axpy, _sv_k_vop, _sv_k_tab, _sv_k_expsum
         .export         _sv_k_argmax, _sv_k_cvt16
@@ -86,6 +86,12 @@ tcur:   .res    2                       ; the descriptor set up last (0: none)
         .code
 
 ; ---------------------------------------------------------------------------------------------
+; sv_r = single(sv_a · sv_b) for C: Z = 0 again on return (sv_mul leaves it as scratch)
+_sv_mulz:
+        jsr     _sv_mul
+        ldz     #0
+        rts
+
 ; sv_r = single(sv_a · sv_b)
 _sv_mul:
         lda     _sv_a+2                 ; exponent of a (C: its sign)
@@ -145,20 +151,51 @@ _sv_mul:
         bmi     @top47
         ; leading 1 at bit 46: the top 32 bits of the product shifted one place left
         lda     MULO+1
-        asl     a                       ; (C: its bit 7, into bit 0 of wx)
+        asl     a                       ; (C: its bit 7, into bit 0 of the guard byte)
         ora     MULO
         sta     stk
         ldq     MULO+2
         rolq
-        stq     wx
-        jmp     round
+        bra     @rnd
 @top47: inc     ex                      ; leading 1 at bit 47: one exponent up
         lda     MULO+1
         ora     MULO
         sta     stk
         ldq     MULO+2
-        stq     wx
-        jmp     round
+        ; Q = [guard byte A, significand X:Y:Z] (Z.7 set), stk: round to nearest even and pack
+        ; in the registers (round and pack below, without the trip through wx)
+@rnd:   cmp     #$80
+        bcc     @pk                     ; below half
+        bne     @up                     ; above half
+        lda     stk                     ; half and nothing below it: a tie
+        bne     @up
+        txa
+        lsr     a
+        bcc     @pk                     ; even: stays
+@up:    inx
+        bne     @pk
+        iny
+        bne     @pk
+        inz
+        bne     @pk
+        ldz     #$80                    ; the next binade, or past exponent 254 infinity
+        inc     ex
+        lda     ex
+        cmp     #$FF
+        bne     @pk
+        ldz     #0
+        jmp     inf
+@pk:    stx     _sv_r
+        sty     _sv_r+1
+        lda     ex
+        lsr     a                       ; C = the exponent's low bit
+        ora     rs
+        sta     _sv_r+3
+        tza
+        bcs     :+
+        and     #$7F
+:       sta     _sv_r+2
+        rts
 @azero: lda     _sv_a+2                 ; a = ±0 times a finite b: a signed zero
         and     #$7F
         ora     _sv_a+1
