@@ -156,15 +156,46 @@ _sv_mul:
         sta     stk
         ldq     MULO+2
         rolq
-        bra     @rnd
+        jmp     rndq
 @top47: inc     ex                      ; leading 1 at bit 47: one exponent up
         lda     MULO+1
         ora     MULO
         sta     stk
         ldq     MULO+2
-        ; Q = [guard byte A, significand X:Y:Z] (Z.7 set), stk: round to nearest even and pack
-        ; in the registers (round and pack below, without the trip through wx)
-@rnd:   cmp     #$80
+        ; Q = [guard byte A, significand X:Y:Z] (Z.7 set)
+        jmp     rndq
+@azero: lda     _sv_a+2                 ; a = ±0 times a finite b: a signed zero
+        and     #$7F
+        ora     _sv_a+1
+        ora     _sv_a
+        bne     @slow
+        lda     _sv_b+2
+        asl     a
+        lda     _sv_b+3
+        rol     a
+        cmp     #$FF
+        beq     @slow
+        bra     @zero
+@bzero: lda     _sv_b+2
+        and     #$7F
+        ora     _sv_b+1
+        ora     _sv_b
+        bne     @slow
+@zero:  lda     _sv_a+3
+        eor     _sv_b+3
+        and     #$80
+        sta     _sv_r+3
+        lda     #0
+        sta     _sv_r+2
+        sta     _sv_r+1
+        sta     _sv_r
+        rts
+@slow:  ldz     #0
+        jmp     _sv_slow_mul
+
+; Q = [guard byte A, significand X:Y:Z] (Z.7 set), stk, ex (1..254), rs: rounded to nearest even
+; and packed into sv_r in the registers (as round and pack below, without the trip through wx)
+rndq:   cmp     #$80
         bcc     @pk                     ; below half
         bne     @up                     ; above half
         lda     stk                     ; half and nothing below it: a tie
@@ -196,34 +227,6 @@ _sv_mul:
         and     #$7F
 :       sta     _sv_r+2
         rts
-@azero: lda     _sv_a+2                 ; a = ±0 times a finite b: a signed zero
-        and     #$7F
-        ora     _sv_a+1
-        ora     _sv_a
-        bne     @slow
-        lda     _sv_b+2
-        asl     a
-        lda     _sv_b+3
-        rol     a
-        cmp     #$FF
-        beq     @slow
-        bra     @zero
-@bzero: lda     _sv_b+2
-        and     #$7F
-        ora     _sv_b+1
-        ora     _sv_b
-        bne     @slow
-@zero:  lda     _sv_a+3
-        eor     _sv_b+3
-        and     #$80
-        sta     _sv_r+3
-        lda     #0
-        sta     _sv_r+2
-        sta     _sv_r+1
-        sta     _sv_r
-        rts
-@slow:  ldz     #0
-        jmp     _sv_slow_mul
 
 ; ---------------------------------------------------------------------------------------------
 ; Rounding and packing: wx (leading 1 at bit 31), stk, ex (1..254), rs -> sv_r. Ties to even;
@@ -423,8 +426,8 @@ _sv_add:
         clc
         ldq     wx
         adcq    wy
-@sum:   stq     wx                      ; (a store keeps C)
-        bcc     @done
+@sum:   lbcc    rndq                    ; no carry: Q is the sum (stk is 0 here: the bits
+                                        ; lost in the alignment are in the guard byte)
         rorq                            ; a 33-bit sum: one place right (C = 1 the new bit 31)
         bcc     :+
         ora     #1                      ; the bit shifted out, jammed
