@@ -68,6 +68,7 @@ kt:     .res    4
 opp:    .res    1                       ; bit 7: the addends' signs differ
 tp:     .res    4                       ; the table segment's c0, c1 (flat address)
 f16:    .res    1                       ; kernels: 0 F32 second operand, else F16
+t16:    .res    1                       ; mulh: the half's significand, top bits
 
         .bss
 ; the function table, a copy of softvec.c's struct sv_tab: lo (made −lo), hi, k, the table
@@ -98,17 +99,17 @@ _sv_mul:
         asl     a
         lda     _sv_a+3
         rol     a
-        lbeq    @azero
+        lbeq    mul_azero
         cmp     #$FF
-        lbeq    @slow
+        lbeq    mul_slow
         sta     ex
         lda     _sv_b+2
         asl     a
         lda     _sv_b+3
         rol     a
-        lbeq    @bzero
+        lbeq    mul_bzero
         cmp     #$FF
-        lbeq    @slow
+        lbeq    mul_slow
         sta     ey
         ; the biased exponent before normalising, ex + ey − 127, must be 1..253 (else slow)
         clc
@@ -116,26 +117,16 @@ _sv_mul:
         tax
         bcs     @hi
         cpx     #128
-        lbcc    @slow
+        lbcc    mul_slow
         txa
         sbc     #127                    ; C = 1
         bra     @eok
 @hi:    cpx     #125
-        lbcs    @slow
+        lbcs    mul_slow
         txa
         adc     #129                    ; C = 0: 256 + low − 127
 @eok:   sta     ex
         ; 24-bit significands: the 48-bit product lies in [2^46, 2^48)
-        lda     _sv_a
-        sta     MULA
-        lda     _sv_a+1
-        sta     MULA+1
-        lda     _sv_a+2
-        ora     #$80
-        sta     MULA+2
-        lda     #0
-        sta     MULA+3
-        sta     MULB+3
         lda     _sv_b
         sta     MULB
         lda     _sv_b+1
@@ -147,8 +138,18 @@ _sv_mul:
         eor     _sv_b+3
         and     #$80
         sta     rs
+mul_a:  lda     _sv_a                   ; (mulh joins here: MULB bytes 0-2, ex and rs set)
+        sta     MULA
+        lda     _sv_a+1
+        sta     MULA+1
+        lda     _sv_a+2
+        ora     #$80
+        sta     MULA+2
+        lda     #0
+        sta     MULA+3
+        sta     MULB+3
         lda     MULO+5
-        bmi     @top47
+        bmi     mul_top47
         ; leading 1 at bit 46: the top 32 bits of the product shifted one place left
         lda     MULO+1
         asl     a                       ; (C: its bit 7, into bit 0 of the guard byte)
@@ -157,31 +158,31 @@ _sv_mul:
         ldq     MULO+2
         rolq
         jmp     rndq
-@top47: inc     ex                      ; leading 1 at bit 47: one exponent up
+mul_top47: inc     ex                      ; leading 1 at bit 47: one exponent up
         lda     MULO+1
         ora     MULO
         sta     stk
         ldq     MULO+2
         ; Q = [guard byte A, significand X:Y:Z] (Z.7 set)
         jmp     rndq
-@azero: lda     _sv_a+2                 ; a = ±0 times a finite b: a signed zero
+mul_azero: lda     _sv_a+2                 ; a = ±0 times a finite b: a signed zero
         and     #$7F
         ora     _sv_a+1
         ora     _sv_a
-        bne     @slow
+        bne     mul_slow
         lda     _sv_b+2
         asl     a
         lda     _sv_b+3
         rol     a
         cmp     #$FF
-        beq     @slow
-        bra     @zero
-@bzero: lda     _sv_b+2
+        beq     mul_slow
+        bra     mul_zero
+mul_bzero: lda     _sv_b+2
         and     #$7F
         ora     _sv_b+1
         ora     _sv_b
-        bne     @slow
-@zero:  lda     _sv_a+3
+        bne     mul_slow
+mul_zero:  lda     _sv_a+3
         eor     _sv_b+3
         and     #$80
         sta     _sv_r+3
@@ -190,8 +191,73 @@ _sv_mul:
         sta     _sv_r+1
         sta     _sv_r
         rts
-@slow:  ldz     #0
+mul_slow:  ldz     #0
         jmp     _sv_slow_mul
+
+; sv_r = single(sv_a · the F16 sv_h widened) (ATTN's F16 K and V): the half's significand goes
+; to the multiplier as the widened single's would (bits 13-23, the hidden bit at 23) and its
+; exponent as e5 + 112, with no single made of it; a zero, subnormal, infinite or NaN half, a
+; zero or special sv_a, or an exponent sum out of range widen it (sv_f16) and take sv_mul.
+mulh:   lda     _sv_h+1
+        and     #$7C
+        beq     @gen                    ; zero or subnormal half
+        cmp     #$7C
+        beq     @gen                    ; inf or NaN
+        lsr     a
+        lsr     a
+        clc
+        adc     #112
+        sta     ey
+        lda     _sv_a+2                 ; a's exponent
+        asl     a
+        lda     _sv_a+3
+        rol     a
+        beq     @gen
+        cmp     #$FF
+        beq     @gen
+        sta     ex
+        clc                             ; ex + ey − 127 must be 1..253, as in sv_mul
+        adc     ey
+        tax
+        bcs     @hi
+        cpx     #128
+        bcc     @gen
+        txa
+        sbc     #127                    ; C = 1
+        bra     @eok
+@hi:    cpx     #125
+        bcs     @gen
+        txa
+        adc     #129                    ; C = 0
+@eok:   sta     ex
+        lda     #0
+        sta     MULB
+        lda     _sv_h                   ; byte 1: the fraction's low 3 bits at the top
+        asl     a
+        asl     a
+        asl     a
+        asl     a
+        asl     a
+        sta     MULB+1
+        lda     _sv_h+1                 ; byte 2: hidden bit and the fraction's top 7 bits
+        and     #3
+        ora     #4
+        sta     t16
+        lda     _sv_h
+        lsr     t16
+        ror     a
+        lsr     t16
+        ror     a
+        lsr     t16
+        ror     a
+        sta     MULB+2
+        lda     _sv_a+3
+        eor     _sv_h+1
+        and     #$80
+        sta     rs
+        jmp     mul_a
+@gen:   jsr     _sv_f16
+        jmp     _sv_mul
 
 ; Q = [guard byte A, significand X:Y:Z] (Z.7 set), stk, ex (1..254), rs: rounded to nearest even
 ; and packed into sv_r in the registers (as round and pack below, without the trip through wx)
@@ -871,12 +937,12 @@ mulq:   lda     0,x
         stq     _sv_b
         jmp     _sv_mul
 
-; sv_b = the element at q (F32, or F16 when f16 is nonzero), q advanced
-second: lda     f16
+; sv_r = single(sv_a · the element at q (F32, or F16 when f16 is nonzero)), q advanced
+mulsec: lda     f16
         bne     @h
         getf    _sv_b, _sv_q, 0
         jsr     incq
-        rts
+        jmp     _sv_mul
 @h:     ldy     #0
         lda     (_sv_q),y
         sta     _sv_h
@@ -885,14 +951,13 @@ second: lda     f16
         sta     _sv_h+1
         inw     _sv_q
         inw     _sv_q
-        jmp     _sv_f16
+        jmp     mulh
 
 ; ATTN's score: acc = single(acc + single(x[i]·k[i])), p = q's chunk, q = K (F16 when A != 0)
 _sv_k_dot:
         sta     f16
-@loop:  jsr     second
-        getf    _sv_a, _sv_p, 0
-        jsr     _sv_mul
+@loop:  getf    _sv_a, _sv_p, 0
+        jsr     mulsec
         movf    _sv_a, _sv_acc
         movf    _sv_b, _sv_r
         jsr     _sv_add
@@ -903,9 +968,8 @@ _sv_k_dot:
 ; ATTN's output: o[i] = single(o[i] + single(c·v[i])), p = o, q = V (F16 when A != 0)
 _sv_k_axpy:
         sta     f16
-@loop:  jsr     second
-        movf    _sv_a, _sv_c
-        jsr     _sv_mul
+@loop:  movf    _sv_a, _sv_c
+        jsr     mulsec
         getf    _sv_a, _sv_p, 0
         movf    _sv_b, _sv_r
         jsr     _sv_add

@@ -896,6 +896,77 @@ pub fn attention_and_norms_of_several_sizes_in_one_job_agree() {
     }
 }
 
+/// ATTN over F16 caches whose halves sit at the F16 edges (±0, the smallest and largest
+/// subnormals, the smallest normals, ±65504, odd low fraction bits) against q from 1e-38 to
+/// 1e33, so products leave the single's normal range both ways: the assembler's
+/// product with a half (no widened single made) at the edges of its fast path. Outputs may be NaN
+/// (inf − inf in the softmax) and then any NaN counts. (Scores that small cannot be seen in the
+/// output: exp(s − m) of a difference that tiny is 1 either way.)
+pub fn attention_over_f16_caches_at_the_halfs_edges_agrees() {
+    let halves: [u16; 16] = [
+        0x0000, 0x8000, 0x0001, 0x03FF, 0x0400, 0x8401, 0x07FF, 0x0800, 0x0C03, 0x7BFF, 0xFBFF,
+        0x3C00, 0x3C07, 0xBC01, 0x1FFF, 0x5A5A,
+    ];
+    // 1e-34 .. 5e-36 with the small normal halves: products at the bottom of the normal range
+    let mags = [1e-38f64, 1e-34, 2e-35, 5e-36, 1e-30, 1e-8, 1.0, 1e12, 1e33];
+    // head_dim 1 (scale 1): a score is one product, so which of the T is the largest, which the
+    // softmax makes visible, rests on each product's last bits
+    for (k, &(nh, nkv, hd, t)) in [
+        (2u32, 1u32, 8u32, 5u32),
+        (4, 2, 5, 3),
+        (1, 1, 3, 7),
+        (4, 4, 1, 2),
+        (8, 8, 1, 3),
+    ]
+    .iter()
+    .enumerate()
+    {
+        for (mi, &mag) in mags.iter().enumerate() {
+            let mut c = Case::new(
+                format!("ATTN F16 edges {:?} q·{mag:e}", (nh, nkv, hd, t)),
+                7800 + 10 * k as u64 + mi as u64,
+                1 << 20,
+            );
+            let kvd = nkv * hd;
+            let q: Vec<f32> = (0..nh * hd)
+                .map(|_| (c.rng.normal() * mag) as f32)
+                .collect();
+            let mut cache = |c: &mut Case| -> u32 {
+                let b: Vec<u8> = (0..t * kvd)
+                    .flat_map(|_| {
+                        let h = if c.below(3) == 0 {
+                            ggml::f32_to_f16(c.rng.normal() as f32)
+                        } else {
+                            halves[c.below(halves.len() as u64) as usize]
+                        };
+                        h.to_le_bytes()
+                    })
+                    .collect();
+                c.bytes(&b, true)
+            };
+            let ka = cache(&mut c);
+            let va = cache(&mut c);
+            let qa = c.f32s(&q);
+            let blk = AttnBlock {
+                k_cache: ka,
+                v_cache: va,
+                n_heads: nh,
+                n_kv_heads: nkv,
+                head_dim: hd,
+                kv_format: KV_F16,
+            };
+            let ba = (c.alloc(64, true) + 31) & !31;
+            c.put(ba, &blk.encode()[..24]);
+            let za = c.alloc(4 * nh * hd, true);
+            c.nan_ok(za, nh * hd, 4);
+            c.li(3, t - 1);
+            let (bo, qo, zo) = (c.operand(ba), c.operand(qa), c.operand(za));
+            c.i(Op::Attn, 3, 0, bo, qo, zo);
+            c.run();
+        }
+    }
+}
+
 pub fn attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit() {
     let shapes = [
         (1, 1, 1, 1),
@@ -1943,6 +2014,10 @@ macro_rules! instruction_tests {
         #[test]
         fn attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit() {
             softcore_jobs::attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit();
+        }
+        #[test]
+        fn attention_over_f16_caches_at_the_halfs_edges_agrees() {
+            softcore_jobs::attention_over_f16_caches_at_the_halfs_edges_agrees();
         }
         #[test]
         fn attention_and_norms_of_several_sizes_in_one_job_agree() {
