@@ -110,6 +110,25 @@ void sv_slow_cvt(void)
     sv_h = sf_to_f16(sv_a);
 }
 
+void sv_slow_sqrt(void)
+{
+    sv_r = sf_sqrt(sv_a);
+}
+#endif
+
+/* rsqrt(a) = recip(sqrt(a)), the norms' rule (§5.3); the square root in ca65 where there is one */
+static f32 rsqrt(f32 a)
+{
+#ifdef SV_ASM
+    sv_a = a;
+    sv_sqrt();
+    return sf_recip(sv_r);
+#else
+    return sf_rsqrt(a);
+#endif
+}
+#ifdef SV_ASM
+
 const struct sv_tab sv_exp_tab = {FN_EXP_LO, FN_EXP_HI, FN_EXP_K, fn_exp, FN_EXP_BELOW, FN_EXP_ABOVE};
 static const struct sv_tab silu_tab = {FN_SILU_LO, FN_SILU_HI, FN_SILU_K, fn_silu, FN_SILU_BELOW, FN_SILU_ABOVE};
 static const struct sv_tab gelu_tab = {FN_GELU_LO, FN_GELU_HI, FN_GELU_K, fn_gelu, FN_GELU_BELOW, FN_GELU_ABOVE};
@@ -227,7 +246,7 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
             ss = sf_add(ss, sf_mul(sc_w.v.x[i], sc_w.v.x[i]));
 #endif
     }
-    r = sf_rsqrt(sf_add(sf_mul(ss, recip_n(n0)), eps));
+    r = rsqrt(sf_add(sf_mul(ss, recip_n(n0)), eps));
     for (at = 0; more(n0); at += n) {
         get(x, sc_w.v.x);
         get(g, sc_w.v.y);
@@ -276,7 +295,7 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
             s = sf_add(s, sf_mul(d, d));
         }
     }
-    r = sf_rsqrt(sf_add(sf_mul(s, rn), eps));
+    r = rsqrt(sf_add(sf_mul(s, rn), eps));
     for (at = 0; more(n0); at += n) {
         get(x, sc_w.v.x);
         get(gb, sc_w.v.y);

@@ -41,6 +41,7 @@ void sv_mul(void);
 void sv_add(void);
 void sv_f16(void); /* sv_b = sv_h widened */
 void sv_mulz(void); /* sv_mul, then Z = 0 */
+void sv_sqrt(void); /* sv_r = sqrt(sv_a), for C */
 /* sv_r = table(sv_a) */
 void sv_tab1(void);
 /* x[i] = single(table(x[i])·y[i]) */
@@ -72,5 +73,6 @@ void sv_slow_mul(void);
 void sv_slow_add(void);
 void sv_slow_f16(void);
 void sv_slow_cvt(void); /* sv_h = sf_to_f16(sv_a) */
+void sv_slow_sqrt(void); /* sv_r = sf_sqrt(sv_a) */
 #endif
 #endif

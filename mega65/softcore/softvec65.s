@@ -19,9 +19,9 @@
         .p4510
         .include        "quad.inc"              ; quad instructions, the multiplier
         .include        "softcall.inc"          ; the core's window (for the tables' flat addresses)
-        .import         _sv_slow_mul, _sv_slow_add, _sv_slow_f16, _sv_slow_cvt
+        .import         _sv_slow_mul, _sv_slow_add, _sv_slow_f16, _sv_slow_cvt, _sv_slow_sqrt
         .exportzp       _sv_a, _sv_b, _sv_r, _sv_c, _sv_acc, _sv_p, _sv_q, _sv_n, _sv_h, _sv_tabd
-        .export         _sv_mul, _sv_mulz, _sv_add, _sv_f16
+        .export         _sv_mul, _sv_mulz, _sv_add, _sv_f16, _sv_sqrt
         .export         _sv_tab1, _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale, _sv_k_scale2, _sv_k_rope
         .export         _sv_k_dot, _sv_k_axpy, _sv_k_vop, _sv_k_tab, _sv_k_expsum
         .export         _sv_k_argmax, _sv_k_cvt16
@@ -561,6 +561,92 @@ _sv_add:
         aslqm   wx
         bpl     @nl
         lbra    @done
+
+; ---------------------------------------------------------------------------------------------
+; sv_r = the square root of sv_a, rounded to nearest even (softfloat.c's sf_sqrt, same steps), for
+; C (Z = 0 on return): a positive normal a here, whose root is normal; ±0, negatives,
+; subnormals, infinity and NaN through sf_sqrt (sv_slow_sqrt). With E = a's biased exponent and
+; m its 24-bit significand, the radicand is m·2^25 (E odd) or m·2^26 (E even) and the root's 25
+; bits come two radicand bits a time from the top (X = m·2^7 or m·2^8, leading pair at bits
+; 31-30): rem T = 4T + the pair, trial R = 4·root + 1, root·2, and where T >= R, T − R and the
+; root's new bit 1. The 25th bit is the guard byte's top bit, a nonzero remainder its bit 0;
+; the exponent is floor((E + 127) / 2). Scratch: wx (X), wy (T), v (root), kv (R), kt, ey.
+_sv_sqrt:
+        lda     _sv_a+3
+        lbmi    @slow                   ; negative, or −0
+        lda     _sv_a+2
+        asl     a
+        lda     _sv_a+3
+        rol     a
+        lbeq    @slow                   ; +0 or subnormal
+        cmp     #$FF
+        lbeq    @slow                   ; inf or NaN
+        tay                             ; E
+        lda     #0
+        sta     wx
+        lda     _sv_a
+        sta     wx+1
+        lda     _sv_a+1
+        sta     wx+2
+        lda     _sv_a+2
+        ora     #$80
+        sta     wx+3                    ; X = m·2^8
+        tya
+        lsr     a                       ; C = E's low bit: E odd, E − 127 even: X = m·2^7
+        bcc     :+
+        lsrqm   wx
+:       tya
+        clc
+        adc     #127
+        ror     a                       ; (E + 127) / 2, 9 bits in C:A
+        sta     ex
+        lda     #0
+        sta     rs
+        tax
+        tay
+        taz
+        stq     wy                      ; T = 0
+        stq     v                       ; root = 0
+        lda     #25                     ; (the count in ey: LDQ loads X)
+        sta     ey
+@step:  aslqm   wx                      ; T = 4T + the radicand's next two bits
+        rolqm   wy
+        aslqm   wx
+        rolqm   wy
+        ldq     v                       ; R = 4·root + 1
+        aslq
+        aslq
+        ora     #1
+        stq     kv
+        aslqm   v                       ; root·2
+        ldq     wy
+        sec
+        sbcq    kv
+        bcc     :+
+        stq     wy                      ; T >= R: T − R, the root's new bit 1
+        inc     v
+:       dec     ey
+        bne     @step
+        ; the root's bits 24-1 are the significand, its bit 0 the guard byte's top bit and a
+        ; nonzero remainder the sticky
+        lda     wy
+        ora     wy+1
+        ora     wy+2
+        ora     wy+3
+        sta     stk
+        ldq     v
+        rorq                            ; A:X:Y = root bits 1-24, C = bit 0 (Z = 0: bit 24 out)
+        stq     kt
+        lda     #0
+        ror     a                       ; the guard byte
+        ldx     kt                      ; Q = [guard, m0, m1, m2] for rndq
+        ldy     kt+1
+        ldz     kt+2
+        jsr     rndq
+        ldz     #0
+        rts
+@slow:  ldz     #0
+        jmp     _sv_slow_sqrt
 
 ; ---------------------------------------------------------------------------------------------
 ; sv_b = the F16 sv_h widened (exact): normal halves and zeros here, the rest sv_slow_f16.

@@ -896,6 +896,60 @@ pub fn attention_and_norms_of_several_sizes_in_one_job_agree() {
     }
 }
 
+/// RMSNORM's square root at its edges: with x about 1e-23 every x² rounds to +0, so the radicand
+/// is eps itself (any bits, SETN's N2) and the output x·rsqrt(eps)·g shows the root: exact
+/// squares, both exponent parities, significands all ones (roots that round up into the next
+/// binade) and all zeros, the smallest and largest normals, subnormals, ±0, +inf, a negative
+/// (NaN: any NaN counts there) and random bits.
+pub fn rmsnorm_square_roots_at_their_edges_agree() {
+    let mut eps: Vec<u32> = vec![
+        0x4110_0000, // 9
+        0x4010_0000, // 2.25
+        0x4080_0000, // 4
+        0x3E80_0000, // 0.25
+        0x4000_0000, // 2
+        0x3F80_0000, // 1
+        0x407F_FFFF,
+        0x3F7F_FFFF,
+        0x3FFF_FFFF,
+        0x4000_0001,
+        0x3F80_0001,
+        0x0080_0000,
+        0x0080_0001,
+        0x00FF_FFFF,
+        0x7F7F_FFFF,
+        0x7F00_0000,
+        0x0000_0001,
+        0x007F_FFFF,
+        0x0000_0000,
+        0x8000_0000,
+        0x7F80_0000,
+        0xBF80_0000,
+    ];
+    let mut rng = Rng::new(7600);
+    for _ in 0..40 {
+        // normal radicands of any exponent from 20 to 234 (the roots' reciprocals stay visible)
+        let e = 20 + (rng.next_u64() % 215) as u32;
+        eps.push(e << 23 | (rng.next_u64() as u32 & 0x7F_FFFF));
+    }
+    for (k, chunk) in eps.chunks(8).enumerate() {
+        let mut c = Case::new(format!("RMSNORM roots #{k}"), 7600 + k as u64, 1 << 18);
+        for &e in chunk {
+            let n0 = 1 + c.below(4) as u32;
+            let x: Vec<f32> = (0..n0).map(|_| (c.rng.normal() * 1e-23) as f32).collect();
+            let xa = c.f32s(&x);
+            let g = c.spread(n0, 0.5, 2.0);
+            let ga = c.f32s(&g);
+            let za = c.alloc(4 * n0, true);
+            c.nan_ok(za, n0, 4);
+            let (xo, go, zo) = (c.operand(xa), c.operand(ga), c.operand(za));
+            c.setn(n0, 0, e);
+            c.i(Op::RmsNorm, 0, 0, xo, go, zo);
+        }
+        c.run();
+    }
+}
+
 /// ATTN over F16 caches whose halves sit at the F16 edges (±0, the smallest and largest
 /// subnormals, the smallest normals, ±65504, odd low fraction bits) against q from 1e-38 to
 /// 1e33, so products leave the single's normal range both ways: the assembler's
@@ -2014,6 +2068,10 @@ macro_rules! instruction_tests {
         #[test]
         fn attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit() {
             softcore_jobs::attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit();
+        }
+        #[test]
+        fn rmsnorm_square_roots_at_their_edges_agree() {
+            softcore_jobs::rmsnorm_square_roots_at_their_edges_agree();
         }
         #[test]
         fn attention_over_f16_caches_at_the_halfs_edges_agrees() {
