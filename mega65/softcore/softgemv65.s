@@ -110,8 +110,9 @@ LIST_PHYS = list + SC_NEAR_DELTA
 ; running sums, f32 each). sgq_p is used up (its bits 16-31 follow the rows). sgq_first nonzero:
 ; every running sum is +0 (a row chunk's first block column), so acc + the product is the
 ; product itself (+0 + p = p for every nonzero p; the product's rounding and range checks are
-; the same) and acc + ±0 (isum = 0) stays +0 (+0 + −0 = +0 to nearest): the term stores the
-; product without loading acc, and a zero isum leaves it.
+; the same) and acc + ±0 (isum = 0) is +0 (+0 + −0 = +0 to nearest): the term stores the
+; product without loading acc, a zero isum stores +0, and sgq_slow takes +0 for acc, so the
+; sums' words need not be cleared before.
 _sgq_block:
         ldx     #<add                   ; the term's way on: the addition, or (sums +0) the
         ldy     #>add                   ; product stored as it is
@@ -908,7 +909,12 @@ acc_st: stq     $FFFF                   ; (the operand is accp, patched per row)
 pack_slow:
         jmp     slow
 
-rts_first:                              ; isum = 0 into a +0 sum: +0 stays
+rts_first:                              ; isum = 0 into a +0 sum: +0 (the sum's word is
+        ldy     #3                      ; not cleared beforehand)
+        lda     #0
+:       sta     (accp),y
+        dey
+        bpl     :-
         rts
 
 ; isum = 0 (dw, dx normal): the product is ±0 (sg). acc + ±0 = acc, but ±0 + ±0 is −0 only when

@@ -292,6 +292,64 @@ pub fn cols_for(c: &mut Case, fmt: GgmlType, max_blocks: u64) -> u32 {
 // ---------------------------------------------------------------------------------------------
 // (a) Instruction level.
 
+/// Q8_0/Q4_0 GEMVs after GEMVs in one job, the later ones' first block columns taking the
+/// definition's slow path or a zero isum: input blocks all zero (dx = 0), weight scales ±0,
+/// subnormal or tiny, quants all zero. The near buffer of row sums still holds the earlier GEMV's
+/// sums, and a row chunk's first block column must start from +0 all the same.
+pub fn gemv_after_gemv_with_special_first_blocks_agrees() {
+    for (fi, fmt) in [GgmlType::Q8_0, GgmlType::Q4_0].into_iter().enumerate() {
+        for k in 0..6u64 {
+            let mut c = Case::new(
+                format!("GEMV {} after GEMV, special first blocks #{k}", fmt.name()),
+                7500 + 10 * fi as u64 + k,
+                1 << 20,
+            );
+            for g in 0..3u32 {
+                let cols = 32 * (1 + c.below(4) as u32);
+                let rows = 1 + c.below(70) as u32;
+                let mut x = c.spread(cols, -3.0, 3.0);
+                if g > 0 && c.below(2) == 0 {
+                    for v in &mut x[..32] {
+                        *v = 0.0;
+                    }
+                }
+                let xa = c.f32s(&x);
+                let mut w = weight_rows(&mut c, fmt, rows, cols);
+                let rb = fmt.row_bytes(cols as usize);
+                if g > 0 {
+                    for r in 0..rows as usize {
+                        // the row's first block: a special scale, or all-zero quants
+                        let b = &mut w[r * rb..r * rb + fmt.block_bytes()];
+                        match c.below(5) {
+                            0 => b[..2].copy_from_slice(&[0x00, 0x00]),
+                            1 => b[..2].copy_from_slice(&[0x00, 0x80]),
+                            2 => b[..2].copy_from_slice(&[0x37, 0x02]), // subnormal
+                            3 => {
+                                for q in &mut b[2..] {
+                                    *q = if fmt == GgmlType::Q8_0 { 0 } else { 0x88 };
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                let wa = c.bytes(&w, true);
+                let flags = if c.below(2) == 0 { GEMV_ACC } else { 0 };
+                let za = if flags & GEMV_ACC != 0 {
+                    let old = c.spread(rows, -1.0, 1.0);
+                    c.f32s(&old)
+                } else {
+                    c.alloc(4 * rows, true)
+                };
+                let (wo, xo, zo) = (c.operand(wa), c.operand(xa), c.operand(za));
+                c.setn(cols, rows, 0);
+                c.i(Op::Gemv, fmt as u8, flags, wo, xo, zo);
+            }
+            c.run();
+        }
+    }
+}
+
 pub fn gemv_in_every_weight_format_and_flag_combination_agrees_bit_for_bit() {
     let mut n = 0;
     for (fi, &fmt) in FORMATS.iter().enumerate() {
@@ -2068,6 +2126,10 @@ macro_rules! instruction_tests {
         #[test]
         fn attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit() {
             softcore_jobs::attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit();
+        }
+        #[test]
+        fn gemv_after_gemv_with_special_first_blocks_agrees() {
+            softcore_jobs::gemv_after_gemv_with_special_first_blocks_agrees();
         }
         #[test]
         fn rmsnorm_square_roots_at_their_edges_agree() {
