@@ -83,6 +83,8 @@ tabove: .res    1
 tklo:   .res    4
 tkhi:   .res    4
 tcur:   .res    2                       ; the descriptor set up last (0: none)
+twin:   .res    4                       ; min(|lo|, hi) when lo < 0 < hi, else 0: |x| below it
+                                        ; is inside the table's range
 
         .code
 
@@ -753,7 +755,30 @@ tsetup: lda     _sv_tabd
         movf    kv, thi
         jsr     key
         movf    tkhi, kv
-        lda     tmlo+3                  ; x − lo is x + (−lo)
+        lda     #0                      ; twin: lo < 0 < hi (a −0 lo or +0 hi gives a window
+        tax                             ; of +0 or none, which nothing is below)
+        tay
+        taz
+        stq     twin
+        lda     tmlo+3
+        bpl     @nowin
+        lda     thi+3
+        bmi     @nowin
+        lda     tmlo+3                  ; |lo|
+        and     #$7F
+        sta     twin+3
+        lda     tmlo+2
+        sta     twin+2
+        lda     tmlo+1
+        sta     twin+1
+        lda     tmlo
+        sta     twin
+        sec                             ; hi below |lo| (both non-negative: unsigned order)
+        ldq     thi
+        sbcq    twin
+        bcs     @nowin
+        movf    twin, thi
+@nowin: lda     tmlo+3                  ; x − lo is x + (−lo)
         eor     #$80
         sta     tmlo+3
         rts
@@ -785,7 +810,23 @@ key:    lda     kv+3
 ; sv_r = the table's value at v: below lo and at or above hi a rule; else segment
 ; i = floor(single(single(v − lo)·k)) clamped to 0..255, then single(c0 + single(c1·v)). A NaN
 ; v takes segment 0 (its arithmetic gives NaN, as the C).
-table:  lda     v+2
+table:  lda     v+3                     ; |v| below twin: inside lo..hi, no rule and no NaN
+        and     #$7F
+        cmp     twin+3
+        bcc     @in
+        bne     @out
+        lda     v+2
+        cmp     twin+2
+        bcc     @in
+        bne     @out
+        lda     v+1
+        cmp     twin+1
+        bcc     @in
+        bne     @out
+        lda     v
+        cmp     twin
+        lbcc    @in
+@out:   lda     v+2
         asl     a
         lda     v+3
         rol     a
@@ -810,7 +851,7 @@ table:  lda     v+2
         sbcq    tkhi
         lda     tabove
         lbcs    @rule
-        movf    _sv_a, v
+@in:    movf    _sv_a, v
         movf    _sv_b, tmlo
         jsr     _sv_add
         movf    _sv_a, _sv_r
