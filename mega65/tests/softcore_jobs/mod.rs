@@ -921,7 +921,7 @@ pub fn attention_and_norms_of_several_sizes_in_one_job_agree() {
             .into_iter()
             .enumerate()
         {
-            let kv = if (i as u64 + k) % 2 == 0 {
+            let kv = if (i as u64 + k).is_multiple_of(2) {
                 KV_F16
             } else {
                 KV_F32
@@ -1043,7 +1043,7 @@ pub fn attention_over_f16_caches_at_the_halfs_edges_agrees() {
             let q: Vec<f32> = (0..nh * hd)
                 .map(|_| (c.rng.normal() * mag) as f32)
                 .collect();
-            let mut cache = |c: &mut Case| -> u32 {
+            let cache = |c: &mut Case| -> u32 {
                 let b: Vec<u8> = (0..t * kvd)
                     .flat_map(|_| {
                         let h = if c.below(3) == 0 {
