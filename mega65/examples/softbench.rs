@@ -2,7 +2,7 @@
 //! headless MEGA65 (the scm65 test PRG: mega65/host/scm65.c, the whole core built by cc65).
 //!
 //!     cargo run --release -p ssnail-mega65-program --example softbench [-- --defs "-D…"]
-//!         [--only gemv|tokens] [--profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4]
+//!         [--only gemv|tokens|stories] [--profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt]
 //!
 //! * GEMV: one GEMV of 64 rows × 512 columns (8 rows for F16/F32/BF16) per weight format, as a job
 //!   `SETN; GEMV; HALT`, minus the same job without the GEMV, divided by the weights.
@@ -10,8 +10,12 @@
 //!   at Q8_0 and Q4_0, context 64): the prompt's script run with 1 and with 3 generated tokens;
 //!   cycles per token = the difference / 2, tokens/s at 40.5 MHz. Beside elya-snes's 6.88 tokens/s
 //!   for 102,400 weights on a 2.68 MHz 65816 (/work/shared/seeds/elya-snes-README.txt).
-//! * --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token: the Q8_0 (F16, F32, BF16) GEMV above or
-//!   one token of the 260 K Q8_0 model stepped an instruction at a time, the cycles spent in each function (its own code, not its callees),
+//! * stories: stories260K's shape as the software-core image holds it (Q8_0, hidden padded to 192,
+//!   vocabulary 512, tied): cycles per generated token as above and per prompt token ((a prompt of
+//!   10 − a prompt of 2) / 8, each generating 1).
+//! * --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|stories: the Q8_0 (F16, F32, BF16) GEMV above or
+//!   one token of the 260 K Q8_0 model (or of stories260K's shape; stories-prompt: its prompt of
+//!   10) stepped an instruction at a time, the cycles spent in each function (its own code, not its callees),
 //!   from the ld65 debug and label files.
 //!
 //! Every job's SSNAIL memory afterwards must equal ssnail_core's (hardware numerics), or the
@@ -133,6 +137,96 @@ fn llama(dim: usize, layers: usize, hidden: usize, heads: usize, wtype: GgmlType
     common::test_images::image(opts.with_wtype(wtype), 64)
 }
 
+/// stories260K's shape as the software-core image holds it: dim 64, 5 layers, 8 heads, 4 KV
+/// heads, hidden 172 zero-padded to 192 (so every matrix is whole Q8_0 blocks), vocabulary 512,
+/// the classifier tied to the embedding; context 64. Random weights of a model's scale (N(0,1)/√cols,
+/// the embedding N(0,1), gains 1 + 0.1·N(0,1)) and the §10.1 SentencePiece vocabulary with
+/// fillers up to 512 tokens, written as a GGUF and converted at `wtype`.
+fn stories260k(wtype: GgmlType) -> Vec<u8> {
+    use ssnail_gguf::writer::GgufWriter;
+    let (dim, layers, heads, kv_heads, hidden, vocab) = (64usize, 5, 8, 4, 192, 512);
+    let mut v = ssnail_testkit::vocab::spm();
+    let mut i = 0;
+    while v.tokens.len() < vocab {
+        let t = format!("▁v{i}");
+        if !v.tokens.contains(&t) {
+            v.scores.push(t.chars().count() as f32);
+            v.types.push(1);
+            v.tokens.push(t);
+        }
+        i += 1;
+    }
+    let opts = ModelOpts {
+        dim,
+        n_layers: layers,
+        n_heads: heads,
+        n_kv_heads: kv_heads,
+        hidden,
+        context_length: 64,
+        tied: true,
+        ..ModelOpts::llama()
+    };
+    let mut w = GgufWriter::new();
+    w.meta_str("general.architecture", "llama")
+        .meta_u32("llama.context_length", 64)
+        .meta_u32("llama.embedding_length", dim as u32)
+        .meta_u32("llama.block_count", layers as u32)
+        .meta_u32("llama.feed_forward_length", hidden as u32)
+        .meta_u32("llama.attention.head_count", heads as u32)
+        .meta_u32("llama.attention.head_count_kv", kv_heads as u32)
+        .meta_f32("llama.attention.layer_norm_rms_epsilon", 1e-5)
+        .meta_f32("llama.rope.freq_base", 10000.0);
+    v.write(&mut w, &opts);
+    let mut rng = Rng::new(260);
+    let mut tensor = |w: &mut GgufWriter, name: &str, rows: usize, cols: usize, kind: u8| {
+        let x: Vec<f32> = (0..rows * cols)
+            .map(|_| match kind {
+                0 => (rng.normal() / (cols as f64).sqrt()) as f32,
+                1 => rng.normal() as f32,
+                _ => (1.0 + 0.1 * rng.normal()) as f32,
+            })
+            .collect();
+        let (t, shape) = if kind == 2 {
+            (GgmlType::F32, vec![cols as u64])
+        } else {
+            (wtype, vec![cols as u64, rows as u64])
+        };
+        let mut bytes = Vec::new();
+        quantize_native(t, &x, &mut bytes);
+        w.tensor(name, &shape, t, bytes)
+            .expect("a stories260K tensor");
+    };
+    let kvd = kv_heads * (dim / heads);
+    tensor(&mut w, "token_embd.weight", vocab, dim, 1);
+    for l in 0..layers {
+        let p = format!("blk.{l}");
+        tensor(&mut w, &format!("{p}.attn_norm.weight"), 1, dim, 2);
+        tensor(&mut w, &format!("{p}.attn_q.weight"), dim, dim, 0);
+        tensor(&mut w, &format!("{p}.attn_k.weight"), kvd, dim, 0);
+        tensor(&mut w, &format!("{p}.attn_v.weight"), kvd, dim, 0);
+        tensor(&mut w, &format!("{p}.attn_output.weight"), dim, dim, 0);
+        tensor(&mut w, &format!("{p}.ffn_norm.weight"), 1, dim, 2);
+        tensor(&mut w, &format!("{p}.ffn_gate.weight"), hidden, dim, 0);
+        tensor(&mut w, &format!("{p}.ffn_up.weight"), hidden, dim, 0);
+        tensor(&mut w, &format!("{p}.ffn_down.weight"), dim, hidden, 0);
+    }
+    tensor(&mut w, "output_norm.weight", 1, dim, 2);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("stories260k.gguf");
+    w.write(&path).expect("the stories260K GGUF");
+    let g = ssnail_gguf::Gguf::open(&path).expect("the stories260K GGUF reads back");
+    let o = ssnail_convert::Options {
+        ctx: Some(64),
+        ..ssnail_convert::Options::default()
+    };
+    ssnail_convert::convert(&g, &o)
+        .expect("stories260K converts")
+        .image
+}
+
+/// stories260K's weights per token: its matrices once each, the classifier once.
+const STORIES260K_WEIGHTS: usize = 5 * (2 * 64 * 64 + 2 * 32 * 64 + 3 * 64 * 192) + 512 * 64;
+
 /// The image's parameters: every weight the converter stored (its tensors' element counts).
 fn parameters(dim: usize, layers: usize, hidden: usize) -> usize {
     layers * (4 * dim * dim + 3 * dim * hidden + 2 * dim) + dim + 2 * 400 * dim
@@ -176,6 +270,16 @@ fn cycles_per_token(prg: &[u8], img: &[u8], what: &str) -> Result<f64> {
         bail!("{what}: no more tokens with n_generate 3 than with 1 ({c:?})");
     }
     Ok((c[1].0 - c[0].0) as f64 / (c[1].1 - c[0].1) as f64)
+}
+
+/// Cycles per prompt token: (a prompt of 10 − a prompt of 2, each generating 1) / 8.
+fn cycles_per_prompt_token(prg: &[u8], img: &[u8], what: &str) -> Result<f64> {
+    let mut c = Vec::new();
+    for prompt in [&[1u32, 15][..], &[1, 15, 40, 41, 42, 43, 44, 45, 46, 47]] {
+        let (mem, job) = with_prompt(img, prompt, 1)?;
+        c.push(measured(prg, &mem, job, what)?.0);
+    }
+    Ok((c[1] - c[0]) as f64 / 8.0)
 }
 
 /// The PRG's functions: (start, name), from ld65's label file (everything exported, the
@@ -236,13 +340,16 @@ fn profile(prg: &[u8], out: &Path, what: &str, mem: &[u8], job: u32) -> Result<(
         .map(|v| u32::from_str_radix(v, 16))
         .context("no _ins in the debug file")??;
     let mut per_op: HashMap<u8, u64> = HashMap::new();
+    let mut per_op_fn: HashMap<(u8, usize), u64> = HashMap::new();
     loop {
         let pc = m.pc;
         let before = m.cycles;
         let stop = m.run_one();
         let i = funcs.partition_point(|(a, _)| *a <= pc).saturating_sub(1);
         *per.entry(i).or_default() += m.cycles - before;
-        *per_op.entry(m.peek_phys(ins, 1)[0]).or_default() += m.cycles - before;
+        let op = m.peek_phys(ins, 1)[0];
+        *per_op.entry(op).or_default() += m.cycles - before;
+        *per_op_fn.entry((op, i)).or_default() += m.cycles - before;
         if funcs[i].0 == pc {
             *calls.entry(i).or_default() += 1;
         }
@@ -257,19 +364,40 @@ fn profile(prg: &[u8], out: &Path, what: &str, mem: &[u8], job: u32) -> Result<(
     ops.sort_by_key(|&(_, c)| std::cmp::Reverse(c));
     println!("| SSNAIL instruction | cycles | share |");
     println!("|---|---:|---:|");
-    for (op, c) in ops {
+    for &(op, c) in &ops {
         let name = Op::from_u8(op).map_or("?", |o| o.name());
         println!(
             "| {name} | {c} | {:.1} % |",
             100.0 * c as f64 / total as f64
         );
     }
+    // the functions of the instructions above 2 % of the job, each down to 2 % of its own
+    println!("| SSNAIL instruction: its functions (cycles) |");
+    println!("|---|");
+    for &(op, c) in &ops {
+        if c * 50 < total {
+            break;
+        }
+        let mut f: Vec<(usize, u64)> = per_op_fn
+            .iter()
+            .filter(|((o, _), _)| *o == op)
+            .map(|(&(_, i), &c)| (i, c))
+            .collect();
+        f.sort_by_key(|&(_, c)| std::cmp::Reverse(c));
+        let list: Vec<String> = f
+            .iter()
+            .take_while(|&&(_, fc)| fc * 50 >= c)
+            .map(|&(i, fc)| format!("{} {fc}", funcs[i].1))
+            .collect();
+        let name = Op::from_u8(op).map_or("?", |o| o.name());
+        println!("| {name}: {} |", list.join(", "));
+    }
     let mut v: Vec<(usize, u64)> = per.into_iter().collect();
     v.sort_by_key(|&(_, c)| std::cmp::Reverse(c));
     println!("profile: {what}, {total} cycles");
     println!("| function | cycles | share | entries |");
     println!("|---|---:|---:|---:|");
-    for (i, c) in v.into_iter().take(25) {
+    for (i, c) in v.into_iter().take(40) {
         println!(
             "| {} | {c} | {:.1} % | {} |",
             funcs[i].1,
@@ -301,7 +429,7 @@ fn main() -> Result<()> {
                 i += 1;
             }
             a => bail!(
-                "softbench: unknown argument {a:?} (--defs STR, --only gemv|tokens, --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4)"
+                "softbench: unknown argument {a:?} (--defs STR, --only gemv|tokens|stories, --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt)"
             ),
         }
         i += 1;
@@ -325,6 +453,17 @@ fn main() -> Result<()> {
             let what = format!("GEMV {} 8 × 512", fmt.name());
             return profile(&prg, dir.path(), &what, &mem, PROG);
         }
+        Some("stories") => {
+            let (mem, job) = with_prompt(&stories260k(GgmlType::Q8_0), &[1], 1)?;
+            let what = "one token (prompt of 1) of stories260K's shape, Q8_0";
+            return profile(&prg, dir.path(), what, &mem, job);
+        }
+        Some("stories-prompt") => {
+            let prompt = [1, 15, 40, 41, 42, 43, 44, 45, 46, 47];
+            let (mem, job) = with_prompt(&stories260k(GgmlType::Q8_0), &prompt, 1)?;
+            let what = "a prompt of 10 (positions 0-9) of stories260K's shape, Q8_0";
+            return profile(&prg, dir.path(), what, &mem, job);
+        }
         Some(t @ ("token" | "token-q4")) => {
             let (d, l, h, n) = small;
             let wtype = if t == "token" {
@@ -340,9 +479,28 @@ fn main() -> Result<()> {
             return profile(&prg, dir.path(), &what, &mem, job);
         }
         Some(p) => bail!(
-            "softbench: --profile {p:?}: gemv, gemv-f16, gemv-f32, gemv-bf16, token or token-q4"
+            "softbench: --profile {p:?}: gemv, gemv-f16, gemv-f32, gemv-bf16, token, token-q4, stories or stories-prompt"
         ),
         None => {}
+    }
+    if only.is_none() || only.as_deref() == Some("stories") {
+        let img = stories260k(GgmlType::Q8_0);
+        let what = "stories260K's shape, Q8_0";
+        let g = cycles_per_token(&prg, &img, what)?;
+        let p = cycles_per_prompt_token(&prg, &img, what)?;
+        let w = STORIES260K_WEIGHTS as f64;
+        println!(
+            "stories260K's shape (dim 64, 5 layers, 8/4 heads, hidden 192, vocab 512, tied), Q8_0, {w} weights a token:"
+        );
+        println!(
+            "  generated: {g:.0} cycles a token, {:.2} tokens/s, {:.0} weights/s; prompt: {p:.0} cycles a token, {:.2} tokens/s",
+            CPU_HZ as f64 / g,
+            CPU_HZ as f64 / g * w,
+            CPU_HZ as f64 / p
+        );
+    }
+    if only.as_deref() == Some("stories") {
+        return Ok(());
     }
     if only.as_deref() != Some("tokens") {
         println!("| GEMV weights | rows × cols | cycles per weight |");

@@ -292,6 +292,64 @@ pub fn cols_for(c: &mut Case, fmt: GgmlType, max_blocks: u64) -> u32 {
 // ---------------------------------------------------------------------------------------------
 // (a) Instruction level.
 
+/// Q8_0/Q4_0 GEMVs after GEMVs in one job, the later ones' first block columns taking the
+/// definition's slow path or a zero isum: input blocks all zero (dx = 0), weight scales ±0,
+/// subnormal or tiny, quants all zero. The near buffer of row sums still holds the earlier GEMV's
+/// sums, and a row chunk's first block column must start from +0 all the same.
+pub fn gemv_after_gemv_with_special_first_blocks_agrees() {
+    for (fi, fmt) in [GgmlType::Q8_0, GgmlType::Q4_0].into_iter().enumerate() {
+        for k in 0..6u64 {
+            let mut c = Case::new(
+                format!("GEMV {} after GEMV, special first blocks #{k}", fmt.name()),
+                7500 + 10 * fi as u64 + k,
+                1 << 20,
+            );
+            for g in 0..3u32 {
+                let cols = 32 * (1 + c.below(4) as u32);
+                let rows = 1 + c.below(70) as u32;
+                let mut x = c.spread(cols, -3.0, 3.0);
+                if g > 0 && c.below(2) == 0 {
+                    for v in &mut x[..32] {
+                        *v = 0.0;
+                    }
+                }
+                let xa = c.f32s(&x);
+                let mut w = weight_rows(&mut c, fmt, rows, cols);
+                let rb = fmt.row_bytes(cols as usize);
+                if g > 0 {
+                    for r in 0..rows as usize {
+                        // the row's first block: a special scale, or all-zero quants
+                        let b = &mut w[r * rb..r * rb + fmt.block_bytes()];
+                        match c.below(5) {
+                            0 => b[..2].copy_from_slice(&[0x00, 0x00]),
+                            1 => b[..2].copy_from_slice(&[0x00, 0x80]),
+                            2 => b[..2].copy_from_slice(&[0x37, 0x02]), // subnormal
+                            3 => {
+                                for q in &mut b[2..] {
+                                    *q = if fmt == GgmlType::Q8_0 { 0 } else { 0x88 };
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                let wa = c.bytes(&w, true);
+                let flags = if c.below(2) == 0 { GEMV_ACC } else { 0 };
+                let za = if flags & GEMV_ACC != 0 {
+                    let old = c.spread(rows, -1.0, 1.0);
+                    c.f32s(&old)
+                } else {
+                    c.alloc(4 * rows, true)
+                };
+                let (wo, xo, zo) = (c.operand(wa), c.operand(xa), c.operand(za));
+                c.setn(cols, rows, 0);
+                c.i(Op::Gemv, fmt as u8, flags, wo, xo, zo);
+            }
+            c.run();
+        }
+    }
+}
+
 pub fn gemv_in_every_weight_format_and_flag_combination_agrees_bit_for_bit() {
     let mut n = 0;
     for (fi, &fmt) in FORMATS.iter().enumerate() {
@@ -808,14 +866,14 @@ pub fn rope_meanrows_and_argmax_agree_bit_for_bit() {
 
 /// An ATTN job: `nh` heads over `nkv` KV heads of `hd`, rows 0..t, KV format `kv`; q and K
 /// scaled by `mag`.
-pub fn attn_case(
-    name: String,
-    seed: u64,
-    (nh, nkv, hd, t): (u32, u32, u32, u32),
-    kv: u32,
-    mag: f64,
-) -> Case {
+pub fn attn_case(name: String, seed: u64, shape: (u32, u32, u32, u32), kv: u32, mag: f64) -> Case {
     let mut c = Case::new(name, seed, 1 << 20);
+    add_attn(&mut c, shape, kv, mag);
+    c
+}
+
+/// The ATTN instruction of `attn_case` (with its operands) appended to `c`'s job.
+fn add_attn(c: &mut Case, (nh, nkv, hd, t): (u32, u32, u32, u32), kv: u32, mag: f64) {
     let kvd = nkv * hd;
     let q: Vec<f32> = (0..nh * hd)
         .map(|_| (c.rng.normal() * mag) as f32)
@@ -833,8 +891,8 @@ pub fn attn_case(
         };
         c.bytes(&b, true)
     };
-    let ka = cache(&mut c, mag);
-    let va = cache(&mut c, 1.0);
+    let ka = cache(c, mag);
+    let va = cache(c, 1.0);
     let qa = c.f32s(&q);
     let blk = AttnBlock {
         k_cache: ka,
@@ -851,7 +909,174 @@ pub fn attn_case(
     c.li(reg, t - 1);
     let (bo, qo, zo) = (c.operand(ba), c.operand(qa), c.operand(za));
     c.i(Op::Attn, reg, 0, bo, qo, zo);
-    c
+}
+
+/// Several ATTN, RMSNORM, LAYERNORM and MEANROWS instructions of different sizes in one job: what
+/// the core keeps from one instruction for the next (ATTN's rsqrt(head_dim), the norms' recip(N))
+/// must be what the new sizes give.
+pub fn attention_and_norms_of_several_sizes_in_one_job_agree() {
+    for k in 0..4u64 {
+        let mut c = Case::new(format!("sizes in one job #{k}"), 7700 + k, 1 << 20);
+        for (i, shape) in [(8, 4, 8, 3), (4, 2, 16, 2), (8, 4, 8, 4), (2, 1, 5, 1)]
+            .into_iter()
+            .enumerate()
+        {
+            let kv = if (i as u64 + k).is_multiple_of(2) {
+                KV_F16
+            } else {
+                KV_F32
+            };
+            add_attn(&mut c, shape, kv, 1.0);
+        }
+        for (i, n0) in [64u32, 48, 64, 17, 3].into_iter().enumerate() {
+            let op = [Op::RmsNorm, Op::LayerNorm][(i + k as usize) % 2];
+            let x = c.spread(n0, -4.0, 4.0);
+            let xa = c.f32s(&x);
+            let y_len = if op == Op::LayerNorm { 2 * n0 } else { n0 };
+            let y = c.spread(y_len, -2.0, 2.0);
+            let ya = c.f32s(&y);
+            let za = c.alloc(4 * n0, true);
+            let e = eps(&mut c);
+            let (xo, yo, zo) = (c.operand(xa), c.operand(ya), c.operand(za));
+            c.setn(n0, 0, e);
+            c.i(op, 0, 0, xo, yo, zo);
+        }
+        for (n0, rows) in [(16u32, 3u32), (16, 5), (7, 3)] {
+            let x = c.spread(rows * n0, -4.0, 4.0);
+            let xa = c.f32s(&x);
+            let za = c.alloc(4 * n0, true);
+            let (xo, zo) = (c.operand(xa), c.operand(za));
+            c.li(9, rows);
+            c.setn(n0, 0, 0);
+            c.i(Op::MeanRows, 9, 0, xo, 0, zo);
+        }
+        c.run();
+    }
+}
+
+/// RMSNORM's square root at its edges: with x about 1e-23 every x² rounds to +0, so the radicand
+/// is eps itself (any bits, SETN's N2) and the output x·rsqrt(eps)·g shows the root: exact
+/// squares, both exponent parities, significands all ones (roots that round up into the next
+/// binade) and all zeros, the smallest and largest normals, subnormals, ±0, +inf, a negative
+/// (NaN: any NaN counts there) and random bits.
+pub fn rmsnorm_square_roots_at_their_edges_agree() {
+    let mut eps: Vec<u32> = vec![
+        0x4110_0000, // 9
+        0x4010_0000, // 2.25
+        0x4080_0000, // 4
+        0x3E80_0000, // 0.25
+        0x4000_0000, // 2
+        0x3F80_0000, // 1
+        0x407F_FFFF,
+        0x3F7F_FFFF,
+        0x3FFF_FFFF,
+        0x4000_0001,
+        0x3F80_0001,
+        0x0080_0000,
+        0x0080_0001,
+        0x00FF_FFFF,
+        0x7F7F_FFFF,
+        0x7F00_0000,
+        0x0000_0001,
+        0x007F_FFFF,
+        0x0000_0000,
+        0x8000_0000,
+        0x7F80_0000,
+        0xBF80_0000,
+    ];
+    let mut rng = Rng::new(7600);
+    for _ in 0..40 {
+        // normal radicands of any exponent from 20 to 234 (the roots' reciprocals stay visible)
+        let e = 20 + (rng.next_u64() % 215) as u32;
+        eps.push(e << 23 | (rng.next_u64() as u32 & 0x7F_FFFF));
+    }
+    for (k, chunk) in eps.chunks(8).enumerate() {
+        let mut c = Case::new(format!("RMSNORM roots #{k}"), 7600 + k as u64, 1 << 18);
+        for &e in chunk {
+            let n0 = 1 + c.below(4) as u32;
+            let x: Vec<f32> = (0..n0).map(|_| (c.rng.normal() * 1e-23) as f32).collect();
+            let xa = c.f32s(&x);
+            let g = c.spread(n0, 0.5, 2.0);
+            let ga = c.f32s(&g);
+            let za = c.alloc(4 * n0, true);
+            c.nan_ok(za, n0, 4);
+            let (xo, go, zo) = (c.operand(xa), c.operand(ga), c.operand(za));
+            c.setn(n0, 0, e);
+            c.i(Op::RmsNorm, 0, 0, xo, go, zo);
+        }
+        c.run();
+    }
+}
+
+/// ATTN over F16 caches whose halves sit at the F16 edges (±0, the smallest and largest
+/// subnormals, the smallest normals, ±65504, odd low fraction bits) against q from 1e-38 to
+/// 1e33, so products leave the single's normal range both ways: the assembler's
+/// product with a half (no widened single made) at the edges of its fast path. Outputs may be NaN
+/// (inf − inf in the softmax) and then any NaN counts. (Scores that small cannot be seen in the
+/// output: exp(s − m) of a difference that tiny is 1 either way.)
+pub fn attention_over_f16_caches_at_the_halfs_edges_agrees() {
+    let halves: [u16; 16] = [
+        0x0000, 0x8000, 0x0001, 0x03FF, 0x0400, 0x8401, 0x07FF, 0x0800, 0x0C03, 0x7BFF, 0xFBFF,
+        0x3C00, 0x3C07, 0xBC01, 0x1FFF, 0x5A5A,
+    ];
+    // 1e-34 .. 5e-36 with the small normal halves: products at the bottom of the normal range
+    let mags = [1e-38f64, 1e-34, 2e-35, 5e-36, 1e-30, 1e-8, 1.0, 1e12, 1e33];
+    // head_dim 1 (scale 1): a score is one product, so which of the T is the largest, which the
+    // softmax makes visible, rests on each product's last bits
+    for (k, &(nh, nkv, hd, t)) in [
+        (2u32, 1u32, 8u32, 5u32),
+        (4, 2, 5, 3),
+        (1, 1, 3, 7),
+        (4, 4, 1, 2),
+        (8, 8, 1, 3),
+    ]
+    .iter()
+    .enumerate()
+    {
+        for (mi, &mag) in mags.iter().enumerate() {
+            let mut c = Case::new(
+                format!("ATTN F16 edges {:?} q·{mag:e}", (nh, nkv, hd, t)),
+                7800 + 10 * k as u64 + mi as u64,
+                1 << 20,
+            );
+            let kvd = nkv * hd;
+            let q: Vec<f32> = (0..nh * hd)
+                .map(|_| (c.rng.normal() * mag) as f32)
+                .collect();
+            let cache = |c: &mut Case| -> u32 {
+                let b: Vec<u8> = (0..t * kvd)
+                    .flat_map(|_| {
+                        let h = if c.below(3) == 0 {
+                            ggml::f32_to_f16(c.rng.normal() as f32)
+                        } else {
+                            halves[c.below(halves.len() as u64) as usize]
+                        };
+                        h.to_le_bytes()
+                    })
+                    .collect();
+                c.bytes(&b, true)
+            };
+            let ka = cache(&mut c);
+            let va = cache(&mut c);
+            let qa = c.f32s(&q);
+            let blk = AttnBlock {
+                k_cache: ka,
+                v_cache: va,
+                n_heads: nh,
+                n_kv_heads: nkv,
+                head_dim: hd,
+                kv_format: KV_F16,
+            };
+            let ba = (c.alloc(64, true) + 31) & !31;
+            c.put(ba, &blk.encode()[..24]);
+            let za = c.alloc(4 * nh * hd, true);
+            c.nan_ok(za, nh * hd, 4);
+            c.li(3, t - 1);
+            let (bo, qo, zo) = (c.operand(ba), c.operand(qa), c.operand(za));
+            c.i(Op::Attn, 3, 0, bo, qo, zo);
+            c.run();
+        }
+    }
 }
 
 pub fn attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit() {
@@ -1901,6 +2126,22 @@ macro_rules! instruction_tests {
         #[test]
         fn attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit() {
             softcore_jobs::attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit();
+        }
+        #[test]
+        fn gemv_after_gemv_with_special_first_blocks_agrees() {
+            softcore_jobs::gemv_after_gemv_with_special_first_blocks_agrees();
+        }
+        #[test]
+        fn rmsnorm_square_roots_at_their_edges_agree() {
+            softcore_jobs::rmsnorm_square_roots_at_their_edges_agree();
+        }
+        #[test]
+        fn attention_over_f16_caches_at_the_halfs_edges_agrees() {
+            softcore_jobs::attention_over_f16_caches_at_the_halfs_edges_agrees();
+        }
+        #[test]
+        fn attention_and_norms_of_several_sizes_in_one_job_agree() {
+            softcore_jobs::attention_and_norms_of_several_sizes_in_one_job_agree();
         }
         #[test]
         fn registers_loads_stores_lea_and_sync_agree_with_the_rust_core() {
