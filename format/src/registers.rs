@@ -65,3 +65,7 @@ pub mod error {
     pub const INSTRUCTION_LIMIT: u8 = 4;
     pub const BAD_OPERAND: u8 = 5;
 }
+
+/// The instruction limit (spec §6.1): the Rust core's default since load, and the software
+/// core's per job (mega65/softcore), both faulting with [`error::INSTRUCTION_LIMIT`].
+pub const DEFAULT_INSTR_LIMIT: u64 = 50_000_000;

@@ -48,7 +48,7 @@ static f32 score(uint32_t t)
     uint16_t i;
 #endif
     f32 s = SF_ZERO;
-    for (i0 = 0; i0 < hd; i0 += n) {
+    for (i0 = 0; i0 < hd && !SC_POLL(); i0 += n) {
         n = hd - i0 < SC_VEC ? (uint16_t)(hd - i0) : SC_VEC;
         if (!q_kept)
             sm_read(qh + 4 * i0, sc_w.at.q, 4 * n);
@@ -106,7 +106,7 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
     scale = sf_rsqrt(sf_from_u32(hd));
     keep = last < SC_ATTN_T;
     q_kept = hd <= SC_VEC;
-    for (h = 0; h < nh; ++h) {
+    for (h = 0; h < nh && !sc_poll(); ++h) { /* RUN/STOP (softcore_int.h) */
         qh = q + 4 * h * hd;
         kh = kc + h / group * hd * esz;
         vh = vc + h / group * hd * esz;
@@ -145,7 +145,7 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
             n = hd - i0 < SC_VEC ? (uint16_t)(hd - i0) : SC_VEC;
             for (i = 0; i < n; ++i)
                 sc_w.at.o[i] = SF_ZERO;
-            for (t = 0; t <= last; ++t) {
+            for (t = 0; t <= last && !SC_POLL(); ++t) {
                 w = sf_mul(keep ? sc_w.at.s[t] : sv_exp(sf_sub(score(t), m)), rz);
                 sm_read(vh + t * row_bytes + i0 * esz, &sc_w.at.k, n * esz);
 #ifdef SV_ASM

@@ -10,7 +10,27 @@
 
 uint8_t soft_error;
 uint32_t soft_fault_pc;
+uint32_t soft_pc;
 uint32_t soft_mem_end;
+uint32_t soft_instr_limit = SS_INSTR_LIMIT;
+static uint32_t sc_count; /* instructions fetched since GO */
+uint8_t sc_stop, sc_tick;
+
+uint8_t sc_poll(void)
+{
+#ifdef __CC65__
+    /* RUN/STOP is key 63 of the MEGA65 matrix, column 7 bit 7 (mega65-core matrix_to_ascii.vhdl
+     * line 152, key number = column x 8 + bit, lines 934-936); $D614 selects a column and $D613
+     * reads it, 0 = held (iomap.txt lines 532-533, c65uart.vhdl lines 779-784). A tap shorter
+     * than a poll interval still leaves its $03 at the head of the $D610 typing queue
+     * (matrix_to_ascii.vhdl line 152) when nothing was typed ahead; the queue is only looked at,
+     * the program takes the key (keyboard.c). */
+    *(volatile uint8_t *)0xD614 = 7;
+    if (!(*(volatile uint8_t *)0xD613 & 0x80) || *(volatile uint8_t *)0xD610 == 3)
+        sc_stop = 1;
+#endif
+    return sc_stop;
+}
 
 union sc_work sc_w;
 
@@ -108,11 +128,14 @@ static uint8_t step(uint8_t *next)
     uint8_t e = SC_OK;
     uint32_t v;
     *next = SOFT_BUSY;
+    if (sc_count >= soft_instr_limit) /* machine.rs step: the limit first, then the PC */
+        return SS_ERR_INSTR_LIMIT;
     if (sc_pc & 15)
         return SS_ERR_MISALIGNED_PC;
     if ((e = sc_span(sc_pc, 16)) != 0)
         return e;
     sm_read(sc_pc, ins, 16);
+    ++sc_count;
     ix = le32(ins + 4);
     iy = le32(ins + 8);
     iz = le32(ins + 12);
@@ -213,7 +236,9 @@ void soft_go(uint32_t job)
         sc_a[i] = 0;
     }
     sc_n[0] = sc_n[1] = sc_n[2] = 0;
-    sc_pc = job;
+    sc_pc = soft_pc = job;
+    sc_count = 0;
+    sc_stop = 0;
     soft_error = 0;
     sc_state = SOFT_BUSY;
 }
@@ -228,6 +253,11 @@ uint8_t soft_run(uint16_t budget)
     while (budget--) {
         pc = sc_pc;
         soft_error = step(&next);
+        soft_pc = sc_pc;
+        if (sc_stop) {
+            soft_error = 0;
+            return sc_state = SOFT_STOPPED;
+        }
         if (soft_error) {
             soft_fault_pc = pc;
             return sc_state = SOFT_FAULT;
