@@ -1,0 +1,250 @@
+//! What the MEGA65 program does while it works, in the headless MEGA65: RUN/STOP ends the work
+//! within one emulated second wherever the program or the software core spends time (inside one
+//! ATTN instruction that would run for hours, in a script that loops without SYNC), progress is
+//! drawn while a prompt is processed, and the answer's figures give the prompt and the generation
+//! separately. The FPGA device's behaviour for the same looping script is checked too (its
+//! instruction limit, error code 4).
+
+use ssnail_mega65_program as common;
+use ssnail_mega65_program::test_images::llama;
+
+use ssnail_core::{Board, Machine as CoreMachine, Numerics, Ssnail};
+use ssnail_disk::{FileType, D81};
+use ssnail_format::image::{Header, BASE, HEADER_LEN};
+use ssnail_format::isa::{AttnBlock, Instr, Op, KV_F16};
+use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
+use std::sync::OnceLock;
+
+fn build_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("ssnail-mega65-live-{}", std::process::id()))
+}
+
+fn prg() -> &'static [u8] {
+    static PRG: OnceLock<Vec<u8>> = OnceLock::new();
+    PRG.get_or_init(|| common::build_prg(&build_dir()).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// The software core, or the one named by SSNAIL_MEGA65_CORE (a build with a rule broken, to
+/// see these tests fail).
+fn core() -> &'static [u8] {
+    static CORE: OnceLock<Vec<u8>> = OnceLock::new();
+    CORE.get_or_init(|| {
+        if let Ok(path) = std::env::var("SSNAIL_MEGA65_CORE") {
+            return std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        }
+        common::build_core(&build_dir()).unwrap_or_else(|e| panic!("{e}"))
+    })
+}
+
+fn disk(name: &str, img: &[u8]) -> Vec<u8> {
+    let mut d = D81::new("SSNAIL", *b"65").unwrap();
+    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    d.add_file(common::SOFT_CORE_FILE, FileType::Seq, core())
+        .unwrap();
+    d.add_file(name, FileType::Seq, img).unwrap();
+    d.into_bytes()
+}
+
+/// The program started from `d81` on an R3 board: without the SSNAIL device (the software core
+/// runs the jobs) or with the FPGA device (8 MiB).
+fn start(d81: Vec<u8>, fpga: bool) -> Machine {
+    let mut m = Machine::new();
+    if fpga {
+        let mut core = CoreMachine::new(8 << 20);
+        core.numerics = Numerics::Hardware;
+        m.attach_ssnail(Ssnail::with_board(core, Board::R3));
+    } else {
+        m.set_board(Board::R3);
+    }
+    let program = D81::from_bytes(d81.clone())
+        .unwrap()
+        .read_file("ssnail")
+        .unwrap();
+    m.mount_d81(d81);
+    let (_, entry) = m.load_prg(&program, None).unwrap();
+    m.start_at(entry);
+    m
+}
+
+fn transcript(m: &Machine) -> String {
+    String::from_utf8_lossy(&m.serial).into_owned()
+}
+
+/// Types `keys` now.
+fn type_keys(m: &mut Machine, keys: &str) {
+    let now = (m.seconds() * CPU_HZ as f64) as u64;
+    m.keys.schedule(&KeyScript::parse(keys).unwrap(), now);
+}
+
+/// Runs in 1/20 s steps until the transcript holds `text` `times` times; the emulated seconds
+/// that took, or a panic after `max` seconds.
+fn run_until(m: &mut Machine, text: &str, times: usize, max: f64) -> f64 {
+    let t0 = m.seconds();
+    while m.seconds() - t0 < max {
+        m.run(CPU_HZ / 20);
+        if transcript(m).matches(text).count() >= times {
+            return m.seconds() - t0;
+        }
+    }
+    panic!(
+        "{text:?} ({times}x) not seen within {max} s:\n{}",
+        transcript(m)
+    );
+}
+
+/// The llama test image with `script` at its job address (header $08) and `extra` bytes at
+/// `extra_at` (an address in the script area).
+fn with_script(script: &[Instr], extra: &[u8], extra_at: u32) -> Vec<u8> {
+    let mut img = llama();
+    let h = Header::parse(&img).unwrap();
+    let file = |addr: u32| (addr - h.load_base) as usize + HEADER_LEN;
+    for (i, ins) in script.iter().enumerate() {
+        let at = file(h.code) + 16 * i;
+        img[at..at + 16].copy_from_slice(&ins.encode());
+    }
+    let at = file(extra_at);
+    img[at..at + extra.len()].copy_from_slice(extra);
+    img
+}
+
+/// One ATTN of 500,000 heads (head_dim 1, F16 K/V) over 4,001 positions, all inside 8 MB: on
+/// the 45GS02 about 0.1 s a head, hours for the instruction.
+fn huge_attn() -> Vec<u8> {
+    let h = Header::parse(&llama()).unwrap();
+    let blk = h.code + 64;
+    let block = AttnBlock {
+        k_cache: BASE + 0x38_0000,
+        v_cache: BASE + 0x38_0000,
+        n_heads: 500_000,
+        n_kv_heads: 1,
+        head_dim: 1,
+        kv_format: KV_F16,
+    };
+    with_script(
+        &[
+            Instr::new(Op::Li, 0, 0, 0, 0, 4000),
+            Instr::new(Op::Attn, 0, 0, blk, BASE + 0x10_0000, BASE + 0x40_0000),
+            Instr::new(Op::Halt, 0, 0, 0, 0, 0),
+        ],
+        &block.encode(),
+        blk,
+    )
+}
+
+/// A script that counts in R1 forever: no SYNC, no HALT.
+fn looping() -> Vec<u8> {
+    let h = Header::parse(&llama()).unwrap();
+    with_script(
+        &[
+            Instr::new(Op::AddI, 1, 1, 0, 0, 1),
+            Instr::new(Op::Beq, 15, 15, h.code, 0, 0),
+        ],
+        &[],
+        h.code,
+    )
+}
+
+/// RUN/STOP typed `after` seconds into the job started by typing `prompt`; the emulated seconds
+/// from the key to "[stopped]", and the machine.
+fn stop_after(img: &[u8], prompt: &str, after: f64) -> (f64, Machine) {
+    let mut m = start(disk("job.ssnail", img), false);
+    type_keys(&mut m, "{RETURN}");
+    run_until(&mut m, "RUN/STOP stops", 1, 120.0);
+    type_keys(&mut m, &format!("{prompt}{{RETURN}}"));
+    run_until(&mut m, &format!("> {prompt}\n"), 1, 10.0);
+    m.run((after * CPU_HZ as f64) as u64);
+    assert!(!transcript(&m).contains("[stopped]"), "{}", transcript(&m));
+    type_keys(&mut m, "{STOP}");
+    let took = run_until(&mut m, "[stopped]", 1, 30.0);
+    (took, m)
+}
+
+#[test]
+fn run_stop_ends_a_software_core_job_inside_one_huge_attn_within_a_second() {
+    let (took, mut m) = stop_after(&huge_attn(), "the cat", 5.0);
+    assert!(took <= 1.0, "RUN/STOP took {took:.2} s: {}", transcript(&m));
+    m.run(CPU_HZ / 2);
+    let t = transcript(&m);
+    assert!(t.ends_with("> "), "back at the prompt: {t}");
+    assert!(!t.contains("Back to the model list"), "{t}");
+}
+
+#[test]
+fn a_looping_script_shows_the_30_s_hint_and_run_stop_ends_it_within_a_second() {
+    let img = looping();
+    let (took, m) = stop_after(&img, "the cat", 31.0);
+    let t = transcript(&m);
+    assert!(
+        t.contains("[SSNAIL busy 30 s without a result: RUN/STOP stops it]"),
+        "{t}"
+    );
+    assert!(took <= 1.0, "RUN/STOP took {took:.2} s: {t}");
+    assert!(!t.contains("Back to the model list"), "{t}");
+
+    // The FPGA device runs the same script into its instruction limit: error code 4.
+    let mut m = start(disk("job.ssnail", &img), true);
+    type_keys(&mut m, "{RETURN}the cat{RETURN}");
+    run_until(&mut m, "[SSNAIL error $04 at $", 1, 120.0);
+}
+
+#[test]
+fn progress_is_drawn_every_second_while_a_long_prompt_is_processed_and_not_logged() {
+    let mut m = start(disk("tinyllama.ssnail", &llama()), false);
+    type_keys(&mut m, "{RETURN}/n 1{RETURN}");
+    run_until(&mut m, "[1 token per answer]", 1, 120.0);
+    let prompt = "once upon a time there was a little cat who sat on the mat and looked at the dog";
+    type_keys(&mut m, &format!("{prompt}{{RETURN}}"));
+    run_until(&mut m, &format!("> {prompt}\n"), 1, 10.0);
+    let mut seen: Vec<String> = Vec::new();
+    let mut unchanged = 0.0;
+    while !transcript(&m).contains("tokens/s]") {
+        m.run(CPU_HZ / 10);
+        let line = m
+            .screen_text()
+            .lines()
+            .find(|l| l.starts_with("[prompt: "))
+            .map(str::to_string);
+        match line {
+            Some(l) if seen.last() != Some(&l) => {
+                seen.push(l);
+                unchanged = 0.0;
+            }
+            _ => unchanged += 0.1,
+        }
+        assert!(
+            seen.is_empty() || transcript(&m).contains("tokens/s]") || unchanged <= 2.0,
+            "the progress line stayed {:?} for over 2 s",
+            seen.last()
+        );
+        assert!(m.seconds() < 600.0, "{}", transcript(&m));
+    }
+    assert!(seen.len() >= 3, "{seen:?}");
+    assert!(
+        seen.iter()
+            .any(|l| l.contains(" of ") && l.ends_with(" s]")),
+        "{seen:?}"
+    );
+    let t = transcript(&m);
+    assert!(
+        !t.contains("[prompt: ") || !t.contains(" s]\n[prompt:"),
+        "{t}"
+    );
+    assert!(
+        !t.lines()
+            .any(|l| l.contains(" of ") && l.starts_with("[prompt: ")),
+        "progress is not in the transcript: {t}"
+    );
+    // The answer's figures: the prompt, then the answer's tokens after the first.
+    let p = t.lines().find(|l| l.starts_with("[prompt: ")).unwrap();
+    assert!(p.ends_with(" tokens/s)]"), "{p}");
+    let a = t.lines().find(|l| l.starts_with("[answer: ")).unwrap();
+    assert!(
+        a.starts_with("[answer: 1 token, 0 after the first in "),
+        "{a}"
+    );
+    type_keys(&mut m, "/stats{RETURN}");
+    run_until(&mut m, "[last answer: ", 1, 10.0);
+    let t = transcript(&m);
+    assert!(t.contains("[pos "), "{t}");
+    assert!(t.contains("[last prompt: "), "{t}");
+}
