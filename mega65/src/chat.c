@@ -573,7 +573,7 @@ uint8_t chat(const char *name) {
                 pos = 0;
                 n_stored = next_slot = told_full = 0;
                 scr_puts("[context cleared]\n");
-            } else if (!strncmp(line, "/n ", 3) && atoi(line + 3) > 0) {
+            } else if (!encoder && !strncmp(line, "/n ", 3) && atoi(line + 3) > 0) {
                 n_generate = atoi(line + 3);
                 scr_printf("[%u token%s per answer]\n", n_generate, plural(n_generate));
             } else if (!strncmp(line, "/tokens ", 8)) {

@@ -298,7 +298,7 @@ fn tokens_on_the_mega65(img: &[u8], lines: &[&str]) -> Vec<String> {
         keys.push_str(&format!("/tokens {l}{{RETURN}}"));
     }
     keys.push_str("/stats{RETURN}");
-    let t = run(&setup, &keys, "[pos ", 600.0);
+    let t = run(&setup, &keys, "[core: ", 600.0);
     lines
         .iter()
         .map(|l| {
@@ -424,7 +424,7 @@ fn bert_shows_the_three_most_similar_earlier_lines_with_their_cosine() {
         keys.push_str(&format!("{l}{{RETURN}}"));
     }
     keys.push_str("/stats{RETURN}");
-    let t = run(&setup, &keys, "[pos ", 120.0);
+    let t = run(&setup, &keys, "[lines kept: ", 120.0);
     assert!(t.contains("[bert encoder, context 32"), "{t}");
     // PC reference: the core emulator's embeddings, unit length, dot products in f64.
     let (mut dev, _) = Ssnail::load_bytes(&img, None).unwrap();
@@ -447,6 +447,7 @@ fn bert_shows_the_three_most_similar_earlier_lines_with_their_cosine() {
         let shown: Vec<&str> = t[at..]
             .lines()
             .take_while(|x| x.starts_with("  "))
+            .filter(|x| !x.contains(" embedded in "))
             .collect();
         if stored.is_empty() {
             assert_eq!(
@@ -854,9 +855,9 @@ fn without_a_disk_the_browser_says_so_and_lists_the_sd_card() {
         let t = run(&setup, "", "RETURN: load", 30.0);
         let row = t
             .lines()
-            .find(|l| l.starts_with("1 models"))
+            .find(|l| l.starts_with("1 model"))
             .unwrap_or_else(|| panic!("{t}"));
-        assert_eq!(row, format!("1 models{note}"), "{t}");
+        assert_eq!(row, format!("1 model{note}"), "{t}");
         assert!(t.contains("TINYGPT.SSNAIL "), "{t}");
     }
 }
@@ -951,7 +952,6 @@ fn config_txt_chooses_the_default_model() {
     assert!(t.contains(&format!("Loaded {biggest}")), "{t}");
 }
 
-/// Seconds of the "[N tokens, S s, R tokens/s]" line after the answer to `prompt`.
 /// With a CONFIG.TXT default the program loads it by itself after a 5-second countdown (so
 /// AUTOBOOT.C65 can start a model unattended); any key stops the countdown and leaves the
 /// choice to the user.
@@ -978,15 +978,17 @@ fn config_txt_loads_its_model_after_a_countdown_that_any_key_cancels() {
     assert!(t.contains("Loading B.SSNAIL in 5 s"), "{t}");
 }
 
+/// Seconds from GO to the end of the answer to `prompt`: the prompt's ("[prompt: N tokens in S s
+/// (R tokens/s)]") and the answer's after its first token ("[answer: N tokens, M after the first
+/// in S s, R tokens/s]").
 fn answer_seconds(t: &str, prompt: &str) -> f64 {
     let at = t.find(&format!("> {prompt}\n")).unwrap();
-    let line = t[at..].lines().find(|l| l.ends_with("tokens/s]")).unwrap();
-    line.split(", ")
-        .nth(1)
-        .unwrap()
-        .trim_end_matches(" s")
-        .parse()
-        .unwrap()
+    let secs = |start: &str| -> f64 {
+        let line = t[at..].lines().find(|l| l.starts_with(start)).unwrap();
+        let s = line.split(" in ").nth(1).unwrap();
+        s[..s.find(" s").unwrap()].parse().unwrap()
+    };
+    secs("[prompt: ") + secs("[answer: ")
 }
 
 #[test]

@@ -248,3 +248,50 @@ fn progress_is_drawn_every_second_while_a_long_prompt_is_processed_and_not_logge
     assert!(t.contains("[pos "), "{t}");
     assert!(t.contains("[last prompt: "), "{t}");
 }
+
+/// The program's C stack is 512 bytes at $CE00-$CFFF (linker/mega65.cfg). A session that takes
+/// every path with deep calls — the browser, loading, a greedy and a sampled answer with
+/// /stats and /tokens, the software core's jobs, an encoder ranking lines — uses less than half
+/// of it: the bytes below the deepest point still hold the pattern written before the start.
+#[test]
+fn the_c_stack_stays_within_half_of_its_512_bytes() {
+    const STACK: u32 = 0xCE00;
+    let img = llama();
+    let bert = ssnail_mega65_program::test_images::bert();
+    let mut d = D81::new("SSNAIL", *b"65").unwrap();
+    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    d.add_file(common::SOFT_CORE_FILE, FileType::Seq, core())
+        .unwrap();
+    d.add_file("tinyllama.ssnail", FileType::Seq, &img).unwrap();
+    d.add_file("tinybert.ssnail", FileType::Seq, &bert).unwrap();
+    let mut m = start(d.into_bytes(), false);
+    m.poke_phys(STACK, &[0xA5; 512]);
+    // the browser's default is the larger image, the encoder
+    type_keys(
+        &mut m,
+        "{RETURN}the cat sat{RETURN}a dog ran{RETURN}the cat sat down{RETURN}/stats{RETURN}\
+         /models{RETURN}",
+    );
+    run_until(&mut m, "Looking for models", 2, 600.0);
+    assert!(
+        transcript(&m).contains("[lines kept: 3 of 16"),
+        "{}",
+        transcript(&m)
+    );
+    type_keys(
+        &mut m,
+        "{UP}{RETURN}/temp 0{RETURN}/n 3{RETURN}the cat sat{RETURN}/temp 0.8{RETURN}/seed 3{RETURN}\
+         and then{RETURN}/stats{RETURN}/tokens the dog{RETURN}/help{RETURN}",
+    );
+    run_until(&mut m, "[last answer: ", 1, 600.0);
+    run_until(&mut m, "/temp X (0 = greedy)", 2, 60.0);
+    let t = transcript(&m);
+    assert!(
+        t.contains("Loaded tinyllama.ssnail") && t.contains("Loaded tinybert.ssnail"),
+        "{t}"
+    );
+    let stack = m.peek_phys(STACK, 512);
+    let used = 512 - stack.iter().take_while(|&&b| b == 0xA5).count();
+    eprintln!("C stack: {used} of 512 bytes used");
+    assert!(used < 256, "{used} bytes of the C stack used");
+}

@@ -637,9 +637,9 @@ fn type_lines_headless(m: &mut Machine, lines: &[&str], seconds: u64) -> String 
     String::from_utf8_lossy(&m.serial).into_owned()
 }
 
-/// The transcript without its timings: a number before `s`, `s,`, `s]` or `tokens/s]` becomes
-/// `T` (load seconds, answer seconds, tokens per second), which depend on each emulator's CPU
-/// timing, not on the program.
+/// The transcript without its timings: a number before `s`, `s,`, `s]`, `tokens/s]` or
+/// `tokens/s)]` (after a `(`) becomes `T` (load seconds, prompt and answer seconds, tokens per
+/// second), which depend on each emulator's CPU timing, not on the program.
 fn untimed(t: &str) -> String {
     t.split('\n')
         .map(|line| {
@@ -647,8 +647,8 @@ fn untimed(t: &str) -> String {
             let mut out: Vec<&str> = Vec::with_capacity(words.len());
             for (i, w) in words.iter().enumerate() {
                 let unit = words.get(i + 1).copied().unwrap_or("");
-                let timed = matches!(unit, "s" | "s," | "s]" | "tokens/s]")
-                    && w.trim_start_matches('[').parse::<f64>().is_ok();
+                let timed = matches!(unit, "s" | "s," | "s]" | "tokens/s]" | "tokens/s)]")
+                    && w.trim_start_matches(['[', '(']).parse::<f64>().is_ok();
                 out.push(if timed { "T" } else { w });
             }
             out.join(" ")
