@@ -9,6 +9,7 @@
  * kept in sc_w.at.s when T ≤ SC_ATTN_T, else recomputed in each pass (the same singles: each is
  * a fixed sequence of roundings). The output goes in SC_VEC-element chunks of head_dim, each
  * accumulated over all t before it is written. */
+#include "softcore.h"
 #include "softcore_int.h"
 #include "softmem.h"
 #include "fn_tables.h"
@@ -100,7 +101,18 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
     if ((e = sc_span(q, sc_mul_sat(sc_mul_sat(nh, hd), 4))) != 0 || (e = sc_span(z, sc_mul_sat(sc_mul_sat(nh, hd), 4))) != 0 ||
         (e = sc_span(kc, bytes)) != 0 || (e = sc_span(vc, bytes)) != 0)
         return e;
-    /* Now every size fits memory: T = last + 1, kv_dim and the row bytes fit 32 bits. */
+    /* Now every size fits memory: T = last + 1, kv_dim and the row bytes fit 32 bits. The work
+     * (spec §6.1): the block, q, K, V and the output, and 8·n_heads·head_dim·T for the K and V
+     * values read per head; with its own work past the limit it faults here (machine.rs). */
+    if (soft_work_limit) {
+        lo = sc_mul_sat(sc_mul_sat(sc_mul_sat(nh, hd), 8), last + 1);
+        if (sc_work_over(32 + lo))
+            return SS_ERR_INSTR_LIMIT;
+        sc_work_add(32 + lo);
+        sc_work_add(sc_mul_sat(sc_mul_sat(nh, hd), 8));
+        sc_work_add(bytes);
+        sc_work_add(bytes);
+    }
     group = nh / nkv;
     row_bytes = nkv * hd * esz;
     scale = sf_rsqrt(sf_from_u32(hd));

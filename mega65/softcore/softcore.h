@@ -26,6 +26,11 @@ extern uint32_t soft_pc;       /* after soft_go and soft_run: the job's next ins
 /* Instructions a job may execute: SS_INSTR_LIMIT (spec §6.1, the Rust core's limit), counted from
  * GO; the one after faults with SS_ERR_INSTR_LIMIT (code 4) at its PC, before it is fetched. */
 extern uint32_t soft_instr_limit;
+/* The work limit (spec §6.1, the Rust core's Machine::work_limit): 0 = none (the default, as
+ * there), else at most $FFFFFFFE bytes of work per job — the traffic of §6.4 plus ATTN's K and V
+ * values read per head. An instruction starting with the work at the limit faults with code 4,
+ * and so does an ATTN whose own work would pass it, before it computes or writes. */
+extern uint32_t soft_work_limit;
 extern uint32_t soft_mem_end;  /* $8000000 + SSNAIL memory size; set before soft_go */
 
 #endif

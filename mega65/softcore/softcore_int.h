@@ -84,6 +84,10 @@ uint8_t sc_span(uint32_t addr, uint32_t len);
 #define SC_HUGE 0xFFFFFFFFUL
 /* a·b, or SC_HUGE when it does not fit 32 bits (then it exceeds any memory) */
 uint32_t sc_mul_sat(uint32_t a, uint32_t b);
+/* The work of this job (softcore.h soft_work_limit), saturating: counted only with a limit. */
+void sc_work_add(uint32_t n);
+/* 1 when the work so far and `n` more would pass the limit (ATTN's check before it runs) */
+uint8_t sc_work_over(uint32_t n);
 
 /* The operations (softvec.c, softgemv.c, softattn.c). n0..n2 are N0-N2. */
 /* VADD, VMUL, SILUMUL, GELU, CVT16 (op = the opcode; y unused by GELU and CVT16) */

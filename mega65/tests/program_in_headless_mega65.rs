@@ -779,7 +779,7 @@ fn run_stop_ends_an_answer_early() {
         300.0,
     );
     assert!(t.contains("[stopped]"), "{t}");
-    let stats = &t[t.rfind("\n[").unwrap() + 2..];
+    let stats = &t[t.rfind("[answer: ").unwrap() + 9..];
     let n: u32 = stats.split_whitespace().next().unwrap().parse().unwrap();
     assert!(n > 0 && n < 60, "{t}");
     // What was printed is the start of the full answer.
@@ -808,7 +808,7 @@ fn run_stop_stops_an_answer_even_behind_typed_ahead_keys_which_are_kept() {
     let first = &t[t.find("> the cat\n").unwrap_or_else(|| panic!("{t}"))..];
     let first = &first[..first.find("> the dog\n").unwrap_or_else(|| panic!("{t}"))];
     assert!(first.contains("[stopped]"), "{t}");
-    let stats = &first[first.rfind("\n[").unwrap() + 2..];
+    let stats = &first[first.rfind("[answer: ").unwrap() + 9..];
     let n: u32 = stats.split_whitespace().next().unwrap().parse().unwrap();
     assert!(n > 0 && n < 60, "{t}");
 }
