@@ -21,6 +21,10 @@
 #include "timer.h"
 #include "tokenizer.h"
 
+/* This file's variables in LOWBSS ($1000-$1EFF, linker/mega65.cfg; cleared at start): the main
+ * area is full. The buffers below go to HIBSS, as marked. */
+#pragma bss-name(push, "LOWBSS")
+
 #define MAX_PROMPT 256
 #define MAX_LINE 150
 #define MAX_DIM 960
@@ -353,17 +357,18 @@ static uint8_t generate(void) {
     t = timer_ms();
     gen = far_peek32(HDR(RB_GENERATED));
     if (gen && !shown) t_first = t;
+    pos = far_peek32(HDR(RB_POS));
     if (dev_ended) {
         /* ended mid-job by RUN/STOP (software core): the tokens shown are the answer; the last
          * one's slot is the next position, as after a stop between tokens (spec §3.7) — before
          * any, the script's pos (its prompt positions below pos are complete) */
         gen = shown;
         reason = STOP_REQUESTED;
-        pos = gen ? rb.prompt_len + gen - 1 : far_peek32(HDR(RB_POS));
+        if (gen) pos = rb.prompt_len + gen - 1;
     } else {
         for (; shown < gen; ++shown) print_token(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
-        reason = far_peek32(HDR(RB_STOP_REASON));
-        pos = far_peek32(HDR(RB_POS));
+        reason = stopped ? STOP_REQUESTED   /* also when it came while the tokens printed */
+                         : far_peek32(HDR(RB_STOP_REASON));
     }
 done:
     progress_clear();
@@ -599,3 +604,4 @@ uint8_t chat(const char *name) {
         } else if (generate()) return CHAT_MODELS;
     }
 }
+#pragma bss-name(pop)

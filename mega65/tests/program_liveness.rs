@@ -295,3 +295,89 @@ fn the_c_stack_stays_within_half_of_its_512_bytes() {
     eprintln!("C stack: {used} of 512 bytes used");
     assert!(used < 256, "{used} bytes of the C stack used");
 }
+
+/// Bytes each even vocab entry of `flood` claims.
+const FLOOD: u32 = 100 << 10;
+
+/// The llama test image whose vocab offsets alternate between offset[0] and offset[0] + FLOOD,
+/// so that every even token claims FLOOD bytes and every odd one none; the bytes after the
+/// tokenizer's tables up to there (weights) are made `x`, which also makes the model's sums
+/// overflow, so that it answers with token 0. With `far_index` the sorted index (the table after
+/// the vocab table, spec §2.1) is said to start 7 MiB in, so that the vocab table seems to reach
+/// that far. Returns the image and the length of the real vocab table.
+fn flood(far_index: bool) -> (Vec<u8>, u32) {
+    let mut img = llama();
+    let h = Header::parse(&img).unwrap();
+    let file = |addr: u32| (addr - h.load_base) as usize + HEADER_LEN;
+    let rd = |img: &[u8], at: usize| u32::from_le_bytes(img[at..at + 4].try_into().unwrap());
+    let v = file(h.vocab);
+    let first = rd(&img, v);
+    for t in 1..=h.n_vocab as usize {
+        let o = first + (t as u32 % 2) * FLOOD;
+        img[v + 4 * t..v + 4 * t + 4].copy_from_slice(&o.to_le_bytes());
+    }
+    let blk = file(rd(&img, ssnail_format::image::h::TOKENIZER));
+    let index = rd(&img, blk + 8);
+    let end = v + (first + FLOOD) as usize;
+    assert!(
+        blk + 36 < end && end + (40 << 10) < img.len(),
+        "the flood reads the weights"
+    );
+    img[blk + 36..end].fill(b'x');
+    if far_index {
+        img[blk + 8..blk + 12].copy_from_slice(&(BASE + (7 << 20)).to_le_bytes());
+    }
+    (img, index - h.vocab)
+}
+
+/// A token's printed text is at most what the vocab table holds: entries that claim 100 KB print
+/// at most the table's bytes, not 100,000 characters per token.
+#[test]
+fn a_vocab_entry_claiming_100_kb_prints_at_most_the_vocab_table() {
+    let (img, table) = flood(false);
+    let mut m = start(disk("flood.ssnail", &img), true);
+    type_keys(&mut m, "{RETURN}/temp 0{RETURN}/n 4{RETURN}the cat{RETURN}");
+    run_until(&mut m, "tokens/s]", 1, 600.0);
+    let t = transcript(&m);
+    let at = t.find("> the cat\n").unwrap() + 10;
+    let shown = &t[at..at + t[at..].find("\n[prompt: ").unwrap()];
+    assert!(
+        shown.len() <= 4 * table as usize,
+        "{} bytes shown for 4 tokens, the vocab table has {table}",
+        shown.len()
+    );
+}
+
+/// RUN/STOP while a token prints 100 KB (the vocab table seems to reach 7 MiB far) stops the
+/// printing and the answer within a second.
+#[test]
+fn run_stop_stops_the_printing_of_a_flood_token_within_a_second() {
+    let (img, _) = flood(true);
+    let mut m = start(disk("flood.ssnail", &img), true);
+    type_keys(&mut m, "{RETURN}/temp 0{RETURN}/n 30{RETURN}");
+    run_until(&mut m, "[30 tokens per answer]", 1, 120.0);
+    type_keys(&mut m, "the cat{RETURN}");
+    run_until(&mut m, "> the cat\n", 1, 10.0);
+    m.run(CPU_HZ);
+    let before = transcript(&m).len();
+    let echo = transcript(&m).find("> the cat\n").unwrap();
+    assert!(
+        before - echo > 2000,
+        "no flood printing yet: {}",
+        transcript(&m)
+    );
+    assert!(
+        !transcript(&m).contains("[stopped]"),
+        "{}",
+        &transcript(&m)[..before.min(3000)]
+    );
+    type_keys(&mut m, "{STOP}");
+    let took = run_until(&mut m, "[stopped]", 1, 60.0);
+    assert!(took <= 1.0, "RUN/STOP took {took:.2} s");
+    let t = transcript(&m);
+    assert!(
+        t.len() - before < 100_000,
+        "{} bytes more after RUN/STOP",
+        t.len() - before
+    );
+}
