@@ -442,7 +442,7 @@ static uint8_t embed(void) {
     last_gen_ms = timer_ms();
     last_tokens = n;
     if (dev_error()) { job_error(); return 0; }
-    if (stopped) { scr_puts(msg_stopped); return 0; }
+    if (stopped || dev_ended) { scr_puts(msg_stopped); return 0; }   /* (the core saw RUN/STOP) */
     if (far_peek32(HDR(RB_STOP_REASON)) != 1) {
         scr_printf("[too long: %d tokens, maximum %lu]\n", n, h_maxctx);
         return 0;

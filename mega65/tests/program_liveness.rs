@@ -381,3 +381,67 @@ fn run_stop_stops_the_printing_of_a_flood_token_within_a_second() {
         t.len() - before
     );
 }
+
+/// An encoder on the software core: its help has no decoder commands, a long sentence's
+/// embedding draws its progress (tokens, how far through the script, seconds) at least every
+/// 2 s, the time follows the result, /stats speaks of lines and embeddings, and RUN/STOP stops
+/// an embedding within a second.
+#[test]
+fn an_encoder_shows_embedding_progress_its_time_and_encoder_wording_and_run_stop_stops_it() {
+    let bert = ssnail_mega65_program::test_images::bert();
+    let mut m = start(disk("tinybert.ssnail", &bert), false);
+    type_keys(&mut m, "{RETURN}");
+    run_until(&mut m, "RUN/STOP stops", 1, 120.0);
+    let line = "the cat sat on the mat and the dog ran to the red ball in the big green park";
+    type_keys(&mut m, &format!("{line}{{RETURN}}"));
+    run_until(&mut m, &format!("> {line}\n"), 1, 10.0);
+    let mut seen: Vec<String> = Vec::new();
+    let mut unchanged = 0.0;
+    while !transcript(&m).contains(" embedded in ") {
+        m.run(CPU_HZ / 10);
+        let l = m
+            .screen_text()
+            .lines()
+            .find(|l| l.starts_with("[embedding "))
+            .map(str::to_string);
+        match l {
+            Some(l) if seen.last() != Some(&l) => {
+                seen.push(l);
+                unchanged = 0.0;
+            }
+            _ => unchanged += 0.1,
+        }
+        assert!(
+            seen.is_empty() || transcript(&m).contains(" embedded in ") || unchanged <= 2.0,
+            "the progress line stayed {:?} for over 2 s",
+            seen.last()
+        );
+        assert!(m.seconds() < 900.0, "{}", transcript(&m));
+    }
+    assert!(seen.len() >= 3, "{seen:?}");
+    assert!(seen.iter().all(|l| l.contains("%, ")), "{seen:?}");
+    type_keys(&mut m, "/stats{RETURN}");
+    run_until(&mut m, "[lines kept: 1 of 16, context 32 tokens]", 1, 10.0);
+    run_until(&mut m, " embedded in ", 2, 10.0);
+    let t = transcript(&m);
+    assert!(
+        !t.contains("/n N") && !t.contains("/temp") && !t.contains("/topk"),
+        "{t}"
+    );
+    assert!(
+        !t.contains("tokens per answer") && !t.contains("[pos "),
+        "{t}"
+    );
+    assert!(
+        !t.contains("[embedding "),
+        "progress is not in the transcript: {t}"
+    );
+
+    let before = t.matches("[stopped]").count();
+    type_keys(&mut m, &format!("{line}{{RETURN}}"));
+    run_until(&mut m, &format!("> {line}\n"), 2, 10.0);
+    m.run(3 * CPU_HZ);
+    type_keys(&mut m, "{STOP}");
+    let took = run_until(&mut m, "[stopped]", before + 1, 30.0);
+    assert!(took <= 1.0, "RUN/STOP took {took:.2} s");
+}
