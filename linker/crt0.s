@@ -307,7 +307,10 @@ _machine_restore:
 @ret:   lda     #0
         rts
 
-        .data
+        ; In STARTUP, next to the code that reads them, not in DATA: the restore above still
+        ; reads them after $D030 is put back, and BASIC's $D030 (power-on $64) has bit 5 set, ROM
+        ; at $C000 (MEGA65 Book memory.tex, "$D030 VIC-III Banking Register"; spec §M2.3), where
+        ; DATA lies once the program reaches past $C000 (MAIN ends at $CDFF); STARTUP opens MAIN.
 saved_p:    .byte   0
 saved_spl:  .byte   0
 saved_sph:  .byte   0

@@ -105,6 +105,11 @@ pub fn c_header() -> String {
     ] {
         line(name, v.to_string(), "");
     }
+    line(
+        "SS_INSTR_LIMIT",
+        format!("{}UL", regs::DEFAULT_INSTR_LIMIT),
+        "instructions per job on the software core (code 4 after)",
+    );
 
     line(
         "IMG_BASE",

@@ -71,3 +71,6 @@ pub mod error {
 pub const DEFAULT_BANDWIDTH_MBPS: f64 = 130.0;
 /// The same in bytes per second.
 pub const DEFAULT_BANDWIDTH: f64 = DEFAULT_BANDWIDTH_MBPS * 1e6;
+/// The instruction limit (spec §6.1): the Rust core's default since load, and the software
+/// core's per job (mega65/softcore), both faulting with [`error::INSTRUCTION_LIMIT`].
+pub const DEFAULT_INSTR_LIMIT: u64 = 50_000_000;

@@ -101,6 +101,52 @@ pub mod test_images {
         }
     }
 
+    /// The llama test image with `script` at its job address (header $08) and `extra` bytes at
+    /// `extra_at` (an address in the script area).
+    pub fn with_script(
+        script: &[ssnail_format::isa::Instr],
+        extra: &[u8],
+        extra_at: u32,
+    ) -> Vec<u8> {
+        use ssnail_format::image::{Header, HEADER_LEN};
+        let mut img = llama();
+        let h = Header::parse(&img).unwrap();
+        let file = |addr: u32| (addr - h.load_base) as usize + HEADER_LEN;
+        for (i, ins) in script.iter().enumerate() {
+            let at = file(h.code) + 16 * i;
+            img[at..at + 16].copy_from_slice(&ins.encode());
+        }
+        let at = file(extra_at);
+        img[at..at + extra.len()].copy_from_slice(extra);
+        img
+    }
+
+    /// One ATTN of 500,000 heads (head_dim 1, F16 K/V) over 4,001 positions, all inside 8 MB:
+    /// on the 45GS02 about 0.1 s a head, hours for the instruction.
+    pub fn huge_attn() -> Vec<u8> {
+        use ssnail_format::image::{Header, BASE};
+        use ssnail_format::isa::{AttnBlock, Instr, Op, KV_F16};
+        let h = Header::parse(&llama()).unwrap();
+        let blk = h.code + 64;
+        let block = AttnBlock {
+            k_cache: BASE + 0x38_0000,
+            v_cache: BASE + 0x38_0000,
+            n_heads: 500_000,
+            n_kv_heads: 1,
+            head_dim: 1,
+            kv_format: KV_F16,
+        };
+        with_script(
+            &[
+                Instr::new(Op::Li, 0, 0, 0, 0, 4000),
+                Instr::new(Op::Attn, 0, 0, blk, BASE + 0x10_0000, BASE + 0x40_0000),
+                Instr::new(Op::Halt, 0, 0, 0, 0, 0),
+            ],
+            &block.encode(),
+            blk,
+        )
+    }
+
     pub fn bert() -> Vec<u8> {
         image(
             ModelOpts::bert()

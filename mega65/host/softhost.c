@@ -1,6 +1,8 @@
-/* softhost MEMORY JOB OUT: run the software SSNAIL core (mega65/softcore) on the PC. MEMORY is a
- * dump of SSNAIL memory from $8000000 (its length is the memory size), JOB the job pointer
- * (decimal or 0x hex). Does GO (soft_go) and soft_run until HALT or a fault, writes the memory
+/* softhost MEMORY JOB OUT [INSTR_LIMIT [WORK_LIMIT]]: run the software SSNAIL core
+ * (mega65/softcore) on the PC. MEMORY is a dump of SSNAIL memory from $8000000 (its length is the
+ * memory size), JOB the job pointer (decimal or 0x hex); the limits (softcore.h, default the
+ * core's: 50,000,000 instructions, no work limit). Does GO (soft_go) and soft_run until HALT or a
+ * fault, writes the memory
  * afterwards to OUT and prints one line: "halt" or "fault", the error code, the fault PC and the
  * number of SYNCs. For mega65/tests/softcore_on_the_pc.rs. */
 #include <stdio.h>
@@ -24,9 +26,19 @@ int main(int argc, char **argv)
     char *end;
     unsigned long job, syncs = 0;
     uint8_t r;
-    if (argc != 4) {
-        fprintf(stderr, "usage: softhost MEMORY JOB OUT\n");
+    if (argc < 4 || argc > 6) {
+        fprintf(stderr, "usage: softhost MEMORY JOB OUT [INSTR_LIMIT [WORK_LIMIT]]\n");
         return 2;
+    }
+    if (argc > 4) {
+        soft_instr_limit = strtoul(argv[4], &end, 0);
+        if (*argv[4] == 0 || *end != 0)
+            return fail(argv[4], "not an instruction limit");
+    }
+    if (argc > 5) {
+        soft_work_limit = strtoul(argv[5], &end, 0);
+        if (*argv[5] == 0 || *end != 0 || soft_work_limit > 0xFFFFFFFEUL)
+            return fail(argv[5], "not a work limit (0 = none, at most $FFFFFFFE)");
     }
     job = strtoul(argv[2], &end, 0);
     if (*argv[2] == 0 || *end != 0 || job > 0xFFFFFFFFUL)

@@ -35,6 +35,12 @@ uint8_t dev_error(void);
 uint32_t dev_fault_pc(void);
 /* n bytes from bank 0 into SSNAIL memory: the load port (FPGA) or DMA (software core); 1 = ok */
 uint8_t dev_write(uint32_t addr, const void *src, uint16_t n);
-/* RUN/STOP during a job: the runtime block's stop_request = 1 */
+/* RUN/STOP during a job: the FPGA core gets the runtime block's stop_request = 1 (the script
+ * stops after the current token); the software core's job ends at once (dev_ended). */
 void dev_stop(void);
+/* 1 = the last job was ended by RUN/STOP before its HALT: on the software core by dev_stop or
+ * in the middle of an instruction (SOFT_STOPPED); its stop_reason was not written */
+extern uint8_t dev_ended;
+/* software core: where the job is (its next instruction), after each dev_busy */
+uint32_t dev_job_pc(void);
 #endif

@@ -19,6 +19,7 @@ void scr_restore(void);         /* the VIC-IV registers as scr_init found them *
 void scr_clear(void);
 void scr_at(uint8_t x, uint8_t y);
 void scr_putc(char c);          /* ASCII; \n newline; wraps and scrolls */
+extern uint8_t scr_quiet;       /* 1: scr_putc, scr_puts, scr_printf draw without the serial copy */
 void scr_puts(const char *s);
 void scr_printf(const char *fmt, ...);
 void scr_clear_row(uint8_t y);

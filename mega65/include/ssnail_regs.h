@@ -38,6 +38,7 @@
 #define SS_ERR_ADDRESS       3
 #define SS_ERR_INSTR_LIMIT   4
 #define SS_ERR_BAD_OPERAND   5
+#define SS_INSTR_LIMIT       50000000UL     /* instructions per job on the software core (code 4 after) */
 #define IMG_BASE             0x08000000UL   /* header; SSNAIL memory starts here */
 #define IMG_HEADER_LEN       0x100
 #define IMG_MAGIC            "SSNL"         /* 4 bytes at H_MAGIC */

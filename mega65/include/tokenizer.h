@@ -8,7 +8,13 @@
 #include "ssnail_regs.h"   /* TOK_SPM, TOK_BPE, TOK_WORDPIECE, TOK_NONE, TB_*, TF_* */
 uint8_t tok_init(void);      /* reads header $78/$18 from image memory; 0 = bad block */
 extern uint8_t tok_kind;
-/* encode ASCII text; returns the number of ids written (at most max), or -1 if they do not fit */
+/* encode ASCII text; returns the number of ids written (at most max), -1 if they do not fit, or
+ * TOK_STOPPED when tok_poll said to stop */
 int16_t tok_encode(const char *text, uint8_t first, uint32_t *out, uint16_t max);
+#define TOK_STOPPED (-2)
+/* called between merges and between WordPiece searches (hostile tables can make those take
+ * seconds); 1 = stop (the program: RUN/STOP). NULL: never */
+extern uint8_t (*tok_poll)(void);
+extern uint32_t tok_index;   /* address of the sorted index, which follows the vocab table */
 uint32_t __fastcall__ tok_find(const uint8_t *s, uint8_t len);   /* sorted-index lookup, TOK_NONE if absent */
 #endif

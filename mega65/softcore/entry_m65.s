@@ -7,7 +7,7 @@
         .p02                            ; "sp" is a register name in 4510 mode
         .include        "softcall.inc"
         .export         __STARTUP__ : absolute = 1
-        .import         _soft_go, _soft_run, _soft_error, _soft_fault_pc, _soft_mem_end
+        .import         _soft_go, _soft_run, _soft_error, _soft_fault_pc, _soft_pc, _soft_mem_end
         .import         zerobss, initlib
         .importzp       sp, sreg
         .import         __DATA_RUN__, __DATA_SIZE__, __BSS_RUN__, __FNTAB_START__, __FNTAB_SIZE__, _fn_exp
@@ -57,9 +57,16 @@ run:    lda             SC_BUDGET
         ldx             SC_BUDGET+1
         jsr             _soft_run
         sta             SC_RESULT
-report: lda             _soft_error
+; SC_FAULTPC: the fault's PC after a fault, else the job's next instruction (its progress)
+report: ldx             #3
+        lda             _soft_error
         sta             SC_ERROR
-        ldx             #3
+        bne             @pc
+@at:    lda             _soft_pc,x
+        sta             SC_FAULTPC,x
+        dex
+        bpl             @at
+        rts
 @pc:    lda             _soft_fault_pc,x
         sta             SC_FAULTPC,x
         dex

@@ -9,6 +9,7 @@
  * kept in sc_w.at.s when T ≤ SC_ATTN_T, else recomputed in each pass (the same singles: each is
  * a fixed sequence of roundings). The output goes in SC_VEC-element chunks of head_dim, each
  * accumulated over all t before it is written. */
+#include "softcore.h"
 #include "softcore_int.h"
 #include "softmem.h"
 #include "fn_tables.h"
@@ -50,7 +51,7 @@ static f32 score(uint32_t kt)
     uint16_t i;
 #endif
     f32 s = SF_ZERO;
-    for (i0 = 0; i0 < hd; i0 += n) {
+    for (i0 = 0; i0 < hd && !SC_POLL(); i0 += n) {
         n = hd - i0 < SC_VEC ? (uint16_t)(hd - i0) : SC_VEC;
         if (!q_kept)
             sm_read(qh + 4 * (uint32_t)i0, sc_w.at.q, 4 * n);
@@ -112,7 +113,18 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
         (e = sc_span(kc, bytes)) != 0 || (e = sc_span(vc, bytes)) != 0)
         return e;
     /* Now every size fits memory: T = last + 1, kv_dim and the row bytes fit 32 bits, and
-     * head_dim < 2^16 (4·n_heads·head_dim bytes of q are in memory, below 2^28). */
+     * head_dim < 2^16 (4·n_heads·head_dim bytes of q are in memory, below 2^28). The work
+     * (spec §6.1): the block, q, K, V and the output, and 8·n_heads·head_dim·T for the K and V
+     * values read per head; with its own work past the limit it faults here (machine.rs). */
+    if (soft_work_limit) {
+        lo = sc_mul_sat(sc_mul_sat(sc_mul_sat(nh, hdw), 8), last + 1);
+        if (sc_work_over(32 + lo))
+            return SS_ERR_INSTR_LIMIT;
+        sc_work_add(32 + lo);
+        sc_work_add(sc_mul_sat(sc_mul_sat(nh, hdw), 8));
+        sc_work_add(bytes);
+        sc_work_add(bytes);
+    }
     hd = (uint16_t)hdw;
     group = nh / nkv;
     row_bytes = nkv * hdw * esz;
@@ -129,7 +141,7 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
     kh = kc;
     vh = vc;
     g = 0;
-    for (h = 0; h < nh; ++h) {
+    for (h = 0; h < nh && !sc_poll(); ++h) { /* RUN/STOP (softcore_int.h) */
         if (q_kept)
             sm_read(qh, sc_w.at.q, 4 * hd);
         m = F32_NEG_INF;
@@ -195,7 +207,7 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
                 sc_w.at.o[i] = SF_ZERO;
             kt = kh;
             lo = vh + (uint32_t)i0 * esz; /* row t's chunk of V */
-            for (t = 0; t <= last; ++t) {
+            for (t = 0; t <= last && !SC_POLL(); ++t) {
                 if (keep)
 #ifdef SV_ASM
                     w = sc_w.at.s[(uint16_t)t];

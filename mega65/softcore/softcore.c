@@ -10,7 +10,40 @@
 
 uint8_t soft_error;
 uint32_t soft_fault_pc;
+uint32_t soft_pc;
 uint32_t soft_mem_end;
+uint32_t soft_instr_limit = SS_INSTR_LIMIT;
+uint32_t soft_work_limit;
+static uint32_t sc_count; /* instructions fetched since GO */
+static uint32_t sc_work;  /* bytes of work since GO (with a work limit) */
+
+void sc_work_add(uint32_t n)
+{
+    sc_work = n > SC_HUGE - sc_work ? SC_HUGE : sc_work + n;
+}
+
+uint8_t sc_work_over(uint32_t n)
+{
+    return soft_work_limit && (n > SC_HUGE - sc_work || sc_work + n > soft_work_limit);
+}
+
+uint8_t sc_stop, sc_tick;
+
+uint8_t sc_poll(void)
+{
+#ifdef __CC65__
+    /* RUN/STOP is key 63 of the MEGA65 matrix, column 7 bit 7 (mega65-core matrix_to_ascii.vhdl
+     * line 152, key number = column x 8 + bit, lines 934-936); $D614 selects a column and $D613
+     * reads it, 0 = held (iomap.txt lines 532-533, c65uart.vhdl lines 779-784). A tap shorter
+     * than a poll interval still leaves its $03 at the head of the $D610 typing queue
+     * (matrix_to_ascii.vhdl line 152) when nothing was typed ahead; the queue is only looked at,
+     * the program takes the key (keyboard.c). */
+    *(volatile uint8_t *)0xD614 = 7;
+    if (!(*(volatile uint8_t *)0xD613 & 0x80) || *(volatile uint8_t *)0xD610 == 3)
+        sc_stop = 1;
+#endif
+    return sc_stop;
+}
 
 union sc_work sc_w;
 
@@ -102,17 +135,72 @@ static uint8_t copy(uint32_t src, uint32_t dst, uint16_t len)
     return SC_OK;
 }
 
+/* bytes of n elements of a weight format (checked by the instruction: whole blocks) */
+static uint32_t row_bytes(uint8_t fmt, uint32_t n)
+{
+    if (fmt == WT_F32)
+        return sc_mul_sat(n, 4);
+    if (fmt == WT_Q8_0)
+        return sc_mul_sat(n >> 5, 34);
+    if (fmt == WT_Q4_0)
+        return sc_mul_sat(n >> 5, 18);
+    return sc_mul_sat(n, 2);
+}
+
+/* The traffic (spec §6.4) of the instruction in `ins` after it ran without a fault, but for its
+ * fetch and ATTN's (sa_attn counts its own): as emu/core/src/machine.rs counts it. */
+static uint32_t traffic(void)
+{
+    uint32_t n0 = sc_n[0];
+    switch (I_OP) {
+    case OP_COPY:
+        return 2 * (uint32_t)(uint16_t)iz;
+    case OP_LDR:
+    case OP_STR:
+        return 4;
+    case OP_GEMV: /* x, the old y with ACC, the rows, y */
+        return sc_mul_sat(n0, 4) + sc_mul_sat(sc_n[1], (I_B & GEMV_ACC ? 4 : 0) + (I_B & GEMV_F16OUT ? 2 : 4)) +
+               sc_mul_sat(sc_n[1], row_bytes(I_A, n0));
+    case OP_DEQROW:
+        return row_bytes(I_A, n0) + sc_mul_sat(n0, 4);
+    case OP_ARGMAX:
+        return sc_mul_sat(n0, 4);
+    case OP_VADD:
+    case OP_VMUL:
+    case OP_SILUMUL:
+    case OP_RMSNORM:
+        return sc_mul_sat(n0, 12);
+    case OP_GELU:
+        return sc_mul_sat(n0, 8);
+    case OP_CVT16:
+        return sc_mul_sat(n0, 6);
+    case OP_LAYERNORM:
+        return sc_mul_sat(n0, 16);
+    case OP_ROPE:
+        return sc_mul_sat(n0, 8) + sc_mul_sat(sc_n[1], 4);
+    case OP_MEANROWS: /* rows·N0 fits 32 bits (checked) */
+        return sc_mul_sat(reg(I_A) * n0 + n0, 4);
+    }
+    return 0;
+}
 /* One instruction at sc_pc: 0 and the next state (SOFT_BUSY, SOFT_SYNC, SOFT_HALT), or a fault. */
 static uint8_t step(uint8_t *next)
 {
     uint8_t e = SC_OK;
     uint32_t v;
     *next = SOFT_BUSY;
+    if (sc_count >= soft_instr_limit) /* machine.rs step: the limits first, then the PC */
+        return SS_ERR_INSTR_LIMIT;
+    if (soft_work_limit && sc_work >= soft_work_limit)
+        return SS_ERR_INSTR_LIMIT;
     if (sc_pc & 15)
         return SS_ERR_MISALIGNED_PC;
     if ((e = sc_span(sc_pc, 16)) != 0)
         return e;
     sm_read(sc_pc, ins, 16);
+    ++sc_count;
+    if (soft_work_limit)
+        sc_work_add(16);
     ix = le32(ins + 4);
     iy = le32(ins + 8);
     iz = le32(ins + 12);
@@ -202,6 +290,8 @@ static uint8_t step(uint8_t *next)
     default:
         e = SS_ERR_ILLEGAL_OPCODE;
     }
+    if (!e && soft_work_limit)
+        sc_work_add(traffic());
     return e;
 }
 
@@ -213,7 +303,9 @@ void soft_go(uint32_t job)
         sc_a[i] = 0;
     }
     sc_n[0] = sc_n[1] = sc_n[2] = 0;
-    sc_pc = job;
+    sc_pc = soft_pc = job;
+    sc_count = sc_work = 0;
+    sc_stop = 0;
     soft_error = 0;
     sc_state = SOFT_BUSY;
 }
@@ -228,6 +320,11 @@ uint8_t soft_run(uint16_t budget)
     while (budget--) {
         pc = sc_pc;
         soft_error = step(&next);
+        soft_pc = sc_pc;
+        if (sc_stop) {
+            soft_error = 0;
+            return sc_state = SOFT_STOPPED;
+        }
         if (soft_error) {
             soft_fault_pc = pc;
             return sc_state = SOFT_FAULT;

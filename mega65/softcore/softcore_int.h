@@ -69,12 +69,25 @@ extern union sc_work sc_w;
 /* Fault codes (ssnail_regs.h SS_ERR_*) */
 #define SC_OK 0
 
+/* RUN/STOP inside an instruction. sc_poll() reads the keyboard (cc65 builds; the PC build has
+ * none and returns 0) and latches sc_stop; an instruction whose loops see it set returns at once
+ * (what it wrote so far stays) and soft_run ends the job with SOFT_STOPPED. Loops whose bodies
+ * take a million cycles or more (a GEMV column chunk, an ATTN head) call sc_poll() every time;
+ * the others SC_POLL(), which reads the keyboard every 256th call (a few ms of work). */
+extern uint8_t sc_stop, sc_tick;
+uint8_t sc_poll(void);
+#define SC_POLL() (sc_stop || (!++sc_tick && sc_poll()))
+
 /* 0 when [addr, addr + len) lies in SSNAIL memory (len 0: addr in [$8000000, end]), else
  * SS_ERR_ADDRESS. Lengths that do not fit 32 bits are passed as SC_HUGE. */
 uint8_t sc_span(uint32_t addr, uint32_t len);
 #define SC_HUGE 0xFFFFFFFFUL
 /* a·b, or SC_HUGE when it does not fit 32 bits (then it exceeds any memory) */
 uint32_t sc_mul_sat(uint32_t a, uint32_t b);
+/* The work of this job (softcore.h soft_work_limit), saturating: counted only with a limit. */
+void sc_work_add(uint32_t n);
+/* 1 when the work so far and `n` more would pass the limit (ATTN's check before it runs) */
+uint8_t sc_work_over(uint32_t n);
 
 /* The operations (softvec.c, softgemv.c, softattn.c). n0..n2 are N0-N2. */
 /* VADD, VMUL, SILUMUL, GELU, CVT16 (op = the opcode; y unused by GELU and CVT16) */

@@ -209,6 +209,8 @@ static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t 
 #endif
             memset(sc_w.gq.acc, 0, 4 * nr); /* SF_ZERO: +0 is all zero bits */
         for (c0 = 0, p = wr0; c0 < cl; c0 += nc) {
+            if (sc_poll()) /* RUN/STOP (softcore_int.h) */
+                return;
             nc = cl - c0 < SC_GEMV_COLS ? (uint16_t)(cl - c0) : SC_GEMV_COLS;
             if (r0 == 0 || cl > SC_GEMV_COLS)
                 quantise(x + 4 * c0, nc);
@@ -278,6 +280,8 @@ static void gemv_float(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint3
         gf_wp = w;
         gf_xp = x;
         for (gf_left = cols; gf_left != 0; gf_left -= gf_n) {
+            if (SC_POLL())
+                return;
             gf_n = gf_left < SC_VEC ? (uint16_t)gf_left : SC_VEC;
             gf_wn = bbytes == 4 ? gf_n << 2 : gf_n << 1; /* (bbytes is 4 or 2: no multiply) */
             if (r == 0 || xreread) {
@@ -338,7 +342,7 @@ uint8_t sg_deqrow(uint8_t fmt, uint32_t src, uint32_t z, uint32_t n0)
     if ((e = sc_span(z, sc_mul_sat(n0, 4))) != 0 || (e = sc_span(src, sc_mul_sat(n0 / blen, bbytes))) != 0)
         return e;
     if (blen == 32) {
-        for (at = 0; at < n0; at += 32, src += bbytes) {
+        for (at = 0; at < n0 && !SC_POLL(); at += 32, src += bbytes) {
             sm_read(src, sc_w.dq.blk, bbytes);
             d = sf_from_f16(sc_w.dq.blk[0] | (uint16_t)sc_w.dq.blk[1] << 8);
             if (fmt == WT_Q8_0) {
@@ -354,7 +358,7 @@ uint8_t sg_deqrow(uint8_t fmt, uint32_t src, uint32_t z, uint32_t n0)
         }
         return SC_OK;
     }
-    for (at = 0; at < n0; at += n) {
+    for (at = 0; at < n0 && !SC_POLL(); at += n) {
         n = n0 - at < SC_VEC ? (uint16_t)(n0 - at) : SC_VEC;
         sm_read(src + at * bbytes, &sc_w.gf.w, n * bbytes);
         for (j = 0; j < n; ++j)

@@ -22,7 +22,7 @@ static uint32_t at; /* elements done */
 /* The next chunk of a vector of `len` from element `at`: sets n; 0 when the vector is done. */
 static uint8_t more(uint32_t len)
 {
-    if (at >= len)
+    if (at >= len || SC_POLL()) /* RUN/STOP: the loop ends (softcore_int.h) */
         return 0;
     n = len - at < SC_VEC ? (uint16_t)(len - at) : SC_VEC;
     return 1;
@@ -376,7 +376,7 @@ uint8_t sv_meanrows(uint32_t x, uint32_t z, uint32_t n0, uint32_t rows)
     for (at = 0; more(n0); at += n) {
         for (i = 0; i < n; ++i)
             sc_w.v.x[i] = SF_ZERO;
-        for (r = 0; r < rows; ++r) {
+        for (r = 0; r < rows && !SC_POLL(); ++r) {
             get(x + 4 * r * n0, sc_w.v.y);
             for (i = 0; i < n; ++i)
                 sc_w.v.x[i] = sf_add(sc_w.v.x[i], sc_w.v.y[i]);

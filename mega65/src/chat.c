@@ -21,6 +21,10 @@
 #include "timer.h"
 #include "tokenizer.h"
 
+/* This file's variables in LOWBSS ($1000-$1EFF, linker/mega65.cfg; cleared at start): the main
+ * area is full. The buffers below go to HIBSS, as marked. */
+#pragma bss-name(push, "LOWBSS")
+
 #define MAX_PROMPT 256
 #define MAX_LINE 150
 #define MAX_DIM 960
@@ -39,10 +43,24 @@ static union {
 #pragma bss-name(push, "HIBSS")
 static char line[MAX_LINE + 1];
 #pragma bss-name(pop)
+/* two stored lines' texts while ranking */
+#pragma bss-name(push, "HIBSS")
+static char text_a[MAX_LINE + 1], text_b[MAX_LINE + 1];
+#pragma bss-name(pop)
 static uint32_t h_code, h_tokens, h_vocab, h_maxctx, h_output, h_outdim, h_eos, h_nvocab;
-static uint8_t first;
+static uint8_t first, encoder;
 static uint16_t n_generate = 120;
-static uint32_t last_tokens, last_ms, pos;
+static uint32_t pos;
+/* the last answer: its prompt (positions processed until the first token, and the time from GO
+ * to it) and the tokens after the first with their time, as llama.cpp's prompt eval and eval
+ * lines count them; for encoders the tokens and time of the last embedding */
+static uint32_t last_prompt, last_prompt_ms, last_tokens, last_gen_ms;
+/* the bytes a vocab entry may span: the vocab table ends where the sorted index starts (spec
+ * §2.1), so no offset pair can make one token print more than the table holds */
+static uint32_t vocab_len;
+
+static const char *plural(uint32_t n) { return n == 1 ? "" : "s"; }
+static const char msg_stopped[] = "[stopped]\n";
 
 static struct {
     uint32_t pos, prompt_len, n_generate, generated, stop_request;
@@ -55,69 +73,32 @@ static void say(uint8_t colour, const char *s) {
     scr_col = c;
 }
 
+/* tok_encode's n < 0: the line did not fit, or RUN/STOP stopped the tokenizer */
+static void encode_failed(int16_t n) {
+    if (n == TOK_STOPPED) scr_puts(msg_stopped);
+    else say(COL_RED, "[line too long]\n");
+}
+
+static void progress_clear(void);
+static uint8_t user_stop(void);
+static uint8_t stopped;
+
 static void print_token(uint32_t id) {
     uint32_t o0, o1;
+    uint8_t n = 0;
+    progress_clear();
     if (id >= h_nvocab) return;   /* an output row without a vocab entry: nothing (as the PC) */
     o0 = far_peek32(h_vocab + (id << 2));
     o1 = far_peek32(h_vocab + (id << 2) + 4);
-    for (; o0 < o1; ++o0) fold_byte(far_peek(h_vocab + o0), wrap_putc);
+    if (o1 > vocab_len) o1 = vocab_len;
+    /* RUN/STOP every 256 bytes; once stopped, a long entry is cut there */
+    for (; o0 < o1; ++o0) {
+        fold_byte(far_peek(h_vocab + o0), wrap_putc);
+        if (!++n && (stopped || user_stop())) break;
+    }
 }
 
 static void go(void) { dev_go(h_code); }
-
-/* ---- chat template (spec §2.6) ------------------------------------------------------------
- * An image whose header $7C points at a chat block gets each typed line as a turn of the model's
- * chat template: FIRST (or the rest of the last reply's END, then PREFIX) before the line's
- * tokens, SUFFIX after them. The ids stay in the image; only the block's address and its four
- * counts are kept here. A block outside the payload, without its magic or with a count above
- * CB_MAX_SEQ is ignored (the lines are plain continuations) and said once. */
-static uint32_t h_chat, cb_stop;   /* the block (0 = none) and the reply-ending token */
-static uint8_t cb_len[4], reply_ended;   /* FIRST, PREFIX, SUFFIX, END */
-
-static void chat_init(void) {
-    static uint8_t i, c, bad;
-    static uint16_t end;
-    h_chat = far_peek32(HDR(H_CHAT));
-    if (!h_chat) return;
-    end = CB_IDS;
-    bad = 0;
-    for (i = 0; i < 4; ++i) {
-        c = cb_len[i] = far_peek(h_chat + CB_N_FIRST + i);
-        if (c > CB_MAX_SEQ) bad = 1;
-        end += c << 2;
-    }
-    if (bad || !c || h_chat < IMG_PAYLOAD_BASE || h_chat + end > far_peek32(HDR(H_SCRATCH))
-        || far_peek32(h_chat) != 0x54414843UL /* "CHAT" */) {
-        h_chat = 0;
-        scr_puts("[the image's chat block is damaged: lines are plain continuations]\n");
-        return;
-    }
-    cb_stop = far_peek32(h_chat + end - ((uint16_t)c << 2));   /* END's first id */
-    scr_puts("[chat template ");
-    for (i = 0; i < 15 && (c = far_peek(h_chat + CB_NAME + i)); ++i) scr_putc(c < 32 || c > 126 ? '?' : c);
-    scr_puts(": each line is a turn]\n");
-}
-
-/* Sequence k's ids (0 FIRST, 1 PREFIX, 2 SUFFIX, 3 END), without its first `skip`, into
- * toks[at..]; returns the next free index. */
-static uint16_t cb_copy(uint8_t k, uint8_t skip, uint16_t at) {
-    static uint8_t j, n;
-    static uint16_t off;
-    off = CB_IDS + (skip << 2);
-    for (j = 0; j < k; ++j) off += cb_len[j] << 2;
-    n = cb_len[k] - skip;
-    dma_copy((uint32_t)(toks + at), h_chat + off, n << 2);
-    return at + n;
-}
-
-/* Print a generated token; the template's reply-ending token, when it is not the EOS the script
- * stops on by itself, asks the job to stop after it. */
-static uint32_t last_tok;
-static void print_reply(uint32_t id) {
-    print_token(id);
-    last_tok = id;
-    if (h_chat && id == cb_stop && cb_stop != h_eos) dev_stop();
-}
 
 /* ---- waiting for a job ------------------------------------------------------------------
  * A job that stays BUSY must not hang the program. job_watch() runs in every polling loop:
@@ -129,50 +110,97 @@ static void print_reply(uint32_t id) {
 #define STOP_GRACE_MS 5000UL
 #define HANG_MS 600000UL
 
-static uint8_t stopped, warned;
-static uint32_t progress_ms, stop_ms;
+static uint8_t warned;
+static uint32_t progress_ms, stop_ms, job_start, job_pos, hw_pc, h_end;
+
+/* ---- progress while a prompt is processed or a sentence embedded: one line drawn on the
+ * screen row where the answer will start (not in the transcript: scr_quiet), redrawn each second
+ * from the first on and erased before the first token or the result: the position in the prompt
+ * (decoders) or how far through the script the job got (software core, encoders), and seconds. */
+static uint8_t prog_on, prog_w;
+static uint16_t prog_s;
+
+static void progress_clear(void) {
+    prog_on = 0;
+    if (!prog_w) return;
+    scr_x = 0;
+    while (scr_x < prog_w) scr_draw(' ');
+    scr_x = prog_w = 0;
+}
+
+static void progress(uint32_t now) {
+    uint16_t s = (uint16_t)(now / 1000);
+    uint8_t c = scr_col;
+    if (!prog_on || s == prog_s) return;
+    prog_s = s;
+    scr_quiet = 1;
+    scr_col = COL_GREY;
+    if (encoder)
+        scr_printf("[embedding %u tokens: %u%%, %u s]", (uint16_t)rb.prompt_len,
+                   (uint16_t)((hw_pc - h_code) * 100 / (h_end - h_code)), s);
+    else
+        scr_printf("[prompt: %u of %u tokens, %u s]", (uint16_t)(job_pos - job_start) + 1,
+                   (uint16_t)(rb.prompt_len - job_start), s);
+    while (scr_x < prog_w) scr_draw(' ');
+    prog_w = scr_x;
+    scr_x = 0;
+    scr_quiet = 0;
+    scr_col = c;
+}
 
 static void watch_start(void) {
     stopped = warned = 0;
     progress_ms = 0;
+    job_start = job_pos = rb.pos;
+    hw_pc = h_code;
+    prog_on = !scr_x && (!encoder || (core == CORE_SOFT && h_end));
+    prog_s = 0;
     timer_start();
 }
 
-/* 1 = give up (the job hangs); progressed = something new arrived since the last call. The
- * software core is the 45GS02 running the job in these very polls: slow (a prompt can take
- * minutes), never hung, so no hint and no hang limit; after RUN/STOP its grace starts at the
- * first SYNC (dev_synced): a script reads stop_request between tokens, and one token can take
- * longer than STOP_GRACE_MS. A script that never gets there is ended after HANG_MS. */
-static uint8_t job_watch(uint8_t progressed) {
-    uint32_t now = timer_ms(), grace = STOP_GRACE_MS;
-    if (progressed || core == CORE_SOFT) progress_ms = now;
-    if (stopped == 1 && core == CORE_SOFT) {
-        grace = HANG_MS;
-        if (dev_synced) {
-            stopped = 2;
-            stop_ms = now;
-        }
-    }
-    dev_synced = 0;
-    if (!stopped && kbd_stop_pressed()) {
+/* RUN/STOP pressed (kbd_stop_pressed): the job is told to stop (dev_stop) */
+static uint8_t user_stop(void) {
+    if (!kbd_stop_pressed()) return 0;
+    if (!stopped) {
         dev_stop();
         stopped = 1;
-        stop_ms = now;
+        stop_ms = timer_ms();
     }
+    return 1;
+}
+
+/* 1 = give up (the job hangs); progressed = something new arrived since the last call. The
+ * software core is the 45GS02 running the job in these very polls: progress there is also a new
+ * position, a SYNC or the script getting further than before in this position (its PC above the
+ * highest so far), which a script looping without SYNC never shows; RUN/STOP ends its job at
+ * once (dev_stop, or the core itself inside a long instruction), so it is never given up. */
+static uint8_t job_watch(uint8_t progressed) {
+    uint32_t now = timer_ms(), p = far_peek32(HDR(RB_POS));
+    if (p != job_pos) {
+        job_pos = p;
+        hw_pc = 0;
+    }
+    if (core == CORE_SOFT) {
+        p = dev_job_pc();
+        if (p > hw_pc || dev_synced) progressed = 1;
+        if (p > hw_pc) hw_pc = p;
+    }
+    if (progressed) progress_ms = now;
+    dev_synced = 0;
+    if (!stopped) user_stop();
+    progress(now);
     if (!warned && now - progress_ms >= WARN_MS) {
+        progress_clear();
         wrap_flush();
         say(COL_YELLOW, "\n[SSNAIL busy 30 s without a result: RUN/STOP stops it]\n");
         warned = 1;
     }
-    if ((stopped && now - stop_ms >= grace) || now - progress_ms >= HANG_MS) {
+    if (core != CORE_SOFT && ((stopped && now - stop_ms >= STOP_GRACE_MS) || now - progress_ms >= HANG_MS)) {
         wrap_flush();
-        if (core == CORE_SOFT)
-            say(COL_RED, "\n[the software core's job did not stop: ended. Back to the model list]\n");
-        else
-            say(COL_RED, stopped ? "\n[SSNAIL did not stop: the core hangs. Back to the model list;"
-                                   " reset the MEGA65 if loading fails]\n"
-                                 : "\n[SSNAIL busy 10 min without a result: the core hangs. Back to"
-                                   " the model list]\n");
+        say(COL_RED, stopped ? "\n[SSNAIL did not stop: the core hangs. Back to the model list;"
+                               " reset the MEGA65 if loading fails]\n"
+                             : "\n[SSNAIL busy 10 min without a result: the core hangs. Back to"
+                               " the model list]\n");
         return 1;
     }
     return 0;
@@ -195,22 +223,24 @@ static void job_error(void) {
 /* ---- sampling (spec §7.6): one job per token; after each, the sampled token replaces the
  * ARGMAX's in slot pos and the next job continues from it. s_gen = tokens shown, s_reason as the
  * script would give it in one job. 0 = done; 1 = the job hangs, back to the model list */
-static uint32_t s_gen, s_reason, s_tok;
+static uint32_t s_gen, s_reason, s_tok, t_first;
 
 static uint8_t sampled(void) {
     for (s_gen = 0;;) {
         do
             if (job_watch(0)) return 1;
         while (dev_busy());
+        if (dev_ended) { s_reason = STOP_REQUESTED; return 0; }
         s_reason = far_peek32(HDR(RB_STOP_REASON));
         if (dev_error() || s_reason == STOP_CONTEXT_FULL) return 0;
         pos = far_peek32(HDR(RB_POS));
         s_tok = smp_choose(pos - 1);
         if (s_tok == SMP_KEEP) s_tok = far_peek32(h_tokens + (pos << 2));
         else if (!dev_write(h_tokens + (pos << 2), &s_tok, 4)) { port_error(); return 0; }
-        print_reply(s_tok);
+        if (!s_gen) t_first = timer_ms();
+        print_token(s_tok);
         job_watch(1);
-        s_reason = s_tok == h_eos || (h_chat && s_tok == cb_stop) ? STOP_EOS : ++s_gen == n_generate ? STOP_COUNT
+        s_reason = s_tok == h_eos ? STOP_EOS : ++s_gen == n_generate ? STOP_COUNT
                  : stopped ? STOP_REQUESTED : 0;
         if (s_reason) return 0;
         rb.pos = pos;
@@ -230,11 +260,12 @@ static uint8_t bad_what;   /* its format number */
 static void script_check(void) {
     uint32_t a, end = far_peek32(HDR(H_DATA)), x;
     uint8_t op, f;
-    bad_at = 0;
+    bad_at = h_end = 0;
     if (end < h_code || end - h_code > 0x100000UL) return;   /* not a converter's script */
     for (a = h_code; a < end; a += 16) {
         op = far_peek(a);
         f = far_peek(a + 1);
+        if (op == OP_HALT) h_end = a;   /* the script's end, for the progress line */
         if (op == OP_GEMV || op == OP_DEQROW) {
             if (f == WT_F32 || f == WT_F16 || f == WT_BF16 || f == WT_Q8_0 || f == WT_Q4_0) continue;
         } else if (op == OP_ATTN) {
@@ -265,28 +296,30 @@ static uint8_t runnable(void) {
     return 0;
 }
 
+/* ms as seconds with three decimals, then n/ms as tokens per second with two: ", R tokens/s]"
+ * (the line after an answer ends so) or " (R tokens/s)]" */
+static void per_s(uint32_t n, uint32_t ms, uint8_t paren) {
+    uint32_t r = n * 100000UL / (ms ? ms : 1);
+    scr_printf(paren ? "%lu.%03lu s (%lu.%02lu tokens/s)]\n" : "%lu.%03lu s, %lu.%02lu tokens/s]\n",
+               ms / 1000, ms % 1000, r / 100, r % 100);
+}
+
+/* the last answer's figures, after it or (stats) for /stats */
+static void speed(uint8_t stats) {
+    const char *l = stats ? "last " : "";
+    scr_printf("[%sprompt: %lu token%s in ", l, last_prompt, plural(last_prompt));
+    per_s(last_prompt, last_prompt_ms, 1);
+    scr_printf("[%sanswer: %lu token%s, %lu after the first in ", l, last_tokens, plural(last_tokens),
+               last_tokens ? last_tokens - 1 : 0);
+    per_s(last_tokens ? last_tokens - 1 : 0, last_gen_ms, stats);
+}
+
 /* 0 = done; 1 = the job hangs, back to the model list */
 static uint8_t generate(void) {
-    /* with a chat template: room before the line's tokens for the turn's opener, after them for
-     * SUFFIX (only a non-empty line is a turn) */
-    static uint8_t turn, nb, ns;
-    int16_t n;
-    uint32_t start, shown = 0, gen, reason, t, rate;
-    turn = h_chat && line[0];
-    nb = ns = 0;
-    if (turn) {
-        nb = first ? cb_len[0] : cb_len[3] - reply_ended + cb_len[1];
-        ns = cb_len[2];
-    }
-    n = tok_encode(line, first && !h_chat, toks + nb, MAX_PROMPT - nb - ns);
-    if (n < 0) { say(COL_RED, "[line too long]\n"); return 0; }
+    int16_t n = tok_encode(line, first, toks, MAX_PROMPT);
+    uint32_t start, shown = 0, gen, reason, t;
+    if (n < 0) { encode_failed(n); return 0; }
     if (first && n == 0) return 0;
-    if (turn) {
-        if (first) cb_copy(0, 0, 0);
-        else cb_copy(1, 0, cb_copy(3, reply_ended, 0));
-        cb_copy(2, 0, nb + n);
-        n += nb + ns;
-    }
     if (!runnable()) return 0;
     start = first ? 0 : pos + 1;
     if (first) pos = 0;
@@ -303,44 +336,58 @@ static uint8_t generate(void) {
     first = 0;
     fold_reset();
     watch_start();
+    t_first = 0;
     go();
     if (smp_temp) {
         if (sampled()) return 1;
         gen = s_gen;
         reason = s_reason;
         t = timer_ms();
+        pos = far_peek32(HDR(RB_POS));
         goto done;
     }
     do {
         gen = far_peek32(HDR(RB_GENERATED));
         t = shown;
-        for (; shown < gen; ++shown)
-            print_reply(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
+        if (gen && !shown) t_first = timer_ms();
+        for (; shown < gen && !dev_ended; ++shown)
+            print_token(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
         if (job_watch(shown != t)) return 1;
     } while (dev_busy());
     t = timer_ms();
     gen = far_peek32(HDR(RB_GENERATED));
-    for (; shown < gen; ++shown) print_reply(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
-    reason = far_peek32(HDR(RB_STOP_REASON));
+    if (gen && !shown) t_first = t;
+    pos = far_peek32(HDR(RB_POS));
+    if (dev_ended) {
+        /* ended mid-job by RUN/STOP (software core): the tokens shown are the answer; the last
+         * one's slot is the next position, as after a stop between tokens (spec §3.7) — before
+         * any, the script's pos (its prompt positions below pos are complete) */
+        gen = shown;
+        reason = STOP_REQUESTED;
+        if (gen) pos = rb.prompt_len + gen - 1;
+    } else {
+        for (; shown < gen; ++shown) print_token(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
+        reason = stopped ? STOP_REQUESTED   /* also when it came while the tokens printed */
+                         : far_peek32(HDR(RB_STOP_REASON));
+    }
 done:
+    progress_clear();
     wrap_flush();
     scr_putc('\n');
-    pos = far_peek32(HDR(RB_POS));
-    reply_ended = h_chat && gen && last_tok == cb_stop;
-    last_tokens = gen;
-    last_ms = t;
     if (dev_error()) {
         job_error();
         return 0;
     }
     if (reason == STOP_EOS) scr_puts("[end of text]\n");
     else if (reason == STOP_CONTEXT_FULL) scr_printf("[context full at %lu tokens: /reset to start again]\n", h_maxctx);
-    else if (reason == STOP_REQUESTED) scr_puts("[stopped]\n");
+    else if (reason == STOP_REQUESTED) scr_puts(msg_stopped);
+    /* as llama.cpp: the prompt's positions up to the first token, then the tokens after it */
+    last_prompt = rb.prompt_len - job_start;
+    last_prompt_ms = gen ? t_first : t;
+    last_tokens = gen;
+    last_gen_ms = t - last_prompt_ms;
     scr_col = COL_GREY;
-    if (!t) t = 1;
-    rate = gen * 10000 / t;   /* tokens per 10 s, i.e. tokens/s with one decimal */
-    scr_printf("[%lu tokens, %lu.%03lu s, %lu.%lu tokens/s]\n", gen, t / 1000, t % 1000, rate / 10,
-               rate % 10);
+    speed(0);
     scr_col = COL_LGREEN;
     return 0;
 }
@@ -352,9 +399,6 @@ done:
 #pragma bss-name(push, "HIBSS")
 static int16_t vec[MAX_DIM];
 #pragma bss-name(pop)
-#pragma bss-name(push, "HIBSS")
-static char text_a[MAX_LINE + 1], text_b[MAX_LINE + 1];
-#pragma bss-name(pop)
 static uint8_t n_stored, next_slot, told_full;
 /* chip RAM (chipram.h): STORE_ADDR MAX_STORED x 2 KB embeddings, TEXT_ADDR x 256 bytes of text */
 
@@ -365,6 +409,13 @@ static const char *stored_text(uint8_t k, char *buf) {
 
 static uint32_t output_word(uint16_t i) { return far_peek32(h_output + ((uint32_t)i << 2)); }
 
+static void embed_time(void) {
+    scr_col = COL_GREY;
+    scr_printf("  [%lu token%s embedded in %lu.%03lu s]\n", last_tokens, plural(last_tokens),
+               last_gen_ms / 1000, last_gen_ms % 1000);
+    scr_col = COL_LGREEN;
+}
+
 /* 0 = done; 1 = the job hangs, back to the model list */
 static uint8_t embed(void) {
     int16_t n, score[MAX_STORED], s;
@@ -372,6 +423,7 @@ static uint8_t embed(void) {
     uint16_t dim = (uint16_t)(h_outdim < MAX_DIM ? h_outdim : MAX_DIM);
     n = tok_encode(line, 1, toks, MAX_PROMPT);
     if (!runnable()) return 0;
+    if (n == TOK_STOPPED) { scr_puts(msg_stopped); return 0; }
     if (n < 0 || (uint32_t)n > h_maxctx) {
         scr_printf("[too long: %d tokens, maximum %lu]\n", n < 0 ? MAX_PROMPT : n, h_maxctx);
         return 0;
@@ -386,9 +438,11 @@ static uint8_t embed(void) {
     go();
     while (dev_busy())
         if (job_watch(0)) return 1;
-    last_ms = timer_ms();
+    progress_clear();
+    last_gen_ms = timer_ms();
+    last_tokens = n;
     if (dev_error()) { job_error(); return 0; }
-    if (stopped) { scr_puts("[stopped]\n"); return 0; }
+    if (stopped || dev_ended) { scr_puts(msg_stopped); return 0; }   /* (the core saw RUN/STOP) */
     if (far_peek32(HDR(RB_STOP_REASON)) != 1) {
         scr_printf("[too long: %d tokens, maximum %lu]\n", n, h_maxctx);
         return 0;
@@ -414,6 +468,7 @@ static uint8_t embed(void) {
         scr_printf("  %c%d.%03d  %s\n", s < 0 ? '-' : '+', abs(s) / 1000, abs(s) % 1000,
                    stored_text(best, text_a));
     }
+    embed_time();
     if (n_stored == MAX_STORED && !told_full) {
         scr_printf("  [the last %u lines are kept: each new one replaces the oldest]\n", MAX_STORED);
         told_full = 1;
@@ -429,7 +484,7 @@ static uint8_t embed(void) {
 /* /tokens TEXT: the ids the tokenizer gives (as for a first turn) */
 static void show_tokens(const char *text) {
     int16_t n = tok_encode(text, 1, toks, MAX_PROMPT), i;
-    if (n < 0) { say(COL_RED, "[line too long]\n"); return; }
+    if (n < 0) { encode_failed(n); return; }
     scr_putc('[');
     for (i = 0; i < n; ++i) {
         if (i) scr_putc(',');
@@ -440,10 +495,12 @@ static void show_tokens(const char *text) {
 
 /* each line at most 80 characters: a full row, never broken */
 static void help(void) {
-    scr_puts("/n N  tokens per answer   /reset  new conversation   /stats  speed and position\n"
-             "/tokens TEXT  token ids   /models  back to the list   /help  this list\n"
-             "/quit  back to BASIC      RUN/STOP stops an answer   /core soft|fpga  which core\n"
-             "/temp X (0 = greedy)  /topk K  /penalty X  /seed N   sampling, shown by /stats\n");
+    scr_puts(encoder ? "/reset  forget the lines   /stats  lines kept and time\n"
+                     : "/n N  tokens per answer   /reset  new conversation   /stats  speed and position\n");
+    scr_puts("/tokens TEXT  token ids   /models  back to the list   /help  this list\n"
+             "/quit  back to BASIC      RUN/STOP stops the model   /core soft|fpga  which core\n");
+    if (!encoder)
+        scr_puts("/temp X (0 = greedy)  /topk K  /penalty X  /seed N   sampling, shown by /stats\n");
 }
 
 static void show_core(void) {
@@ -474,7 +531,6 @@ static void choose_core(const char *which) {
 }
 
 uint8_t chat(const char *name) {
-    uint8_t encoder = far_peek(HDR(H_FLAGS)) & IMG_FLAG_ENCODER;
     uint8_t arch = far_peek(HDR(H_ARCH)), i, c;
     static const char *const arch_names[3] = {"llama", "gpt2", "bert"};
     h_code = far_peek32(HDR(H_CODE));
@@ -485,6 +541,8 @@ uint8_t chat(const char *name) {
     h_outdim = far_peek32(HDR(H_OUTDIM));
     h_eos = far_peek32(HDR(H_EOS));
     h_nvocab = far_peek32(HDR(H_NVOCAB));
+    encoder = far_peek(HDR(H_FLAGS)) & IMG_FLAG_ENCODER;
+    last_prompt = last_prompt_ms = last_tokens = last_gen_ms = 0;
     smp_init(h_output, h_outdim, h_tokens);
     first = 1;
     pos = 0;
@@ -501,10 +559,10 @@ uint8_t chat(const char *name) {
                encoder ? "encoder" : "decoder", h_maxctx, far_peek32(HDR(H_NVOCAB)));
     scr_col = COL_LGREEN;
     if (!tok_init()) { say(COL_RED, "[the image's tokenizer block is damaged]\n"); }
+    vocab_len = tok_index > h_vocab ? tok_index - h_vocab : 0;
+    tok_poll = kbd_stop_pressed;
     script_check();
     runnable();
-    h_chat = reply_ended = 0;
-    if (!encoder) chat_init();
     help();
     for (;;) {
         scr_col = COL_WHITE;
@@ -520,16 +578,22 @@ uint8_t chat(const char *name) {
                 pos = 0;
                 n_stored = next_slot = told_full = 0;
                 scr_puts("[context cleared]\n");
-            } else if (!strncmp(line, "/n ", 3) && atoi(line + 3) > 0) {
+            } else if (!encoder && !strncmp(line, "/n ", 3) && atoi(line + 3) > 0) {
                 n_generate = atoi(line + 3);
-                scr_printf("[%u tokens per answer]\n", n_generate);
+                scr_printf("[%u token%s per answer]\n", n_generate, plural(n_generate));
             } else if (!strncmp(line, "/tokens ", 8)) {
                 show_tokens(line + 8);
             } else if (!strncmp(line, "/core ", 6)) {
                 choose_core(line + 6);
             } else if (!strcmp(line, "/stats")) {
-                scr_printf("[pos %lu of %lu, %u tokens per answer, last: %lu tokens in %lu.%03lu s]\n",
-                           pos, h_maxctx, n_generate, last_tokens, last_ms / 1000, last_ms % 1000);
+                if (encoder) {
+                    scr_printf("[lines kept: %u of %u, context %lu tokens]\n", n_stored, MAX_STORED, h_maxctx);
+                    embed_time();
+                } else {
+                    scr_printf("[pos %lu of %lu, %u token%s per answer]\n", pos, h_maxctx, n_generate,
+                               plural(n_generate));
+                    speed(1);
+                }
                 show_core();
                 if (!encoder) smp_show();
             } else if (encoder || !smp_command(line)) help();
@@ -540,3 +604,4 @@ uint8_t chat(const char *name) {
         } else if (generate()) return CHAT_MODELS;
     }
 }
+#pragma bss-name(pop)

@@ -11,7 +11,7 @@
 #include "softcore.h"
 #include "ssnail_regs.h"
 
-uint8_t core, fpga_version, fpga_caps, soft_status = SOFT_NO_FILE, dev_synced;
+uint8_t core, fpga_version, fpga_caps, soft_status = SOFT_NO_FILE, dev_synced, dev_ended;
 uint32_t fpga_mem, soft_mem;
 const char soft_file[] = "ssnail.core";
 
@@ -74,6 +74,7 @@ uint8_t dev_select(uint8_t which) {
 
 void dev_go(uint32_t job) {
     uint8_t i;
+    dev_ended = 0;
     if (core == CORE_SOFT) {
         sc_job = job;
         sc_memend = IMG_BASE + soft_mem;
@@ -91,12 +92,15 @@ uint8_t dev_busy(void) {
         sc_budget = SOFT_SLICE;
         soft_call(SC_RUN);
         if (sc_result == SOFT_SYNC) dev_synced = 1;
-        if (sc_result == SOFT_HALT || sc_result == SOFT_FAULT) soft_running = 0;
+        if (sc_result == SOFT_STOPPED) dev_ended = 1;   /* RUN/STOP inside an instruction */
+        if (sc_result >= SOFT_HALT) soft_running = 0;      /* HALT, FAULT, STOPPED */
     }
     return soft_running;
 }
 
 uint8_t dev_error(void) { return core == CORE_SOFT ? sc_error : far_peek(SS_ERROR); }
+
+uint32_t dev_job_pc(void) { return sc_faultpc; }
 
 uint32_t dev_fault_pc(void) { return core == CORE_SOFT ? sc_faultpc : far_peek32(SS_FAULT_PC0); }
 
@@ -108,8 +112,9 @@ uint8_t dev_write(uint32_t addr, const void *src, uint16_t n) {
 
 void dev_stop(void) {
     static const uint32_t one = 1;
-    if (core == CORE_SOFT) {
-        dma_copy(HDR(RB_STOP_REQUEST), (uint32_t)(uint16_t)&one, 4);
+    if (core == CORE_SOFT) {   /* the program runs it: it ends here, mid-token if need be */
+        soft_running = 0;
+        dev_ended = 1;
         return;
     }
     /* the port takes bytes while a job runs: no READY wait */

@@ -141,7 +141,7 @@ static void draw_entry(uint8_t i, uint8_t selected) {
 static void draw_count(void) {
     char *row = count_row;
     uint8_t n;
-    n = sprintf(row, "%u models", n_models);
+    n = sprintf(row, n_models == 1 ? "1 model" : "%u models", n_models);
     if (n_models > PER_PAGE) n += sprintf(row + n, ", %u-%u shown", top + 1, top + PER_PAGE);
     if (n_dot_files) n += sprintf(row + n, "; %u \"._\" files skipped", n_dot_files);
     if (n_over) n += sprintf(row + n, "; %u more not listed (at most %u)", n_over, MAX_MODELS);

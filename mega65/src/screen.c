@@ -119,9 +119,11 @@ void scr_draw(char c) {
 
 void scr_log(char c) { serial_putc(c); }
 
+uint8_t scr_quiet;
+
 void scr_putc(char c) {
     scr_draw(c);
-    scr_log(c);
+    if (!scr_quiet) scr_log(c);
 }
 
 void scr_puts(const char *s) {

@@ -41,7 +41,13 @@ static uint16_t prio_hi[MAXCHUNK], prio_lo[MAXCHUNK];
 
 static uint32_t *out_ids;
 static uint16_t out_n, out_max;
-static uint8_t overflow;
+static uint8_t overflow, halted;
+uint8_t (*tok_poll)(void);
+
+static uint8_t halt(void) {
+    if (!halted && tok_poll && tok_poll()) halted = 1;
+    return halted;
+}
 
 uint8_t tok_init(void) {
     static uint8_t key2[2] = {' ', '0'};
@@ -125,6 +131,7 @@ static void merge(const uint8_t *text, uint8_t len) {
     uint16_t bh, bl, h;
     uint32_t id;
     chunk_len = 0;
+    if (halted) return;
     for (i = 0; i < len; ++i) {
         id = far_peek32(byte_table + ((uint16_t)text[i] << 2));
         if (id == TOK_NONE) continue;   /* bytes without a token are dropped */
@@ -140,6 +147,7 @@ static void merge(const uint8_t *text, uint8_t len) {
     p_next[n - 1] = END;
     for (i = 0; i + 1 < n; ++i) eval_pair(i);
     for (;;) {
+        if (halt()) return;
         /* the lowest priority, leftmost on ties */
         bh = bl = 0xFFFF;
         best = END;
@@ -226,6 +234,7 @@ static void wordpiece_word(const uint8_t *w, uint8_t n) {
     while (s < n) {
         id = TOK_NONE;
         for (e = n; e > s; --e) {
+            if (halt()) return;
             kl = 0;
             if (s == 0) key[kl++] = ' ';
             memcpy(key + kl, w + s, e - s);
@@ -263,14 +272,20 @@ static void wordpiece(uint8_t *t, uint8_t n) {
     }
 }
 
+#ifdef __CC65__ /* (HIBSS: the main area is full) */
+#pragma bss-name(push, "HIBSS")
+#endif
 static uint8_t text[MAXCHUNK + 1];
+#ifdef __CC65__
+#pragma bss-name(pop)
+#endif
 
 int16_t tok_encode(const char *in, uint8_t first, uint32_t *out, uint16_t max) {
     uint8_t n = 0;
     out_ids = out;
     out_n = 0;
     out_max = max;
-    overflow = 0;
+    overflow = halted = 0;
     if (tok_kind == TOK_SPM) text[n++] = ' ';
     for (; *in && n < MAXCHUNK; ++in)
         text[n++] = (uint8_t)*in < 0x80 ? (uint8_t)*in : (uint8_t)'?';
@@ -289,5 +304,5 @@ int16_t tok_encode(const char *in, uint8_t first, uint32_t *out, uint16_t max) {
         if (tok_end != TOK_NONE) emit(tok_end);
         break;
     }
-    return overflow ? -1 : (int16_t)out_n;
+    return halted ? TOK_STOPPED : overflow ? -1 : (int16_t)out_n;
 }

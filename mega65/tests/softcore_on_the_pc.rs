@@ -86,6 +86,11 @@ fn builds() -> &'static Builds {
 }
 
 fn c_core(exe: &Path, mem: &[u8], job: u32) -> Outcome {
+    c_core_limited(exe, mem, job, &[])
+}
+
+/// `c_core` with softhost's limits: the instruction limit, then the work limit (0 = none).
+fn c_core_limited(exe: &Path, mem: &[u8], job: u32, limits: &[u64]) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
     let (inp, outp) = (dir.path().join("in.bin"), dir.path().join("out.bin"));
     std::fs::write(&inp, mem).unwrap();
@@ -93,6 +98,7 @@ fn c_core(exe: &Path, mem: &[u8], job: u32) -> Outcome {
         .arg(&inp)
         .arg(format!("{job:#x}"))
         .arg(&outp)
+        .args(limits.iter().map(|l| l.to_string()))
         .output()
         .unwrap();
     assert!(
@@ -236,4 +242,142 @@ fn bert_images_run_to_halt_with_the_same_memory_as_the_rust_core() {
         &PROMPTS[..2],
         0,
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// (c) The instruction and work limits (spec §6.1): code 4 where the Rust core gives it.
+
+/// The Rust core with `instr_limit` and `work_limit` (`u64::MAX`: none), as `rust_core`.
+fn rust_core_limited(mem: &[u8], job: u32, instr_limit: u64, work_limit: u64) -> Outcome {
+    let mut m = ssnail_core::Machine::new(mem.len());
+    m.numerics = ssnail_core::Numerics::Hardware;
+    m.instr_limit = instr_limit;
+    m.work_limit = work_limit;
+    m.mem_mut().copy_from_slice(mem);
+    struct Syncs(u64);
+    impl ssnail_core::Host for Syncs {
+        fn on_sync(&mut self, _m: &mut ssnail_core::Machine) {
+            self.0 += 1;
+        }
+    }
+    let mut host = Syncs(0);
+    let (error, fault_pc) = match m.run(job, &mut host) {
+        Ok(()) => (0, 0),
+        Err(f) => (f.code(), f.pc),
+    };
+    Outcome {
+        mem: m.mem().to_vec(),
+        error,
+        fault_pc,
+        syncs: host.0,
+    }
+}
+
+/// A prompt's job on `img`: its memory and the job pointer.
+fn prompt_job(img: &[u8], prompt: &[u32], n_generate: u32) -> (Vec<u8>, u32) {
+    use ssnail_format::image::{rt, BASE};
+    let (dev, _) = ssnail_core::Ssnail::load_bytes(img, None).unwrap();
+    let h = dev.header();
+    let mut m = dev.machine.mem().to_vec();
+    let mut poke = |addr: u32, v: u32| {
+        let o = (addr - BASE) as usize;
+        m[o..o + 4].copy_from_slice(&v.to_le_bytes());
+    };
+    for (i, &t) in prompt.iter().enumerate() {
+        poke(h.tokens + 4 * i as u32, t % h.n_vocab);
+    }
+    poke(BASE + rt::POS, 0);
+    poke(BASE + rt::PROMPT_LEN, prompt.len() as u32);
+    poke(BASE + rt::N_GENERATE, n_generate);
+    (m, h.code)
+}
+
+/// The work (Machine::work) before each instruction of the job, with its opcode, and at HALT.
+fn work_trace(mem: &[u8], job: u32) -> Vec<(u64, u8)> {
+    let mut m = ssnail_core::Machine::new(mem.len());
+    m.numerics = ssnail_core::Numerics::Hardware;
+    m.mem_mut().copy_from_slice(mem);
+    m.regs.pc = job;
+    let mut trace = Vec::new();
+    loop {
+        let pc = m.regs.pc as usize - ssnail_format::image::BASE as usize;
+        trace.push((m.work(), m.mem()[pc]));
+        if m.step(&mut ssnail_core::NoHost).unwrap() == ssnail_core::Step::Halt {
+            return trace;
+        }
+    }
+}
+
+/// The instruction limit at several points of a whole job, and the work limit exactly at the
+/// work before an instruction of every opcode the job has (one byte of traffic counted wrong
+/// anywhere before it moves the fault to another instruction), one byte above it, and inside
+/// each ATTN's own work: the C core faults with code 4 at the Rust core's PC and leaves the same
+/// memory. Without limits both run to HALT.
+#[test]
+fn the_instruction_and_work_limits_fault_with_code_4_where_the_rust_core_does() {
+    let images = [
+        ("llama", common::test_images::llama()),
+        ("gpt2", common::test_images::gpt2()),
+        ("bert", common::test_images::bert()),
+    ];
+    for (name, img) in &images {
+        let (mem, job) = prompt_job(img, &[1, 17, 30, 5], 3);
+        let trace = work_trace(&mem, job);
+        let n = trace.len() as u64;
+        let mut cases: Vec<(u64, u64, String)> = [1, n / 3, n - 1]
+            .iter()
+            .map(|&l| (l, u64::MAX, format!("{name}: instruction limit {l} of {n}")))
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        for (k, &(w, op)) in trace.iter().enumerate() {
+            // the first instruction of each opcode after its first occurrence, so the work of
+            // every opcode before it is in the count
+            if k > 0 && seen.insert(trace[k - 1].1 as u16) {
+                // (one byte above the work before HALT lets HALT run)
+                let above = if op == ssnail_format::isa::Op::Halt as u8 {
+                    w
+                } else {
+                    w + 1
+                };
+                for l in [w, above] {
+                    cases.push((
+                        u64::MAX,
+                        l,
+                        format!("{name}: work limit {l} before #{k} (${op:02X})"),
+                    ));
+                }
+            }
+            if op == ssnail_format::isa::Op::Attn as u8 && seen.insert(0x100 + op as u16) {
+                let next = trace[k + 1].0;
+                for l in [next - 1, next - 2 * 4 * 128, w + 48] {
+                    cases.push((
+                        u64::MAX,
+                        l,
+                        format!("{name}: work limit {l} inside ATTN #{k}"),
+                    ));
+                }
+            }
+        }
+        for (instr, work, what) in &cases {
+            let rust = rust_core_limited(&mem, job, *instr, *work);
+            assert_eq!(
+                rust.error, 4,
+                "{what}: the Rust core did not stop at the limit"
+            );
+            let limits = [
+                (*instr).min(u32::MAX as u64),
+                if *work == u64::MAX { 0 } else { *work },
+            ];
+            for (build, exe) in &builds().exes {
+                let c = c_core_limited(exe, &mem, job, &limits);
+                compare(what, build, &rust, &c, &[]);
+            }
+        }
+        let rust = rust_core_limited(&mem, job, n, u64::MAX);
+        assert_eq!(rust.error, 0, "{name}: {n} instructions run to HALT");
+        for (build, exe) in &builds().exes {
+            let c = c_core_limited(exe, &mem, job, &[n, trace[trace.len() - 1].0 + 16]);
+            compare(&format!("{name} within its limits"), build, &rust, &c, &[]);
+        }
+    }
 }

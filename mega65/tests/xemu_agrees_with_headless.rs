@@ -11,7 +11,9 @@
 //! run as root, so as root it runs as nobody (setpriv) with its own HOME.
 
 use ssnail_mega65_program as common;
-use ssnail_mega65_program::test_images::{bert, gpt2, llama, with_one_weight_byte_flipped};
+use ssnail_mega65_program::test_images::{
+    bert, gpt2, huge_attn, llama, with_one_weight_byte_flipped,
+};
 
 use ssnail_core::{Board, Machine as Core, NoHost, Numerics, Ssnail};
 use ssnail_disk::{FileType, D81};
@@ -637,9 +639,9 @@ fn type_lines_headless(m: &mut Machine, lines: &[&str], seconds: u64) -> String 
     String::from_utf8_lossy(&m.serial).into_owned()
 }
 
-/// The transcript without its timings: a number before `s`, `s,`, `s]` or `tokens/s]` becomes
-/// `T` (load seconds, answer seconds, tokens per second), which depend on each emulator's CPU
-/// timing, not on the program.
+/// The transcript without its timings: a number before `s`, `s,`, `s]`, `tokens/s]` or
+/// `tokens/s)]` (after a `(`) becomes `T` (load seconds, prompt and answer seconds, tokens per
+/// second), which depend on each emulator's CPU timing, not on the program.
 fn untimed(t: &str) -> String {
     t.split('\n')
         .map(|line| {
@@ -647,8 +649,8 @@ fn untimed(t: &str) -> String {
             let mut out: Vec<&str> = Vec::with_capacity(words.len());
             for (i, w) in words.iter().enumerate() {
                 let unit = words.get(i + 1).copied().unwrap_or("");
-                let timed = matches!(unit, "s" | "s," | "s]" | "tokens/s]")
-                    && w.trim_start_matches('[').parse::<f64>().is_ok();
+                let timed = matches!(unit, "s" | "s," | "s]" | "tokens/s]" | "tokens/s)]")
+                    && w.trim_start_matches(['[', '(']).parse::<f64>().is_ok();
                 out.push(if timed { "T" } else { w });
             }
             out.join(" ")
@@ -878,4 +880,59 @@ fn stock_xemu_runs_the_software_core_from_the_d81_and_answers_as_ssnail_run_hw()
         untimed(&h),
         "xemu (left) vs headless MEGA65 (right)"
     );
+}
+
+/// RUN/STOP (matrix key 63) in stock xemu while the software core is inside one ATTN of 500,000
+/// heads (hours of work) ends the job: `[stopped]`, and the prompt is back. The core reads the
+/// keyboard inside the instruction; before, RUN/STOP was only read between instructions.
+#[test]
+fn stock_xemu_stops_a_software_core_job_inside_one_huge_attn_at_run_stop() {
+    const KEY_STOP: u8 = 63;
+    let source = xemu_source_or_fail();
+    eprintln!("xemu from {source}");
+    let xemu = stock_xemu();
+    let work = tempfile::tempdir().unwrap();
+    let core = common::build_core(&work.path().join("core")).unwrap_or_else(|e| panic!("{e}"));
+    let mut disk = D81::new("SSNAIL", *b"65").unwrap();
+    disk.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    disk.add_file(common::SOFT_CORE_FILE, FileType::Seq, &core)
+        .unwrap();
+    disk.add_file("attn.ssnail", FileType::Seq, &huge_attn())
+        .unwrap();
+    let d81 = disk.into_bytes();
+    let sd = work.path().join("sd");
+    write_tree(&sd, &[("SSNAIL.PRG", prg())]);
+    let run = work.path().join("run");
+    let loader = onboard(&work.path().join("build"));
+    write_tree(
+        &run,
+        &[("soft.d81", d81.as_slice()), ("onboard.prg", &loader)],
+    );
+    open_to_all(work.path());
+    let serial = run.join("serial.txt");
+    let child = start_xemu_for(&xemu, &run, &sd, &run.join("soft.d81"), &serial, &[], 300);
+    let limit = Duration::from_secs(60);
+    let listed = wait_serial(&serial, LISTED, 1, limit);
+    let mut stopped_in = None;
+    if listed.contains(LISTED) {
+        let mut keys = type_lines_in_xemu(&run, &serial, &[], limit, limit);
+        keys.type_text("the cat");
+        keys.tap(KEY_RETURN);
+        wait_for(&serial, limit, |t| t.contains("> the cat\n"));
+        std::thread::sleep(Duration::from_secs(3));
+        let t0 = Instant::now();
+        keys.tap(KEY_STOP);
+        wait_for(&serial, limit, |t| {
+            t.contains("[stopped]") && t.ends_with(PROMPT)
+        });
+        stopped_in = Some(t0.elapsed());
+    }
+    stop_xemu(child);
+    let x = String::from_utf8_lossy(&std::fs::read(&serial).unwrap_or_default()).into_owned();
+    assert!(x.contains("> the cat\n"), "{x}");
+    assert!(
+        x.contains("[stopped]") && x.ends_with(PROMPT),
+        "RUN/STOP did not stop the job: {x}"
+    );
+    eprintln!("stopped {stopped_in:?} after the key (host time)");
 }

@@ -14,7 +14,7 @@ use ssnail_format::registers::error;
 use std::fmt;
 
 /// Default cumulative instruction limit (since load).
-pub const DEFAULT_INSTR_LIMIT: u64 = 50_000_000;
+pub use ssnail_format::registers::DEFAULT_INSTR_LIMIT;
 
 /// Why execution stopped abnormally.
 #[derive(Clone, Debug, PartialEq)]
