@@ -39,7 +39,7 @@ M65_CFLAGS := -t none --cpu 6502 -O -I $(M65_DIR)/include -I $(M65_DIR)/softcore
 $(M65_OBJ)/%.c.o: $(M65_DIR)/src/%.c $(M65_H) $(M65_DIR)/softcore/softcore.h
 	@mkdir -p $(M65_OBJ)
 	$(CL65) $(M65_CFLAGS) -c -o $@ $<
-$(M65_OBJ)/%.s.o: $(M65_DIR)/src/%.s $(M65_DIR)/include/softcall.inc
+$(M65_OBJ)/%.s.o: $(M65_DIR)/src/%.s $(M65_DIR)/include/softcall.inc $(M65_DIR)/include/ssnail_regs.inc
 	@mkdir -p $(M65_OBJ)
 	$(CL65) -t none --asm-include-dir $(M65_DIR)/include -c -o $@ $<
 $(M65_OBJ)/crt0.o: $(M65_CRT0)
@@ -86,7 +86,8 @@ disk: $(M65_PRG) $(M65_CORE) $(D81_TOOL)
 
 mega65-hosttest: $(M65_OUT)/tokhost
 
-$(M65_OUT)/tokhost: $(M65_DIR)/host/tokhost.c $(M65_DIR)/host/far_host.c $(M65_DIR)/src/tokenizer.c \
+$(M65_OUT)/tokhost: $(M65_DIR)/host/tokhost.c $(M65_DIR)/host/far_host.c $(M65_DIR)/host/imgmem_host.c \
+		$(M65_DIR)/src/tokenizer.c \
 		$(M65_DIR)/src/fold.c $(M65_H)
 	@mkdir -p $(M65_OUT)
 	$(CC) -O2 -Wall -I $(M65_DIR)/include -o $@ $(filter %.c,$^)

@@ -13,6 +13,41 @@ use crate::registers::{self as regs, error, reg};
 use crate::tokblock::{self, tb};
 use std::fmt::Write;
 
+/// The same constants for ca65 (mega65/include/ssnail_regs.inc): every numeric `#define` of
+/// [`c_header`] as `NAME = value`, so the program's assembly uses the contract's numbers too.
+/// Regenerate with `cargo run -q -p ssnail-format --example c_header -- --ca65`.
+pub fn ca65_include() -> String {
+    let mut o = String::from(
+        "; ssnail_regs.inc: the SSNAIL contract for ca65, the numeric constants of ssnail_regs.h.\n\
+         ; GENERATED from the ssnail-format crate (format/src/c_header.rs); do not edit. Regenerate:\n\
+         ;   cargo run -q -p ssnail-format --example c_header -- --ca65 > mega65/include/ssnail_regs.inc\n",
+    );
+    for l in c_header().lines() {
+        let Some(def) = l.strip_prefix("#define ") else {
+            continue;
+        };
+        let (name, rest) = def.split_once(' ').unwrap_or((def, ""));
+        let (value, comment) = match rest.split_once("/*") {
+            Some((v, c)) => (v.trim(), c.trim_end_matches("*/").trim()),
+            None => (rest.trim(), ""),
+        };
+        // Strings and function-like macros have no ca65 constant form.
+        if name.contains('(') || value.starts_with('"') || name.ends_with("_H") || value.is_empty() {
+            continue;
+        }
+        let value = value
+            .replace("0x", "$")
+            .replace("UL", "");
+        let text = if comment.is_empty() {
+            format!("{name:<21} = {value}")
+        } else {
+            format!("{name:<21} = {value:<18} ; {comment}")
+        };
+        writeln!(o, "{}", text.trim_end()).unwrap();
+    }
+    o
+}
+
 /// The whole header text.
 pub fn c_header() -> String {
     let mut o = String::new();
@@ -104,6 +139,11 @@ pub fn c_header() -> String {
     line("IMG_OUTPUT_AREA", hex32(image::OUTPUT_AREA), "");
     line("IMG_TOKENS", hex32(image::TOKENS), "token buffer, u32 each");
     line("IMG_TOKEN_SLOTS", image::TOKEN_SLOTS.to_string(), "");
+    line(
+        "IMG_MAX_CTX",
+        image::MAX_CTX.to_string(),
+        "largest context (H_MAXCTX)",
+    );
     line("IMG_PAYLOAD_BASE", hex32(image::PAYLOAD_BASE), "");
     line("IMG_HYPERRAM_BOUNDARY", hex32(image::HYPERRAM_BOUNDARY), "");
     for (name, v) in [

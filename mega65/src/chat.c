@@ -129,7 +129,20 @@ static uint8_t write_job(uint32_t start, uint16_t n) {
     return dev_write(HDR(RB_POS), &rb, sizeof rb);
 }
 
-static void port_error(void) { say(COL_RED, "[load port error writing the prompt]\n"); }
+/* a refused write (dev_write): one line, then back to the model list */
+static uint8_t port_error(void) {
+    say(COL_RED, "[the prompt could not be written into the image's memory: back to the list]\n");
+    return 1;
+}
+
+/* token slot i, or TOK_NONE past the image's token buffer: the counts that say which slots to
+ * read (pos, generated) come from SSNAIL memory, which a script may write */
+static uint32_t slot(uint32_t i) { return i > h_maxctx ? TOK_NONE : far_peek32(h_tokens + (i << 2)); }
+/* the runtime block's count of generated tokens, at most a context's worth */
+static uint32_t generated(void) {
+    uint32_t g = far_peek32(HDR(RB_GENERATED));
+    return g > h_maxctx ? h_maxctx : g;
+}
 
 /* a faulted job: its error code (spec §3.4) and where */
 static void job_error(void) {
@@ -151,9 +164,10 @@ static uint8_t sampled(void) {
         s_reason = far_peek32(HDR(RB_STOP_REASON));
         if (dev_error() || s_reason == STOP_CONTEXT_FULL) return 0;
         pos = far_peek32(HDR(RB_POS));
+        if (pos - 1 >= h_maxctx) return 0;   /* no logits' position in the token buffer */
         s_tok = smp_choose(pos - 1);
-        if (s_tok == SMP_KEEP) s_tok = far_peek32(h_tokens + (pos << 2));
-        else if (!dev_write(h_tokens + (pos << 2), &s_tok, 4)) { port_error(); return 0; }
+        if (s_tok == SMP_KEEP) s_tok = slot(pos);
+        else if (!dev_write(h_tokens + (pos << 2), &s_tok, 4)) return port_error();
         print_token(s_tok);
         job_watch(1);
         s_reason = s_tok == h_eos ? STOP_EOS : ++s_gen == n_generate ? STOP_COUNT
@@ -161,7 +175,7 @@ static uint8_t sampled(void) {
         if (s_reason) return 0;
         rb.pos = pos;
         rb.prompt_len = pos + 1;
-        if (!write_job(0, 0)) { port_error(); return 0; }
+        if (!write_job(0, 0)) return port_error();
         go();
     }
 }
@@ -229,7 +243,7 @@ static uint8_t generate(void) {
         scr_printf("[context full at %lu tokens: /reset to start again]\n", h_maxctx);
         return 0;
     }
-    if (!write_job(start, n)) { port_error(); return 0; }
+    if (!write_job(start, n)) return port_error();
     first = 0;
     fold_reset();
     watch_start();
@@ -242,15 +256,14 @@ static uint8_t generate(void) {
         goto done;
     }
     do {
-        gen = far_peek32(HDR(RB_GENERATED));
+        gen = generated();
         t = shown;
-        for (; shown < gen; ++shown)
-            print_token(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
+        for (; shown < gen; ++shown) print_token(slot(rb.prompt_len + shown));
         if (job_watch(shown != t)) return 1;
     } while (dev_busy());
     t = timer_ms();
-    gen = far_peek32(HDR(RB_GENERATED));
-    for (; shown < gen; ++shown) print_token(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
+    gen = generated();
+    for (; shown < gen; ++shown) print_token(slot(rb.prompt_len + shown));
     reason = far_peek32(HDR(RB_STOP_REASON));
 done:
     wrap_flush();
@@ -310,7 +323,7 @@ static uint8_t embed(void) {
     rb.n_generate = 0;
     rb.generated = 0;
     rb.stop_request = 0;
-    if (!write_job(0, n)) { port_error(); return 0; }
+    if (!write_job(0, n)) return port_error();
     watch_start();
     go();
     while (dev_busy())
@@ -429,7 +442,6 @@ uint8_t chat(const char *name) {
     scr_printf("[%s %s, context %lu, vocab %lu]\n", arch_names[arch < 3 ? arch : 0],
                encoder ? "encoder" : "decoder", h_maxctx, far_peek32(HDR(H_NVOCAB)));
     scr_col = COL_LGREEN;
-    if (!tok_init()) { say(COL_RED, "[the image's tokenizer block is damaged]\n"); }
     script_check();
     runnable();
     help();

@@ -5,6 +5,7 @@
 #include "dma.h"
 #include "far.h"
 #include "fdc.h"
+#include "imgmem.h"
 #include "loader.h"
 #include "models.h"
 #include "softcall.h"
@@ -76,7 +77,7 @@ void dev_go(uint32_t job) {
     uint8_t i;
     if (core == CORE_SOFT) {
         sc_job = job;
-        sc_memend = IMG_BASE + soft_mem;
+        sc_memend = img_top;   /* the script's accesses end where the image's memory ends */
         soft_call(SC_GO);
         soft_running = 1;
         return;
@@ -101,6 +102,9 @@ uint8_t dev_error(void) { return core == CORE_SOFT ? sc_error : far_peek(SS_ERRO
 uint32_t dev_fault_pc(void) { return core == CORE_SOFT ? sc_faultpc : far_peek32(SS_FAULT_PC0); }
 
 uint8_t dev_write(uint32_t addr, const void *src, uint16_t n) {
+    /* only into the image's memory, whichever core: the FPGA's load port would refuse less, and
+     * the software core's DMA would write anywhere */
+    if (!img_inside(addr, n, 0)) return 0;
     if (core != CORE_SOFT) return port_write(addr, src, n);
     dma_copy(addr, (uint32_t)(uint16_t)src, n);
     return 1;
