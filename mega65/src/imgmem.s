@@ -143,10 +143,10 @@ _img_header_bad:
         sec
         q
         sbc     ia
+        q
+        sta     icount                  ; (before X changes: X is Q's second byte)
         ldx     #3
         bcc     @bad                    ; $0C below $08
-        q
-        sta     icount
         lda     #0
         jsr     check
         ldx     #3

@@ -71,6 +71,12 @@ fn run(setup: &Setup, keys: &str, until: &str, seconds: f64) -> String {
 
 /// As `run`, until `until` has appeared `times` times.
 fn run_n(setup: &Setup, keys: &str, until: &str, times: usize, seconds: f64) -> String {
+    let m = run_machine(setup, keys, until, times, seconds);
+    String::from_utf8_lossy(&m.serial).into_owned()
+}
+
+/// As `run_n`; the machine afterwards.
+fn run_machine(setup: &Setup, keys: &str, until: &str, times: usize, seconds: f64) -> Machine {
     let mut m = Machine::new();
     if let Some(mib) = setup.ssnail_mib {
         let mut core = Core::new(mib << 20);
@@ -114,7 +120,17 @@ fn run_n(setup: &Setup, keys: &str, until: &str, times: usize, seconds: f64) -> 
             break;
         }
     }
-    String::from_utf8_lossy(&m.serial).into_owned()
+    m
+}
+
+/// The software core (`make mega65-core`), built once.
+fn soft_core() -> &'static [u8] {
+    static CORE: OnceLock<Vec<u8>> = OnceLock::new();
+    CORE.get_or_init(|| {
+        let out_dir =
+            std::env::temp_dir().join(format!("ssnail-mega65-test-core-{}", std::process::id()));
+        common::build_core(&out_dir).unwrap_or_else(|e| panic!("{e}"))
+    })
 }
 
 fn disk_with(files: &[(&str, &[u8])]) -> Vec<u8> {
@@ -828,7 +844,7 @@ fn from_a_real_drive_the_program_seeks_the_track_and_loads_the_model() {
     let prompt = "the cat sat on the mat";
     let t = run(
         &setup,
-        &format!("{{RETURN}}/temp 0{{RETURN}}/n 8{{RETURN}}{prompt}{{RETURN}}"),
+        &format!("{{RETURN}}/temp 0{{RETURN}}/n 4{{RETURN}}{prompt}{{RETURN}}"),
         "tokens/s]",
         120.0,
     );
@@ -1106,7 +1122,7 @@ fn a_72_mb_layout_image_loads_from_the_sd_card_on_a_72_mb_board() {
     let prompt = "the cat sat";
     let t = run(
         &setup,
-        &format!("{{RETURN}}/temp 0{{RETURN}}/n 8{{RETURN}}{prompt}{{RETURN}}"),
+        &format!("{{RETURN}}/temp 0{{RETURN}}/n 4{{RETURN}}{prompt}{{RETURN}}"),
         "tokens/s]",
         200.0,
     );
@@ -1418,4 +1434,137 @@ fn the_model_browser_shows_each_models_description_size_and_fit_and_scrolls() {
     let back = screen(&mut m);
     assert_eq!(back[3], "13 models, 1-10 shown");
     assert!(back[4].starts_with("M00.SSNAIL ") && reversed(&mut m, 4) && reversed(&mut m, 5));
+}
+
+/// `img` with the u32 at header offset `at` set to `v`.
+fn with_u32(img: &[u8], at: usize, v: u32) -> Vec<u8> {
+    let mut out = img.to_vec();
+    out[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    out
+}
+
+/// Every address the program takes from an image is checked against the image's memory
+/// ($8000000 + header $38) before it reads or writes there: on the FPGA core (whose load port
+/// alone would refuse less) and on the software core (whose DMA would write anywhere: a token
+/// buffer at $0000800 put the prompt on the screen's top row, one in the program's code broke
+/// the program). Each hostile image gets one line in the model list, nothing else changes (the
+/// screen's top row, the program's code), and the next image loads and answers as `ssnail run`.
+#[test]
+fn addresses_an_image_gives_outside_its_memory_are_refused_in_one_line_on_both_cores() {
+    use ssnail_format::image::{h, Header, BASE};
+    let img = llama();
+    let hd = Header::parse(&img).unwrap();
+    let end = BASE + hd.mem_needed;
+    let hostile: Vec<(String, Vec<u8>, &str)> = vec![
+        (
+            "A_SCREEN",
+            with_u32(&img, h::TOKENS, 0x800),
+            "token buffer (header $14, $20)",
+        ),
+        (
+            "B_CODE",
+            with_u32(&img, h::TOKENS, 0x2100),
+            "token buffer (header $14, $20)",
+        ),
+        (
+            "C_CTX",
+            with_u32(&img, h::MAXCTX, 5000),
+            "token buffer (header $14, $20)",
+        ),
+        (
+            "D_IO",
+            with_u32(&img, h::OUTPUT, 0xFFD_3000),
+            "output vector (header $30, $34)",
+        ),
+        (
+            "E_SCRIPT",
+            with_u32(&img, h::DATA, end + 16),
+            "script (header $08, $0C)",
+        ),
+        (
+            "F_VOCAB",
+            with_u32(&img, h::VOCAB, end - 64),
+            "tokenizer tables (header $78)",
+        ),
+        (
+            "G_TOKBLOCK",
+            with_u32(&img, h::TOKENIZER, 0x800),
+            "tokenizer tables (header $78)",
+        ),
+        (
+            "H_PAYLOAD",
+            with_u32(&img, h::LOAD_BASE, end - 256),
+            "payload (header $64, $2C)",
+        ),
+    ]
+    .into_iter()
+    .map(|(n, b, w)| (format!("{n}.SSNAIL"), b, w))
+    .collect();
+    let prg = prg();
+    let prompt = "the cat sat on the mat";
+    for soft in [false, true] {
+        let which = if soft { "software core" } else { "FPGA core" };
+        // On the SD card, listed by name: the hostile ones, then Z_GOOD.SSNAIL.
+        let mut files: Vec<(&str, &[u8])> = hostile
+            .iter()
+            .map(|(n, b, _)| (n.as_str(), b.as_slice()))
+            .collect();
+        files.push(("Z_GOOD.SSNAIL", &img));
+        let core: &[(&str, &[u8])] = if soft {
+            &[(common::SOFT_CORE_FILE, soft_core())]
+        } else {
+            &[]
+        };
+        let setup = Setup {
+            d81: Some(disk_with(core)),
+            sd: Some(sd_with(&files)),
+            ssnail_mib: (!soft).then_some(8),
+            ..Default::default()
+        };
+        // Each hostile image in turn (RETURN, then DOWN to the next), the last one refused.
+        let keys = "{RETURN}{DOWN}".repeat(hostile.len());
+        let mut m = run_machine(
+            &setup,
+            &keys,
+            "lies outside the image's memory",
+            hostile.len(),
+            60.0,
+        );
+        let t = String::from_utf8_lossy(&m.serial).into_owned();
+        for (name, _, what) in &hostile {
+            let line = format!("{name}: {what} lies outside the image's memory ($38)");
+            assert!(t.contains(&line), "{which}: no line {line:?}:\n{t}");
+        }
+        assert!(!t.contains("[load port error"), "{which}: {t}");
+        // Nothing outside the image's memory changed: the screen's top row is the browser's
+        // title, the program's code and read-only data are the PRG's bytes.
+        let top = m.peek_phys(0x800, 25);
+        assert_eq!(&top[..], b"SSNAIL for MEGA65: models", "{which}: {t}");
+        let code = &prg[2..prg.len() - 512];
+        assert!(
+            m.peek_phys(0x2001, code.len()) == code,
+            "{which}: the program's code changed"
+        );
+        // The list is still there: the good image loads and answers.
+        m.keys.schedule(
+            &KeyScript::parse(&format!(
+                "{{RETURN}}/temp 0{{RETURN}}/n 4{{RETURN}}{prompt}{{RETURN}}"
+            ))
+            .unwrap(),
+            m.cycles,
+        );
+        for _ in 0..3000 {
+            m.run(CPU_HZ / 10);
+            if String::from_utf8_lossy(&m.serial).contains("tokens/s]") {
+                break;
+            }
+        }
+        let t = String::from_utf8_lossy(&m.serial).into_owned();
+        assert!(t.contains("Loaded Z_GOOD.SSNAIL"), "{which}: {t}");
+        assert_eq!(
+            answer(&t, prompt),
+            reference(&img, prompt, 4),
+            "{which}: {t}"
+        );
+    }
 }

@@ -567,7 +567,8 @@ fn an_sd_image_of_several_megabytes_loads_straight_into_attic_ram_byte_for_byte(
         assert_memory_equal(&mut m, &dev, &format!("BIG.SSNAIL loaded, {board_name}"));
     }
 
-    // The payload 242,176 bytes below the end of an R3's 8 MB: refused before any byte moves.
+    // The payload 242,176 bytes below the end of an R3's 8 MB, past the image's memory: refused
+    // before any byte moves.
     let mut high = llama();
     let payload = (high.len() - ssnail_format::image::HEADER_LEN) as u32;
     let at = ssnail_format::image::h::LOAD_BASE;
@@ -576,12 +577,12 @@ fn an_sd_image_of_several_megabytes_loads_straight_into_attic_ram_byte_for_byte(
         Cores::SoftOnly(Board::R3),
         disk(&[("high.ssnail", &high)]),
         "{RETURN}",
-        "SSNAIL memory (header $64)",
+        "lies outside the image's memory",
         1,
         60.0,
     ));
     assert!(
-        t.contains("high.ssnail: payload outside SSNAIL memory (header $64)"),
+        t.contains("high.ssnail: payload (header $64, $2C) lies outside the image's memory ($38)"),
         "{t}"
     );
 }
