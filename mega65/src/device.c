@@ -52,15 +52,13 @@ void dev_soft_load(void) {
         t = far_peek(a);
         s = far_peek(a + 1);
         n = t ? 254 : s ? s - 1 : 0;
-        if (!off) {   /* the header opens the first block */
-            if (n < sc_hdr_len + 2) return;
-            len = far_peek(a + 2 + sc_hdr_len) | (uint16_t)far_peek(a + 3 + sc_hdr_len) << 8;
-            if (len < sizeof sc_magic || len > sc_size) return;
-        }
+        /* the header opens the first block: magic, ABI and every length in it checked */
+        if (!off && !(len = soft_header(a + 2))) return;
         if (!soft_put(off, a + 2, n, len)) return;
         off += n;
     }
-    if (off != (uint32_t)len + sc_tab_size || far_cmp(sc_phys, sc_magic, sizeof sc_magic)) return;
+    /* the whole file there, and its check sums right, before any of it runs */
+    if (off != (uint32_t)len + sc_tab_size || !soft_sums_ok()) return;
     soft_call(SC_INIT);
     soft_status = SOFT_LOADED;
 }

@@ -1568,3 +1568,76 @@ fn addresses_an_image_gives_outside_its_memory_are_refused_in_one_line_on_both_c
         );
     }
 }
+
+/// The C stack (linker/mega65.cfg: 1 KB from $D000 down) holds what the program puts there with
+/// room to spare: filled with a pattern before the start, at most half of it is written in a
+/// sampled llama conversation with every command on the FPGA core, a greedy one on the software
+/// core and a bert session (about 100 bytes were measured in each).
+#[test]
+fn the_c_stack_stays_within_half_its_1_kb_in_every_kind_of_session() {
+    const STACK: u32 = 0xCC00;
+    const SIZE: usize = 0x400;
+    let (llama, bert) = (llama(), bert());
+    let sessions: [(&str, bool, &[u8], &str, &str, usize); 3] = [
+        (
+            "sampled llama, FPGA",
+            false,
+            &llama,
+            "{RETURN}/seed 3{RETURN}/n 4{RETURN}the cat sat on the mat and the dog{RETURN}\
+             /tokens hello world{RETURN}/stats{RETURN}/help{RETURN}/core soft{RETURN}/n 70000{RETURN}\
+             /reset{RETURN}/models{RETURN}",
+            "R: look again",
+            2,
+        ),
+        (
+            "greedy llama, software core",
+            true,
+            &llama,
+            "{RETURN}/temp 0{RETURN}/n 2{RETURN}the cat{RETURN}/stats{RETURN}",
+            "[core: ",
+            1,
+        ),
+        (
+            "bert, FPGA",
+            false,
+            &bert,
+            "{RETURN}the cat sat{RETURN}a kitten rests{RETURN}stocks fell today{RETURN}/stats{RETURN}",
+            "[core: ",
+            1,
+        ),
+    ];
+    for (what, soft, img, keys, until, times) in sessions {
+        let mut files: Vec<(&str, &[u8])> = vec![("model.ssnail", img)];
+        if soft {
+            files.insert(0, (common::SOFT_CORE_FILE, soft_core()));
+        }
+        let d81 = disk_with(&files);
+        let mut m = Machine::new();
+        if !soft {
+            let mut core = Core::new(8 << 20);
+            core.numerics = Numerics::Hardware;
+            m.attach_ssnail(Ssnail::with_board(core, Board::R3));
+        }
+        m.mount_d81(d81.clone());
+        let program = D81::from_bytes(d81).unwrap().read_file("ssnail").unwrap();
+        let (_, entry) = m.load_prg(&program, None).unwrap();
+        m.poke_phys(STACK, &[0xA5; SIZE]);
+        m.keys.schedule(&KeyScript::parse(keys).unwrap(), 0);
+        m.start_at(entry);
+        for _ in 0..3000 {
+            m.run(CPU_HZ / 10);
+            if String::from_utf8_lossy(&m.serial).matches(until).count() >= times {
+                break;
+            }
+        }
+        let t = String::from_utf8_lossy(&m.serial).into_owned();
+        assert!(t.matches(until).count() >= times, "{what}: {t}");
+        let used = SIZE
+            - m.peek_phys(STACK, SIZE)
+                .iter()
+                .position(|&b| b != 0xA5)
+                .unwrap_or(SIZE);
+        eprintln!("{what}: {used} bytes of the C stack used");
+        assert!(used <= SIZE / 2, "{what}: {used} bytes of the C stack used");
+    }
+}
