@@ -402,8 +402,10 @@ static void choose_core(const char *which) {
         return;
     }
     if (!dev_select(c)) {
-        scr_puts(c == CORE_SOFT ? "[no software core: ssnail.core is not on the disk]\n"
-                                : "[no SSNAIL FPGA core in this MEGA65]\n");
+        if (c == CORE_FPGA) scr_puts("[no SSNAIL FPGA core in this MEGA65]\n");
+        else if (soft_status == SOFT_BAD_FILE)
+            scr_printf("[%s on the disk is damaged or of another build: not run]\n", soft_file);
+        else scr_puts("[no software core: ssnail.core is not on the disk]\n");
         return;
     }
     if (need > avail_mem) {
