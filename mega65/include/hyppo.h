@@ -39,7 +39,12 @@ void hy_close(void);
 uint8_t hy_opendir(void);                /* 1 = ok */
 uint8_t hy_readdir(void);                /* 1 = record at HYPPO_DIRENT */
 void hy_closedir(void);
+/* readdir record (Hyppo dos.asm; emu/mega65 hyppo.rs): the long name, NUL-terminated, cut to
+ * DIRENT_LFN_MAX bytes; its length; the 8.3 name (8 + 3 bytes, space padded, no dot) */
 #define DIRENT_NAME   0x00
+#define DIRENT_LFN_MAX 63
+#define DIRENT_LFN_LEN 0x40
+#define DIRENT_SHORT_EXT 0x49
 #define DIRENT_SIZE   0x52
 #define DIRENT_ATTR   0x56
 #endif

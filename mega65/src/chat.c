@@ -410,7 +410,7 @@ static void choose_core(const char *which) {
     }
     if (need > avail_mem) {
         dev_select(old);
-        scr_printf("[this model needs %lu MB, that core has %lu MB]\n", (need + 1048575UL) >> 20,
+        scr_printf("[this model needs %u MB, that core has %lu MB]\n", mb_up(need),
                    (c == CORE_SOFT ? soft_mem : fpga_mem) >> 20);
         return;
     }
@@ -461,9 +461,13 @@ uint8_t chat(const char *name) {
                 pos = 0;
                 n_stored = next_slot = told_full = 0;
                 scr_puts("[context cleared]\n");
-            } else if (!strncmp(line, "/n ", 3) && atoi(line + 3) > 0) {
-                n_generate = atoi(line + 3);
-                scr_printf("[%u tokens per answer]\n", n_generate);
+            } else if (!strncmp(line, "/n ", 3)) {
+                /* a context holds at most IMG_MAX_CTX tokens: more is no answer's length */
+                if (smp_parse(line + 3, 0) && smp_num && smp_num <= IMG_MAX_CTX) {
+                    n_generate = (uint16_t)smp_num;
+                    scr_printf("[%u tokens per answer]\n", n_generate);
+                } else
+                    scr_printf("[tokens per answer: /n 1-%u]\n", IMG_MAX_CTX);
             } else if (!strncmp(line, "/tokens ", 8)) {
                 show_tokens(line + 8);
             } else if (!strncmp(line, "/core ", 6)) {

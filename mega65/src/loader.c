@@ -182,7 +182,7 @@ uint8_t load_model(const model_t *m) {
     }
     if (m->host_seg_len) { fail("old image format (host segment): convert it again"); return 0; }
     if (m->mem_needed > avail_mem) {
-        sprintf(msg, "needs %lu MB, %s has %lu MB", (m->mem_needed + 1048575UL) >> 20,
+        sprintf(msg, "needs %u MB, %s has %lu MB", mb_up(m->mem_needed),
                 to_attic ? "the software core" : "this board", avail_mem >> 20);
         fail(msg);
         return 0;
@@ -190,8 +190,9 @@ uint8_t load_model(const model_t *m) {
     if (m->source == SRC_D81) bad = m->file_size < m->expected || m->file_size >= m->expected + 254;
     else bad = m->file_size != m->expected;
     if (bad) {
-        sprintf(msg, "file is %lu bytes, header says %lu: truncated or damaged",
-                m->file_size, m->expected);
+        /* the header's 256 + payload length in 32 bits would wrap for the largest lengths */
+        sprintf(msg, "file is %lu bytes, header says 256 + %lu: truncated or damaged",
+                m->file_size, m->expected - IMG_HEADER_LEN);
         fail(msg);
         return 0;
     }

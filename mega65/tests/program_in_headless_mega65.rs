@@ -531,10 +531,10 @@ fn bad_images_give_clear_messages_and_the_program_keeps_working() {
         t.contains("B_BIG.SSNAIL: needs 100 MB, this board has 72 MB"),
         "{t}"
     );
-    let (n, h) = (truncated.len(), good.len());
+    let (n, h) = (truncated.len(), good.len() - 256);
     assert!(
         t.contains(&format!(
-            "C_TRUNC.SSNAIL: file is {n} bytes, header says {h}: truncated"
+            "C_TRUNC.SSNAIL: file is {n} bytes, header says 256 + {h}: truncated"
         )),
         "{t}"
     );
@@ -1640,4 +1640,95 @@ fn the_c_stack_stays_within_half_its_1_kb_in_every_kind_of_session() {
         eprintln!("{what}: {used} bytes of the C stack used");
         assert!(used <= SIZE / 2, "{what}: {used} bytes of the C stack used");
     }
+}
+
+/// Sizes that do not fit 32 bits once rounded or added to are printed with their true numbers:
+/// `mem_needed` $FFFFFFFF is 4096 MB (it was "needs 0 MB"), a payload of $FFFFFF00 bytes is
+/// 256 + 4294967040 (it was "header says 0").
+#[test]
+fn sizes_near_4_gb_in_a_header_are_reported_with_their_true_numbers() {
+    let img = llama();
+    let setup = Setup {
+        sd: Some(sd_with(&[
+            ("A_HUGE.SSNAIL", &with_u32(&img, 0x38, 0xFFFF_FFFF)),
+            ("B_LONG.SSNAIL", &with_u32(&img, 0x2C, 0xFFFF_FF00)),
+        ])),
+        ssnail_mib: Some(8),
+        ..Default::default()
+    };
+    let t = run(
+        &setup,
+        "{UP}{RETURN}{DOWN}{RETURN}",
+        "truncated or damaged",
+        60.0,
+    );
+    assert!(
+        t.lines()
+            .any(|l| l.starts_with("A_HUGE.SSNAIL") && l.ends_with("needs 4096 MB  too big")),
+        "{t}"
+    );
+    assert!(
+        t.contains("A_HUGE.SSNAIL: needs 4096 MB, this board has 8 MB"),
+        "{t}"
+    );
+    let n = img.len();
+    assert!(
+        t.contains(&format!(
+            "B_LONG.SSNAIL: file is {n} bytes, header says 256 + 4294967040: truncated or damaged"
+        )),
+        "{t}"
+    );
+}
+
+/// `/n` takes 1 to 4095 (the largest context): anything else gets one line with the range, as
+/// the sampling commands do (`/n 70000` was taken as 4464, `/n -1` printed the whole help).
+#[test]
+fn n_outside_1_to_4095_gets_one_line_with_the_range() {
+    let setup = Setup {
+        d81: Some(disk_with(&[("tinyllama.ssnail", &llama())])),
+        ssnail_mib: Some(8),
+        ..Default::default()
+    };
+    let keys =
+        "{RETURN}/n 70000{RETURN}/n -1{RETURN}/n 99999999{RETURN}/n 0{RETURN}/n 4096{RETURN}\
+                /n 4095{RETURN}/n 12{RETURN}/stats{RETURN}";
+    let t = run(&setup, keys, "[pos ", 60.0);
+    assert_eq!(
+        t.matches("[tokens per answer: /n 1-4095]\n").count(),
+        5,
+        "{t}"
+    );
+    assert!(t.contains("[4095 tokens per answer]"), "{t}");
+    assert!(t.contains("[12 tokens per answer]"), "{t}");
+    assert!(t.contains(", 12 tokens per answer, "), "{t}");
+    assert!(!t.contains("[4464 tokens per answer]"), "{t}");
+    // The help only once: when the model was loaded.
+    assert_eq!(t.matches("/tokens TEXT  token ids").count(), 1, "{t}");
+}
+
+/// A long name the hypervisor's directory record cuts (it holds 63 bytes of it) is still
+/// recognised by its 8.3 extension, listed shortened, and loads; it was left out of the list,
+/// neither shown nor counted.
+#[test]
+fn an_image_with_a_150_character_name_is_listed_shortened_and_loads() {
+    let img = llama();
+    let name = format!("{}XYZ.SSNAIL", "LONG".repeat(35));
+    assert_eq!(name.len(), 150);
+    let setup = Setup {
+        sd: Some(sd_with(&[(&name, &img)])),
+        ssnail_mib: Some(8),
+        ..Default::default()
+    };
+    let t = run(&setup, "{RETURN}/stats{RETURN}", "[pos ", 60.0);
+    let cut = &name[..63];
+    let shown = format!("{}...{}", &cut[..22], &cut[63 - 7..]);
+    assert!(t.contains("1 models"), "{t}");
+    assert!(
+        t.lines().any(|l| l.starts_with(&format!("{shown} SD /"))),
+        "{shown}: {t}"
+    );
+    assert!(
+        t.contains(&format!("Loaded {cut}: {} bytes", img.len())),
+        "{t}"
+    );
 }
