@@ -44,7 +44,19 @@ struct OpenFile {
     file: File,
 }
 
-#[derive(Debug, Default)]
+impl Clone for OpenFile {
+    /// The same open file (a second descriptor: the position is shared).
+    fn clone(&self) -> Self {
+        OpenFile {
+            file: self
+                .file
+                .try_clone()
+                .expect("a second descriptor for an open file"),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
 pub struct Hyppo {
     root: Option<PathBuf>,
     /// Current directory below the root.
