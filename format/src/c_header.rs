@@ -32,12 +32,11 @@ pub fn ca65_include() -> String {
             None => (rest.trim(), ""),
         };
         // Strings and function-like macros have no ca65 constant form.
-        if name.contains('(') || value.starts_with('"') || name.ends_with("_H") || value.is_empty() {
+        if name.contains('(') || value.starts_with('"') || name.ends_with("_H") || value.is_empty()
+        {
             continue;
         }
-        let value = value
-            .replace("0x", "$")
-            .replace("UL", "");
+        let value = value.replace("0x", "$").replace("UL", "");
         let text = if comment.is_empty() {
             format!("{name:<21} = {value}")
         } else {
