@@ -30,6 +30,7 @@ SAVE_BANK   = $05                       ; 0.5C000: see the list above
         .import         __HIBSS_RUN__, __HIBSS_SIZE__
         .import         __RESIDENT_LOAD__, __RESIDENT_RUN__, __RESIDENT_SIZE__
         .import         __LOWBSS_RUN__, __LOWBSS_SIZE__
+        .import         __FONT_LOAD__, __FONT_SIZE__
         .importzp       sp, ptr1
 
         .segment        "LOADADDR"
@@ -144,7 +145,19 @@ start:  php                             ; BASIC's flags (I, E) for /quit
         .byte   $00
         .byte   $00
         .word   $0000
-        .assert __RESIDENT_SIZE__ > 0 .and __LOWBSS_SIZE__ > 0, lderror, "a DMA count of 0 copies 64 KB"
+        ; the font (segment FONT, which BSS overlaps: linker/mega65.cfg) to chip RAM FONT_STAGE,
+        ; $4A800 (include/chipram.h), before zerobss clears BSS; screen.c reads it from there
+        sta     $D707
+        .byte   $0B, $80, $00, $81, $00, $00
+        .byte   $00
+        .word   __FONT_SIZE__
+        .word   __FONT_LOAD__
+        .byte   $00
+        .word   $A800
+        .byte   $04
+        .byte   $00
+        .word   $0000
+        .assert __RESIDENT_SIZE__ > 0 .and __LOWBSS_SIZE__ > 0 .and __FONT_SIZE__ > 0, lderror, "a DMA count of 0 copies 64 KB"
         lda     #65                     ; force 40 MHz (write $41 to $00, spec §M2.3)
         sta     $00
         lda     #0                      ; MAP nothing: RAM everywhere the C64 port allows

@@ -2,7 +2,8 @@
 #
 #   make mega65-prg          build/mega65/ssnail.prg (+ map file, size report)
 #   make mega65-core         build/mega65/ssnail.core: the software SSNAIL core (mega65/softcore/,
-#                            linked on its own by linker/softcore.cfg; + map file, size report)
+#                            linked on its own by linker/softcore.cfg, its check sums patched into
+#                            its header by host/coresum.c; + map file, size report)
 #   make disk [IMAGES=…]     build/ssnail.d81 (program, AUTOBOOT.C65, ssnail.core, the images that fit);
 #                            images that do not fit go to build/sdcard/SSNAIL/ with a note; that
 #                            folder holds exactly the images asked for (earlier ones are removed);
@@ -39,7 +40,7 @@ M65_CFLAGS := -t none --cpu 6502 -O -I $(M65_DIR)/include -I $(M65_DIR)/softcore
 $(M65_OBJ)/%.c.o: $(M65_DIR)/src/%.c $(M65_H) $(M65_DIR)/softcore/softcore.h
 	@mkdir -p $(M65_OBJ)
 	$(CL65) $(M65_CFLAGS) -c -o $@ $<
-$(M65_OBJ)/%.s.o: $(M65_DIR)/src/%.s $(M65_DIR)/include/softcall.inc
+$(M65_OBJ)/%.s.o: $(M65_DIR)/src/%.s $(M65_DIR)/include/softcall.inc $(M65_DIR)/include/ssnail_regs.inc
 	@mkdir -p $(M65_OBJ)
 	$(CL65) -t none --asm-include-dir $(M65_DIR)/include -c -o $@ $<
 $(M65_OBJ)/crt0.o: $(M65_CRT0)
@@ -71,8 +72,17 @@ $(M65_CORE_OBJ)/%.s.o: $(M65_CORE_DIR)/%.s $(M65_DIR)/include/softcall.inc $(M65
 	@mkdir -p $(M65_CORE_OBJ)
 	$(CL65) -t none --asm-include-dir $(M65_DIR)/include --asm-include-dir $(M65_CORE_DIR) -c -o $@ $<
 
-$(M65_CORE): $(M65_CORE_OBJS) $(M65_CORE_CFG)
-	$(CL65) -t none -C $(M65_CORE_CFG) -m $(M65_OUT)/ssnail-core.map -o $@.tmp $(M65_CORE_OBJS) none.lib
+# After the link the check sums go into the core's header at SC_SUM_OFFSET (entry_m65.s exports
+# it; ld65's label file lists it), so the program can tell a damaged core from a good one.
+M65_CORESUM := $(M65_OUT)/coresum
+$(M65_CORESUM): $(M65_DIR)/host/coresum.c
+	@mkdir -p $(M65_OUT)
+	$(CC) -O2 -Wall -o $@ $<
+
+$(M65_CORE): $(M65_CORE_OBJS) $(M65_CORE_CFG) $(M65_CORESUM)
+	$(CL65) -t none -C $(M65_CORE_CFG) -m $(M65_OUT)/ssnail-core.map -Ln $(M65_OUT)/ssnail-core.lbl \
+		-o $@.tmp $(M65_CORE_OBJS) none.lib
+	$(M65_CORESUM) $@.tmp 0x$$(awk '$$3 == ".SC_SUM_OFFSET" { print $$2 }' $(M65_OUT)/ssnail-core.lbl)
 	@mv $@.tmp $@
 	@awk -v file=$$(stat -c %s $@) -f $(M65_DIR)/core-size-report.awk $(M65_OUT)/ssnail-core.map
 
@@ -86,7 +96,8 @@ disk: $(M65_PRG) $(M65_CORE) $(D81_TOOL)
 
 mega65-hosttest: $(M65_OUT)/tokhost
 
-$(M65_OUT)/tokhost: $(M65_DIR)/host/tokhost.c $(M65_DIR)/host/far_host.c $(M65_DIR)/src/tokenizer.c \
+$(M65_OUT)/tokhost: $(M65_DIR)/host/tokhost.c $(M65_DIR)/host/far_host.c $(M65_DIR)/host/imgmem_host.c \
+		$(M65_DIR)/src/tokenizer.c \
 		$(M65_DIR)/src/fold.c $(M65_H)
 	@mkdir -p $(M65_OUT)
 	$(CC) -O2 -Wall -I $(M65_DIR)/include -o $@ $(filter %.c,$^)

@@ -9,6 +9,6 @@ function hex(s,   i, v, c) {
 seg && NF == 5 && $2 ~ /^[0-9A-F]+$/ { start[$1] = hex($2); end[$1] = hex($3); size[$1] = hex($4) }
 END {
     top = end["BSS"]
-    printf "ssnail.prg: %d bytes (code %d, rodata %d, data %d); BSS to $%04X; %d bytes free below the C stack at $CE00; HIBSS %d of 8176 bytes at $E000; LOWRAM %d of 3840 at $1000\n", \
-        prg, size["CODE"], size["RODATA"], size["DATA"], top, 52736 - top - 1, size["HIBSS"], size["RESIDENT"] + size["LOWBSS"]
+    printf "ssnail.prg: %d bytes (code %d, rodata %d, data %d); BSS to $%04X; %d bytes free below the C stack at $CE80; HIBSS %d of 8176 bytes at $E000; LOWRAM %d of 3840 at $1000\n", \
+        prg, size["CODE"], size["RODATA"], size["DATA"], top, 52864 - top - 1, size["HIBSS"], size["RESIDENT"] + size["LOWBSS"]
 }

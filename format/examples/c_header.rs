@@ -1,4 +1,9 @@
-//! Print the C header of the contract (mega65/include/ssnail_regs.h).
+//! Print the C header of the contract (mega65/include/ssnail_regs.h), or with `--ca65` its
+//! constants for ca65 (mega65/include/ssnail_regs.inc).
 fn main() {
-    print!("{}", ssnail_format::c_header::c_header());
+    if std::env::args().any(|a| a == "--ca65") {
+        print!("{}", ssnail_format::c_header::ca65_include());
+    } else {
+        print!("{}", ssnail_format::c_header::c_header());
+    }
 }

@@ -16,7 +16,7 @@ use std::fmt::Write;
 
 /// Every file this crate generates: its path from the repository root, the example that prints
 /// it and its text. format/tests/generated_files.rs regenerates them all and compares.
-pub fn generated_files() -> [(&'static str, &'static str, String); 3] {
+pub fn generated_files() -> [(&'static str, &'static str, String); 4] {
     [
         ("mega65/include/ssnail_regs.h", "c_header", c_header()),
         (
@@ -25,11 +25,50 @@ pub fn generated_files() -> [(&'static str, &'static str, String); 3] {
             crate::sampler::c_tables(),
         ),
         (
+            "mega65/include/ssnail_regs.inc",
+            "c_header -- --ca65",
+            ca65_include(),
+        ),
+        (
             "mega65/include/mega65_io.h",
             "mega65_io",
             crate::mega65::c_header(),
         ),
     ]
+}
+
+/// The same constants for ca65 (mega65/include/ssnail_regs.inc): every numeric `#define` of
+/// [`c_header`] as `NAME = value`, so the program's assembly uses the contract's numbers too.
+/// Regenerate with `cargo run -q -p ssnail-format --example c_header -- --ca65`.
+pub fn ca65_include() -> String {
+    let mut o = String::from(
+        "; ssnail_regs.inc: the SSNAIL contract for ca65, the numeric constants of ssnail_regs.h.\n\
+         ; GENERATED from the ssnail-format crate (format/src/c_header.rs); do not edit. Regenerate:\n\
+         ;   cargo run -q -p ssnail-format --example c_header -- --ca65 > mega65/include/ssnail_regs.inc\n",
+    );
+    for l in c_header().lines() {
+        let Some(def) = l.strip_prefix("#define ") else {
+            continue;
+        };
+        let (name, rest) = def.split_once(' ').unwrap_or((def, ""));
+        let (value, comment) = match rest.split_once("/*") {
+            Some((v, c)) => (v.trim(), c.trim_end_matches("*/").trim()),
+            None => (rest.trim(), ""),
+        };
+        // Strings and function-like macros have no ca65 constant form.
+        if name.contains('(') || value.starts_with('"') || name.ends_with("_H") || value.is_empty()
+        {
+            continue;
+        }
+        let value = value.replace("0x", "$").replace("UL", "");
+        let text = if comment.is_empty() {
+            format!("{name:<21} = {value}")
+        } else {
+            format!("{name:<21} = {value:<18} ; {comment}")
+        };
+        writeln!(o, "{}", text.trim_end()).unwrap();
+    }
+    o
 }
 
 /// The whole header text.
@@ -128,6 +167,11 @@ pub fn c_header() -> String {
     line("IMG_OUTPUT_AREA", hex32(image::OUTPUT_AREA), "");
     line("IMG_TOKENS", hex32(image::TOKENS), "token buffer, u32 each");
     line("IMG_TOKEN_SLOTS", image::TOKEN_SLOTS.to_string(), "");
+    line(
+        "IMG_MAX_CTX",
+        image::MAX_CTX.to_string(),
+        "largest context (H_MAXCTX)",
+    );
     line("IMG_PAYLOAD_BASE", hex32(image::PAYLOAD_BASE), "");
     line("IMG_HYPERRAM_BOUNDARY", hex32(image::HYPERRAM_BOUNDARY), "");
     for (name, v) in [

@@ -126,6 +126,8 @@ group! {
         pub const NAME: usize = 0x00;
         /// length of the long name
         pub const NAME_LEN: usize = 0x40;
+        /// most bytes of the long name the record holds (a longer one is cut)
+        pub const NAME_MAX: usize = 63;
         /// 8.3 name, 11 bytes, space padded
         pub const SHORT_NAME: usize = 0x41;
         /// first cluster, 4 bytes LE

@@ -7,11 +7,12 @@
 //! | tokenizer | an image's memory (tables) + text        | tables-only images of the three kinds |
 //! | import    | config.json, tokenizer.json, model.safetensors of a checkpoint | a tiny llama checkpoint |
 //! | llama2c   | a llama2.c checkpoint and its tokenizer.bin (`import model.bin --tokenizer`) | a tiny shared and unshared checkpoint |
-//! | mega65    | a PRG, or a D81 disk, for the headless MEGA65 | a small PRG; a D81 holding it and an image |
+//! | mega65    | a PRG, or a D81 disk, for the headless MEGA65; or an image header (and a software core file header) for the SSNAIL MEGA65 program, checked to write nothing outside the image's memory and its own buffers | a small PRG; a D81 holding it and an image; the tiny llama image's header and the core's |
 
 use crate::{Outcome, Target};
 use ssnail_convert::{convert, Options};
 use ssnail_format::ggml::GgmlType;
+use ssnail_format::image::{h, BASE, HEADER_LEN};
 use ssnail_gguf::Gguf;
 use ssnail_synthetic::models::{self, ModelOpts};
 use ssnail_tokenizer::image::{image_memory, ImageTokenizer};
@@ -860,7 +861,10 @@ impl Target for Llama2cTarget {
     }
 }
 
-/// The headless MEGA65 loading a PRG (input byte 0 even) or a D81 (odd).
+/// The headless MEGA65 loading a PRG (input byte 0 % 4 = 0) or a D81 (1), or running the
+/// SSNAIL MEGA65 program on an image whose header is the input's (2: with the FPGA core; 3: with
+/// the software core, whose file's header is the input's too). The program runs must leave every
+/// byte outside the image's memory and the program's own buffers as it was.
 pub struct Mega65Target;
 
 /// A PRG at $2001: `10 SYS 8210` then code that writes to the screen,
@@ -904,22 +908,82 @@ impl Target for Mega65Target {
         prg.extend(tiny_prg());
         let mut d81 = vec![1u8];
         d81.extend(tiny_d81());
-        vec![prg, d81]
+        let p = program();
+        let mut fpga = vec![2u8];
+        fpga.extend_from_slice(&p.image[..HEADER_LEN]);
+        fpga.extend_from_slice(&p.core[..CORE_HEADER]);
+        let mut soft = fpga.clone();
+        soft[0] = 3;
+        vec![prg, d81, fpga, soft]
     }
     fn focus(&self, input: &[u8]) -> Option<std::ops::Range<usize>> {
-        if input.first().is_some_and(|b| b & 1 == 1) {
+        match input.first().map(|b| b & 3) {
             // Directory track 40: header, BAM and directory sectors.
-            let t40 = 1 + 39 * 40 * 256;
-            Some(t40..(t40 + 4 * 256).min(input.len()))
-        } else {
-            None
+            Some(1) => {
+                let t40 = 1 + 39 * 40 * 256;
+                Some(t40..(t40 + 4 * 256).min(input.len()))
+            }
+            // The header fields from $08 to the tokenizer block's address ($78); the core
+            // file's header after them mostly by mutate_structured (a changed one costs a
+            // whole start of the program).
+            Some(2 | 3) => Some(1 + 8..1 + 0x7C),
+            _ => None,
         }
+    }
+    fn mutate_structured(&self, rng: &mut crate::Rng, input: &mut Vec<u8>) -> bool {
+        if input.len() < 1 + HEADER_LEN + CORE_HEADER || input[0] & 2 == 0 {
+            return false;
+        }
+        // An address or a size the program takes from the image (or a core header length) set
+        // to a value that lands somewhere that matters.
+        let p = program();
+        let fields = [
+            h::CODE,
+            h::DATA,
+            h::TOKENS,
+            h::VOCAB,
+            h::NVOCAB,
+            h::MAXCTX,
+            h::PAYLOAD_LEN,
+            h::OUTPUT,
+            h::OUTDIM,
+            h::MEM_NEEDED,
+            h::LOAD_BASE,
+            h::TOKENIZER,
+        ];
+        if input[0] & 3 == 3 && rng.chance(4) {
+            // The window part's length or the window bytes used (header +5, +17).
+            let at = 1 + HEADER_LEN + if rng.chance(2) { 5 } else { 17 };
+            let v = rng.next_u64() as u16;
+            input[at..at + 2].copy_from_slice(&v.to_le_bytes());
+            return true;
+        }
+        let at = 1 + fields[rng.below(fields.len())];
+        let old = ssnail_format::rd_u32(input, at);
+        let end = BASE + p.mem_needed;
+        let v = match rng.below(8) {
+            0 => rng.next_u64() as u32,
+            1 => BASE + rng.below(16 << 20) as u32,
+            2 => rng.below(0x8_0000) as u32, // chip RAM: screen, program, banks
+            3 => 0xFFD_0000 + rng.below(0x1_0000) as u32, // I/O
+            4 => end.wrapping_sub(rng.below(4096) as u32), // just inside the end
+            5 => end.wrapping_add(rng.below(4096) as u32), // just past it
+            6 => old
+                .wrapping_add(rng.below(0x2000) as u32)
+                .wrapping_sub(0x1000),
+            _ => crate::INTERESTING[rng.below(crate::INTERESTING.len())] as u32,
+        };
+        input[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        true
     }
     fn run(&mut self, input: &[u8]) -> Outcome {
         use ssnail_mega65::Machine;
         let Some((&mode, rest)) = input.split_first() else {
             return Outcome::Rejected(0, "empty".into());
         };
+        if mode & 2 != 0 {
+            return run_program(mode & 1 == 1, rest);
+        }
         let mut m = Machine::new();
         let prg = if mode & 1 == 0 {
             rest.to_vec()
@@ -940,4 +1004,219 @@ impl Target for Mega65Target {
         m.run(30_000);
         Outcome::Ok(2)
     }
+}
+
+/// Bytes of the software core file's header (mega65/include/softcall.inc SC_HDR_END).
+const CORE_HEADER: usize = 23;
+
+/// The MEGA65 program, its software core and the image the program runs, built once; and the
+/// software-core machine started once with them, idle in the model list (each input runs from a
+/// copy of it unless it changes the core file's header, which the program reads at start).
+struct Program {
+    prg: Vec<u8>,
+    core: Vec<u8>,
+    image: Vec<u8>,
+    mem_needed: u32,
+    /// The SD card folder (the image is written there for each input).
+    sd: tempfile::TempDir,
+    soft_started: ssnail_mega65::Machine,
+    /// chip RAM outside the program's, as the program found it
+    not_its: Vec<Vec<u8>>,
+}
+
+/// Chip RAM the program does not own: banks 1-3 (BASIC's memory and the ROM's) and everything
+/// from bank 6 on (docs/mega65-program.md, "Start-up and memory").
+const NOT_THE_PROGRAMS: [std::ops::Range<usize>; 2] = [0x1_0000..0x4_0000, 0x6_0000..0x8_0000];
+
+/// The machine with the program loaded and started (`soft`: without the SSNAIL device, the D81
+/// holding `core`; else with the FPGA core and no disk), `keys` typed.
+fn started(
+    p_prg: &[u8],
+    core: Option<&[u8]>,
+    sd: &std::path::Path,
+    keys: &str,
+) -> ssnail_mega65::Machine {
+    use ssnail_core::{Board, Machine as Core, Ssnail};
+    use ssnail_mega65::{KeyScript, Machine};
+    let mut m = Machine::new();
+    match core {
+        Some(core) => {
+            let mut d = ssnail_disk::D81::new("FUZZ", *b"FZ").expect("a new disk");
+            let _ = d.add_file("ssnail", ssnail_disk::FileType::Prg, p_prg);
+            let _ = d.add_file("ssnail.core", ssnail_disk::FileType::Seq, core);
+            m.mount_d81(d.into_bytes());
+        }
+        // The FPGA core with 1 MiB (the program believes the 8 MB of an R3 board's CAPS): its
+        // memory past the image is checked whole.
+        None => m.attach_ssnail(Ssnail::with_board(Core::new(1 << 20), Board::R3)),
+    }
+    m.set_sd_dir(sd.to_path_buf());
+    let (_, entry) = m.load_prg(p_prg, None).expect("the program loads");
+    m.keys.schedule(&KeyScript::parse(keys).expect("keys"), 0);
+    m.start_at(entry);
+    m
+}
+
+fn program() -> &'static Program {
+    static P: std::sync::OnceLock<Program> = std::sync::OnceLock::new();
+    P.get_or_init(|| {
+        let dir = scratch_dir();
+        let prg = ssnail_mega65_program::build_prg(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let core = ssnail_mega65_program::build_core(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let image = tiny_image("llama");
+        let mem_needed = ssnail_format::rd_u32(&image, h::MEM_NEEDED);
+        let sd = scratch_dir();
+        std::fs::write(sd.path().join("M.SSNAIL"), &image).expect("the SD folder");
+        let mut m = started(&prg, Some(&core), sd.path(), "");
+        let not_its = NOT_THE_PROGRAMS
+            .iter()
+            .map(|r| m.chip_ram()[r.clone()].to_vec())
+            .collect();
+        for _ in 0..200 {
+            m.run(ssnail_mega65::CPU_HZ / 20);
+            if String::from_utf8_lossy(&m.serial).contains("R: look again") {
+                break;
+            }
+        }
+        assert!(
+            String::from_utf8_lossy(&m.serial).contains("The software core runs models"),
+            "the fuzz target's software core did not start"
+        );
+        Program {
+            prg,
+            core,
+            image,
+            mem_needed,
+            sd,
+            soft_started: m,
+            not_its,
+        }
+    })
+}
+
+/// Runs of the MEGA65 program (FPGA core, software core) in this process.
+pub static PROGRAM_RUNS: [std::sync::atomic::AtomicU64; 2] = [
+    std::sync::atomic::AtomicU64::new(0),
+    std::sync::atomic::AtomicU64::new(0),
+];
+
+impl Drop for Mega65Target {
+    /// How many of its inputs ran the MEGA65 program (the others were PRGs and D81s).
+    fn drop(&mut self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let (f, s) = (PROGRAM_RUNS[0].load(Relaxed), PROGRAM_RUNS[1].load(Relaxed));
+        if f + s > 0 {
+            eprintln!("mega65: {} runs of the MEGA65 program ({f} on the FPGA core, {s} on the software core)", f + s);
+        }
+    }
+}
+
+/// One run of the MEGA65 program on the image with the input's header (and, on the software
+/// core, the core file with the input's core header): the image is chosen, a line typed, the
+/// job started. Afterwards nothing may have changed outside the image's memory ($8000000 + the
+/// header's $38, when the image fits the board: nothing otherwise) and the program's own
+/// buffers: chip RAM outside banks 0, 4 and 5, the program's code and read-only data, the attic
+/// RAM or the FPGA core's memory past the image.
+fn run_program(soft: bool, rest: &[u8]) -> Outcome {
+    use ssnail_mega65::{KeyScript, CPU_HZ};
+    use std::sync::atomic::Ordering::Relaxed;
+    let p = program();
+    PROGRAM_RUNS[soft as usize].fetch_add(1, Relaxed);
+    if rest.len() < HEADER_LEN + CORE_HEADER {
+        return Outcome::Rejected(0, "short".into());
+    }
+    let mut image = p.image.clone();
+    image[..HEADER_LEN].copy_from_slice(&rest[..HEADER_LEN]);
+    if std::fs::write(p.sd.path().join("M.SSNAIL"), &image).is_err() {
+        return Outcome::Rejected(0, "cannot write the SD folder".into());
+    }
+    // Greedy (the sampler patches its own code), two tokens.
+    let keys = "{RETURN}/temp 0{RETURN}/n 2{RETURN}a{RETURN}";
+    let core_header = &rest[HEADER_LEN..HEADER_LEN + CORE_HEADER];
+    let mut m = if !soft {
+        started(&p.prg, None, p.sd.path(), keys)
+    } else if core_header == &p.core[..CORE_HEADER] {
+        // From the list, once more (R) to see this input's image.
+        let mut m = p.soft_started.clone();
+        let at = m.cycles;
+        m.keys
+            .schedule(&KeyScript::parse(&format!("R{keys}")).expect("keys"), at);
+        m
+    } else {
+        let mut core = p.core.clone();
+        core[..CORE_HEADER].copy_from_slice(core_header);
+        started(&p.prg, Some(&core), p.sd.path(), keys)
+    };
+    let from = m.serial.len();
+    let ends = [
+        "tokens/s]",
+        "SSNAIL error",
+        "\nM.SSNAIL: ",
+        "cannot run",
+        "[the prompt",
+        "context full",
+        "too long",
+        "Back to the model list",
+        "cannot load",
+    ];
+    let mut depth = 1;
+    let mut typed = None;
+    for _ in 0..400 {
+        m.run(CPU_HZ / 400);
+        let t = String::from_utf8_lossy(&m.serial[from..]);
+        if let Some(i) = ends.iter().position(|e| t.contains(e)) {
+            depth = 3 + i as u32;
+            break;
+        }
+        // The job's first slices after the line (the software core takes seconds for a token).
+        if typed.is_none() && t.contains("> a") {
+            typed = Some(m.instructions);
+            depth = 2;
+        }
+        if typed.is_some_and(|at| m.instructions - at > 300_000) {
+            break;
+        }
+    }
+    // What may change and what may not.
+    for (r, was) in NOT_THE_PROGRAMS.iter().zip(&p.not_its) {
+        if let Some(i) = (0..r.len()).find(|&i| m.chip_ram()[r.start + i] != was[i]) {
+            return Outcome::Violation(format!("chip RAM ${:05X} changed", r.start + i));
+        }
+    }
+    let code = &p.prg[2..p.prg.len() - 512];
+    if let Some(i) = (0..code.len()).find(|&i| m.chip_ram()[0x2001 + i] != code[i]) {
+        return Outcome::Violation(format!("the program's code at ${:04X} changed", 0x2001 + i));
+    }
+    let hd_mem = ssnail_format::rd_u32(&image, h::MEM_NEEDED);
+    // An image larger than the board's 8 MB is not loaded: no byte of SSNAIL memory is its.
+    let image_end = if hd_mem <= 8 << 20 {
+        hd_mem as usize
+    } else {
+        0
+    };
+    let past = |off: usize, piece: &[u8]| -> Option<usize> {
+        let from = image_end.saturating_sub(off).min(piece.len());
+        piece[from..]
+            .iter()
+            .position(|&b| b != 0)
+            .map(|i| off + from + i)
+    };
+    let outside = if soft {
+        m.ssnail
+            .attic_pieces()
+            .find_map(|(off, piece)| past(off as usize, piece))
+    } else {
+        m.ssnail
+            .device
+            .as_ref()
+            .and_then(|dev| past(0, dev.machine.mem()))
+    };
+    if let Some(at) = outside {
+        return Outcome::Violation(format!(
+            "SSNAIL memory ${:07X} written, past the image's memory (${:07X})",
+            BASE as usize + at,
+            BASE as usize + image_end
+        ));
+    }
+    Outcome::Ok(depth)
 }

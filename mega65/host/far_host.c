@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "far.h"
+#include "imgmem.h"
 #include "ssnail_regs.h"
 
 static uint8_t *img;
@@ -31,6 +32,9 @@ int far_host_load(const char *path) {
     load_base = img[H_LOAD_BASE] | img[H_LOAD_BASE + 1] << 8 | img[H_LOAD_BASE + 2] << 16 |
                 (uint32_t)img[H_LOAD_BASE + 3] << 24;
     if (!load_base) load_base = IMG_BASE + IMG_HEADER_LEN;
+    /* the image's memory, as the MEGA65 loader sets it (header $38) */
+    img_top = IMG_BASE + (img[H_MEM_NEEDED] | img[H_MEM_NEEDED + 1] << 8 | img[H_MEM_NEEDED + 2] << 16 |
+                          (uint32_t)img[H_MEM_NEEDED + 3] << 24);
     return 1;
 }
 
@@ -38,6 +42,7 @@ static int raw;
 int far_host_load_mem(const char *path) {
     if (!read_file(path)) return 0;
     raw = 1;
+    img_top = IMG_BASE + (uint32_t)img_len;   /* the dump is the image's memory */
     return 1;
 }
 

@@ -9,6 +9,8 @@
 /* $40000-$49FFF (40 KB): the software core, SC_PHYS in softcall.inc (sc_phys in C) */
 #define CHARSET       0x4A000UL   /* 2 KB: the character set (screen.c) */
 #define TEXT_ADDR     0x4A800UL   /* 16 x 256: the stored lines' text (chat.c, encoders) */
+#define FONT_STAGE    0x4A800UL   /* at start-up, before any line is stored: the font (font.c), which
+                                     crt0.s copies here before BSS, overlapping it, is cleared */
 #define STORE_ADDR    0x4B800UL   /* 16 x 2 KB: their embeddings */
 #define MODELS_ADDR   0x53800UL   /* MAX_MODELS x sizeof(model_t): the model list (models.c) */
 #define SAVED_ADDR    0x5C000UL   /* 16 KB: BASIC's memory, saved by crt0.s */

@@ -33,7 +33,8 @@ uint8_t dev_busy(void);
 extern uint8_t dev_synced;
 uint8_t dev_error(void);
 uint32_t dev_fault_pc(void);
-/* n bytes from bank 0 into SSNAIL memory: the load port (FPGA) or DMA (software core); 1 = ok */
+/* n bytes from bank 0 into SSNAIL memory: the load port (FPGA) or DMA (software core); 1 = ok,
+ * 0 = refused (outside the image's memory, imgmem.h) or the load port failed */
 uint8_t dev_write(uint32_t addr, const void *src, uint16_t n);
 /* RUN/STOP during a job: the FPGA core gets the runtime block's stop_request = 1 (the script
  * stops after the current token); the software core's job ends at once (dev_ended). */

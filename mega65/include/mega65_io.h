@@ -39,6 +39,7 @@
 /* spec §M5.3 */
 #define DIRENT_NAME                  0x00         /* long name, ASCIIZ */
 #define DIRENT_NAME_LEN              0x40         /* length of the long name */
+#define DIRENT_NAME_MAX              0x3F         /* most bytes of the long name the record holds (a longer one is cut) */
 #define DIRENT_SHORT_NAME            0x41         /* 8.3 name, 11 bytes, space padded */
 #define DIRENT_CLUSTER               0x4E         /* first cluster, 4 bytes LE */
 #define DIRENT_SIZE                  0x52         /* size in bytes, 4 bytes LE */

@@ -40,6 +40,8 @@ const char *model_short_name(const model_t *m);
 /* CONFIG.TXT's choice (*from_config = 1), else the largest that fits; -1 = none */
 int16_t models_default(uint8_t *from_config);
 uint8_t model_fits(const model_t *m);
+/* bytes in whole MB (2^20), rounded up, without the 32-bit wrap of adding 2^20 - 1 first */
+uint16_t mb_up(uint32_t bytes);
 /* a file of the D81 in drive 0 by name (any letter case): its first track and sector; 1 = found */
 uint8_t d81_find(const char *name, uint8_t *t, uint8_t *s);
 /* the SSNAIL folder (cdroot first); 1 = entered */

@@ -14,5 +14,9 @@ void smp_init(uint32_t out, uint32_t n, uint32_t tokens);
 uint32_t __fastcall__ smp_choose(uint16_t q);
 /* /temp /topk /penalty /seed: 1 = handled (prints the new settings) */
 uint8_t smp_command(const char *line);
+/* a decimal number at s to its end into smp_num (at most 4294967295; milli: with up to four
+ * decimals, times 1000, at most 65); 1 = one was there */
+uint8_t smp_parse(const char *s, uint8_t milli);
+extern uint32_t smp_num;
 void smp_show(void);            /* "[sampling: ...]" or "[greedy ...]" */
 #endif

@@ -11,12 +11,15 @@ void __fastcall__ soft_call(uint8_t entry);
 extern volatile uint32_t sc_job, sc_memend, sc_faultpc;
 extern volatile uint16_t sc_budget;
 extern volatile uint8_t sc_result, sc_error;
-extern const uint8_t sc_magic[5];   /* the core file's first bytes: "SNLC" and the ABI version */
 extern const uint32_t sc_phys;      /* chip RAM where the core file is loaded (SC_PHYS) */
-extern const uint32_t sc_size;      /* its largest size: the window */
-/* the file: a window part (its length, 2 bytes at offset sc_hdr_len) for sc_phys, then
- * sc_tab_size bytes of function tables for sc_tab (softcall.inc SC_TAB: chip RAM 0.D000) */
+/* the file: a window part (its length in the header, SC_HDR_LEN) for sc_phys, then sc_tab_size
+ * bytes of function tables for sc_tab (softcall.inc SC_TAB: chip RAM 0.D000) */
 extern const uint32_t sc_tab;
 extern const uint16_t sc_tab_size;
-extern const uint8_t sc_hdr_len;
+/* the header at far address addr (the file's first bytes): the window part's length when the
+ * magic ("SNLC"), the ABI version and every length in it are right for this program's window,
+ * else 0 */
+uint16_t __fastcall__ soft_header(uint32_t addr);
+/* after the whole file is loaded: 1 = its check sums (softcall.inc SC_HDR_SUM) are the header's */
+uint8_t soft_sums_ok(void);
 #endif

@@ -47,6 +47,7 @@
 #define IMG_OUTPUT_AREA      0x08000100UL
 #define IMG_TOKENS           0x08001000UL   /* token buffer, u32 each */
 #define IMG_TOKEN_SLOTS      4096
+#define IMG_MAX_CTX          4095           /* largest context (H_MAXCTX) */
 #define IMG_PAYLOAD_BASE     0x08005000UL
 #define IMG_HYPERRAM_BOUNDARY 0x0C000000UL
 #define H_MAGIC              0x00

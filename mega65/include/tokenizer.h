@@ -6,7 +6,10 @@
 #define __fastcall__
 #endif
 #include "ssnail_regs.h"   /* TOK_SPM, TOK_BPE, TOK_WORDPIECE, TOK_NONE, TB_*, TF_* */
-uint8_t tok_init(void);      /* reads header $78/$18 from image memory; 0 = bad block */
+/* reads header $18, $1C, $78 and the tables from image memory (tok_tables); 0 = a table lies
+ * outside the image's memory (imgmem.h) or the block is damaged: every search finds nothing */
+uint8_t tok_init(void);
+uint8_t tok_tables(void);
 extern uint8_t tok_kind;
 /* encode ASCII text; returns the number of ids written (at most max), -1 if they do not fit, or
  * TOK_STOPPED when tok_poll said to stop */

@@ -10,7 +10,8 @@
         .import         _soft_go, _soft_run, _soft_error, _soft_fault_pc, _soft_pc, _soft_mem_end
         .import         zerobss, initlib
         .importzp       sp, sreg
-        .import         __DATA_RUN__, __DATA_SIZE__, __BSS_RUN__, __FNTAB_START__, __FNTAB_SIZE__, _fn_exp
+        .import         __DATA_RUN__, __DATA_SIZE__, __BSS_RUN__, __BSS_SIZE__, __FNTAB_START__, __FNTAB_SIZE__, _fn_exp
+        .import         __STACKSIZE__
 
         .segment        "SCHEADER"
         .assert         * = SC_WIN_START, lderror, "the header must open the window"
@@ -27,6 +28,15 @@
         jmp             init
         jmp             go
         jmp             run
+        .assert         * = SC_HDR_USED, lderror, "header moved"
+        .word           __BSS_RUN__ + __BSS_SIZE__ - SC_WIN_START  ; the window bytes used
+        .assert         __BSS_RUN__ + __BSS_SIZE__ <= SC_WIN_END - SC_STACK, lderror, "the core runs into its stack"
+        .assert         __STACKSIZE__ = SC_STACK, lderror, "linker/softcore.cfg's stack is not SC_STACK"
+        .assert         * = SC_HDR_SUM, lderror, "header moved"
+        .word           0, 0                    ; the check sums, patched in by the build
+        .assert         * = SC_HDR_END, lderror, "header moved"
+        ; where the build patches the sums in (file offset), read from the map file by build.mk
+        .export         SC_SUM_OFFSET : absolute = SC_HDR_SUM - SC_WIN_START
 
         .code
 ; after the program loaded the file: BSS cleared, C stack at the window's end, constructors run

@@ -211,7 +211,20 @@ static uint8_t write_job(uint32_t start, uint16_t n) {
     return dev_write(HDR(RB_POS), &rb, sizeof rb);
 }
 
-static void port_error(void) { say(COL_RED, "[load port error writing the prompt]\n"); }
+/* a refused write (dev_write): one line, then back to the model list */
+static uint8_t port_error(void) {
+    say(COL_RED, "[the prompt could not be written into the image's memory: back to the list]\n");
+    return 1;
+}
+
+/* token slot i, or TOK_NONE past the image's token buffer: the counts that say which slots to
+ * read (pos, generated) come from SSNAIL memory, which a script may write */
+static uint32_t slot(uint32_t i) { return i > h_maxctx ? TOK_NONE : far_peek32(h_tokens + (i << 2)); }
+/* the runtime block's count of generated tokens, at most a context's worth */
+static uint32_t generated(void) {
+    uint32_t g = far_peek32(HDR(RB_GENERATED));
+    return g > h_maxctx ? h_maxctx : g;
+}
 
 /* a faulted job: its error code (spec §3.4) and where */
 static void job_error(void) {
@@ -234,9 +247,10 @@ static uint8_t sampled(void) {
         s_reason = far_peek32(HDR(RB_STOP_REASON));
         if (dev_error() || s_reason == STOP_CONTEXT_FULL) return 0;
         pos = far_peek32(HDR(RB_POS));
+        if (pos - 1 >= h_maxctx) return 0;   /* no logits' position in the token buffer */
         s_tok = smp_choose(pos - 1);
-        if (s_tok == SMP_KEEP) s_tok = far_peek32(h_tokens + (pos << 2));
-        else if (!dev_write(h_tokens + (pos << 2), &s_tok, 4)) { port_error(); return 0; }
+        if (s_tok == SMP_KEEP) s_tok = slot(pos);
+        else if (!dev_write(h_tokens + (pos << 2), &s_tok, 4)) return port_error();
         if (!s_gen) t_first = timer_ms();
         print_token(s_tok);
         job_watch(1);
@@ -245,7 +259,7 @@ static uint8_t sampled(void) {
         if (s_reason) return 0;
         rb.pos = pos;
         rb.prompt_len = pos + 1;
-        if (!write_job(0, 0)) { port_error(); return 0; }
+        if (!write_job(0, 0)) return port_error();
         go();
     }
 }
@@ -332,7 +346,7 @@ static uint8_t generate(void) {
         scr_printf("[context full at %lu tokens: /reset to start again]\n", h_maxctx);
         return 0;
     }
-    if (!write_job(start, n)) { port_error(); return 0; }
+    if (!write_job(start, n)) return port_error();
     first = 0;
     fold_reset();
     watch_start();
@@ -347,15 +361,15 @@ static uint8_t generate(void) {
         goto done;
     }
     do {
-        gen = far_peek32(HDR(RB_GENERATED));
+        gen = generated();
         t = shown;
         if (gen && !shown) t_first = timer_ms();
         for (; shown < gen && !dev_ended; ++shown)
-            print_token(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
+            print_token(slot(rb.prompt_len + shown));
         if (job_watch(shown != t)) return 1;
     } while (dev_busy());
     t = timer_ms();
-    gen = far_peek32(HDR(RB_GENERATED));
+    gen = generated();
     if (gen && !shown) t_first = t;
     pos = far_peek32(HDR(RB_POS));
     if (dev_ended) {
@@ -366,7 +380,7 @@ static uint8_t generate(void) {
         reason = STOP_REQUESTED;
         if (gen) pos = rb.prompt_len + gen - 1;
     } else {
-        for (; shown < gen; ++shown) print_token(far_peek32(h_tokens + ((rb.prompt_len + shown) << 2)));
+        for (; shown < gen; ++shown) print_token(slot(rb.prompt_len + shown));
         reason = stopped ? STOP_REQUESTED   /* also when it came while the tokens printed */
                          : far_peek32(HDR(RB_STOP_REASON));
     }
@@ -433,7 +447,7 @@ static uint8_t embed(void) {
     rb.n_generate = 0;
     rb.generated = 0;
     rb.stop_request = 0;
-    if (!write_job(0, n)) { port_error(); return 0; }
+    if (!write_job(0, n)) return port_error();
     watch_start();
     go();
     while (dev_busy())
@@ -517,13 +531,15 @@ static void choose_core(const char *which) {
         return;
     }
     if (!dev_select(c)) {
-        scr_puts(c == CORE_SOFT ? "[no software core: ssnail.core is not on the disk]\n"
-                                : "[no SSNAIL FPGA core in this MEGA65]\n");
+        if (c == CORE_FPGA) scr_puts("[no SSNAIL FPGA core in this MEGA65]\n");
+        else if (soft_status == SOFT_BAD_FILE)
+            scr_printf("[%s on the disk is damaged or of another build: not run]\n", soft_file);
+        else scr_puts("[no software core: ssnail.core is not on the disk]\n");
         return;
     }
     if (need > avail_mem) {
         dev_select(old);
-        scr_printf("[this model needs %lu MB, that core has %lu MB]\n", (need + 1048575UL) >> 20,
+        scr_printf("[this model needs %u MB, that core has %lu MB]\n", mb_up(need),
                    (c == CORE_SOFT ? soft_mem : fpga_mem) >> 20);
         return;
     }
@@ -558,7 +574,6 @@ uint8_t chat(const char *name) {
     scr_printf("[%s %s, context %lu, vocab %lu]\n", arch_names[arch < 3 ? arch : 0],
                encoder ? "encoder" : "decoder", h_maxctx, far_peek32(HDR(H_NVOCAB)));
     scr_col = COL_LGREEN;
-    if (!tok_init()) { say(COL_RED, "[the image's tokenizer block is damaged]\n"); }
     vocab_len = tok_index > h_vocab ? tok_index - h_vocab : 0;
     tok_poll = kbd_stop_pressed;
     script_check();
@@ -578,9 +593,13 @@ uint8_t chat(const char *name) {
                 pos = 0;
                 n_stored = next_slot = told_full = 0;
                 scr_puts("[context cleared]\n");
-            } else if (!encoder && !strncmp(line, "/n ", 3) && atoi(line + 3) > 0) {
-                n_generate = atoi(line + 3);
-                scr_printf("[%u token%s per answer]\n", n_generate, plural(n_generate));
+            } else if (!encoder && !strncmp(line, "/n ", 3)) {
+                /* a context holds at most IMG_MAX_CTX tokens: more is no answer's length */
+                if (smp_parse(line + 3, 0) && smp_num && smp_num <= IMG_MAX_CTX) {
+                    n_generate = (uint16_t)smp_num;
+                    scr_printf("[%u token%s per answer]\n", n_generate, plural(n_generate));
+                } else
+                    scr_printf("[tokens per answer: /n 1-%u]\n", IMG_MAX_CTX);
             } else if (!strncmp(line, "/tokens ", 8)) {
                 show_tokens(line + 8);
             } else if (!strncmp(line, "/core ", 6)) {

@@ -5,6 +5,7 @@
 #include "dma.h"
 #include "far.h"
 #include "fdc.h"
+#include "imgmem.h"
 #include "loader.h"
 #include "models.h"
 #include "softcall.h"
@@ -51,15 +52,13 @@ void dev_soft_load(void) {
         t = far_peek(a);
         s = far_peek(a + 1);
         n = t ? 254 : s ? s - 1 : 0;
-        if (!off) {   /* the header opens the first block */
-            if (n < sc_hdr_len + 2) return;
-            len = far_peek(a + 2 + sc_hdr_len) | (uint16_t)far_peek(a + 3 + sc_hdr_len) << 8;
-            if (len < sizeof sc_magic || len > sc_size) return;
-        }
+        /* the header opens the first block: magic, ABI and every length in it checked */
+        if (!off && !(len = soft_header(a + 2))) return;
         if (!soft_put(off, a + 2, n, len)) return;
         off += n;
     }
-    if (off != (uint32_t)len + sc_tab_size || far_cmp(sc_phys, sc_magic, sizeof sc_magic)) return;
+    /* the whole file there, and its check sums right, before any of it runs */
+    if (off != (uint32_t)len + sc_tab_size || !soft_sums_ok()) return;
     soft_call(SC_INIT);
     soft_status = SOFT_LOADED;
 }
@@ -77,7 +76,7 @@ void dev_go(uint32_t job) {
     dev_ended = 0;
     if (core == CORE_SOFT) {
         sc_job = job;
-        sc_memend = IMG_BASE + soft_mem;
+        sc_memend = img_top;   /* the script's accesses end where the image's memory ends */
         soft_call(SC_GO);
         soft_running = 1;
         return;
@@ -105,6 +104,9 @@ uint32_t dev_job_pc(void) { return sc_faultpc; }
 uint32_t dev_fault_pc(void) { return core == CORE_SOFT ? sc_faultpc : far_peek32(SS_FAULT_PC0); }
 
 uint8_t dev_write(uint32_t addr, const void *src, uint16_t n) {
+    /* only into the image's memory, whichever core: the FPGA's load port would refuse less, and
+     * the software core's DMA would write anywhere */
+    if (!img_inside(addr, n, 0)) return 0;
     if (core != CORE_SOFT) return port_write(addr, src, n);
     dma_copy(addr, (uint32_t)(uint16_t)src, n);
     return 1;

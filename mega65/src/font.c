@@ -1,10 +1,15 @@
 /* font.c: the program's own 8x8 character set for ASCII 32-126 (the same 5x7 glyphs as the
  * headless MEGA65's font in emu/mega65/src/screen.rs: this project's design, no ROM font). Each
  * byte is one pixel row, bit 7 = leftmost pixel. screen.c copies it to chip RAM, adds the reversed
- * glyphs and points the VIC-IV at it. */
+ * glyphs and points the VIC-IV at it. The array is in segment FONT, which the program's BSS overlaps
+ * (linker/mega65.cfg): crt0 copies it to chip RAM FONT_STAGE before it clears BSS, and screen.c
+ * reads that copy. */
 #include <stdint.h>
 #include "screen.h"
 
+#ifdef __CC65__
+#pragma rodata-name(push, "FONT")
+#endif
 const uint8_t font_ascii[95 * 8] = {
     0x00,0x00,0x00,0x00,0x00,0x00,0x00,0x00, /* ' ' */
     0x10,0x10,0x10,0x10,0x10,0x00,0x10,0x00, /* '!' */
@@ -102,3 +107,6 @@ const uint8_t font_ascii[95 * 8] = {
     0x20,0x10,0x10,0x08,0x10,0x10,0x20,0x00, /* '}' */
     0x00,0x00,0x20,0x54,0x08,0x00,0x00,0x00, /* '~' */
 };
+#ifdef __CC65__
+#pragma rodata-name(pop)
+#endif

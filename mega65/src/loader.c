@@ -13,12 +13,14 @@
 #include "far.h"
 #include "fdc.h"
 #include "hyppo.h"
+#include "imgmem.h"
 #include "io.h"
 #include "keyboard.h"
 #include "loader.h"
 #include "screen.h"
 #include "ssnail_regs.h"
 #include "timer.h"
+#include "tokenizer.h"
 
 #define PROGRESS_ROW 22
 
@@ -157,10 +159,15 @@ static void put_at(uint32_t addr) {
 
 static uint8_t ready(void) { return to_attic || port_wait_ready(); }
 
+static char msg[80];   /* a refusal's text */
+
+/* what img_header_bad and tok_init check, as the message names it (spec §1.4 offsets) */
+static const char *const regions[4] = {"tokenizer tables (header $78)", "token buffer (header $14, $20)",
+                                       "output vector (header $30, $34)", "script (header $08, $0C)"};
+
 uint8_t load_model(const model_t *m) {
     uint32_t base, first_part, t;
     uint8_t ok, bad, fast;
-    static char msg[80];
     cur = m;
     scr_clear_row(PROGRESS_ROW);
     if (!avail_mem) { fail("no SSNAIL core, cannot load"); return 0; }
@@ -173,7 +180,7 @@ uint8_t load_model(const model_t *m) {
     }
     if (m->host_seg_len) { fail("old image format (host segment): convert it again"); return 0; }
     if (m->mem_needed > avail_mem) {
-        sprintf(msg, "needs %lu MB, %s has %lu MB", (m->mem_needed + 1048575UL) >> 20,
+        sprintf(msg, "needs %u MB, %s has %lu MB", mb_up(m->mem_needed),
                 to_attic ? "the software core" : "this board", avail_mem >> 20);
         fail(msg);
         return 0;
@@ -181,16 +188,19 @@ uint8_t load_model(const model_t *m) {
     if (m->source == SRC_D81) bad = m->file_size < m->expected || m->file_size >= m->expected + 254;
     else bad = m->file_size != m->expected;
     if (bad) {
-        sprintf(msg, "file is %lu bytes, header says %lu: truncated or damaged",
-                m->file_size, m->expected);
+        /* the header's 256 + payload length in 32 bits would wrap for the largest lengths */
+        sprintf(msg, "file is %lu bytes, header says 256 + %lu: truncated or damaged",
+                m->file_size, m->expected - IMG_HEADER_LEN);
         fail(msg);
         return 0;
     }
     base = m->load_base ? m->load_base : IMG_BASE + 0x100;
-    /* the load port refuses bytes outside SSNAIL memory (ERROR); DMA would write them anywhere */
+    /* the header and the payload go into the image's memory only (imgmem.h): the load port
+     * would refuse less, DMA would write anywhere */
+    img_top = IMG_BASE + m->mem_needed;
     t = m->expected - IMG_HEADER_LEN;               /* payload bytes */
-    if (to_attic && (base < IMG_BASE || t > avail_mem || base - IMG_BASE > avail_mem - t)) {
-        fail("payload outside SSNAIL memory (header $64)");
+    if (base < IMG_BASE + IMG_HEADER_LEN || !img_inside(base, t, 0)) {
+        fail("payload (header $64, $2C) lies outside the image's memory ($38)");
         return 0;
     }
     if (m->source == SRC_D81) {
@@ -262,6 +272,11 @@ uint8_t load_model(const model_t *m) {
     }
     if (far_cmp(IMG_BASE, (const uint8_t *)IMG_MAGIC, 4)) {
         fail("loaded, but $8000000 does not read back SSNL");
+        return 0;
+    }
+    if ((bad = img_header_bad()) || !tok_init()) {
+        sprintf(msg, "%s lies outside the image's memory ($38)", regions[bad]);
+        fail(msg);
         return 0;
     }
     t = timer_ms();

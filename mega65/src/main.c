@@ -113,7 +113,7 @@ static void draw_entry(uint8_t i, uint8_t selected) {
         scr_col = COL_GREY;
         scr_puts("not an SSNAIL image");
     } else {
-        scr_printf("needs %3lu MB  ", (m->mem_needed + 1048575UL) >> 20);
+        scr_printf("needs %3u MB  ", mb_up(m->mem_needed));
         if (!avail_mem) {
             scr_col = COL_GREY;
             scr_puts("no core");   /* "no SSNAIL core" made the row 83 characters: it wrapped */

@@ -106,7 +106,11 @@ static void scan_sd(uint8_t source) {
             if (source == SRC_SD_ROOT && !strcasecmp(name, "SSNAIL")) strcpy(ssnail_dir, name);
             continue;
         }
-        if (!ends_with_ci(name, ".SSNAIL") && !ends_with_ci(name, ".SSN")) continue;
+        /* a long name the record cut (at DIRENT_NAME_MAX bytes) is known by its 8.3 extension */
+        if (!ends_with_ci(name, ".SSNAIL") && !ends_with_ci(name, ".SSN") &&
+            (HYPPO_DIRENT[DIRENT_NAME_LEN] < DIRENT_NAME_MAX ||
+             memcmp(HYPPO_DIRENT + DIRENT_SHORT_NAME + 8, "SSN", 3)))
+            continue;
         if (name[0] == '.' && name[1] == '_') {                /* macOS metadata, not an image */
             ++n_dot_files;
             continue;
@@ -247,6 +251,10 @@ void models_scan(void) {
         hy_cdroot();
     }
     scan_d81();
+}
+
+uint16_t mb_up(uint32_t bytes) {
+    return (uint16_t)(bytes >> 20) + ((bytes & 0xFFFFFUL) != 0);
 }
 
 uint8_t model_fits(const model_t *m) {

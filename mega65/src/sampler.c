@@ -75,39 +75,39 @@ void smp_show(void) {
 }
 
 /* "1.15" -> 1150 (the fourth decimal rounds, later ones are ignored); "7" -> 7000 */
-static uint32_t num;
-static uint8_t parse(const char *s, uint8_t milli) {
+uint32_t smp_num;
+uint8_t smp_parse(const char *s, uint8_t milli) {
     uint16_t f = 0;
     uint8_t nd = 0, any = 0, d;
-    num = 0;
+    smp_num = 0;
     for (; (d = *s - '0') <= 9; ++s, any = 1) {
-        if (num > 429496729UL || (num == 429496729UL && d > 5)) return 0;
-        num = num * 10 + d;
+        if (smp_num > 429496729UL || (smp_num == 429496729UL && d > 5)) return 0;
+        smp_num = smp_num * 10 + d;
     }
     if (milli) {
-        if (num > 65UL) return 0;
+        if (smp_num > 65UL) return 0;
         if (*s == '.')
             for (++s; (d = *s - '0') <= 9; ++s, any = 1)
                 if (nd < 4) { f = f * 10 + d; ++nd; }
         for (; nd < 4; ++nd) f *= 10;
-        num = num * 1000 + (f + 5) / 10;
+        smp_num = smp_num * 1000 + (f + 5) / 10;
     }
     return any && !*s;
 }
 
 uint8_t smp_command(const char *l) {
     if (!strncmp(l, "/temp ", 6)) {
-        if (!parse(l + 6, 1) || num > SMP_MAX_MILLI) goto bad;
-        smp_temp = (uint16_t)num;
+        if (!smp_parse(l + 6, 1) || smp_num > SMP_MAX_MILLI) goto bad;
+        smp_temp = (uint16_t)smp_num;
     } else if (!strncmp(l, "/penalty ", 9)) {
-        if (!parse(l + 9, 1) || num < 1000 || num > SMP_MAX_MILLI) goto bad;
-        pen = (uint16_t)num;
+        if (!smp_parse(l + 9, 1) || smp_num < 1000 || smp_num > SMP_MAX_MILLI) goto bad;
+        pen = (uint16_t)smp_num;
     } else if (!strncmp(l, "/topk ", 6)) {
-        if (!parse(l + 6, 0) || num < 1 || num > SMP_MAX_TOP_K) goto bad;
-        smp_topk = (uint8_t)num;
+        if (!smp_parse(l + 6, 0) || smp_num < 1 || smp_num > SMP_MAX_TOP_K) goto bad;
+        smp_topk = (uint8_t)smp_num;
     } else if (!strncmp(l, "/seed ", 6)) {
-        if (!parse(l + 6, 0)) goto bad;
-        set_seed(num);
+        if (!smp_parse(l + 6, 0)) goto bad;
+        set_seed(smp_num);
     } else
         return 0;
     derive();

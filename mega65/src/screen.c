@@ -21,7 +21,6 @@ static uint8_t part[256];
 #pragma bss-name(pop)
 
 static void charset_init(void) {
-    extern const uint8_t font_ascii[95 * 8];
     uint8_t half, k, i;
     for (half = 0; half < 2; ++half) {     /* plain glyphs at +0, reversed at +$400 */
         for (k = 0; k < 4; ++k) {          /* 32 glyphs per part */
@@ -29,7 +28,7 @@ static void charset_init(void) {
             do {
                 uint16_t g = k * 256 + i;  /* byte within the 1 KB half */
                 uint8_t v = 0;
-                if (g >= 32 * 8 && g < 127 * 8) v = font_ascii[g - 32 * 8];
+                if (g >= 32 * 8 && g < 127 * 8) v = far_peek(FONT_STAGE + (g - 32 * 8));   /* font.c, via crt0 */
                 part[i] = half ? (uint8_t)~v : v;
             } while (++i);
             dma_copy(CHARSET + half * 0x400UL + k * 256, (uint32_t)(uint16_t)part, 256);

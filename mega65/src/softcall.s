@@ -5,7 +5,8 @@
 
         .p4510
         .include        "softcall.inc"
-        .export         _soft_call, _sc_magic, _sc_phys
+        .export         _soft_call, _sc_phys
+        .importzp       sreg
         ; the mailbox, as C sees it (absolute addresses in page 0)
         .export         _sc_job : absolute = SC_JOB
         .export         _sc_memend : absolute = SC_MEMEND
@@ -15,13 +16,156 @@
         .export         _sc_faultpc : absolute = SC_FAULTPC
 
         .rodata
-_sc_magic:      .byte   SC_MAGIC, SC_ABI        ; the core file must start with these
-_sc_phys:       .dword  SC_PHYS                 ; where it is loaded
-_sc_size:       .dword  SC_WIN_END - SC_WIN_START  ; and its largest size
+_sc_phys:       .dword  SC_PHYS                 ; where the core file is loaded
 _sc_tab:        .dword  SC_TAB                  ; where its tables go (after the window part)
 _sc_tab_size:   .word   SC_TAB_SIZE             ; their length
-_sc_hdr_len:    .byte   SC_HDR_LEN - SC_WIN_START  ; offset of the window part's length
-        .export _sc_size, _sc_tab, _sc_tab_size, _sc_hdr_len
+magic:          .byte   SC_MAGIC, SC_ABI        ; the core file must start with these
+        .export _sc_tab, _sc_tab_size, _soft_header, _soft_sums_ok
+
+FP      = $F0                           ; hw.s's flat pointer
+.macro  flat_lda                        ; lda [FP],z
+        eom
+        lda     (FP),z
+.endmacro
+.macro  flat_sta                        ; sta [FP],z
+        eom
+        sta     (FP),z
+.endmacro
+.macro  fp_set  addr                    ; FP = addr
+        lda     #<(addr)
+        sta     FP
+        lda     #>(addr)
+        sta     FP+1
+        lda     #^(addr)
+        sta     FP+2
+        lda     #0
+        sta     FP+3
+.endmacro
+
+        .segment        "LOWBSS"
+hdr:    .res    SC_HDR_END - SC_WIN_START  ; the core file's header
+LEN     = hdr + SC_HDR_LEN - SC_WIN_START  ; the window part's length
+USED    = hdr + SC_HDR_USED - SC_WIN_START ; the window bytes the core uses
+SUMS    = hdr + SC_HDR_SUM - SC_WIN_START  ; the check sums
+s1:     .res    2                       ; the file's sums
+s2:     .res    2
+count:  .res    2
+
+        .code
+; uint16_t __fastcall__ soft_header(uint32_t addr): the core file's header at far address addr
+; (its first block's data): the window part's length when the magic, the ABI and every length
+; are right (the header inside the window part, the window bytes used at least that and below
+; the core's C stack), else 0. Keeps the check sums for soft_sums_ok.
+_soft_header:
+        sta     FP
+        stx     FP+1
+        ldy     sreg
+        sty     FP+2
+        ldy     sreg+1
+        sty     FP+3
+        ldy     #SC_HDR_END - SC_WIN_START - 1
+@copy:  tya                             ; the header into hdr
+        taz
+        flat_lda
+        sta     hdr,y
+        dey
+        bpl     @copy
+        ldy     #4
+@magic: lda     hdr,y
+        cmp     magic,y
+        bne     @bad
+        dey
+        bpl     @magic
+        lda     LEN                     ; len >= the header's end
+        cmp     #<(SC_HDR_END - SC_WIN_START)
+        lda     LEN+1
+        sbc     #>(SC_HDR_END - SC_WIN_START)
+        bcc     @bad
+        lda     USED                    ; used >= len
+        cmp     LEN
+        lda     USED+1
+        sbc     LEN+1
+        bcc     @bad
+        lda     #<(SC_WIN_END - SC_STACK - SC_WIN_START)  ; used <= the window below the stack
+        cmp     USED
+        lda     #>(SC_WIN_END - SC_STACK - SC_WIN_START)
+        sbc     USED+1
+        bcc     @bad
+        ldz     #0
+        lda     LEN
+        ldx     LEN+1
+        rts
+@bad:   ldz     #0
+        lda     #0
+        tax
+        rts
+
+; uint8_t soft_sums_ok(void), after the whole file is loaded: the check sums of the window part
+; (at SC_PHYS) and the tables (at SC_TAB) with the sums' own bytes as 0 (they are zeroed in the
+; loaded copy) equal the header's; 1 = they do
+_soft_sums_ok:
+        fp_set  SC_PHYS + SC_HDR_SUM - SC_WIN_START
+        lda     #0
+        sta     s1
+        sta     s1+1
+        sta     s2
+        sta     s2+1
+        ldz     #3
+@zero:  flat_sta
+        dez
+        bpl     @zero
+        fp_set  SC_PHYS
+        lda     LEN
+        ldx     LEN+1
+        jsr     sum
+        fp_set  SC_TAB
+        lda     #<SC_TAB_SIZE
+        ldx     #>SC_TAB_SIZE
+        jsr     sum
+        ldx     #3
+@cmp:   lda     s1,x                    ; s1, s2 follow each other as in the header
+        cmp     SUMS,x
+        bne     @no
+        dex
+        bpl     @cmp
+        lda     #1
+        ldx     #0
+        rts
+@no:    lda     #0
+        tax
+        rts
+
+; A/X bytes from FP on: s1 += b, s2 += s1 for each
+sum:    sta     count
+        stx     count+1
+        ldz     #0
+@loop:  lda     count
+        ora     count+1
+        beq     @done
+        flat_lda
+        clc
+        adc     s1
+        sta     s1
+        bcc     @s2
+        inc     s1+1
+@s2:    clc
+        adc     s2
+        sta     s2
+        lda     s1+1
+        adc     s2+1
+        sta     s2+1
+        inz
+        bne     @next
+        inc     FP+1                    ; the next 256 bytes
+        bne     @next
+        inc     FP+2
+@next:  lda     count
+        bne     @low
+        dec     count+1
+@low:   dec     count
+        bra     @loop
+@done:  ldz     #0
+        rts
 
         .segment        "RESIDENT"
 

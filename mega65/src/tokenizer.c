@@ -8,17 +8,17 @@
  * SmolLM2) never join a space to a digit. The sorted-index search is tokfind.s on the MEGA65. */
 #include <string.h>
 #include "far.h"
+#include "imgmem.h"
 #include "ssnail_regs.h"
 #include "tokenizer.h"
 
 #define MAXCHUNK 255
 
-uint8_t tok_kind;
-static uint8_t tok_flags;
+uint8_t tok_kind, tok_flags;
 static uint8_t space_joins_digits;   /* BPE: 0 for digits-first pre-tokenizers (fix 4) */
-/* read by tokfind.s */
-uint32_t tok_vocab, tok_index, tok_n_index;
-static uint32_t prio_addr, byte_table, tok_begin, tok_end, tok_unk;
+/* set by tok_tables (imgmem.s on the MEGA65), read by tokfind.s */
+uint32_t tok_vocab, tok_index, tok_n_index, tok_nvocab, tok_vlast;
+uint32_t prio_addr, byte_table, tok_begin, tok_end, tok_unk;
 
 /* current chunk and its pieces (each piece is a substring of chunk), kept as a list in chunk
  * order: removing the right piece of a merge is then two links, not a shift of every array. The
@@ -49,27 +49,45 @@ static uint8_t halt(void) {
     return halted;
 }
 
-uint8_t tok_init(void) {
-    static uint8_t key2[2] = {' ', '0'};
-    uint8_t c;
-    uint32_t blk = far_peek32(HDR(H_TOKENIZER));
+#ifndef __CC65__
+/* The MEGA65 build has this in ca65 (imgmem.s), same steps: the tables' addresses into tok_*, and
+ * each table's extent inside the image's memory, as the PC image tokenizer checks them; the
+ * lookups then bound each probe by them (tok_find), so no read leaves the tables. */
+uint8_t tok_tables(void) {
+    uint32_t blk = far_peek32(HDR(H_TOKENIZER)), n;
+    tok_n_index = 0;   /* until every table is checked: every search finds nothing (and ends) */
     tok_vocab = far_peek32(HDR(H_VOCAB));
+    tok_nvocab = far_peek32(HDR(H_NVOCAB));
+    if (!img_inside(blk, TB_LEN, 0)) return 0;
     tok_kind = far_peek(blk + TB_KIND);
     tok_flags = far_peek(blk + TB_FLAGS);
     tok_index = far_peek32(blk + TB_INDEX);
-    tok_n_index = far_peek32(blk + TB_INDEX_LEN);
+    n = far_peek32(blk + TB_INDEX_LEN);
     prio_addr = far_peek32(blk + TB_PRIORITY);
     byte_table = far_peek32(blk + TB_BYTE_TABLE);
     tok_begin = far_peek32(blk + TB_BEGIN);
     tok_end = far_peek32(blk + TB_END);
     tok_unk = far_peek32(blk + TB_UNK);
+    if (tok_kind > TOK_WORDPIECE || far_peek32(blk + TB_N_VOCAB) != tok_nvocab ||
+        tok_nvocab >= 0x1000000UL || !img_inside(tok_vocab, tok_nvocab + 1, 2))
+        return 0;
+    tok_vlast = far_peek32(tok_vocab + (tok_nvocab << 2));
+    if (!img_inside(tok_vocab, tok_vlast, 0) || !img_inside(tok_index, n, 2) ||
+        !img_inside(prio_addr, tok_nvocab, tok_flags & TF_PRIO32 ? 2 : 1) ||
+        !img_inside(byte_table, 256, 2))
+        return 0;
+    tok_n_index = n;
+    return 1;
+}
+#endif
+
+uint8_t tok_init(void) {
+    static uint8_t key2[2] = {' ', '0'};
+    uint8_t c;
+    space_joins_digits = 1;
+    if (!tok_tables()) return 0;
     /* fix 4, read from the tables once: a vocabulary with no " <digit>" token was trained with
      * digits split off first (SmolLM2's "smollm"), so a space never joins a digit */
-    space_joins_digits = 1;
-    if (tok_kind > TOK_WORDPIECE || blk < IMG_BASE || tok_n_index >= 0x1000000UL) {
-        tok_n_index = 0;   /* a damaged block: every search finds nothing (and ends) */
-        return 0;
-    }
     if (tok_kind != TOK_BPE) return 1;
     space_joins_digits = 0;
     for (c = '0'; c <= '9'; ++c) {
@@ -83,14 +101,20 @@ uint8_t tok_init(void) {
 /* The MEGA65 build has this in ca65 (tokfind.s), same steps. */
 uint32_t tok_find(const uint8_t *s, uint8_t len) {
     int32_t lo = 0, hi = (int32_t)tok_n_index - 1, mid;
-    uint32_t id, o0, tlen;
+    uint32_t id, o0, o1, tlen;
     int8_t c;
     while (lo <= hi) {
         mid = (lo + hi) >> 1;
         id = far_peek32(tok_index + ((uint32_t)mid << 2));
-        o0 = far_peek32(tok_vocab + (id << 2));
-        tlen = far_peek32(tok_vocab + (id << 2) + 4) - o0;
-        c = far_cmp(tok_vocab + o0, s, tlen < len ? (uint8_t)tlen : len);
+        c = -1;   /* an id past the vocabulary or offsets outside the table: an empty token */
+        if (id < tok_nvocab) {
+            o0 = far_peek32(tok_vocab + (id << 2));
+            o1 = far_peek32(tok_vocab + (id << 2) + 4);
+            if (o1 <= tok_vlast && o0 <= o1) {
+                tlen = o1 - o0;
+                c = far_cmp(tok_vocab + o0, s, tlen < len ? (uint8_t)tlen : len);
+            }
+        }
         if (c == 0) {
             if (tlen == len) return id;
             c = tlen < len ? -1 : 1;  /* a proper prefix sorts first */

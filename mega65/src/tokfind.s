@@ -11,7 +11,7 @@
         .importzp       ptr1
         .import         popax
         .importzp       sreg
-        .import         _tok_vocab, _tok_index, _tok_n_index
+        .import         _tok_vocab, _tok_index, _tok_n_index, _tok_nvocab, _tok_vlast
         .export         _tok_find
 
 FP      = $F0                           ; hw.s's flat pointer
@@ -95,6 +95,12 @@ _tok_find:
         ldq_flat
         q
         sta     id
+        sec                             ; an id past the vocabulary: an empty token (sorts first)
+        q
+        sbc     _tok_nvocab
+        lbcs    @less
+        q
+        lda     id
         q                               ; FP = vocab + 4 * id: o0, then the next offset
         asl     a
         q
@@ -110,12 +116,23 @@ _tok_find:
         sta     o0
         ldz     #4
         ldq_flat
+        q
+        sta     tlen
+        q                               ; the next offset past the table's bytes, or below o0:
+        lda     _tok_vlast              ; an empty token, like an id past the vocabulary
+        sec
+        q
+        sbc     tlen
+        lbcc    @less
+        q
+        lda     tlen
         sec
         q
         sbc     o0
+        lbcc    @less
         q
         sta     tlen
-        lda     tlen+1                  ; >= 256 (or a corrupt negative length): longer than any key
+        lda     tlen+1                  ; >= 256: longer than any key
         ora     tlen+2
         ora     tlen+3
         bne     @long

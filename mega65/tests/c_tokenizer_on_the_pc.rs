@@ -22,6 +22,7 @@ fn build_tokhost(dir: &Path) -> PathBuf {
         .arg(&exe)
         .arg(m.join("host/tokhost.c"))
         .arg(m.join("host/far_host.c"))
+        .arg(m.join("host/imgmem_host.c"))
         .arg(m.join("src/tokenizer.c"))
         .arg(m.join("src/fold.c"))
         .output()

@@ -71,6 +71,12 @@ fn run(setup: &Setup, keys: &str, until: &str, seconds: f64) -> String {
 
 /// As `run`, until `until` has appeared `times` times.
 fn run_n(setup: &Setup, keys: &str, until: &str, times: usize, seconds: f64) -> String {
+    let m = run_machine(setup, keys, until, times, seconds);
+    String::from_utf8_lossy(&m.serial).into_owned()
+}
+
+/// As `run_n`; the machine afterwards.
+fn run_machine(setup: &Setup, keys: &str, until: &str, times: usize, seconds: f64) -> Machine {
     let mut m = Machine::new();
     if let Some(mib) = setup.ssnail_mib {
         let mut core = Core::new(mib << 20);
@@ -114,7 +120,17 @@ fn run_n(setup: &Setup, keys: &str, until: &str, times: usize, seconds: f64) -> 
             break;
         }
     }
-    String::from_utf8_lossy(&m.serial).into_owned()
+    m
+}
+
+/// The software core (`make mega65-core`), built once.
+fn soft_core() -> &'static [u8] {
+    static CORE: OnceLock<Vec<u8>> = OnceLock::new();
+    CORE.get_or_init(|| {
+        let out_dir =
+            std::env::temp_dir().join(format!("ssnail-mega65-test-core-{}", std::process::id()));
+        common::build_core(&out_dir).unwrap_or_else(|e| panic!("{e}"))
+    })
 }
 
 fn disk_with(files: &[(&str, &[u8])]) -> Vec<u8> {
@@ -516,10 +532,10 @@ fn bad_images_give_clear_messages_and_the_program_keeps_working() {
         t.contains("B_BIG.SSNAIL: needs 100 MB, this board has 72 MB"),
         "{t}"
     );
-    let (n, h) = (truncated.len(), good.len());
+    let (n, h) = (truncated.len(), good.len() - 256);
     assert!(
         t.contains(&format!(
-            "C_TRUNC.SSNAIL: file is {n} bytes, header says {h}: truncated"
+            "C_TRUNC.SSNAIL: file is {n} bytes, header says 256 + {h}: truncated"
         )),
         "{t}"
     );
@@ -829,7 +845,7 @@ fn from_a_real_drive_the_program_seeks_the_track_and_loads_the_model() {
     let prompt = "the cat sat on the mat";
     let t = run(
         &setup,
-        &format!("{{RETURN}}/temp 0{{RETURN}}/n 8{{RETURN}}{prompt}{{RETURN}}"),
+        &format!("{{RETURN}}/temp 0{{RETURN}}/n 4{{RETURN}}{prompt}{{RETURN}}"),
         "tokens/s]",
         120.0,
     );
@@ -1108,7 +1124,7 @@ fn a_72_mb_layout_image_loads_from_the_sd_card_on_a_72_mb_board() {
     let prompt = "the cat sat";
     let t = run(
         &setup,
-        &format!("{{RETURN}}/temp 0{{RETURN}}/n 8{{RETURN}}{prompt}{{RETURN}}"),
+        &format!("{{RETURN}}/temp 0{{RETURN}}/n 4{{RETURN}}{prompt}{{RETURN}}"),
         "tokens/s]",
         200.0,
     );
@@ -1420,4 +1436,228 @@ fn the_model_browser_shows_each_models_description_size_and_fit_and_scrolls() {
     let back = screen(&mut m);
     assert_eq!(back[3], "13 models, 1-10 shown");
     assert!(back[4].starts_with("M00.SSNAIL ") && reversed(&mut m, 4) && reversed(&mut m, 5));
+}
+
+/// `img` with the u32 at header offset `at` set to `v`.
+fn with_u32(img: &[u8], at: usize, v: u32) -> Vec<u8> {
+    let mut out = img.to_vec();
+    out[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    out
+}
+
+/// Every address the program takes from an image is checked against the image's memory
+/// ($8000000 + header $38) before it reads or writes there: on the FPGA core (whose load port
+/// alone would refuse less) and on the software core (whose DMA would write anywhere: a token
+/// buffer at $0000800 put the prompt on the screen's top row, one in the program's code broke
+/// the program). Each hostile image gets one line in the model list, nothing else changes (the
+/// screen's top row, the program's code), and the next image loads and answers as `ssnail run`.
+#[test]
+fn addresses_an_image_gives_outside_its_memory_are_refused_in_one_line_on_both_cores() {
+    use ssnail_format::image::{h, Header, BASE};
+    let img = llama();
+    let hd = Header::parse(&img).unwrap();
+    let end = BASE + hd.mem_needed;
+    let hostile: Vec<(String, Vec<u8>, &str)> = vec![
+        (
+            "A_SCREEN",
+            with_u32(&img, h::TOKENS, 0x800),
+            "token buffer (header $14, $20)",
+        ),
+        (
+            "B_CODE",
+            with_u32(&img, h::TOKENS, 0x2100),
+            "token buffer (header $14, $20)",
+        ),
+        (
+            "C_CTX",
+            with_u32(&img, h::MAXCTX, 5000),
+            "token buffer (header $14, $20)",
+        ),
+        (
+            "D_IO",
+            with_u32(&img, h::OUTPUT, 0xFFD_3000),
+            "output vector (header $30, $34)",
+        ),
+        (
+            "E_SCRIPT",
+            with_u32(&img, h::DATA, end + 16),
+            "script (header $08, $0C)",
+        ),
+        (
+            "F_VOCAB",
+            with_u32(&img, h::VOCAB, end - 64),
+            "tokenizer tables (header $78)",
+        ),
+        (
+            "G_TOKBLOCK",
+            with_u32(&img, h::TOKENIZER, 0x800),
+            "tokenizer tables (header $78)",
+        ),
+        (
+            "H_PAYLOAD",
+            with_u32(&img, h::LOAD_BASE, end - 256),
+            "payload (header $64, $2C)",
+        ),
+    ]
+    .into_iter()
+    .map(|(n, b, w)| (format!("{n}.SSNAIL"), b, w))
+    .collect();
+    let prg = prg();
+    let prompt = "the cat sat on the mat";
+    for soft in [false, true] {
+        let which = if soft { "software core" } else { "FPGA core" };
+        // On the SD card, listed by name: the hostile ones, then Z_GOOD.SSNAIL.
+        let mut files: Vec<(&str, &[u8])> = hostile
+            .iter()
+            .map(|(n, b, _)| (n.as_str(), b.as_slice()))
+            .collect();
+        files.push(("Z_GOOD.SSNAIL", &img));
+        let core: &[(&str, &[u8])] = if soft {
+            &[(common::SOFT_CORE_FILE, soft_core())]
+        } else {
+            &[]
+        };
+        let setup = Setup {
+            d81: Some(disk_with(core)),
+            sd: Some(sd_with(&files)),
+            ssnail_mib: (!soft).then_some(8),
+            ..Default::default()
+        };
+        // Each hostile image in turn (RETURN, then DOWN to the next), the last one refused.
+        let keys = "{RETURN}{DOWN}".repeat(hostile.len());
+        let mut m = run_machine(
+            &setup,
+            &keys,
+            "lies outside the image's memory",
+            hostile.len(),
+            60.0,
+        );
+        let t = String::from_utf8_lossy(&m.serial).into_owned();
+        for (name, _, what) in &hostile {
+            let line = format!("{name}: {what} lies outside the image's memory ($38)");
+            assert!(t.contains(&line), "{which}: no line {line:?}:\n{t}");
+        }
+        assert!(!t.contains("[load port error"), "{which}: {t}");
+        // Nothing outside the image's memory changed: the screen's top row is the browser's
+        // title, the program's code and read-only data are the PRG's bytes.
+        let top = m.peek_phys(0x800, 25);
+        assert_eq!(&top[..], b"SSNAIL for MEGA65: models", "{which}: {t}");
+        let code = &prg[2..prg.len() - 512];
+        assert!(
+            m.peek_phys(0x2001, code.len()) == code,
+            "{which}: the program's code changed"
+        );
+        // The list is still there: the good image loads and answers.
+        m.keys.schedule(
+            &KeyScript::parse(&format!(
+                "{{RETURN}}/temp 0{{RETURN}}/n 4{{RETURN}}{prompt}{{RETURN}}"
+            ))
+            .unwrap(),
+            m.cycles,
+        );
+        for _ in 0..3000 {
+            m.run(CPU_HZ / 10);
+            if String::from_utf8_lossy(&m.serial).contains("tokens/s]") {
+                break;
+            }
+        }
+        let t = String::from_utf8_lossy(&m.serial).into_owned();
+        assert!(t.contains("Loaded Z_GOOD.SSNAIL"), "{which}: {t}");
+        assert_eq!(
+            answer(&t, prompt),
+            reference(&img, prompt, 4),
+            "{which}: {t}"
+        );
+    }
+}
+
+/// Sizes that do not fit 32 bits once rounded or added to are printed with their true numbers:
+/// `mem_needed` $FFFFFFFF is 4096 MB (it was "needs 0 MB"), a payload of $FFFFFF00 bytes is
+/// 256 + 4294967040 (it was "header says 0").
+#[test]
+fn sizes_near_4_gb_in_a_header_are_reported_with_their_true_numbers() {
+    let img = llama();
+    let setup = Setup {
+        sd: Some(sd_with(&[
+            ("A_HUGE.SSNAIL", &with_u32(&img, 0x38, 0xFFFF_FFFF)),
+            ("B_LONG.SSNAIL", &with_u32(&img, 0x2C, 0xFFFF_FF00)),
+        ])),
+        ssnail_mib: Some(8),
+        ..Default::default()
+    };
+    let t = run(
+        &setup,
+        "{UP}{RETURN}{DOWN}{RETURN}",
+        "truncated or damaged",
+        60.0,
+    );
+    assert!(
+        t.lines()
+            .any(|l| l.starts_with("A_HUGE.SSNAIL") && l.ends_with("needs 4096 MB  too big")),
+        "{t}"
+    );
+    assert!(
+        t.contains("A_HUGE.SSNAIL: needs 4096 MB, this board has 8 MB"),
+        "{t}"
+    );
+    let n = img.len();
+    assert!(
+        t.contains(&format!(
+            "B_LONG.SSNAIL: file is {n} bytes, header says 256 + 4294967040: truncated or damaged"
+        )),
+        "{t}"
+    );
+}
+
+/// `/n` takes 1 to 4095 (the largest context): anything else gets one line with the range, as
+/// the sampling commands do (`/n 70000` was taken as 4464, `/n -1` printed the whole help).
+#[test]
+fn n_outside_1_to_4095_gets_one_line_with_the_range() {
+    let setup = Setup {
+        d81: Some(disk_with(&[("tinyllama.ssnail", &llama())])),
+        ssnail_mib: Some(8),
+        ..Default::default()
+    };
+    let keys =
+        "{RETURN}/n 70000{RETURN}/n -1{RETURN}/n 99999999{RETURN}/n 0{RETURN}/n 4096{RETURN}\
+                /n 4095{RETURN}/n 12{RETURN}/stats{RETURN}";
+    let t = run(&setup, keys, "[pos ", 60.0);
+    assert_eq!(
+        t.matches("[tokens per answer: /n 1-4095]\n").count(),
+        5,
+        "{t}"
+    );
+    assert!(t.contains("[4095 tokens per answer]"), "{t}");
+    assert!(t.contains("[12 tokens per answer]"), "{t}");
+    assert!(t.contains(", 12 tokens per answer, "), "{t}");
+    assert!(!t.contains("[4464 tokens per answer]"), "{t}");
+    // The help only once: when the model was loaded.
+    assert_eq!(t.matches("/tokens TEXT  token ids").count(), 1, "{t}");
+}
+
+/// A long name the hypervisor's directory record cuts (it holds 63 bytes of it) is still
+/// recognised by its 8.3 extension, listed shortened, and loads; it was left out of the list,
+/// neither shown nor counted.
+#[test]
+fn an_image_with_a_150_character_name_is_listed_shortened_and_loads() {
+    let img = llama();
+    let name = format!("{}XYZ.SSNAIL", "LONG".repeat(35));
+    assert_eq!(name.len(), 150);
+    let setup = Setup {
+        sd: Some(sd_with(&[(&name, &img)])),
+        ssnail_mib: Some(8),
+        ..Default::default()
+    };
+    let t = run(&setup, "{RETURN}/stats{RETURN}", "[pos ", 60.0);
+    let cut = &name[..63];
+    let shown = format!("{}...{}", &cut[..22], &cut[63 - 7..]);
+    assert!(t.contains("1 models"), "{t}");
+    assert!(
+        t.lines().any(|l| l.starts_with(&format!("{shown} SD /"))),
+        "{shown}: {t}"
+    );
+    assert!(
+        t.contains(&format!("Loaded {cut}: {} bytes", img.len())),
+        "{t}"
+    );
 }

@@ -23,9 +23,16 @@ fn build_dir() -> std::path::PathBuf {
     std::env::temp_dir().join(format!("ssnail-mega65-soft-{}", std::process::id()))
 }
 
+/// The PRG, or the one named by SSNAIL_MEGA65_PRG (another build, as in
+/// program_in_headless_mega65.rs).
 fn prg() -> &'static [u8] {
     static PRG: OnceLock<Vec<u8>> = OnceLock::new();
-    PRG.get_or_init(|| common::build_prg(&build_dir()).unwrap_or_else(|e| panic!("{e}")))
+    PRG.get_or_init(|| {
+        if let Ok(path) = std::env::var("SSNAIL_MEGA65_PRG") {
+            return std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        }
+        common::build_prg(&build_dir()).unwrap_or_else(|e| panic!("{e}"))
+    })
 }
 
 /// The software core, or the one named by SSNAIL_MEGA65_CORE (e.g. a build with one rounding
@@ -544,6 +551,88 @@ fn a_core_file_from_another_build_is_named_and_not_run() {
     assert!(t.lines().all(|l| l.len() <= 80), "{t}");
 }
 
+/// `ssnail.core` is checked before any of it runs: every length in its header against the file
+/// and the window, and the whole file's check sums (written into the header by the build). A
+/// core with a window part of 7 bytes, 4 KB of scrambled code, BSS reaching its stack or one
+/// changed table byte gets one line in the browser, which still lists the models ("no core"
+/// without the FPGA core); with the FPGA core the models run there and `/core soft` names the
+/// damaged file.
+#[test]
+fn a_damaged_core_file_gets_one_line_and_the_models_are_still_listed_or_run_on_the_fpga_core() {
+    let img = llama();
+    let good = core();
+    let tables = good.len() - 4096;
+    let mut short = good[..7].to_vec();
+    short[5] = 7; // the window part's length (header +5)
+    short[6] = 0;
+    short.extend_from_slice(&good[tables..]);
+    let mut scrambled = good.to_vec();
+    for (i, b) in scrambled[0x1000..0x2000].iter_mut().enumerate() {
+        *b = b.rotate_left(3) ^ i as u8;
+    }
+    let mut into_stack = good.to_vec();
+    into_stack[17..19].copy_from_slice(&0x9C01u16.to_le_bytes()); // window bytes used (+17)
+    let mut table_byte = good.to_vec();
+    table_byte[tables + 100] ^= 1;
+    let bad: [(&str, &[u8]); 4] = [
+        ("a 7-byte window part", &short),
+        ("4 KB of code scrambled", &scrambled),
+        ("BSS into the stack", &into_stack),
+        ("a table byte changed", &table_byte),
+    ];
+    let disk_with_core = |core: &[u8]| {
+        let mut d = D81::new("SSNAIL", *b"65").unwrap();
+        d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+        d.add_file(common::SOFT_CORE_FILE, FileType::Seq, core)
+            .unwrap();
+        d.add_file("tinyllama.ssnail", FileType::Seq, &img).unwrap();
+        d.into_bytes()
+    };
+    for (what, core) in bad {
+        let t = transcript(&run(
+            Cores::SoftOnly(Board::R3),
+            disk_with_core(core),
+            "{RETURN}",
+            "cannot load",
+            1,
+            60.0,
+        ));
+        assert!(
+            t.contains(
+                "ssnail.core on the disk is not this program's software core. Models are listed."
+            ),
+            "{what}: {t}"
+        );
+        assert!(
+            t.lines()
+                .any(|l| l.starts_with("tinyllama.ssnail") && l.ends_with("no core")),
+            "{what}: {t}"
+        );
+        assert!(
+            t.contains("tinyllama.ssnail: no SSNAIL core, cannot load"),
+            "{what}: {t}"
+        );
+        assert!(t.lines().all(|l| l.len() <= 80), "{what}: {t}");
+    }
+    // The FPGA core runs the model; the software core is not offered.
+    let prompt = "the cat";
+    let t = transcript(&run(
+        Cores::Fpga(8),
+        disk_with_core(&scrambled),
+        &format!("{{RETURN}}/temp 0{{RETURN}}/n 4{{RETURN}}{prompt}{{RETURN}}/core soft{{RETURN}}/stats{{RETURN}}"),
+        "[core: ",
+        1,
+        60.0,
+    ));
+    let (want, _) = reference(&img, &[(prompt, true)], 4);
+    assert_eq!(answer(&t, prompt, 0), want[0], "{t}");
+    assert!(
+        t.contains("[ssnail.core on the disk is damaged or of another build: not run]\n"),
+        "{t}"
+    );
+    assert!(t.contains("[core: FPGA v1]"), "{t}");
+}
+
 /// The SD loader's fast path sends 16 sectors per call by DMA straight into attic RAM, moving the
 /// job's destination on by each sector (bank and megabyte carries): a 5.3 MB image lands byte
 /// for byte where ssnail_core's load port puts it. A payload address past the memory is refused.
@@ -580,7 +669,8 @@ fn an_sd_image_of_several_megabytes_loads_straight_into_attic_ram_byte_for_byte(
         assert_memory_equal(&mut m, &dev, &format!("BIG.SSNAIL loaded, {board_name}"));
     }
 
-    // The payload 242,176 bytes below the end of an R3's 8 MB: refused before any byte moves.
+    // The payload 242,176 bytes below the end of an R3's 8 MB, past the image's memory: refused
+    // before any byte moves.
     let mut high = llama();
     let payload = (high.len() - ssnail_format::image::HEADER_LEN) as u32;
     let at = ssnail_format::image::h::LOAD_BASE;
@@ -589,12 +679,12 @@ fn an_sd_image_of_several_megabytes_loads_straight_into_attic_ram_byte_for_byte(
         Cores::SoftOnly(Board::R3),
         disk(&[("high.ssnail", &high)]),
         "{RETURN}",
-        "SSNAIL memory (header $64)",
+        "lies outside the image's memory",
         1,
         60.0,
     ));
     assert!(
-        t.contains("high.ssnail: payload outside SSNAIL memory (header $64)"),
+        t.contains("high.ssnail: payload (header $64, $2C) lies outside the image's memory ($38)"),
         "{t}"
     );
 }

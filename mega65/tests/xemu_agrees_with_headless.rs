@@ -936,3 +936,150 @@ fn stock_xemu_stops_a_software_core_job_inside_one_huge_attn_at_run_stop() {
     );
     eprintln!("stopped {stopped_in:?} after the key (host time)");
 }
+
+// ---- Stock xemu: what the program refuses before it runs anything ----
+
+/// The software core (`ssnail.core`, cc65 build), built once for the refusal tests, or the one
+/// named by SSNAIL_MEGA65_CORE.
+fn soft_core() -> &'static [u8] {
+    static CORE: OnceLock<Vec<u8>> = OnceLock::new();
+    CORE.get_or_init(|| {
+        if let Ok(path) = std::env::var("SSNAIL_MEGA65_CORE") {
+            return std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        }
+        let out = std::env::temp_dir().join(format!("ssnail-xemu-core-{}", std::process::id()));
+        let core = common::build_core(&out).unwrap_or_else(|e| panic!("{e}"));
+        let _ = std::fs::remove_dir_all(&out);
+        core
+    })
+}
+
+/// xemu with no SD images and `d81` in drive 0: waits for the list, then presses `keys`, after
+/// each waiting for `after` to have appeared once more; the serial transcript and the 80 bytes
+/// of the screen's top row ($0800) read at the end through the monitor.
+fn stock_xemu_keys(d81: &[u8], keys: &[(u8, &str)]) -> (String, Vec<u8>) {
+    let xemu = stock_xemu();
+    let work = tempfile::tempdir().unwrap();
+    let sd = work.path().join("sd");
+    write_tree(&sd, &[("SSNAIL.PRG", prg())]);
+    let run = work.path().join("run");
+    let loader = onboard(&work.path().join("build"));
+    write_tree(&run, &[("soft.d81", d81), ("onboard.prg", &loader)]);
+    open_to_all(work.path());
+    let serial = run.join("serial.txt");
+    let child = start_xemu_for(&xemu, &run, &sd, &run.join("soft.d81"), &serial, &[], 300);
+    let limit = Duration::from_secs(120);
+    let mut top = Vec::new();
+    if wait_serial(&serial, LISTED, 1, limit).contains(LISTED) {
+        let mut k = XemuKeys::connect(&run.join("uartmon.sock"));
+        for (key, after) in keys {
+            let seen = String::from_utf8_lossy(&std::fs::read(&serial).unwrap_or_default())
+                .matches(after)
+                .count();
+            k.tap(*key);
+            wait_serial(&serial, after, seen + 1, limit);
+        }
+        top = k.peek(0x800, 80);
+    }
+    stop_xemu(child);
+    let x = String::from_utf8_lossy(&std::fs::read(&serial).unwrap_or_default()).into_owned();
+    (x, top)
+}
+
+/// An image whose token buffer (header $14) is $0000800, the screen, is refused with one line by
+/// the program on stock xemu's 45GS02 with the software core, as in the headless MEGA65 (where
+/// the prompt's tokens used to land on the screen's top row), the screen stays the browser's and
+/// the next image loads.
+#[test]
+fn stock_xemu_refuses_an_image_whose_token_buffer_is_the_screen_as_the_headless_mega65_does() {
+    let source = xemu_source_or_fail();
+    eprintln!("xemu from {source}");
+    let img = llama();
+    let mut screen = img.clone();
+    screen[0x14..0x18].copy_from_slice(&0x800u32.to_le_bytes());
+    let mut d = D81::new("SSNAIL", *b"65").unwrap();
+    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    d.add_file(common::SOFT_CORE_FILE, FileType::Seq, soft_core())
+        .unwrap();
+    d.add_file("screen.ssnail", FileType::Seq, &screen).unwrap();
+    d.add_file("tinyllama.ssnail", FileType::Seq, &img).unwrap();
+    let d81 = d.into_bytes();
+    let refused = "lies outside the image's memory";
+    let (x, top) = stock_xemu_keys(
+        &d81,
+        &[
+            (KEY_RETURN, refused),
+            (KEY_DOWN, LISTED),
+            (KEY_RETURN, PROMPT),
+        ],
+    );
+    let line =
+        "screen.ssnail: token buffer (header $14, $20) lies outside the image's memory ($38)";
+    assert!(x.contains(line), "{x}");
+    assert!(x.contains("Loaded tinyllama.ssnail"), "{x}");
+    // After the second image loaded the chat screen's first row is its description.
+    assert!(
+        top.starts_with(b"[TinyLlama (llama) [General]]"),
+        "{top:?}\n{x}"
+    );
+    let mut m = Machine::new();
+    m.mount_d81(d81);
+    let (_, entry) = m.load_prg(prg(), None).unwrap();
+    m.keys.schedule(
+        &KeyScript::parse("{RETURN}{WAIT 1}{DOWN}{RETURN}").unwrap(),
+        0,
+    );
+    m.start_at(entry);
+    for _ in 0..600 {
+        m.run(CPU_HZ / 10);
+        let t = String::from_utf8_lossy(&m.serial);
+        if t.contains(PROMPT) && t.ends_with(PROMPT) {
+            break;
+        }
+    }
+    let h = String::from_utf8_lossy(&m.serial).into_owned();
+    assert_eq!(
+        untimed(&x),
+        untimed(&h),
+        "xemu (left) vs headless MEGA65 (right)"
+    );
+}
+
+/// A software core file with 4 KB of its code scrambled (right magic, ABI and lengths) is named
+/// in one line on stock xemu and the models are still listed, as in the headless MEGA65; it used
+/// to load and hang at the first prompt.
+#[test]
+fn stock_xemu_names_a_damaged_core_file_and_lists_the_models_as_the_headless_mega65_does() {
+    let source = xemu_source_or_fail();
+    eprintln!("xemu from {source}");
+    let mut scrambled = soft_core().to_vec();
+    for (i, b) in scrambled[0x1000..0x2000].iter_mut().enumerate() {
+        *b = b.rotate_left(3) ^ i as u8;
+    }
+    let mut d = D81::new("SSNAIL", *b"65").unwrap();
+    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    d.add_file(common::SOFT_CORE_FILE, FileType::Seq, &scrambled)
+        .unwrap();
+    d.add_file("tinyllama.ssnail", FileType::Seq, &llama())
+        .unwrap();
+    let d81 = d.into_bytes();
+    let (x, _) = stock_xemu_keys(&d81, &[(KEY_RETURN, "cannot load")]);
+    assert!(
+        x.contains(
+            "ssnail.core on the disk is not this program's software core. Models are listed."
+        ),
+        "{x}"
+    );
+    assert!(
+        x.lines()
+            .any(|l| l.starts_with("tinyllama.ssnail") && l.ends_with("no core")),
+        "{x}"
+    );
+    assert!(
+        x.contains("tinyllama.ssnail: no SSNAIL core, cannot load"),
+        "{x}"
+    );
+    let sd = tempfile::tempdir().unwrap();
+    let h = headless_transcript(prg(), sd.path(), &d81, "{WAIT 2}{RETURN}", "cannot load", 1);
+    assert_eq!(x, h, "xemu (left) vs headless MEGA65 (right)");
+}

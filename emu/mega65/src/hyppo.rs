@@ -46,7 +46,19 @@ struct OpenFile {
     file: File,
 }
 
-#[derive(Debug, Default)]
+impl Clone for OpenFile {
+    /// The same open file (a second descriptor: the position is shared).
+    fn clone(&self) -> Self {
+        OpenFile {
+            file: self
+                .file
+                .try_clone()
+                .expect("a second descriptor for an open file"),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
 pub struct Hyppo {
     root: Option<PathBuf>,
     /// Current directory below the root.
@@ -300,7 +312,7 @@ impl Machine {
             return self.fail(err::INVALID_ADDRESS);
         };
         let len = page.iter().position(|&b| b == 0).unwrap_or(256);
-        if len > 63 {
+        if len > dirent::NAME_MAX {
             return self.fail(err::NAME_TOO_LONG);
         }
         self.hyppo.name = page[..len].iter().map(|&b| b as char).collect();
@@ -352,7 +364,7 @@ impl Machine {
         *pos += 1;
         let mut rec = [0u8; dirent::LEN];
         let lfn = f.name.as_bytes();
-        let n = lfn.len().min(63);
+        let n = lfn.len().min(dirent::NAME_MAX);
         rec[dirent::NAME..dirent::NAME + n].copy_from_slice(&lfn[..n]);
         rec[dirent::NAME_LEN] = n as u8;
         rec[dirent::SHORT_NAME..dirent::SHORT_NAME + 11].copy_from_slice(&short_name(&f.name));

@@ -47,7 +47,10 @@ pub struct Stats {
     pub cycles: u64,
 }
 
-/// Headless MEGA65.
+/// Headless MEGA65. A clone is a snapshot to run again from (e.g. a program started once, then
+/// many inputs from there); only a machine without an SSNAIL device can be cloned (the core's
+/// memory and threads are not copied), and files the hypervisor has open are shared with it.
+#[derive(Clone)]
 pub struct Machine {
     // --- 45GS02 registers ---
     pub a: u8,
@@ -239,6 +242,11 @@ impl Machine {
         for (i, &b) in data.iter().enumerate() {
             self.write_phys(addr + i as u32, b);
         }
+    }
+
+    /// Chip RAM as it is ($00000 up; for checks that read much of it at once).
+    pub fn chip_ram(&self) -> &[u8] {
+        &self.chip[..]
     }
 
     /// Reads bytes from the physical address space.

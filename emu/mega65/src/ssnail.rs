@@ -34,6 +34,24 @@ pub struct SsnailPort {
     attic: Vec<Option<Box<[u8]>>>,
 }
 
+impl Clone for SsnailPort {
+    /// Without a device only (the attic RAM is copied): a core's memory and threads are not.
+    fn clone(&self) -> Self {
+        assert!(
+            self.device.is_none(),
+            "a machine with an SSNAIL device cannot be cloned"
+        );
+        SsnailPort {
+            device: None,
+            bandwidth: self.bandwidth,
+            due: self.due,
+            jobs: self.jobs,
+            hang: self.hang,
+            attic: self.attic.clone(),
+        }
+    }
+}
+
 impl Default for SsnailPort {
     fn default() -> Self {
         SsnailPort {
@@ -50,6 +68,15 @@ impl Default for SsnailPort {
 impl SsnailPort {
     pub fn busy(&self) -> bool {
         self.device.as_ref().is_some_and(|d| d.busy())
+    }
+
+    /// Without a core: the attic RAM written so far, as (offset from $8000000, 1 MiB) pieces
+    /// (the rest reads 0).
+    pub fn attic_pieces(&self) -> impl Iterator<Item = (u32, &[u8])> {
+        self.attic
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| c.as_deref().map(|c| ((i as u32) << 20, c)))
     }
 }
 

@@ -159,6 +159,38 @@ fn budget_and_bad_input() {
     );
 }
 
+/// A negative budget or bandwidth gets the range message whether it follows the option as its
+/// own argument or after `=` (the parser took `-1` for an option and said "unexpected argument").
+#[test]
+fn negative_seconds_and_bandwidth_get_the_range_message_in_both_spellings() {
+    let dir = tempfile::tempdir().unwrap();
+    let prg = dir.path().join("ok.prg");
+    std::fs::write(&prg, program()).unwrap();
+    let p = prg.to_str().unwrap();
+    for (args, want) in [
+        (
+            vec!["--seconds", "-1"],
+            "--seconds: must be a positive number",
+        ),
+        (vec!["--seconds=-1"], "--seconds: must be a positive number"),
+        (
+            vec!["--bandwidth", "-5"],
+            "--bandwidth: must be a positive number of MB/s",
+        ),
+        (
+            vec!["--bandwidth=-5"],
+            "--bandwidth: must be a positive number of MB/s",
+        ),
+    ] {
+        let mut all = vec!["--prg", p, "--no-screen"];
+        all.extend(&args);
+        let o = ssnail(&all);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let err = stderr(&o);
+        assert_eq!(err.trim_end(), format!("ssnail: {want}"), "{args:?}");
+    }
+}
+
 /// `--interactive`: bytes on stdin are typed into the MEGA65 as they arrive (here a pipe; on a
 /// terminal, keys), the screen is printed each time it changes, and the run ends when the
 /// program exits; the PNG is in the MEGA65's pixel aspect (80 columns: twice as tall).

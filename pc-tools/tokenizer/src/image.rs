@@ -588,7 +588,7 @@ pub fn image_memory(file: &[u8]) -> Result<Vec<u8>, String> {
 /// priority, byte table and block, each 32-byte aligned). For testing the
 /// image tokenizer on vocab-only GGUFs, which cannot be converted.
 pub fn tables_only_memory(t: &crate::tables::ImageTables) -> Vec<u8> {
-    use ssnail_format::image::{align_up, PAYLOAD_BASE};
+    use ssnail_format::image::{align_up, OUTPUT_AREA, PAYLOAD_BASE, TOKENS};
     let mut mem = vec![0u8; (PAYLOAD_BASE - BASE) as usize];
     let place = |mem: &mut Vec<u8>, bytes: &[u8]| -> u32 {
         let start = align_up(mem.len() as u64, 32) as usize;
@@ -604,13 +604,19 @@ pub fn tables_only_memory(t: &crate::tables::ImageTables) -> Vec<u8> {
     let tokenizer = place(&mut mem, &block.encode());
     let payload_len = align_up(mem.len() as u64, 256) as usize;
     mem.resize(payload_len, 0);
+    // No script, no output and no context, but the fixed regions a reader checks are in place
+    // (token buffer, output area, an empty script) and the memory is the tables' (§1.9).
     let header = Header {
         code: PAYLOAD_BASE,
+        data: PAYLOAD_BASE,
+        tokens: TOKENS,
+        output: OUTPUT_AREA,
         vocab,
         n_vocab: block.n_vocab,
         tokenizer,
         load_base: PAYLOAD_BASE,
         payload_len: (mem.len() - (PAYLOAD_BASE - BASE) as usize) as u32,
+        mem_needed: mem.len() as u32,
         ..Default::default()
     };
     mem[..HEADER_LEN].copy_from_slice(&header.to_bytes());

@@ -52,14 +52,20 @@ pub struct Args {
     #[arg(long, value_name = "N", conflicts_with = "seconds")]
     pub cycles: Option<u64>,
     /// Budget in emulated seconds.
-    #[arg(long, value_name = "S")]
+    // A negative value is a number to check (the range message), not an option.
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
     pub seconds: Option<f64>,
     /// Also write the final screen to this file: PNG if it ends in .png (in the MEGA65's pixel
     /// aspect: in 80 columns a pixel is twice as tall as wide), text otherwise.
     #[arg(long, value_name = "FILE")]
     pub screen: Vec<PathBuf>,
     /// SSNAIL memory bandwidth in MB/s (sets how fast jobs run in emulated time).
-    #[arg(long, value_name = "MBPS", default_value_t = ssnail_format::registers::DEFAULT_BANDWIDTH_MBPS)]
+    #[arg(
+        long,
+        value_name = "MBPS",
+        default_value_t = ssnail_format::registers::DEFAULT_BANDWIDTH_MBPS,
+        allow_negative_numbers = true
+    )]
     pub bandwidth: f64,
     /// SSNAIL memory at $8000000 in MiB (0 = no SSNAIL device). Up to 8: an R3 board (HyperRAM
     /// only); more: an R4-R6 board (64 MiB SDRAM + 8 MiB HyperRAM at $C000000 = 72).
@@ -97,6 +103,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bail!("--bandwidth: must be a positive number of MB/s");
     }
     m.ssnail.bandwidth = args.bandwidth * 1e6;
+    if args.seconds.is_some_and(|s| !(s > 0.0 && s.is_finite())) {
+        bail!("--seconds: must be a positive number");
+    }
     if args.ssnail_mib > 128 {
         bail!("--ssnail-mib: at most 128 (the 28-bit space above $8000000)");
     }
@@ -175,11 +184,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else if let Some(c) = args.cycles {
         c
     } else {
-        let s = args.seconds.unwrap_or(60.0);
-        if !(s > 0.0 && s.is_finite()) {
-            bail!("--seconds: must be a positive number");
-        }
-        (s * CPU_HZ as f64) as u64
+        (args.seconds.unwrap_or(60.0) * CPU_HZ as f64) as u64
     };
     let t0 = Instant::now();
     let mut traced = 0;
