@@ -15,7 +15,7 @@
 #   make disk [IMAGES=…]      build/ssnail.d81 and build/sdcard/
 #   make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS=…]   fuzz every reader of hostile files
 #   make xemu [XEMU_SRC=DIR]  build/xemu/xmega65: xemu with the SSNAIL core (docs/xemu.md)
-#   make xemu-stock           stock xemu (xmega65) into cache/xemu/stock/ (XEMU_SRC=DIR or the shared tarball)
+#   make xemu-stock           stock xemu (xmega65) into cache/xemu/stock/ (XEMU_SRC=DIR, the shared tarball or a fetch)
 #   make clean
 #
 # Usable from another directory: make -f path/to/Makefile foo.ssnail
