@@ -431,7 +431,8 @@ fn convert_without_o_writes_the_models_name_with_ssnail_beside_it() {
     assert_eq!(r.code, 0, "{}", r.err);
     let want = d.path().join("tiny.model.ssnail");
     assert!(
-        r.out.contains(&format!("wrote {}: load at", want.display())),
+        r.out
+            .contains(&format!("wrote {}: load at", want.display())),
         "{}",
         r.out
     );

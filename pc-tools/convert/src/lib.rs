@@ -326,12 +326,18 @@ pub fn advised(g: &Gguf, opts: &Options) -> Result<Options, ConvertError> {
         Policy::Auto => vec![],
         p => vec![p],
     };
-    let rest: Vec<Policy> = AUTO_ORDER.into_iter().filter(|p| !order.contains(p)).collect();
+    let rest: Vec<Policy> = AUTO_ORDER
+        .into_iter()
+        .filter(|p| !order.contains(p))
+        .collect();
     order.extend(rest);
     let best = |mem: f64| {
-        order
-            .iter()
-            .find_map(|&p| s.need(p, ctx).ok().filter(|n| *n <= mib(mem)).map(|n| (p, n)))
+        order.iter().find_map(|&p| {
+            s.need(p, ctx)
+                .ok()
+                .filter(|n| *n <= mib(mem))
+                .map(|n| (p, n))
+        })
     };
     let sizes = report::BOARDS.into_iter().filter(|b| *b > opts.mem_mb);
     let pick = sizes

@@ -10,7 +10,7 @@
 //! Encoders (BERT) embed each line and rank the earlier lines by cosine.
 
 mod mega65;
-mod sampler;
+pub(crate) mod sampler;
 mod typeahead;
 
 // stdout that ends the program quietly when its reader has gone (e.g.
@@ -23,7 +23,7 @@ macro_rules! println {
     ($($t:tt)*) => { emit(&(format!($($t)*) + "\n")) };
 }
 
-use crate::shared::ModelArgs;
+use crate::shared::{finite, positive, ModelArgs, SamplingArgs};
 use anyhow::{anyhow, bail, Result};
 use clap::Parser;
 use sampler::{Sampler, Settings};
@@ -37,7 +37,8 @@ use std::time::Instant;
 
 #[derive(Parser)]
 #[command(
-    about = "Chat with an SSNAIL image (decoders) or compare lines (encoders) on the core emulator"
+    about = "Chat with an SSNAIL image (decoders) or compare lines (encoders) on the core emulator",
+    after_help = crate::shared::LLAMA_CPP_DEFAULTS
 )]
 pub struct Args {
     /// The image, prompt (-p: this one input, non-interactively), -n (tokens
@@ -47,21 +48,9 @@ pub struct Args {
     /// Temperature 0 and repetition penalty 1.0: exactly the v1 hardware (greedy ARGMAX).
     #[arg(long)]
     pub greedy: bool,
-    /// Repetition penalty over the distinct tokens of the last --repeat-last-n (1 = off).
-    #[arg(long, visible_alias = "repeat-penalty", default_value_t = 1.15, value_parser = positive)]
-    pub penalty: f64,
-    /// Tokens the repetition penalty looks back over.
-    #[arg(long = "repeat-last-n", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
-    pub repeat_last_n: u32,
-    /// Temperature (0 = greedy).
-    #[arg(long, default_value_t = 0.8, value_parser = finite)]
-    pub temp: f64,
-    /// Top-k (0 = off).
-    #[arg(long, visible_alias = "top-k", default_value_t = 40)]
-    pub topk: u32,
-    /// Sampler seed (default: random).
-    #[arg(short = 's', long)]
-    pub seed: Option<u64>,
+    /// Temperature (default 0.8), top-k, top-p, min-p, repetition penalty, seed.
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
     /// float: the PC's double-precision sampler (spec §7.3); mega65: the MEGA65
     /// program's fixed-point sampler (§7.6), the same tokens for the same --seed.
     #[arg(long, value_enum, default_value_t = SamplerKind::Float)]
@@ -83,20 +72,6 @@ pub enum SamplerKind {
 
 /// `chat`'s default for -n (per turn).
 const DEFAULT_N: u32 = 120;
-
-fn finite(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v),
-        _ => Err(format!("{s} is not a number")),
-    }
-}
-
-fn positive(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("{s} is not a number > 0")),
-    }
-}
 
 fn emit(text: &str) {
     let mut out = std::io::stdout().lock();
@@ -335,6 +310,10 @@ struct Chat {
     interactive: bool,
     /// Keys typed during the last answer, for the next prompt.
     typed: Vec<u8>,
+    /// The context a conversation may fill: `-c`, at most the image's.
+    ctx: u32,
+    /// Tokens in the context so far (decoders).
+    used: u32,
 }
 
 /// What the input loop does after a line.
@@ -381,8 +360,15 @@ impl Chat {
         if s.is_greedy() {
             format!("[{}; greedy, as the v1 hardware]", self.numerics_name())
         } else {
+            let mut extra = String::new();
+            if s.top_p < 1.0 {
+                extra += &format!(", top-p {}", num(s.top_p));
+            }
+            if s.min_p > 0.0 {
+                extra += &format!(", min-p {}", num(s.min_p));
+            }
             format!(
-                "[{}; {}: temperature {}, top-k {}, repetition penalty {}]",
+                "[{}; {}: temperature {}, top-k {}, repetition penalty {}{extra}]",
                 self.numerics_name(),
                 if self.mega65.is_some() {
                     "sampling as the MEGA65 (fixed point)"
@@ -475,7 +461,17 @@ impl Chat {
         } else {
             runtime(&self.dev.machine).pos
         };
-        let ctx = self.header.max_ctx;
+        let ctx = self.ctx;
+        let used = if first { 0 } else { self.used };
+        // -c below the image's context: the turn stops where that context ends.
+        let limited = ctx < self.header.max_ctx;
+        let room = ctx.saturating_sub(used + tokens.len() as u32);
+        if limited && room == 0 {
+            println!();
+            println!("[context full at {ctx} tokens: /reset to start again]");
+            return Ok(());
+        }
+        let n = if limited { self.n.min(room) } else { self.n };
         self.fresh_budget();
         let traffic_before = self.dev.machine.traffic.total();
         let start = Instant::now();
@@ -501,9 +497,9 @@ impl Chat {
         };
         GENERATING.store(RUNNING, Ordering::SeqCst);
         let result = if first {
-            self.dev.generate(&tokens, self.n, &mut host)
+            self.dev.generate(&tokens, n, &mut host)
         } else {
-            self.dev.continue_generation(&tokens, self.n, &mut host)
+            self.dev.continue_generation(&tokens, n, &mut host)
         };
         GENERATING.store(IDLE, Ordering::SeqCst);
         if let Some(t) = host.typeahead.take() {
@@ -525,10 +521,14 @@ impl Chat {
             }
         };
         self.started = true;
+        self.used = used + tokens.len() as u32 + generation.tokens.len() as u32;
         println!();
         match generation.stop_reason {
             stop::EOS => println!("[end of text]"),
             stop::CONTEXT_FULL => println!("[context full at {ctx} tokens: /reset to start again]"),
+            stop::COUNT if limited && self.used >= ctx => {
+                println!("[context full at {ctx} tokens (-c): /reset to start again]")
+            }
             stop::REQUESTED => println!("[stopped]"),
             _ => {}
         }
@@ -564,8 +564,8 @@ impl Chat {
             return Ok(());
         }
         let tokens = self.tokenize(line, true)?;
-        let ctx = self.header.max_ctx;
-        if tokens.len() > TOKEN_SLOTS as usize {
+        let ctx = self.ctx;
+        if tokens.len() > TOKEN_SLOTS as usize || tokens.len() > ctx as usize {
             println!("[too long: {} tokens, maximum {ctx}]", tokens.len());
             return Ok(());
         }
@@ -816,20 +816,18 @@ fn open_chat(args: &Args, image: &std::path::Path, interactive: bool) -> Result<
     }
     let dev = args.model.load_at(image)?;
     let header = dev.header();
+    let ctx = args.model.context(&header)?;
     // Check the tokenizer tables once, so a broken image fails at start.
     ImageTokenizer::new(dev.machine.mem()).map_err(|e| anyhow!("{name}: {e}"))?;
     let pieces = (0..header.n_vocab).map(|id| dev.vocab_piece(id)).collect();
-    let settings = if args.greedy {
-        Settings {
-            temperature: 0.0,
-            top_k: args.topk,
-            penalty: 1.0,
-        }
-    } else {
-        Settings {
-            temperature: args.temp,
-            top_k: args.topk,
-            penalty: args.penalty,
+    let a = &args.sampling;
+    let settings = Settings {
+        top_p: a.top_p,
+        min_p: a.min_p,
+        ..if args.greedy {
+            Settings::new(0.0, a.topk, 1.0)
+        } else {
+            Settings::new(a.temp.unwrap_or(0.8), a.topk, a.penalty)
         }
     };
     let reference = match &args.gguf {
@@ -850,22 +848,30 @@ fn open_chat(args: &Args, image: &std::path::Path, interactive: bool) -> Result<
     let mega65 = match args.sampler {
         SamplerKind::Float => None,
         SamplerKind::Mega65 => {
-            let seed = args.seed.unwrap_or_else(|| rand::random::<u32>() as u64);
+            // The MEGA65 program's fixed-point sampler (spec §7.6) has no nucleus or min-p step.
+            for (flag, v, off) in [("--top-p", a.top_p, 1.0), ("--min-p", a.min_p, 0.0)] {
+                if v != off {
+                    bail!(
+                        "{flag} {v}: the MEGA65 program's sampler (--sampler mega65, spec §7.6) has only temperature, top-k and repetition penalty; --sampler float has {flag}"
+                    );
+                }
+            }
+            let seed = a.seed.unwrap_or_else(|| rand::random::<u32>() as u64);
             let mut m = mega65::Mega65Sampler::new(seed).map_err(|e| anyhow!(e))?;
             let s = settings;
-            m.set(s.temperature, s.top_k, s.penalty, args.repeat_last_n)
+            m.set(s.temperature, s.top_k, s.penalty, a.repeat_last_n)
                 .map_err(|e| anyhow!(e))?;
             Some(m)
         }
     };
-    let seed = args.seed.unwrap_or_else(rand::random);
+    let seed = a.seed.unwrap_or_else(rand::random);
     Ok(Chat {
         dev,
         name,
         header,
         pieces,
         sampler: Sampler::new(settings, seed),
-        window: args.repeat_last_n,
+        window: a.repeat_last_n,
         mega65,
         n,
         show_eos: args.eos,
@@ -878,10 +884,13 @@ fn open_chat(args: &Args, image: &std::path::Path, interactive: bool) -> Result<
         image: image.to_path_buf(),
         interactive,
         typed: Vec::new(),
+        ctx,
+        used: 0,
     })
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    args.model.convert_gguf(args.model.ctx)?;
     let one_shot = args.model.prompt.is_some();
     let mut input = if one_shot { None } else { Some(Input::open()) };
     let interactive = input.as_ref().is_some_and(Input::interactive);
@@ -962,11 +971,7 @@ mod tests {
 
     #[test]
     fn penalty_window_is_the_last_64_tokens_up_to_pos() {
-        let settings = Settings {
-            temperature: 1.0,
-            top_k: 0,
-            penalty: 10.0,
-        };
+        let settings = Settings::new(1.0, 0, 10.0);
         let mut sampler = Sampler::new(settings, 5);
         let mut folder = AsciiFolder::new();
         let mut h = host(&mut sampler, &mut folder);
@@ -987,11 +992,7 @@ mod tests {
 
     #[test]
     fn prompt_positions_draw_too_and_eos_shows_only_for_generated_tokens() {
-        let settings = Settings {
-            temperature: 0.8,
-            top_k: 40,
-            penalty: 1.15,
-        };
+        let settings = Settings::new(0.8, 40, 1.15);
         let logits: Vec<f32> = (0..128).map(|i| ((i * 37) % 11) as f32 * 0.3).collect();
         let mut direct = Sampler::new(settings, 9);
         let mut sampler = Sampler::new(settings, 9);

@@ -155,10 +155,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     // The model is an input: `-o` naming it is refused, never replaced.
     ssnail_output::write(&output, &out.image, &[&a.model])?;
     let mut text = out.report.lines().join("\n");
-    text.push_str(&format!(
-        "\nwrote {}: load at $8000000\n",
-        output.display()
-    ));
+    text.push_str(&format!("\nwrote {}: load at $8000000\n", output.display()));
     if output.as_os_str() == "-" {
         // The image went to stdout: the report must not follow it there.
         eprint!("{text}");
