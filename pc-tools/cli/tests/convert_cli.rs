@@ -393,6 +393,14 @@ fn the_too_big_advice_names_options_that_convert_as_typed_without_a_question() {
         .unwrap_or_else(|| panic!("{}", r.err));
     let opts = advice_options(lines[i + 1]);
     assert_eq!(opts, ["--mem-mb", "80", "--wtype", "q4_0"], "{}", r.err);
+    // ssnail_convert::advised (what `ssnail run -m smol.gguf` converts with) picks the same.
+    let g = ssnail_gguf::Gguf::open(model).unwrap();
+    let base = ssnail_convert::Options {
+        policy: ssnail_convert::Policy::Auto,
+        ..Default::default()
+    };
+    let picked = ssnail_convert::advised(&g, &base).unwrap();
+    assert_eq!((picked.mem_mb, picked.policy.name()), (80.0, "q4_0".to_string()));
     // Typed as given, with stdin no terminal: it converts.
     let mut args = vec!["convert", model];
     args.extend(opts.iter().map(String::as_str));
