@@ -400,7 +400,10 @@ fn the_too_big_advice_names_options_that_convert_as_typed_without_a_question() {
         ..Default::default()
     };
     let picked = ssnail_convert::advised(&g, &base).unwrap();
-    assert_eq!((picked.mem_mb, picked.policy.name()), (80.0, "q4_0".to_string()));
+    assert_eq!(
+        (picked.mem_mb, picked.policy.name()),
+        (80.0, "q4_0".to_string())
+    );
     // Typed as given, with stdin no terminal: it converts.
     let mut args = vec!["convert", model];
     args.extend(opts.iter().map(String::as_str));

@@ -247,7 +247,7 @@ fn run_and_chat_targets() {
     let (out, _) = w.ok(&["foo.run", "TOKENS=3", "TEMP=0.5", "HW=1"]);
     assert!(
         out.contains(
-            "[hardware numerics; sampling: temperature 0.5, top-k 40, repetition penalty 1.15]"
+            "[hardware numerics; sampling: temperature 0.5, top-k 40, repeat penalty 1.15]"
         ),
         "{out}"
     );
@@ -293,7 +293,10 @@ fn changing_a_conversion_variable_rebuilds_the_image() {
         assert!(built(&["foo.ssnail", var]), "{var} rebuilds");
         assert!(!built(&["foo.ssnail", var]), "{var} again: up to date");
         // Nothing given: the image is kept as it was converted.
-        assert!(!built(&["foo.ssnail"]), "after {var}, a plain make keeps the image");
+        assert!(
+            !built(&["foo.ssnail"]),
+            "after {var}, a plain make keeps the image"
+        );
         let default = match var.split('=').next().unwrap() {
             "WTYPE" => "WTYPE=auto",
             "CONTEXT_WINDOW" => "CONTEXT_WINDOW=",
@@ -417,7 +420,10 @@ fn a_plain_make_after_converting_with_variables_reuses_that_image_and_says_so() 
     let (out, _) = w.ok(&["big.run", "WTYPE=q4_0", "ATTICRAM=64", "TOKENS=4"]);
     assert!(out.contains("wrote big.ssnail"), "{out}");
     let (out, err) = w.ok(&["big.run", "TOKENS=4"]);
-    assert!(!out.contains("wrote big.ssnail"), "not converted again: {out}");
+    assert!(
+        !out.contains("wrote big.ssnail"),
+        "not converted again: {out}"
+    );
     assert!(
         err.contains(
             "big.ssnail: kept as converted with --wtype q4_0 --fallback q8_0 --mem-mb 64 \

@@ -12,6 +12,7 @@
 mod mega65;
 pub(crate) mod sampler;
 mod typeahead;
+mod wrap;
 
 // stdout that ends the program quietly when its reader has gone (e.g.
 // `ssnail chat … | head`), where std's print! would panic.
@@ -222,6 +223,8 @@ struct TurnHost<'a> {
     mega65: Option<&'a mut mega65::Mega65Sampler>,
     /// On a terminal: keys typed meanwhile, kept for the next prompt.
     typeahead: Option<typeahead::TypeAhead>,
+    /// On a terminal: the answer wrapped at words to its width.
+    wrap: Option<&'a mut wrap::Wrap>,
 }
 
 impl Host for TurnHost<'_> {
@@ -270,7 +273,10 @@ impl Host for TurnHost<'_> {
             }
             self.shown += 1;
         }
-        print!("{text}");
+        match self.wrap.as_deref_mut() {
+            Some(w) => print!("{}", w.feed(&text)),
+            None => print!("{text}"),
+        }
         let _ = std::io::stdout().flush();
     }
 }
@@ -314,6 +320,8 @@ struct Chat {
     ctx: u32,
     /// Tokens in the context so far (decoders).
     used: u32,
+    /// On a terminal: answers wrap at words to its width.
+    wrap: Option<wrap::Wrap>,
 }
 
 /// What the input loop does after a line.
@@ -338,6 +346,11 @@ fn images_in(dir: &std::path::Path) -> Vec<PathBuf> {
     v
 }
 
+/// A bracketed status line cut at words to 80 columns (continued with one space).
+fn status(line: &str) -> String {
+    wrap::fit(line, wrap::COLUMNS)
+}
+
 /// Numbers as the upstream Python printed them (1.0, 0.8, 1.15).
 fn num(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
@@ -355,7 +368,12 @@ impl Chat {
         }
     }
 
+    /// The numerics and sampler line, cut to 80 columns.
     fn mode_line(&self) -> String {
+        status(&self.mode_text())
+    }
+
+    fn mode_text(&self) -> String {
         let s = self.sampler.settings;
         if s.is_greedy() {
             format!("[{}; greedy, as the v1 hardware]", self.numerics_name())
@@ -368,7 +386,7 @@ impl Chat {
                 extra += &format!(", min-p {}", num(s.min_p));
             }
             format!(
-                "[{}; {}: temperature {}, top-k {}, repetition penalty {}{extra}]",
+                "[{}; {}: temperature {}, top-k {}, repeat penalty {}{extra}]",
                 self.numerics_name(),
                 if self.mega65.is_some() {
                     "sampling as the MEGA65 (fixed point)"
@@ -385,7 +403,7 @@ impl Chat {
     fn banner(&self) {
         let desc = self.dev.description();
         if !desc.is_empty() {
-            println!("[{desc}]");
+            println!("{}", status(&format!("[{desc}]")));
         }
         let arch = self.header.arch().unwrap_or(Arch::Llama).name();
         let kind = if self.header.is_encoder() {
@@ -405,13 +423,19 @@ impl Chat {
     fn hint(&self) {
         if self.header.is_encoder() {
             println!(
-                "[one text per line: the most similar earlier lines are listed; \
-                 /reset forgets them, /help lists commands, /quit or Ctrl-D quits]"
+                "{}",
+                status(
+                    "[one text per line: the most similar earlier lines are listed; \
+                     /reset forgets them, /help lists commands, /quit or Ctrl-D quits]"
+                )
             );
         } else {
             println!(
-                "[type text and Enter; an empty line continues, /reset starts again, \
-                 /help lists commands, /quit or Ctrl-D quits]"
+                "{}",
+                status(
+                    "[type text and Enter; an empty line continues, /reset starts again, \
+                     /help lists commands, /quit or Ctrl-D quits]"
+                )
             );
         }
     }
@@ -447,6 +471,9 @@ impl Chat {
             }
             return Ok(()); // nothing to start from
         }
+        if let Some(w) = &mut self.wrap {
+            w.at_line_start();
+        }
         if echo {
             let mut text = String::new();
             for &t in &tokens {
@@ -454,7 +481,10 @@ impl Chat {
                     self.folder.push(p, &mut text);
                 }
             }
-            print!("{text}");
+            match &mut self.wrap {
+                Some(w) => print!("{}", w.feed(&text)),
+                None => print!("{text}"),
+            }
         }
         let pos_before = if first {
             0
@@ -494,6 +524,7 @@ impl Chat {
             } else {
                 None
             },
+            wrap: self.wrap.as_mut(),
         };
         GENERATING.store(RUNNING, Ordering::SeqCst);
         let result = if first {
@@ -506,6 +537,9 @@ impl Chat {
             self.typed.extend(t.finish());
         }
         let secs = start.elapsed().as_secs_f64();
+        if let Some(w) = &mut self.wrap {
+            print!("{}", w.flush());
+        }
         let generation = match result {
             Ok(g) => g,
             Err(HostError::TooManyTokens { .. }) => {
@@ -538,20 +572,24 @@ impl Chat {
         self.totals.positions += positions;
         self.totals.secs += secs;
         eprintln!(
-            "[{positions} positions in {secs:.2}s: {}]",
-            self.speeds(positions, secs, traffic)
+            "{}",
+            status(&format!(
+                "[{positions} positions in {secs:.2}s: {}]",
+                self.speeds(positions, secs, traffic)
+            ))
         );
         Ok(())
     }
 
-    /// "<x> tokens/s on this PC; <M> MB/token -> ~<R> tokens/s at <B> MB/s".
+    /// "<x> tokens/s on this PC; ~<R> at <B> MB/s" (R: the hardware's tokens/s at that
+    /// bandwidth), short enough for one 80-column line; /stats adds the MB/token.
     fn speeds(&self, positions: u64, secs: f64, traffic: u64) -> String {
         if positions == 0 {
             return "no positions processed".into();
         }
         let mb_per_token = traffic as f64 / 1e6 / positions as f64;
         format!(
-            "{:.1} tokens/s on this PC; {mb_per_token:.2} MB/token -> ~{:.1} tokens/s at {} MB/s",
+            "{:.1} tokens/s on this PC; ~{:.1} at {} MB/s",
             positions as f64 / secs.max(1e-9),
             self.bandwidth / mb_per_token,
             self.bandwidth
@@ -619,12 +657,14 @@ impl Chat {
         }
         let mb = traffic as f64 / 1e6;
         eprintln!(
-            "[{} tokens in {:.1} ms here, ~{:.1} ms at {} MB/s: {}]",
-            tokens.len(),
-            secs * 1000.0,
-            mb / self.bandwidth * 1000.0,
-            self.bandwidth,
-            self.speeds(tokens.len() as u64, secs, traffic)
+            "{}",
+            status(&format!(
+                "[{} tokens in {:.1} ms on this PC, ~{:.1} ms at {} MB/s]",
+                tokens.len(),
+                secs * 1000.0,
+                mb / self.bandwidth * 1000.0,
+                self.bandwidth,
+            ))
         );
         self.stored.push((line.to_string(), unit));
         Ok(())
@@ -639,11 +679,22 @@ impl Chat {
             runtime(m).pos
         );
         println!(
-            "[{} positions in {:.2}s: {}]",
-            self.totals.positions,
-            self.totals.secs,
-            self.speeds(self.totals.positions, self.totals.secs, m.traffic.total())
+            "{}",
+            status(&format!(
+                "[{} positions in {:.2}s: {}]",
+                self.totals.positions,
+                self.totals.secs,
+                self.speeds(self.totals.positions, self.totals.secs, m.traffic.total())
+            ))
         );
+        if self.totals.positions > 0 {
+            let mb_per_token = m.traffic.total() as f64 / 1e6 / self.totals.positions as f64;
+            println!(
+                "[RAM traffic {mb_per_token:.2} MB/token -> ~{:.1} tokens/s at {} MB/s]",
+                self.bandwidth / mb_per_token,
+                self.bandwidth
+            );
+        }
     }
 
     /// A `/command` line (§7.5). A bad argument is an error naming the
@@ -707,8 +758,7 @@ impl Chat {
                 s.temperature = 0.0;
                 s.penalty = 1.0;
                 println!(
-                    "[greedy (temperature 0, repetition penalty 1.0), as the v1 hardware; \
-                     /temp T samples again]"
+                    "[greedy (temperature 0, penalty 1.0), as the v1 hardware; /temp T samples again]"
                 );
             }
             "/hw" => {
@@ -886,6 +936,7 @@ fn open_chat(args: &Args, image: &std::path::Path, interactive: bool) -> Result<
         typed: Vec::new(),
         ctx,
         used: 0,
+        wrap: wrap::terminal_width().map(wrap::Wrap::new),
     })
 }
 
@@ -916,6 +967,14 @@ pub fn run(mut args: Args) -> Result<()> {
                 l
             }
             None => match input.line(&rest) {
+                // A paste of several lines (the terminal's bracketed paste gives them to the
+                // line editor as one): each runs as a turn of its own, in order.
+                Some(l) if l.contains(['\n', '\r']) => {
+                    let mut lines = l.split(['\n', '\r']).map(str::to_string);
+                    let first = lines.next().unwrap_or_default();
+                    queued.extend(lines.filter(|l| !l.is_empty()));
+                    first
+                }
                 Some(l) => l,
                 None => break,
             },
@@ -966,6 +1025,7 @@ mod tests {
             window: 64,
             mega65: None,
             typeahead: None,
+            wrap: None,
         }
     }
 
