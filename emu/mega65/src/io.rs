@@ -182,7 +182,12 @@ impl Machine {
     /// $D600–$D6FF in the MEGA65 personality.
     fn mega_io_read(&mut self, off: u16) -> u8 {
         match off {
-            0x610 => self.keys.ascii(),
+            0x610 => {
+                if self.keys.is_empty() {
+                    self.keys.empty_polls += 1;
+                }
+                self.keys.ascii()
+            }
             0x619 => self.keys.petscii(),
             0x60A => {
                 if self.keys.is_empty() {
