@@ -4,8 +4,9 @@
 #   make test                 every test of the project
 #   make bench [ROUNDS=n]     core emulator vs llama.cpp (built natively), side by side
 #   make foo.ssnail           convert foo.gguf (architecture detected); foo.8mb/.64mb/.72mb.ssnail
-#                             (rebuilt when WTYPE, CONTEXT_WINDOW, ATTICRAM, FALLBACK or TYPE change)
-#   make foo.all              every board size that fits; says which, fails if none
+#                             (rebuilt when WTYPE, CONTEXT_WINDOW, ATTICRAM, FALLBACK or TYPE are
+#                             given with other values; given none, an existing image is kept)
+#   make foo.all              every board size that fits (one image where they would be the same)
 #   make foo.run PROMPT=… TOKENS=…   convert if needed, then emulate (also foo.64mb.run …)
 #   make foo.chat [TEMP=0] [HW=1]    interactive session (also foo.64mb.chat …)
 #   make foo.info             what the GGUF holds and what the converter would do
@@ -15,7 +16,7 @@
 #   make disk [IMAGES=…]      build/ssnail.d81 and build/sdcard/
 #   make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS=…]   fuzz every reader of hostile files
 #   make xemu [XEMU_SRC=DIR]  build/xemu/xmega65: xemu with the SSNAIL core (docs/xemu.md)
-#   make xemu-stock           stock xemu (xmega65) into cache/xemu/stock/ (XEMU_SRC=DIR or the shared tarball)
+#   make xemu-stock           stock xemu (xmega65) into cache/xemu/stock/ (XEMU_SRC=DIR, the shared tarball or a fetch)
 #   make clean
 #
 # Usable from another directory: make -f path/to/Makefile foo.ssnail
@@ -56,28 +57,43 @@ $(SSNAIL): $(RUST_SOURCES)
 tool: $(SSNAIL)
 
 # Each image depends on a stamp of the flags it was converted with
-# (.foo.ssnail.flags beside it), rewritten only when they change: changing
-# WTYPE, CONTEXT_WINDOW, ATTICRAM, FALLBACK or TYPE rebuilds the image.
+# (.foo.ssnail.flags beside it), and is converted with exactly those flags.
+# Giving WTYPE, CONTEXT_WINDOW, ATTICRAM, FALLBACK or TYPE (on the command
+# line or in the environment) rewrites the stamp when they differ, which
+# rebuilds the image; giving none keeps an existing image as it was converted
+# (make foo.run WTYPE=q4_0 ATTICRAM=80, then make foo.run, reuses that image
+# and says so), and a new tool converts it again with its own flags.
 # The memory size of foo.64mb.ssnail is 64 (8, 72 likewise), else ATTICRAM.
 # The stamp is checked when make expands the image's prerequisites
 # (secondary expansion), so an unchanged image is still "up to date".
 mem_of = $(or $(patsubst .%mb,%,$(filter .8mb .64mb .72mb,$(suffix $(1)))),$(ATTICRAM))
 image_flags = $(CONVERT_FLAGS) --mem-mb $(call mem_of,$(1))
 stamp_of = $(dir $(1)).$(notdir $(1)).ssnail.flags
+# The conversion variables this make was given (not the Makefile's defaults).
+given_flags = $(strip $(foreach v,WTYPE CONTEXT_WINDOW ATTICRAM HYPERRAM_MB FALLBACK TYPE,\
+	$(if $(filter command% environment% override,$(origin $(v))),$(v))))
 flags_stamp = $(shell f='$(call stamp_of,$(1))'; new='$(strip $(call image_flags,$(1)))'; \
-	[ "$$(cat "$$f" 2>/dev/null)" = "$$new" ] || printf '%s\n' "$$new" > "$$f"; echo "$$f")
+	old=$$(cat "$$f" 2>/dev/null); \
+	if [ -z '$(given_flags)' ] && [ -n "$$old" ] && [ -f '$(1).ssnail' ]; then \
+	  [ "$$old" = "$$new" ] || echo "$(1).ssnail: kept as converted with $$old (give WTYPE=, ATTICRAM=, ... to convert it otherwise)" >&2; \
+	elif [ "$$old" != "$$new" ]; then printf '%s\n' "$$new" > "$$f"; fi; echo "$$f")
+# An image whose GGUF is not there (made by `ssnail convert`, or the GGUF
+# moved away) is used as it is: no GGUF, stamp or tool to rebuild it from.
+# $(1): the image's stem (foo, foo.64mb), $(2): the GGUF.
+image_prereqs = $(if $(and $(wildcard $(1).ssnail),$(if $(wildcard $(2)),,1)),,\
+	$(2) $(call flags_stamp,$(1)) $(SSNAIL))
 .SECONDEXPANSION:
 # (Make may not see a stamp created during this run: an empty rule makes it.)
 .%.ssnail.flags: ;
 
-%.ssnail: %.gguf $$(call flags_stamp,$$*) $(SSNAIL)
-	$(CONVERT) $< -o $@ $(call image_flags,$*)
-%.8mb.ssnail: %.gguf $$(call flags_stamp,$$*.8mb) $(SSNAIL)
-	$(CONVERT) $< -o $@ $(call image_flags,$*.8mb)
-%.64mb.ssnail: %.gguf $$(call flags_stamp,$$*.64mb) $(SSNAIL)
-	$(CONVERT) $< -o $@ $(call image_flags,$*.64mb)
-%.72mb.ssnail: %.gguf $$(call flags_stamp,$$*.72mb) $(SSNAIL)
-	$(CONVERT) $< -o $@ $(call image_flags,$*.72mb)
+%.ssnail: $$(call image_prereqs,$$*,$$*.gguf)
+	$(CONVERT) $< -o $@ $(shell cat $(call stamp_of,$*))
+%.8mb.ssnail: $$(call image_prereqs,$$*.8mb,$$*.gguf)
+	$(CONVERT) $< -o $@ $(shell cat $(call stamp_of,$*.8mb))
+%.64mb.ssnail: $$(call image_prereqs,$$*.64mb,$$*.gguf)
+	$(CONVERT) $< -o $@ $(shell cat $(call stamp_of,$*.64mb))
+%.72mb.ssnail: $$(call image_prereqs,$$*.72mb,$$*.gguf)
+	$(CONVERT) $< -o $@ $(shell cat $(call stamp_of,$*.72mb))
 
 # A missing GGUF, said in words (make's own "No rule to make target" names
 # the image, not the file that is missing).
@@ -87,13 +103,24 @@ flags_stamp = $(shell f='$(call stamp_of,$(1))'; new='$(strip $(call image_flags
 
 # Every board size that fits: says what was built, fails when none fits.
 # For a size that does not fit, the converter's first two lines (what it
-# needs); when none fits, its whole advice for 72 MB.
+# needs); when none fits, its whole advice for 72 MB. A larger size whose
+# weight formats would be those of a smaller image already built (always for
+# a fixed WTYPE; under auto, what `ssnail info` says auto picks there) would
+# be the same image: it is not written, and the summary says so.
 %.all: %.gguf $(SSNAIL)
-	@built=""; skipped=""; rm -f $*.all.log; \
+	@built=""; skipped=""; same=""; prev=""; rm -f $*.all.log; \
+	picks=$$($(SSNAIL) info $< $(if $(CONTEXT_WINDOW),--ctx $(CONTEXT_WINDOW)) 2>/dev/null | \
+	  sed -n 's/^  \([0-9]*\) MB: auto uses --wtype \([a-z0-9_]*\).*/\1=\2/p'); \
 	for s in 8 64 72; do \
+	  if [ "$(WTYPE)" = auto ]; then \
+	    pick=$$(printf '%s\n' $$picks | sed -n "s/^$$s=//p"); \
+	  else pick="$(WTYPE)"; fi; \
+	  if [ -n "$$prev" ] && [ "$$pick" = "$$prev" ]; then \
+	    same="$$same $$s,"; continue; \
+	  fi; \
 	  if $(MAKE) -s --no-print-directory -f $(firstword $(MAKEFILE_LIST)) $*.$${s}mb.ssnail \
 	      2>$*.all.err; then \
-	    built="$$built $*.$${s}mb.ssnail"; \
+	    built="$$built $*.$${s}mb.ssnail"; prev="$$pick"; first="$${first:-$*.$${s}mb.ssnail}"; \
 	  else \
 	    skipped="$$skipped $$s MB,"; \
 	    grep -v '^make' $*.all.err | sed -n 's/^ssnail: //;1,2p' >> $*.all.log; \
@@ -104,7 +131,7 @@ flags_stamp = $(shell f='$(call stamp_of,$(1))'; new='$(strip $(call image_flags
 	  echo "$*.all: nothing built: $*.gguf fits no board (8, 64 or 72 MB)" >&2; exit 1; \
 	fi; \
 	cat $*.all.log >&2 2>/dev/null; rm -f $*.all.err $*.all.log; \
-	echo "$*.all: built (or up to date):$$built$${skipped:+; does not fit:$${skipped%,}}"
+	echo "$*.all: built (or up to date):$$built$${skipped:+; does not fit:$${skipped%,}}$${same:+; not written:$${same%,} MB would be the same image as $$first}"
 
 # Run and chat, for the plain image and each board size.
 %.run: %.ssnail

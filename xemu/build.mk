@@ -4,7 +4,8 @@
 #   make xemu-onboard     build/xemu/onboard.prg: the loader that starts ssnail.prg in xemu
 #                         without the MEGA65 ROM (xemu/onboard.s)
 #   make xemu-stock       stock xmega65 into cache/xemu/stock/ (XEMU_SRC=DIR, else the shared
-#                         xemu-40dfef0d tarball beside the repository)
+#                         xemu-40dfef0d tarball beside the repository, else commit 40dfef0d
+#                         fetched from xemu's git repository: tools/build-xemu.sh says how)
 #   make xemu [XEMU_SRC=DIR]  build/xemu/xmega65: xemu with the SSNAIL core (ssnail-capi + the patch)
 
 SSNAIL_TOOLS ?= $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)/
@@ -29,7 +30,7 @@ xemu-stock:
 
 # Patched xemu with the SSNAIL core (xemu/ssnail-xemu-40dfef0d.patch, GPL-2 like xemu) linked in
 # from the ssnail-capi static library: build/xemu/xmega65. XEMU_SRC=DIR: the user's xemu checkout
-# (commit 40dfef0d); without it, the shared tarball beside the repository.
+# (commit 40dfef0d); without it, the source tools/build-xemu.sh finds (shared tarball or fetch).
 XEMU_PATCH := $(SSNAIL_TOOLS)xemu/ssnail-xemu-40dfef0d.patch
 SSNAIL_CAPI_LIB := $(SSNAIL_TOOLS)target/release/libssnail_capi.a
 

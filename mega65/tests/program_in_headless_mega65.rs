@@ -1229,6 +1229,14 @@ fn the_browser_scans_any_case_pages_through_many_models_and_says_what_it_left_ou
         .position(|r| r.starts_with("M21.SSNAIL "))
         .unwrap();
     assert!(codes[sel].iter().all(|c| c & 0x80 != 0), "{all}");
+    // The emulator's cells see the highlight (the entry's two rows, main.c) as reverse video,
+    // as ssnail mega65 --interactive draws it, and nothing else on the screen.
+    let cells = m.screen_cells();
+    let reversed: Vec<usize> = (0..cells.len())
+        .filter(|&i| cells[i].iter().any(|&(_, r)| r))
+        .collect();
+    assert_eq!(reversed, [sel, sel + 1], "{all}");
+    assert!(cells[sel].iter().all(|&(_, r)| r), "{all}");
     // Three pages up: the first page.
     m.run(CPU_HZ);
     let rows: Vec<String> = m.screen_text().lines().map(String::from).collect();

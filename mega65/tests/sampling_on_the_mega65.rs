@@ -125,9 +125,15 @@ fn pc(img: &[u8], run: &Run, n: u32, prompt: &str) -> String {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8(o.stdout).unwrap();
+    // Status lines are bracketed and may go on over more 80-column lines (until the "]").
+    let mut in_status = false;
     let line = out
         .lines()
-        .find(|l| !l.starts_with('['))
+        .find(|l| {
+            let status = in_status || l.starts_with('[');
+            in_status = status && !l.ends_with(']');
+            !status
+        })
         .unwrap_or_else(|| panic!("no text: {out}"));
     line.to_string()
 }

@@ -4,8 +4,9 @@
 //!
 //! xemu is built from source by tools/build-xemu.sh into the cache (once; about a minute):
 //! from $XEMU_SRC when set, else from the xemu tarball in the shared folder beside the
-//! repository. Without either the xemu test says so on stderr and passes; everything else it
-//! needs (cc65, libsdl2-dev from tools/debian-packages.txt) must be there. xemu runs headless
+//! repository, else from the pinned commit fetched from xemu's git repository (checked and
+//! cached). Without any of them the xemu tests fail with the script's message; everything else
+//! it needs (cc65, libsdl2-dev from tools/debian-packages.txt) must be there. xemu runs headless
 //! without the closed MEGA65 ROM: our loader (xemu/onboard.s, in xemu's on-boarding slot) loads
 //! SSNAIL.PRG from the hypervisor folder and starts it as BASIC 65's SYS would. xemu refuses to
 //! run as root, so as root it runs as nobody (setpriv) with its own HOME.
@@ -45,56 +46,191 @@ fn prg() -> &'static [u8] {
     })
 }
 
-/// The xemu source, or the test fails saying what is missing: a comparison that silently did
-/// not run would pass without proving anything (the tarball is in ../shared/thirdparty).
-fn xemu_source_or_fail() -> String {
-    match xemu_source() {
-        Ok(s) => s,
-        Err(tarball) => panic!(
-            "no xemu source: set XEMU_SRC (a source tree) or XEMU_TARBALL, or put the tarball at \
-             {tarball}"
-        ),
-    }
-}
-
 fn repo() -> PathBuf {
     common::mega65_dir().parent().unwrap().to_path_buf()
 }
 
-/// The xemu source the test uses, or Err(the tarball looked for): $XEMU_SRC, else the shared
-/// tarball beside the repository.
-fn xemu_source() -> Result<String, String> {
-    if let Ok(dir) = std::env::var("XEMU_SRC") {
-        return Ok(format!("XEMU_SRC={dir}"));
-    }
-    // XEMU_TARBALL (also read by tools/build-xemu.sh) names another tarball.
-    let tarball = std::env::var_os("XEMU_TARBALL")
+/// The cache tools/build-xemu.sh builds into (SSNAIL_CACHE, else cache/ in the repository).
+fn cache() -> PathBuf {
+    std::env::var_os("SSNAIL_CACHE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("../shared/thirdparty/xemu-40dfef0d.tar.xz"));
-    let shown = tarball.display().to_string();
-    if tarball.exists() {
-        Ok(shown)
-    } else {
-        Err(shown)
-    }
+        .unwrap_or_else(|| repo().join("cache"))
+}
+
+/// Runs tools/build-xemu.sh, the one place that knows where xemu's source is ($XEMU_SRC, the
+/// shared tarball, else a verified fetch of the pinned commit, cached). Without a source the
+/// test fails with the script's one-line message: a comparison that silently did not run
+/// would pass without proving anything.
+fn build_xemu(cmd: &mut Command) {
+    let out = cmd.output().expect("running tools/build-xemu.sh");
+    let err = String::from_utf8_lossy(&out.stderr);
+    eprint!("{err}");
+    assert!(out.status.success(), "tools/build-xemu.sh failed: {err}");
 }
 
 /// tools/build-xemu.sh into the cache: the stock xmega65 binary.
 fn stock_xemu() -> PathBuf {
-    let cache = std::env::var_os("SSNAIL_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("cache"));
-    let out = cache.join("xemu/stock");
-    let status = Command::new(repo().join("tools/build-xemu.sh"))
-        .arg(&out)
-        .status()
-        .expect("running tools/build-xemu.sh");
-    assert!(
-        status.success(),
-        "tools/build-xemu.sh {} failed",
-        out.display()
-    );
+    let out = cache().join("xemu/stock");
+    build_xemu(Command::new(repo().join("tools/build-xemu.sh")).arg(&out));
     out.join("xmega65")
+}
+
+/// tools/build-xemu.sh with no XEMU_SRC, a tarball that is not there, `url` as xemu's git
+/// repository and `cache` as the cache.
+fn build_xemu_fetching(url: &Path, cache: &Path) -> Command {
+    let mut cmd = Command::new(repo().join("tools/build-xemu.sh"));
+    cmd.env_remove("XEMU_SRC")
+        .env("XEMU_TARBALL", cache.join("no-such-tarball.tar.xz"))
+        .env("XEMU_GIT_URL", url)
+        .env("SSNAIL_CACHE", cache);
+    cmd
+}
+
+/// A git repository at `dir` holding the xemu source tools/build-xemu.sh finds here (the shared
+/// tarball in CI, else its cached fetch), one commit whose id is not upstream's (other author,
+/// date and history) but whose tree is: a stand-in for xemu's public repository, offline.
+/// `change` edits the files before they are committed.
+fn xemu_mirror(dir: &Path, change: impl FnOnce(&Path)) {
+    let out = Command::new(repo().join("tools/build-xemu.sh"))
+        .arg("--source-tree")
+        .arg(dir)
+        .output()
+        .expect("running tools/build-xemu.sh --source-tree");
+    assert!(
+        out.status.success(),
+        "tools/build-xemu.sh --source-tree: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    change(dir);
+    let git = |args: &[&str]| {
+        let o = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "core.autocrlf=false",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("git is needed");
+        assert!(
+            o.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    git(&["init", "-q"]);
+    // -f: the tree's own .gitignore files must not keep files out of the commit.
+    git(&["add", "-A", "-f"]);
+    git(&["commit", "-q", "-m", "xemu mirror"]);
+}
+
+/// Every file under `dir` (relative name) with its bytes, .git left out.
+fn files_of(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<PathBuf, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name() == Some(".git".as_ref()) {
+                continue;
+            }
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                let bytes = std::fs::read(&p).unwrap();
+                out.insert(p.strip_prefix(root).unwrap().to_path_buf(), bytes);
+            }
+        }
+    }
+    let mut out = Default::default();
+    walk(dir, dir, &mut out);
+    out
+}
+
+#[test]
+fn without_xemu_src_or_the_tarball_the_pinned_xemu_commit_is_fetched_checked_and_cached() {
+    let work = tempfile::tempdir().unwrap();
+    let mirror = work.path().join("mirror");
+    xemu_mirror(&mirror, |_| {});
+    let cache = work.path().join("cache");
+    let got = work.path().join("got");
+    let out = build_xemu_fetching(&mirror, &cache)
+        .arg("--source-tree")
+        .arg(&got)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("fetching xemu 40dfef0d"), "{err}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "xemu source: git tree e91a651450c6c47ced6f9bc6d5085e6d96330ec0"
+    );
+    assert!(
+        files_of(&got) == files_of(&mirror),
+        "the fetched source differs from the mirror's"
+    );
+    assert!(cache.join("xemu/git-40dfef0d").is_dir());
+    // Offline now: the cached fetch is used, nothing is fetched again.
+    std::fs::remove_dir_all(&mirror).unwrap();
+    let again = work.path().join("again");
+    let out = build_xemu_fetching(&mirror, &cache)
+        .arg("--source-tree")
+        .arg(&again)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("fetching"), "{err}");
+    assert!(files_of(&again) == files_of(&got));
+}
+
+#[test]
+fn a_fetched_xemu_whose_tree_is_not_the_pinned_commits_is_refused_and_not_cached() {
+    let work = tempfile::tempdir().unwrap();
+    let mirror = work.path().join("mirror");
+    xemu_mirror(&mirror, |dir| {
+        let f = dir.join("targets/mega65/Makefile");
+        let mut text = std::fs::read(&f).unwrap();
+        text.extend_from_slice(b"# changed\n");
+        std::fs::write(&f, text).unwrap();
+    });
+    let cache = work.path().join("cache");
+    let out = build_xemu_fetching(&mirror, &cache)
+        .arg("--source-tree")
+        .arg(work.path().join("got"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let last = err.lines().last().unwrap_or("");
+    assert!(
+        last.contains("not the tree e91a651450c6c47ced6f9bc6d5085e6d96330ec0"),
+        "{err}"
+    );
+    assert!(!cache.join("xemu/git-40dfef0d").exists());
+}
+
+#[test]
+fn without_any_xemu_source_the_build_names_both_ways_in_one_line() {
+    let work = tempfile::tempdir().unwrap();
+    let cache = work.path().join("cache");
+    let out = build_xemu_fetching(&work.path().join("nowhere"), &cache)
+        .arg(work.path().join("out"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let last = err.lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("build-xemu: no xemu source: set XEMU_SRC=DIR"),
+        "{err}"
+    );
+    assert!(last.contains("no-such-tarball.tar.xz"), "{err}");
+    assert!(last.contains("fetching it failed (git fetch"), "{err}");
+    assert!(last.contains("nowhere"), "{err}");
 }
 
 /// `make xemu-onboard` into `dir`: the loader's bytes.
@@ -385,8 +521,6 @@ fn headless_transcript(
 
 #[test]
 fn stock_xemu_lists_the_sd_folder_and_d81_models_and_answers_keys_as_the_headless_mega65_does() {
-    let source = xemu_source_or_fail();
-    eprintln!("xemu from {source}");
     let xemu = stock_xemu();
     let work = tempfile::tempdir().unwrap();
     let prg = prg();
@@ -491,18 +625,14 @@ fn patched_xemu() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo().join("target"));
-    let cache = std::env::var_os("SSNAIL_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("cache"));
-    let out = cache.join("xemu/ssnail");
-    let status = Command::new(repo().join("tools/build-xemu.sh"))
-        .arg(&out)
-        .arg(repo().join("xemu/ssnail-xemu-40dfef0d.patch"))
-        .env("SSNAIL_CAPI_LIB", target.join("release/libssnail_capi.a"))
-        .env("SSNAIL_CAPI_INCLUDE", repo().join("emu/capi/include"))
-        .status()
-        .expect("running tools/build-xemu.sh");
-    assert!(status.success(), "tools/build-xemu.sh (patched) failed");
+    let out = cache().join("xemu/ssnail");
+    build_xemu(
+        Command::new(repo().join("tools/build-xemu.sh"))
+            .arg(&out)
+            .arg(repo().join("xemu/ssnail-xemu-40dfef0d.patch"))
+            .env("SSNAIL_CAPI_LIB", target.join("release/libssnail_capi.a"))
+            .env("SSNAIL_CAPI_INCLUDE", repo().join("emu/capi/include")),
+    );
     out.join("xmega65")
 }
 
@@ -697,9 +827,8 @@ fn tokens_per_second(t: &str) -> f64 {
     words[words.len() - 2].parse().unwrap()
 }
 
-/// The patched xmega65, after checking that the xemu source is there.
+/// The patched xmega65.
 fn patched() -> PathBuf {
-    xemu_source_or_fail();
     patched_xemu()
 }
 
@@ -813,8 +942,6 @@ fn gpt2_from_the_d81_in_patched_xemu_answers_and_takes_commands_as_in_the_headle
 /// independent 45GS02.
 #[test]
 fn stock_xemu_runs_the_software_core_from_the_d81_and_answers_as_ssnail_run_hw() {
-    let source = xemu_source_or_fail();
-    eprintln!("xemu from {source}");
     let xemu = stock_xemu();
     let work = tempfile::tempdir().unwrap();
     // SSNAIL_MEGA65_CORE names another core build (as in softcore_in_headless_mega65.rs).
@@ -888,8 +1015,6 @@ fn stock_xemu_runs_the_software_core_from_the_d81_and_answers_as_ssnail_run_hw()
 #[test]
 fn stock_xemu_stops_a_software_core_job_inside_one_huge_attn_at_run_stop() {
     const KEY_STOP: u8 = 63;
-    let source = xemu_source_or_fail();
-    eprintln!("xemu from {source}");
     let xemu = stock_xemu();
     let work = tempfile::tempdir().unwrap();
     let core = common::build_core(&work.path().join("core")).unwrap_or_else(|e| panic!("{e}"));
@@ -992,8 +1117,6 @@ fn stock_xemu_keys(d81: &[u8], keys: &[(u8, &str)]) -> (String, Vec<u8>) {
 /// the next image loads.
 #[test]
 fn stock_xemu_refuses_an_image_whose_token_buffer_is_the_screen_as_the_headless_mega65_does() {
-    let source = xemu_source_or_fail();
-    eprintln!("xemu from {source}");
     let img = llama();
     let mut screen = img.clone();
     screen[0x14..0x18].copy_from_slice(&0x800u32.to_le_bytes());
@@ -1050,8 +1173,6 @@ fn stock_xemu_refuses_an_image_whose_token_buffer_is_the_screen_as_the_headless_
 /// to load and hang at the first prompt.
 #[test]
 fn stock_xemu_names_a_damaged_core_file_and_lists_the_models_as_the_headless_mega65_does() {
-    let source = xemu_source_or_fail();
-    eprintln!("xemu from {source}");
     let mut scrambled = soft_core().to_vec();
     for (i, b) in scrambled[0x1000..0x2000].iter_mut().enumerate() {
         *b = b.rotate_left(3) ^ i as u8;

@@ -204,7 +204,12 @@ impl Machine {
     /// $D600–$D6FF in the MEGA65 personality.
     fn mega_io_read(&mut self, off: u16) -> u8 {
         match off {
-            KBD_ASCII => self.keys.ascii(),
+            KBD_ASCII => {
+                if self.keys.is_empty() {
+                    self.keys.empty_polls += 1;
+                }
+                self.keys.ascii()
+            }
             KBD_PETSCII => self.keys.petscii(),
             0x60A => {
                 if self.keys.is_empty() {

@@ -128,6 +128,9 @@ pub struct KeyQueue {
     queue: VecDeque<u8>,
     /// RUN/STOP is down until this cycle.
     stop_held_until: u64,
+    /// Reads of $D610 that found the queue empty, since start: a program waiting for a key
+    /// polls it thousands of times a frame (`ssnail mega65 --interactive` sleeps then).
+    pub(crate) empty_polls: u64,
 }
 
 impl KeyQueue {
@@ -169,6 +172,11 @@ impl KeyQueue {
 
     pub fn is_empty(&self) -> bool {
         self.queue.is_empty()
+    }
+
+    /// How many reads of $D610 found the queue empty since start.
+    pub fn empty_polls(&self) -> u64 {
+        self.empty_polls
     }
 
     pub fn ascii(&self) -> u8 {

@@ -254,29 +254,43 @@ impl Machine {
         g
     }
 
-    /// The screen as text: trailing spaces and empty trailing lines removed (as xemu's dump).
-    pub fn screen_text(&mut self) -> String {
+    /// Every cell of the screen as its character and whether it shows in reverse video. In
+    /// the internal character ROM, codes $80–$FF are the reversed glyphs of $00–$7F (the C64
+    /// and C65 character ROMs, which the MEGA65's CHARROM holds); in a RAM character set a
+    /// glyph whose bits are the inverse of a known glyph is that character reversed (how the
+    /// MEGA65 program draws its cursor and the model browser's highlight, mega65/src/screen.c).
+    pub fn screen_cells(&mut self) -> Vec<Vec<(char, bool)>> {
         let rom = self.rom_charset();
-        let known: HashMap<[u8; 8], char> = FONT
+        let known: HashMap<[u8; 8], (char, bool)> = FONT
             .iter()
             .enumerate()
             .flat_map(|(i, g)| {
                 let c = (b' ' + i as u8) as char;
-                [(*g, c), (g.map(|b| !b), c)]
+                [(*g, (c, false)), (g.map(|b| !b), (c, true))]
             })
             .collect();
         let codes = self.screen_codes();
-        let mut lines: Vec<String> = codes
+        codes
             .iter()
             .map(|row| {
-                let s: String = row
-                    .iter()
+                row.iter()
                     .map(|&c| match rom {
-                        Some(true) => screen_code_char(c),
-                        Some(false) => screen_code_char_upper(c),
-                        None => *known.get(&self.ram_glyph(c)).unwrap_or(&'▒'),
+                        Some(true) => (screen_code_char(c), c & 0x80 != 0),
+                        Some(false) => (screen_code_char_upper(c), c & 0x80 != 0),
+                        None => *known.get(&self.ram_glyph(c)).unwrap_or(&('▒', false)),
                     })
-                    .collect();
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The screen as text: trailing spaces and empty trailing lines removed (as xemu's dump).
+    pub fn screen_text(&mut self) -> String {
+        let mut lines: Vec<String> = self
+            .screen_cells()
+            .iter()
+            .map(|row| {
+                let s: String = row.iter().map(|&(c, _)| c).collect();
                 s.trim_end().to_string()
             })
             .collect();

@@ -43,7 +43,7 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(shared::llama_cpp_spellings(std::env::args_os()));
     let result: anyhow::Result<()> = match cli.cmd {
         Cmd::Bench(a) => cmd::bench::run(a),
         Cmd::Chat(a) => cmd::chat::run(a),

@@ -230,3 +230,171 @@ fn a_line_typed_during_an_answer_runs_next_and_is_not_echoed_into_it() {
         "and answered: {rest:?}"
     );
 }
+
+/// The chat on a terminal (util-linux `script`) with `keys` written at the first prompt in one
+/// go, then `/quit` once it has printed `done` and shown a prompt again; everything it printed
+/// (CR removed).
+fn chat_on_a_terminal(img: &std::path::Path, args: &[&str], keys: &[u8], done: &str) -> String {
+    use std::io::Write;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let cmd = format!(
+        "'{}' chat '{}' {}",
+        env!("CARGO_BIN_EXE_ssnail"),
+        img.display(),
+        args.join(" ")
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("TERM", "xterm")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (raw, reader) = common::collect_stdout(&mut child);
+    let prompts = |raw: &[u8]| raw.windows(8).filter(|w| w == b"\x1b[?2004h").count();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let wait_for = |what: &str| {
+        let seen = |raw: &[u8]| {
+            let text = String::from_utf8_lossy(raw);
+            text.split_once(what)
+                .is_some_and(|(_, after)| prompts(after.as_bytes()) > 0)
+        };
+        while !seen(&raw.lock().unwrap()) {
+            let text = String::from_utf8_lossy(&raw.lock().unwrap()).into_owned();
+            assert!(Instant::now() < deadline, "no {what:?} and prompt: {text}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let mut stdin = child.stdin.take().unwrap();
+    wait_for("quits]");
+    stdin.write_all(keys).unwrap();
+    stdin.flush().unwrap();
+    wait_for(done);
+    stdin.write_all(b"/quit\r").unwrap();
+    stdin.flush().unwrap();
+    let status = child.wait().unwrap();
+    drop(stdin);
+    reader.join().unwrap();
+    assert!(status.success());
+    let out = String::from_utf8_lossy(&raw.lock().unwrap()).replace('\r', "");
+    out
+}
+
+/// Lines pasted together at the prompt (with or without the terminal's bracketed paste) all
+/// run, one turn each, in order: none is lost (docs/chat.md).
+#[test]
+fn lines_pasted_together_at_the_prompt_all_run_one_turn_each() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux script(1) not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = common::image(
+        dir.path(),
+        "llama",
+        &ssnail_testkit::models::ModelOpts::llama(),
+        64,
+    );
+    for keys in [
+        &b"/n 2\r/tokens two\r/tokens three\r"[..],
+        &b"\x1b[200~/n 2\r/tokens two\r/tokens three\x1b[201~\r"[..],
+    ] {
+        let out = chat_on_a_terminal(&img, &["--greedy"], keys, "[5 tokens: 1 (begin)");
+        let n = out
+            .find("[2 tokens per turn]")
+            .unwrap_or_else(|| panic!("{keys:?}: {out}"));
+        // The test model's pieces: "two" is 4 tokens with BOS, "three" 5.
+        let two = out
+            .find("[4 tokens: 1 (begin)")
+            .unwrap_or_else(|| panic!("{keys:?}: {out}"));
+        let three = out
+            .find("[5 tokens: 1 (begin)")
+            .unwrap_or_else(|| panic!("{keys:?}: {out}"));
+        assert!(n < two && two < three, "{keys:?}: {out}");
+    }
+}
+
+/// On a terminal the answer (here the echoed one-shot prompt and its continuation) wraps at
+/// words to 80 columns: no word is cut across lines ("very b/ad"), no line is longer.
+#[test]
+fn output_on_a_terminal_wraps_at_words() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux script(1) not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = common::image(
+        dir.path(),
+        "llama",
+        &ssnail_testkit::models::ModelOpts::llama(),
+        128,
+    );
+    let prompt = "the cat sat on the mat and looked at the bird ".repeat(5);
+    let cmd = format!(
+        "'{}' chat '{}' --greedy -n 1 -p '{}'",
+        env!("CARGO_BIN_EXE_ssnail"),
+        img.display(),
+        prompt.trim_end()
+    );
+    let o = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("TERM", "xterm")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).replace('\r', "");
+    let start = out.find("the cat").unwrap_or_else(|| panic!("{out}"));
+    let answer: Vec<&str> = out[start..]
+        .lines()
+        .take_while(|l| !l.starts_with('['))
+        .collect();
+    assert!(answer.len() >= 3, "wrapped into lines: {out}");
+    for l in &answer {
+        assert!(l.chars().count() <= 80, "{l:?} in {out}");
+    }
+    // Joined at the breaks, the words are the prompt's: none was cut.
+    let words: Vec<&str> = answer.iter().flat_map(|l| l.split_whitespace()).collect();
+    let want: Vec<&str> = prompt.split_whitespace().collect();
+    assert_eq!(&words[..want.len()], &want[..], "{out}");
+}
+
+/// The banner, the hint, the mode line and the speed lines fit an 80-column terminal.
+#[test]
+fn the_banner_mode_hint_and_speed_lines_fit_80_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = common::image(
+        dir.path(),
+        "llama",
+        &ssnail_testkit::models::ModelOpts::llama(),
+        128,
+    );
+    // A long description (the header holds up to 127 characters).
+    let mut bytes = std::fs::read(&img).unwrap();
+    let desc = "A rather long description of a tiny llama model, written to see that the banner \
+                wraps at words [General]";
+    bytes[0x80..0x100].fill(0);
+    bytes[0x80..0x80 + desc.len()].copy_from_slice(desc.as_bytes());
+    std::fs::write(&img, &bytes).unwrap();
+    for args in [
+        &["--float", "--sampler", "mega65", "--seed", "1"][..],
+        &[
+            "--float", "--top-p", "0.95", "--min-p", "0.05", "--seed", "1",
+        ][..],
+    ] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ssnail"));
+        cmd.arg("chat").arg(&img).args(args).args(["-n", "4"]);
+        let o = common::output_with_stdin(&mut cmd, "once upon a time\n/stats\n");
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        assert!(out.contains("wraps at words"), "{out}");
+        for l in out.lines().chain(err.lines()) {
+            assert!(
+                l.chars().count() <= 80,
+                "{} columns: {l:?}",
+                l.chars().count()
+            );
+        }
+    }
+}

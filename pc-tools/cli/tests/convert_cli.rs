@@ -369,3 +369,83 @@ fn consent_prompt_on_a_terminal() {
     }
     assert_eq!(files(d.path()), ["q8.gguf", "yes.ssnail"]);
 }
+
+/// The options on an advice line ("  --mem-mb 80 --wtype q4_0 (79.11 MB with q4_0)").
+fn advice_options(line: &str) -> Vec<String> {
+    let opts = line.trim().split(" (").next().unwrap();
+    opts.split_whitespace().map(String::from).collect()
+}
+
+#[test]
+fn the_too_big_advice_names_options_that_convert_as_typed_without_a_question() {
+    // SmolLM2-135M (Q4_1/Q8_0): only lossy Q4_0 fits anywhere, in the emulator's 80 MB.
+    let gguf = ssnail_testkit::cache::require(ssnail_testkit::cache::SMOLLM2);
+    let d = tempfile::tempdir().unwrap();
+    let model = d.path().join("smol.gguf");
+    std::os::unix::fs::symlink(&gguf, &model).unwrap();
+    let model = model.to_str().unwrap();
+    let r = ssnail(&["convert", model]);
+    assert_eq!(r.code, 1, "{}", r.err);
+    let lines: Vec<&str> = r.err.lines().collect();
+    let i = lines
+        .iter()
+        .position(|l| l.starts_with("More memory than any MEGA65 board"))
+        .unwrap_or_else(|| panic!("{}", r.err));
+    let opts = advice_options(lines[i + 1]);
+    assert_eq!(opts, ["--mem-mb", "80", "--wtype", "q4_0"], "{}", r.err);
+    // ssnail_convert::advised (what `ssnail run -m smol.gguf` converts with) picks the same.
+    let g = ssnail_gguf::Gguf::open(model).unwrap();
+    let base = ssnail_convert::Options {
+        policy: ssnail_convert::Policy::Auto,
+        ..Default::default()
+    };
+    let picked = ssnail_convert::advised(&g, &base).unwrap();
+    assert_eq!(
+        (picked.mem_mb, picked.policy.name()),
+        (80.0, "q4_0".to_string())
+    );
+    // Typed as given, with stdin no terminal: it converts.
+    let mut args = vec!["convert", model];
+    args.extend(opts.iter().map(String::as_str));
+    let r = ssnail(&args);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(!r.err.contains("WARNING"), "{}", r.err);
+    assert!(d.path().join("smol.ssnail").exists());
+}
+
+#[test]
+fn without_a_terminal_the_lossy_question_is_one_line_saying_what_to_pass() {
+    let d = tempfile::tempdir().unwrap();
+    let q8 = write(d.path(), "q8.gguf", &auto_gpt2(GgmlType::Q8_0));
+    let args = ["convert", &q8, "--ctx", "32", "--mem-mb", "1.5"];
+    let r = ssnail(&args);
+    assert_eq!(r.code, 1, "{}", r.err);
+    let last = r.err.lines().last().unwrap();
+    assert_eq!(
+        last,
+        "ssnail: q8: Not converted: stdin is not a terminal to ask; add --wtype q4_0 to convert anyway."
+    );
+    assert!(!r.err.contains("[y/N]"), "{}", r.err);
+    assert_eq!(files(d.path()), ["q8.gguf"]);
+    let mut with = args.to_vec();
+    with.extend(["--wtype", "q4_0"]);
+    let r = ssnail(&with);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(files(d.path()), ["q8.gguf", "q8.ssnail"]);
+}
+
+#[test]
+fn convert_without_o_writes_the_models_name_with_ssnail_beside_it() {
+    let d = tempfile::tempdir().unwrap();
+    let fp = write(d.path(), "tiny.model.gguf", &auto_gpt2(GgmlType::F16));
+    let r = ssnail(&["convert", &fp, "--ctx", "32"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let want = d.path().join("tiny.model.ssnail");
+    assert!(
+        r.out
+            .contains(&format!("wrote {}: load at", want.display())),
+        "{}",
+        r.out
+    );
+    assert_eq!(files(d.path()), ["tiny.model.gguf", "tiny.model.ssnail"]);
+}

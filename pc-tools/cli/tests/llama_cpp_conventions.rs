@@ -253,3 +253,267 @@ fn tokenize_accepts_llama_tokenize_names() {
     assert_eq!(twice.status.code(), Some(1));
     assert!(text(&twice).1.contains("the model is given twice"));
 }
+
+/// `ssnail ARGS` with `cache` as SSNAIL_CACHE.
+fn ssnail_cached(cache: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        .args(args)
+        .env("SSNAIL_CACHE", cache)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn run_on_a_gguf_converts_it_once_into_the_cache_with_the_advised_settings_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = llama(dir.path());
+    let gguf = img.replace(".ssnail", ".gguf");
+    let cache = dir.path().join("cache");
+    let args = ["run", "-m", &gguf, "-p", "once upon a time", "-n", "6"];
+    let first = ssnail_cached(&cache, &args);
+    let (out, err) = text(&first);
+    assert!(first.status.success(), "{err}");
+    let said: Vec<&str> = err.lines().filter(|l| l.contains("is a GGUF")).collect();
+    assert_eq!(said.len(), 1, "{err}");
+    let command = format!("ssnail convert {gguf} --mem-mb 8 --wtype keep --ctx 128");
+    assert!(said[0].contains(&format!("as {command} would]")), "{err}");
+    let converted: Vec<_> = std::fs::read_dir(cache.join("converted"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(converted.len(), 1);
+    assert!(said[0].contains(&converted[0].display().to_string()));
+    // The same text as the image `ssnail convert` makes with those settings.
+    let by_hand = dir.path().join("by-hand.ssnail");
+    let c = ssnail(&[
+        "convert",
+        &gguf,
+        "-o",
+        by_hand.to_str().unwrap(),
+        "--mem-mb",
+        "8",
+        "--wtype",
+        "keep",
+        "--ctx",
+        "128",
+    ]);
+    assert!(c.status.success(), "{}", text(&c).1);
+    assert_eq!(
+        std::fs::read(&by_hand).unwrap(),
+        std::fs::read(&converted[0]).unwrap()
+    );
+    let direct = ssnail(&[
+        "run",
+        by_hand.to_str().unwrap(),
+        "-p",
+        "once upon a time",
+        "-n",
+        "6",
+    ]);
+    assert_eq!(text(&direct).0, out);
+    // The second run uses the cached image and says so.
+    let again = ssnail_cached(&cache, &args);
+    let (out2, err2) = text(&again);
+    assert_eq!(out2, out);
+    assert!(err2.contains("using its conversion"), "{err2}");
+    // -c converts with that context.
+    let c64 = ssnail_cached(
+        &cache,
+        &["run", "-m", &gguf, "-p", "once", "-n", "2", "-c", "64"],
+    );
+    assert!(text(&c64).1.contains("--ctx 64 would]"), "{}", text(&c64).1);
+}
+
+#[test]
+fn run_samples_with_llama_cli_temp_top_k_seed_top_p_and_min_p() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = llama(dir.path());
+    let run = |extra: &[&str]| {
+        let mut all = vec![
+            "run",
+            "-m",
+            &img,
+            "-p",
+            "once upon a time",
+            "-n",
+            "24",
+            "--ids",
+        ];
+        all.extend_from_slice(extra);
+        let o = ssnail(&all);
+        assert!(o.status.success(), "{extra:?}: {}", text(&o).1);
+        text(&o).0
+    };
+    let greedy = run(&[]);
+    assert_eq!(run(&["--temp", "0"]), greedy);
+    let hot = ["--temp", "1.5", "--repeat-penalty", "1"];
+    let a = run(&[&hot[..], &["-s", "5"]].concat());
+    assert_eq!(
+        a,
+        run(&[&hot[..], &["--seed", "5"]].concat()),
+        "same seed, same tokens"
+    );
+    assert_ne!(a, greedy, "sampling at temperature 1.5 changes the text");
+    assert_ne!(
+        a,
+        run(&[&hot[..], &["-s", "6"]].concat()),
+        "another seed, other tokens"
+    );
+    // Each cut that keeps only the most probable token gives the greedy tokens back.
+    for only_the_top in [
+        &["--top-k", "1"][..],
+        &["--top-p", "0.000001"][..],
+        &["--min-p", "1"][..],
+    ] {
+        let args = [&hot[..], only_the_top, &["-s", "5"]].concat();
+        assert_eq!(run(&args), greedy, "{only_the_top:?}");
+    }
+    // A looser top-p / min-p still samples.
+    assert_ne!(
+        run(&[&hot[..], &["--top-p", "0.99", "-s", "5"]].concat()),
+        greedy
+    );
+    let bad = ssnail(&["run", &img, "-p", "x", "--top-p", "1.5"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn c_up_to_the_images_context_is_accepted_and_more_is_refused_naming_the_convert_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = llama(dir.path()); // a 32-token context
+    for cmd in ["run", "chat"] {
+        let o = ssnail(&[cmd, &img, "-p", "once upon a time", "-n", "4", "-c", "33"]);
+        let err = text(&o).1;
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert_eq!(
+            err.trim_end(),
+            format!(
+                "ssnail: -c 33: {img} has a 32-token context, fixed when converting: \
+                 ssnail convert MODEL.gguf --ctx 33 makes an image with 33"
+            )
+        );
+        let o = ssnail(&[cmd, &img, "-p", "once upon a time", "-n", "4", "-c", "32"]);
+        assert!(o.status.success(), "{cmd} -c 32: {}", text(&o).1);
+    }
+    // A smaller context ends the run there: "once upon a time" is 5 tokens with BOS.
+    let o = ssnail(&[
+        "run",
+        &img,
+        "-p",
+        "once upon a time",
+        "-n",
+        "20",
+        "-c",
+        "8",
+        "--ids",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let generated = out
+        .lines()
+        .find_map(|l| l.strip_prefix("generated: "))
+        .unwrap();
+    assert_eq!(generated.split(',').count(), 3, "{out}");
+    assert!(err.contains("stop reason: context full (-c 8)"), "{err}");
+    let o = ssnail(&[
+        "chat",
+        &img,
+        "-p",
+        "once upon a time",
+        "-n",
+        "20",
+        "-c",
+        "8",
+        "--greedy",
+    ]);
+    assert!(
+        text(&o).0.contains("[context full at 8 tokens (-c)"),
+        "{}",
+        text(&o).0
+    );
+}
+
+#[test]
+fn ngl_is_accepted_with_a_note_that_it_has_no_effect() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = llama(dir.path());
+    let plain = ssnail(&["run", "-m", &img, "-p", "once upon a time", "-n", "6"]);
+    for ngl in [
+        &["-ngl", "99"][..],
+        &["-ngl=99"][..],
+        &["--n-gpu-layers", "99"][..],
+    ] {
+        let args = [
+            &["run", "-m", &img, "-p", "once upon a time", "-n", "6"][..],
+            ngl,
+        ]
+        .concat();
+        let o = ssnail(&args);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{ngl:?}: {err}");
+        assert_eq!(out, text(&plain).0);
+        assert!(err.contains("[-ngl 99: no effect here"), "{err}");
+    }
+    let o = ssnail(&["chat", &img, "-p", "once", "-n", "2", "-ngl", "99"]);
+    assert!(
+        text(&o).1.contains("[-ngl 99: no effect here"),
+        "{}",
+        text(&o).1
+    );
+}
+
+#[test]
+fn help_of_run_and_chat_says_where_defaults_differ_from_llama_cpp() {
+    for cmd in ["run", "chat"] {
+        let o = ssnail(&[cmd, "--help"]);
+        let out = text(&o).0;
+        assert!(
+            out.contains("Defaults that differ from llama.cpp's:"),
+            "{out}"
+        );
+        assert!(
+            out.contains("--repeat-penalty 1.15 (llama.cpp: 1.0, off)"),
+            "{out}"
+        );
+        assert!(out.contains("--top-p 1.0 and --min-p 0, both off (llama.cpp: 0.95 and 0.05)"));
+        for flag in [
+            "--temp",
+            "--top-k",
+            "--seed",
+            "--top-p",
+            "--min-p",
+            "--ctx-size",
+            "-ngl",
+        ] {
+            assert!(out.contains(flag), "{cmd} --help lacks {flag}");
+        }
+    }
+}
+
+#[test]
+fn the_mega65_sampler_refuses_top_p_and_min_p_it_does_not_have() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = llama(dir.path());
+    for (flag, v) in [("--top-p", "0.9"), ("--min-p", "0.05")] {
+        let o = ssnail(&["chat", &img, "-p", "x", "--sampler", "mega65", flag, v]);
+        let err = text(&o).1;
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!(
+                "{flag} {v}: the MEGA65 program's sampler (--sampler mega65"
+            )),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn run_labels_its_time_as_time_on_this_pc_not_emulated_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = llama(dir.path());
+    let o = ssnail(&["run", &img, "-p", "once upon a time", "-n", "4"]);
+    let err = text(&o).1;
+    let summary = err.lines().find(|l| l.contains("stop reason")).unwrap();
+    assert!(summary.ends_with("s on this PC]"), "{summary}");
+    assert!(!err.contains("emulated"), "{err}");
+}

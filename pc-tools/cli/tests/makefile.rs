@@ -130,14 +130,19 @@ fn images_build_and_rebuild_when_the_tool_is_newer() {
 #[test]
 fn all_sizes_info_and_tokcheck() {
     let w = Workdir::new();
-    w.ok(&["foo.all"]);
-    for (name, mb) in [
-        ("foo.8mb.ssnail", 8),
-        ("foo.64mb.ssnail", 64),
-        ("foo.72mb.ssnail", 72),
-    ] {
-        assert!(w.path(name).exists(), "{name} missing");
-        // The same model at three memory sizes: each converted for its size.
+    let (out, _) = w.ok(&["foo.all"]);
+    // foo fits 8 MB without loss: the 64 and 72 MB images would be the same bytes, so only
+    // the 8 MB one is written.
+    assert!(
+        out.contains(
+            "foo.all: built (or up to date): foo.8mb.ssnail; not written: 64, 72 MB would be \
+             the same image as foo.8mb.ssnail"
+        ),
+        "{out}"
+    );
+    assert!(!w.path("foo.64mb.ssnail").exists() && !w.path("foo.72mb.ssnail").exists());
+    for mb in [8, 64, 72] {
+        // The same model at three memory sizes, converted by hand: one image, byte for byte.
         let o = Command::new(env!("CARGO_BIN_EXE_ssnail"))
             .args([
                 "convert",
@@ -153,9 +158,9 @@ fn all_sizes_info_and_tokcheck() {
             .unwrap();
         assert!(o.status.success());
         assert_eq!(
-            std::fs::read(w.path(name)).unwrap(),
+            std::fs::read(w.path("foo.8mb.ssnail")).unwrap(),
             std::fs::read(w.path("hand.ssnail")).unwrap(),
-            "{name}"
+            "{mb} MB"
         );
     }
     // The plain image was not asked for.
@@ -171,12 +176,13 @@ fn all_sizes_info_and_tokcheck() {
     assert!(!err.contains("Error") && !err.contains("ignored"), "{err}");
     assert!(
         out.contains(
-            "big.all: built (or up to date): big.64mb.ssnail big.72mb.ssnail; does not fit: 8 MB"
+            "big.all: built (or up to date): big.64mb.ssnail; does not fit: 8 MB; not written: \
+             72 MB would be the same image as big.64mb.ssnail"
         ),
         "{out}"
     );
     assert!(!w.path("big.8mb.ssnail").exists());
-    assert!(w.path("big.64mb.ssnail").exists() && w.path("big.72mb.ssnail").exists());
+    assert!(w.path("big.64mb.ssnail").exists() && !w.path("big.72mb.ssnail").exists());
     // The plain image of that model: the advice in make's words.
     let o = w.make(&["big.ssnail"]);
     let err = String::from_utf8_lossy(&o.stderr);
@@ -241,7 +247,7 @@ fn run_and_chat_targets() {
     let (out, _) = w.ok(&["foo.run", "TOKENS=3", "TEMP=0.5", "HW=1"]);
     assert!(
         out.contains(
-            "[hardware numerics; sampling: temperature 0.5, top-k 40, repetition penalty 1.15]"
+            "[hardware numerics; sampling: temperature 0.5, top-k 40, repeat penalty 1.15]"
         ),
         "{out}"
     );
@@ -286,7 +292,19 @@ fn changing_a_conversion_variable_rebuilds_the_image() {
     ] {
         assert!(built(&["foo.ssnail", var]), "{var} rebuilds");
         assert!(!built(&["foo.ssnail", var]), "{var} again: up to date");
-        assert!(built(&["foo.ssnail"]), "back to the defaults rebuilds");
+        // Nothing given: the image is kept as it was converted.
+        assert!(
+            !built(&["foo.ssnail"]),
+            "after {var}, a plain make keeps the image"
+        );
+        let default = match var.split('=').next().unwrap() {
+            "WTYPE" => "WTYPE=auto",
+            "CONTEXT_WINDOW" => "CONTEXT_WINDOW=",
+            "ATTICRAM" => "ATTICRAM=8",
+            "FALLBACK" => "FALLBACK=q8_0",
+            _ => "TYPE=",
+        };
+        assert!(built(&["foo.ssnail", default]), "{default} given rebuilds");
     }
     // The board-size images have their own memory size: ATTICRAM does not touch them.
     w.ok(&["foo.64mb.ssnail"]);
@@ -390,4 +408,64 @@ fn every_board_size_has_run_chat_and_tokcheck_targets() {
         );
         assert!(out.contains(" once upon"), "{out}");
     }
+}
+
+#[test]
+fn a_plain_make_after_converting_with_variables_reuses_that_image_and_says_so() {
+    // big: 28 layers, 10.9 MB even as Q4_0: the defaults (8 MB) cannot convert it.
+    let w = Workdir::new();
+    let mut big = ModelOpts::llama().with_wtype(GgmlType::Q8_0);
+    big.n_layers = 28;
+    models::write(w.path("big.gguf"), &models::build(&big));
+    let (out, _) = w.ok(&["big.run", "WTYPE=q4_0", "ATTICRAM=64", "TOKENS=4"]);
+    assert!(out.contains("wrote big.ssnail"), "{out}");
+    let (out, err) = w.ok(&["big.run", "TOKENS=4"]);
+    assert!(
+        !out.contains("wrote big.ssnail"),
+        "not converted again: {out}"
+    );
+    assert!(
+        err.contains(
+            "big.ssnail: kept as converted with --wtype q4_0 --fallback q8_0 --mem-mb 64 \
+             (give WTYPE=, ATTICRAM=, ... to convert it otherwise)"
+        ),
+        "{err}"
+    );
+    // A newer tool converts it again, with the flags it was made with.
+    w.age("big.ssnail", 60);
+    let (out, _) = w.ok(&["big.run", "TOKENS=4"]);
+    assert!(
+        out.contains("convert big.gguf -o big.ssnail --wtype q4_0 --fallback q8_0 --mem-mb 64"),
+        "{out}"
+    );
+}
+
+#[test]
+fn disk_takes_an_image_made_by_ssnail_convert_without_its_gguf() {
+    let w = Workdir::new();
+    let o = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        .args(["convert", "foo.gguf", "-o", "mymodel.ssnail"])
+        .current_dir(w.dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let before = std::fs::read(w.path("mymodel.ssnail")).unwrap();
+    let build = w.path("build");
+    let (_, err) = w.ok(&[
+        "disk",
+        "IMAGES=mymodel.ssnail",
+        &format!("SSNAIL_BUILD={}", build.display()),
+    ]);
+    assert!(!err.contains("no such file"), "{err}");
+    assert!(build.join("ssnail.d81").exists());
+    let on_sd = std::fs::read_dir(build.join("sdcard/SSNAIL"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_uppercase())
+        .collect::<Vec<_>>();
+    assert!(on_sd.contains(&"MYMODEL.SSNAIL".to_string()), "{on_sd:?}");
+    assert_eq!(std::fs::read(w.path("mymodel.ssnail")).unwrap(), before);
+    // Without the image either, the GGUF it would come from is named.
+    let o = w.make(&["disk", "IMAGES=other.ssnail"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("other.gguf: no such file"));
 }

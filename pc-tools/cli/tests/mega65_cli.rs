@@ -277,3 +277,112 @@ fn the_board_option_chooses_the_board_with_and_without_the_ssnail_device() {
         "{err}"
     );
 }
+
+/// LDA #count : STA $FB, then count × 65536 rounds of INX/INY loops (about 3.5 cycles each).
+fn busy(count: u8) -> Vec<u8> {
+    vec![
+        0xA9, count, 0x85, 0xFB, // LDA #count : STA $FB
+        0xE8, 0xD0, 0xFD, // loop: INX : BNE loop
+        0xC8, 0xD0, 0xFA, // INY : BNE loop
+        0xC6, 0xFB, 0xD0, 0xF6, // DEC $FB : BNE loop
+    ]
+}
+
+/// The BASIC stub `10 BANK0:SYS8209`, then `code`, then exit 5.
+fn prg_with(code: &[u8]) -> Vec<u8> {
+    let mut p = vec![
+        0x01, 0x20, 0x0F, 0x20, 0x0A, 0x00, 0xFE, 0x02, b'0', b':', 0x9E,
+    ];
+    p.extend(b"8209\0\0\0");
+    p.extend(code);
+    p.extend([0xA9, 0x05, 0x8D, 0xCF, 0xD6, 0xA9, 0x42, 0x8D, 0xCF, 0xD6]);
+    p
+}
+
+/// The live view's line: host seconds slept while the program waited for a key.
+fn slept(err: &str) -> f64 {
+    err.split("[live view: ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .unwrap_or_else(|| panic!("no live view line: {err}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn interactive_view_sleeps_only_while_the_program_waits_for_a_key() {
+    let dir = tempfile::tempdir().unwrap();
+    // About 1.4 s of computing with the screen unchanged and no key polled: never a nap.
+    let prg = dir.path().join("busy.prg");
+    std::fs::write(&prg, prg_with(&busy(0))).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        .args(["mega65", "--prg", prg.to_str().unwrap(), "--interactive"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    assert_eq!(slept(&stderr(&o)), 0.0, "{}", stderr(&o));
+    // Waiting at LDA $D610 for a key that comes after 0.3 s: it naps meanwhile.
+    let wait = dir.path().join("wait.prg");
+    std::fs::write(&wait, program()).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        .args(["mega65", "--prg", wait.to_str().unwrap(), "--interactive"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::io::Write::write_all(&mut stdin, b"\r").unwrap();
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    assert!(slept(&stderr(&o)) >= 0.05, "{}", stderr(&o));
+}
+
+/// On an 80×24 terminal (a pseudo-terminal from util-linux `script`, `stty rows 24`): a screen
+/// using its first 24 rows is drawn whole with no line feed after the last row (which would
+/// scroll the top line away), and reversed cells show in reverse video.
+#[test]
+fn interactive_view_fits_an_80x24_terminal_and_shows_reverse_video() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux script(1) not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut code = vec![
+        0xA9, 0x4F, 0x8D, 0x00, 0x08, // "O" at row 0
+        0xA9, 0x0B, 0x8D, 0x01, 0x08, // "k"
+        0xA9, 0x98, 0x8D, 0x50, 0x08, // a reversed "x" at row 1 ($18 + $80)
+        0xA9, 0x1A, 0x8D, 0x30, 0x0F, // "z" at row 23 ($0800 + 23 * 80)
+    ];
+    code.extend(busy(32));
+    code.extend([0xA9, 0x4B, 0x8D, 0x01, 0x08]); // "K": the screen changes, drawn again
+    code.extend(busy(32));
+    let prg = dir.path().join("screen.prg");
+    std::fs::write(&prg, prg_with(&code)).unwrap();
+    let cmd = format!(
+        "stty rows 24 cols 80; '{}' mega65 --prg '{}' --interactive",
+        env!("CARGO_BIN_EXE_ssnail"),
+        prg.display()
+    );
+    let o = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("TERM", "xterm")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let draws: Vec<&str> = out.split("\x1b[H\x1b[2J").skip(1).collect();
+    assert!(draws.len() >= 2, "{out:?}");
+    let first = draws[0];
+    assert!(first.starts_with("Ok\r\n"), "{first:?}");
+    assert!(
+        first.contains("\x1b[7mx\x1b[0m"),
+        "reverse video: {first:?}"
+    );
+    // 24 rows: 23 line breaks, the last row ("z") directly followed by the next draw.
+    assert_eq!(first.matches('\n').count(), 23, "{first:?}");
+    assert!(first.ends_with('z'), "{first:?}");
+}

@@ -310,6 +310,61 @@ pub fn plan<'a>(g: &'a Gguf, opts: &Options) -> Result<Plan<'a>, ConvertError> {
     })
 }
 
+/// The settings that convert `g` without a question: `opts` when they fit (with the policy `auto`
+/// picked named, so lossy formats need no consent), else the first larger memory size the
+/// too-big advice names (§1.11): the smallest board size above `opts.mem_mb` where a policy
+/// fits at the default context (the asked policy first, then `auto`'s order), else the memory
+/// size the emulator needs (at most [`MAX_MEM_MB`]). `ssnail run -m model.gguf` converts with
+/// these; the error of `plan` when nothing fits.
+pub fn advised(g: &Gguf, opts: &Options) -> Result<Options, ConvertError> {
+    let err = match plan(g, opts) {
+        Ok(p) => {
+            return Ok(Options {
+                policy: p.policy,
+                ctx: Some(p.ctx),
+                ..opts.clone()
+            })
+        }
+        Err(e) if e.kind == ErrorKind::TooBig => e,
+        Err(e) => return Err(e),
+    };
+    let s = Sizer::new(g, opts)?;
+    let ctx = s.default_ctx();
+    let mut order: Vec<Policy> = match opts.policy {
+        Policy::Auto => vec![],
+        p => vec![p],
+    };
+    let rest: Vec<Policy> = AUTO_ORDER
+        .into_iter()
+        .filter(|p| !order.contains(p))
+        .collect();
+    order.extend(rest);
+    let best = |mem: f64| {
+        order.iter().find_map(|&p| {
+            s.need(p, ctx)
+                .ok()
+                .filter(|n| *n <= mib(mem))
+                .map(|n| (p, n))
+        })
+    };
+    let sizes = report::BOARDS.into_iter().filter(|b| *b > opts.mem_mb);
+    let pick = sizes
+        .filter_map(|b| best(b).map(|(p, _)| (p, b)))
+        .next()
+        .or_else(|| {
+            best(MAX_MEM_MB).map(|(p, n)| (p, (n as f64 / MIB as f64).ceil().min(MAX_MEM_MB)))
+        });
+    match pick {
+        Some((policy, mem_mb)) => Ok(Options {
+            policy,
+            ctx: Some(ctx),
+            mem_mb,
+            ..opts.clone()
+        }),
+        None => Err(err),
+    }
+}
+
 /// A memory size in MiB as bytes (the limit is exact, §1.9).
 pub fn mib(mem_mb: f64) -> u64 {
     (mem_mb * MIB as f64) as u64

@@ -221,7 +221,7 @@ fn mb(bytes: u64) -> String {
 }
 
 /// The memory sizes of the boards, smallest first (§1.9).
-const BOARDS: [f64; 3] = [8.0, 64.0, 72.0];
+pub(crate) const BOARDS: [f64; 3] = [8.0, 64.0, 72.0];
 
 /// The too-big message: what was asked and what it needs, then only
 /// alternatives that the converter's layout code says fit (other formats,
@@ -239,6 +239,11 @@ pub fn too_big(s: &Sizer, last: &Plan) -> String {
     };
     let ctx = last.ctx;
     let need = |p: Policy, c: u32| s.need(p, c).ok();
+    // The policy loses bits on this model (§4.3), so auto would ask before using it.
+    let lossy = |p: Policy| {
+        s.lay_out(p, ctx)
+            .is_ok_and(|plan| plan.stored.iter().any(|t| t.lossy()))
+    };
     // Policies in order of preference: what was asked, then auto's order.
     let asked: Vec<Policy> = match opts.policy {
         Policy::Auto => AUTO_ORDER.to_vec(),
@@ -309,7 +314,7 @@ pub fn too_big(s: &Sizer, last: &Plan) -> String {
             if let Some(c) = s.max_ctx(p, ctx, limit).filter(|c| *c > longest) {
                 longest = c;
                 let n = need(p, c).unwrap_or(0);
-                let opt = if asked.contains(&p) {
+                let opt = if asked.contains(&p) && !(opts.policy == Policy::Auto && lossy(p)) {
                     say.ctx(c)
                 } else {
                     format!("{} {}", say.ctx(c), say.wtype(p))
@@ -324,9 +329,10 @@ pub fn too_big(s: &Sizer, last: &Plan) -> String {
     }
 
     // Options to type for a policy: its --wtype only when it differs from
-    // what was asked (under auto, auto picks it by itself).
+    // what was asked (under auto, auto picks it by itself), or when auto would
+    // pick a lossy one: auto asks first, and the advice must work as typed.
     let with = |first: String, p: Policy| {
-        if asked.contains(&p) {
+        if asked.contains(&p) && !(opts.policy == Policy::Auto && lossy(p)) {
             first
         } else {
             format!("{first} {}", say.wtype(p))
@@ -427,6 +433,17 @@ fn nothing_fits(s: &Sizer, say: &Say) -> Vec<String> {
             weights as f64 / 1e6
         ),
     ]
+}
+
+/// What to type to accept the lossy formats `auto` picked without being asked: `--wtype q4_0`
+/// (`WTYPE=q4_0` under make).
+pub fn accept_lossy(g: &Gguf, p: &Plan) -> String {
+    let target = g.path.to_string_lossy();
+    Say {
+        ui: p.opts.interface,
+        target: target.strip_suffix(".gguf").unwrap_or(&target),
+    }
+    .wtype(p.policy)
 }
 
 /// The warning `auto` prints before asking to accept lossy tensors (§4.3).

@@ -10,8 +10,9 @@
 //! Encoders (BERT) embed each line and rank the earlier lines by cosine.
 
 mod mega65;
-mod sampler;
+pub(crate) mod sampler;
 mod typeahead;
+mod wrap;
 
 // stdout that ends the program quietly when its reader has gone (e.g.
 // `ssnail chat … | head`), where std's print! would panic.
@@ -23,7 +24,7 @@ macro_rules! println {
     ($($t:tt)*) => { emit(&(format!($($t)*) + "\n")) };
 }
 
-use crate::shared::ModelArgs;
+use crate::shared::{finite, positive, ModelArgs, SamplingArgs};
 use anyhow::{anyhow, bail, Result};
 use clap::Parser;
 use sampler::{Sampler, Settings};
@@ -38,7 +39,8 @@ use std::time::Instant;
 
 #[derive(Parser)]
 #[command(
-    about = "Chat with an SSNAIL image (decoders) or compare lines (encoders) on the core emulator"
+    about = "Chat with an SSNAIL image (decoders) or compare lines (encoders) on the core emulator",
+    after_help = crate::shared::LLAMA_CPP_DEFAULTS
 )]
 pub struct Args {
     /// The image, prompt (-p: this one input, non-interactively), -n (tokens
@@ -48,21 +50,9 @@ pub struct Args {
     /// Temperature 0 and repetition penalty 1.0: exactly the v1 hardware (greedy ARGMAX).
     #[arg(long)]
     pub greedy: bool,
-    /// Repetition penalty over the distinct tokens of the last --repeat-last-n (1 = off).
-    #[arg(long, visible_alias = "repeat-penalty", default_value_t = 1.15, value_parser = positive)]
-    pub penalty: f64,
-    /// Tokens the repetition penalty looks back over.
-    #[arg(long = "repeat-last-n", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
-    pub repeat_last_n: u32,
-    /// Temperature (0 = greedy).
-    #[arg(long, default_value_t = 0.8, value_parser = finite)]
-    pub temp: f64,
-    /// Top-k (0 = off).
-    #[arg(long, visible_alias = "top-k", default_value_t = 40)]
-    pub topk: u32,
-    /// Sampler seed (default: random).
-    #[arg(short = 's', long)]
-    pub seed: Option<u64>,
+    /// Temperature (default 0.8), top-k, top-p, min-p, repetition penalty, seed.
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
     /// float: the PC's double-precision sampler (spec §7.3); mega65: the MEGA65
     /// program's fixed-point sampler (§7.6), the same tokens for the same --seed.
     #[arg(long, value_enum, default_value_t = SamplerKind::Float)]
@@ -84,20 +74,6 @@ pub enum SamplerKind {
 
 /// `chat`'s default for -n (per turn).
 const DEFAULT_N: u32 = 120;
-
-fn finite(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v),
-        _ => Err(format!("{s} is not a number")),
-    }
-}
-
-fn positive(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("{s} is not a number > 0")),
-    }
-}
 
 fn emit(text: &str) {
     let mut out = std::io::stdout().lock();
@@ -251,6 +227,8 @@ struct TurnHost<'a> {
     /// A chat template's end-of-reply token when it is not EOS (the script
     /// stops on EOS itself): a stop is requested when the model writes it.
     stop_token: Option<u32>,
+    /// On a terminal: the answer wrapped at words to its width.
+    wrap: Option<&'a mut wrap::Wrap>,
 }
 
 impl Host for TurnHost<'_> {
@@ -302,7 +280,10 @@ impl Host for TurnHost<'_> {
             }
             self.shown += 1;
         }
-        print!("{text}");
+        match self.wrap.as_deref_mut() {
+            Some(w) => print!("{}", w.feed(&text)),
+            None => print!("{text}"),
+        }
         let _ = std::io::stdout().flush();
     }
 }
@@ -346,6 +327,12 @@ struct Chat {
     template: Option<ChatBlock>,
     /// The last reply ended with the template's end-of-reply token.
     reply_ended: bool,
+    /// The context a conversation may fill: `-c`, at most the image's.
+    ctx: u32,
+    /// Tokens in the context so far (decoders).
+    used: u32,
+    /// On a terminal: answers wrap at words to its width.
+    wrap: Option<wrap::Wrap>,
 }
 
 /// What the input loop does after a line.
@@ -370,6 +357,11 @@ fn images_in(dir: &std::path::Path) -> Vec<PathBuf> {
     v
 }
 
+/// A bracketed status line cut at words to 80 columns (continued with one space).
+fn status(line: &str) -> String {
+    wrap::fit(line, wrap::COLUMNS)
+}
+
 /// Numbers as the upstream Python printed them (1.0, 0.8, 1.15).
 fn num(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
@@ -387,13 +379,25 @@ impl Chat {
         }
     }
 
+    /// The numerics and sampler line, cut to 80 columns.
     fn mode_line(&self) -> String {
+        status(&self.mode_text())
+    }
+
+    fn mode_text(&self) -> String {
         let s = self.sampler.settings;
         if s.is_greedy() {
             format!("[{}; greedy, as the v1 hardware]", self.numerics_name())
         } else {
+            let mut extra = String::new();
+            if s.top_p < 1.0 {
+                extra += &format!(", top-p {}", num(s.top_p));
+            }
+            if s.min_p > 0.0 {
+                extra += &format!(", min-p {}", num(s.min_p));
+            }
             format!(
-                "[{}; {}: temperature {}, top-k {}, repetition penalty {}]",
+                "[{}; {}: temperature {}, top-k {}, repeat penalty {}{extra}]",
                 self.numerics_name(),
                 if self.mega65.is_some() {
                     "sampling as the MEGA65 (fixed point)"
@@ -410,7 +414,7 @@ impl Chat {
     fn banner(&self) {
         let desc = self.dev.description();
         if !desc.is_empty() {
-            println!("[{desc}]");
+            println!("{}", status(&format!("[{desc}]")));
         }
         let arch = self.header.arch().unwrap_or(Arch::Llama).name();
         let kind = if self.header.is_encoder() {
@@ -436,13 +440,19 @@ impl Chat {
     fn hint(&self) {
         if self.header.is_encoder() {
             println!(
-                "[one text per line: the most similar earlier lines are listed; \
-                 /reset forgets them, /help lists commands, /quit or Ctrl-D quits]"
+                "{}",
+                status(
+                    "[one text per line: the most similar earlier lines are listed; \
+                     /reset forgets them, /help lists commands, /quit or Ctrl-D quits]"
+                )
             );
         } else {
             println!(
-                "[type text and Enter; an empty line continues, /reset starts again, \
-                 /help lists commands, /quit or Ctrl-D quits]"
+                "{}",
+                status(
+                    "[type text and Enter; an empty line continues, /reset starts again, \
+                     /help lists commands, /quit or Ctrl-D quits]"
+                )
             );
         }
     }
@@ -485,6 +495,9 @@ impl Chat {
             }
             return Ok(()); // nothing to start from
         }
+        if let Some(w) = &mut self.wrap {
+            w.at_line_start();
+        }
         if echo {
             // The line as typed; a template's turn around it is not shown.
             let shown = match &self.template {
@@ -500,14 +513,27 @@ impl Chat {
             if self.template.is_some() {
                 text.push('\n');
             }
-            print!("{text}");
+            match &mut self.wrap {
+                Some(w) => print!("{}", w.feed(&text)),
+                None => print!("{text}"),
+            }
         }
         let pos_before = if first {
             0
         } else {
             runtime(&self.dev.machine).pos
         };
-        let ctx = self.header.max_ctx;
+        let ctx = self.ctx;
+        let used = if first { 0 } else { self.used };
+        // -c below the image's context: the turn stops where that context ends.
+        let limited = ctx < self.header.max_ctx;
+        let room = ctx.saturating_sub(used + tokens.len() as u32);
+        if limited && room == 0 {
+            println!();
+            println!("[context full at {ctx} tokens: /reset to start again]");
+            return Ok(());
+        }
+        let n = if limited { self.n.min(room) } else { self.n };
         self.fresh_budget();
         let traffic_before = self.dev.machine.traffic.total();
         let start = Instant::now();
@@ -535,18 +561,22 @@ impl Chat {
                 .as_ref()
                 .map(|c| c.stop_token())
                 .filter(|&t| t != self.header.eos),
+            wrap: self.wrap.as_mut(),
         };
         GENERATING.store(RUNNING, Ordering::SeqCst);
         let result = if first {
-            self.dev.generate(&tokens, self.n, &mut host)
+            self.dev.generate(&tokens, n, &mut host)
         } else {
-            self.dev.continue_generation(&tokens, self.n, &mut host)
+            self.dev.continue_generation(&tokens, n, &mut host)
         };
         GENERATING.store(IDLE, Ordering::SeqCst);
         if let Some(t) = host.typeahead.take() {
             self.typed.extend(t.finish());
         }
         let secs = start.elapsed().as_secs_f64();
+        if let Some(w) = &mut self.wrap {
+            print!("{}", w.flush());
+        }
         let generation = match result {
             Ok(g) => g,
             Err(HostError::TooManyTokens { .. }) => {
@@ -565,10 +595,14 @@ impl Chat {
         if let Some(c) = &self.template {
             self.reply_ended = generation.tokens.last() == Some(&c.stop_token());
         }
+        self.used = used + tokens.len() as u32 + generation.tokens.len() as u32;
         println!();
         match generation.stop_reason {
             stop::EOS => println!("[end of text]"),
             stop::CONTEXT_FULL => println!("[context full at {ctx} tokens: /reset to start again]"),
+            stop::COUNT if limited && self.used >= ctx => {
+                println!("[context full at {ctx} tokens (-c): /reset to start again]")
+            }
             stop::REQUESTED => println!("[stopped]"),
             _ => {}
         }
@@ -578,20 +612,24 @@ impl Chat {
         self.totals.positions += positions;
         self.totals.secs += secs;
         eprintln!(
-            "[{positions} positions in {secs:.2}s: {}]",
-            self.speeds(positions, secs, traffic)
+            "{}",
+            status(&format!(
+                "[{positions} positions in {secs:.2}s: {}]",
+                self.speeds(positions, secs, traffic)
+            ))
         );
         Ok(())
     }
 
-    /// "<x> tokens/s on this PC; <M> MB/token -> ~<R> tokens/s at <B> MB/s".
+    /// "<x> tokens/s on this PC; ~<R> at <B> MB/s" (R: the hardware's tokens/s at that
+    /// bandwidth), short enough for one 80-column line; /stats adds the MB/token.
     fn speeds(&self, positions: u64, secs: f64, traffic: u64) -> String {
         if positions == 0 {
             return "no positions processed".into();
         }
         let mb_per_token = traffic as f64 / 1e6 / positions as f64;
         format!(
-            "{:.1} tokens/s on this PC; {mb_per_token:.2} MB/token -> ~{:.1} tokens/s at {} MB/s",
+            "{:.1} tokens/s on this PC; ~{:.1} at {} MB/s",
             positions as f64 / secs.max(1e-9),
             self.bandwidth / mb_per_token,
             self.bandwidth
@@ -604,8 +642,8 @@ impl Chat {
             return Ok(());
         }
         let tokens = self.tokenize(line, true)?;
-        let ctx = self.header.max_ctx;
-        if tokens.len() > TOKEN_SLOTS as usize {
+        let ctx = self.ctx;
+        if tokens.len() > TOKEN_SLOTS as usize || tokens.len() > ctx as usize {
             println!("[too long: {} tokens, maximum {ctx}]", tokens.len());
             return Ok(());
         }
@@ -659,12 +697,14 @@ impl Chat {
         }
         let mb = traffic as f64 / 1e6;
         eprintln!(
-            "[{} tokens in {:.1} ms here, ~{:.1} ms at {} MB/s: {}]",
-            tokens.len(),
-            secs * 1000.0,
-            mb / self.bandwidth * 1000.0,
-            self.bandwidth,
-            self.speeds(tokens.len() as u64, secs, traffic)
+            "{}",
+            status(&format!(
+                "[{} tokens in {:.1} ms on this PC, ~{:.1} ms at {} MB/s]",
+                tokens.len(),
+                secs * 1000.0,
+                mb / self.bandwidth * 1000.0,
+                self.bandwidth,
+            ))
         );
         self.stored.push((line.to_string(), unit));
         Ok(())
@@ -679,11 +719,22 @@ impl Chat {
             runtime(m).pos
         );
         println!(
-            "[{} positions in {:.2}s: {}]",
-            self.totals.positions,
-            self.totals.secs,
-            self.speeds(self.totals.positions, self.totals.secs, m.traffic.total())
+            "{}",
+            status(&format!(
+                "[{} positions in {:.2}s: {}]",
+                self.totals.positions,
+                self.totals.secs,
+                self.speeds(self.totals.positions, self.totals.secs, m.traffic.total())
+            ))
         );
+        if self.totals.positions > 0 {
+            let mb_per_token = m.traffic.total() as f64 / 1e6 / self.totals.positions as f64;
+            println!(
+                "[RAM traffic {mb_per_token:.2} MB/token -> ~{:.1} tokens/s at {} MB/s]",
+                self.bandwidth / mb_per_token,
+                self.bandwidth
+            );
+        }
     }
 
     /// A `/command` line (§7.5). A bad argument is an error naming the
@@ -747,8 +798,7 @@ impl Chat {
                 s.temperature = 0.0;
                 s.penalty = 1.0;
                 println!(
-                    "[greedy (temperature 0, repetition penalty 1.0), as the v1 hardware; \
-                     /temp T samples again]"
+                    "[greedy (temperature 0, penalty 1.0), as the v1 hardware; /temp T samples again]"
                 );
             }
             "/hw" => {
@@ -856,20 +906,18 @@ fn open_chat(args: &Args, image: &std::path::Path, interactive: bool) -> Result<
     }
     let dev = args.model.load_at(image)?;
     let header = dev.header();
+    let ctx = args.model.context(&header)?;
     // Check the tokenizer tables once, so a broken image fails at start.
     ImageTokenizer::new(dev.machine.mem()).map_err(|e| anyhow!("{name}: {e}"))?;
     let pieces = (0..header.n_vocab).map(|id| dev.vocab_piece(id)).collect();
-    let settings = if args.greedy {
-        Settings {
-            temperature: 0.0,
-            top_k: args.topk,
-            penalty: 1.0,
-        }
-    } else {
-        Settings {
-            temperature: args.temp,
-            top_k: args.topk,
-            penalty: args.penalty,
+    let a = &args.sampling;
+    let settings = Settings {
+        top_p: a.top_p,
+        min_p: a.min_p,
+        ..if args.greedy {
+            Settings::new(0.0, a.topk, 1.0)
+        } else {
+            Settings::new(a.temp.unwrap_or(0.8), a.topk, a.penalty)
         }
     };
     let reference = match &args.gguf {
@@ -890,15 +938,23 @@ fn open_chat(args: &Args, image: &std::path::Path, interactive: bool) -> Result<
     let mega65 = match args.sampler {
         SamplerKind::Float => None,
         SamplerKind::Mega65 => {
-            let seed = args.seed.unwrap_or_else(|| rand::random::<u32>() as u64);
+            // The MEGA65 program's fixed-point sampler (spec §7.6) has no nucleus or min-p step.
+            for (flag, v, off) in [("--top-p", a.top_p, 1.0), ("--min-p", a.min_p, 0.0)] {
+                if v != off {
+                    bail!(
+                        "{flag} {v}: the MEGA65 program's sampler (--sampler mega65, spec §7.6) has only temperature, top-k and repetition penalty; --sampler float has {flag}"
+                    );
+                }
+            }
+            let seed = a.seed.unwrap_or_else(|| rand::random::<u32>() as u64);
             let mut m = mega65::Mega65Sampler::new(seed).map_err(|e| anyhow!(e))?;
             let s = settings;
-            m.set(s.temperature, s.top_k, s.penalty, args.repeat_last_n)
+            m.set(s.temperature, s.top_k, s.penalty, a.repeat_last_n)
                 .map_err(|e| anyhow!(e))?;
             Some(m)
         }
     };
-    let seed = args.seed.unwrap_or_else(rand::random);
+    let seed = a.seed.unwrap_or_else(rand::random);
     let template = args.model.chat_template(&dev, image)?;
     Ok(Chat {
         dev,
@@ -906,7 +962,7 @@ fn open_chat(args: &Args, image: &std::path::Path, interactive: bool) -> Result<
         header,
         pieces,
         sampler: Sampler::new(settings, seed),
-        window: args.repeat_last_n,
+        window: a.repeat_last_n,
         mega65,
         n,
         show_eos: args.eos,
@@ -921,10 +977,14 @@ fn open_chat(args: &Args, image: &std::path::Path, interactive: bool) -> Result<
         typed: Vec::new(),
         template,
         reply_ended: false,
+        ctx,
+        used: 0,
+        wrap: wrap::terminal_width().map(wrap::Wrap::new),
     })
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    args.model.convert_gguf(args.model.ctx)?;
     let one_shot = args.model.prompt.is_some();
     let mut input = if one_shot { None } else { Some(Input::open()) };
     let interactive = input.as_ref().is_some_and(Input::interactive);
@@ -950,6 +1010,14 @@ pub fn run(args: Args) -> Result<()> {
                 l
             }
             None => match input.line(&rest) {
+                // A paste of several lines (the terminal's bracketed paste gives them to the
+                // line editor as one): each runs as a turn of its own, in order.
+                Some(l) if l.contains(['\n', '\r']) => {
+                    let mut lines = l.split(['\n', '\r']).map(str::to_string);
+                    let first = lines.next().unwrap_or_default();
+                    queued.extend(lines.filter(|l| !l.is_empty()));
+                    first
+                }
                 Some(l) => l,
                 None => break,
             },
@@ -1001,16 +1069,13 @@ mod tests {
             mega65: None,
             typeahead: None,
             stop_token: None,
+            wrap: None,
         }
     }
 
     #[test]
     fn penalty_window_is_the_last_64_tokens_up_to_pos() {
-        let settings = Settings {
-            temperature: 1.0,
-            top_k: 0,
-            penalty: 10.0,
-        };
+        let settings = Settings::new(1.0, 0, 10.0);
         let mut sampler = Sampler::new(settings, 5);
         let mut folder = AsciiFolder::new();
         let mut h = host(&mut sampler, &mut folder);
@@ -1031,11 +1096,7 @@ mod tests {
 
     #[test]
     fn prompt_positions_draw_too_and_eos_shows_only_for_generated_tokens() {
-        let settings = Settings {
-            temperature: 0.8,
-            top_k: 40,
-            penalty: 1.15,
-        };
+        let settings = Settings::new(0.8, 40, 1.15);
         let logits: Vec<f32> = (0..128).map(|i| ((i * 37) % 11) as f32 * 0.3).collect();
         let mut direct = Sampler::new(settings, 9);
         let mut sampler = Sampler::new(settings, 9);

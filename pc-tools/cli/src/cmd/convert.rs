@@ -1,7 +1,7 @@
 //! `ssnail convert MODEL.gguf -o OUT.ssnail`: GGUF → SSNAIL image (spec §1.11).
 
 use anyhow::{anyhow, bail};
-use ssnail_convert::report::{lossy_warning, stem};
+use ssnail_convert::report::{accept_lossy, lossy_warning, stem};
 use ssnail_convert::{ErrorKind, Interface, Options, Policy};
 use ssnail_format::ggml::GgmlType;
 use std::io::{BufRead, IsTerminal, Write};
@@ -12,9 +12,9 @@ use std::path::PathBuf;
 pub struct Args {
     /// The GGUF model (llama, gpt2 or bert architecture).
     pub model: PathBuf,
-    /// The image to write.
+    /// The image to write (default: the model's name with .ssnail, beside it).
     #[arg(short, long)]
-    pub output: PathBuf,
+    pub output: Option<PathBuf>,
     /// Context length (BERT: longest sequence); default min(context_length, 256), BERT 128.
     #[arg(long, short = 'c', visible_alias = "ctx-size")]
     pub ctx: Option<u32>,
@@ -59,6 +59,10 @@ fn ask(question: &str) -> bool {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
+    let output = a
+        .output
+        .clone()
+        .unwrap_or_else(|| a.model.with_extension("ssnail"));
     let policy = Policy::parse(&a.wtype).ok_or_else(|| {
         anyhow!(
             "--wtype {}: not one of keep, auto, mixed, f32, f16, bf16, q8_0, q4_0",
@@ -87,14 +91,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         );
     }
     // Fail on an unwritable destination before the work, not after.
-    let dir = match a.output.parent() {
+    let dir = match output.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
     if !dir.is_dir() {
         bail!(
             "{}: directory {} does not exist",
-            a.output.display(),
+            output.display(),
             dir.display()
         );
     }
@@ -121,13 +125,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if plan.auto {
         if let Some(w) = lossy_warning(&g, &plan) {
             eprintln!("{w}");
-            let yes = if std::io::stdin().is_terminal() {
-                ask("Convert anyway?")
-            } else {
-                eprintln!("stdin is not a terminal, so the answer is no.");
-                false
-            };
-            if !yes {
+            if !std::io::stdin().is_terminal() {
+                bail!(
+                    "{}: Not converted: stdin is not a terminal to ask; add {} to convert anyway.",
+                    stem(&g),
+                    accept_lossy(&g, &plan)
+                );
+            }
+            if !ask("Convert anyway?") {
                 bail!("{}: Not converted.", stem(&g));
             }
         }
@@ -154,13 +159,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         b.finish_and_clear();
     }
     // The model is an input: `-o` naming it is refused, never replaced.
-    ssnail_output::write(&a.output, &out.image, &[&a.model])?;
+    ssnail_output::write(&output, &out.image, &[&a.model])?;
     let mut text = out.report.lines().join("\n");
-    text.push_str(&format!(
-        "\nwrote {}: load at $8000000\n",
-        a.output.display()
-    ));
-    if a.output.as_os_str() == "-" {
+    text.push_str(&format!("\nwrote {}: load at $8000000\n", output.display()));
+    if output.as_os_str() == "-" {
         // The image went to stdout: the report must not follow it there.
         eprint!("{text}");
         return Ok(());

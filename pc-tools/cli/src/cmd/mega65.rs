@@ -197,10 +197,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         traced += 1;
     }
     let live = args.interactive || (args.until_exit && std::io::stdout().is_terminal());
-    let (reason, quit) = if live {
+    let (reason, quit, slept) = if live {
         live_run(&mut m, budget, args.interactive)
     } else {
-        (m.run(budget.saturating_sub(m.cycles)), false)
+        (m.run(budget.saturating_sub(m.cycles)), false, 0.0)
     };
     let host = t0.elapsed().as_secs_f64();
 
@@ -238,6 +238,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         stats.instructions as f64 / host / 1e6,
         stats.cycles as f64 / host / 1e6,
     );
+    if live {
+        eprintln!("[live view: {slept:.3} s host slept while the program waited for a key]");
+    }
     if m.ssnail.jobs > 0 {
         let d = m.ssnail.device.as_ref().expect("jobs imply a device");
         eprintln!(
@@ -353,12 +356,75 @@ impl Drop for RawTerminal {
     }
 }
 
+/// Reads of an empty $D610 queue in one 1/50 s slice above which the program is taken to be
+/// waiting for a key: the MEGA65 program's kbd_wait loop (LDA $D610, a few instructions) reads
+/// it tens of thousands of times a slice, while an answer being computed checks it once a
+/// token (kbd_stop_pressed).
+const WAITING_POLLS: u64 = 1000;
+
+/// A slice the live view may sleep after: the screen did not change, nothing was typed, and
+/// the program spent it polling an empty key queue. A program computing (however long the
+/// screen stays the same) runs at full speed.
+fn waiting_for_a_key(screen_changed: bool, typed: bool, empty_polls: u64) -> bool {
+    !screen_changed && !typed && empty_polls >= WAITING_POLLS
+}
+
+/// The screen for a terminal of `rows` rows: trailing blank rows left out, then (if it is
+/// still taller) the top rows, so that the last row is never followed by a line feed that
+/// would scroll the first off; reversed cells in reverse video (SGR 7).
+fn render(cells: &[Vec<(char, bool)>], rows: usize) -> String {
+    let blank = |row: &Vec<(char, bool)>| row.iter().all(|&(c, r)| c == ' ' && !r);
+    let mut end = cells.len();
+    while end > 0 && blank(&cells[end - 1]) {
+        end -= 1;
+    }
+    let start = end.saturating_sub(rows.max(1));
+    let mut out = String::from("\x1b[H\x1b[2J");
+    for (i, row) in cells[start..end].iter().enumerate() {
+        if i > 0 {
+            // The terminal's output processing (ONLCR, left on) returns the carriage.
+            out.push('\n');
+        }
+        // Trailing plain spaces left out; reversed ones (a highlight bar) kept.
+        let len = row
+            .iter()
+            .rposition(|&(c, r)| c != ' ' || r)
+            .map_or(0, |p| p + 1);
+        let mut reversed = false;
+        for &(c, r) in &row[..len] {
+            if r != reversed {
+                out.push_str(if r { "\x1b[7m" } else { "\x1b[0m" });
+                reversed = r;
+            }
+            out.push(c);
+        }
+        if reversed {
+            out.push_str("\x1b[0m");
+        }
+    }
+    out
+}
+
+/// The rows of the terminal on stdout (25 when it does not say).
+fn terminal_rows() -> usize {
+    // SAFETY: the TIOCGWINSZ ioctl fills a local winsize.
+    unsafe {
+        let mut ws: libc::winsize = std::mem::zeroed();
+        if libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) == 0 && ws.ws_row > 0 {
+            ws.ws_row as usize
+        } else {
+            25
+        }
+    }
+}
+
 /// Run in slices of 1/50 emulated second, feeding typed keys (with `keys`) and printing the
-/// screen whenever it changes: redrawn in place on a terminal, appended with its time
-/// otherwise. Idle slices (no change, nothing typed) sleep a little so waiting at a prompt
-/// does not spin a core.
-/// Returns why it stopped, and whether Ctrl-] ended it.
-fn live_run(m: &mut Machine, budget: u64, keys: bool) -> (StopReason, bool) {
+/// screen whenever it changes: redrawn in place on a terminal (fitted to its rows, reversed
+/// cells in reverse video), appended with its time otherwise. A slice spent waiting for a key
+/// ([`waiting_for_a_key`]) sleeps a little, so waiting at a prompt does not spin a core;
+/// computing never sleeps. Returns why it stopped, whether Ctrl-] ended it, and the host
+/// seconds slept.
+fn live_run(m: &mut Machine, budget: u64, keys: bool) -> (StopReason, bool, f64) {
     let (tx, rx) = std::sync::mpsc::channel::<u8>();
     let raw = if keys { RawTerminal::new() } else { None };
     if keys {
@@ -378,8 +444,9 @@ fn live_run(m: &mut Machine, budget: u64, keys: bool) -> (StopReason, bool) {
     }
     let mut dec = KeyDecoder::default();
     let mut last = String::new();
+    let mut last_cells = Vec::new();
     let slice = CPU_HZ / 50;
-    let mut idle = 0u32;
+    let mut slept = std::time::Duration::ZERO;
     let reason = loop {
         let mut typed = false;
         let mut quit = false;
@@ -408,35 +475,87 @@ fn live_run(m: &mut Machine, budget: u64, keys: bool) -> (StopReason, bool) {
         if left == 0 {
             break (StopReason::Budget, false);
         }
+        let polls = m.keys.empty_polls();
         let r = m.run(slice.min(left));
-        let text = m.screen_text();
-        if text != last {
-            if tty {
-                // Home and clear, then the 80-column screen.
-                print!("\x1b[H\x1b[2J{text}");
-            } else {
-                print!("--- screen at {:.2} s ---\n{text}", m.seconds());
+        let polls = m.keys.empty_polls() - polls;
+        let changed = if tty {
+            let cells = m.screen_cells();
+            let changed = cells != last_cells;
+            if changed {
+                // Home and clear, then the screen as far as the terminal's rows go.
+                print!("{}", render(&cells, terminal_rows()));
+                last_cells = cells;
             }
+            changed
+        } else {
+            let text = m.screen_text();
+            let changed = text != last;
+            if changed {
+                print!("--- screen at {:.2} s ---\n{text}", m.seconds());
+                last = text;
+            }
+            changed
+        };
+        if changed {
             let _ = std::io::stdout().flush();
-            last = text;
-            idle = 0;
-        } else if !typed {
-            idle += 1;
         }
         if let StopReason::Exit(_) = r {
             break (r, false);
         }
-        if idle > 2 {
-            std::thread::sleep(std::time::Duration::from_millis(5));
+        if waiting_for_a_key(changed, typed, polls) {
+            let nap = std::time::Duration::from_millis(5);
+            std::thread::sleep(nap);
+            slept += nap;
         }
     };
     drop(raw);
-    reason
+    if tty {
+        println!();
+    }
+    (reason.0, reason.1, slept.as_secs_f64())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_screen_fits_a_24_row_terminal_without_a_final_line_feed() {
+        let row = |t: &str| t.chars().map(|c| (c, false)).collect::<Vec<_>>();
+        // 25 rows, all used: the top one goes; no line feed after the last.
+        let full: Vec<_> = (0..25).map(|i| row(&format!("row {i}"))).collect();
+        let out = render(&full, 24);
+        assert!(
+            !out.contains("row 0\n") && out.contains("row 1\n"),
+            "{out:?}"
+        );
+        assert!(out.ends_with("row 24"), "{out:?}");
+        assert_eq!(out.matches('\n').count(), 23);
+        // Blank rows at the bottom go first: the top line stays.
+        let mut short: Vec<_> = (0..20).map(|i| row(&format!("row {i}"))).collect();
+        short.extend((0..5).map(|_| row("    ")));
+        let out = render(&short, 24);
+        assert!(out.starts_with("\x1b[H\x1b[2Jrow 0\n") && out.ends_with("row 19"));
+    }
+
+    #[test]
+    fn reversed_cells_are_drawn_in_reverse_video() {
+        let mut r: Vec<(char, bool)> = "  llama  ".chars().map(|c| (c, false)).collect();
+        for cell in &mut r[1..8] {
+            cell.1 = true;
+        }
+        let out = render(&[r], 24);
+        assert_eq!(out, "\x1b[H\x1b[2J \x1b[7m llama \x1b[0m");
+    }
+
+    #[test]
+    fn only_a_slice_spent_polling_an_empty_key_queue_sleeps() {
+        assert!(waiting_for_a_key(false, false, 20_000));
+        // Computing (the screen the same, a poll a token), a new screen, a key typed: no sleep.
+        assert!(!waiting_for_a_key(false, false, 3));
+        assert!(!waiting_for_a_key(true, false, 20_000));
+        assert!(!waiting_for_a_key(false, true, 20_000));
+    }
 
     #[test]
     fn terminal_keys_become_mega65_keys() {

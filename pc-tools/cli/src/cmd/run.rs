@@ -2,7 +2,8 @@
 //! SSNAIL core emulator and print the text (or ids, or the embedding), the
 //! stop reason, the instruction count and the RAM traffic per token (§6.5).
 
-use crate::shared::{stop_name, ModelArgs};
+use crate::cmd::chat::sampler::{Sampler, Settings};
+use crate::shared::{stop_name, ModelArgs, SamplingArgs};
 use anyhow::{anyhow, bail, Result};
 use clap::Parser;
 use ssnail_core::{vocab_piece, Host, Machine, Numerics};
@@ -12,10 +13,17 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(Parser)]
-#[command(about = "Run an SSNAIL image on the core emulator")]
+#[command(
+    about = "Run an SSNAIL image (or a GGUF, converted first) on the core emulator",
+    after_help = crate::shared::LLAMA_CPP_DEFAULTS
+)]
 pub struct Args {
     #[command(flatten)]
     pub model: ModelArgs,
+    /// Temperature (default 0: greedy, exactly the v1 hardware), top-k, top-p, min-p,
+    /// repetition penalty, seed (spec §7.3, as chat samples).
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
     /// Prompt token ids, comma-separated (e.g. 1,450,6635), instead of --prompt.
     #[arg(long, value_delimiter = ',', conflicts_with = "prompt")]
     pub tokens: Option<Vec<u32>>,
@@ -47,6 +55,10 @@ struct Printer {
     /// A chat template's end-of-reply token when it is not the image's EOS
     /// (the script stops on EOS itself): a stop is requested when it appears.
     stop_token: Option<u32>,
+    /// Sampling (temperature > 0): chooses at every ARGMAX; None: the core's greedy ARGMAX.
+    sampler: Option<Sampler>,
+    /// Tokens the repetition penalty looks back over.
+    window: u32,
 }
 
 impl Printer {
@@ -118,11 +130,16 @@ impl Host for Printer {
         }
         self.flush_text(false);
     }
-    fn on_argmax(&mut self, logits: &[f32], _m: &Machine) -> Option<u32> {
+    fn on_argmax(&mut self, logits: &[f32], m: &Machine) -> Option<u32> {
         if let Some(all) = &mut self.logits {
             all.extend_from_slice(logits);
         }
-        None
+        // As chat (§7.3): prompt positions draw too, so the generator advances the same way.
+        let s = self.sampler.as_mut()?;
+        let rt = ssnail_core::runtime(m);
+        let from = rt.pos.saturating_sub(self.window - 1);
+        let recent = ssnail_core::read_tokens(m, from, rt.pos - from + 1);
+        Some(s.choose(logits, &recent))
     }
 }
 
@@ -140,13 +157,21 @@ fn numerics_name(n: Numerics) -> &'static str {
     }
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    args.model.convert_gguf(args.model.ctx)?;
     let name = args.model.image().display().to_string();
     let mut dev = args.model.load()?;
     let bandwidth = args.model.bandwidth;
     dev.machine.trace = args.trace;
     dev.machine.instr_limit = args.instr_limit;
     let header = dev.header();
+    let ctx = args.model.context(&header)?;
+    let a = &args.sampling;
+    let settings = Settings {
+        top_p: a.top_p,
+        min_p: a.min_p,
+        ..Settings::new(a.temp.unwrap_or(0.0), a.topk, a.penalty)
+    };
     let template = args.model.chat_template(&dev, args.model.image())?;
     // The prompt's own tokens (echoed) and, with a chat template, the turn around them.
     let (tokens, typed): (Vec<u32>, std::ops::Range<usize>) =
@@ -185,6 +210,12 @@ pub fn run(args: Args) -> Result<()> {
             header.n_vocab
         );
     }
+    if tokens.len() > ctx as usize && ctx < header.max_ctx {
+        bail!(
+            "{name}: the prompt is {} tokens, more than -c {ctx}",
+            tokens.len()
+        );
+    }
     let mut printer = Printer {
         shown: 0,
         first_token: None,
@@ -195,6 +226,9 @@ pub fn run(args: Args) -> Result<()> {
             .as_ref()
             .map(|c| c.stop_token())
             .filter(|&t| t != header.eos),
+        sampler: (!settings.is_greedy() && !header.is_encoder())
+            .then(|| Sampler::new(settings, a.seed.unwrap_or_else(rand::random))),
+        window: a.repeat_last_n,
     };
     let start = Instant::now();
     if header.is_encoder() {
@@ -230,7 +264,7 @@ pub fn run(args: Args) -> Result<()> {
         }
         let mb = dev.machine.traffic.total() as f64 / 1e6;
         eprintln!(
-            "[{}; stop reason: {}, {} instructions; RAM traffic {mb:.2} MB -> ~{:.1} ms at {bandwidth} MB/s; {secs:.2}s emulated]",
+            "[{}; stop reason: {}, {} instructions; RAM traffic {mb:.2} MB -> ~{:.1} ms at {bandwidth} MB/s; {secs:.2}s on this PC]",
             numerics_name(dev.machine.numerics),
             stop_name(enc.stop_reason),
             dev.machine.instructions,
@@ -251,8 +285,16 @@ pub fn run(args: Args) -> Result<()> {
         }
         printer.flush_text(false);
     }
+    // -c below the image's context: the run stops where that context ends.
+    let asked = args.model.n.unwrap_or(DEFAULT_N);
+    let room = ctx.saturating_sub(tokens.len() as u32);
+    let limited = ctx < header.max_ctx && room < asked;
+    if limited && room == 0 {
+        bail!("{name}: the prompt fills -c {ctx}: nothing is left to generate");
+    }
+    let n = if limited { room } else { asked };
     let out = dev
-        .generate(&tokens, args.model.n.unwrap_or(DEFAULT_N), &mut printer)
+        .generate(&tokens, n, &mut printer)
         .map_err(|e| anyhow!("{name}: {e}"))?;
     let end = Instant::now();
     let secs = (end - start).as_secs_f64();
@@ -275,11 +317,31 @@ pub fn run(args: Args) -> Result<()> {
         Some(c) => format!("; chat template {}", c.name),
         None => String::new(),
     };
+    let reason = if limited && out.stop_reason == ssnail_format::image::stop::COUNT {
+        format!("context full (-c {ctx})")
+    } else {
+        stop_name(out.stop_reason)
+    };
+    let sampling = match &printer.sampler {
+        None => String::new(),
+        Some(_) => {
+            let mut s = format!(
+                ", sampled: temperature {}, top-k {}, repetition penalty {}",
+                settings.temperature, settings.top_k, settings.penalty
+            );
+            if settings.top_p < 1.0 {
+                s += &format!(", top-p {}", settings.top_p);
+            }
+            if settings.min_p > 0.0 {
+                s += &format!(", min-p {}", settings.min_p);
+            }
+            s
+        }
+    };
     eprintln!(
-        "[{}{chat}; {} tokens, stop reason: {}, {} instructions, {secs:.2}s emulated]",
+        "[{}{sampling}{chat}; {} tokens, stop reason: {reason}, {} instructions, {secs:.2}s on this PC]",
         numerics_name(dev.machine.numerics),
         out.tokens.len(),
-        stop_name(out.stop_reason),
         dev.machine.instructions
     );
     eprintln!(

@@ -1,9 +1,10 @@
 //! The chat front end's sampler (spec §7.3): an emulator-only preview of
 //! sampling at the ARGMAX instruction; the v1 hardware ARGMAX is greedy.
 //!
-//! Logits → (repetition penalty over the distinct recent tokens) → ÷
-//! temperature → top-k (ties at the threshold survive) → softmax in double
-//! precision → one draw. Written here because it is these few exact rules,
+//! Logits → (repetition penalty over the distinct recent tokens) → top-k
+//! (ties at the threshold survive) → top-p and min-p on the probabilities at
+//! temperature 1 (as llama.cpp's chain, which applies them before the
+//! temperature) → ÷ temperature → softmax in double precision → one draw. Written here because it is these few exact rules,
 //! not a general sampling library; the draw itself is rand's `WeightedIndex`
 //! over a seeded ChaCha generator (reproducible across platforms and rand
 //! versions, unlike `StdRng`).
@@ -20,9 +21,26 @@ pub struct Settings {
     pub top_k: u32,
     /// 1 = off.
     pub penalty: f64,
+    /// Nucleus: the most probable tokens whose probabilities (at temperature 1) add up to at
+    /// least this survive; 1 = off.
+    pub top_p: f64,
+    /// Tokens less probable (at temperature 1) than this times the most probable are cut;
+    /// 0 = off.
+    pub min_p: f64,
 }
 
 impl Settings {
+    /// Temperature, top-k and penalty; top-p and min-p off.
+    pub fn new(temperature: f64, top_k: u32, penalty: f64) -> Settings {
+        Settings {
+            temperature,
+            top_k,
+            penalty,
+            top_p: 1.0,
+            min_p: 0.0,
+        }
+    }
+
     pub fn is_greedy(&self) -> bool {
         self.temperature <= 0.0
     }
@@ -91,9 +109,6 @@ pub fn probabilities(logits: &[f32], recent: &[u32], s: &Settings) -> Vec<f64> {
             }
         }
     }
-    for v in &mut z {
-        *v /= s.temperature;
-    }
     let k = s.top_k as usize;
     if k > 0 && k < z.len() {
         // The k-th largest value (duplicates counted); everything equal to it survives.
@@ -106,6 +121,41 @@ pub fn probabilities(logits: &[f32], recent: &[u32], s: &Settings) -> Vec<f64> {
             }
         }
     }
+    if s.top_p < 1.0 || s.min_p > 0.0 {
+        let p1 = softmax(&z);
+        let mut cut = 0.0f64;
+        if s.top_p < 1.0 {
+            // The smallest most-probable set reaching top_p; ties with its least probable
+            // member survive (as in top-k).
+            let mut sorted: Vec<f64> = p1.iter().copied().filter(|p| *p > 0.0).collect();
+            sorted.sort_unstable_by(|a, b| b.total_cmp(a));
+            let mut sum = 0.0;
+            for &p in &sorted {
+                sum += p;
+                cut = p;
+                if sum >= s.top_p {
+                    break;
+                }
+            }
+        }
+        if s.min_p > 0.0 {
+            let max = p1.iter().copied().fold(0.0, f64::max);
+            cut = cut.max(s.min_p * max);
+        }
+        for (v, p) in z.iter_mut().zip(&p1) {
+            if *p < cut {
+                *v = f64::NEG_INFINITY;
+            }
+        }
+    }
+    for v in &mut z {
+        *v /= s.temperature;
+    }
+    softmax(&z)
+}
+
+/// exp(z − max) normalised.
+fn softmax(z: &[f64]) -> Vec<f64> {
     let max = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let mut p: Vec<f64> = z.iter().map(|v| (v - max).exp()).collect();
     let sum: f64 = p.iter().sum();
@@ -133,11 +183,7 @@ mod tests {
     use super::*;
 
     fn s(temperature: f64, top_k: u32, penalty: f64) -> Settings {
-        Settings {
-            temperature,
-            top_k,
-            penalty,
-        }
+        Settings::new(temperature, top_k, penalty)
     }
 
     fn close(a: &[f64], b: &[f64]) {
@@ -235,6 +281,62 @@ mod tests {
         r.reseed(5);
         let again: Vec<u32> = (0..8).map(|_| r.choose(&logits, &[])).collect();
         assert_eq!(first, again);
+    }
+
+    #[test]
+    fn top_p_keeps_the_smallest_most_probable_set_reaching_p_before_the_temperature() {
+        // At temperature 1: p = softmax(3, 2, 1, 0) = 0.644, 0.237, 0.087, 0.032.
+        let z = [3.0f32, 2.0, 1.0, 0.0];
+        let p1 = softmax(&[3.0, 2.0, 1.0, 0.0]);
+        assert!(p1[0] < 0.9 && p1[0] + p1[1] > 0.85);
+        // top-p 0.85: the first two reach it; at temperature 0.5 the two are re-weighted.
+        let set = Settings {
+            top_p: 0.85,
+            ..s(0.5, 0, 1.0)
+        };
+        let kept = softmax(&[6.0, 4.0]);
+        close(&probabilities(&z, &[], &set), &[kept[0], kept[1], 0.0, 0.0]);
+        // Exactly reaching p counts; 1.0 is off.
+        let set = Settings {
+            top_p: p1[0],
+            ..s(1.0, 0, 1.0)
+        };
+        close(&probabilities(&z, &[], &set), &[1.0, 0.0, 0.0, 0.0]);
+        let set = Settings {
+            top_p: 1.0,
+            ..s(1.0, 0, 1.0)
+        };
+        close(&probabilities(&z, &[], &set), &p1);
+        // Ties with the last member survive.
+        let set = Settings {
+            top_p: 0.3,
+            ..s(1.0, 0, 1.0)
+        };
+        let p = probabilities(&[1.0, 1.0, 0.0], &[], &set);
+        assert!(p[0] > 0.0 && p[1] > 0.0 && p[2] == 0.0, "{p:?}");
+    }
+
+    #[test]
+    fn min_p_cuts_tokens_below_a_share_of_the_most_probable_before_the_temperature() {
+        // p(1)/p(0) = e^-1 = 0.37, p(2)/p(0) = e^-2 = 0.14 at temperature 1.
+        let z = [3.0f32, 2.0, 1.0];
+        let set = Settings {
+            min_p: 0.2,
+            ..s(2.0, 0, 1.0)
+        };
+        let kept = softmax(&[1.5, 1.0]);
+        close(&probabilities(&z, &[], &set), &[kept[0], kept[1], 0.0]);
+        // Off at 0; with top-k the stricter cut wins.
+        let set = Settings {
+            min_p: 0.0,
+            ..s(1.0, 0, 1.0)
+        };
+        close(&probabilities(&z, &[], &set), &softmax(&[3.0, 2.0, 1.0]));
+        let set = Settings {
+            min_p: 0.1,
+            ..s(1.0, 1, 1.0)
+        };
+        close(&probabilities(&z, &[], &set), &[1.0, 0.0, 0.0]);
     }
 
     #[test]
