@@ -18,13 +18,16 @@ pub struct Qa {
 
 /// One TSV of the split; errors name the file and line.
 pub fn read_tsv(path: &Path) -> Result<Vec<Qa>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if i == 0 {
             if line != "fact\tquestion\tanswer" {
-                bail!("{}: the first line is not 'fact<TAB>question<TAB>answer'", path.display());
+                bail!(
+                    "{}: the first line is not 'fact<TAB>question<TAB>answer'",
+                    path.display()
+                );
             }
             continue;
         }
@@ -119,4 +122,30 @@ impl Tok {
         }
         s.strip_prefix(' ').unwrap_or(&s).to_string()
     }
+}
+
+/// Training variants of a question (what a person may type for the same phrasing): as written,
+/// lower case, upper case, without its final '?', and `drops` copies with one word left out
+/// (chosen by `rng`). Dev and test are never varied.
+pub fn variants(q: &str, drops: usize, rng: &mut crate::rng::Rng) -> Vec<String> {
+    let mut v = vec![q.to_string(), q.to_lowercase(), q.to_uppercase()];
+    if let Some(s) = q.strip_suffix('?') {
+        v.push(s.trim_end().to_string());
+    }
+    let words: Vec<&str> = q.split(' ').collect();
+    if words.len() > 2 {
+        for _ in 0..drops {
+            let k = (rng.next_u64() % words.len() as u64) as usize;
+            let w: Vec<&str> = words
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| i != k)
+                .map(|(_, w)| *w)
+                .collect();
+            v.push(w.join(" "));
+        }
+    }
+    v.sort();
+    v.dedup();
+    v
 }

@@ -12,7 +12,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Parser)]
-#[command(name = "ssnail-train", about = "Train and measure the MEGA65 model (model/README.md)")]
+#[command(
+    name = "ssnail-train",
+    about = "Train and measure the MEGA65 model (model/README.md)"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -55,6 +58,13 @@ enum Cmd {
         output: PathBuf,
         #[arg(long, default_value = "ssnail-mega65-qa")]
         name: String,
+        /// Word-dropped copies of each training question (corpus::variants); with 0 and
+        /// --no-case only the phrasings as written are trained.
+        #[arg(long, default_value_t = 2)]
+        drops: usize,
+        /// No lower-case, upper-case and no-'?' copies.
+        #[arg(long)]
+        no_case: bool,
     },
     /// Exact answers of a GGUF on the corpus sets, converted and run on ssnail_core.
     Eval {
@@ -69,7 +79,8 @@ enum Cmd {
         float: bool,
         #[arg(long, default_value_t = 64)]
         ctx: u32,
-        /// Write every question and answer (TSV: set, question, expected, answer, exact).
+        /// Write every question and answer (TSV: set, question, expected, generated ids, answer,
+        /// exact): model/answers/hw.tsv is this file for the shipped model.
         #[arg(long)]
         answers: Option<PathBuf>,
     },
@@ -93,8 +104,15 @@ fn seqs(tok: &Tok, qa: &[Qa], ctx: usize, what: &Path) -> Result<Vec<corpus::Seq
         .collect()
 }
 
-fn main() -> Result<()> {
-    match Cli::parse().cmd {
+fn main() {
+    if let Err(e) = run(Cli::parse()) {
+        eprintln!("ssnail-train: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
         Cmd::Train {
             corpus,
             spm,
@@ -111,13 +129,39 @@ fn main() -> Result<()> {
             every,
             output,
             name,
+            drops,
+            no_case,
         } => {
             let pieces = spm::read(&spm)?;
             let vocab = corpus::vocab(&pieces).with_context(|| spm.display().to_string())?;
             let tok = Tok::new(vocab.clone())?;
             let tp = corpus.join("train.tsv");
             let dp = corpus.join("dev.tsv");
-            let tr = seqs(&tok, &corpus::read_tsv(&tp)?, ctx, &tp)?;
+            let mut rng = ssnail_train::rng::Rng::new(seed ^ 0xA5);
+            let mut varied = Vec::new();
+            for q in corpus::read_tsv(&tp)? {
+                let vs = if no_case {
+                    vec![q.question.clone()]
+                } else {
+                    corpus::variants(&q.question, drops, &mut rng)
+                };
+                for v in vs {
+                    let vq = Qa {
+                        question: v.clone(),
+                        ..q.clone()
+                    };
+                    // a variant that does not fit the context is left out (the phrasing as
+                    // written must fit: seqs() says so)
+                    if v != q.question && tok.seq(&vq).ids.len() > ctx {
+                        continue;
+                    }
+                    varied.push(Qa {
+                        question: v,
+                        ..q.clone()
+                    });
+                }
+            }
+            let tr = seqs(&tok, &varied, ctx, &tp)?;
             let dv = seqs(&tok, &corpus::read_tsv(&dp)?, ctx, &dp)?;
             let cfg = Config {
                 vocab: vocab.tokens.len(),
@@ -185,7 +229,7 @@ fn main() -> Result<()> {
                 Numerics::Hardware
             };
             let mut run = eval::Runner::new(&gguf, ctx, numerics)?;
-            let mut out = String::from("set\tquestion\texpected\tanswer\texact\n");
+            let mut out = String::from("set\tquestion\texpected\tids\tanswer\texact\n");
             for set in sets.split(',') {
                 let p = corpus.join(format!("{set}.tsv"));
                 let qa = corpus::read_tsv(&p)?;
@@ -194,10 +238,12 @@ fn main() -> Result<()> {
                     let a = run.answer(&q.question)?;
                     let ok = a.ended && a.text == q.answer;
                     exact += ok as usize;
+                    let ids: Vec<String> = a.ids.iter().map(|i| i.to_string()).collect();
                     out.push_str(&format!(
-                        "{set}\t{}\t{}\t{}{}\t{}\n",
+                        "{set}\t{}\t{}\t{}\t{}{}\t{}\n",
                         q.question,
                         q.answer,
+                        ids.join(","),
                         a.text,
                         if a.ended { "" } else { " [no end]" },
                         ok as u8

@@ -110,11 +110,19 @@ fn var(rng: &mut Rng, shape: (usize, usize), std: f64) -> Result<Var> {
     let v: Vec<f32> = (0..shape.0 * shape.1)
         .map(|_| (rng.normal() * std) as f32)
         .collect();
-    Ok(Var::from_tensor(&Tensor::from_vec(v, shape, &Device::Cpu)?)?)
+    Ok(Var::from_tensor(&Tensor::from_vec(
+        v,
+        shape,
+        &Device::Cpu,
+    )?)?)
 }
 
 fn ones(n: usize) -> Result<Var> {
-    Ok(Var::from_tensor(&Tensor::ones(n, DType::F32, &Device::Cpu)?)?)
+    Ok(Var::from_tensor(&Tensor::ones(
+        n,
+        DType::F32,
+        &Device::Cpu,
+    )?)?)
 }
 
 impl Model {
@@ -211,7 +219,9 @@ impl Model {
         let (b, t) = ids.dims2()?;
         let (d, nh, hd) = (cfg.dim, cfg.heads, cfg.head_dim());
         let embd = fake_q8_0(self.embd.as_tensor())?;
-        let mut x = embd.index_select(&ids.flatten_all()?, 0)?.reshape((b, t, d))?;
+        let mut x = embd
+            .index_select(&ids.flatten_all()?, 0)?
+            .reshape((b, t, d))?;
         let mask: Vec<f32> = (0..t * t)
             .map(|i| if i % t > i / t { -1e30 } else { 0.0 })
             .collect();

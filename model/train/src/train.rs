@@ -65,10 +65,7 @@ pub fn evaluate(m: &Model, seqs: &[Seq], pad: u32) -> Result<(f64, f64)> {
         loss += l.to_scalar::<f32>()? as f64 * c.len() as f64;
         exact += e.iter().filter(|&&x| x).count();
     }
-    Ok((
-        exact as f64 / seqs.len() as f64,
-        loss / seqs.len() as f64,
-    ))
+    Ok((exact as f64 / seqs.len() as f64, loss / seqs.len() as f64))
 }
 
 pub fn lr_at(r: &Recipe, step: usize) -> f64 {
@@ -117,7 +114,11 @@ pub fn train(
         opt.backward_step(&loss)?;
         run += loss.to_scalar::<f32>()? as f64;
         if (step + 1) % every == 0 || step + 1 == r.steps {
-            let n = if (step + 1) % every == 0 { every } else { (step + 1) % every };
+            let n = if (step + 1) % every == 0 {
+                every
+            } else {
+                (step + 1) % every
+            };
             log(step + 1, lr_at(r, step), run / n as f64)?;
             run = 0.0;
         }
