@@ -1,6 +1,7 @@
 // Greedy answers of llama.cpp (built from the vendored source) to questions read from stdin,
 // one per line, for the committed GGUF: each prompt tokenized with BOS as llama.cpp does, then
-// the most likely token again and again until an end-of-generation token or n tokens. Prints
+// the most likely token again and again until an end-of-generation token or until prompt and
+// answer fill CONTEXT tokens (as the SSNAIL script stops). Prints
 // per question: the generated ids (comma-separated, the end token included), a tab, the text.
 // One model, one thread (fast and deterministic on a loaded machine), the KV memory cleared
 // between questions. Built and run by model/llama-cpp/answers.sh.
@@ -23,10 +24,10 @@ static void put(llama_batch_ext *b, const llama_token *t, int n, llama_pos pos0)
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: %s MODEL.gguf N < questions\n", argv[0]);
+        fprintf(stderr, "usage: %s MODEL.gguf CONTEXT < questions\n", argv[0]);
         return 2;
     }
-    int n_max = std::stoi(argv[2]);
+    int n_ctx = std::stoi(argv[2]);
     llama_log_set([](ggml_log_level, const char *, void *) {}, nullptr);
     llama_model *model = llama_model_load_from_file(argv[1], llama_model_default_params());
     if (!model) {
@@ -53,7 +54,8 @@ int main(int argc, char **argv) {
         put(batch, toks.data(), n, 0);
         int pos = 0, len = n;
         std::string ids, text;
-        for (int k = 0; k < n_max; ++k) {
+        // as the SSNAIL script: prompt and answer together fill at most the context
+        for (int k = 0; k < n_ctx - n; ++k) {
             if (llama_process(ctx, LLAMA_PROCESS_TYPE_DECODE, batch)) {
                 fprintf(stderr, "%s: llama.cpp failed to evaluate %s\n", argv[1], q.c_str());
                 return 1;
