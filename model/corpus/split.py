@@ -45,8 +45,10 @@ class CorpusError(Exception):
 
 
 def group_key(question):
-    """The words of a question, lower case: what case and punctuation variants share."""
-    return " ".join(re.findall(r"[a-z0-9$.]+", question.lower().replace("?", " "))).strip(". ")
+    """The runs of letters and digits of a question, lower case: what case,
+    spacing and punctuation variants share (the Rust test of the split,
+    pc-tools/tokenizer/tests/model_corpus.rs, uses the same rule)."""
+    return " ".join(re.findall(r"[a-z0-9]+", question.lower()))
 
 
 def parse(path):

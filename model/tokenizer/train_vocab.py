@@ -6,7 +6,11 @@ Usage: python3 model/tokenizer/train_vocab.py [SIZE ...]
        requirements.txt beside this file)
 
 Writes model/tokenizer/tokN.model and tokN.vocab for each size N, and
-tok384bf.* (the same recipe with byte fallback). Reads only
+tok384bf.* (the same recipe with byte fallback); then expected_ids.tsv:
+every dev and test question, every answer and a line of all printable
+ASCII, with SentencePiece's ids for it in each vocabulary (no BOS), which
+the Rust tests hold the project's tokenizers to (check_gguf.py compares
+every question of all splits). Reads only
 model/corpus/train.tsv: the training phrasings and their answers, one per
 line; dev and test text never reaches the tokenizer.
 
@@ -22,8 +26,8 @@ space only pieces allowed) with two changes:
   hold every printable ASCII character as a piece of its own
   (required_chars): everything the MEGA65 program can send (it turns other
   characters into "?", spec section 2.2), so no input is left without a
-  token, except TAB: SentencePiece's trainer makes no piece of it (it
-  takes TAB as a field separator), so a typed TAB is dropped by the image
+  token, except TAB: SentencePiece's trainer makes no piece of it, even
+  from text that holds tabs, so a typed TAB is dropped by the image
   tokenizer and refused by llama.cpp. SentencePiece's BPE trainer takes no required character that the
   text lacks, so one extra line holds each of them once, separated by
   spaces (frequency 1: it shapes no merge the corpus does not). llama.cpp would otherwise stop with an exception on a character
@@ -102,6 +106,26 @@ def train(name, size, byte_fallback, lines):
     print(f"{name}: {sp.get_piece_size()} pieces -> {prefix.name}.model, {prefix.name}.vocab")
 
 
+def all_texts():
+    out = []
+    for split in ("train", "dev", "test"):
+        for row in (HERE.parent / "corpus" / f"{split}.tsv").read_text(encoding="ascii").splitlines()[1:]:
+            _, q, a = row.split("\t")
+            out += [q, a] if split != "train" else [a]
+    out.append(" " + ASCII)
+    return list(dict.fromkeys(out))
+
+
+def write_expected_ids():
+    names = [f"tok{n}" for n in SIZES] + ["tok384bf"]
+    sps = [spm.SentencePieceProcessor(model_file=str(HERE / f"{n}.model")) for n in names]
+    lines = ["text\t" + "\t".join(names)]
+    for text in all_texts():
+        lines.append(text + "\t" + "\t".join(" ".join(map(str, sp.encode(text))) for sp in sps))
+    (HERE / "expected_ids.tsv").write_text("\n".join(lines) + "\n")
+    print(f"expected_ids.tsv: {len(lines) - 1} texts")
+
+
 def main(argv):
     try:
         sizes = [int(a) for a in argv[1:]] or SIZES
@@ -113,6 +137,8 @@ def main(argv):
         train(f"tok{size}", size, False, lines + [alphabet_line()])
         if size == 384:
             train("tok384bf", size, True, lines)
+    if not argv[1:]:
+        write_expected_ids()
     return 0
 
 
