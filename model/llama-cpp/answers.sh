@@ -20,7 +20,7 @@ g++ -O2 -std=c++17 -I "$L/src/include" -I "$L/src/ggml/include" "$here/answers.c
   "$L/build/src/libllama.a" "$L/build/ggml/src/libggml.a" "$L/build/ggml/src/libggml-cpu.a" \
   "$L/build/ggml/src/libggml-base.a" -lpthread -ldl -lm
 qs=$out/questions.txt
-for s in train dev test; do tail -n +2 "$root/model/corpus/$s.tsv" | cut -f2; done > "$qs"
+for s in ${ANSWER_SETS:-train dev test}; do tail -n +2 "$root/model/corpus/$s.tsv" | cut -f2; done > "$qs"
 {
   printf 'question\tids\ttext\n'
   paste "$qs" <("$out/answers" "$gguf" 64 < "$qs")

@@ -13,6 +13,34 @@ use std::path::Path;
 struct Quiet;
 impl Host for Quiet {}
 
+/// Keeps the smallest gap between the two largest logits of any ARGMAX (the greedy choice's
+/// margin: where it is small, other numerics may choose otherwise).
+struct Margin {
+    min: f32,
+    /// ARGMAXes still to skip: those of the prompt positions before the last, whose choices
+    /// are not kept.
+    skip: usize,
+}
+impl Host for Margin {
+    fn on_argmax(&mut self, logits: &[f32], _m: &ssnail_core::Machine) -> Option<u32> {
+        if self.skip > 0 {
+            self.skip -= 1;
+            return None;
+        }
+        let (mut a, mut b) = (f32::NEG_INFINITY, f32::NEG_INFINITY);
+        for &x in logits {
+            if x > a {
+                b = a;
+                a = x;
+            } else if x > b {
+                b = x;
+            }
+        }
+        self.min = self.min.min(a - b);
+        None
+    }
+}
+
 pub struct Runner {
     dev: Ssnail,
     img: Vec<u8>,
@@ -48,13 +76,25 @@ impl Runner {
         Ok(tok.encode(q, true))
     }
     pub fn answer(&mut self, q: &str) -> Result<Answer> {
+        self.answer_with(q, &mut Quiet)
+    }
+
+    /// The answer and the smallest margin of its greedy choices (top logit minus the next),
+    /// over the answer's positions (the last prompt position's choice included).
+    pub fn answer_and_margin(&mut self, q: &str) -> Result<(Answer, f32)> {
+        let mut m = Margin {
+            min: f32::INFINITY,
+            skip: self.prompt(q)?.len() - 1,
+        };
+        let a = self.answer_with(q, &mut m)?;
+        Ok((a, m.min))
+    }
+
+    fn answer_with(&mut self, q: &str, host: &mut dyn Host) -> Result<Answer> {
         let p = self.prompt(q)?;
         let h = self.dev.header();
         let n = h.max_ctx - p.len() as u32;
-        let out = self
-            .dev
-            .generate(&p, n, &mut Quiet)
-            .map_err(|e| anyhow!("{e}"))?;
+        let out = self.dev.generate(&p, n, host).map_err(|e| anyhow!("{e}"))?;
         let mut bytes = Vec::new();
         let mut ended = false;
         for &t in &out.tokens {

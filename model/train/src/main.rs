@@ -233,11 +233,12 @@ fn run(cli: Cli) -> Result<()> {
             for set in sets.split(',') {
                 let p = corpus.join(format!("{set}.tsv"));
                 let qa = corpus::read_tsv(&p)?;
-                let mut exact = 0;
+                let (mut exact, mut ended) = (0, 0);
                 for q in &qa {
                     let a = run.answer(&q.question)?;
                     let ok = a.ended && a.text == q.answer;
                     exact += ok as usize;
+                    ended += a.ended as usize;
                     let ids: Vec<String> = a.ids.iter().map(|i| i.to_string()).collect();
                     out.push_str(&format!(
                         "{set}\t{}\t{}\t{}\t{}{}\t{}\n",
@@ -250,7 +251,7 @@ fn run(cli: Cli) -> Result<()> {
                     ));
                 }
                 println!(
-                    "{set}: {exact}/{} exact ({:.1}%)",
+                    "{set}: {exact}/{} exact ({:.1}%), {ended} ended by the EOS",
                     qa.len(),
                     100.0 * exact as f64 / qa.len() as f64
                 );
