@@ -190,8 +190,8 @@ DISK_DEFAULT ?= $(if $(filter $(QA_IMAGE),$(IMAGES)),$(notdir $(QA_IMAGE)))
 # with: its answers under hardware numerics and, where llama.cpp is built, llama.cpp's.
 TRAIN := $(SSNAIL_TOOLS)target/release/ssnail-train
 QA_TRAIN_FLAGS := --spm $(SSNAIL_TOOLS)model/tokenizer/tok256.model --corpus $(SSNAIL_TOOLS)model/corpus \
-	--dim 32 --layers 1 --heads 2 --hidden 128 --ctx 64 --steps 2000 --lr 5e-3 --weight-decay 0.1 \
-	--name SSNAIL-QA --seed 1
+	--dim 32 --layers 1 --heads 2 --hidden 128 --ctx 64 --steps 1100 --batch 48 --lr 8e-3 --every 275 \
+	--weight-decay 0 --no-case --drops 0 --name SSNAIL-QA --seed 2
 .PHONY: model
 model:
 	cd $(SSNAIL_TOOLS) && $(CARGO) build --release -q -p ssnail-train
