@@ -31,13 +31,15 @@ impl Config {
     }
     pub fn check(&self) -> Result<()> {
         anyhow::ensure!(
-            self.dim % 32 == 0 && self.hidden % 32 == 0,
+            self.dim.is_multiple_of(32) && self.hidden.is_multiple_of(32),
             "dim {} and hidden {} must be multiples of 32 (whole Q8_0 blocks)",
             self.dim,
             self.hidden
         );
         anyhow::ensure!(
-            self.heads > 0 && self.dim % self.heads == 0 && self.head_dim() % 2 == 0,
+            self.heads > 0
+                && self.dim.is_multiple_of(self.heads)
+                && self.head_dim().is_multiple_of(2),
             "dim {} does not split into {} heads of an even size",
             self.dim,
             self.heads
