@@ -13,7 +13,7 @@
 #   make findmodels [QUERY=…] [MEM=8|64|72]
 #   make fetch URL=…
 #   make disk [IMAGES=…]      build/ssnail.d81 and build/sdcard/ (by default with the model trained
-#                             here, model/ssnail-qa.gguf, on the disk and the browser's default)
+#                             here, model/ssnail-qa.gguf, on the disk: an R3's default)
 #   make model                retrain model/ssnail-qa.gguf and rewrite its records (model/README.md)
 #   make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS=…]   fuzz every reader of hostile files
 #   make xemu [XEMU_SRC=DIR]  build/xemu/xmega65: xemu with the SSNAIL core (docs/xemu.md)
@@ -181,10 +181,10 @@ QA_CONVERT_FLAGS := --wtype keep --ctx 64 --mem-mb 8
 $(QA_IMAGE): $(QA_GGUF) $(SSNAIL)
 	@mkdir -p $(dir $@)
 	$(SSNAIL) convert $< -o $@ $(QA_CONVERT_FLAGS)
-# `make disk` puts the trained model on the disk (and names it in CONFIG.TXT, so the browser
-# picks it) and the demo's encoder image in the SD folder unless told otherwise.
+# `make disk` puts the trained model on the disk and the demo's encoder image in the SD folder
+# unless told otherwise. On an R3 the browser's default (the largest image that fits) is the
+# trained model; on an R4-R6 it is the encoder, which the demo's second part uses.
 IMAGES ?= $(QA_IMAGE) $(DEMO_ENCODER)
-DISK_DEFAULT ?= $(if $(filter $(QA_IMAGE),$(IMAGES)),$(notdir $(QA_IMAGE)))
 
 # Retrain the shipped model (about 25 minutes on 2 cores) and rewrite what the tests compare
 # with: its answers under hardware numerics and, where llama.cpp is built, llama.cpp's.

@@ -83,9 +83,6 @@ $(D81_TOOL): $(wildcard $(SSNAIL_TOOLS)disk/src/*.rs $(SSNAIL_TOOLS)disk/src/bin
 disk: $(M65_PRG) $(M65_CORE) $(D81_TOOL)
 	$(D81_TOOL) build --out $(SSNAIL_BUILD)/ssnail.d81 --program $(M65_PRG) --core $(M65_CORE) \
 		--sdcard $(SSNAIL_BUILD)/sdcard $(IMAGES)
-	@if [ -n "$(DISK_DEFAULT)" ]; then mkdir -p $(SSNAIL_BUILD)/sdcard/SSNAIL && \
-		printf '%s\n' "$(DISK_DEFAULT)" > $(SSNAIL_BUILD)/sdcard/SSNAIL/CONFIG.TXT && \
-		echo "CONFIG.TXT: the browser's default is $(DISK_DEFAULT)"; fi
 
 mega65-hosttest: $(M65_OUT)/tokhost
 
