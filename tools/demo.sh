@@ -1,11 +1,25 @@
 #!/usr/bin/env bash
-# The two halves of `make demo` (the Makefile has built and cached everything):
+# The parts of `make demo` (the Makefile has built and cached everything):
+#   0. the model trained here (model/ssnail-qa.gguf) answers questions on a stock MEGA65 R3:
+#      no SSNAIL core, the program's software core from the D81, with the speed it prints;
 #   1. the MEGA65 program in the headless MEGA65 embeds four typed sentences
 #      with all-MiniLM-L6-v2 and ranks them on its 80-column screen;
 #   2. SmolLM2-135M continues a prompt on the PC emulator of the SSNAIL core.
 set -euo pipefail
-decoder=$1 build=$2
+decoder=$1 build=$2 qa=${3:-}
 ssnail=${SSNAIL:?}
+
+if [ -n "$qa" ]; then
+  # greedy (/temp 0) with /reset before each question: one question, one answer, as the model
+  # was trained and measured
+  keys='{RETURN}{WAIT 2}/temp 0{RETURN}what is the mega65?{RETURN}/reset{RETURN}Which CPU does the MEGA65 have?{RETURN}/reset{RETURN}what is ssnail?{RETURN}/reset{RETURN}who trained you?{RETURN}'
+  echo
+  echo "== 0. A model made for the MEGA65 ($qa, trained here) on a stock R3: no SSNAIL core, the software core from the disk"
+  echo "   ssnail mega65 --d81 $build/ssnail.d81 --ssnail-mib 0 --board r3 --keys '$keys'"
+  echo
+  "$ssnail" mega65 --d81 "$build/ssnail.d81" --ssnail-mib 0 --board r3 --seconds 90 --no-screen \
+    --keys "$keys" | sed -n '/^Loaded /,$p' | grep -v '^\[budget used up'
+fi
 
 echo
 echo "== 1. MEGA65 program in the headless MEGA65 (an R4-R6 board: 72 MB for SSNAIL): a sentence encoder"

@@ -1,0 +1,127 @@
+//! The model trained here (model/ssnail-qa.gguf) on a stock MEGA65 R3: the headless MEGA65
+//! without the SSNAIL device, the program and its software core from the D81 (as `make disk`
+//! writes it), the image converted as `make disk` converts it. A handful of questions, each
+//! after /reset, greedy (`/temp 0`): the answers on the screen are the ids recorded
+//! in model/answers/hw.tsv (hardware numerics on ssnail_core, which `make model` wrote), folded
+//! as the program prints them, each ended by the EOS ("[end of text]").
+//!
+//! SSNAIL_QA_GGUF names another GGUF (e.g. one with a weight changed, to see this test fail).
+
+use ssnail_mega65_program as common;
+
+use ssnail_convert::{convert, Options, Policy};
+use ssnail_core::{Board, Ssnail};
+use ssnail_disk::{FileType, D81};
+use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
+use ssnail_tokenizer::AsciiFolder;
+use std::path::{Path, PathBuf};
+
+const QUESTIONS: [&str; 3] = ["what is the mega65?", "what is ssnail?", "who trained you?"];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The image as `make disk` converts it (Q8_0 kept, 64-token context, 8 MB).
+fn image() -> Vec<u8> {
+    let p = std::env::var("SSNAIL_QA_GGUF")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| root().join("model/ssnail-qa.gguf"));
+    let g = ssnail_gguf::Gguf::open(&p).unwrap();
+    let o = Options {
+        ctx: Some(64),
+        policy: Policy::Keep,
+        ..Options::default()
+    };
+    convert(&g, &o).unwrap().image
+}
+
+/// The recorded ids of a question (model/answers/hw.tsv: set, question, expected, ids, …).
+fn recorded(q: &str) -> Vec<u32> {
+    let p = root().join("model/answers/hw.tsv");
+    let t = std::fs::read_to_string(&p).unwrap();
+    let l = t
+        .lines()
+        .find(|l| l.split('\t').nth(1) == Some(q))
+        .unwrap_or_else(|| panic!("{q:?} is not in {}", p.display()));
+    let ids = l.split('\t').nth(3).unwrap();
+    ids.split(',').map(|x| x.parse().unwrap()).collect()
+}
+
+#[test]
+fn the_trained_model_answers_on_a_stock_r3_from_the_disk_as_recorded_under_hardware_numerics() {
+    let dir = std::env::temp_dir().join(format!("ssnail-mega65-qa-{}", std::process::id()));
+    let prg = common::build_prg(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let core = common::build_core(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let img = image();
+    let mut d = D81::new("SSNAIL", *b"65").unwrap();
+    d.add_file("ssnail", FileType::Prg, &prg).unwrap();
+    d.add_file("autoboot.c65", FileType::Prg, &prg).unwrap();
+    d.add_file(common::SOFT_CORE_FILE, FileType::Seq, &core)
+        .unwrap();
+    d.add_file("ssnail-qa.ssnail", FileType::Seq, &img).unwrap();
+    let d81 = d.into_bytes();
+
+    let (dev, _) = Ssnail::load_bytes(&img, None).unwrap();
+    let eos = dev.header().eos;
+    let mut want = Vec::new();
+    for q in QUESTIONS {
+        let ids = recorded(q);
+        assert_eq!(
+            ids.last(),
+            Some(&eos),
+            "{q:?}: the recorded answer has no EOS"
+        );
+        let mut text = String::new();
+        let mut f = AsciiFolder::new();
+        for t in ids {
+            f.push(&dev.vocab_piece(t), &mut text);
+        }
+        want.push(text);
+    }
+
+    // greedy, as the model's quality was measured (the program samples at 0.8 unless told)
+    let mut keys = String::from("{RETURN}{WAIT 2}/temp 0{RETURN}");
+    for (i, q) in QUESTIONS.iter().enumerate() {
+        if i > 0 {
+            keys.push_str("/reset{RETURN}");
+        }
+        keys.push_str(&format!("{q}{{RETURN}}"));
+    }
+    let mut m = Machine::new();
+    m.set_board(Board::R3);
+    m.mount_d81(d81);
+    let (_, entry) = m.load_prg(&prg, None).unwrap();
+    m.keys.schedule(&KeyScript::parse(&keys).unwrap(), 0);
+    m.start_at(entry);
+    for _ in 0..1200 {
+        m.run(CPU_HZ / 10);
+        if String::from_utf8_lossy(&m.serial)
+            .matches("tokens/s]")
+            .count()
+            >= QUESTIONS.len()
+        {
+            break;
+        }
+    }
+    let t = String::from_utf8_lossy(&m.serial).into_owned();
+    assert!(t.contains("Loaded ssnail-qa.ssnail"), "{t}");
+    for (q, w) in QUESTIONS.iter().zip(&want) {
+        let echo = format!("> {q}\n");
+        let at = t
+            .find(&echo)
+            .unwrap_or_else(|| panic!("{q:?} not echoed:\n{t}"))
+            + echo.len();
+        let rest = &t[at..];
+        let end = rest
+            .find("\n[")
+            .unwrap_or_else(|| panic!("no end of answer:\n{t}"));
+        assert_eq!(&rest[..end], w.as_str(), "{q:?}:\n{t}");
+        assert!(
+            rest[end..].starts_with("\n[end of text]"),
+            "{q:?}: not ended by the EOS:\n{t}"
+        );
+        let speed = rest.lines().find(|l| l.contains("tokens/s]")).unwrap_or("");
+        eprintln!("{q} ->{w}  {speed}");
+    }
+}
