@@ -115,16 +115,9 @@ impl<'a, 'o> Builder<'a, 'o> {
         let (dst, instead) = choose(self.g, t, self.policy, self.opts.fallback, cols)?;
         let row_bytes = dst.row_bytes(cols);
         let len = rows * row_bytes;
-        let addr = self.lay.place(
-            &t.name,
-            len,
-            Content::Matrix {
-                t,
-                dst,
-                rows,
-                cols,
-            },
-        );
+        let addr = self
+            .lay
+            .place(&t.name, len, Content::Matrix { t, dst, rows, cols });
         self.stored.push(Stored {
             name: t.name.clone(),
             src: t.ty,

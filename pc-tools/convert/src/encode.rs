@@ -51,11 +51,8 @@ fn encode_matrix(
             for (r, o) in chunk.chunks_exact_mut(dst_rb).enumerate() {
                 let row = i * ROWS_PER_TASK + r;
                 if row < src_rows {
-                    let ok = dequantize(
-                        t.ty,
-                        &src[row * src_rb..(row + 1) * src_rb],
-                        &mut f[..cols],
-                    );
+                    let ok =
+                        dequantize(t.ty, &src[row * src_rb..(row + 1) * src_rb], &mut f[..cols]);
                     debug_assert!(ok, "types were checked when planned");
                 } else {
                     f.fill(0.0);
