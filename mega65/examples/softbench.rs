@@ -3,6 +3,7 @@
 //!
 //!     cargo run --release -p ssnail-mega65-program --example softbench [-- --defs "-D…"]
 //!         [--only gemv|tokens] [--profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4]
+//!         [--image FILE.ssnail ...]
 //!
 //! * GEMV: one GEMV of 64 rows × 512 columns (8 rows for F16/F32/BF16) per weight format, as a job
 //!   `SETN; GEMV; HALT`, minus the same job without the GEMV, divided by the weights.
@@ -13,6 +14,9 @@
 //! * --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token: the Q8_0 (F16, F32, BF16) GEMV above or
 //!   one token of the 260 K Q8_0 model stepped an instruction at a time, the cycles spent in each function (its own code, not its callees),
 //!   from the ld65 debug and label files.
+//!
+//! * --image FILE: cycles per token and tokens/s of a decoder image (e.g. one `ssnail convert`
+//!   made with and one without `--core soft`), measured as the tokens above; only those.
 //!
 //! Every job's SSNAIL memory afterwards must equal ssnail_core's (hardware numerics), or the
 //! benchmark stops: a faster core that computes something else is not measured.
@@ -285,6 +289,7 @@ fn main() -> Result<()> {
     let mut defs = String::new();
     let mut only = None;
     let mut prof = None;
+    let mut images = Vec::new();
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -300,8 +305,12 @@ fn main() -> Result<()> {
                 prof = Some(args[i + 1].clone());
                 i += 1;
             }
+            "--image" if i + 1 < args.len() => {
+                images.push(args[i + 1].clone());
+                i += 1;
+            }
             a => bail!(
-                "softbench: unknown argument {a:?} (--defs STR, --only gemv|tokens, --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4)"
+                "softbench: unknown argument {a:?} (--defs STR, --only gemv|tokens, --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4, --image FILE)"
             ),
         }
         i += 1;
@@ -309,6 +318,20 @@ fn main() -> Result<()> {
     let dir = tempfile::tempdir()?;
     let prg = scm65::build(dir.path(), &defs).map_err(anyhow::Error::msg)?;
     println!("scm65 PRG: {} bytes, DEFS = {defs:?}", prg.len());
+    if !images.is_empty() {
+        println!("| image | bytes | cycles per token | tokens/s |");
+        println!("|---|---:|---:|---:|");
+        for f in &images {
+            let img = std::fs::read(f).with_context(|| f.clone())?;
+            let c = cycles_per_token(&prg, &img, f)?;
+            println!(
+                "| {f} | {} | {c:.0} | {:.3} |",
+                img.len(),
+                CPU_HZ as f64 / c
+            );
+        }
+        return Ok(());
+    }
     let small = (64, 4, 192, 4);
     match prof.as_deref() {
         Some("gemv") => {
