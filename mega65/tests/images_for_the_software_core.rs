@@ -39,7 +39,15 @@ fn ssnail_bin() -> &'static Path {
         let root = common::mega65_dir().join("..");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let st = Command::new(cargo)
-            .args(["build", "--release", "-q", "-p", "ssnail", "--bin", "ssnail"])
+            .args([
+                "build",
+                "--release",
+                "-q",
+                "-p",
+                "ssnail",
+                "--bin",
+                "ssnail",
+            ])
             .current_dir(&root)
             .status()
             .expect("cargo build -p ssnail");
@@ -129,7 +137,10 @@ fn answer(t: &str, prompt: &str) -> String {
         .unwrap_or_else(|| panic!("prompt {prompt:?} not echoed:\n{t}"))
         + echo.len();
     let rest = &t[start..];
-    rest[..rest.find("\n[").unwrap_or_else(|| panic!("no end of answer:\n{t}"))].to_string()
+    rest[..rest
+        .find("\n[")
+        .unwrap_or_else(|| panic!("no end of answer:\n{t}"))]
+        .to_string()
 }
 
 #[test]
