@@ -234,3 +234,45 @@ fn the_padded_ffn_activations_end_in_zeros_while_the_image_runs() {
         }
     }
 }
+
+#[test]
+fn auto_for_the_software_core_tries_q8_0_then_mixed_then_q4_0_and_keeps_block_formats() {
+    let (_d, g) = stories260k();
+    let opts = |mem_mb: f64| Options {
+        mem_mb,
+        ..Options {
+            policy: Policy::Auto,
+            core: Core::Soft,
+            ..Options::default()
+        }
+    };
+    let s = ssnail_convert::Sizer::new(&g, &opts(8.0)).unwrap();
+    let need = |p: Policy| s.need(p, 256).unwrap() as f64 / (1 << 20) as f64;
+    let (q8, mixed, q4) = (
+        need(Policy::All(GgmlType::Q8_0)),
+        need(Policy::Mixed),
+        need(Policy::All(GgmlType::Q4_0)),
+    );
+    assert!(q4 < mixed && mixed < q8, "{q4} {mixed} {q8}");
+    for (mb, want) in [
+        (8.0, Policy::All(GgmlType::Q8_0)),
+        ((mixed + q8) / 2.0, Policy::Mixed),
+        ((q4 + mixed) / 2.0, Policy::All(GgmlType::Q4_0)),
+    ] {
+        let p = ssnail_convert::plan(&g, &opts(mb)).unwrap();
+        assert_eq!(p.policy, want, "{mb} MB");
+        // Every matrix in a block format, whatever the policy.
+        assert!(p
+            .stored
+            .iter()
+            .filter(|t| t.matrix)
+            .all(|t| t.dst.block_len() == 32));
+    }
+    // A GGUF already in Q4_0 stays as it is (keep): nothing repacked.
+    let (_d4, g4) = common::open(&models::build(
+        &ModelOpts::llama().with_wtype(GgmlType::Q4_0),
+    ));
+    let p = ssnail_convert::plan(&g4, &opts(8.0)).unwrap();
+    assert_eq!(p.policy, Policy::Keep);
+    assert!(p.stored.iter().all(|t| !t.repacked()));
+}
