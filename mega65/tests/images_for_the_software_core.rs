@@ -87,11 +87,10 @@ fn disk(files: &[(&str, &[u8])]) -> Vec<u8> {
     d.into_bytes()
 }
 
-/// The program from `d81` (and `sd` as the SD card) on `board`, with the FPGA core of `fpga_mib`
-/// MiB or none (0); runs until `until` has appeared `times` times or `seconds` pass.
+/// The program from `d81` (and `sd` as the SD card) on `(board, fpga_mib)`: the FPGA core with
+/// that many MiB, or none (0); runs until `until` has appeared `times` times or `seconds` pass.
 fn run(
-    board: Board,
-    fpga_mib: usize,
+    (board, fpga_mib): (Board, usize),
     d81: Vec<u8>,
     sd: Option<&Path>,
     keys: &str,
@@ -187,8 +186,7 @@ fn stories260k_made_for_the_software_core_runs_on_a_stock_board_as_ssnail_run_hw
     for board in [Board::R3, Board::R4] {
         let keys = format!("{{RETURN}}/temp 0{{RETURN}}/n {n}{{RETURN}}{prompt}{{RETURN}}");
         let mut m = run(
-            board,
-            0,
+            (board, 0),
             disk(&[("s260k.ssnail", &img)]),
             None,
             &keys,
@@ -247,8 +245,7 @@ fn the_browser_marks_f32_images_slow_on_the_software_core_and_not_core_soft_ones
     .unwrap();
     let look = |fpga_mib: usize| {
         let m = run(
-            Board::R4,
-            fpga_mib,
+            (Board::R4, fpga_mib),
             d81.clone(),
             Some(sd.path()),
             "",

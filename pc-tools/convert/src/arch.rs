@@ -45,7 +45,7 @@ fn choose(
     cols: usize,
 ) -> Result<(GgmlType, Option<String>), ConvertError> {
     let asked = asked(t, policy, fallback);
-    let (dst, why) = if cols % asked.block_len() != 0 {
+    let (dst, why) = if !cols.is_multiple_of(asked.block_len()) {
         (
             GgmlType::F16,
             Some(format!(
