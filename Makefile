@@ -6,6 +6,7 @@
 #   make foo.ssnail           convert foo.gguf (architecture detected); foo.8mb/.64mb/.72mb.ssnail
 #                             (rebuilt when WTYPE, CONTEXT_WINDOW, ATTICRAM, FALLBACK or TYPE are
 #                             given with other values; given none, an existing image is kept)
+#   make foo.ssnail CORE=soft for the MEGA65 program's software core (a stock board); CORE=fpga default
 #   make foo.all              every board size that fits (one image where they would be the same)
 #   make foo.run PROMPT=… TOKENS=…   convert if needed, then emulate (also foo.64mb.run …)
 #   make foo.chat [TEMP=0] [HW=1]    interactive session (also foo.64mb.chat …)
@@ -31,6 +32,9 @@ export SSNAIL_CACHE
 
 WTYPE ?= auto
 FALLBACK ?= q8_0
+# The core images are made for: fpga (the SSNAIL FPGA core) or soft (the software core of a
+# stock MEGA65, convert --core soft). Part of the flags stamp, so changing it rebuilds.
+CORE ?= fpga
 ATTICRAM ?= $(if $(HYPERRAM_MB),$(HYPERRAM_MB),8)
 PROMPT ?= Once upon a time
 TOKENS ?= 120
@@ -38,7 +42,7 @@ TOKENS ?= 120
 # SSNAIL_ADVICE=make: the converter's advice names make variables and targets
 # (WTYPE=q4_0, ATTICRAM=64, make foo.64mb.chat) instead of command-line flags.
 CONVERT = SSNAIL_ADVICE=make $(SSNAIL) convert
-CONVERT_FLAGS = --wtype $(WTYPE) --fallback $(FALLBACK) \
+CONVERT_FLAGS = --wtype $(WTYPE) --fallback $(FALLBACK) $(if $(filter-out fpga,$(CORE)),--core $(CORE)) \
 	$(if $(TYPE),--type "$(TYPE)") $(if $(CONTEXT_WINDOW),--ctx $(CONTEXT_WINDOW))
 CHAT_FLAGS = -n $(TOKENS) \
 	$(if $(filter 0 0.0,$(TEMP)),--greedy,$(if $(TEMP),--temp $(TEMP))) $(if $(HW),--hw)
@@ -60,7 +64,7 @@ tool: $(SSNAIL)
 
 # Each image depends on a stamp of the flags it was converted with
 # (.foo.ssnail.flags beside it), and is converted with exactly those flags.
-# Giving WTYPE, CONTEXT_WINDOW, ATTICRAM, FALLBACK or TYPE (on the command
+# Giving WTYPE, CONTEXT_WINDOW, ATTICRAM, FALLBACK, TYPE or CORE (on the command
 # line or in the environment) rewrites the stamp when they differ, which
 # rebuilds the image; giving none keeps an existing image as it was converted
 # (make foo.run WTYPE=q4_0 ATTICRAM=80, then make foo.run, reuses that image

@@ -22,13 +22,13 @@ if [ -n "$qa" ]; then
 fi
 
 echo
-echo "== 1. MEGA65 program in the headless MEGA65 (an R4-R6 board: 72 MB for SSNAIL): a sentence encoder"
-echo "   ssnail mega65 --d81 $build/ssnail.d81 --sd $build/sdcard --keys '{RETURN}The cat sat on the mat.{RETURN}…'"
+echo "== 1. MEGA65 program in the headless MEGA65 (an R4-R6 board with the SSNAIL FPGA core, 72 MB): a sentence encoder"
+echo "   ssnail mega65 --fpga --d81 $build/ssnail.d81 --sd $build/sdcard --keys '{RETURN}The cat sat on the mat.{RETURN}…'"
 echo
 # Images too big for the disk are in the SD-card folder (make disk says which).
 sd=()
 [ -d "$build/sdcard" ] && sd=(--sd "$build/sdcard")
-"$ssnail" mega65 --d81 "$build/ssnail.d81" "${sd[@]}" --seconds 120 \
+"$ssnail" mega65 --fpga --d81 "$build/ssnail.d81" "${sd[@]}" --seconds 120 \
   --screen "$build/demo-screen.png" \
   --keys '{RETURN}The cat sat on the mat.{RETURN}A kitten is resting on a rug.{RETURN}Stock markets fell sharply today.{RETURN}Shares dropped as investors worried.{RETURN}'
 echo "   (screen saved as $build/demo-screen.png)"

@@ -3,7 +3,7 @@
 //!
 //!     cargo run --release -p ssnail-mega65-program --example softbench [-- --defs "-D…"]
 //!         [--only gemv|tokens|stories] [--profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt]
-//!         [--image FILE]
+//!         [--image FILE.ssnail ...]
 //!
 //! * GEMV: one GEMV of 64 rows × 512 columns (8 rows for F16/F32/BF16) per weight format, as a job
 //!   `SETN; GEMV; HALT`, minus the same job without the GEMV, divided by the weights.
@@ -19,9 +19,9 @@
 //!   10) stepped an instruction at a time, the cycles spent in each function (its own code, not its callees),
 //!   from the ld65 debug and label files.
 //!
-//! * --image FILE: a converted llama image of one's own instead of the synthetic models: the tokens
-//!   table measures only it, `--profile token` profiles one of its positions (e.g. a model being
-//!   sized for this core, model/README.md).
+//! * --image FILE: cycles per token and tokens/s of a decoder image of one's own instead of the
+//!   synthetic models (several: a table, e.g. one `ssnail convert` made with and one without
+//!   `--core soft`); with `--profile token`, where one position of the first image goes.
 //!
 //! Every job's SSNAIL memory afterwards must equal ssnail_core's (hardware numerics), or the
 //! benchmark stops: a faster core that computes something else is not measured.
@@ -418,7 +418,7 @@ fn main() -> Result<()> {
     let mut defs = String::new();
     let mut only = None;
     let mut prof = None;
-    let mut image: Option<std::path::PathBuf> = None;
+    let mut images: Vec<String> = Vec::new();
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -435,7 +435,7 @@ fn main() -> Result<()> {
                 i += 1;
             }
             "--image" if i + 1 < args.len() => {
-                image = Some(args[i + 1].clone().into());
+                images.push(args[i + 1].clone());
                 i += 1;
             }
             a => bail!(
@@ -447,28 +447,27 @@ fn main() -> Result<()> {
     let dir = tempfile::tempdir()?;
     let prg = scm65::build(dir.path(), &defs).map_err(anyhow::Error::msg)?;
     println!("scm65 PRG: {} bytes, DEFS = {defs:?}", prg.len());
-    let small = (64, 4, 192, 4);
-    let own = match &image {
-        Some(p) => Some(std::fs::read(p).with_context(|| format!("{}: cannot read", p.display()))?),
-        None => None,
-    };
-    if let (Some(img), Some("token")) = (&own, prof.as_deref()) {
-        let (mem, job) = with_prompt(img, &[1], 1)?;
-        let what = format!(
-            "one token (prompt of 1) of {}",
-            image.as_ref().unwrap().display()
-        );
+    if let (Some(f), Some("token")) = (images.first(), prof.as_deref()) {
+        let img = std::fs::read(f).with_context(|| format!("{f}: cannot read"))?;
+        let (mem, job) = with_prompt(&img, &[1], 1)?;
+        let what = format!("one token (prompt of 1) of {f}");
         return profile(&prg, dir.path(), &what, &mem, job);
     }
-    if let Some(img) = &own {
-        let what = image.as_ref().unwrap().display().to_string();
-        let c = cycles_per_token(&prg, img, &what)?;
-        println!(
-            "{what}: {c:.0} cycles per token, {:.3} tokens/s at 40.5 MHz",
-            CPU_HZ as f64 / c
-        );
+    if !images.is_empty() {
+        println!("| image | bytes | cycles per token | tokens/s |");
+        println!("|---|---:|---:|---:|");
+        for f in &images {
+            let img = std::fs::read(f).with_context(|| format!("{f}: cannot read"))?;
+            let c = cycles_per_token(&prg, &img, f)?;
+            println!(
+                "| {f} | {} | {c:.0} | {:.3} |",
+                img.len(),
+                CPU_HZ as f64 / c
+            );
+        }
         return Ok(());
     }
+    let small = (64, 4, 192, 4);
     match prof.as_deref() {
         Some("gemv") => {
             let mem = gemv_job(GgmlType::Q8_0, 64, 512, true);

@@ -449,3 +449,68 @@ fn convert_without_o_writes_the_models_name_with_ssnail_beside_it() {
     );
     assert_eq!(files(d.path()), ["tiny.model.gguf", "tiny.model.ssnail"]);
 }
+
+/// The SHA-256 of a file, as `sha256sum` prints it.
+fn sha256(path: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(std::fs::read(path).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `--core fpga` is the default and makes the images `convert` made before
+/// `--core` existed, byte for byte: the hashes are those of the program
+/// without `--core` on the same GGUF (stories260K's shape, F32).
+#[test]
+fn core_fpga_is_the_default_and_makes_the_same_bytes_as_before_core_existed() {
+    let dir = tempfile::tempdir().unwrap();
+    let gguf = write(
+        dir.path(),
+        "stories260K.gguf",
+        &models::build(&ModelOpts::stories260k()),
+    );
+    let d = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    for (args, want) in [
+        (
+            vec!["convert", &gguf, "-o", &d("a.ssnail")],
+            "10b69f69dd6af96436e6f352efded211677ef74abf9d1e191cd073e153759fba",
+        ),
+        (
+            vec!["convert", &gguf, "-o", &d("b.ssnail"), "--core", "fpga"],
+            "10b69f69dd6af96436e6f352efded211677ef74abf9d1e191cd073e153759fba",
+        ),
+        (
+            vec![
+                "convert",
+                &gguf,
+                "-o",
+                &d("c.ssnail"),
+                "--wtype",
+                "q8_0",
+                "--core",
+                "fpga",
+            ],
+            "3dc71180a5ff417c333191188c5d4d80d731cf49e0e7154c5e7480d87993cd74",
+        ),
+    ] {
+        let r = ssnail(&args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.err);
+        assert_eq!(sha256(args[3]), want, "{args:?}");
+    }
+    // The software core's image is another one, and says why.
+    let r = ssnail(&["convert", &gguf, "-o", &d("s.ssnail"), "--core", "soft"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(r.out.contains("for the software core"), "{}", r.out);
+    assert!(
+        r.out.contains("hidden 172 padded with zeros to 192"),
+        "{}",
+        r.out
+    );
+    assert!(r
+        .out
+        .contains("output.weight: the same values as token_embd.weight, stored once"));
+    let r = ssnail(&["convert", &gguf, "-o", &d("x.ssnail"), "--core", "cpu"]);
+    assert_ne!(r.code, 0);
+    assert!(r.err.contains("--core"), "{}", r.err);
+}

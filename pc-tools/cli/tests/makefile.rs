@@ -277,6 +277,38 @@ fn fetch_without_url_prints_usage_and_fails() {
     assert_eq!(names, ["foo.gguf", "ssnail-tool"]);
 }
 
+/// `make foo.ssnail CORE=soft` makes what `ssnail convert --core soft` makes; CORE=fpga is the
+/// default, the same image as without CORE.
+#[test]
+fn core_soft_makes_the_software_cores_image_and_core_fpga_is_the_default() {
+    let w = Workdir::new();
+    models::write(
+        w.path("foo.gguf"),
+        &models::build(&ModelOpts::stories260k()),
+    );
+    let (out, _) = w.ok(&["foo.ssnail", "CORE=soft"]);
+    assert!(out.contains("for the software core"), "{out}");
+    let o = common::ssnail(&[
+        "convert",
+        w.path("foo.gguf").to_str().unwrap(),
+        "-o",
+        w.path("direct.ssnail").to_str().unwrap(),
+        "--core",
+        "soft",
+    ]);
+    assert!(o.status.success());
+    let soft = std::fs::read(w.path("foo.ssnail")).unwrap();
+    assert!(soft == std::fs::read(w.path("direct.ssnail")).unwrap());
+    let (out, _) = w.ok(&["foo.ssnail", "CORE=fpga"]);
+    assert!(out.contains("wrote foo.ssnail"), "{out}");
+    let (out, _) = w.ok(&["foo.ssnail"]);
+    assert!(
+        out.contains("is up to date"),
+        "CORE=fpga is the default: {out}"
+    );
+    assert!(std::fs::read(w.path("foo.ssnail")).unwrap().len() > 3 * soft.len());
+}
+
 #[test]
 fn changing_a_conversion_variable_rebuilds_the_image() {
     let w = Workdir::new();
@@ -289,6 +321,7 @@ fn changing_a_conversion_variable_rebuilds_the_image() {
         "ATTICRAM=64",
         "FALLBACK=f16",
         "TYPE=Story",
+        "CORE=soft",
     ] {
         assert!(built(&["foo.ssnail", var]), "{var} rebuilds");
         assert!(!built(&["foo.ssnail", var]), "{var} again: up to date");

@@ -251,23 +251,52 @@ fn model_program() -> Vec<u8> {
 }
 
 #[test]
-fn the_board_option_chooses_the_board_with_and_without_the_ssnail_device() {
+fn a_stock_board_is_the_default_and_the_fpga_core_and_the_board_are_options() {
     let dir = tempfile::tempdir().unwrap();
     let prg = dir.path().join("model.prg");
     std::fs::write(&prg, model_program()).unwrap();
     let p = prg.to_str().unwrap();
-    for (args, model) in [
-        (&["--ssnail-mib", "0"][..], 3),
-        (&["--ssnail-mib", "0", "--board", "r6"][..], 4),
-        (&["--ssnail-mib", "0", "--board", "r4"][..], 4),
-        (&["--ssnail-mib", "8"][..], 3),
-        (&["--ssnail-mib", "8", "--board", "r5"][..], 4),
-        (&[][..], 4),
+    // Without a flag: a stock R6 board (what owners have); the FPGA core is a flag.
+    for (args, model, machine) in [
+        (&[][..], 4, "a stock R6 board: no SSNAIL FPGA core"),
+        (
+            &["--board", "r3"][..],
+            3,
+            "a stock R3 board: no SSNAIL FPGA core",
+        ),
+        (&["--board", "r6"][..], 4, "a stock R6 board"),
+        (&["--ssnail-mib", "0"][..], 4, "a stock R6 board"),
+        (
+            &["--ssnail-mib", "0", "--board", "r4"][..],
+            4,
+            "a stock R4 board",
+        ),
+        (
+            &["--fpga"][..],
+            4,
+            "an R6 board with the SSNAIL FPGA core, 72 MiB",
+        ),
+        (
+            &["--fpga", "--board", "r3"][..],
+            3,
+            "an R3 board with the SSNAIL FPGA core, 8 MiB",
+        ),
+        (
+            &["--ssnail-mib", "8"][..],
+            3,
+            "an R3 board with the SSNAIL FPGA core, 8 MiB",
+        ),
+        (
+            &["--ssnail-mib", "8", "--board", "r5"][..],
+            4,
+            "an R5 board with the SSNAIL FPGA core",
+        ),
     ] {
         let mut all = vec!["--prg", p, "--no-screen"];
         all.extend(args);
         let o = ssnail(&all);
         assert_eq!(o.status.code(), Some(model), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(machine), "{args:?}: {}", stderr(&o));
     }
     let o = ssnail(&["--prg", p, "--board", "r3", "--ssnail-mib", "72"]);
     assert_eq!(o.status.code(), Some(1));

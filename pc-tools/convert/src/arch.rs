@@ -4,7 +4,7 @@
 use crate::layout::{Content, Layout, Scratch};
 use crate::model::{Hparams, Tensors};
 use crate::script::{self, Common, DecoderScratch, W};
-use crate::{ConvertError, Options, Policy, Stored};
+use crate::{ConvertError, Core, Options, Policy, Stored};
 use ssnail_format::dequant::can_dequantize;
 use ssnail_format::ggml::GgmlType;
 use ssnail_format::image::{ADDRESS_END, OUTPUT_AREA, PAYLOAD_BASE};
@@ -20,16 +20,9 @@ pub(crate) struct ArchOut {
     pub scratch_end: u64,
 }
 
-/// The format the policy asks for and the one used (F16 when the row is not
-/// whole blocks of the asked format), with the reason.
-fn choose(
-    g: &Gguf,
-    t: &TensorInfo,
-    policy: Policy,
-    fallback: GgmlType,
-) -> Result<(GgmlType, Option<String>), ConvertError> {
-    let (_, cols) = t.rows_cols();
-    let asked = match policy {
+/// The format the policy asks for a tensor (§4.3).
+fn asked(t: &TensorInfo, policy: Policy, fallback: GgmlType) -> GgmlType {
+    match policy {
         Policy::Keep if t.ty.is_native() => t.ty,
         Policy::Keep => fallback,
         Policy::Mixed if matches!(t.name.as_str(), "token_embd.weight" | "output.weight") => {
@@ -38,8 +31,21 @@ fn choose(
         Policy::Mixed => GgmlType::Q8_0,
         Policy::All(f) => f,
         Policy::Auto => unreachable!("auto is resolved before formats are chosen"),
-    };
-    let (dst, why) = if cols % asked.block_len() != 0 {
+    }
+}
+
+/// The format the policy asks for and the one used (F16 when the row of
+/// `cols` — the stored row, padded or not — is not whole blocks of the
+/// asked format), with the reason.
+fn choose(
+    g: &Gguf,
+    t: &TensorInfo,
+    policy: Policy,
+    fallback: GgmlType,
+    cols: usize,
+) -> Result<(GgmlType, Option<String>), ConvertError> {
+    let asked = asked(t, policy, fallback);
+    let (dst, why) = if !cols.is_multiple_of(asked.block_len()) {
         (
             GgmlType::F16,
             Some(format!(
@@ -51,7 +57,8 @@ fn choose(
     } else {
         (asked, None)
     };
-    if dst != t.ty {
+    let (_, src_cols) = t.rows_cols();
+    if dst != t.ty || cols != src_cols {
         if !can_dequantize(t.ty) {
             return Err(ConvertError::model(
                 g,
@@ -62,11 +69,11 @@ fn choose(
                 ),
             ));
         }
-        if cols % t.ty.block_len() != 0 {
+        if src_cols % t.ty.block_len() != 0 {
             return Err(ConvertError::model(
                 g,
                 format!(
-                    "tensor {}: rows of {cols} are not whole {} blocks",
+                    "tensor {}: rows of {src_cols} are not whole {} blocks",
                     t.name,
                     t.ty.name()
                 ),
@@ -87,15 +94,30 @@ pub(crate) struct Builder<'a, 'o> {
     pub ctx: u32,
     /// `tokenizer.ggml.eos_token_id` as stored (defaults differ per architecture).
     pub eos: Option<u32>,
+    /// Report lines for what the layout did beyond the policy.
+    pub notes: Vec<String>,
 }
 
 impl<'a, 'o> Builder<'a, 'o> {
     pub fn matrix(&mut self, t: &'a TensorInfo) -> Result<W, ConvertError> {
-        let (dst, instead) = choose(self.g, t, self.policy, self.opts.fallback)?;
         let (rows, cols) = t.rows_cols();
+        self.matrix_padded(t, rows, cols)
+    }
+
+    /// A matrix stored as `rows` × `cols`, at least its own shape: the
+    /// added rows and the added columns of every row are zeros (§4.4).
+    pub fn matrix_padded(
+        &mut self,
+        t: &'a TensorInfo,
+        rows: usize,
+        cols: usize,
+    ) -> Result<W, ConvertError> {
+        let (dst, instead) = choose(self.g, t, self.policy, self.opts.fallback, cols)?;
         let row_bytes = dst.row_bytes(cols);
         let len = rows * row_bytes;
-        let addr = self.lay.place(&t.name, len, Content::Matrix { t, dst });
+        let addr = self
+            .lay
+            .place(&t.name, len, Content::Matrix { t, dst, rows, cols });
         self.stored.push(Stored {
             name: t.name.clone(),
             src: t.ty,
@@ -173,6 +195,19 @@ impl<'a, 'o> Builder<'a, 'o> {
         }
     }
 
+    /// The software core's padded hidden size (§4.4): `hidden` rounded up
+    /// to whole 32-element blocks when the image is made for the software
+    /// core and `ffn_down` would be stored in a block format; else `hidden`.
+    fn padded_hidden(&self, ffn_down: &TensorInfo) -> u32 {
+        let hidden = self.hp.hidden;
+        let fmt = asked(ffn_down, self.policy, self.opts.fallback);
+        if self.opts.core == Core::Soft && fmt.block_len() > 1 {
+            hidden.next_multiple_of(fmt.block_len() as u32)
+        } else {
+            hidden
+        }
+    }
+
     pub fn bytes(&mut self, name: &str, b: Vec<u8>) -> u32 {
         let len = b.len();
         self.lay.place(name, len, Content::Bytes(b))
@@ -188,6 +223,12 @@ fn emit_within_address_space(scratch_end: u64, emit: impl FnOnce() -> Vec<Instr>
     } else {
         Vec::new()
     }
+}
+
+/// Two tensors with the same type, shape and bytes: llama.cpp's
+/// `convert-llama2c-to-ggml` writes a tied classifier as such a copy.
+fn same_tensor(g: &Gguf, a: &TensorInfo, b: &TensorInfo) -> bool {
+    a.ty == b.ty && a.shape == b.shape && g.data(a) == g.data(b)
 }
 
 fn blk(i: u32, s: &str) -> String {
@@ -216,28 +257,44 @@ pub(crate) fn llama<'a>(b: &mut Builder<'a, '_>, code: u32) -> Result<ArchOut, C
     let (esz, kv_format) = (b.esz(), b.kv_format());
     let mut attn_blocks = Vec::new();
     let (hd, kvd) = (hp.head_dim, hp.kv_dim);
-    let embd = b.matrix(tn.get("token_embd.weight", dim, Some(hp.vocab_rows))?)?;
+    let embd_t = tn.get("token_embd.weight", dim, Some(hp.vocab_rows))?;
+    let embd = b.matrix(embd_t)?;
+    // The software core's FFN width (§4.4): gate and up get zero rows, so
+    // the activations' tail is exactly zero, and down zero columns.
+    let hidden_p = b.padded_hidden(tn.get(&blk(0, "ffn_down.weight"), hidden, Some(dim))?);
+    if hidden_p != hidden {
+        b.notes.push(format!(
+            "ffn_gate, ffn_up, ffn_down: hidden {hidden} padded with zeros to {hidden_p} (whole 32-element blocks for the software core)"
+        ));
+    }
     let mut layers = Vec::new();
     for i in 0..l {
         let an = b.vectors(&[tn.get(&blk(i, "attn_norm.weight"), dim, None)?])?;
         let fnm = b.vectors(&[tn.get(&blk(i, "ffn_norm.weight"), dim, None)?])?;
         let mut w = Vec::new();
-        for (name, cols, rows) in [
-            ("attn_q.weight", dim, dim),
-            ("attn_k.weight", dim, kvd),
-            ("attn_v.weight", dim, kvd),
-            ("attn_output.weight", dim, dim),
-            ("ffn_gate.weight", dim, hidden),
-            ("ffn_up.weight", dim, hidden),
-            ("ffn_down.weight", hidden, dim),
+        for (name, cols, rows, cols_p, rows_p) in [
+            ("attn_q.weight", dim, dim, dim, dim),
+            ("attn_k.weight", dim, kvd, dim, kvd),
+            ("attn_v.weight", dim, kvd, dim, kvd),
+            ("attn_output.weight", dim, dim, dim, dim),
+            ("ffn_gate.weight", dim, hidden, dim, hidden_p),
+            ("ffn_up.weight", dim, hidden, dim, hidden_p),
+            ("ffn_down.weight", hidden, dim, hidden_p, dim),
         ] {
-            w.push(b.matrix(tn.get(&blk(i, name), cols, Some(rows))?)?);
+            let t = tn.get(&blk(i, name), cols, Some(rows))?;
+            w.push(b.matrix_padded(t, rows_p as usize, cols_p as usize)?);
         }
         let w: [W; 7] = w.try_into().expect("seven matrices");
         layers.push(([an, fnm], w));
     }
     let output_norm = b.vectors(&[tn.get("output_norm.weight", dim, None)?])?;
     let classifier = match tn.optional("output.weight", dim, Some(hp.vocab_rows))? {
+        Some(t) if b.opts.core == Core::Soft && same_tensor(g, t, embd_t) => {
+            b.notes.push(
+                "output.weight: the same values as token_embd.weight, stored once (the classifier reads the embedding)".into(),
+            );
+            embd
+        }
         Some(t) => b.matrix(t)?,
         None => embd,
     };
@@ -260,10 +317,10 @@ pub(crate) fn llama<'a>(b: &mut Builder<'a, '_>, code: u32) -> Result<ArchOut, C
         q: s.alloc(4 * dim as u64),
         att: s.alloc(4 * dim as u64),
         kscr: s.alloc(4 * kvd as u64),
-        hb: s.alloc(4 * hidden as u64),
+        hb: s.alloc(4 * hidden_p as u64),
         logits: 0,
     };
-    let hb2 = s.alloc(4 * hidden as u64);
+    let hb2 = s.alloc(4 * hidden_p as u64);
     let sc = DecoderScratch {
         logits: s.alloc(4 * hp.vocab_rows as u64),
         ..sc
@@ -276,7 +333,10 @@ pub(crate) fn llama<'a>(b: &mut Builder<'a, '_>, code: u32) -> Result<ArchOut, C
         .collect();
     let scratch_end = s.end();
     let m = script::Llama {
-        c: b.common(code),
+        c: Common {
+            hidden: hidden_p,
+            ..b.common(code)
+        },
         eos: b.eos.unwrap_or(2),
         head_dim: hd,
         kv_dim: kvd,

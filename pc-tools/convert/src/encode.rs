@@ -25,30 +25,38 @@ fn rope_table(head_dim: u32, base: f64, out: &mut [u8]) {
 /// Rows encoded per parallel work item.
 const ROWS_PER_TASK: usize = 64;
 
+/// The tensor `t` as `dst` in `out`, `out_cols` values a row: its rows
+/// with zeros after their `cols` values, then all-zero rows to fill `out`.
 fn encode_matrix(
     g: &Gguf,
     t: &TensorInfo,
     dst: GgmlType,
+    out_cols: usize,
     out: &mut [u8],
     progress: &(dyn Fn(u64) + Sync),
 ) {
     let src = g.data(t);
-    if t.ty == dst {
+    let (src_rows, cols) = t.rows_cols();
+    if t.ty == dst && out_cols == cols && out.len() == src.len() {
         out.copy_from_slice(src);
         progress(out.len() as u64);
         return;
     }
-    let (_, cols) = t.rows_cols();
-    let (src_rb, dst_rb) = (t.ty.row_bytes(cols), dst.row_bytes(cols));
+    let (src_rb, dst_rb) = (t.ty.row_bytes(cols), dst.row_bytes(out_cols));
     out.par_chunks_mut(dst_rb * ROWS_PER_TASK)
         .enumerate()
         .for_each(|(i, chunk)| {
-            let mut f = vec![0f32; cols];
+            let mut f = vec![0f32; out_cols];
             let mut q = Vec::with_capacity(dst_rb);
             for (r, o) in chunk.chunks_exact_mut(dst_rb).enumerate() {
                 let row = i * ROWS_PER_TASK + r;
-                let ok = dequantize(t.ty, &src[row * src_rb..(row + 1) * src_rb], &mut f);
-                debug_assert!(ok, "types were checked when planned");
+                if row < src_rows {
+                    let ok =
+                        dequantize(t.ty, &src[row * src_rb..(row + 1) * src_rb], &mut f[..cols]);
+                    debug_assert!(ok, "types were checked when planned");
+                } else {
+                    f.fill(0.0);
+                }
                 q.clear();
                 quantize_native(dst, &f, &mut q);
                 o.copy_from_slice(&q);
@@ -103,7 +111,9 @@ impl<'a> Plan<'a> {
         jobs.into_par_iter()
             .for_each(|(blob, out)| match &blob.content {
                 Content::Bytes(b) => out.copy_from_slice(b),
-                Content::Matrix { t, dst } => encode_matrix(g, t, *dst, out, progress),
+                Content::Matrix { t, dst, cols, .. } => {
+                    encode_matrix(g, t, *dst, *cols, out, progress)
+                }
                 Content::Vectors(ts) => encode_vectors(g, ts, out),
                 Content::Rope { head_dim, base, .. } => rope_table(*head_dim, *base, out),
             });

@@ -7,10 +7,14 @@ use ssnail_gguf::TensorInfo;
 pub enum Content<'a> {
     /// Bytes known now (tables, RoPE table, attention blocks, script).
     Bytes(Vec<u8>),
-    /// A matrix stored in `dst` (copied when it is already `dst`).
+    /// A matrix stored in `dst` (copied when it is already `dst` and not
+    /// padded) as `rows` × `cols`: the tensor's own rows and columns, then
+    /// zeros (§4.4).
     Matrix {
         t: &'a TensorInfo,
         dst: ssnail_format::ggml::GgmlType,
+        rows: usize,
+        cols: usize,
     },
     /// 1-D tensors as f32, back to back (gain then bias).
     Vectors(Vec<&'a TensorInfo>),

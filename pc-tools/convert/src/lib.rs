@@ -92,6 +92,38 @@ impl Policy {
     }
 }
 
+/// `--core`: the SSNAIL core an image is made for (§4.4). The FPGA core
+/// streams every native format at the memory's speed; the software core on
+/// the 45GS02 spends about 49 cycles a Q8_0 weight, 51 a Q4_0 one and
+/// 436-479 an F16, BF16 or F32 one, so its images hold block formats only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Core {
+    /// Today's images: `auto` keeps the GGUF's formats when they fit.
+    #[default]
+    Fpga,
+    /// Q8_0 (Q4_0 where needed to fit) for every matrix, llama FFNs whose
+    /// hidden size is not whole blocks padded with zeros, a classifier that
+    /// is a copy of the embedding stored once.
+    Soft,
+}
+
+impl Core {
+    pub fn parse(s: &str) -> Option<Core> {
+        match s.to_ascii_lowercase().as_str() {
+            "fpga" => Some(Core::Fpga),
+            "soft" => Some(Core::Soft),
+            _ => None,
+        }
+    }
+    /// The `--core` spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Core::Fpga => "fpga",
+            Core::Soft => "soft",
+        }
+    }
+}
+
 /// Conversion options (the `convert` command line).
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -112,6 +144,8 @@ pub struct Options {
     pub interface: Interface,
     /// Store the GGUF's chat template as a chat block (§2.6); false: `--no-template`.
     pub chat_template: bool,
+    /// The core the image is made for (`--core`, §4.4).
+    pub core: Core,
 }
 
 /// Who is converting, so that advice names what that user types:
@@ -146,6 +180,7 @@ impl Default for Options {
             boundary: HYPERRAM_BOUNDARY,
             interface: Interface::Cli,
             chat_template: true,
+            core: Core::Fpga,
         }
     }
 }
@@ -248,6 +283,9 @@ pub struct Plan<'a> {
     pub chat: Option<Result<ChatBlock, String>>,
     /// `H_MEM_NEEDED` as a u64 (may exceed the address space before the check).
     pub mem_needed: u64,
+    /// What the layout did beyond the policy (padding, a classifier stored
+    /// once), one report line each.
+    pub notes: Vec<String>,
 }
 
 /// The result of a conversion.
@@ -263,13 +301,35 @@ pub fn convert(g: &Gguf, opts: &Options) -> Result<Converted, ConvertError> {
     Ok(plan(g, opts)?.build(&|_| {}))
 }
 
-/// The order `auto` tries (§4.3): the first that fits wins.
+/// The order `auto` tries for the FPGA core (§4.3): the first that fits wins.
 pub const AUTO_ORDER: [Policy; 4] = [
     Policy::Keep,
     Policy::All(GgmlType::Q8_0),
     Policy::Mixed,
     Policy::All(GgmlType::Q4_0),
 ];
+
+/// The order `auto` tries for `core` (§4.3, §4.4). The software core gets
+/// `keep` only when every matrix of the GGUF is already Q8_0 or Q4_0 (its
+/// fast formats), then Q8_0, mixed, Q4_0.
+pub fn auto_order(g: &Gguf, core: Core) -> Vec<Policy> {
+    match core {
+        Core::Fpga => AUTO_ORDER.to_vec(),
+        Core::Soft => {
+            let all_blocks = g
+                .tensors
+                .iter()
+                .filter(|t| t.shape.iter().filter(|&&d| d > 1).count() >= 2)
+                .all(|t| matches!(t.ty, GgmlType::Q8_0 | GgmlType::Q4_0));
+            let mut v = Vec::new();
+            if all_blocks {
+                v.push(Policy::Keep);
+            }
+            v.extend(AUTO_ORDER[1..].iter().copied());
+            v
+        }
+    }
+}
 
 /// Choose formats, lay out the payload and emit the script. Fails with
 /// `TooBig` (and suggestions computed by [`Sizer`]) if the image does not fit.
@@ -289,7 +349,7 @@ pub fn plan<'a>(g: &'a Gguf, opts: &Options) -> Result<Plan<'a>, ConvertError> {
         ));
     }
     let candidates: Vec<Policy> = match opts.policy {
-        Policy::Auto => AUTO_ORDER.to_vec(),
+        Policy::Auto => auto_order(g, opts.core),
         p => vec![p],
     };
     let mut last = None;
@@ -488,6 +548,7 @@ fn lay_out<'a>(s: &Sizer<'a>, policy: Policy, ctx: u32) -> Result<Plan<'a>, Conv
         hp,
         ctx,
         eos: vocab.eos_id,
+        notes: Vec::new(),
     };
     let slots = 64 + 64 * hp.n_layers as usize;
     let code = b.lay.script_area(slots * INSTR_LEN as usize);
@@ -603,5 +664,6 @@ fn lay_out<'a>(s: &Sizer<'a>, policy: Policy, ctx: u32) -> Result<Plan<'a>, Conv
         tables: tables.clone(),
         chat: chat.cloned(),
         mem_needed,
+        notes: b.notes,
     })
 }

@@ -1,7 +1,7 @@
 //! The texts of §1.11 and §4.3: conversion report, too-big message, lossy
 //! warning.
 
-use crate::{mib, Interface, Plan, Policy, Sizer, Stored, AUTO_ORDER, BOARD_MAX_MB, MAX_MEM_MB};
+use crate::{auto_order, mib, Interface, Plan, Policy, Sizer, Stored, BOARD_MAX_MB, MAX_MEM_MB};
 use ssnail_format::ggml::GgmlType;
 use ssnail_format::image::{size_description, BASE, MIB, PAYLOAD_BASE, TOKENS};
 use ssnail_gguf::Gguf;
@@ -41,9 +41,14 @@ impl Report {
         let mut out = Vec::new();
         if p.auto {
             out.push(format!(
-                "auto: using --wtype {} ({})",
+                "auto: using --wtype {} ({}){}",
                 p.policy.name(),
-                p.policy.description(p.opts.fallback)
+                p.policy.description(p.opts.fallback),
+                if p.opts.core == crate::Core::Soft {
+                    ", for the software core"
+                } else {
+                    ""
+                }
             ));
         }
         out.push(format!(
@@ -94,6 +99,9 @@ impl Report {
                 s.name,
                 s.instead.as_deref().unwrap_or_default()
             ));
+        }
+        for n in &p.notes {
+            out.push(format!("  {n}"));
         }
         if !p.auto {
             let lossy: Vec<&Stored> = p.stored.iter().filter(|s| s.lossy()).collect();
@@ -245,12 +253,13 @@ pub fn too_big(s: &Sizer, last: &Plan) -> String {
             .is_ok_and(|plan| plan.stored.iter().any(|t| t.lossy()))
     };
     // Policies in order of preference: what was asked, then auto's order.
+    let auto_policies = auto_order(g, opts.core);
     let asked: Vec<Policy> = match opts.policy {
-        Policy::Auto => AUTO_ORDER.to_vec(),
+        Policy::Auto => auto_policies.clone(),
         p => vec![p],
     };
     let mut order = asked.clone();
-    order.extend(AUTO_ORDER.iter().filter(|p| !asked.contains(p)));
+    order.extend(auto_policies.iter().filter(|p| !asked.contains(p)));
     // The first policy (in order) that fits `bytes` at `ctx`.
     let best = |bytes: u64, c: u32| {
         order
@@ -295,7 +304,7 @@ pub fn too_big(s: &Sizer, last: &Plan) -> String {
         for (p, n) in &here {
             out.push(format!("  {} ({})", say.wtype(*p), mb(*n)));
         }
-        let auto = AUTO_ORDER
+        let auto = auto_policies
             .iter()
             .find(|p| need(**p, ctx).is_some_and(|n| n <= limit));
         if let Some(p) = auto {
@@ -478,7 +487,7 @@ pub fn lossy_warning(g: &Gguf, p: &Plan) -> Option<String> {
             .into_iter()
             .filter(|b| *b > p.opts.mem_mb)
             .find_map(|b| {
-                AUTO_ORDER.iter().find_map(|&pol| {
+                auto_order(g, p.opts.core).into_iter().find_map(|pol| {
                     let plan = s.lay_out(pol, p.ctx).ok()?;
                     (plan.mem_needed <= mib(b) && !plan.stored.iter().any(|t| t.lossy()))
                         .then_some((b, pol))

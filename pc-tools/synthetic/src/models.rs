@@ -42,6 +42,11 @@ pub struct ModelOpts {
     pub token_types: bool,
     /// `tokenizer.chat_template`, if written.
     pub chat_template: Option<String>,
+    /// Llama: tokens of the SentencePiece vocabulary (at least 400).
+    pub vocab_size: usize,
+    /// With `tied`: write `output.weight` anyway, as a copy of
+    /// `token_embd.weight`, as llama.cpp's `convert-llama2c-to-ggml` does.
+    pub tied_copy: bool,
 }
 
 impl ModelOpts {
@@ -66,6 +71,27 @@ impl ModelOpts {
             add_bos: None,
             token_types: false,
             chat_template: None,
+            vocab_size: 400,
+            tied_copy: false,
+        }
+    }
+    /// The shape of llama2.c's stories260K as `convert-llama2c-to-ggml`
+    /// writes it: dim 64, hidden 172, 5 layers, 8 heads with 4 KV heads,
+    /// a 512-token vocabulary, context 512, every matrix F32, the tied
+    /// classifier written as a copy of the embedding. Random weights.
+    pub fn stories260k() -> ModelOpts {
+        ModelOpts {
+            dim: 64,
+            n_layers: 5,
+            n_heads: 8,
+            n_kv_heads: 4,
+            hidden: 172,
+            context_length: 512,
+            tied: true,
+            tied_copy: true,
+            vocab_size: 512,
+            name: Some("stories260K shape".into()),
+            ..ModelOpts::llama()
         }
     }
     /// §10.2: dim 128, 2 layers, 4 heads, hidden 512, context 64, fused
@@ -182,15 +208,17 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// A rows × cols matrix in the model's weight type.
-    fn matrix(&mut self, name: &str, rows: usize, cols: usize, scale: f32) {
+    /// A rows × cols matrix in the model's weight type; returns its bytes.
+    fn matrix(&mut self, name: &str, rows: usize, cols: usize, scale: f32) -> Vec<u8> {
         let x: Vec<f32> = (0..rows * cols)
             .map(|_| self.rng.normal() as f32 * scale)
             .collect();
         let t = self.o.wtype;
+        let data = encode(t, &x, cols);
         self.w
-            .tensor(name, &[cols as u64, rows as u64], t, encode(t, &x, cols))
+            .tensor(name, &[cols as u64, rows as u64], t, data.clone())
             .expect("testkit matrix");
+        data
     }
     fn weight(&mut self, name: &str, rows: usize, cols: usize) {
         self.matrix(name, rows, cols, 1.0 / (cols as f32).sqrt());
@@ -233,10 +261,10 @@ impl<'a> Builder<'a> {
             .meta_u32("llama.attention.head_count_kv", o.n_kv_heads as u32)
             .meta_f32("llama.attention.layer_norm_rms_epsilon", o.eps)
             .meta_f32("llama.rope.freq_base", o.rope_base);
-        let v = vocab::spm();
+        let v = vocab::spm_sized(o.vocab_size);
         v.write(&mut self.w, &o);
         let kvd = o.n_kv_heads * (o.dim / o.n_heads);
-        self.matrix("token_embd.weight", v.tokens.len(), o.dim, 1.0);
+        let embd = self.matrix("token_embd.weight", v.tokens.len(), o.dim, 1.0);
         for l in 0..o.n_layers {
             let p = format!("blk.{l}");
             self.gain(&format!("{p}.attn_norm.weight"), o.dim);
@@ -252,6 +280,11 @@ impl<'a> Builder<'a> {
         self.gain("output_norm.weight", o.dim);
         if !o.tied {
             self.weight("output.weight", v.tokens.len(), o.dim);
+        } else if o.tied_copy {
+            let dims = [o.dim as u64, v.tokens.len() as u64];
+            self.w
+                .tensor("output.weight", &dims, o.wtype, embd)
+                .expect("testkit classifier copy");
         }
     }
 

@@ -80,6 +80,12 @@ impl TestVocab {
 /// `▁<word>`, then `▁w<i>` fillers. Score 0 for the first 259, else the
 /// piece length in characters; all types 1; BOS 1, EOS 2.
 pub fn spm() -> TestVocab {
+    spm_sized(400)
+}
+
+/// The §10.1 SentencePiece vocabulary with `n` tokens (at least 400):
+/// the same pieces, more `▁w<i>` fillers (512 is llama2.c's tok512 size).
+pub fn spm_sized(n: usize) -> TestVocab {
     let mut v = TestVocab {
         model: "llama",
         bos: Some(1),
@@ -104,7 +110,7 @@ pub fn spm() -> TestVocab {
         }
     }
     let mut i = 0;
-    while v.tokens.len() < 400 {
+    while v.tokens.len() < n.max(400) {
         scored(&mut v, &format!("▁w{i}"));
         i += 1;
     }

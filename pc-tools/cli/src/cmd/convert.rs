@@ -2,7 +2,7 @@
 
 use anyhow::{anyhow, bail};
 use ssnail_convert::report::{accept_lossy, lossy_warning, stem};
-use ssnail_convert::{ErrorKind, Interface, Options, Policy};
+use ssnail_convert::{Core, ErrorKind, Interface, Options, Policy};
 use ssnail_format::ggml::GgmlType;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -39,6 +39,12 @@ pub struct Args {
     /// every host treats lines as plain continuations.
     #[arg(long = "no-template")]
     pub no_template: bool,
+    /// The core the image is made for: fpga (the SSNAIL FPGA core; auto keeps
+    /// the GGUF's formats), or soft (the MEGA65 program's software core on a
+    /// stock board: Q8_0/Q4_0 only, FFNs padded to whole blocks, a copied
+    /// classifier stored once).
+    #[arg(long, default_value = "fpga", value_parser = ["fpga", "soft"])]
+    pub core: String,
 }
 
 fn native(s: &str, what: &str) -> anyhow::Result<GgmlType> {
@@ -78,6 +84,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         type_name: a.type_name.clone(),
         interface: Interface::from_env(),
         chat_template: !a.no_template,
+        core: Core::parse(&a.core).expect("clap checked --core"),
         ..Options::default()
     };
     if a.mem_mb.is_nan() || a.mem_mb < 0.0 {

@@ -1,4 +1,6 @@
-//! `ssnail mega65`: run a MEGA65 program on the headless emulator with the SSNAIL device attached.
+//! `ssnail mega65`: run a MEGA65 program on the headless emulator. By default the machine is a
+//! stock board, as MEGA65 owners have it (no SSNAIL FPGA core: the program's software core runs
+//! the models); `--fpga` or `--ssnail-mib N` attaches the SSNAIL device.
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -67,13 +69,19 @@ pub struct Args {
         allow_negative_numbers = true
     )]
     pub bandwidth: f64,
-    /// SSNAIL memory at $8000000 in MiB (0 = no SSNAIL device). Up to 8: an R3 board (HyperRAM
-    /// only); more: an R4-R6 board (64 MiB SDRAM + 8 MiB HyperRAM at $C000000 = 72).
-    #[arg(long, value_name = "MIB", default_value_t = 72)]
-    pub ssnail_mib: usize,
+    /// Attach the SSNAIL FPGA core (which no public bitstream provides yet) with the board's
+    /// memory: 8 MiB on an R3, 72 MiB on R4-R6. Without it the board is stock and the program's
+    /// software core runs the models on the 45GS02.
+    #[arg(long)]
+    pub fpga: bool,
+    /// The FPGA core with this much SSNAIL memory at $8000000 in MiB (0 = no SSNAIL device, the
+    /// default). Up to 8: an R3 board (HyperRAM only); more: an R4-R6 board (64 MiB SDRAM +
+    /// 8 MiB HyperRAM at $C000000 = 72).
+    #[arg(long, value_name = "MIB")]
+    pub ssnail_mib: Option<usize>,
     /// The board: r3 (8 MiB HyperRAM), r4, r5 or r6 (64 MiB SDRAM + 8 MiB HyperRAM; the same
-    /// attic RAM here). auto: r3 up to 8 MiB of SSNAIL memory, else r6; without the device
-    /// (--ssnail-mib 0) r3. The program's software core uses the board's attic RAM.
+    /// attic RAM here). auto: r6, or r3 with an FPGA core of at most 8 MiB. The program's
+    /// software core uses the board's attic RAM.
     #[arg(long, value_name = "BOARD", default_value = "auto",
           value_parser = ["auto", "r3", "r4", "r5", "r6"])]
     pub board: String,
@@ -106,22 +114,41 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.seconds.is_some_and(|s| !(s > 0.0 && s.is_finite())) {
         bail!("--seconds: must be a positive number");
     }
-    if args.ssnail_mib > 128 {
+    let ssnail_mib = match (args.ssnail_mib, args.fpga) {
+        (Some(n), _) => n,
+        (None, true) if args.board == "r3" => 8,
+        (None, true) => 72,
+        (None, false) => 0,
+    };
+    if ssnail_mib > 128 {
         bail!("--ssnail-mib: at most 128 (the 28-bit space above $8000000)");
     }
     let board = match args.board.as_str() {
-        "auto" if args.ssnail_mib <= 8 => Board::R3,
+        "auto" if ssnail_mib > 0 && ssnail_mib <= 8 => Board::R3,
         "auto" => Board::R4,
-        "r3" if args.ssnail_mib > 8 => bail!(
+        "r3" if ssnail_mib > 8 => bail!(
             "--board r3: an R3 board has 8 MiB of HyperRAM, so --ssnail-mib can be at most 8 \
-             (got {})",
-            args.ssnail_mib
+             (got {ssnail_mib})"
         ),
         "r3" => Board::R3,
         _ => Board::R4,
     };
-    if args.ssnail_mib > 0 {
-        let mut core = CoreMachine::new(args.ssnail_mib << 20);
+    let board_name = match (args.board.as_str(), board) {
+        ("auto", Board::R3) => "R3",
+        ("auto", _) => "R6",
+        (b, _) => &b.to_ascii_uppercase(),
+    };
+    // Said once the program is loaded, so that bad input stays a one-line error.
+    let machine = if ssnail_mib > 0 {
+        format!("[an {board_name} board with the SSNAIL FPGA core, {ssnail_mib} MiB]")
+    } else {
+        format!(
+            "[a stock {board_name} board: no SSNAIL FPGA core, so the program's software core \
+             runs the models (--fpga adds the core)]"
+        )
+    };
+    if ssnail_mib > 0 {
+        let mut core = CoreMachine::new(ssnail_mib << 20);
         core.numerics = if args.numerics == "float" {
             Numerics::Float
         } else {
@@ -167,6 +194,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let (load, entry) = m
         .load_prg(&prg, args.start)
         .map_err(|e| anyhow!("{}: {e}", prg_name.display()))?;
+    eprintln!("{machine}");
     eprintln!(
         "[loaded ${load:04X}-${:04X}, starting at ${entry:04X}]",
         load as usize + prg.len() - 3

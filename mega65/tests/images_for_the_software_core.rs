@@ -1,0 +1,206 @@
+//! Images made for the software core (`ssnail convert --core soft`, spec §4.4) on a stock board:
+//! stories260K's exact shape (random weights, F32 as llama.cpp's `convert-llama2c-to-ggml`
+//! writes it) runs in the MEGA65 program's software core in the headless MEGA65 exactly as
+//! `ssnail run --hw` runs it.
+
+use ssnail_mega65_program as common;
+
+use ssnail_convert::{convert, Core, Options, Policy};
+use ssnail_core::{Board, Machine as CoreMachine, NoHost, Numerics, Ssnail};
+use ssnail_disk::{FileType, D81};
+use ssnail_format::image::{Header, BASE};
+use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
+use ssnail_testkit::models::{self, ModelOpts};
+use ssnail_tokenizer::AsciiFolder;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+fn build_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("ssnail-mega65-coresoft-{}", std::process::id()))
+}
+
+fn prg() -> &'static [u8] {
+    static PRG: OnceLock<Vec<u8>> = OnceLock::new();
+    PRG.get_or_init(|| common::build_prg(&build_dir()).unwrap_or_else(|e| panic!("{e}")))
+}
+
+fn soft_core() -> &'static [u8] {
+    static CORE: OnceLock<Vec<u8>> = OnceLock::new();
+    CORE.get_or_init(|| common::build_core(&build_dir()).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// The `ssnail` binary of this workspace (built once, as `make test` has it).
+fn ssnail_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let root = common::mega65_dir().join("..");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let st = Command::new(cargo)
+            .args([
+                "build",
+                "--release",
+                "-q",
+                "-p",
+                "ssnail",
+                "--bin",
+                "ssnail",
+            ])
+            .current_dir(&root)
+            .status()
+            .expect("cargo build -p ssnail");
+        assert!(st.success(), "building ssnail failed");
+        std::env::var("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| root.join("target"))
+            .join("release/ssnail")
+    })
+}
+
+/// A GGUF converted for `core` with auto formats and context `ctx`.
+fn image(opts: &ModelOpts, core: Core, ctx: u32) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.gguf");
+    models::write(&path, &models::build(opts));
+    let g = ssnail_gguf::Gguf::open(&path).unwrap();
+    let o = Options {
+        ctx: Some(ctx),
+        policy: Policy::Auto,
+        core,
+        ..Options::default()
+    };
+    convert(&g, &o).unwrap().image
+}
+
+/// The program disk as `make disk` writes it, with `files`.
+fn disk(files: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut d = D81::new("SSNAIL", *b"65").unwrap();
+    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    d.add_file(common::SOFT_CORE_FILE, FileType::Seq, soft_core())
+        .unwrap();
+    for (name, data) in files {
+        d.add_file(name, FileType::Seq, data)
+            .unwrap_or_else(|e| panic!("{name} ({} bytes) on the D81: {e}", data.len()));
+    }
+    d.into_bytes()
+}
+
+/// The program from `d81` (and `sd` as the SD card) on `(board, fpga_mib)`: the FPGA core with
+/// that many MiB, or none (0); runs until `until` has appeared `times` times or `seconds` pass.
+fn run(
+    (board, fpga_mib): (Board, usize),
+    d81: Vec<u8>,
+    sd: Option<&Path>,
+    keys: &str,
+    until: &str,
+    times: usize,
+    seconds: f64,
+) -> Machine {
+    let mut m = Machine::new();
+    if fpga_mib > 0 {
+        let mut core = CoreMachine::new(fpga_mib << 20);
+        core.numerics = Numerics::Hardware;
+        m.attach_ssnail(Ssnail::with_board(core, board));
+    } else {
+        m.set_board(board);
+    }
+    if let Some(dir) = sd {
+        m.set_sd_dir(dir.to_path_buf());
+    }
+    m.mount_d81(d81);
+    let (_, entry) = m.load_prg(prg(), None).unwrap();
+    m.keys.schedule(&KeyScript::parse(keys).unwrap(), 0);
+    m.start_at(entry);
+    let mut t = 0.0;
+    while t < seconds {
+        m.run(CPU_HZ / 10);
+        t += 0.1;
+        if String::from_utf8_lossy(&m.serial).matches(until).count() >= times {
+            break;
+        }
+    }
+    m
+}
+
+fn transcript(m: &Machine) -> String {
+    String::from_utf8_lossy(&m.serial).into_owned()
+}
+
+/// The answer printed after `prompt`'s echo, up to the line the program adds.
+fn answer(t: &str, prompt: &str) -> String {
+    let echo = format!("> {prompt}\n");
+    let start = t
+        .find(&echo)
+        .unwrap_or_else(|| panic!("prompt {prompt:?} not echoed:\n{t}"))
+        + echo.len();
+    let rest = &t[start..];
+    rest[..rest
+        .find("\n[")
+        .unwrap_or_else(|| panic!("no end of answer:\n{t}"))]
+        .to_string()
+}
+
+#[test]
+fn stories260k_made_for_the_software_core_runs_on_a_stock_board_as_ssnail_run_hw_runs_it() {
+    let img = image(&ModelOpts::stories260k(), Core::Soft, 64);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s260k.ssnail");
+    std::fs::write(&path, &img).unwrap();
+    let (prompt, n) = ("the cat sat on the mat", 12);
+    // The PC: `ssnail run --hw`, its token ids.
+    let o = Command::new(ssnail_bin())
+        .arg("run")
+        .arg(&path)
+        .args(["--hw", "--ids", "-n", &n.to_string(), "-p", prompt])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let ids: Vec<u32> = out
+        .lines()
+        .find_map(|l| l.strip_prefix("generated: "))
+        .unwrap_or_else(|| panic!("{out}"))
+        .split(',')
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let prompt_ids: Vec<u32> = out
+        .lines()
+        .find_map(|l| l.strip_prefix("prompt: "))
+        .unwrap()
+        .split(',')
+        .map(|s| s.parse().unwrap())
+        .collect();
+    assert_eq!(ids.len(), n);
+    // The same job on ssnail_core (what `run --hw` does) for the memory the MEGA65 must hold.
+    let (mut dev, _) = Ssnail::load_bytes(&img, None).unwrap();
+    dev.machine.numerics = Numerics::Hardware;
+    let g = dev.generate(&prompt_ids, n as u32, &mut NoHost).unwrap();
+    assert_eq!(g.tokens, ids, "ssnail_core and ssnail run --hw");
+    let mut want = String::new();
+    let mut f = AsciiFolder::new();
+    for &t in &ids {
+        f.push(&dev.vocab_piece(t), &mut want);
+    }
+    for board in [Board::R3, Board::R4] {
+        let keys = format!("{{RETURN}}/temp 0{{RETURN}}/n {n}{{RETURN}}{prompt}{{RETURN}}");
+        let mut m = run(
+            (board, 0),
+            disk(&[("s260k.ssnail", &img)]),
+            None,
+            &keys,
+            "tokens/s]",
+            1,
+            600.0,
+        );
+        let t = transcript(&m);
+        assert!(t.contains("The software core runs models"), "{t}");
+        assert!(t.contains("Loaded s260k.ssnail"), "{t}");
+        assert_eq!(answer(&t, prompt), want, "{board:?}: {t}");
+        // Every byte the 45GS02 computed: KV cache, activations, logits, token buffer.
+        let mem = dev.machine.mem();
+        let len = Header::parse(mem).unwrap().mem_needed as usize;
+        let got = m.peek_phys(BASE, len);
+        let diff = (0..len).filter(|&i| got[i] != mem[i]).count();
+        assert_eq!(diff, 0, "{board:?}: bytes of SSNAIL memory differ");
+    }
+}
