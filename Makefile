@@ -76,7 +76,7 @@ mem_of = $(or $(patsubst .%mb,%,$(filter .8mb .64mb .72mb,$(suffix $(1)))),$(ATT
 image_flags = $(CONVERT_FLAGS) --mem-mb $(call mem_of,$(1))
 stamp_of = $(dir $(1)).$(notdir $(1)).ssnail.flags
 # The conversion variables this make was given (not the Makefile's defaults).
-given_flags = $(strip $(foreach v,WTYPE CONTEXT_WINDOW ATTICRAM HYPERRAM_MB FALLBACK TYPE,\
+given_flags = $(strip $(foreach v,WTYPE CONTEXT_WINDOW ATTICRAM HYPERRAM_MB FALLBACK TYPE CORE,\
 	$(if $(filter command% environment% override,$(origin $(v))),$(v))))
 flags_stamp = $(shell f='$(call stamp_of,$(1))'; new='$(strip $(call image_flags,$(1)))'; \
 	old=$$(cat "$$f" 2>/dev/null); \

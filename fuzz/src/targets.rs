@@ -1014,6 +1014,9 @@ const CORE_HEADER: usize = 23;
 /// copy of it unless it changes the core file's header, which the program reads at start).
 struct Program {
     prg: Vec<u8>,
+    /// Where the program's code and read-only data are (CODE, RODATA of its ld65 map): no input
+    /// may change them. (STARTUP also holds crt0's saved registers; DATA, FONT and BSS change.)
+    code: Vec<std::ops::Range<usize>>,
     core: Vec<u8>,
     image: Vec<u8>,
     mem_needed: u32,
@@ -1062,6 +1065,8 @@ fn program() -> &'static Program {
     P.get_or_init(|| {
         let dir = scratch_dir();
         let prg = ssnail_mega65_program::build_prg(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let code =
+            ssnail_mega65_program::program_code(dir.path()).unwrap_or_else(|e| panic!("{e}"));
         let core = ssnail_mega65_program::build_core(dir.path()).unwrap_or_else(|e| panic!("{e}"));
         let image = tiny_image("llama");
         let mem_needed = ssnail_format::rd_u32(&image, h::MEM_NEEDED);
@@ -1084,6 +1089,7 @@ fn program() -> &'static Program {
         );
         Program {
             prg,
+            code,
             core,
             image,
             mem_needed,
@@ -1183,9 +1189,14 @@ fn run_program(soft: bool, rest: &[u8]) -> Outcome {
             return Outcome::Violation(format!("chip RAM ${:05X} changed", r.start + i));
         }
     }
-    let code = &p.prg[2..p.prg.len() - 512];
-    if let Some(i) = (0..code.len()).find(|&i| m.chip_ram()[0x2001 + i] != code[i]) {
-        return Outcome::Violation(format!("the program's code at ${:04X} changed", 0x2001 + i));
+    for r in &p.code {
+        let was = &p.prg[2 + r.start - 0x2001..2 + r.end - 0x2001];
+        if let Some(i) = (0..r.len()).find(|&i| m.chip_ram()[r.start + i] != was[i]) {
+            return Outcome::Violation(format!(
+                "the program's code at ${:04X} changed",
+                r.start + i
+            ));
+        }
     }
     let hd_mem = ssnail_format::rd_u32(&image, h::MEM_NEEDED);
     // An image larger than the board's 8 MB is not loaded: no byte of SSNAIL memory is its.

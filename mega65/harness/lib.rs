@@ -15,6 +15,31 @@ pub fn build_prg(out_dir: &Path) -> Result<Vec<u8>, String> {
     make(out_dir, "mega65-prg", "mega65/ssnail.prg")
 }
 
+/// The CPU addresses of the program's code and read-only data (its CODE and RODATA segments,
+/// from the ld65 map `build_prg(out_dir)` wrote): what nothing the program runs may change.
+/// (STARTUP also holds crt0's saved registers; DATA, FONT and BSS change as it runs.)
+pub fn program_code(out_dir: &Path) -> Result<Vec<std::ops::Range<usize>>, String> {
+    let path = out_dir.join("mega65/ssnail.map");
+    let map = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let names = ["CODE", "RODATA"];
+    let v: Vec<std::ops::Range<usize>> = map
+        .lines()
+        .skip_while(|l| !l.starts_with("Segment list:"))
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let hex = |s: &str| usize::from_str_radix(s, 16).ok();
+            match f.as_slice() {
+                [name, start, end, ..] if names.contains(name) => Some(hex(start)?..hex(end)? + 1),
+                _ => None,
+            }
+        })
+        .collect();
+    if v.len() != names.len() {
+        return Err(format!("{}: no CODE and RODATA segments", path.display()));
+    }
+    Ok(v)
+}
+
 /// `make mega65-core` (the software SSNAIL core, linker/softcore.cfg) with its output under
 /// `out_dir`; the bytes of the disk's `ssnail.core`.
 pub fn build_core(out_dir: &Path) -> Result<Vec<u8>, String> {
@@ -136,7 +161,7 @@ pub mod test_images {
             head_dim: 1,
             kv_format: KV_F16,
         };
-        with_script(
+        let mut img = with_script(
             &[
                 Instr::new(Op::Li, 0, 0, 0, 0, 4000),
                 Instr::new(Op::Attn, 0, 0, blk, BASE + 0x10_0000, BASE + 0x40_0000),
@@ -144,7 +169,11 @@ pub mod test_images {
             ],
             &block.encode(),
             blk,
-        )
+        );
+        // Its memory is the whole 8 MB (header $38), which its q, K/V and output use.
+        let h = ssnail_format::image::h::MEM_NEEDED;
+        img[h..h + 4].copy_from_slice(&(8u32 << 20).to_le_bytes());
+        img
     }
 
     pub fn bert() -> Vec<u8> {

@@ -288,6 +288,9 @@ fn flood(far_index: bool) -> (Vec<u8>, u32) {
     img[blk + 36..end].fill(b'x');
     if far_index {
         img[blk + 8..blk + 12].copy_from_slice(&(BASE + (7 << 20)).to_le_bytes());
+        // inside the image's memory, which it says is the whole 8 MB (header $38)
+        let m = ssnail_format::image::h::MEM_NEEDED;
+        img[m..m + 4].copy_from_slice(&(8u32 << 20).to_le_bytes());
     }
     (img, index - h.vocab)
 }
