@@ -1122,7 +1122,8 @@ impl Drop for Mega65Target {
 /// job started. Afterwards nothing may have changed outside the image's memory ($8000000 + the
 /// header's $38, when the image fits the board: nothing otherwise) and the program's own
 /// buffers: chip RAM outside banks 0, 4 and 5, the program's code and read-only data, the attic
-/// RAM or the FPGA core's memory past the image.
+/// RAM past the image (software core) or what the load port wrote past it (FPGA core, whose
+/// scripts v1 does not bound).
 fn run_program(soft: bool, rest: &[u8]) -> Outcome {
     use ssnail_mega65::{KeyScript, CPU_HZ};
     use std::sync::atomic::Ordering::Relaxed;
@@ -1212,19 +1213,24 @@ fn run_program(soft: bool, rest: &[u8]) -> Outcome {
             .position(|&b| b != 0)
             .map(|i| off + from + i)
     };
+    // On the software core every SSNAIL access (the program's DMA and the script's) is the
+    // program's, bounded by $38 (sc_memend). The FPGA core of v1 has no such bound: its scripts
+    // reach all of its memory, which holds nothing of the program's, so there only what the
+    // program itself wrote through the load port must end within the image.
     let outside = if soft {
         m.ssnail
             .attic_pieces()
             .find_map(|(off, piece)| past(off as usize, piece))
+            .map(|at| (at, "in attic RAM"))
     } else {
-        m.ssnail
-            .device
-            .as_ref()
-            .and_then(|dev| past(0, dev.machine.mem()))
+        m.ssnail.device.as_ref().and_then(|dev| {
+            let end = dev.port.written_end.saturating_sub(BASE as u64) as usize;
+            (end > image_end).then(|| (end - 1, "through the load port"))
+        })
     };
-    if let Some(at) = outside {
+    if let Some((at, how)) = outside {
         return Outcome::Violation(format!(
-            "SSNAIL memory ${:07X} written, past the image's memory (${:07X})",
+            "SSNAIL memory ${:07X} written {how}, past the image's memory (${:07X})",
             BASE as usize + at,
             BASE as usize + image_end
         ));

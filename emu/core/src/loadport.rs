@@ -31,6 +31,10 @@ pub struct LoadPort {
     drain: u32,
     ring: Box<[u8; RING]>,
     pub error: bool,
+    /// The end of the highest byte range the port has written (0 before any): what the MEGA65
+    /// program itself put into SSNAIL memory reaches this far. Instrumentation for tests and
+    /// fuzzing; the hardware has no such register.
+    pub written_end: u64,
 }
 
 impl Default for LoadPort {
@@ -41,6 +45,7 @@ impl Default for LoadPort {
             drain: 0,
             ring: Box::new([0; RING]),
             error: false,
+            written_end: 0,
         }
     }
 }
@@ -74,6 +79,8 @@ impl LoadPort {
             let ok = m.write_bytes(self.drain as u64, &self.ring[s..s + len as usize]);
             if !ok {
                 self.error = true;
+            } else {
+                self.written_end = self.written_end.max(self.drain as u64 + len);
             }
         }
         self.drain = self.ptr;
@@ -257,6 +264,24 @@ mod tests {
         set_pointer(&mut dev, BASE + 0x5000, 0);
         assert_eq!(&dev.machine.mem()[0x200..0x203], &[5, 5, 5]);
         assert_eq!(dev.read(reg::LP_COMMIT) & (LP_READY | LP_ERROR), LP_READY);
+    }
+
+    #[test]
+    fn the_port_remembers_the_end_of_the_highest_bytes_it_wrote() {
+        let mut dev = Ssnail::new(Machine::new(1 << 20));
+        assert_eq!(dev.port.written_end, 0);
+        set_pointer(&mut dev, BASE + 0x4000, LP_CLEAR_ERROR);
+        dev.dma_data(&[1u8; 0x30]);
+        set_pointer(&mut dev, BASE + 0x100, 0); // flushes $8004000-$800402F
+        assert_eq!(dev.port.written_end, (BASE + 0x4030) as u64);
+        dev.dma_data(&[2u8; 8]);
+        set_pointer(&mut dev, BASE, 0); // lower bytes leave the high-water mark
+        assert_eq!(dev.port.written_end, (BASE + 0x4030) as u64);
+        // Bytes refused (outside memory) are not counted as written.
+        set_pointer(&mut dev, BASE + (2 << 20), 0);
+        dev.dma_data(&[3u8; 4]);
+        set_pointer(&mut dev, BASE, 0);
+        assert_eq!(dev.port.written_end, (BASE + 0x4030) as u64);
     }
 
     #[test]
