@@ -4,19 +4,13 @@
 
 mod common;
 
-use common::{image, output_with_stdin, text};
+use common::{image, ssnail_command, text};
 use ssnail_format::ggml::GgmlType;
 use ssnail_testkit::models::ModelOpts;
 use std::process::Command;
 
 fn chat(img: &std::path::Path, input: &str) -> (String, String) {
-    let o = output_with_stdin(
-        Command::new(env!("CARGO_BIN_EXE_ssnail"))
-            .arg("chat")
-            .arg(img)
-            .args(["--seed", "1", "-n", "3"]),
-        input,
-    );
+    let o = common::chat(img, &["--seed", "1", "-n", "3"], input);
     assert!(o.status.success(), "{}", text(&o).1);
     text(&o)
 }
@@ -383,7 +377,7 @@ fn the_banner_mode_hint_and_speed_lines_fit_80_columns() {
             "--float", "--top-p", "0.95", "--min-p", "0.05", "--seed", "1",
         ][..],
     ] {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ssnail"));
+        let mut cmd = ssnail_command();
         cmd.arg("chat").arg(&img).args(args).args(["-n", "4"]);
         let o = common::output_with_stdin(&mut cmd, "once upon a time\n/stats\n");
         let (out, err) = text(&o);
