@@ -1,5 +1,12 @@
 //! The MEGA65 program's test harness, shared by its tests and the m65bench example: where the
-//! MEGA65 sources are, and the PRG built with the project's own make rule.
+//! MEGA65 sources are, and the PRG built with the project's own make rule; what the tests run,
+//! built once (built.rs); reading the program's transcript (transcript.rs).
+
+mod built;
+mod transcript;
+
+pub use built::{prg, prg_code, program_disk, soft_core, ssnail_bin};
+pub use transcript::{answer, nth_answer, reference, reference_conversation, transcript};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -70,7 +70,7 @@ fn check(what: &str, mem: &[u8], job: u32, nan_ok: &[NanOk]) -> Outcome {
     rust
 }
 
-softcore_jobs::instruction_tests!();
+// The instruction-level tests are softcore_jobs' #[test] functions, run through `check`.
 
 #[test]
 fn the_llama_test_image_runs_to_halt_with_the_same_memory_as_the_rust_core() {

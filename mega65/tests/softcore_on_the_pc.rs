@@ -129,7 +129,7 @@ fn check(what: &str, mem: &[u8], job: u32, nan_ok: &[NanOk]) -> Outcome {
     rust
 }
 
-softcore_jobs::instruction_tests!();
+// The instruction-level tests are softcore_jobs' #[test] functions, run through `check`.
 
 // ---------------------------------------------------------------------------------------------
 // (b) Whole images.

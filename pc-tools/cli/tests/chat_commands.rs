@@ -365,11 +365,9 @@ fn the_banner_mode_hint_and_speed_lines_fit_80_columns() {
         128,
     );
     // A long description (the header holds up to 127 characters).
-    let mut bytes = std::fs::read(&img).unwrap();
     let desc = "A rather long description of a tiny llama model, written to see that the banner \
                 wraps at words [General]";
-    bytes[0x80..0x100].fill(0);
-    bytes[0x80..0x80 + desc.len()].copy_from_slice(desc.as_bytes());
+    let bytes = ssnail_testkit::images::with_description(&std::fs::read(&img).unwrap(), desc);
     std::fs::write(&img, &bytes).unwrap();
     for args in [
         &["--float", "--sampler", "mega65", "--seed", "1"][..],

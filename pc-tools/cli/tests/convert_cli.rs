@@ -6,6 +6,7 @@ mod common;
 
 use common::{ssnail_run, Run};
 use ssnail_format::ggml::GgmlType;
+use ssnail_format::image::h;
 use ssnail_testkit::models::{self, ModelOpts};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -153,7 +154,7 @@ fn auto_as_upstream_test_auto() {
 
 fn description(image: &Path) -> String {
     let b = std::fs::read(image).unwrap();
-    let d = &b[0x80..0x100];
+    let d = &b[h::DESC..h::DESC + h::DESC_LEN];
     String::from_utf8(d[..d.iter().position(|c| *c == 0).unwrap()].to_vec()).unwrap()
 }
 
