@@ -1,5 +1,5 @@
 //! The software SSNAIL core's single-precision arithmetic compiled by cc65 (16-bit int, the 6502
-//! code the 45GS02 runs) into a small test PRG (mega65/host/sfm65.c, sfm65_crt0.s, sfm65.cfg) and
+//! code the 45GS02 runs) into a small test PRG (mega65/testprg/softfloat_test.c, crt0.s, softfloat_test.cfg) and
 //! run in the headless MEGA65 on operation records poked into its memory: the results equal Rust
 //! bit for bit, with the hardware multiplier ($D770) and with the portable C multiplication.
 //! Also measures the cycles of each operation on the 45GS02 (docs/FINDINGS.md, "Software core:
@@ -12,7 +12,7 @@ use ssnail_mega65::{Machine, StopReason, CPU_HZ};
 use ssnail_mega65_program as common;
 use std::process::Command;
 
-/// Where sfm65.c takes its records (sfm65.cfg): the count, then 12-byte records.
+/// Where softfloat_test.c takes its records (softfloat_test.cfg): the count, then 12-byte records.
 const COUNT_AT: u32 = 0x6FFE;
 const RECS_AT: u32 = 0x7000;
 const MAX_RECS: usize = 2048;
@@ -37,8 +37,8 @@ fn build(portable_mul: bool) -> Vec<u8> {
     for src in [
         "softcore/softfloat.c",
         "softcore/exactsum.c",
-        "host/sfops.c",
-        "host/sfm65.c",
+        "host/softfloat_ops.c",
+        "testprg/softfloat_test.c",
     ] {
         let asm = dir.path().join(format!("{}.s", objs.len()));
         let obj = dir.path().join(format!("{}.o", objs.len()));
@@ -61,11 +61,11 @@ fn build(portable_mul: bool) -> Vec<u8> {
     run(Command::new("cl65")
         .args(["-t", "none", "-c", "-o"])
         .arg(&crt0)
-        .arg(m.join("host/sfm65_crt0.s")));
-    let prg = dir.path().join("sfm65.prg");
+        .arg(m.join("testprg/crt0.s")));
+    let prg = dir.path().join("softfloat_test.prg");
     run(Command::new("cl65")
         .args(["-t", "none", "-C"])
-        .arg(m.join("host/sfm65.cfg"))
+        .arg(m.join("testprg/softfloat_test.cfg"))
         .arg("-o")
         .arg(&prg)
         .arg(&crt0)
