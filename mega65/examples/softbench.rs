@@ -291,7 +291,7 @@ fn cycles_per_prompt_token(prg: &[u8], img: &[u8], what: &str) -> Result<f64> {
 /// runtime library too) and debug file (the C files' static functions), sorted.
 fn functions(out: &Path) -> Result<Vec<(u16, String)>> {
     let mut f: HashMap<u16, String> = HashMap::new();
-    let lbl = std::fs::read_to_string(out.join("softcore_test.lbl"))?;
+    let lbl = std::fs::read_to_string(out.join("mega65/softcore_test.lbl"))?;
     for l in lbl.lines() {
         let p: Vec<&str> = l.split_whitespace().collect();
         if let [_, a, n] = p[..] {
@@ -306,7 +306,7 @@ fn functions(out: &Path) -> Result<Vec<(u16, String)>> {
             }
         }
     }
-    let dbg = std::fs::read_to_string(out.join("softcore_test.dbg"))?;
+    let dbg = std::fs::read_to_string(out.join("mega65/softcore_test.dbg"))?;
     for l in dbg.lines().filter(|l| l.starts_with("sym\t")) {
         let field = |k: &str| {
             l.split([',', '\t'])
@@ -337,7 +337,7 @@ fn profile(prg: &[u8], out: &Path, what: &str, mem: &[u8], job: u32) -> Result<(
     let mut per: HashMap<usize, u64> = HashMap::new();
     let mut calls: HashMap<usize, u64> = HashMap::new();
     // softcore.c's ins[0]: the opcode being executed, for cycles per SSNAIL instruction
-    let dbg = std::fs::read_to_string(out.join("softcore_test.dbg"))?;
+    let dbg = std::fs::read_to_string(out.join("mega65/softcore_test.dbg"))?;
     let ins = dbg
         .lines()
         .filter(|l| l.starts_with("sym\t") && l.contains("name=\"_ins\""))

@@ -96,3 +96,10 @@ pub fn program_disk(prg: &[u8], autoboot: bool, files: &[(&str, &[u8])]) -> Vec<
     }
     d.into_bytes()
 }
+
+/// `target` made by mega65/build.mk into `out_dir` with `defs` ([`crate::make_target`]); the
+/// path of the file `name` it made there (`out_dir/mega65/name`). Panics with make's message.
+pub fn make_for_test(out_dir: &Path, target: &str, defs: &str, name: &str) -> PathBuf {
+    crate::make_target(out_dir, target, defs).unwrap_or_else(|e| panic!("{e}"));
+    out_dir.join("mega65").join(name)
+}

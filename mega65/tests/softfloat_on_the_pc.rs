@@ -13,29 +13,9 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// Compile softfloat_host (the software core's C + the record driver) into `dir`.
+/// softfloat_host (the software core's C + the record driver), made by build.mk into `dir`.
 fn build_softfloat_host(dir: &Path) -> PathBuf {
-    let m = common::mega65_dir();
-    let exe = dir.join("softfloat_host");
-    let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-O2", "-Wall", "-Wextra", "-Werror", "-I"])
-        .arg(m.join("softcore"))
-        .arg("-I")
-        .arg(m.join("host"))
-        .arg("-o")
-        .arg(&exe)
-        .arg(m.join("host/softfloat_host.c"))
-        .arg(m.join("host/softfloat_ops.c"))
-        .arg(m.join("softcore/softfloat.c"))
-        .arg(m.join("softcore/exactsum.c"))
-        .output()
-        .expect("a C compiler (cc) is needed to build the software core for the PC");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    common::make_for_test(dir, "mega65-softfloat-host", "", "softfloat_host")
 }
 
 /// softfloat_host with `input` on stdin (written from a thread, so a full stdout pipe cannot block it).

@@ -9,7 +9,6 @@ use ssnail_format::image::BASE;
 use ssnail_mega65::{Machine, StopReason, CPU_HZ};
 use ssnail_mega65_program as common;
 use std::path::Path;
-use std::process::Command;
 
 /// softcore_test.c's box: job (4), mem_end (4) in; state, error, fault_pc (4), syncs (4) out.
 const BOX: u32 = 0x0400;
@@ -17,24 +16,11 @@ const BOX: u32 = 0x0400;
 pub const SOFT_HALT: u8 = 2;
 pub const SOFT_FAULT: u8 = 3;
 
-/// `make -f testprg/softcore_test.mk` into `out` with the C/assembler `defs` (e.g. "-DSC_PORTABLE_GEMV");
-/// the PRG's bytes.
+/// build.mk's softcore_test.prg made into `out/mega65/` with the C/assembler `defs` (e.g.
+/// "-DSC_C_GEMV"); the PRG's bytes.
 pub fn build(out: &Path, defs: &str) -> Result<Vec<u8>, String> {
-    let o = Command::new("make")
-        .args(["-s", "-C"])
-        .arg(common::mega65_dir())
-        .args(["-f", "testprg/softcore_test.mk"])
-        .arg(format!("OUT={}", out.display()))
-        .arg(format!("DEFS={defs}"))
-        .output()
-        .map_err(|e| format!("running make (needs make and cc65): {e}"))?;
-    if !o.status.success() {
-        return Err(format!(
-            "building the softcore_test PRG (make -f testprg/softcore_test.mk, needs cc65): {}",
-            String::from_utf8_lossy(&o.stderr)
-        ));
-    }
-    let prg = out.join("softcore_test.prg");
+    common::make_target(out, "mega65-softcore-test", defs)?;
+    let prg = out.join("mega65/softcore_test.prg");
     std::fs::read(&prg).map_err(|e| format!("{}: {e}", prg.display()))
 }
 
