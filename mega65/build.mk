@@ -9,6 +9,8 @@
 #                            folder holds exactly the images asked for (earlier ones are removed);
 #                            an image no board can run (needs more than 72 MB) is refused
 #   make mega65-hosttest     the MEGA65 tokenizer and ASCII folder built for the PC (build/mega65/tokhost)
+#   make mega65-softcore-test, mega65-softfloat-test, mega65-coshost, mega65-softhost,
+#        mega65-softfloat-host   the test PRGs and PC builds the tests ask for (at the end of this file)
 #   make mega65-bench        cycles per loaded sector, per tokenized line, per generated token in the
 #                            headless MEGA65 (M65BENCH_ARGS=--smollm2 adds SmolLM2's vocabulary)
 #   make mega65-clean
@@ -94,16 +96,93 @@ disk: $(M65_PRG) $(M65_CORE) $(D81_TOOL)
 	$(D81_TOOL) build --out $(SSNAIL_BUILD)/ssnail.d81 --program $(M65_PRG) --core $(M65_CORE) \
 		--sdcard $(SSNAIL_BUILD)/sdcard $(IMAGES)
 
-mega65-hosttest: $(M65_OUT)/tokhost
-
-$(M65_OUT)/tokhost: $(M65_DIR)/host/tokhost.c $(M65_DIR)/host/far_host.c $(M65_DIR)/host/imgmem_host.c \
-		$(M65_DIR)/src/tokenizer.c \
-		$(M65_DIR)/src/fold.c $(M65_H)
-	@mkdir -p $(M65_OUT)
-	$(CC) -O2 -Wall -I $(M65_DIR)/include -o $@ $(filter %.c,$^)
-
 mega65-bench:
 	cd $(SSNAIL_TOOLS) && $(CARGO) run --release -q -p ssnail-mega65-program --example m65bench -- $(M65BENCH_ARGS)
 
 mega65-clean:
 	rm -rf $(M65_OUT) $(SSNAIL_BUILD)/ssnail.d81 $(SSNAIL_BUILD)/sdcard
+
+# ---- The C the tests build: every artefact here, once, with one flag set and one source list ----
+#
+#   make -C mega65 SSNAIL_BUILD=DIR [DEFS=…] TARGET    builds into DIR/mega65/; TARGET is one of
+#     mega65-hosttest (tokhost), mega65-coshost, mega65-softhost, mega65-softfloat-host:
+#         the program's and the software core's C built for the PC (M65_HOST_CFLAGS)
+#     mega65-softcore-test: softcore_test.prg (+ .map, .lbl, .dbg), the whole software core as a
+#         test PRG (testprg/softcore_test.c; the core's M65_CORE_CFLAGS)
+#     mega65-softfloat-test: softfloat_test.prg, the core's arithmetic as a test PRG
+#         (testprg/softfloat_test.c; the core's M65_CORE_CFLAGS)
+#   DEFS: -D flags for the C and the ca65 sources (e.g. -DSC_C_GEMV, -DSF_PORTABLE_MUL); a build
+#   with other DEFS goes to another SSNAIL_BUILD.
+DEFS ?=
+M65_HOST_CFLAGS := -O2 -Wall -Wextra -Werror -I $(M65_DIR)/include -I $(M65_CORE_DIR) -I $(M65_DIR)/host
+M65_HOST_DEPS := $(M65_H) $(wildcard $(M65_CORE_DIR)/*.h) $(wildcard $(M65_DIR)/host/*.h)
+M65_SOFTCORE_C := softcore.c softvec.c softgemv.c softattn.c softfloat.c exactsum.c
+M65_TOKHOST_SRC := host/tokhost.c host/far_host.c host/imgmem_host.c src/tokenizer.c src/fold.c
+M65_COSHOST_SRC := host/coshost.c src/cosine.c
+M65_SOFTHOST_SRC := host/softhost.c host/softmem_host.c $(addprefix softcore/,$(M65_SOFTCORE_C))
+M65_SOFTFLOAT_HOST_SRC := host/softfloat_host.c host/softfloat_ops.c softcore/softfloat.c softcore/exactsum.c
+
+.PHONY: mega65-coshost mega65-softhost mega65-softfloat-host mega65-softcore-test mega65-softfloat-test
+mega65-hosttest: $(M65_OUT)/tokhost
+mega65-coshost: $(M65_OUT)/coshost
+mega65-softhost: $(M65_OUT)/softhost
+mega65-softfloat-host: $(M65_OUT)/softfloat_host
+
+# $(call m65_host,NAME,SOURCES): the PC build NAME of SOURCES (relative to mega65/).
+define m65_host
+$(M65_OUT)/$(1): $(addprefix $(M65_DIR)/,$(2)) $(M65_HOST_DEPS)
+	@mkdir -p $(M65_OUT)
+	$(CC) $(M65_HOST_CFLAGS) $(DEFS) -o $$@ $(addprefix $(M65_DIR)/,$(2))
+endef
+$(eval $(call m65_host,tokhost,$(M65_TOKHOST_SRC)))
+$(eval $(call m65_host,coshost,$(M65_COSHOST_SRC)))
+$(eval $(call m65_host,softhost,$(M65_SOFTHOST_SRC)))
+$(eval $(call m65_host,softfloat_host,$(M65_SOFTFLOAT_HOST_SRC)))
+
+# The test PRGs: cc65 then ca65 with every file in the build folder (cl65 -c would write its
+# intermediate .s next to the source, where builds running in parallel would collide).
+M65_TEST_OBJ := $(M65_OUT)/testobj
+M65_TESTPRG := $(M65_DIR)/testprg
+M65_TEST_INC := $(M65_TESTPRG)/unmapped
+$(M65_TEST_OBJ)/%.c.s: $(M65_CORE_DIR)/%.c $(wildcard $(M65_CORE_DIR)/*.h) $(M65_DIR)/include/ssnail_regs.h
+	@mkdir -p $(M65_TEST_OBJ)
+	cc65 $(M65_CORE_CFLAGS) -g $(DEFS) -o $@ $<
+$(M65_TEST_OBJ)/%.c.s: $(M65_TESTPRG)/%.c $(wildcard $(M65_CORE_DIR)/*.h) $(M65_DIR)/include/ssnail_regs.h
+	@mkdir -p $(M65_TEST_OBJ)
+	cc65 $(M65_CORE_CFLAGS) -g -I $(M65_DIR)/host $(DEFS) -o $@ $<
+$(M65_TEST_OBJ)/%.c.s: $(M65_DIR)/host/%.c $(wildcard $(M65_DIR)/host/*.h) $(wildcard $(M65_CORE_DIR)/*.h)
+	@mkdir -p $(M65_TEST_OBJ)
+	cc65 $(M65_CORE_CFLAGS) -g -I $(M65_DIR)/host $(DEFS) -o $@ $<
+$(M65_TEST_OBJ)/%.c.o: $(M65_TEST_OBJ)/%.c.s
+	ca65 -t none -g -o $@ $<
+# The core's ca65 sources with the test PRGs' softcall.inc (testprg/unmapped: no MAP window).
+$(M65_TEST_OBJ)/%.s.o: $(M65_CORE_DIR)/%.s $(M65_CORE_DIR)/quad.inc $(M65_CORE_DIR)/fn_tables.inc \
+		$(M65_TEST_INC)/softcall.inc
+	@mkdir -p $(M65_TEST_OBJ)
+	ca65 -t none -g -I $(M65_CORE_DIR) -I $(M65_TEST_INC) $(DEFS) -o $@ $<
+$(M65_TEST_OBJ)/crt0.o: $(M65_TESTPRG)/crt0.s
+	@mkdir -p $(M65_TEST_OBJ)
+	ca65 -t none -g -o $@ $<
+
+# softcore_test.prg: the core's C, its ca65 hot paths (softgemv65.s: the Q8_0/Q4_0 block loop;
+# softquant65.s: the input quantiser; softvec65.s: single multiply/add and the vector kernels;
+# exactsum65.s: the float GEMV's exact sum; unless DEFS has -DSC_C_GEMV, which builds the C
+# definition alone), the program's softmem_m65.s over attic RAM, lmul65.s (cc65's 32-bit multiply
+# on the hardware multiplier, the runtime in both builds) and the driver.
+M65_SCT_C := softcore softvec fntab softgemv softattn softfloat exactsum
+M65_SCT_S := $(if $(findstring SC_C_GEMV,$(DEFS)),,softgemv65 softquant65 softvec65 exactsum65)
+M65_SCT_OBJS := $(M65_TEST_OBJ)/crt0.o $(M65_TEST_OBJ)/softcore_test.c.o \
+	$(M65_TEST_OBJ)/softmem_m65.s.o $(M65_TEST_OBJ)/lmul65.s.o \
+	$(M65_SCT_C:%=$(M65_TEST_OBJ)/%.c.o) $(M65_SCT_S:%=$(M65_TEST_OBJ)/%.s.o)
+M65_SCT := $(M65_OUT)/softcore_test
+mega65-softcore-test: $(M65_SCT).prg
+$(M65_SCT).prg: $(M65_SCT_OBJS) $(M65_TESTPRG)/softcore_test.cfg
+	ld65 -C $(M65_TESTPRG)/softcore_test.cfg -m $(M65_SCT).map -Ln $(M65_SCT).lbl --dbgfile $(M65_SCT).dbg \
+		-o $@ $(M65_SCT_OBJS) none.lib
+
+# softfloat_test.prg: softfloat.c and exactsum.c with the record driver.
+M65_SFT_OBJS := $(M65_TEST_OBJ)/crt0.o $(addprefix $(M65_TEST_OBJ)/,softfloat.c.o exactsum.c.o \
+	softfloat_ops.c.o softfloat_test.c.o)
+mega65-softfloat-test: $(M65_OUT)/softfloat_test.prg
+$(M65_OUT)/softfloat_test.prg: $(M65_SFT_OBJS) $(M65_TESTPRG)/softfloat_test.cfg
+	ld65 -C $(M65_TESTPRG)/softfloat_test.cfg -o $@ $(M65_SFT_OBJS) none.lib

@@ -1,5 +1,5 @@
 //! softbench: the software SSNAIL core's speed on the 45GS02, in emulated 40.5 MHz cycles of the
-//! headless MEGA65 (the scm65 test PRG: mega65/host/scm65.c, the whole core built by cc65).
+//! headless MEGA65 (the softcore_test PRG: mega65/testprg/softcore_test.c, the whole core built by cc65).
 //!
 //!     cargo run --release -p ssnail-mega65-program --example softbench [-- --defs "-D…"]
 //!         [--only gemv|tokens|stories] [--profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt]
@@ -26,8 +26,8 @@
 //! Every job's SSNAIL memory afterwards must equal ssnail_core's (hardware numerics), or the
 //! benchmark stops: a faster core that computes something else is not measured.
 
-#[path = "../tests/scm65/mod.rs"]
-mod scm65;
+#[path = "../tests/softcore_test_prg/mod.rs"]
+mod softcore_test_prg;
 
 use anyhow::{bail, Context, Result};
 use ssnail_core::{Host, Machine as Core, Numerics, Ssnail};
@@ -66,15 +66,15 @@ fn reference(mem: &[u8], job: u32) -> Result<(Vec<u8>, u32)> {
 
 /// Runs a job on the 45GS02, checks it against the Rust core; the cycles and the memory after.
 fn measured(prg: &[u8], mem: &[u8], job: u32, what: &str) -> Result<(u64, Vec<u8>)> {
-    let r = scm65::run(prg, mem, job, 3600).map_err(anyhow::Error::msg)?;
-    if r.state == scm65::SOFT_FAULT {
+    let r = softcore_test_prg::run(prg, mem, job, 3600).map_err(anyhow::Error::msg)?;
+    if r.state == softcore_test_prg::SOFT_FAULT {
         bail!(
             "{what}: the software core faulted (error {} at ${:07X})",
             r.error,
             r.fault_pc
         );
     }
-    if r.state != scm65::SOFT_HALT {
+    if r.state != softcore_test_prg::SOFT_HALT {
         bail!("{what}: soft_run ended with {}", r.state);
     }
     let (want, syncs) = reference(mem, job)?;
@@ -291,7 +291,7 @@ fn cycles_per_prompt_token(prg: &[u8], img: &[u8], what: &str) -> Result<f64> {
 /// runtime library too) and debug file (the C files' static functions), sorted.
 fn functions(out: &Path) -> Result<Vec<(u16, String)>> {
     let mut f: HashMap<u16, String> = HashMap::new();
-    let lbl = std::fs::read_to_string(out.join("scm65.lbl"))?;
+    let lbl = std::fs::read_to_string(out.join("mega65/softcore_test.lbl"))?;
     for l in lbl.lines() {
         let p: Vec<&str> = l.split_whitespace().collect();
         if let [_, a, n] = p[..] {
@@ -306,7 +306,7 @@ fn functions(out: &Path) -> Result<Vec<(u16, String)>> {
             }
         }
     }
-    let dbg = std::fs::read_to_string(out.join("scm65.dbg"))?;
+    let dbg = std::fs::read_to_string(out.join("mega65/softcore_test.dbg"))?;
     for l in dbg.lines().filter(|l| l.starts_with("sym\t")) {
         let field = |k: &str| {
             l.split([',', '\t'])
@@ -337,7 +337,7 @@ fn profile(prg: &[u8], out: &Path, what: &str, mem: &[u8], job: u32) -> Result<(
     let mut per: HashMap<usize, u64> = HashMap::new();
     let mut calls: HashMap<usize, u64> = HashMap::new();
     // softcore.c's ins[0]: the opcode being executed, for cycles per SSNAIL instruction
-    let dbg = std::fs::read_to_string(out.join("scm65.dbg"))?;
+    let dbg = std::fs::read_to_string(out.join("mega65/softcore_test.dbg"))?;
     let ins = dbg
         .lines()
         .filter(|l| l.starts_with("sym\t") && l.contains("name=\"_ins\""))
@@ -445,8 +445,8 @@ fn main() -> Result<()> {
         i += 1;
     }
     let dir = tempfile::tempdir()?;
-    let prg = scm65::build(dir.path(), &defs).map_err(anyhow::Error::msg)?;
-    println!("scm65 PRG: {} bytes, DEFS = {defs:?}", prg.len());
+    let prg = softcore_test_prg::build(dir.path(), &defs).map_err(anyhow::Error::msg)?;
+    println!("softcore_test PRG: {} bytes, DEFS = {defs:?}", prg.len());
     if let (Some(f), Some("token")) = (images.first(), prof.as_deref()) {
         let img = std::fs::read(f).with_context(|| format!("{f}: cannot read"))?;
         let (mem, job) = with_prompt(&img, &[1], 1)?;

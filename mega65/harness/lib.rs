@@ -1,5 +1,12 @@
 //! The MEGA65 program's test harness, shared by its tests and the m65bench example: where the
-//! MEGA65 sources are, and the PRG built with the project's own make rule.
+//! MEGA65 sources are, and the PRG built with the project's own make rule; what the tests run,
+//! built once (built.rs); reading the program's transcript (transcript.rs).
+
+mod built;
+mod transcript;
+
+pub use built::{make_for_test, prg, prg_code, program_disk, soft_core, ssnail_bin};
+pub use transcript::{answer, nth_answer, reference, reference_conversation, transcript};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -50,21 +57,29 @@ pub fn build_core(out_dir: &Path) -> Result<Vec<u8>, String> {
 pub const SOFT_CORE_FILE: &str = "ssnail.core";
 
 fn make(out_dir: &Path, target: &str, file: &str) -> Result<Vec<u8>, String> {
+    make_target(out_dir, target, "")?;
+    let path = out_dir.join(file);
+    std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// `make -s -C mega65 SSNAIL_BUILD=out_dir DEFS=defs target`: every C artefact (the program, the
+/// core, the test PRGs, the PC builds) is made by mega65/build.mk, into `out_dir/mega65/`.
+pub fn make_target(out_dir: &Path, target: &str, defs: &str) -> Result<(), String> {
     let out = Command::new("make")
         .args(["-s", "-C"])
         .arg(mega65_dir())
         .arg(target)
         .arg(format!("SSNAIL_BUILD={}", out_dir.display()))
+        .arg(format!("DEFS={defs}"))
         .output()
-        .map_err(|e| format!("running make (needs make and cc65): {e}"))?;
+        .map_err(|e| format!("running make (needs make, cc65 and a C compiler): {e}"))?;
     if !out.status.success() {
         return Err(format!(
-            "building the MEGA65 program (make {target}, needs cc65): {}",
+            "building {target} (make -C mega65 {target} DEFS={defs}, needs cc65 and a C compiler): {}",
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    let path = out_dir.join(file);
-    std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))
+    Ok(())
 }
 
 /// The small converted test images the program's tests load (testkit models, fixed names, so the

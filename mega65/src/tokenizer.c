@@ -1,11 +1,12 @@
 /* tokenizer.c: the image tokenizer (spec §2.1-§2.2) for SPM, GPT-2 BPE and WordPiece.
  * Every table is read in place in image memory (far.h): binary search over the sorted index,
  * compares of piece bytes against the vocab table, one priority per token. Nothing is copied.
- * Same steps as the PC image tokenizer (pc-tools/tokenizer/src/image.rs), including its four
- * fixes over upstream (docs/tokenizer.md): empty SPM input gives no pieces; GPT-2 whitespace runs
- * split like the regex \s+(?!\S); WordPiece: `_` is punctuation, control bytes are dropped,
- * words over 100 bytes are [UNK]; digits-first BPE vocabularies (no " <digit>" token, e.g.
- * SmolLM2) never join a space to a digit. The sorted-index search is tokfind.s on the MEGA65. */
+ * Same steps, by the same names, as the PC image tokenizer (pc-tools/tokenizer/src/image.rs),
+ * including its four fixes over upstream (docs/tokenizer.md): empty SPM input gives no pieces;
+ * GPT-2 whitespace runs split like the regex \s+(?!\S); WordPiece: `_` is punctuation, control
+ * bytes are dropped, words over 100 bytes are [UNK]; digits-first BPE vocabularies (no
+ * " <digit>" token, e.g. SmolLM2) never join a space to a digit. The sorted-index search is
+ * tokfind.s on the MEGA65. */
 #include <string.h>
 #include "far.h"
 #include "imgmem.h"
@@ -211,7 +212,8 @@ static uint8_t gclass(uint8_t c) {
 
 static const char *const contractions[] = {"s", "t", "re", "ve", "m", "ll", "d"};
 
-static void bpe(const uint8_t *t, uint8_t n) {
+/* GPT-2's pre-tokenizer split (image.rs gpt2_split), each chunk merged as it is found */
+static void gpt2_split(const uint8_t *t, uint8_t n) {
     uint8_t i = 0, j, k, c, m, l;
     while (i < n) {
         if (t[i] == '\'') {
@@ -250,7 +252,8 @@ static uint8_t key[MAXCHUNK + 1];
 
 #define MAX_WORD_LEN 100   /* longer words are [unk] without a search */
 
-static void wordpiece_word(const uint8_t *w, uint8_t n) {
+/* one word's WordPiece pieces, longest first (image.rs ImageTokenizer::wordpiece) */
+static void wordpiece(const uint8_t *w, uint8_t n) {
     uint8_t s = 0, e, kl;
     uint16_t mark = out_n;
     uint32_t id;
@@ -272,7 +275,8 @@ static void wordpiece_word(const uint8_t *w, uint8_t n) {
     }
 }
 
-static void wordpiece(uint8_t *t, uint8_t n) {
+/* BERT's words (image.rs bert_words), each one's pieces emitted as it is found */
+static void bert_words(uint8_t *t, uint8_t n) {
     uint8_t i = 0, k, c;
     /* BERT's text cleaning: control bytes (all but tab, newline, CR; DEL too) are removed
      * before the split, so they do not end a word; lower case if the image says so */
@@ -291,7 +295,7 @@ static void wordpiece(uint8_t *t, uint8_t n) {
         } else {
             k = i + 1;   /* punctuation, `_` included: one character per word */
         }
-        wordpiece_word(t + i, k - i);
+        wordpiece(t + i, k - i);
         i = k;
     }
 }
@@ -320,11 +324,11 @@ int16_t tok_encode(const char *in, uint8_t first, uint32_t *out, uint16_t max) {
         break;
     case TOK_BPE:
         if (first && tok_begin != TOK_NONE) emit(tok_begin);
-        bpe(text, n);
+        gpt2_split(text, n);
         break;
     default:
         if (tok_begin != TOK_NONE) emit(tok_begin);
-        wordpiece(text, n);
+        bert_words(text, n);
         if (tok_end != TOK_NONE) emit(tok_end);
         break;
     }

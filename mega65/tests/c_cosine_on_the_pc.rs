@@ -17,24 +17,9 @@ use std::process::{Command, Stdio};
 /// The bound the program's documentation states (three printed decimals included).
 const BOUND: f64 = 0.005;
 
+/// coshost (mega65/src/cosine.c with a PC driver), made by build.mk into `dir`.
 fn build_coshost(dir: &Path) -> PathBuf {
-    let m = common::mega65_dir();
-    let exe = dir.join("coshost");
-    let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-O2", "-Wall", "-Werror", "-I"])
-        .arg(m.join("include"))
-        .arg("-o")
-        .arg(&exe)
-        .arg(m.join("host/coshost.c"))
-        .arg(m.join("src/cosine.c"))
-        .output()
-        .expect("a C compiler (cc) is needed to build the MEGA65 cosine for the PC");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    common::make_for_test(dir, "mega65-coshost", "", "coshost")
 }
 
 /// The MEGA65's round(1000 x cosine) for each pair.

@@ -11,28 +11,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// Compile tokhost (the MEGA65 C sources + the PC far.h) into `dir`.
+/// tokhost (the MEGA65 C sources + the PC far.h), made by build.mk into `dir`.
 fn build_tokhost(dir: &Path) -> PathBuf {
-    let m = common::mega65_dir();
-    let exe = dir.join("tokhost");
-    let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-O2", "-Wall", "-Werror", "-I"])
-        .arg(m.join("include"))
-        .arg("-o")
-        .arg(&exe)
-        .arg(m.join("host/tokhost.c"))
-        .arg(m.join("host/far_host.c"))
-        .arg(m.join("host/imgmem_host.c"))
-        .arg(m.join("src/tokenizer.c"))
-        .arg(m.join("src/fold.c"))
-        .output()
-        .expect("a C compiler (cc) is needed to build the MEGA65 tokenizer for the PC");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    common::make_for_test(dir, "mega65-hosttest", "", "tokhost")
 }
 
 fn run(exe: &Path, args: &[&str], input: &[u8]) -> Vec<u8> {

@@ -4,58 +4,16 @@
 //! `ssnail run --hw` runs it.
 
 use ssnail_mega65_program as common;
+use ssnail_mega65_program::{answer, prg, program_disk, soft_core, ssnail_bin, transcript};
 
 use ssnail_convert::{convert, Core, Options, Policy};
 use ssnail_core::{Board, Machine as CoreMachine, NoHost, Numerics, Ssnail};
-use ssnail_disk::{FileType, D81};
 use ssnail_format::image::{Header, BASE};
 use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_testkit::models::{self, ModelOpts};
 use ssnail_tokenizer::AsciiFolder;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::OnceLock;
-
-fn build_dir() -> PathBuf {
-    std::env::temp_dir().join(format!("ssnail-mega65-coresoft-{}", std::process::id()))
-}
-
-fn prg() -> &'static [u8] {
-    static PRG: OnceLock<Vec<u8>> = OnceLock::new();
-    PRG.get_or_init(|| common::build_prg(&build_dir()).unwrap_or_else(|e| panic!("{e}")))
-}
-
-fn soft_core() -> &'static [u8] {
-    static CORE: OnceLock<Vec<u8>> = OnceLock::new();
-    CORE.get_or_init(|| common::build_core(&build_dir()).unwrap_or_else(|e| panic!("{e}")))
-}
-
-/// The `ssnail` binary of this workspace (built once, as `make test` has it).
-fn ssnail_bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let root = common::mega65_dir().join("..");
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let st = Command::new(cargo)
-            .args([
-                "build",
-                "--release",
-                "-q",
-                "-p",
-                "ssnail",
-                "--bin",
-                "ssnail",
-            ])
-            .current_dir(&root)
-            .status()
-            .expect("cargo build -p ssnail");
-        assert!(st.success(), "building ssnail failed");
-        std::env::var("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| root.join("target"))
-            .join("release/ssnail")
-    })
-}
 
 /// A GGUF converted for `core` with auto formats and context `ctx`.
 fn image(opts: &ModelOpts, core: Core, ctx: u32) -> Vec<u8> {
@@ -70,19 +28,6 @@ fn image(opts: &ModelOpts, core: Core, ctx: u32) -> Vec<u8> {
         ..Options::default()
     };
     convert(&g, &o).unwrap().image
-}
-
-/// The program disk as `make disk` writes it, with `files`.
-fn disk(files: &[(&str, &[u8])]) -> Vec<u8> {
-    let mut d = D81::new("SSNAIL", *b"65").unwrap();
-    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
-    d.add_file(common::SOFT_CORE_FILE, FileType::Seq, soft_core())
-        .unwrap();
-    for (name, data) in files {
-        d.add_file(name, FileType::Seq, data)
-            .unwrap_or_else(|e| panic!("{name} ({} bytes) on the D81: {e}", data.len()));
-    }
-    d.into_bytes()
 }
 
 /// The program from `d81` (and `sd` as the SD card) on `(board, fpga_mib)`: the FPGA core with
@@ -120,24 +65,6 @@ fn run(
         }
     }
     m
-}
-
-fn transcript(m: &Machine) -> String {
-    String::from_utf8_lossy(&m.serial).into_owned()
-}
-
-/// The answer printed after `prompt`'s echo, up to the line the program adds.
-fn answer(t: &str, prompt: &str) -> String {
-    let echo = format!("> {prompt}\n");
-    let start = t
-        .find(&echo)
-        .unwrap_or_else(|| panic!("prompt {prompt:?} not echoed:\n{t}"))
-        + echo.len();
-    let rest = &t[start..];
-    rest[..rest
-        .find("\n[")
-        .unwrap_or_else(|| panic!("no end of answer:\n{t}"))]
-        .to_string()
 }
 
 #[test]
@@ -185,7 +112,14 @@ fn stories260k_made_for_the_software_core_runs_on_a_stock_board_as_ssnail_run_hw
         let keys = format!("{{RETURN}}/temp 0{{RETURN}}/n {n}{{RETURN}}{prompt}{{RETURN}}");
         let mut m = run(
             (board, 0),
-            disk(&[("s260k.ssnail", &img)]),
+            program_disk(
+                prg(),
+                false,
+                &[
+                    (common::SOFT_CORE_FILE, soft_core()),
+                    ("s260k.ssnail", &img),
+                ],
+            ),
             None,
             &keys,
             "tokens/s]",

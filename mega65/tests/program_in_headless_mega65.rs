@@ -6,10 +6,12 @@
 
 use ssnail_mega65_program as common;
 use ssnail_mega65_program::test_images::{bert, gpt2, image, llama, with_one_weight_byte_flipped};
+use ssnail_mega65_program::{answer, prg, prg_code, program_disk, reference, soft_core};
+use ssnail_testkit::images::{with_description, with_mem_needed_mb};
 
 use ssnail_convert::Options;
 use ssnail_core::{Board, Machine as Core, NoHost, Numerics, Ssnail};
-use ssnail_disk::{FileType, D81};
+use ssnail_disk::D81;
 use ssnail_format::ggml::GgmlType;
 use ssnail_mega65::{KeyScript, Machine, StopReason, CPU_HZ};
 use ssnail_testkit::llama_vocab;
@@ -18,44 +20,6 @@ use ssnail_tokenizer::image::{image_memory, tables_only_image};
 use ssnail_tokenizer::{AsciiFolder, ImageTables, ImageTokenizer, Vocab};
 use std::path::Path;
 use std::sync::OnceLock;
-
-/// The PRG, built once with the project's own make rule (cc65, linker/mega65.cfg), or the one
-/// named by SSNAIL_MEGA65_PRG (to run these tests against another build, e.g. an older one).
-fn prg() -> &'static [u8] {
-    &built().0
-}
-
-/// The PRG and where its code and read-only data are (none when SSNAIL_MEGA65_PRG names it).
-fn built() -> &'static (Vec<u8>, Vec<std::ops::Range<usize>>) {
-    static PRG: OnceLock<(Vec<u8>, Vec<std::ops::Range<usize>>)> = OnceLock::new();
-    PRG.get_or_init(|| {
-        if let Ok(path) = std::env::var("SSNAIL_MEGA65_PRG") {
-            let prg = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-            return (prg, Vec::new());
-        }
-        let out_dir =
-            std::env::temp_dir().join(format!("ssnail-mega65-test-{}", std::process::id()));
-        let prg = common::build_prg(&out_dir).unwrap_or_else(|e| panic!("{e}"));
-        let code = common::program_code(&out_dir).unwrap_or_else(|e| panic!("{e}"));
-        (prg, code)
-    })
-}
-
-/// What a greedy `ssnail run` prints after the prompt (hardware numerics, as the MEGA65 run),
-/// folded to ASCII as the MEGA65 shows it.
-fn reference(img: &[u8], prompt: &str, n: u32) -> String {
-    let mem = image_memory(img).unwrap();
-    let toks = ImageTokenizer::new(&mem).unwrap().encode(prompt, true);
-    let (mut dev, _) = Ssnail::load_bytes(img, None).unwrap();
-    dev.machine.numerics = Numerics::Hardware;
-    let g = dev.generate(&toks, n, &mut NoHost).unwrap();
-    let mut text = String::new();
-    let mut f = AsciiFolder::new();
-    for t in g.tokens {
-        f.push(&dev.vocab_piece(t), &mut text);
-    }
-    text
-}
 
 #[derive(Default)]
 struct Setup {
@@ -131,24 +95,9 @@ fn run_machine(setup: &Setup, keys: &str, until: &str, times: usize, seconds: f6
     m
 }
 
-/// The software core (`make mega65-core`), built once.
-fn soft_core() -> &'static [u8] {
-    static CORE: OnceLock<Vec<u8>> = OnceLock::new();
-    CORE.get_or_init(|| {
-        let out_dir =
-            std::env::temp_dir().join(format!("ssnail-mega65-test-core-{}", std::process::id()));
-        common::build_core(&out_dir).unwrap_or_else(|e| panic!("{e}"))
-    })
-}
-
+/// The program disk as `make disk` writes it (the PRG twice), with `files`.
 fn disk_with(files: &[(&str, &[u8])]) -> Vec<u8> {
-    let mut d = D81::new("SSNAIL", *b"65").unwrap();
-    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
-    d.add_file("autoboot.c65", FileType::Prg, prg()).unwrap();
-    for (name, data) in files {
-        d.add_file(name, FileType::Seq, data).unwrap();
-    }
-    d.into_bytes()
+    program_disk(prg(), true, files)
 }
 
 fn sd_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {
@@ -159,21 +108,6 @@ fn sd_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {
         std::fs::write(p, data).unwrap();
     }
     dir
-}
-
-/// The answer the program printed for `prompt`: the text between the echoed prompt line and the
-/// line the program adds after it (`[end of text]` or the tokens/s line).
-fn answer<'a>(transcript: &'a str, prompt: &str) -> &'a str {
-    let start = transcript
-        .find(&format!("> {prompt}\n"))
-        .unwrap_or_else(|| panic!("prompt not echoed:\n{transcript}"))
-        + prompt.len()
-        + 3;
-    let rest = &transcript[start..];
-    let end = rest
-        .find("\n[")
-        .unwrap_or_else(|| panic!("no end of answer:\n{transcript}"));
-    &rest[..end]
 }
 
 /// The two boards the e2e tests run on: an R3 (8 MiB of HyperRAM) and an R4-R6 with 72 MiB
@@ -1173,14 +1107,9 @@ fn a_72_mb_layout_image_loads_from_the_sd_card_on_a_72_mb_board() {
     assert!(!t.contains("Loaded"), "{t}");
 }
 
-/// `img` with another description (header $80, NUL-padded) and `mem_needed` in MB.
-fn with_description(img: &[u8], desc: &str, mem_mb: u32) -> Vec<u8> {
-    let mut out = img.to_vec();
-    let field = &mut out[0x80..0x100];
-    field.fill(0);
-    field[..desc.len()].copy_from_slice(desc.as_bytes());
-    out[0x38..0x3C].copy_from_slice(&(mem_mb << 20).to_le_bytes());
-    out
+/// `img` with another description and `mem_needed` in MB.
+fn described(img: &[u8], desc: &str, mem_mb: u32) -> Vec<u8> {
+    with_mem_needed_mb(&with_description(img, desc), mem_mb)
 }
 
 /// The browser finds an `Ssnail` folder in any letter case, lists any number of models (here 23,
@@ -1194,13 +1123,10 @@ fn the_browser_scans_any_case_pages_through_many_models_and_says_what_it_left_ou
     let mut files: Vec<(String, Vec<u8>)> = (0..22)
         .map(|i| {
             let desc = format!("Model {i}");
-            (
-                format!("Ssnail/M{i:02}.SSNAIL"),
-                with_description(&img, &desc, 1),
-            )
+            (format!("Ssnail/M{i:02}.SSNAIL"), described(&img, &desc, 1))
         })
         .collect();
-    files.push((format!("Ssnail/{long}"), with_description(&img, "Long", 1)));
+    files.push((format!("Ssnail/{long}"), described(&img, "Long", 1)));
     files.push(("Ssnail/._M00.SSNAIL".into(), vec![0; 4096]));
     files.push(("Ssnail/._M01.SSNAIL".into(), vec![0; 4096]));
     files.push(("Ssnail/config.txt".into(), b"m20.ssnail\n".to_vec()));
@@ -1299,8 +1225,8 @@ fn every_printable_ascii_character_shows_as_itself_on_the_screen() {
     let ascii: String = (b' '..=b'~').map(|c| c as char).collect();
     let (lo, hi) = ascii.split_at(48);
     let sd = sd_with(&[
-        ("SSNAIL/llama-q4_0.ssnail", &with_description(&img, lo, 1)),
-        ("SSNAIL/m2.ssnail", &with_description(&img, hi, 1)),
+        ("SSNAIL/llama-q4_0.ssnail", &described(&img, lo, 1)),
+        ("SSNAIL/m2.ssnail", &described(&img, hi, 1)),
     ]);
     let setup = Setup {
         sd: Some(sd),
@@ -1358,13 +1284,13 @@ fn the_model_browser_shows_each_models_description_size_and_fit_and_scrolls() {
         let mb = if i == 3 { 100 } else { 1 + i };
         sd_files.push((
             format!("SSNAIL/M{i:02}.SSNAIL"),
-            with_description(&img, &desc, mb),
+            described(&img, &desc, mb),
             desc,
         ));
     }
     sd_files.push((
         "SSNAIL/M10.SSNAIL".into(),
-        with_description(&img, long, 2),
+        described(&img, long, 2),
         format!("{}...", &long[..73]),
     ));
     sd_files.push((
@@ -1372,7 +1298,7 @@ fn the_model_browser_shows_each_models_description_size_and_fit_and_scrolls() {
         b"not an image".repeat(30),
         String::new(),
     ));
-    let on_disk = with_description(&img, "On the floppy", 3);
+    let on_disk = described(&img, "On the floppy", 3);
     let files: Vec<(&str, &[u8])> = sd_files
         .iter()
         .map(|(n, d, _)| (n.as_str(), d.as_slice()))
@@ -1558,7 +1484,7 @@ fn addresses_an_image_gives_outside_its_memory_are_refused_in_one_line_on_both_c
         // title, the program's code and read-only data are the PRG's bytes.
         let top = m.peek_phys(0x800, 25);
         assert_eq!(&top[..], b"SSNAIL for MEGA65: models", "{which}: {t}");
-        for r in &built().1 {
+        for r in prg_code() {
             assert!(
                 m.peek_phys(r.start as u32, r.len())
                     == prg[2 + r.start - 0x2001..2 + r.end - 0x2001],

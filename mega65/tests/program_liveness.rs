@@ -7,42 +7,21 @@
 
 use ssnail_mega65_program as common;
 use ssnail_mega65_program::test_images::{huge_attn, llama, with_script};
+use ssnail_mega65_program::{prg, program_disk, soft_core, transcript};
 
 use ssnail_core::{Board, Machine as CoreMachine, Numerics, Ssnail};
-use ssnail_disk::{FileType, D81};
+use ssnail_disk::D81;
 use ssnail_format::image::{Header, BASE, HEADER_LEN};
 use ssnail_format::isa::{Instr, Op};
 use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
-use std::sync::OnceLock;
 
-fn build_dir() -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("ssnail-mega65-live-{}", std::process::id()))
-}
-
-fn prg() -> &'static [u8] {
-    static PRG: OnceLock<Vec<u8>> = OnceLock::new();
-    PRG.get_or_init(|| common::build_prg(&build_dir()).unwrap_or_else(|e| panic!("{e}")))
-}
-
-/// The software core, or the one named by SSNAIL_MEGA65_CORE (a build with a rule broken, to
-/// see these tests fail).
-fn core() -> &'static [u8] {
-    static CORE: OnceLock<Vec<u8>> = OnceLock::new();
-    CORE.get_or_init(|| {
-        if let Ok(path) = std::env::var("SSNAIL_MEGA65_CORE") {
-            return std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        }
-        common::build_core(&build_dir()).unwrap_or_else(|e| panic!("{e}"))
-    })
-}
-
+/// The program disk with the software core and `img` as `name`.
 fn disk(name: &str, img: &[u8]) -> Vec<u8> {
-    let mut d = D81::new("SSNAIL", *b"65").unwrap();
-    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
-    d.add_file(common::SOFT_CORE_FILE, FileType::Seq, core())
-        .unwrap();
-    d.add_file(name, FileType::Seq, img).unwrap();
-    d.into_bytes()
+    program_disk(
+        prg(),
+        false,
+        &[(common::SOFT_CORE_FILE, soft_core()), (name, img)],
+    )
 }
 
 /// The program started from `d81` on an R3 board: without the SSNAIL device (the software core
@@ -64,10 +43,6 @@ fn start(d81: Vec<u8>, fpga: bool) -> Machine {
     let (_, entry) = m.load_prg(&program, None).unwrap();
     m.start_at(entry);
     m
-}
-
-fn transcript(m: &Machine) -> String {
-    String::from_utf8_lossy(&m.serial).into_owned()
 }
 
 /// Types `keys` now.
@@ -220,13 +195,16 @@ fn the_c_stack_stays_within_half_of_its_384_bytes() {
     const SIZE: usize = 384;
     let img = llama();
     let bert = ssnail_mega65_program::test_images::bert();
-    let mut d = D81::new("SSNAIL", *b"65").unwrap();
-    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
-    d.add_file(common::SOFT_CORE_FILE, FileType::Seq, core())
-        .unwrap();
-    d.add_file("tinyllama.ssnail", FileType::Seq, &img).unwrap();
-    d.add_file("tinybert.ssnail", FileType::Seq, &bert).unwrap();
-    let mut m = start(d.into_bytes(), false);
+    let d81 = program_disk(
+        prg(),
+        false,
+        &[
+            (common::SOFT_CORE_FILE, soft_core()),
+            ("tinyllama.ssnail", &img),
+            ("tinybert.ssnail", &bert),
+        ],
+    );
+    let mut m = start(d81, false);
     m.poke_phys(STACK, &[0xA5; SIZE]);
     // the browser's default is the larger image, the encoder
     type_keys(

@@ -4,69 +4,24 @@
 //! several seeds, temperatures and top-k, on both boards; another seed changes the MEGA65's
 //! answer.
 
-use ssnail_mega65_program as common;
 use ssnail_mega65_program::test_images::{gpt2, llama};
+use ssnail_mega65_program::{answer, prg, program_disk, ssnail_bin};
 
 use ssnail_core::{Board, Machine as Core, Numerics, Ssnail};
-use ssnail_disk::{FileType, D81};
 use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
-use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
-
-fn prg() -> &'static [u8] {
-    static PRG: OnceLock<Vec<u8>> = OnceLock::new();
-    PRG.get_or_init(|| {
-        if let Ok(path) = std::env::var("SSNAIL_MEGA65_PRG") {
-            return std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        }
-        let out_dir =
-            std::env::temp_dir().join(format!("ssnail-mega65-sampling-{}", std::process::id()));
-        common::build_prg(&out_dir).unwrap_or_else(|e| panic!("{e}"))
-    })
-}
-
-/// The `ssnail` binary of this workspace, built (release) if needed.
-fn ssnail_bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let root = common::mega65_dir().join("..");
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let st = Command::new(cargo)
-            .args([
-                "build",
-                "--release",
-                "-q",
-                "-p",
-                "ssnail",
-                "--bin",
-                "ssnail",
-            ])
-            .current_dir(&root)
-            .status()
-            .expect("cargo build -p ssnail");
-        assert!(st.success(), "building ssnail failed");
-        let target = std::env::var("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| root.join("target"));
-        target.join("release/ssnail")
-    })
-}
 
 const BOARDS: [(usize, &str); 2] = [(8, "R3"), (72, "R4-R6")];
 
 /// The program from a D81 holding `img`, keys typed at once; the transcript once `times`
 /// answers have ended (the tokens/s line) or 300 s of MEGA65 time passed.
 fn mega65(img: &[u8], mib: usize, keys: &str, times: usize) -> String {
-    let mut d = D81::new("SSNAIL", *b"65").unwrap();
-    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
-    d.add_file("model.ssnail", FileType::Seq, img).unwrap();
     let mut m = Machine::new();
     let mut core = Core::new(mib << 20);
     core.numerics = Numerics::Hardware;
     let board = if mib <= 8 { Board::R3 } else { Board::R4 };
     m.attach_ssnail(Ssnail::with_board(core, board));
-    m.mount_d81(d.into_bytes());
+    m.mount_d81(program_disk(prg(), false, &[("model.ssnail", img)]));
     let (_, entry) = m.load_prg(prg(), None).unwrap();
     m.keys.schedule(&KeyScript::parse(keys).unwrap(), 0);
     m.start_at(entry);
@@ -83,19 +38,6 @@ fn mega65(img: &[u8], mib: usize, keys: &str, times: usize) -> String {
     let t = String::from_utf8_lossy(&m.serial).into_owned();
     // Keep failure messages readable: a runaway answer is cut.
     t.chars().take(20_000).collect()
-}
-
-/// The text after the echoed prompt line up to the program's next `[` line.
-fn answer<'a>(transcript: &'a str, prompt: &str) -> &'a str {
-    let start = transcript
-        .find(&format!("> {prompt}\n"))
-        .unwrap_or_else(|| panic!("prompt not echoed:\n{transcript}"))
-        + prompt.len()
-        + 3;
-    let rest = &transcript[start..];
-    &rest[..rest
-        .find("\n[")
-        .unwrap_or_else(|| panic!("no end of answer:\n{transcript}"))]
 }
 
 /// `ssnail chat IMG --sampler mega65 --hw --seed S --temp T --topk K -n N -p PROMPT`: the

@@ -8,6 +8,9 @@
 
 use ssnail_mega65_program as common;
 use ssnail_mega65_program::test_images::{bert, gpt2, image, llama};
+use ssnail_mega65_program::{
+    answer, nth_answer, prg, program_disk, reference_conversation, soft_core, transcript,
+};
 
 use ssnail_core::{Board, Machine as CoreMachine, NoHost, Numerics, Ssnail};
 use ssnail_disk::{FileType, D81};
@@ -16,48 +19,12 @@ use ssnail_format::image::{Header, BASE};
 use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_testkit::models::ModelOpts;
 use ssnail_tokenizer::image::image_memory;
-use ssnail_tokenizer::{AsciiFolder, ImageTokenizer};
-use std::sync::OnceLock;
-
-fn build_dir() -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("ssnail-mega65-soft-{}", std::process::id()))
-}
-
-/// The PRG, or the one named by SSNAIL_MEGA65_PRG (another build, as in
-/// program_in_headless_mega65.rs).
-fn prg() -> &'static [u8] {
-    static PRG: OnceLock<Vec<u8>> = OnceLock::new();
-    PRG.get_or_init(|| {
-        if let Ok(path) = std::env::var("SSNAIL_MEGA65_PRG") {
-            return std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        }
-        common::build_prg(&build_dir()).unwrap_or_else(|e| panic!("{e}"))
-    })
-}
-
-/// The software core, or the one named by SSNAIL_MEGA65_CORE (e.g. a build with one rounding
-/// rule changed, to see these tests fail).
-fn core() -> &'static [u8] {
-    static CORE: OnceLock<Vec<u8>> = OnceLock::new();
-    CORE.get_or_init(|| {
-        if let Ok(path) = std::env::var("SSNAIL_MEGA65_CORE") {
-            return std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        }
-        common::build_core(&build_dir()).unwrap_or_else(|e| panic!("{e}"))
-    })
-}
+use ssnail_tokenizer::ImageTokenizer;
 
 /// The program disk as `make disk` writes it: the PRG twice, the software core, the images.
 fn disk(files: &[(&str, &[u8])]) -> Vec<u8> {
-    let mut d = D81::new("SSNAIL", *b"65").unwrap();
-    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
-    d.add_file("autoboot.c65", FileType::Prg, prg()).unwrap();
-    d.add_file(common::SOFT_CORE_FILE, FileType::Seq, core())
-        .unwrap();
-    for (name, data) in files {
-        d.add_file(name, FileType::Seq, data).unwrap();
-    }
-    d.into_bytes()
+    let files = [&[(common::SOFT_CORE_FILE, soft_core())][..], files].concat();
+    program_disk(prg(), true, &files)
 }
 
 /// Which SSNAIL core the machine has: none (the software core must run the jobs) on an R3 or
@@ -129,52 +96,6 @@ fn run_with_sd(
     m
 }
 
-fn transcript(m: &Machine) -> String {
-    String::from_utf8_lossy(&m.serial).into_owned()
-}
-
-/// The answer printed after `prompt`'s echo (its `nth` occurrence), up to the line the program adds.
-fn answer(t: &str, prompt: &str, nth: usize) -> String {
-    let echo = format!("> {prompt}\n");
-    let start = t
-        .match_indices(&echo)
-        .nth(nth)
-        .unwrap_or_else(|| panic!("prompt {prompt:?} not echoed:\n{t}"))
-        .0
-        + echo.len();
-    let rest = &t[start..];
-    let end = rest
-        .find("\n[")
-        .unwrap_or_else(|| panic!("no end of answer:\n{t}"));
-    rest[..end].to_string()
-}
-
-/// What the program does for a conversation, done by ssnail_core in hardware numerics: each
-/// `(prompt, first)` a first turn (after /reset) or a continuation, `n` tokens each. Returns
-/// the folded answers and the device (its memory is what the MEGA65's attic RAM must hold).
-fn reference(img: &[u8], turns: &[(&str, bool)], n: u32) -> (Vec<String>, Ssnail) {
-    let mem = image_memory(img).unwrap();
-    let tok = ImageTokenizer::new(&mem).unwrap();
-    let (mut dev, _) = Ssnail::load_bytes(img, None).unwrap();
-    dev.machine.numerics = Numerics::Hardware;
-    let mut answers = Vec::new();
-    for (prompt, first) in turns {
-        let toks = tok.encode(prompt, *first);
-        let g = if *first {
-            dev.generate(&toks, n, &mut NoHost).unwrap()
-        } else {
-            dev.continue_generation(&toks, n, &mut NoHost).unwrap()
-        };
-        let mut text = String::new();
-        let mut f = AsciiFolder::new();
-        for t in g.tokens {
-            f.push(&dev.vocab_piece(t), &mut text);
-        }
-        answers.push(text);
-    }
-    (answers, dev)
-}
-
 /// SSNAIL memory as the MEGA65 left it equals the reference device's, byte for byte, over the
 /// image's `mem_needed`; on failure the first differing address and the span of differences.
 fn assert_memory_equal(m: &mut Machine, dev: &Ssnail, what: &str) {
@@ -211,7 +132,7 @@ fn conversation(turns: &[(&str, bool)], n: u32) -> String {
 }
 
 fn check_decoder(name: &str, img: &[u8], turns: &[(&str, bool)], n: u32) {
-    let (want, dev) = reference(img, turns, n);
+    let (want, dev) = reference_conversation(img, turns, n);
     for (board, board_name) in BOARDS {
         let d81 = disk(&[(name, img)]);
         let mut m = run(
@@ -228,7 +149,7 @@ fn check_decoder(name: &str, img: &[u8], turns: &[(&str, bool)], n: u32) {
         for (i, (prompt, _)) in turns.iter().enumerate() {
             let k = seen.entry(*prompt).or_insert(0);
             assert_eq!(
-                answer(&t, prompt, *k),
+                nth_answer(&t, prompt, *k),
                 want[i],
                 "{name}, {board_name}, turn {i}: {t}"
             );
@@ -348,7 +269,7 @@ fn with_the_fpga_core_present_core_soft_and_core_fpga_take_turns_in_one_conversa
         ("and then", false),
         ("the end", false),
     ];
-    let (want, dev) = reference(&img, &turns, 6);
+    let (want, dev) = reference_conversation(&img, &turns, 6);
     let keys = "{RETURN}/temp 0{RETURN}/n 6{RETURN}/core soft{RETURN}the cat sat{RETURN}\
                 /core fpga{RETURN}and then{RETURN}/core soft{RETURN}/stats{RETURN}the end{RETURN}";
     let mut m = run(
@@ -369,7 +290,7 @@ fn with_the_fpga_core_present_core_soft_and_core_fpga_take_turns_in_one_conversa
     );
     assert_eq!(t.matches("[core: FPGA v1]").count(), 1, "{t}");
     for (i, (prompt, _)) in turns.iter().enumerate() {
-        assert_eq!(answer(&t, prompt, 0), want[i], "turn {i}: {t}");
+        assert_eq!(answer(&t, prompt), want[i], "turn {i}: {t}");
     }
     assert_memory_equal(&mut m, &dev, "llama, cores taking turns");
 }
@@ -412,10 +333,10 @@ fn sampling_context_full_and_run_stop_work_on_the_software_core_as_on_the_fpga_c
         );
     }
     for prompt in ["Once", "there"] {
-        let a = answer(&soft, prompt, 0);
-        assert_eq!(a, answer(&fpga, prompt, 0), "{prompt}: {soft}");
+        let a = answer(&soft, prompt);
+        assert_eq!(a, answer(&fpga, prompt), "{prompt}: {soft}");
     }
-    assert!(!answer(&soft, "there", 0).is_empty(), "{soft}");
+    assert!(!answer(&soft, "there").is_empty(), "{soft}");
 
     // RUN/STOP: a token takes seconds on the 45GS02, so the answer stops after a few.
     let img = llama();
@@ -429,10 +350,10 @@ fn sampling_context_full_and_run_stop_work_on_the_software_core_as_on_the_fpga_c
     );
     let t = transcript(&m);
     assert!(t.contains("[stopped]"), "{t}");
-    let shown = answer(&t, "the cat", 0);
-    let (full, _) = reference(&img, &[("the cat", true)], 60);
+    let shown = answer(&t, "the cat");
+    let (full, _) = reference_conversation(&img, &[("the cat", true)], 60);
     assert!(
-        !shown.is_empty() && full[0].starts_with(&shown) && shown.len() < full[0].len(),
+        !shown.is_empty() && full[0].starts_with(shown) && shown.len() < full[0].len(),
         "{shown:?} / {:?}",
         full[0]
     );
@@ -525,7 +446,7 @@ fn images_the_software_core_cannot_run_are_refused_before_any_job_with_the_reaso
 #[test]
 fn a_core_file_from_another_build_is_named_and_not_run() {
     let img = llama();
-    let mut other = core().to_vec();
+    let mut other = soft_core().to_vec();
     other[4] ^= 0xFF; // the ABI version after "SNLC"
     let mut d = D81::new("SSNAIL", *b"65").unwrap();
     d.add_file("ssnail", FileType::Prg, prg()).unwrap();
@@ -560,7 +481,7 @@ fn a_core_file_from_another_build_is_named_and_not_run() {
 #[test]
 fn a_damaged_core_file_gets_one_line_and_the_models_are_still_listed_or_run_on_the_fpga_core() {
     let img = llama();
-    let good = core();
+    let good = soft_core();
     let tables = good.len() - 4096;
     let mut short = good[..7].to_vec();
     short[5] = 7; // the window part's length (header +5)
@@ -624,8 +545,8 @@ fn a_damaged_core_file_gets_one_line_and_the_models_are_still_listed_or_run_on_t
         1,
         60.0,
     ));
-    let (want, _) = reference(&img, &[(prompt, true)], 4);
-    assert_eq!(answer(&t, prompt, 0), want[0], "{t}");
+    let (want, _) = reference_conversation(&img, &[(prompt, true)], 4);
+    assert_eq!(answer(&t, prompt), want[0], "{t}");
     assert!(
         t.contains("[ssnail.core on the disk is damaged or of another build: not run]\n"),
         "{t}"

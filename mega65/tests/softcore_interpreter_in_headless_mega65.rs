@@ -1,5 +1,5 @@
 //! The software SSNAIL core (mega65/softcore: the interpreter and its single arithmetic) compiled
-//! by cc65 into the scm65 test PRG (mega65/host/scm65.c) and run by the 45GS02 in the headless
+//! by cc65 into the softcore_test PRG (mega65/testprg/softcore_test.c) and run by the 45GS02 in the headless
 //! MEGA65 without an SSNAIL device: each job's SSNAIL memory is poked into attic RAM at $8000000,
 //! the PRG does GO and soft_run to HALT or a fault, and all of SSNAIL memory, the error code, the
 //! fault PC and the SYNC count must equal ssnail_core::Machine's in hardware numerics, bit for bit.
@@ -7,8 +7,8 @@
 //! fault, special values, and the MEGA65 test images (llama Q4_0, gpt2 Q8_0, bert Q8_0) run to
 //! HALT with several prompts (the decoders also a second turn on the same KV cache).
 
-mod scm65;
 mod softcore_jobs;
+mod softcore_test_prg;
 
 use softcore_jobs::{compare, run_image, rust_core, NanOk, Outcome, PROMPTS};
 use ssnail_mega65_program as common;
@@ -26,7 +26,8 @@ fn prgs() -> &'static [Prg] {
         .get_or_init(|| {
             let dir = tempfile::tempdir().unwrap();
             let build = |sub: &str, defs: &str| {
-                scm65::build(&dir.path().join(sub), defs).unwrap_or_else(|e| panic!("{e}"))
+                softcore_test_prg::build(&dir.path().join(sub), defs)
+                    .unwrap_or_else(|e| panic!("{e}"))
             };
             let prgs = vec![
                 ("cc65 build with softgemv65.s", build("asm", "")),
@@ -48,14 +49,18 @@ fn check(what: &str, mem: &[u8], job: u32, nan_ok: &[NanOk]) -> Outcome {
     let rust = rust_core(mem, job);
     let n = if DEFAULT_ONLY.get() { 1 } else { prgs().len() };
     for (build, prg) in &prgs()[..n] {
-        let r = scm65::run(prg, mem, job, 600).unwrap_or_else(|e| panic!("{what} ({build}): {e}"));
+        let r = softcore_test_prg::run(prg, mem, job, 600)
+            .unwrap_or_else(|e| panic!("{what} ({build}): {e}"));
         assert!(
-            matches!(r.state, scm65::SOFT_HALT | scm65::SOFT_FAULT),
+            matches!(
+                r.state,
+                softcore_test_prg::SOFT_HALT | softcore_test_prg::SOFT_FAULT
+            ),
             "{what} ({build}): soft_run returned {}",
             r.state
         );
         assert_eq!(
-            r.state == scm65::SOFT_FAULT,
+            r.state == softcore_test_prg::SOFT_FAULT,
             r.error != 0,
             "{what} ({build})"
         );
@@ -70,7 +75,7 @@ fn check(what: &str, mem: &[u8], job: u32, nan_ok: &[NanOk]) -> Outcome {
     rust
 }
 
-softcore_jobs::instruction_tests!();
+// The instruction-level tests are softcore_jobs' #[test] functions, run through `check`.
 
 #[test]
 fn the_llama_test_image_runs_to_halt_with_the_same_memory_as_the_rust_core() {

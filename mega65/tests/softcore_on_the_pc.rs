@@ -41,36 +41,11 @@ struct Builds {
     exes: Vec<(&'static str, PathBuf)>,
 }
 
+/// softhost (the software core's C with a PC driver and `defines`), made by build.mk into
+/// `dir/name`.
 fn build(dir: &Path, name: &str, defines: &[&str]) -> PathBuf {
-    let m = common::mega65_dir();
-    let exe = dir.join(name);
-    let sources = [
-        "host/softhost.c",
-        "host/softmem_host.c",
-        "softcore/softcore.c",
-        "softcore/softvec.c",
-        "softcore/softgemv.c",
-        "softcore/softattn.c",
-        "softcore/softfloat.c",
-        "softcore/exactsum.c",
-    ];
-    let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-O2", "-Wall", "-Wextra", "-Werror", "-I"])
-        .arg(m.join("include"))
-        .arg("-I")
-        .arg(m.join("softcore"))
-        .args(defines)
-        .arg("-o")
-        .arg(&exe)
-        .args(sources.iter().map(|s| m.join(s)))
-        .output()
-        .expect("a C compiler (cc) is needed to build the software core for the PC");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    let defs = defines.join(" ");
+    common::make_for_test(&dir.join(name), "mega65-softhost", &defs, "softhost")
 }
 
 fn builds() -> &'static Builds {
@@ -129,7 +104,7 @@ fn check(what: &str, mem: &[u8], job: u32, nan_ok: &[NanOk]) -> Outcome {
     rust
 }
 
-softcore_jobs::instruction_tests!();
+// The instruction-level tests are softcore_jobs' #[test] functions, run through `check`.
 
 // ---------------------------------------------------------------------------------------------
 // (b) Whole images.

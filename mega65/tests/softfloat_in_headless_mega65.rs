@@ -1,5 +1,5 @@
 //! The software SSNAIL core's single-precision arithmetic compiled by cc65 (16-bit int, the 6502
-//! code the 45GS02 runs) into a small test PRG (mega65/host/sfm65.c, sfm65_crt0.s, sfm65.cfg) and
+//! code the 45GS02 runs) into a small test PRG (mega65/testprg/softfloat_test.c, crt0.s, softfloat_test.cfg) and
 //! run in the headless MEGA65 on operation records poked into its memory: the results equal Rust
 //! bit for bit, with the hardware multiplier ($D770) and with the portable C multiplication.
 //! Also measures the cycles of each operation on the 45GS02 (docs/FINDINGS.md, "Software core:
@@ -10,67 +10,27 @@ mod softfloat_common;
 use softfloat_common::{self as sf, op, rec, with_exp, Rng};
 use ssnail_mega65::{Machine, StopReason, CPU_HZ};
 use ssnail_mega65_program as common;
-use std::process::Command;
 
-/// Where sfm65.c takes its records (sfm65.cfg): the count, then 12-byte records.
+/// Where softfloat_test.c takes its records (softfloat_test.cfg): the count, then 12-byte records.
 const COUNT_AT: u32 = 0x6FFE;
 const RECS_AT: u32 = 0x7000;
 const MAX_RECS: usize = 2048;
 
-/// The test PRG; `portable_mul` builds softfloat.c with SF_PORTABLE_MUL (no hardware multiplier).
+/// The test PRG (build.mk's softfloat_test.prg); `portable_mul` builds softfloat.c with
+/// SF_PORTABLE_MUL (no hardware multiplier).
 fn build(portable_mul: bool) -> Vec<u8> {
-    let m = common::mega65_dir();
     let dir = tempfile::tempdir().unwrap();
-    let run = |cmd: &mut Command| {
-        let out = cmd.output().unwrap_or_else(|e| {
-            panic!("cannot run {cmd:?} ({e}): install cc65, see tools/debian-packages.txt")
-        });
-        assert!(
-            out.status.success(),
-            "{cmd:?}:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    let defs = if portable_mul {
+        "-DSF_PORTABLE_MUL"
+    } else {
+        ""
     };
-    // cc65 then ca65 with every file in the temporary directory (cl65 -c would write its
-    // intermediate .s next to the source, where tests running in parallel would collide)
-    let mut objs = Vec::new();
-    for src in [
-        "softcore/softfloat.c",
-        "softcore/exactsum.c",
-        "host/sfops.c",
-        "host/sfm65.c",
-    ] {
-        let asm = dir.path().join(format!("{}.s", objs.len()));
-        let obj = dir.path().join(format!("{}.o", objs.len()));
-        let mut cmd = Command::new("cc65");
-        cmd.args(["-t", "none", "--cpu", "6502", "-O", "-I"])
-            .arg(m.join("softcore"))
-            .arg("-I")
-            .arg(m.join("host"));
-        if portable_mul {
-            cmd.arg("-DSF_PORTABLE_MUL");
-        }
-        run(cmd.arg("-o").arg(&asm).arg(m.join(src)));
-        run(Command::new("ca65")
-            .args(["-t", "none", "-o"])
-            .arg(&obj)
-            .arg(&asm));
-        objs.push(obj);
-    }
-    let crt0 = dir.path().join("crt0.o");
-    run(Command::new("cl65")
-        .args(["-t", "none", "-c", "-o"])
-        .arg(&crt0)
-        .arg(m.join("host/sfm65_crt0.s")));
-    let prg = dir.path().join("sfm65.prg");
-    run(Command::new("cl65")
-        .args(["-t", "none", "-C"])
-        .arg(m.join("host/sfm65.cfg"))
-        .arg("-o")
-        .arg(&prg)
-        .arg(&crt0)
-        .args(&objs)
-        .arg("none.lib"));
+    let prg = common::make_for_test(
+        dir.path(),
+        "mega65-softfloat-test",
+        defs,
+        "softfloat_test.prg",
+    );
     std::fs::read(&prg).unwrap()
 }
 

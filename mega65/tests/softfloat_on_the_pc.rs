@@ -1,5 +1,5 @@
 //! The software SSNAIL core's single-precision arithmetic (mega65/softcore/softfloat.c and
-//! exactsum.c, the C the 45GS02 runs) built for the PC with mega65/host/sfhost.c, against Rust bit
+//! exactsum.c, the C the 45GS02 runs) built for the PC with mega65/host/softfloat_host.c, against Rust bit
 //! for bit: f32 arithmetic for add/sub/mul/div/sqrt/conversions/comparisons,
 //! ssnail_core::vector::{recip, rsqrt}, the `half` crate for F16, ssnail_format's BF16 widening,
 //! and ssnail_core::exact::ExactSum for the exact sums. Where Rust's result is a NaN the C must
@@ -13,32 +13,12 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// Compile sfhost (the software core's C + the record driver) into `dir`.
-fn build_sfhost(dir: &Path) -> PathBuf {
-    let m = common::mega65_dir();
-    let exe = dir.join("sfhost");
-    let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-O2", "-Wall", "-Wextra", "-Werror", "-I"])
-        .arg(m.join("softcore"))
-        .arg("-I")
-        .arg(m.join("host"))
-        .arg("-o")
-        .arg(&exe)
-        .arg(m.join("host/sfhost.c"))
-        .arg(m.join("host/sfops.c"))
-        .arg(m.join("softcore/softfloat.c"))
-        .arg(m.join("softcore/exactsum.c"))
-        .output()
-        .expect("a C compiler (cc) is needed to build the software core for the PC");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+/// softfloat_host (the software core's C + the record driver), made by build.mk into `dir`.
+fn build_softfloat_host(dir: &Path) -> PathBuf {
+    common::make_for_test(dir, "mega65-softfloat-host", "", "softfloat_host")
 }
 
-/// sfhost with `input` on stdin (written from a thread, so a full stdout pipe cannot block it).
+/// softfloat_host with `input` on stdin (written from a thread, so a full stdout pipe cannot block it).
 fn run_raw(exe: &Path, input: Vec<u8>) -> Output {
     let mut child = Command::new(exe)
         .stdin(Stdio::piped())
@@ -48,7 +28,7 @@ fn run_raw(exe: &Path, input: Vec<u8>) -> Output {
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || {
-        // sfhost stops reading at a bad record; a broken pipe is then expected
+        // softfloat_host stops reading at a bad record; a broken pipe is then expected
         let _ = stdin.write_all(&input);
     });
     let mut stdout = Vec::new();
@@ -67,7 +47,7 @@ fn run(exe: &Path, recs: &[sf::Rec]) -> Vec<u32> {
     let out = run_raw(exe, sf::encode(recs));
     assert!(
         out.status.success(),
-        "sfhost: {}",
+        "softfloat_host: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     out.stdout
@@ -78,7 +58,7 @@ fn run(exe: &Path, recs: &[sf::Rec]) -> Vec<u32> {
 
 fn check(recs: &[sf::Rec]) {
     let dir = tempfile::tempdir().unwrap();
-    let exe = build_sfhost(dir.path());
+    let exe = build_softfloat_host(dir.path());
     let got = run(&exe, recs);
     match sf::compare(recs, &got) {
         Ok(n) => println!("{n} records agree: {}", sf::census(recs)),
@@ -130,16 +110,19 @@ fn exact_sums_hold_long_rows_and_the_extremes() {
 #[test]
 fn bad_records_give_a_one_line_error() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = build_sfhost(dir.path());
+    let exe = build_softfloat_host(dir.path());
     let mut short = sf::encode(&[rec(op::ADD, 0, 0)]);
     short.extend_from_slice(&[1, 0, 0]);
     let unknown = sf::encode(&[rec(99, 0, 0)]);
     for (input, says) in [
         (
             short,
-            "sfhost: stdin: 3 bytes after record 1 (records are 12 bytes)\n",
+            "softfloat_host: stdin: 3 bytes after record 1 (records are 12 bytes)\n",
         ),
-        (unknown, "sfhost: stdin: record 0: unknown operation 99\n"),
+        (
+            unknown,
+            "softfloat_host: stdin: record 0: unknown operation 99\n",
+        ),
     ] {
         let out = run_raw(&exe, input);
         assert_eq!(out.status.code(), Some(1));

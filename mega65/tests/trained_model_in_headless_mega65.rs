@@ -8,10 +8,10 @@
 //! SSNAIL_QA_GGUF names another GGUF (e.g. one with a weight changed, to see this test fail).
 
 use ssnail_mega65_program as common;
+use ssnail_mega65_program::{prg, program_disk, soft_core};
 
 use ssnail_convert::{convert, Options, Policy};
 use ssnail_core::{Board, Ssnail};
-use ssnail_disk::{FileType, D81};
 use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_tokenizer::AsciiFolder;
 use std::path::{Path, PathBuf};
@@ -50,17 +50,15 @@ fn recorded(q: &str) -> Vec<u32> {
 
 #[test]
 fn the_trained_model_answers_on_a_stock_r3_from_the_disk_as_recorded_under_hardware_numerics() {
-    let dir = std::env::temp_dir().join(format!("ssnail-mega65-qa-{}", std::process::id()));
-    let prg = common::build_prg(&dir).unwrap_or_else(|e| panic!("{e}"));
-    let core = common::build_core(&dir).unwrap_or_else(|e| panic!("{e}"));
     let img = image();
-    let mut d = D81::new("SSNAIL", *b"65").unwrap();
-    d.add_file("ssnail", FileType::Prg, &prg).unwrap();
-    d.add_file("autoboot.c65", FileType::Prg, &prg).unwrap();
-    d.add_file(common::SOFT_CORE_FILE, FileType::Seq, &core)
-        .unwrap();
-    d.add_file("ssnail-qa.ssnail", FileType::Seq, &img).unwrap();
-    let d81 = d.into_bytes();
+    let d81 = program_disk(
+        prg(),
+        true,
+        &[
+            (common::SOFT_CORE_FILE, soft_core()),
+            ("ssnail-qa.ssnail", &img),
+        ],
+    );
 
     let (dev, _) = Ssnail::load_bytes(&img, None).unwrap();
     let eos = dev.header().eos;
@@ -91,7 +89,7 @@ fn the_trained_model_answers_on_a_stock_r3_from_the_disk_as_recorded_under_hardw
     let mut m = Machine::new();
     m.set_board(Board::R3);
     m.mount_d81(d81);
-    let (_, entry) = m.load_prg(&prg, None).unwrap();
+    let (_, entry) = m.load_prg(prg(), None).unwrap();
     m.keys.schedule(&KeyScript::parse(&keys).unwrap(), 0);
     m.start_at(entry);
     for _ in 0..1200 {

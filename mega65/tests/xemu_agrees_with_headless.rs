@@ -15,36 +15,21 @@ use ssnail_mega65_program as common;
 use ssnail_mega65_program::test_images::{
     bert, gpt2, huge_attn, llama, with_one_weight_byte_flipped,
 };
+use ssnail_mega65_program::{answer, prg, program_disk, reference, soft_core};
+use ssnail_testkit::images::with_description;
 
 use ssnail_core::{Board, Machine as Core, NoHost, Numerics, Ssnail};
-use ssnail_disk::{FileType, D81};
+use ssnail_disk::D81;
 use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_tokenizer::image::image_memory;
-use ssnail_tokenizer::{AsciiFolder, ImageTokenizer};
+use ssnail_tokenizer::ImageTokenizer;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// On the program's last line after listing the models (the keys help): the transcript is
 /// compared up to the end of that line.
 const LISTED: &str = "R: look again";
-
-/// The PRG, built once with the project's own make rule (cc65, linker/mega65.cfg), or the one
-/// named by SSNAIL_MEGA65_PRG.
-fn prg() -> &'static [u8] {
-    static PRG: OnceLock<Vec<u8>> = OnceLock::new();
-    PRG.get_or_init(|| {
-        // SSNAIL_MEGA65_PRG names another build (as in program_in_headless_mega65.rs).
-        if let Ok(path) = std::env::var("SSNAIL_MEGA65_PRG") {
-            return std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        }
-        let out = std::env::temp_dir().join(format!("ssnail-xemu-test-{}", std::process::id()));
-        let prg = common::build_prg(&out).unwrap_or_else(|e| panic!("{e}"));
-        let _ = std::fs::remove_dir_all(&out);
-        prg
-    })
-}
 
 fn repo() -> PathBuf {
     common::mega65_dir().parent().unwrap().to_path_buf()
@@ -248,15 +233,6 @@ fn onboard(dir: &Path) -> Vec<u8> {
         String::from_utf8_lossy(&out.stderr)
     );
     std::fs::read(dir.join("xemu/onboard.prg")).unwrap()
-}
-
-/// `img` with another description (header $80, NUL-padded).
-fn with_description(img: &[u8], desc: &str) -> Vec<u8> {
-    let mut out = img.to_vec();
-    let field = &mut out[0x80..0x100];
-    field.fill(0);
-    field[..desc.len()].copy_from_slice(desc.as_bytes());
-    out
 }
 
 /// Files under `dir` (parents created), readable by everyone (xemu may run as nobody).
@@ -536,11 +512,7 @@ fn stock_xemu_lists_the_sd_folder_and_d81_models_and_answers_keys_as_the_headles
             ("TINYBERT.SSNAIL", &bert()),
         ],
     );
-    let mut disk = D81::new("SSNAIL", *b"65").unwrap();
-    disk.add_file("ssnail", FileType::Prg, prg).unwrap();
-    disk.add_file("gpt2.ssnail", FileType::Seq, &gpt2())
-        .unwrap();
-    let d81 = disk.into_bytes();
+    let d81 = program_disk(prg, false, &[("gpt2.ssnail", &gpt2())]);
     let run = work.path().join("run");
     write_tree(
         &run,
@@ -660,13 +632,12 @@ enum Place {
 
 /// The D81 of a session: the program, and the image when it is there.
 fn session_d81(place: Place, name: &str, img: &[u8]) -> Vec<u8> {
-    let mut d = D81::new("SSNAIL", *b"65").unwrap();
-    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
-    if let Place::D81 = place {
-        d.add_file(&name.to_lowercase(), FileType::Seq, img)
-            .unwrap();
-    }
-    d.into_bytes()
+    let name = name.to_lowercase();
+    let files: &[(&str, &[u8])] = match place {
+        Place::D81 => &[(&name, img)],
+        Place::Sd => &[],
+    };
+    program_disk(prg(), false, files)
 }
 
 /// The program in patched xemu with an SSNAIL core of `mib` MiB and one image (SD folder or
@@ -787,34 +758,6 @@ fn untimed(t: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// What a greedy `ssnail run` prints after the prompt (hardware numerics), folded to ASCII.
-fn reference(img: &[u8], prompt: &str, n: u32) -> String {
-    let mem = image_memory(img).unwrap();
-    let toks = ImageTokenizer::new(&mem).unwrap().encode(prompt, true);
-    let (mut dev, _) = Ssnail::load_bytes(img, None).unwrap();
-    dev.machine.numerics = Numerics::Hardware;
-    let g = dev.generate(&toks, n, &mut NoHost).unwrap();
-    let mut text = String::new();
-    let mut f = AsciiFolder::new();
-    for t in g.tokens {
-        f.push(&dev.vocab_piece(t), &mut text);
-    }
-    text
-}
-
-/// The answer printed for `prompt`: between the echoed prompt line and the next `[` line.
-fn answer<'a>(t: &'a str, prompt: &str) -> &'a str {
-    let echo = format!("> {prompt}\n");
-    let start = t
-        .find(&echo)
-        .unwrap_or_else(|| panic!("prompt not echoed:\n{t}"))
-        + echo.len();
-    let rest = &t[start..];
-    &rest[..rest
-        .find("\n[")
-        .unwrap_or_else(|| panic!("no end of answer:\n{t}"))]
 }
 
 /// Tokens per second the program reported for the first answer.
@@ -944,21 +887,17 @@ fn gpt2_from_the_d81_in_patched_xemu_answers_and_takes_commands_as_in_the_headle
 fn stock_xemu_runs_the_software_core_from_the_d81_and_answers_as_ssnail_run_hw() {
     let xemu = stock_xemu();
     let work = tempfile::tempdir().unwrap();
-    // SSNAIL_MEGA65_CORE names another core build (as in softcore_in_headless_mega65.rs).
-    let core = match std::env::var("SSNAIL_MEGA65_CORE") {
-        Ok(path) => std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}")),
-        Err(_) => common::build_core(&work.path().join("core")).unwrap_or_else(|e| panic!("{e}")),
-    };
     let img = llama();
     let prompt = "the cat";
     let lines = [SEED, GREEDY, "/n 2", prompt];
-    let mut disk = D81::new("SSNAIL", *b"65").unwrap();
-    disk.add_file("ssnail", FileType::Prg, prg()).unwrap();
-    disk.add_file(common::SOFT_CORE_FILE, FileType::Seq, &core)
-        .unwrap();
-    disk.add_file("tinyllama.ssnail", FileType::Seq, &img)
-        .unwrap();
-    let d81 = disk.into_bytes();
+    let d81 = program_disk(
+        prg(),
+        false,
+        &[
+            (common::SOFT_CORE_FILE, soft_core()),
+            ("tinyllama.ssnail", &img),
+        ],
+    );
 
     let sd = work.path().join("sd");
     write_tree(&sd, &[("SSNAIL.PRG", prg())]);
@@ -1017,14 +956,14 @@ fn stock_xemu_stops_a_software_core_job_inside_one_huge_attn_at_run_stop() {
     const KEY_STOP: u8 = 63;
     let xemu = stock_xemu();
     let work = tempfile::tempdir().unwrap();
-    let core = common::build_core(&work.path().join("core")).unwrap_or_else(|e| panic!("{e}"));
-    let mut disk = D81::new("SSNAIL", *b"65").unwrap();
-    disk.add_file("ssnail", FileType::Prg, prg()).unwrap();
-    disk.add_file(common::SOFT_CORE_FILE, FileType::Seq, &core)
-        .unwrap();
-    disk.add_file("attn.ssnail", FileType::Seq, &huge_attn())
-        .unwrap();
-    let d81 = disk.into_bytes();
+    let d81 = program_disk(
+        prg(),
+        false,
+        &[
+            (common::SOFT_CORE_FILE, soft_core()),
+            ("attn.ssnail", &huge_attn()),
+        ],
+    );
     let sd = work.path().join("sd");
     write_tree(&sd, &[("SSNAIL.PRG", prg())]);
     let run = work.path().join("run");
@@ -1063,21 +1002,6 @@ fn stock_xemu_stops_a_software_core_job_inside_one_huge_attn_at_run_stop() {
 }
 
 // ---- Stock xemu: what the program refuses before it runs anything ----
-
-/// The software core (`ssnail.core`, cc65 build), built once for the refusal tests, or the one
-/// named by SSNAIL_MEGA65_CORE.
-fn soft_core() -> &'static [u8] {
-    static CORE: OnceLock<Vec<u8>> = OnceLock::new();
-    CORE.get_or_init(|| {
-        if let Ok(path) = std::env::var("SSNAIL_MEGA65_CORE") {
-            return std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        }
-        let out = std::env::temp_dir().join(format!("ssnail-xemu-core-{}", std::process::id()));
-        let core = common::build_core(&out).unwrap_or_else(|e| panic!("{e}"));
-        let _ = std::fs::remove_dir_all(&out);
-        core
-    })
-}
 
 /// xemu with no SD images and `d81` in drive 0: waits for the list, then presses `keys`, after
 /// each waiting for `after` to have appeared once more; the serial transcript and the 80 bytes
@@ -1120,13 +1044,15 @@ fn stock_xemu_refuses_an_image_whose_token_buffer_is_the_screen_as_the_headless_
     let img = llama();
     let mut screen = img.clone();
     screen[0x14..0x18].copy_from_slice(&0x800u32.to_le_bytes());
-    let mut d = D81::new("SSNAIL", *b"65").unwrap();
-    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
-    d.add_file(common::SOFT_CORE_FILE, FileType::Seq, soft_core())
-        .unwrap();
-    d.add_file("screen.ssnail", FileType::Seq, &screen).unwrap();
-    d.add_file("tinyllama.ssnail", FileType::Seq, &img).unwrap();
-    let d81 = d.into_bytes();
+    let d81 = program_disk(
+        prg(),
+        false,
+        &[
+            (common::SOFT_CORE_FILE, soft_core()),
+            ("screen.ssnail", &screen),
+            ("tinyllama.ssnail", &img),
+        ],
+    );
     let refused = "lies outside the image's memory";
     let (x, top) = stock_xemu_keys(
         &d81,
@@ -1177,13 +1103,14 @@ fn stock_xemu_names_a_damaged_core_file_and_lists_the_models_as_the_headless_meg
     for (i, b) in scrambled[0x1000..0x2000].iter_mut().enumerate() {
         *b = b.rotate_left(3) ^ i as u8;
     }
-    let mut d = D81::new("SSNAIL", *b"65").unwrap();
-    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
-    d.add_file(common::SOFT_CORE_FILE, FileType::Seq, &scrambled)
-        .unwrap();
-    d.add_file("tinyllama.ssnail", FileType::Seq, &llama())
-        .unwrap();
-    let d81 = d.into_bytes();
+    let d81 = program_disk(
+        prg(),
+        false,
+        &[
+            (common::SOFT_CORE_FILE, &scrambled),
+            ("tinyllama.ssnail", &llama()),
+        ],
+    );
     let (x, _) = stock_xemu_keys(&d81, &[(KEY_RETURN, "cannot load")]);
     assert!(
         x.contains(

@@ -6,7 +6,8 @@
 //! PROG, run by the Rust core emulator in hardware numerics (ssnail_core::Machine,
 //! Numerics::Hardware) and by the C core from the same memory: the same memory afterwards, error
 //! code, fault PC and SYNC count, bit for bit.
-//! (a) Instruction level (`instruction_tests!`): every opcode of docs/spec/isa.md §3.4 on random
+//! (a) Instruction level (this module's `#[test]` functions, so each including file runs them
+//! through its own `check`): every opcode of docs/spec/isa.md §3.4 on random
 //! operands (mixed magnitudes, odd lengths, unaligned rows, in-place use, relative addresses), and
 //! every fault. (b) Whole images (`run_image`): a prompt's script run to HALT, and a second turn.
 //! NaN: the C arithmetic returns one canonical NaN, x86 keeps payloads. Only the special-values
@@ -296,7 +297,8 @@ pub fn cols_for(c: &mut Case, fmt: GgmlType, max_blocks: u64) -> u32 {
 /// definition's slow path or a zero isum: input blocks all zero (dx = 0), weight scales ±0,
 /// subnormal or tiny, quants all zero. The near buffer of row sums still holds the earlier GEMV's
 /// sums, and a row chunk's first block column must start from +0 all the same.
-pub fn gemv_after_gemv_with_special_first_blocks_agrees() {
+#[test]
+fn gemv_after_gemv_with_special_first_blocks_agrees() {
     for (fi, fmt) in [GgmlType::Q8_0, GgmlType::Q4_0].into_iter().enumerate() {
         for k in 0..6u64 {
             let mut c = Case::new(
@@ -350,7 +352,8 @@ pub fn gemv_after_gemv_with_special_first_blocks_agrees() {
     }
 }
 
-pub fn gemv_in_every_weight_format_and_flag_combination_agrees_bit_for_bit() {
+#[test]
+fn gemv_in_every_weight_format_and_flag_combination_agrees_bit_for_bit() {
     let mut n = 0;
     for (fi, &fmt) in FORMATS.iter().enumerate() {
         for flags in [0, GEMV_ACC, GEMV_F16OUT, GEMV_ACC | GEMV_F16OUT] {
@@ -386,7 +389,8 @@ pub fn gemv_in_every_weight_format_and_flag_combination_agrees_bit_for_bit() {
     assert_eq!(n, 80);
 }
 
-pub fn gemv_with_inputs_wider_than_the_quantised_buffer_and_many_rows_agrees() {
+#[test]
+fn gemv_with_inputs_wider_than_the_quantised_buffer_and_many_rows_agrees() {
     // 1088 columns: 17 chunks of the tiny build's 64 and two of the default 1024; 140 rows: 47
     // row chunks of the tiny build's 3 and three of the default 64.
     for (k, fmt) in [GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::F16]
@@ -413,7 +417,8 @@ pub fn gemv_with_inputs_wider_than_the_quantised_buffer_and_many_rows_agrees() {
 /// may differ in its bits only). Exact arithmetic: rows whose terms cancel to +0 (a block and
 /// its copy under a negated scale), whose quants are all zero (isum 0, with a negative scale),
 /// all at the low or the high end, and whose terms lie 26 and more binades apart both ways.
-pub fn gemv_block_terms_at_their_edges_agree() {
+#[test]
+fn gemv_block_terms_at_their_edges_agree() {
     for (k, fmt) in [GgmlType::Q8_0, GgmlType::Q4_0].into_iter().enumerate() {
         for flags in [0, GEMV_ACC] {
             for exact in [false, true] {
@@ -531,7 +536,8 @@ fn edge_case(c: &mut Case, fmt: GgmlType, flags: u8, exact: bool) {
 /// inputs whose single product x·id is a half-integer though the exact product is not (the
 /// rounding to a single decides), exact ties, and their neighbours, under block maxima that make
 /// id inexact. A weight row of ones sums the quants, so any quant that differs shows.
-pub fn quantisation_at_half_way_points_agrees() {
+#[test]
+fn quantisation_at_half_way_points_agrees() {
     let mut c = Case::new("quantisation at half-way points".into(), 9980, 1 << 18);
     let mut x = Vec::new();
     let (mut doubles, mut ties) = (0, 0);
@@ -580,7 +586,8 @@ pub fn quantisation_at_half_way_points_agrees() {
 /// Weight rows, or the input, straddling $8100000: a DMA without the megabyte-crossing option
 /// wraps inside its megabyte (gs4510.vhdl; the headless MEGA65 models it), a block read would
 /// take the wrong bytes.
-pub fn gemv_with_rows_or_input_across_a_megabyte_boundary_agrees() {
+#[test]
+fn gemv_with_rows_or_input_across_a_megabyte_boundary_agrees() {
     for (k, fmt) in [GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::F16]
         .into_iter()
         .enumerate()
@@ -618,7 +625,8 @@ pub fn gemv_with_rows_or_input_across_a_megabyte_boundary_agrees() {
 /// term to its row's sum (softgemv65.s) meets every exponent difference in both orders (the
 /// product or the sum the larger, the smaller shifted by whole bytes and bits), equal
 /// exponents, and differences of nearly equal values that renormalise by many places.
-pub fn gemv_sums_whose_terms_lie_any_number_of_binades_apart_agree() {
+#[test]
+fn gemv_sums_whose_terms_lie_any_number_of_binades_apart_agree() {
     for (k, fmt) in [GgmlType::Q8_0, GgmlType::Q4_0].into_iter().enumerate() {
         for flags in [0, GEMV_ACC] {
             let name = format!("GEMV {} terms binades apart, flags {flags}", fmt.name());
@@ -673,7 +681,8 @@ pub fn gemv_sums_whose_terms_lie_any_number_of_binades_apart_agree() {
 
 /// Rows 64 KB and more apart: softgemv65.s moves each row's DMA source by the stride's low 16
 /// bits and, on a carry or a stride of 64 KB or more, by its high bits.
-pub fn gemv_with_a_row_stride_of_64_kb_and_more_agrees() {
+#[test]
+fn gemv_with_a_row_stride_of_64_kb_and_more_agrees() {
     // Q8_0: 1928 blocks of 34 bytes = 65,552; Q4_0: 3641 of 18 = 65,538
     for (k, (fmt, blocks, rows)) in [(GgmlType::Q8_0, 1928u32, 3u32), (GgmlType::Q4_0, 3641, 2)]
         .into_iter()
@@ -694,7 +703,8 @@ pub fn gemv_with_a_row_stride_of_64_kb_and_more_agrees() {
     }
 }
 
-pub fn deqrow_in_every_weight_format_agrees_bit_for_bit() {
+#[test]
+fn deqrow_in_every_weight_format_agrees_bit_for_bit() {
     for (fi, &fmt) in FORMATS.iter().enumerate() {
         for k in 0..4u64 {
             let mut c = Case::new(
@@ -735,7 +745,8 @@ pub fn length(c: &mut Case, k: u64) -> u32 {
     }
 }
 
-pub fn elementwise_ops_norms_and_function_tables_agree_bit_for_bit() {
+#[test]
+fn elementwise_ops_norms_and_function_tables_agree_bit_for_bit() {
     let ops = [
         Op::VAdd,
         Op::VMul,
@@ -785,7 +796,8 @@ pub fn elementwise_ops_norms_and_function_tables_agree_bit_for_bit() {
     }
 }
 
-pub fn function_tables_agree_at_every_segment_and_at_their_edges() {
+#[test]
+fn function_tables_agree_at_every_segment_and_at_their_edges() {
     // Every segment's start, middle and last single, and the edges lo and hi themselves.
     for (op, lo, hi) in [(Op::SiluMul, -12.0f32, 12.0f32), (Op::Gelu, -6.0, 6.0)] {
         let mut x = Vec::new();
@@ -807,7 +819,8 @@ pub fn function_tables_agree_at_every_segment_and_at_their_edges() {
     }
 }
 
-pub fn rope_meanrows_and_argmax_agree_bit_for_bit() {
+#[test]
+fn rope_meanrows_and_argmax_agree_bit_for_bit() {
     for k in 0..16u64 {
         // ROPE: any N0 (an odd last element stays), N1 even, one (cos, sin) row for every head
         let mut c = Case::new(format!("ROPE #{k}"), 4000 + k, 1 << 18);
@@ -914,7 +927,8 @@ fn add_attn(c: &mut Case, (nh, nkv, hd, t): (u32, u32, u32, u32), kv: u32, mag: 
 /// Several ATTN, RMSNORM, LAYERNORM and MEANROWS instructions of different sizes in one job: what
 /// the core keeps from one instruction for the next (ATTN's rsqrt(head_dim), the norms' recip(N))
 /// must be what the new sizes give.
-pub fn attention_and_norms_of_several_sizes_in_one_job_agree() {
+#[test]
+fn attention_and_norms_of_several_sizes_in_one_job_agree() {
     for k in 0..4u64 {
         let mut c = Case::new(format!("sizes in one job #{k}"), 7700 + k, 1 << 20);
         for (i, shape) in [(8, 4, 8, 3), (4, 2, 16, 2), (8, 4, 8, 4), (2, 1, 5, 1)]
@@ -959,7 +973,8 @@ pub fn attention_and_norms_of_several_sizes_in_one_job_agree() {
 /// squares, both exponent parities, significands all ones (roots that round up into the next
 /// binade) and all zeros, the smallest and largest normals, subnormals, ±0, +inf, a negative
 /// (NaN: any NaN counts there) and random bits.
-pub fn rmsnorm_square_roots_at_their_edges_agree() {
+#[test]
+fn rmsnorm_square_roots_at_their_edges_agree() {
     let mut eps: Vec<u32> = vec![
         0x4110_0000, // 9
         0x4010_0000, // 2.25
@@ -1014,7 +1029,8 @@ pub fn rmsnorm_square_roots_at_their_edges_agree() {
 /// product with a half (no widened single made) at the edges of its fast path. Outputs may be NaN
 /// (inf − inf in the softmax) and then any NaN counts. (Scores that small cannot be seen in the
 /// output: exp(s − m) of a difference that tiny is 1 either way.)
-pub fn attention_over_f16_caches_at_the_halfs_edges_agrees() {
+#[test]
+fn attention_over_f16_caches_at_the_halfs_edges_agrees() {
     let halves: [u16; 16] = [
         0x0000, 0x8000, 0x0001, 0x03FF, 0x0400, 0x8401, 0x07FF, 0x0800, 0x0C03, 0x7BFF, 0xFBFF,
         0x3C00, 0x3C07, 0xBC01, 0x1FFF, 0x5A5A,
@@ -1079,7 +1095,8 @@ pub fn attention_over_f16_caches_at_the_halfs_edges_agrees() {
     }
 }
 
-pub fn attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit() {
+#[test]
+fn attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit() {
     let shapes = [
         (1, 1, 1, 1),
         (1, 1, 4, 2),
@@ -1102,7 +1119,8 @@ pub fn attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_
     }
 }
 
-pub fn registers_loads_stores_lea_and_sync_agree_with_the_rust_core() {
+#[test]
+fn registers_loads_stores_lea_and_sync_agree_with_the_rust_core() {
     for k in 0..24u64 {
         let mut c = Case::new(format!("scalar #{k}"), 6000 + k, 1 << 16);
         let dump = c.alloc(4 * 64, true);
@@ -1155,7 +1173,8 @@ pub fn registers_loads_stores_lea_and_sync_agree_with_the_rust_core() {
     }
 }
 
-pub fn branches_and_a_counted_loop_agree_with_the_rust_core() {
+#[test]
+fn branches_and_a_counted_loop_agree_with_the_rust_core() {
     for k in 0..24u64 {
         let mut c = Case::new(format!("branches #{k}"), 7000 + k, 1 << 16);
         let marks = c.alloc(4 * 64, true);
@@ -1195,7 +1214,8 @@ pub fn branches_and_a_counted_loop_agree_with_the_rust_core() {
     }
 }
 
-pub fn copy_of_any_length_and_overlap_agrees_with_the_rust_core() {
+#[test]
+fn copy_of_any_length_and_overlap_agrees_with_the_rust_core() {
     for k in 0..24u64 {
         let mut c = Case::new(format!("COPY #{k}"), 8000 + k, 1 << 18);
         let len = match k % 4 {
@@ -1220,7 +1240,8 @@ pub fn copy_of_any_length_and_overlap_agrees_with_the_rust_core() {
 // ---------------------------------------------------------------------------------------------
 // Faults: the same code and PC, and nothing written.
 
-pub fn every_illegal_opcode_faults_with_code_1_at_its_pc() {
+#[test]
+fn every_illegal_opcode_faults_with_code_1_at_its_pc() {
     let mut n = 0;
     for op in 0..=255u8 {
         if Op::from_u8(op).is_some() {
@@ -1243,7 +1264,8 @@ pub fn every_illegal_opcode_faults_with_code_1_at_its_pc() {
     assert_eq!(n, 256 - Op::ALL.len());
 }
 
-pub fn misaligned_and_out_of_memory_pcs_fault_as_in_the_rust_core() {
+#[test]
+fn misaligned_and_out_of_memory_pcs_fault_as_in_the_rust_core() {
     let size = 1u32 << 14;
     let end = BASE + size;
     let nop = Instr::new(Op::Nop, 0, 0, 0, 0, 0).encode();
@@ -1290,7 +1312,8 @@ pub fn misaligned_and_out_of_memory_pcs_fault_as_in_the_rust_core() {
 
 /// Jobs with one operand just outside memory (or below $8000000): each must fault with code 3
 /// at the instruction, having written nothing.
-pub fn out_of_range_operands_fault_with_code_3_and_write_nothing() {
+#[test]
+fn out_of_range_operands_fault_with_code_3_and_write_nothing() {
     let size = 1u32 << 16;
     let end = BASE + size;
     // (name, setup, instruction) with `far` = an address whose range passes the end
@@ -1409,7 +1432,8 @@ pub fn out_of_range_operands_fault_with_code_3_and_write_nothing() {
 /// Writes one instruction's setup and the instruction, given an address `v` with room.
 pub type Setup = Box<dyn Fn(&mut Case, u32)>;
 
-pub fn bad_operands_fault_with_code_5_and_write_nothing() {
+#[test]
+fn bad_operands_fault_with_code_5_and_write_nothing() {
     let size = 1u32 << 16;
     let cases: Vec<(&str, Setup)> = vec![
         (
@@ -1522,7 +1546,8 @@ pub fn bad_operands_fault_with_code_5_and_write_nothing() {
 /// Byte counts of 2³² and more (N0 elements of 4 or 2 bytes, GEMV rows of F32 weights) must
 /// fault as out of range, not wrap to a small count that fits: the cores saturate the products
 /// (softcore.c `sc_mul_sat`; on the 45GS02 by the hardware multiplier's high half).
-pub fn byte_counts_beyond_32_bits_fault_with_code_3_instead_of_wrapping() {
+#[test]
+fn byte_counts_beyond_32_bits_fault_with_code_3_instead_of_wrapping() {
     let size = 1u32 << 16;
     // (name, N0, N1, instruction); 4·0x4000_0001 and 2·0x8000_0001 wrap to 4 and 2
     let cases: [(&str, u32, u32, Op, u8); 7] = [
@@ -1548,7 +1573,8 @@ pub fn byte_counts_beyond_32_bits_fault_with_code_3_instead_of_wrapping() {
 // ---------------------------------------------------------------------------------------------
 // Special values.
 
-pub fn infinities_nans_and_subnormals_agree_with_any_nan_for_nan() {
+#[test]
+fn infinities_nans_and_subnormals_agree_with_any_nan_for_nan() {
     let specials = [
         f32::INFINITY,
         f32::NEG_INFINITY,
@@ -1644,7 +1670,8 @@ fn edge_exponent(c: &mut Case) -> u32 {
 /// roundings (short fractions), carries into the next binade and to infinity, products and
 /// cancellations at the bottom of the normal range, alignments of 0-40 places, signed zeros
 /// and x − x, and the special values the fast paths hand to the C.
-pub fn vector_arithmetic_at_rounding_ties_range_ends_and_signed_zeros_agree() {
+#[test]
+fn vector_arithmetic_at_rounding_ties_range_ends_and_signed_zeros_agree() {
     for k in 0..24u64 {
         let mut c = Case::new(format!("ROPE arithmetic edges #{k}"), 9600 + k, 1 << 18);
         let pairs = 8 + c.below(60) as u32;
@@ -1705,7 +1732,8 @@ pub fn vector_arithmetic_at_rounding_ties_range_ends_and_signed_zeros_agree() {
 /// at the top, to infinity), both signs, zeros. ARGMAX: NaNs (also first), ±0 and ±infinity,
 /// equal maxima on both sides of the 32-element chunks, all-negative vectors. VADD/VMUL: the
 /// ROPE edge operands (short fractions, range ends, x − x, signed zeros, specials).
-pub fn cvt16_argmax_vadd_and_vmul_at_their_edges_agree() {
+#[test]
+fn cvt16_argmax_vadd_and_vmul_at_their_edges_agree() {
     for k in 0..24u64 {
         let mut c = Case::new(format!("CVT16 edges #{k}"), 9700 + k, 1 << 18);
         let n0 = 1 + c.below(100) as u32;
@@ -1886,7 +1914,8 @@ pub fn run_image(name: &str, img: &[u8], prompts: &[&[u32]], n_generate: u32) {
 /// again (a row's second half negates its first half's products, so borrows and carries run
 /// through the sign bytes and out of the top), short fractions, and now and then a zero,
 /// subnormal, inf or NaN operand in the middle of a chunk (the C's share).
-pub fn gemv_with_float_weights_at_the_exact_sums_edges_agrees() {
+#[test]
+fn gemv_with_float_weights_at_the_exact_sums_edges_agrees() {
     for (k, fmt) in [GgmlType::F32, GgmlType::F16, GgmlType::Bf16]
         .into_iter()
         .cycle()
@@ -1994,7 +2023,8 @@ pub fn gemv_with_float_weights_at_the_exact_sums_edges_agrees() {
 /// 127·2^17 and more, elements whose single product |x·id| lies just below one half (and on it),
 /// and x = ±amax. Two weight rows per block, ones and distinct values, so that any quant that
 /// differs shows in a sum.
-pub fn q8_0_input_blocks_at_the_quantisers_edges_agree() {
+#[test]
+fn q8_0_input_blocks_at_the_quantisers_edges_agree() {
     let mut c = Case::new("Q8_0 quantiser edges".into(), 9660, 1 << 18);
     let mut amaxes: Vec<f32> = Vec::new();
     for k in [-12, -1, 0, 3, 9, 14] {
@@ -2074,127 +2104,3 @@ pub fn q8_0_input_blocks_at_the_quantisers_edges_agree() {
 }
 
 pub const PROMPTS: [&[u32]; 3] = [&[1, 15, 27, 99], &[1, 200], &[3, 4, 5, 6, 7, 8, 9, 10, 11]];
-
-/// The #[test] functions of (a), each running one of the job sets above through the including
-/// file's `check`.
-macro_rules! instruction_tests {
-    () => {
-        #[test]
-        fn gemv_in_every_weight_format_and_flag_combination_agrees_bit_for_bit() {
-            softcore_jobs::gemv_in_every_weight_format_and_flag_combination_agrees_bit_for_bit();
-        }
-        #[test]
-        fn gemv_with_inputs_wider_than_the_quantised_buffer_and_many_rows_agrees() {
-            softcore_jobs::gemv_with_inputs_wider_than_the_quantised_buffer_and_many_rows_agrees();
-        }
-        #[test]
-        fn gemv_block_terms_at_their_edges_agree() {
-            softcore_jobs::gemv_block_terms_at_their_edges_agree();
-        }
-        #[test]
-        fn quantisation_at_half_way_points_agrees() {
-            softcore_jobs::quantisation_at_half_way_points_agrees();
-        }
-        #[test]
-        fn gemv_with_rows_or_input_across_a_megabyte_boundary_agrees() {
-            softcore_jobs::gemv_with_rows_or_input_across_a_megabyte_boundary_agrees();
-        }
-        #[test]
-        fn gemv_sums_whose_terms_lie_any_number_of_binades_apart_agree() {
-            softcore_jobs::gemv_sums_whose_terms_lie_any_number_of_binades_apart_agree();
-        }
-        #[test]
-        fn gemv_with_a_row_stride_of_64_kb_and_more_agrees() {
-            softcore_jobs::gemv_with_a_row_stride_of_64_kb_and_more_agrees();
-        }
-        #[test]
-        fn deqrow_in_every_weight_format_agrees_bit_for_bit() {
-            softcore_jobs::deqrow_in_every_weight_format_agrees_bit_for_bit();
-        }
-        #[test]
-        fn elementwise_ops_norms_and_function_tables_agree_bit_for_bit() {
-            softcore_jobs::elementwise_ops_norms_and_function_tables_agree_bit_for_bit();
-        }
-        #[test]
-        fn function_tables_agree_at_every_segment_and_at_their_edges() {
-            softcore_jobs::function_tables_agree_at_every_segment_and_at_their_edges();
-        }
-        #[test]
-        fn rope_meanrows_and_argmax_agree_bit_for_bit() {
-            softcore_jobs::rope_meanrows_and_argmax_agree_bit_for_bit();
-        }
-        #[test]
-        fn attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit() {
-            softcore_jobs::attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit();
-        }
-        #[test]
-        fn gemv_after_gemv_with_special_first_blocks_agrees() {
-            softcore_jobs::gemv_after_gemv_with_special_first_blocks_agrees();
-        }
-        #[test]
-        fn rmsnorm_square_roots_at_their_edges_agree() {
-            softcore_jobs::rmsnorm_square_roots_at_their_edges_agree();
-        }
-        #[test]
-        fn attention_over_f16_caches_at_the_halfs_edges_agrees() {
-            softcore_jobs::attention_over_f16_caches_at_the_halfs_edges_agrees();
-        }
-        #[test]
-        fn attention_and_norms_of_several_sizes_in_one_job_agree() {
-            softcore_jobs::attention_and_norms_of_several_sizes_in_one_job_agree();
-        }
-        #[test]
-        fn registers_loads_stores_lea_and_sync_agree_with_the_rust_core() {
-            softcore_jobs::registers_loads_stores_lea_and_sync_agree_with_the_rust_core();
-        }
-        #[test]
-        fn branches_and_a_counted_loop_agree_with_the_rust_core() {
-            softcore_jobs::branches_and_a_counted_loop_agree_with_the_rust_core();
-        }
-        #[test]
-        fn copy_of_any_length_and_overlap_agrees_with_the_rust_core() {
-            softcore_jobs::copy_of_any_length_and_overlap_agrees_with_the_rust_core();
-        }
-        #[test]
-        fn every_illegal_opcode_faults_with_code_1_at_its_pc() {
-            softcore_jobs::every_illegal_opcode_faults_with_code_1_at_its_pc();
-        }
-        #[test]
-        fn misaligned_and_out_of_memory_pcs_fault_as_in_the_rust_core() {
-            softcore_jobs::misaligned_and_out_of_memory_pcs_fault_as_in_the_rust_core();
-        }
-        #[test]
-        fn out_of_range_operands_fault_with_code_3_and_write_nothing() {
-            softcore_jobs::out_of_range_operands_fault_with_code_3_and_write_nothing();
-        }
-        #[test]
-        fn bad_operands_fault_with_code_5_and_write_nothing() {
-            softcore_jobs::bad_operands_fault_with_code_5_and_write_nothing();
-        }
-        #[test]
-        fn byte_counts_beyond_32_bits_fault_with_code_3_instead_of_wrapping() {
-            softcore_jobs::byte_counts_beyond_32_bits_fault_with_code_3_instead_of_wrapping();
-        }
-        #[test]
-        fn infinities_nans_and_subnormals_agree_with_any_nan_for_nan() {
-            softcore_jobs::infinities_nans_and_subnormals_agree_with_any_nan_for_nan();
-        }
-        #[test]
-        fn vector_arithmetic_at_rounding_ties_range_ends_and_signed_zeros_agree() {
-            softcore_jobs::vector_arithmetic_at_rounding_ties_range_ends_and_signed_zeros_agree();
-        }
-        #[test]
-        fn cvt16_argmax_vadd_and_vmul_at_their_edges_agree() {
-            softcore_jobs::cvt16_argmax_vadd_and_vmul_at_their_edges_agree();
-        }
-        #[test]
-        fn gemv_with_float_weights_at_the_exact_sums_edges_agrees() {
-            softcore_jobs::gemv_with_float_weights_at_the_exact_sums_edges_agrees();
-        }
-        #[test]
-        fn q8_0_input_blocks_at_the_quantisers_edges_agree() {
-            softcore_jobs::q8_0_input_blocks_at_the_quantisers_edges_agree();
-        }
-    };
-}
-pub(crate) use instruction_tests;

@@ -1,5 +1,5 @@
 //! Shared by softfloat_on_the_pc.rs and softfloat_in_headless_mega65.rs: the operation records of
-//! mega65/host/sfops.h, their Rust reference results, the comparison, and the operand generators
+//! mega65/host/softfloat_ops.h, their Rust reference results, the comparison, and the operand generators
 //! (random bit patterns and targeted edge cases).
 
 #![allow(dead_code)]
@@ -8,7 +8,7 @@ use half::f16;
 use ssnail_core::exact::ExactSum;
 use ssnail_core::vector::{recip, rsqrt};
 
-/// Operation numbers, as in mega65/host/sfops.h.
+/// Operation numbers, as in mega65/host/softfloat_ops.h.
 pub mod op {
     pub const NOP: u8 = 0;
     pub const ADD: u8 = 1;

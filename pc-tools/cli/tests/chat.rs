@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{image, output_with_stdin, ssnail};
+use common::{chat, image, ssnail, ssnail_command};
 use ssnail_core::{NoHost, Numerics, Ssnail};
 use ssnail_format::ggml::GgmlType;
 use ssnail_testkit::models::ModelOpts;
@@ -13,17 +13,6 @@ use ssnail_tokenizer::{AsciiFolder, ImageTokenizer};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-/// `ssnail chat IMAGE ARGS` with `input` on stdin.
-fn chat(img: &Path, args: &[&str], input: &str) -> Output {
-    output_with_stdin(
-        Command::new(env!("CARGO_BIN_EXE_ssnail"))
-            .arg("chat")
-            .arg(img)
-            .args(args),
-        input,
-    )
-}
 
 fn stdout(o: &Output) -> String {
     assert!(
@@ -689,7 +678,7 @@ fn gguf_tokenizer_option() {
 fn interrupt_stops_the_generation_then_quits() {
     use std::time::{Duration, Instant};
     let img = smollm2_image();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+    let mut child = ssnail_command()
         .arg("chat")
         .arg(&img)
         .args(["--greedy", "-n", "60", "--threads", "1"])

@@ -4,19 +4,13 @@
 
 mod common;
 
-use common::{image, output_with_stdin, text};
+use common::{image, ssnail_command, text};
 use ssnail_format::ggml::GgmlType;
 use ssnail_testkit::models::ModelOpts;
 use std::process::Command;
 
 fn chat(img: &std::path::Path, input: &str) -> (String, String) {
-    let o = output_with_stdin(
-        Command::new(env!("CARGO_BIN_EXE_ssnail"))
-            .arg("chat")
-            .arg(img)
-            .args(["--seed", "1", "-n", "3"]),
-        input,
-    );
+    let o = common::chat(img, &["--seed", "1", "-n", "3"], input);
     assert!(o.status.success(), "{}", text(&o).1);
     text(&o)
 }
@@ -371,11 +365,9 @@ fn the_banner_mode_hint_and_speed_lines_fit_80_columns() {
         128,
     );
     // A long description (the header holds up to 127 characters).
-    let mut bytes = std::fs::read(&img).unwrap();
     let desc = "A rather long description of a tiny llama model, written to see that the banner \
                 wraps at words [General]";
-    bytes[0x80..0x100].fill(0);
-    bytes[0x80..0x80 + desc.len()].copy_from_slice(desc.as_bytes());
+    let bytes = ssnail_testkit::images::with_description(&std::fs::read(&img).unwrap(), desc);
     std::fs::write(&img, &bytes).unwrap();
     for args in [
         &["--float", "--sampler", "mega65", "--seed", "1"][..],
@@ -383,7 +375,7 @@ fn the_banner_mode_hint_and_speed_lines_fit_80_columns() {
             "--float", "--top-p", "0.95", "--min-p", "0.05", "--seed", "1",
         ][..],
     ] {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ssnail"));
+        let mut cmd = ssnail_command();
         cmd.arg("chat").arg(&img).args(args).args(["-n", "4"]);
         let o = common::output_with_stdin(&mut cmd, "once upon a time\n/stats\n");
         let (out, err) = text(&o);

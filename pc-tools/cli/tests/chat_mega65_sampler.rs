@@ -6,24 +6,13 @@
 
 mod common;
 
-use common::{image, output_with_stdin};
+use common::{chat, image};
 use ssnail_core::{runtime, NoHost, Numerics, Ssnail};
 use ssnail_format::image::stop;
 use ssnail_format::sampler::{window_start, Sampler, Settings};
 use ssnail_testkit::models::ModelOpts;
 use ssnail_tokenizer::{AsciiFolder, ImageTokenizer};
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn chat(img: &Path, args: &[&str]) -> Output {
-    output_with_stdin(
-        Command::new(env!("CARGO_BIN_EXE_ssnail"))
-            .arg("chat")
-            .arg(img)
-            .args(args),
-        "",
-    )
-}
 
 /// The MEGA65 program's loop (spec §7.6 "The MEGA65 program's side"): the
 /// text after the prompt and the closing line.
@@ -96,6 +85,7 @@ fn the_mega65_sampler_in_chat_chooses_what_one_job_per_token_chooses() {
                     "-p",
                     prompt,
                 ],
+                "",
             );
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
             let out = String::from_utf8(o.stdout).unwrap();
@@ -138,6 +128,7 @@ fn another_seed_gives_other_tokens_and_bad_settings_are_one_line_errors() {
                 "-p",
                 "the cat",
             ],
+            "",
         );
         assert!(o.status.success());
         String::from_utf8(o.stdout).unwrap()
@@ -160,7 +151,7 @@ fn another_seed_gives_other_tokens_and_bad_settings_are_one_line_errors() {
     ] {
         let mut a = vec!["--sampler", "mega65", "-p", "the cat"];
         a.extend(args);
-        let o = chat(&img, &a);
+        let o = chat(&img, &a, "");
         assert!(!o.status.success());
         let err = String::from_utf8(o.stderr).unwrap();
         assert!(err.contains(msg) && err.lines().count() == 1, "{err}");

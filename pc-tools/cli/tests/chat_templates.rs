@@ -4,9 +4,8 @@
 
 mod common;
 
-use common::{output_with_stdin, ssnail, text};
+use common::{chat, ssnail, text};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// SmolLM2-135M-Instruct at Q4_0 with a 96-token context, converted once
 /// (`extra`: more convert flags, part of the cached name).
@@ -120,11 +119,9 @@ fn raw_and_no_template_images_continue_text_without_the_turn() {
 /// (the rest of END, then PREFIX), so the model answers it as a question too.
 #[test]
 fn chat_keeps_the_turns_of_a_conversation() {
-    let out = output_with_stdin(
-        Command::new(env!("CARGO_BIN_EXE_ssnail"))
-            .arg("chat")
-            .arg(smollm2(&[]))
-            .args(["--greedy", "-n", "12"]),
+    let out = chat(
+        &smollm2(&[]),
+        &["--greedy", "-n", "12"],
         "What is the capital of France?\nAnd what is the capital of Germany?\n",
     );
     let (o, e) = text(&out);

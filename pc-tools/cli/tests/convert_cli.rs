@@ -4,29 +4,12 @@
 
 mod common;
 
+use common::{ssnail_run, Run};
 use ssnail_format::ggml::GgmlType;
+use ssnail_format::image::h;
 use ssnail_testkit::models::{self, ModelOpts};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-struct Run {
-    code: i32,
-    out: String,
-    err: String,
-}
-
-fn ssnail(args: &[&str]) -> Run {
-    let o: Output = Command::new(env!("CARGO_BIN_EXE_ssnail"))
-        .args(args)
-        .stdin(Stdio::null()) // not a terminal: auto's question is answered no
-        .output()
-        .unwrap();
-    Run {
-        code: o.status.code().unwrap_or(-1),
-        out: String::from_utf8_lossy(&o.stdout).into_owned(),
-        err: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
+use std::process::Command;
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
     let p = dir.join(name);
@@ -74,7 +57,7 @@ fn auto_as_upstream_test_auto() {
     let out = |n: &str| d.path().join(n).to_str().unwrap().to_string();
 
     // F16 source, auto, 1.5 MB: Q4_0 fits and loses nothing.
-    let r = ssnail(&[
+    let r = ssnail_run(&[
         "convert",
         &fp,
         "-o",
@@ -95,7 +78,7 @@ fn auto_as_upstream_test_auto() {
     );
 
     // Q8_0 source: only lossy Q4_0 fits; stdin is no terminal, so no.
-    let r = ssnail(&[
+    let r = ssnail_run(&[
         "convert",
         &q8,
         "-o",
@@ -120,7 +103,7 @@ fn auto_as_upstream_test_auto() {
     assert!(!Path::new(&out("q8.ssnail")).exists());
 
     // An explicit --wtype is consent.
-    let r = ssnail(&[
+    let r = ssnail_run(&[
         "convert",
         &q8,
         "-o",
@@ -141,7 +124,7 @@ fn auto_as_upstream_test_auto() {
     );
 
     // Nothing fits in 0 MB: the computed suggestions, as command-line flags.
-    let r = ssnail(&[
+    let r = ssnail_run(&[
         "convert",
         &fp,
         "-o",
@@ -171,7 +154,7 @@ fn auto_as_upstream_test_auto() {
 
 fn description(image: &Path) -> String {
     let b = std::fs::read(image).unwrap();
-    let d = &b[0x80..0x100];
+    let d = &b[h::DESC..h::DESC + h::DESC_LEN];
     String::from_utf8(d[..d.iter().position(|c| *c == 0).unwrap()].to_vec()).unwrap()
 }
 
@@ -186,15 +169,18 @@ fn descriptions_as_upstream_test_desc() {
     );
     let o = d.path().join("o.ssnail");
     let os = o.to_str().unwrap();
-    assert_eq!(ssnail(&["convert", &m, "-o", os, "--ctx", "16"]).code, 0);
+    assert_eq!(
+        ssnail_run(&["convert", &m, "-o", os, "--ctx", "16"]).code,
+        0
+    );
     assert_eq!(description(&o), "llama 256d 2L 8H [General]");
     assert_eq!(
-        ssnail(&["convert", &m, "-o", os, "--ctx", "16", "--type", "Code"]).code,
+        ssnail_run(&["convert", &m, "-o", os, "--ctx", "16", "--type", "Code"]).code,
         0
     );
     assert_eq!(description(&o), "llama 256d 2L 8H [Code]");
     assert_eq!(
-        ssnail(&["convert", &named, "-o", os, "--ctx", "16", "--type", "Story"]).code,
+        ssnail_run(&["convert", &named, "-o", os, "--ctx", "16", "--type", "Story"]).code,
         0
     );
     assert_eq!(description(&o), "TinyTest (llama) [Story]");
@@ -219,11 +205,11 @@ fn bad_input_fails_cleanly() {
 
     // Truncated: the header promises tensor data the file does not have.
     let trunc = write(dir, "trunc.gguf", &good[..good.len() - 1000]);
-    let r = ssnail(&["convert", &trunc, "-o", os]);
+    let r = ssnail_run(&["convert", &trunc, "-o", os]);
     fails_cleanly(&r, dir, &["trunc.gguf"], "trunc.gguf: truncated");
     // Cut inside the metadata.
     let cut = write(dir, "cut.gguf", &good[..200]);
-    let r = ssnail(&["convert", &cut, "-o", os]);
+    let r = ssnail_run(&["convert", &cut, "-o", os]);
     fails_cleanly(
         &r,
         dir,
@@ -239,7 +225,7 @@ fn bad_input_fails_cleanly() {
     bad[0..4].copy_from_slice(b"GGUX");
     let magic = write(dir, "magic.gguf", &bad);
     fails_cleanly(
-        &ssnail(&["convert", &magic, "-o", os]),
+        &ssnail_run(&["convert", &magic, "-o", os]),
         dir,
         &["magic.gguf"],
         "magic.gguf: not a GGUF file",
@@ -249,7 +235,7 @@ fn bad_input_fails_cleanly() {
     // Missing file.
     let gone = dir.join("gone.gguf");
     fails_cleanly(
-        &ssnail(&["convert", gone.to_str().unwrap(), "-o", os]),
+        &ssnail_run(&["convert", gone.to_str().unwrap(), "-o", os]),
         dir,
         &[],
         "gone.gguf: cannot open",
@@ -257,7 +243,7 @@ fn bad_input_fails_cleanly() {
 
     // Context that the token buffer cannot hold.
     let m = write(dir, "m.gguf", &good);
-    let r = ssnail(&["convert", &m, "-o", os, "--ctx", "5000"]);
+    let r = ssnail_run(&["convert", &m, "-o", os, "--ctx", "5000"]);
     fails_cleanly(
         &r,
         dir,
@@ -266,16 +252,16 @@ fn bad_input_fails_cleanly() {
     );
 
     // Memory beyond the 28-bit address space: refused before any work.
-    let r = ssnail(&["convert", &m, "-o", os, "--mem-mb", "200"]);
+    let r = ssnail_run(&["convert", &m, "-o", os, "--mem-mb", "200"]);
     fails_cleanly(&r, dir, &["m.gguf"], "28 bits");
 
     // Unwritable output: a missing directory, or a directory in the way.
     let nodir: PathBuf = dir.join("no/such/dir/x.ssnail");
-    let r = ssnail(&["convert", &m, "-o", nodir.to_str().unwrap()]);
+    let r = ssnail_run(&["convert", &m, "-o", nodir.to_str().unwrap()]);
     fails_cleanly(&r, dir, &["m.gguf"], "does not exist");
     std::fs::create_dir(dir.join("taken.ssnail")).unwrap();
     let taken = dir.join("taken.ssnail");
-    let r = ssnail(&["convert", &m, "-o", taken.to_str().unwrap(), "--ctx", "16"]);
+    let r = ssnail_run(&["convert", &m, "-o", taken.to_str().unwrap(), "--ctx", "16"]);
     fails_cleanly(
         &r,
         dir,
@@ -285,7 +271,7 @@ fn bad_input_fails_cleanly() {
     assert!(std::fs::read_dir(&taken).unwrap().next().is_none());
 
     // Unsupported --wtype.
-    let r = ssnail(&["convert", &m, "-o", os, "--wtype", "q4_k"]);
+    let r = ssnail_run(&["convert", &m, "-o", os, "--wtype", "q4_k"]);
     fails_cleanly(&r, dir, &["m.gguf", "taken.ssnail"], "--wtype q4_k");
 }
 
@@ -293,7 +279,7 @@ fn bad_input_fails_cleanly() {
 fn info_lists_the_model_and_the_sizes_that_fit() {
     let d = tempfile::tempdir().unwrap();
     let m = write(d.path(), "m.gguf", &models::llama(GgmlType::Q8_0, false));
-    let r = ssnail(&["info", &m]);
+    let r = ssnail_run(&["info", &m]);
     assert_eq!(r.code, 0, "{}", r.err);
     assert!(
         r.out.contains("architecture llama, tokenizer llama"),
@@ -320,7 +306,7 @@ fn info_lists_the_model_and_the_sizes_that_fit() {
     assert!(r.out.contains("8 MB: auto uses --wtype keep"), "{}", r.out);
     // info on a non-GGUF: the same one-line error.
     let bad = write(d.path(), "x.gguf", b"not a gguf at all");
-    let r = ssnail(&["info", &bad]);
+    let r = ssnail_run(&["info", &bad]);
     assert_eq!(r.code, 1);
     assert_eq!(r.err.lines().count(), 1);
 }
@@ -384,7 +370,7 @@ fn the_too_big_advice_names_options_that_convert_as_typed_without_a_question() {
     let model = d.path().join("smol.gguf");
     std::os::unix::fs::symlink(&gguf, &model).unwrap();
     let model = model.to_str().unwrap();
-    let r = ssnail(&["convert", model]);
+    let r = ssnail_run(&["convert", model]);
     assert_eq!(r.code, 1, "{}", r.err);
     let lines: Vec<&str> = r.err.lines().collect();
     let i = lines
@@ -407,7 +393,7 @@ fn the_too_big_advice_names_options_that_convert_as_typed_without_a_question() {
     // Typed as given, with stdin no terminal: it converts.
     let mut args = vec!["convert", model];
     args.extend(opts.iter().map(String::as_str));
-    let r = ssnail(&args);
+    let r = ssnail_run(&args);
     assert_eq!(r.code, 0, "{}", r.err);
     assert!(!r.err.contains("WARNING"), "{}", r.err);
     assert!(d.path().join("smol.ssnail").exists());
@@ -418,7 +404,7 @@ fn without_a_terminal_the_lossy_question_is_one_line_saying_what_to_pass() {
     let d = tempfile::tempdir().unwrap();
     let q8 = write(d.path(), "q8.gguf", &auto_gpt2(GgmlType::Q8_0));
     let args = ["convert", &q8, "--ctx", "32", "--mem-mb", "1.5"];
-    let r = ssnail(&args);
+    let r = ssnail_run(&args);
     assert_eq!(r.code, 1, "{}", r.err);
     let last = r.err.lines().last().unwrap();
     assert_eq!(
@@ -429,7 +415,7 @@ fn without_a_terminal_the_lossy_question_is_one_line_saying_what_to_pass() {
     assert_eq!(files(d.path()), ["q8.gguf"]);
     let mut with = args.to_vec();
     with.extend(["--wtype", "q4_0"]);
-    let r = ssnail(&with);
+    let r = ssnail_run(&with);
     assert_eq!(r.code, 0, "{}", r.err);
     assert_eq!(files(d.path()), ["q8.gguf", "q8.ssnail"]);
 }
@@ -438,7 +424,7 @@ fn without_a_terminal_the_lossy_question_is_one_line_saying_what_to_pass() {
 fn convert_without_o_writes_the_models_name_with_ssnail_beside_it() {
     let d = tempfile::tempdir().unwrap();
     let fp = write(d.path(), "tiny.model.gguf", &auto_gpt2(GgmlType::F16));
-    let r = ssnail(&["convert", &fp, "--ctx", "32"]);
+    let r = ssnail_run(&["convert", &fp, "--ctx", "32"]);
     assert_eq!(r.code, 0, "{}", r.err);
     let want = d.path().join("tiny.model.ssnail");
     assert!(
@@ -494,12 +480,12 @@ fn core_fpga_is_the_default_and_makes_the_same_bytes_as_before_core_existed() {
             "3dc71180a5ff417c333191188c5d4d80d731cf49e0e7154c5e7480d87993cd74",
         ),
     ] {
-        let r = ssnail(&args);
+        let r = ssnail_run(&args);
         assert_eq!(r.code, 0, "{args:?}: {}", r.err);
         assert_eq!(sha256(args[3]), want, "{args:?}");
     }
     // The software core's image is another one, and says why.
-    let r = ssnail(&["convert", &gguf, "-o", &d("s.ssnail"), "--core", "soft"]);
+    let r = ssnail_run(&["convert", &gguf, "-o", &d("s.ssnail"), "--core", "soft"]);
     assert_eq!(r.code, 0, "{}", r.err);
     assert!(r.out.contains("for the software core"), "{}", r.out);
     assert!(
@@ -510,7 +496,7 @@ fn core_fpga_is_the_default_and_makes_the_same_bytes_as_before_core_existed() {
     assert!(r
         .out
         .contains("output.weight: the same values as token_embd.weight, stored once"));
-    let r = ssnail(&["convert", &gguf, "-o", &d("x.ssnail"), "--core", "cpu"]);
+    let r = ssnail_run(&["convert", &gguf, "-o", &d("x.ssnail"), "--core", "cpu"]);
     assert_ne!(r.code, 0);
     assert!(r.err.contains("--core"), "{}", r.err);
 }

@@ -2,9 +2,12 @@
 //! by the image, so a small file never makes `ssnail chat` or `run`
 //! allocate gigabytes; the error is one line naming the file.
 
+mod common;
+
+use common::ssnail_command;
 use ssnail_format::image::h;
 use ssnail_testkit::models::{self, ModelOpts};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 fn image() -> Vec<u8> {
     let g = ssnail_gguf::Gguf::from_bytes("m.gguf", models::build(&ModelOpts::llama())).unwrap();
@@ -23,7 +26,7 @@ fn chat_on_an_image_whose_header_claims_a_billion_tokens_is_a_clean_error() {
     let p = d.path().join("liar.ssnail");
     std::fs::write(&p, &img).unwrap();
     for cmd in [&["chat"][..], &["run", "-p", "hello", "-n", "2"]] {
-        let o = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        let o = ssnail_command()
             .args(cmd)
             .arg(&p)
             .stdin(Stdio::null())
@@ -44,7 +47,7 @@ fn run_with_a_hundred_thousand_threads_uses_the_cores_with_one_message() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("m.ssnail");
     std::fs::write(&p, image()).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+    let o = ssnail_command()
         .arg("run")
         .arg(&p)
         .args(["-p", "hello", "-n", "2", "--threads", "100000"])
@@ -65,7 +68,7 @@ fn tokenize_on_an_image_with_a_damaged_magic_says_what_both_kinds_start_with() {
     img[3] = b'X';
     let p = d.path().join("bad.ssnail");
     std::fs::write(&p, &img).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+    let o = ssnail_command()
         .arg("tokenize")
         .arg(&p)
         .arg("hello")
@@ -106,11 +109,7 @@ fn names_from_a_file_reach_the_terminal_escaped() {
     .unwrap();
     let p = d.path().join("evil.gguf");
     std::fs::write(&p, w.to_bytes().unwrap()).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_ssnail"))
-        .arg("info")
-        .arg(&p)
-        .output()
-        .unwrap();
+    let o = ssnail_command().arg("info").arg(&p).output().unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(!out.contains('\x1b'), "raw escape in: {out}");
     assert!(out.contains(r"evil\n\u{1b}[2Jtensor"), "{out}");
@@ -133,7 +132,7 @@ fn a_vocabulary_tokenize_refuses_is_converted_with_a_warning_naming_the_file() {
     }
     let p = d.path().join("q.gguf");
     std::fs::write(&p, w.to_bytes().unwrap()).unwrap();
-    let tok = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+    let tok = ssnail_command()
         .arg("tokenize")
         .arg(&p)
         .arg("hello")
@@ -144,7 +143,7 @@ fn a_vocabulary_tokenize_refuses_is_converted_with_a_warning_naming_the_file() {
         !tok.status.success() && tok_err.contains("qwen2"),
         "{tok_err}"
     );
-    let conv = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+    let conv = ssnail_command()
         .arg("convert")
         .arg(&p)
         .arg("-o")

@@ -1,23 +1,11 @@
 //! `ssnail findmodels` and `ssnail fetch` as a user runs them, against a
 //! loopback server standing in for Hugging Face (SSNAIL_HF_ENDPOINT).
 
-#[path = "../../hub/tests/common/mod.rs"]
 mod common;
 
-use common::{Reply, Server};
-use std::path::Path;
-use std::process::Command;
-
-fn hf_fixture(name: &str) -> Option<String> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../hub/tests/data/hf")
-        .join(name);
-    std::fs::read_to_string(p).ok()
-}
-
-fn ssnail() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_ssnail"))
-}
+use common::ssnail_command;
+use ssnail_testkit::hf;
+use ssnail_testkit::http::{Reply, Server};
 
 #[test]
 fn findmodels_then_fetch_the_offered_file() {
@@ -28,13 +16,13 @@ fn findmodels_then_fetch_the_offered_file() {
     let server = Server::start(move |req| {
         let path = req.path.as_str();
         if path.starts_with("/api/models?") {
-            return Reply::json(&hf_fixture("search.json").unwrap());
+            return Reply::json(&hf::fixture("search.json").unwrap());
         }
         if let Some(repo) = path
             .strip_prefix("/api/models/")
             .and_then(|r| r.strip_suffix("/tree/main?recursive=true"))
         {
-            if let Some(t) = hf_fixture(&format!("tree-{}.json", repo.replace('/', "--"))) {
+            if let Some(t) = hf::fixture(&format!("tree-{}.json", repo.replace('/', "--"))) {
                 return Reply::json(&t);
             }
         }
@@ -51,7 +39,7 @@ fn findmodels_then_fetch_the_offered_file() {
         Reply::status(404)
     });
 
-    let out = ssnail()
+    let out = ssnail_command()
         .args(["findmodels", "tinystories", "--mem", "8"])
         .env("SSNAIL_HF_ENDPOINT", &server.base)
         .output()
@@ -69,7 +57,7 @@ fn findmodels_then_fetch_the_offered_file() {
         .to_string();
 
     let dir = tempfile::tempdir().unwrap();
-    let out = ssnail()
+    let out = ssnail_command()
         .args(["fetch", &url])
         .current_dir(dir.path())
         .output()
@@ -83,7 +71,7 @@ fn findmodels_then_fetch_the_offered_file() {
     assert_eq!(got, model);
 
     // 404: one line, non-zero exit, no file.
-    let out = ssnail()
+    let out = ssnail_command()
         .args([
             "fetch",
             &format!("{}/o/r/resolve/main/nope.gguf", server.base),
@@ -106,7 +94,7 @@ fn findmodels_without_network_says_so_in_one_line() {
         .local_addr()
         .unwrap()
         .port();
-    let out = ssnail()
+    let out = ssnail_command()
         .args(["findmodels"])
         .env("SSNAIL_HF_ENDPOINT", format!("http://127.0.0.1:{port}"))
         .output()
@@ -128,7 +116,7 @@ fn import_writes_a_gguf_or_says_in_one_line_why_not() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("m.gguf");
     let missing = dir.path().join("no-such-checkpoint");
-    let res = ssnail()
+    let res = ssnail_command()
         .args([
             "import",
             missing.to_str().unwrap(),
@@ -148,7 +136,7 @@ fn import_writes_a_gguf_or_says_in_one_line_why_not() {
 
     // The MiniLM checkpoint from the test-data cache (make testdata).
     let minilm = ssnail_testkit::cache::minilm();
-    let res = ssnail()
+    let res = ssnail_command()
         .args([
             "import",
             minilm.to_str().unwrap(),
@@ -188,7 +176,7 @@ fn fetch_leaves_an_existing_file_alone() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("m.gguf"), b"mine").unwrap();
     // Nothing listens on this port: an attempt to download would fail.
-    let res = ssnail()
+    let res = ssnail_command()
         .args(["fetch", "http://127.0.0.1:9/o/r/resolve/main/m.gguf"])
         .current_dir(dir.path())
         .output()

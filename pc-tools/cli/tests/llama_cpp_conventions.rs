@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{image, ssnail, text};
+use common::{image, ssnail, ssnail_cached, text};
 use ssnail_format::ggml::GgmlType;
 use ssnail_testkit::models::{self, ModelOpts};
 
@@ -252,15 +252,6 @@ fn tokenize_accepts_llama_tokenize_names() {
     let twice = ssnail(&["tokenize", g, "-m", g, "x"]);
     assert_eq!(twice.status.code(), Some(1));
     assert!(text(&twice).1.contains("the model is given twice"));
-}
-
-/// `ssnail ARGS` with `cache` as SSNAIL_CACHE.
-fn ssnail_cached(cache: &std::path::Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_ssnail"))
-        .args(args)
-        .env("SSNAIL_CACHE", cache)
-        .output()
-        .unwrap()
 }
 
 #[test]

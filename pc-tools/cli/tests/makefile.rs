@@ -8,10 +8,11 @@
 
 mod common;
 
+use common::ssnail_command;
 use ssnail_format::ggml::GgmlType;
 use ssnail_testkit::models::{self, ModelOpts};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, SystemTime};
 
 struct Workdir {
@@ -81,7 +82,7 @@ fn images_build_and_rebuild_when_the_tool_is_newer() {
     assert!(h.mem_needed <= 8 << 20);
     // Identical to the converter run by hand with the Makefile's defaults.
     let by_hand = w.path("hand.ssnail");
-    let o = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+    let o = ssnail_command()
         .args(["convert", "foo.gguf", "-o"])
         .arg(&by_hand)
         .args(["--wtype", "auto", "--fallback", "q8_0", "--mem-mb", "8"])
@@ -143,7 +144,7 @@ fn all_sizes_info_and_tokcheck() {
     assert!(!w.path("foo.64mb.ssnail").exists() && !w.path("foo.72mb.ssnail").exists());
     for mb in [8, 64, 72] {
         // The same model at three memory sizes, converted by hand: one image, byte for byte.
-        let o = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        let o = ssnail_command()
             .args([
                 "convert",
                 "foo.gguf",
@@ -214,7 +215,7 @@ fn all_sizes_info_and_tokcheck() {
 fn run_and_chat_targets() {
     let w = Workdir::new();
     let chat = |args: &[&str]| -> (String, String) {
-        let o = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+        let o = ssnail_command()
             .arg("chat")
             .args(args)
             .current_dir(w.dir.path())
@@ -476,7 +477,7 @@ fn a_plain_make_after_converting_with_variables_reuses_that_image_and_says_so() 
 #[test]
 fn disk_takes_an_image_made_by_ssnail_convert_without_its_gguf() {
     let w = Workdir::new();
-    let o = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+    let o = ssnail_command()
         .args(["convert", "foo.gguf", "-o", "mymodel.ssnail"])
         .current_dir(w.dir.path())
         .output()

@@ -1,15 +1,10 @@
 //! `ssnail mega65`: a PRG and a D81 run headless; outputs, exit status, statistics and errors.
 
+mod common;
+
+use common::{ssnail, ssnail_command};
 use std::path::Path;
 use std::process::{Command, Output};
-
-fn ssnail(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ssnail"))
-        .arg("mega65")
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 /// A PRG with the stub `10 BANK0:SYS8209` whose code waits for a key, writes "Ok" to the top
 /// left of the screen and the key to the serial monitor, then exits with status 5.
@@ -40,6 +35,7 @@ fn runs_a_prg_with_keys_and_writes_the_screen() {
     let png = dir.path().join("screen.png");
     let txt = dir.path().join("screen.txt");
     let o = ssnail(&[
+        "mega65",
         "--prg",
         prg.to_str().unwrap(),
         "--keys",
@@ -82,7 +78,14 @@ fn runs_the_first_prg_of_a_d81() {
         .unwrap();
     let d81 = dir.path().join("demo.d81");
     std::fs::write(&d81, disk.into_bytes()).unwrap();
-    let o = ssnail(&["--d81", d81.to_str().unwrap(), "--keys", "y", "--no-screen"]);
+    let o = ssnail(&[
+        "mega65",
+        "--d81",
+        d81.to_str().unwrap(),
+        "--keys",
+        "y",
+        "--no-screen",
+    ]);
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     assert!(stderr(&o).contains("loading \"OKPROG\""), "{}", stderr(&o));
 }
@@ -94,6 +97,7 @@ fn budget_and_bad_input() {
     std::fs::write(&prg, program()).unwrap();
     // No key ever comes: the cycle budget ends the run.
     let o = ssnail(&[
+        "mega65",
         "--prg",
         prg.to_str().unwrap(),
         "--cycles",
@@ -105,6 +109,7 @@ fn budget_and_bad_input() {
 
     // --trace prints the first instructions with their disassembly.
     let o = ssnail(&[
+        "mega65",
         "--prg",
         prg.to_str().unwrap(),
         "--cycles",
@@ -118,7 +123,7 @@ fn budget_and_bad_input() {
     assert!(err.contains("2014  F0 FB           BEQ $2011"), "{err}");
 
     let missing = dir.path().join("missing.prg");
-    let o = ssnail(&["--prg", missing.to_str().unwrap()]);
+    let o = ssnail(&["mega65", "--prg", missing.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
     assert!(
@@ -129,7 +134,7 @@ fn budget_and_bad_input() {
 
     let bad = dir.path().join("bad.d81");
     std::fs::write(&bad, [0u8; 1000]).unwrap();
-    let o = ssnail(&["--d81", bad.to_str().unwrap()]);
+    let o = ssnail(&["mega65", "--d81", bad.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("bad.d81: not a D81 image"),
@@ -137,13 +142,20 @@ fn budget_and_bad_input() {
         stderr(&o)
     );
 
-    let o = ssnail(&["--prg", prg.to_str().unwrap(), "--keys", "{BOGUS}"]);
+    let o = ssnail(&[
+        "mega65",
+        "--prg",
+        prg.to_str().unwrap(),
+        "--keys",
+        "{BOGUS}",
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("unknown key {BOGUS}"), "{}", stderr(&o));
 
     // A failed screen write leaves no file behind and reports the path.
     let out = Path::new("/nonexistent-dir/screen.txt");
     let o = ssnail(&[
+        "mega65",
         "--prg",
         prg.to_str().unwrap(),
         "--keys",
@@ -182,7 +194,7 @@ fn negative_seconds_and_bandwidth_get_the_range_message_in_both_spellings() {
             "--bandwidth: must be a positive number of MB/s",
         ),
     ] {
-        let mut all = vec!["--prg", p, "--no-screen"];
+        let mut all = vec!["mega65", "--prg", p, "--no-screen"];
         all.extend(&args);
         let o = ssnail(&all);
         assert_eq!(o.status.code(), Some(1), "{args:?}");
@@ -201,7 +213,7 @@ fn interactive_types_stdin_and_prints_the_screen_as_it_changes() {
     let prg = dir.path().join("ok.prg");
     std::fs::write(&prg, program()).unwrap();
     let png = dir.path().join("screen.png");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+    let mut child = ssnail_command()
         .args([
             "mega65",
             "--prg",
@@ -292,13 +304,13 @@ fn a_stock_board_is_the_default_and_the_fpga_core_and_the_board_are_options() {
             "an R5 board with the SSNAIL FPGA core",
         ),
     ] {
-        let mut all = vec!["--prg", p, "--no-screen"];
+        let mut all = vec!["mega65", "--prg", p, "--no-screen"];
         all.extend(args);
         let o = ssnail(&all);
         assert_eq!(o.status.code(), Some(model), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(machine), "{args:?}: {}", stderr(&o));
     }
-    let o = ssnail(&["--prg", p, "--board", "r3", "--ssnail-mib", "72"]);
+    let o = ssnail(&["mega65", "--prg", p, "--board", "r3", "--ssnail-mib", "72"]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
     assert!(
@@ -344,7 +356,7 @@ fn interactive_view_sleeps_only_while_the_program_waits_for_a_key() {
     // About 1.4 s of computing with the screen unchanged and no key polled: never a nap.
     let prg = dir.path().join("busy.prg");
     std::fs::write(&prg, prg_with(&busy(0))).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+    let o = ssnail_command()
         .args(["mega65", "--prg", prg.to_str().unwrap(), "--interactive"])
         .stdin(std::process::Stdio::null())
         .output()
@@ -354,7 +366,7 @@ fn interactive_view_sleeps_only_while_the_program_waits_for_a_key() {
     // Waiting at LDA $D610 for a key that comes after 0.3 s: it naps meanwhile.
     let wait = dir.path().join("wait.prg");
     std::fs::write(&wait, program()).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+    let mut child = ssnail_command()
         .args(["mega65", "--prg", wait.to_str().unwrap(), "--interactive"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

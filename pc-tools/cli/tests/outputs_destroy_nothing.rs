@@ -1,10 +1,12 @@
 //! `ssnail convert -o` never destroys: not the model it reads, not a device.
 
+mod common;
+
+use common::ssnail_command;
 use ssnail_testkit::models::{self, ModelOpts};
-use std::process::Command;
 
 fn convert(model: &std::path::Path, out: &std::path::Path) -> (bool, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+    let o = ssnail_command()
         .arg("convert")
         .arg(model)
         .arg("-o")
@@ -52,7 +54,7 @@ fn convert_to_dash_writes_exactly_the_image_to_stdout_and_the_report_to_stderr()
     std::fs::write(&model, models::build(&ModelOpts::llama())).unwrap();
     let file = d.path().join("m.ssnail");
     assert!(convert(&model, &file).0);
-    let o = Command::new(env!("CARGO_BIN_EXE_ssnail"))
+    let o = ssnail_command()
         .arg("convert")
         .arg(&model)
         .args(["-o", "-", "--ctx", "16"])

@@ -1,10 +1,8 @@
 //! Downloads against a loopback server that cuts the first transfer short,
 //! honours Range requests, and answers 404 for unknown paths.
 
-mod common;
-
-use common::{Reply, Server};
 use ssnail_hub::fetch::{fetch, part_path};
+use ssnail_testkit::http::{Reply, Server};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 

@@ -1,7 +1,6 @@
 //! The finder against canned Hugging Face API replies served on 127.0.0.1
-//! (spec §10.7). Fixtures in tests/data/hf are in the shape of the real API:
-//! the search reply with `expand[]=gguf,downloads,likes`, and recursive tree
-//! listings (`type`, `path`, `size`, `lfs`).
+//! (spec §10.7): ssnail-testkit's fixtures (`ssnail_testkit::hf`), in the
+//! shape of the real API.
 //!
 //! About the TinyStories GPT-2 row: its GGUF metadata says 6.96 M parameters
 //! (llama.cpp stores GPT-2's tied output matrix a second time, which is why a
@@ -9,17 +8,12 @@
 //! 6.71 MB; Q8_0 would need 6.96 M × 8.5 / 8 = 7.40 MB, Q4_0 3.92 MB, so the
 //! 8 MB column says q4 — as upstream's test expects.
 
-mod common;
-
-use common::{Reply, Server};
 use ssnail_hub::findmodels::{find, find_within, render, FitFormat, Query};
-use std::path::Path;
+use ssnail_testkit::hf;
+use ssnail_testkit::http::{Reply, Server};
 
 fn fixture(name: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/hf")
-        .join(name);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    hf::fixture(name).unwrap_or_else(|| panic!("{}: cannot read", hf::dir().join(name).display()))
 }
 
 /// Serves the search reply for any search and each repo's tree; `broken`
@@ -36,11 +30,8 @@ fn hub(broken: &'static [&'static str]) -> Server {
                     return Reply::status(500);
                 }
                 let name = format!("tree-{}.json", repo.replace('/', "--"));
-                let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("tests/data/hf")
-                    .join(&name);
-                if p.exists() {
-                    return Reply::json(&fixture(&name));
+                if let Some(t) = hf::fixture(&name) {
+                    return Reply::json(&t);
                 }
             }
         }

@@ -9,8 +9,14 @@
 //!   and tokenizer.bin files.
 //! * [`cache`]: `dir()`, the test-data cache (`$SSNAIL_CACHE` or
 //!   `<workspace root>/cache`) that `make testdata` fills.
+//! * [`images`]: header fields of converted images changed in place.
+//! * [`http`]: a loopback HTTP server with replies chosen by the test, and
+//!   [`hf`]: canned Hugging Face API replies for it.
 
 pub mod cache;
+pub mod hf;
+pub mod http;
+pub mod images;
 pub mod llama2c;
 pub mod llama_vocab;
 pub mod reference;

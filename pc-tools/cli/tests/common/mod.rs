@@ -1,4 +1,5 @@
-//! Shared by this crate's tests: the real `ssnail` binary, converted test
+//! Shared by this crate's tests: the real `ssnail` binary (as a command, run
+//! to completion, with a cache, as `chat` with input), converted test
 //! images, and the top-level Makefile run as a user would.
 //! Each test file uses only some of these helpers.
 #![allow(dead_code)]
@@ -43,12 +44,47 @@ pub fn make(dir: &Path, tool: &Path) -> Command {
     c
 }
 
-/// `ssnail ARGS`, run to completion.
-pub fn ssnail(args: &[&str]) -> Output {
+/// This test build's `ssnail`, to be given arguments.
+pub fn ssnail_command() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ssnail"))
+}
+
+/// `ssnail ARGS`, run to completion (stdin is not a terminal: no question
+/// is answered yes).
+pub fn ssnail(args: &[&str]) -> Output {
+    ssnail_command().args(args).output().unwrap()
+}
+
+/// `ssnail ARGS` with `cache` as SSNAIL_CACHE.
+pub fn ssnail_cached(cache: &Path, args: &[&str]) -> Output {
+    ssnail_command()
         .args(args)
+        .env("SSNAIL_CACHE", cache)
         .output()
         .unwrap()
+}
+
+/// How a run of `ssnail` ended: exit code (-1 for a signal), stdout, stderr.
+pub struct Run {
+    pub code: i32,
+    pub out: String,
+    pub err: String,
+}
+
+/// [`ssnail`] as a [`Run`].
+pub fn ssnail_run(args: &[&str]) -> Run {
+    let o = ssnail(args);
+    let (out, err) = text(&o);
+    Run {
+        code: o.status.code().unwrap_or(-1),
+        out,
+        err,
+    }
+}
+
+/// `ssnail chat IMAGE ARGS` with `input` on stdin.
+pub fn chat(img: &Path, args: &[&str], input: &str) -> Output {
+    output_with_stdin(ssnail_command().arg("chat").arg(img).args(args), input)
 }
 
 /// Run `cmd` to completion with `input` on its stdin.

@@ -1,10 +1,10 @@
-/* sfm65: the software core's single arithmetic (softfloat.c, exactsum.c) as a small MEGA65
- * test PRG (sfm65.cfg, sfm65_crt0.s). The test pokes operation records (sfops.h, 12 bytes) at
+/* softfloat_test: the software core's single arithmetic (softfloat.c, exactsum.c) as a small MEGA65
+ * test PRG (softfloat_test.cfg, crt0.s). The test pokes operation records (softfloat_ops.h, 12 bytes) at
  * SFM65_RECS and their number at SFM65_COUNT, runs the PRG, and reads each record's 4-byte result
  * back from the record's first 4 bytes. The exit value is 0, or 1 for an unknown operation.
  * For mega65/tests/softfloat_in_headless_mega65.rs, which has the same two addresses. */
 #include <stdint.h>
-#include "sfops.h"
+#include "softfloat_ops.h"
 
 #define SFM65_COUNT (*(volatile uint16_t *)0x6FFE)
 #define SFM65_RECS ((uint8_t *)0x7000)

@@ -1,14 +1,14 @@
-/* scm65: the whole software SSNAIL core (mega65/softcore) as a MEGA65 test PRG of its own
- * (scm65.cfg, sfm65_crt0.s; SSNAIL memory through the program's softmem_m65.s). The test pokes
+/* softcore_test: the whole software SSNAIL core (mega65/softcore) as a MEGA65 test PRG of its own
+ * (softcore_test.cfg, crt0.s; SSNAIL memory through the program's softmem_m65.s). The test pokes
  * SSNAIL memory into attic RAM at $8000000 and the job pointer and memory end into the box at
- * SCM65_BOX, runs the PRG, and reads the outcome back from the box: GO, soft_run until HALT or
+ * SOFTCORE_TEST_BOX, runs the PRG, and reads the outcome back from the box: GO, soft_run until HALT or
  * a fault, SYNCs counted. For mega65/tests/softcore_interpreter_in_headless_mega65.rs and
  * mega65/examples/softbench.rs, which have the same layout. */
 #include <stdint.h>
 #include "softcore.h"
 
 /* The box: in job, mem_end; out state (SOFT_HALT or SOFT_FAULT), error, fault_pc, syncs. */
-struct scm65_box {
+struct softcore_test_box {
     uint32_t job;
     uint32_t mem_end;
     uint8_t state;
@@ -16,23 +16,23 @@ struct scm65_box {
     uint32_t fault_pc;
     uint32_t syncs;
 };
-#define SCM65_BOX ((struct scm65_box *)0x0400)
+#define SOFTCORE_TEST_BOX ((struct softcore_test_box *)0x0400)
 
 int main(void)
 {
     static uint8_t r;
     static uint32_t syncs;
-    soft_mem_end = SCM65_BOX->mem_end;
-    soft_go(SCM65_BOX->job);
+    soft_mem_end = SOFTCORE_TEST_BOX->mem_end;
+    soft_go(SOFTCORE_TEST_BOX->job);
     syncs = 0;
     do {
         r = soft_run(0xFFFF);
         if (r == SOFT_SYNC)
             ++syncs;
     } while (r == SOFT_BUSY || r == SOFT_SYNC);
-    SCM65_BOX->state = r;
-    SCM65_BOX->error = soft_error;
-    SCM65_BOX->fault_pc = soft_fault_pc;
-    SCM65_BOX->syncs = syncs;
+    SOFTCORE_TEST_BOX->state = r;
+    SOFTCORE_TEST_BOX->error = soft_error;
+    SOFTCORE_TEST_BOX->fault_pc = soft_fault_pc;
+    SOFTCORE_TEST_BOX->syncs = syncs;
     return 0;
 }

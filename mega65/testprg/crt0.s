@@ -1,4 +1,4 @@
-; sfm65_crt0.s: start-up of the sfm65 test PRG (cc65 -t none). "10 SYS8205" starts it; it keeps
+; crt0.s: start-up of the softfloat_test PRG (cc65 -t none). "10 SYS8205" starts it; it keeps
 ; the machine as BASIC's RUN leaves it (40.5 MHz, MEGA65 I/O at $D000) but for the ROM banks in
 ; $D030 and interrupts (off), sets the C
 ; stack, clears BSS, calls main and writes main's result, then $42, to the exit port $D6CF.

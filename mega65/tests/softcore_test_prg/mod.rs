@@ -1,4 +1,4 @@
-//! The scm65 test PRG (mega65/host/scm65.c: the whole software SSNAIL core, cc65 build) in the
+//! The softcore_test PRG (mega65/testprg/softcore_test.c: the whole software SSNAIL core, cc65 build) in the
 //! headless MEGA65 without an SSNAIL device: SSNAIL memory poked into attic RAM at $8000000, GO
 //! and soft_run to HALT or a fault, the outcome read back from the PRG's box. Shared by
 //! softcore_interpreter_in_headless_mega65.rs and examples/softbench.rs (which includes this file
@@ -9,32 +9,18 @@ use ssnail_format::image::BASE;
 use ssnail_mega65::{Machine, StopReason, CPU_HZ};
 use ssnail_mega65_program as common;
 use std::path::Path;
-use std::process::Command;
 
-/// scm65.c's box: job (4), mem_end (4) in; state, error, fault_pc (4), syncs (4) out.
+/// softcore_test.c's box: job (4), mem_end (4) in; state, error, fault_pc (4), syncs (4) out.
 const BOX: u32 = 0x0400;
 /// soft_run's results (softcore.h).
 pub const SOFT_HALT: u8 = 2;
 pub const SOFT_FAULT: u8 = 3;
 
-/// `make -f host/scm65.mk` into `out` with the C/assembler `defs` (e.g. "-DSC_PORTABLE_GEMV");
-/// the PRG's bytes.
+/// build.mk's softcore_test.prg made into `out/mega65/` with the C/assembler `defs` (e.g.
+/// "-DSC_C_GEMV"); the PRG's bytes.
 pub fn build(out: &Path, defs: &str) -> Result<Vec<u8>, String> {
-    let o = Command::new("make")
-        .args(["-s", "-C"])
-        .arg(common::mega65_dir())
-        .args(["-f", "host/scm65.mk"])
-        .arg(format!("OUT={}", out.display()))
-        .arg(format!("DEFS={defs}"))
-        .output()
-        .map_err(|e| format!("running make (needs make and cc65): {e}"))?;
-    if !o.status.success() {
-        return Err(format!(
-            "building the scm65 PRG (make -f host/scm65.mk, needs cc65): {}",
-            String::from_utf8_lossy(&o.stderr)
-        ));
-    }
-    let prg = out.join("scm65.prg");
+    common::make_target(out, "mega65-softcore-test", defs)?;
+    let prg = out.join("mega65/softcore_test.prg");
     std::fs::read(&prg).map_err(|e| format!("{}: {e}", prg.display()))
 }
 
@@ -64,7 +50,7 @@ pub fn run(prg: &[u8], mem: &[u8], job: u32, max_seconds: u64) -> Result<Run, St
     let start = m.cycles;
     match m.run(max_seconds * CPU_HZ) {
         StopReason::Exit(0) => {}
-        r => return Err(format!("the scm65 PRG stopped with {r:?}")),
+        r => return Err(format!("the softcore_test PRG stopped with {r:?}")),
     }
     let cycles = m.cycles - start;
     let b = m.peek_phys(BOX, 18);

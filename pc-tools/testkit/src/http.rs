@@ -1,8 +1,8 @@
 //! A tiny HTTP/1.1 server on 127.0.0.1 for offline tests: one connection at
 //! a time, `Connection: close`, replies chosen by a closure, every request
 //! recorded. Written by hand: it needs to misbehave on purpose (cut a body
-//! short), which ready-made servers do not offer.
-#![allow(dead_code)]
+//! short), which ready-made servers do not offer. The hub's tests and the
+//! command's serve canned Hugging Face replies ([`crate::hf`]) with it.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};

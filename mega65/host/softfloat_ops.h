@@ -1,5 +1,5 @@
-/* sfops.h: one operation of softfloat.h / exactsum.h chosen by number, for the test drivers
- * (sfhost.c on the PC, sfm65.c on the MEGA65). A record is 12 bytes, little-endian: the
+/* softfloat_ops.h: one operation of softfloat.h / exactsum.h chosen by number, for the test drivers
+ * (softfloat_host.c on the PC, softfloat_test.c on the MEGA65). A record is 12 bytes, little-endian: the
  * operation in byte 0 (bytes 1-3 zero), operand a (4 bytes), operand b (4 bytes); its result is
  * 4 bytes (floats as bit patterns, integers as two's complement, flags 0/1, 0 for operations
  * with no result). The numbers are also in mega65/tests/softfloat_common/mod.rs. */

@@ -1,5 +1,5 @@
-/* sfops.c: sfops.h's dispatch (shared by the PC and MEGA65 test drivers). */
-#include "sfops.h"
+/* softfloat_ops.c: softfloat_ops.h's dispatch (shared by the PC and MEGA65 test drivers). */
+#include "softfloat_ops.h"
 #include "softfloat.h"
 #include "exactsum.h"
 

@@ -1,0 +1,105 @@
+//! What the tests run, built once per test binary with the project's own make rules: the PRG,
+//! where its code is, the software core, the `ssnail` binary, and the D81s made of them.
+
+use ssnail_disk::{FileType, D81};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// A folder for one build of this process, removed once its files are read.
+fn build_dir(what: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("ssnail-mega65-{what}-{}", std::process::id()))
+}
+
+/// The PRG and where its code and read-only data are (none when SSNAIL_MEGA65_PRG names it).
+fn built_prg() -> &'static (Vec<u8>, Vec<Range<usize>>) {
+    static PRG: OnceLock<(Vec<u8>, Vec<Range<usize>>)> = OnceLock::new();
+    PRG.get_or_init(|| {
+        if let Ok(path) = std::env::var("SSNAIL_MEGA65_PRG") {
+            let prg = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            return (prg, Vec::new());
+        }
+        let out = build_dir("prg");
+        let prg = crate::build_prg(&out).unwrap_or_else(|e| panic!("{e}"));
+        let code = crate::program_code(&out).unwrap_or_else(|e| panic!("{e}"));
+        let _ = std::fs::remove_dir_all(&out);
+        (prg, code)
+    })
+}
+
+/// The PRG, built once (`make mega65-prg`: cc65, linker/mega65.cfg), or the one named by
+/// SSNAIL_MEGA65_PRG (to run the tests against another build, e.g. an older one).
+pub fn prg() -> &'static [u8] {
+    &built_prg().0
+}
+
+/// The CPU addresses of [`prg`]'s code and read-only data ([`crate::program_code`]); none when
+/// SSNAIL_MEGA65_PRG names the PRG.
+pub fn prg_code() -> &'static [Range<usize>] {
+    &built_prg().1
+}
+
+/// The software core, built once (`make mega65-core`), or the one named by SSNAIL_MEGA65_CORE
+/// (e.g. a build with one rounding rule changed, to see the tests fail).
+pub fn soft_core() -> &'static [u8] {
+    static CORE: OnceLock<Vec<u8>> = OnceLock::new();
+    CORE.get_or_init(|| {
+        if let Ok(path) = std::env::var("SSNAIL_MEGA65_CORE") {
+            return std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        }
+        let out = build_dir("core");
+        let core = crate::build_core(&out).unwrap_or_else(|e| panic!("{e}"));
+        let _ = std::fs::remove_dir_all(&out);
+        core
+    })
+}
+
+/// The `ssnail` binary of this workspace, built once (release, as `make test` has it).
+pub fn ssnail_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let root = crate::mega65_dir().join("..");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let st = Command::new(cargo)
+            .args([
+                "build",
+                "--release",
+                "-q",
+                "-p",
+                "ssnail",
+                "--bin",
+                "ssnail",
+            ])
+            .current_dir(&root)
+            .status()
+            .expect("cargo build -p ssnail");
+        assert!(st.success(), "building ssnail failed");
+        std::env::var("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| root.join("target"))
+            .join("release/ssnail")
+    })
+}
+
+/// A D81 named SSNAIL with `prg` as `ssnail` (and again as `autoboot.c65` when `autoboot`, as
+/// `make disk` writes it), then `files` as SEQ files in this order.
+pub fn program_disk(prg: &[u8], autoboot: bool, files: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut d = D81::new("SSNAIL", *b"65").unwrap();
+    d.add_file("ssnail", FileType::Prg, prg).unwrap();
+    if autoboot {
+        d.add_file("autoboot.c65", FileType::Prg, prg).unwrap();
+    }
+    for (name, data) in files {
+        d.add_file(name, FileType::Seq, data)
+            .unwrap_or_else(|e| panic!("{name} ({} bytes) on the D81: {e}", data.len()));
+    }
+    d.into_bytes()
+}
+
+/// `target` made by mega65/build.mk into `out_dir` with `defs` ([`crate::make_target`]); the
+/// path of the file `name` it made there (`out_dir/mega65/name`). Panics with make's message.
+pub fn make_for_test(out_dir: &Path, target: &str, defs: &str, name: &str) -> PathBuf {
+    crate::make_target(out_dir, target, defs).unwrap_or_else(|e| panic!("{e}"));
+    out_dir.join("mega65").join(name)
+}
