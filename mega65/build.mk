@@ -40,7 +40,8 @@ M65_CFLAGS := -t none --cpu 6502 -O -I $(M65_DIR)/include -I $(M65_DIR)/softcore
 $(M65_OBJ)/%.c.o: $(M65_DIR)/src/%.c $(M65_H) $(M65_DIR)/softcore/softcore.h
 	@mkdir -p $(M65_OBJ)
 	$(CL65) $(M65_CFLAGS) -c -o $@ $<
-$(M65_OBJ)/%.s.o: $(M65_DIR)/src/%.s $(M65_DIR)/include/softcall.inc $(M65_DIR)/include/ssnail_regs.inc
+$(M65_OBJ)/%.s.o: $(M65_DIR)/src/%.s $(M65_DIR)/include/softcall.inc $(M65_DIR)/include/ssnail_regs.inc \
+		$(M65_DIR)/include/mega65_io.inc
 	@mkdir -p $(M65_OBJ)
 	$(CL65) -t none --asm-include-dir $(M65_DIR)/include -c -o $@ $<
 $(M65_OBJ)/crt0.o: $(M65_CRT0)
@@ -64,11 +65,11 @@ M65_CORE_CFG := $(SSNAIL_TOOLS)linker/softcore.cfg
 
 mega65-core: $(M65_CORE)
 
-$(M65_CORE_OBJ)/%.c.o: $(M65_CORE_DIR)/%.c $(wildcard $(M65_CORE_DIR)/*.h)
+$(M65_CORE_OBJ)/%.c.o: $(M65_CORE_DIR)/%.c $(wildcard $(M65_CORE_DIR)/*.h) $(M65_DIR)/include/mega65_io.h
 	@mkdir -p $(M65_CORE_OBJ)
 	$(CL65) $(M65_CORE_CFLAGS) -c -o $@ $<
 $(M65_CORE_OBJ)/%.s.o: $(M65_CORE_DIR)/%.s $(M65_DIR)/include/softcall.inc $(M65_CORE_DIR)/quad.inc \
-		$(M65_CORE_DIR)/fn_tables.inc
+		$(M65_CORE_DIR)/fn_tables.inc $(M65_DIR)/include/mega65_io.inc
 	@mkdir -p $(M65_CORE_OBJ)
 	$(CL65) -t none --asm-include-dir $(M65_DIR)/include --asm-include-dir $(M65_CORE_DIR) -c -o $@ $<
 

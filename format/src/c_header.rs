@@ -16,7 +16,7 @@ use std::fmt::Write;
 
 /// Every file this crate generates: its path from the repository root, the example that prints
 /// it and its text. format/tests/generated_files.rs regenerates them all and compares.
-pub fn generated_files() -> [(&'static str, &'static str, String); 4] {
+pub fn generated_files() -> [(&'static str, &'static str, String); 5] {
     [
         ("mega65/include/ssnail_regs.h", "c_header", c_header()),
         (
@@ -33,6 +33,11 @@ pub fn generated_files() -> [(&'static str, &'static str, String); 4] {
             "mega65/include/mega65_io.h",
             "mega65_io",
             crate::mega65::c_header(),
+        ),
+        (
+            "mega65/include/mega65_io.inc",
+            "mega65_io -- --ca65",
+            crate::mega65::ca65_include(),
         ),
     ]
 }

@@ -16,6 +16,7 @@
 pub mod c_header;
 pub mod chatblock;
 pub mod dequant;
+pub mod facts;
 pub mod ggml;
 pub mod image;
 pub mod isa;

@@ -12,7 +12,7 @@ CORE_C := softcore softvec fntab softgemv softattn softfloat exactsum
 # GEMV's exact sum) replace their C unless DEFS has -DSC_C_GEMV, which builds the C definition
 # alone
 CORE_S := $(if $(findstring SC_C_GEMV,$(DEFS)),,softgemv65 softquant65 softvec65 exactsum65)
-HEADERS := $(wildcard softcore/*.h) include/ssnail_regs.h
+HEADERS := $(wildcard softcore/*.h) include/ssnail_regs.h include/mega65_io.h
 CC65FLAGS := -t none --cpu 6502 -Oirs -g -I softcore -I include
 
 # lmul65.s (cc65's 32-bit multiply on the hardware multiplier) is the runtime, in both builds
@@ -28,10 +28,10 @@ $(OUT)/scm65.s: host/scm65.c $(HEADERS) | $(OUT)
 	cc65 $(CC65FLAGS) $(DEFS) -o $@ $<
 $(OUT)/%.o: $(OUT)/%.s
 	ca65 -t none -g -o $@ $<
-$(OUT)/%_s.o: softcore/%.s softcore/quad.inc softcore/fn_tables.inc host/scm65_inc/softcall.inc | $(OUT)
-	ca65 -t none -g -I softcore -I host/scm65_inc $(DEFS) -o $@ $<
+$(OUT)/%_s.o: softcore/%.s softcore/quad.inc softcore/fn_tables.inc include/mega65_io.inc host/scm65_inc/softcall.inc | $(OUT)
+	ca65 -t none -g -I softcore -I host/scm65_inc -I include $(DEFS) -o $@ $<
 $(OUT)/softmem_m65_s.o: softcore/softmem_m65.s softcore/quad.inc host/scm65_inc/softcall.inc | $(OUT)
-	ca65 -t none -g -I host/scm65_inc -o $@ $<
+	ca65 -t none -g -I host/scm65_inc -I include -o $@ $<
 $(OUT)/crt0.o: host/sfm65_crt0.s | $(OUT)
 	ca65 -t none -g -o $@ $<
 $(OUT):

@@ -46,7 +46,9 @@ fn build(portable_mul: bool) -> Vec<u8> {
         cmd.args(["-t", "none", "--cpu", "6502", "-O", "-I"])
             .arg(m.join("softcore"))
             .arg("-I")
-            .arg(m.join("host"));
+            .arg(m.join("host"))
+            .arg("-I")
+            .arg(m.join("include"));
         if portable_mul {
             cmd.arg("-DSF_PORTABLE_MUL");
         }
