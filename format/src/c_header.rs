@@ -16,7 +16,7 @@ use std::fmt::Write;
 
 /// Every file this crate generates: its path from the repository root, the example that prints
 /// it and its text. format/tests/generated_files.rs regenerates them all and compares.
-pub fn generated_files() -> [(&'static str, &'static str, String); 5] {
+pub fn generated_files() -> [(&'static str, &'static str, String); 7] {
     [
         ("mega65/include/ssnail_regs.h", "c_header", c_header()),
         (
@@ -38,6 +38,16 @@ pub fn generated_files() -> [(&'static str, &'static str, String); 5] {
             "mega65/include/mega65_io.inc",
             "mega65_io -- --ca65",
             crate::mega65::ca65_include(),
+        ),
+        (
+            "mega65/softcore/fn_tables.h",
+            "fn_tables",
+            crate::softcore::c_header(),
+        ),
+        (
+            "mega65/softcore/fn_tables.inc",
+            "fn_tables -- --ca65",
+            crate::softcore::ca65_include(),
         ),
     ]
 }

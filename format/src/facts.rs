@@ -29,11 +29,12 @@ pub enum Radix {
 }
 
 impl Radix {
-    /// The word after a group's source in [`group!`]: only `decimal`.
-    pub fn from_word(word: &str) -> Radix {
-        match word {
-            "decimal" => Radix::Decimal,
-            _ => panic!("group!: `{word}` is not a radix (only `decimal`)"),
+    /// The word after a group's source in [`group!`]: none (hex) or `decimal`.
+    pub fn from_words(words: &[&str]) -> Radix {
+        match words {
+            [] => Radix::Hex,
+            ["decimal"] => Radix::Decimal,
+            _ => panic!("group!: {words:?} is not a radix (only `decimal`)"),
         }
     }
 }
@@ -90,9 +91,7 @@ macro_rules! group {
             $( #[doc = $doc] pub const $name: $ty = $value; )*
             /// This group as data, for the generated C and ca65 files.
             pub fn group() -> $crate::facts::Group {
-                #[allow(unused_mut)]
-                let mut radix = $crate::facts::Radix::Hex;
-                $( radix = $crate::facts::Radix::from_word(stringify!($radix)); )?
+                let radix = $crate::facts::Radix::from_words(&[$(stringify!($radix))?]);
                 let mut g = $crate::facts::Group::new($prefix, $source, radix);
                 $( g = g.fact(stringify!($name), $name as u64, $doc.trim()); )*
                 g
@@ -130,8 +129,11 @@ pub fn c_defines(o: &mut String, groups: &[Group], width: usize) {
         for f in &g.facts {
             let name = format!("{}{}", g.prefix, f.name);
             let value = c_value(f.value, g.radix);
-            let doc = f.doc.trim();
-            writeln!(o, "#define {name:<width$} {value:<12} /* {doc} */").unwrap();
+            let line = match f.doc.trim() {
+                "" => format!("#define {name:<width$} {value}"),
+                doc => format!("#define {name:<width$} {value:<12} /* {doc} */"),
+            };
+            writeln!(o, "{line}").unwrap();
         }
     }
 }
@@ -143,8 +145,11 @@ pub fn ca65_defines(o: &mut String, groups: &[Group], width: usize) {
         for f in &g.facts {
             let name = format!("{}{}", g.prefix, f.name);
             let value = ca65_value(f.value, g.radix);
-            let doc = f.doc.trim();
-            writeln!(o, "{name:<width$} = {value:<10} ; {doc}").unwrap();
+            let line = match f.doc.trim() {
+                "" => format!("{name:<width$} = {value}"),
+                doc => format!("{name:<width$} = {value:<10} ; {doc}"),
+            };
+            writeln!(o, "{line}").unwrap();
         }
     }
 }

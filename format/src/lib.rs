@@ -23,6 +23,8 @@ pub mod isa;
 pub mod mega65;
 pub mod registers;
 pub mod sampler;
+pub mod softcore;
+pub mod tables;
 pub mod tokblock;
 
 /// Little-endian u32 at `off` in `b` (panics if out of range: callers check lengths).

@@ -61,3 +61,27 @@ fn the_mega65_header_names_each_constant_with_its_group_prefix_and_rust_name() {
         assert_eq!(u64::from_str_radix(v, 16).unwrap(), value, "{l}");
     }
 }
+
+#[test]
+fn the_software_core_header_holds_every_coefficient_of_the_three_tables_as_its_bit_pattern() {
+    let text = ssnail_format::softcore::c_header();
+    use ssnail_format::tables;
+    for (name, t) in [
+        ("exp", tables::exp()),
+        ("silu", tables::silu()),
+        ("gelu", tables::gelu()),
+    ] {
+        let start = text.find(&format!("fn_{name}[512]")).unwrap();
+        let body = &text[start..start + text[start..].find("};").unwrap()];
+        let words: Vec<u32> = body
+            .split("0x")
+            .skip(1)
+            .map(|w| u32::from_str_radix(&w[..8], 16).unwrap())
+            .collect();
+        assert_eq!(words.len(), 512, "{name}");
+        for i in 0..256 {
+            assert_eq!(words[2 * i], t.c0[i].to_bits(), "{name} c0[{i}]");
+            assert_eq!(words[2 * i + 1], t.c1[i].to_bits(), "{name} c1[{i}]");
+        }
+    }
+}

@@ -93,9 +93,9 @@ static uint32_t le32(const uint8_t *p)
  * masked (A < 2²⁸, so it fits 32 bits; a sum past memory faults where it is used). */
 static uint32_t addr(uint32_t op)
 {
-    if (op & 0x80000000UL)
-        return sc_a[(uint8_t)(op >> 24) & 15] + (op & 0xFFFFFFUL);
-    return op & 0x0FFFFFFFUL;
+    if (op & ADDR_REL)
+        return sc_a[(uint8_t)(op >> 24) & 15] + (op & ADDR_OFFSET);
+    return op & ADDR_MASK;
 }
 
 static uint32_t reg(uint8_t n)
@@ -241,7 +241,7 @@ static uint8_t step(uint8_t *next)
         break;
     case OP_LEA:
         /* (addr(X) + R[b]·Z) & $0FFFFFFF: the 28-bit result only needs the product mod 2³² */
-        sc_a[I_A & 15] = (addr(ix) + reg(I_B) * iz) & 0x0FFFFFFFUL;
+        sc_a[I_A & 15] = (addr(ix) + reg(I_B) * iz) & ADDR_MASK;
         break;
     case OP_BEQ:
         if (reg(I_A) == reg(I_B))

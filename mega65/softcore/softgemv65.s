@@ -43,7 +43,7 @@
 
         .p4510
         .include        "quad.inc"
-        .include        "fn_tables.inc"         ; WT_Q8_0
+        .include        "fn_tables.inc"         ; WT_Q8_0, its block bytes
         .import         _sgq_slow
         .import         _sgq_q, _sgq_dx, _sgq_p, _sgq_rb, _sgq_nr, _sgq_fmt, _sgq_acc
         .import         _sgq_s, _sgq_dw, _sgq_accp
@@ -94,7 +94,7 @@ src_mb: .byte   0
         .byte   <((wbuf + SC_NEAR_DELTA) >> 20)
         .byte   $00                     ; end of options
         .byte   $00                     ; COPY
-count:  .word   34
+count:  .word   WT_Q8_0_BLOCK_BYTES
 src:    .word   0
 src_bk: .byte   0
         .word   (wbuf + SC_NEAR_DELTA) & $FFFF
@@ -153,12 +153,12 @@ _sgq_block:
         cmp     #WT_Q8_0
         bne     @q4
         jsr     patch8
-        lda     #34
+        lda     #WT_Q8_0_BLOCK_BYTES
         ldx     #<q8sum
         ldy     #>q8sum
         bra     @fmt
 @q4:    jsr     patch4
-        lda     #18
+        lda     #WT_Q4_0_BLOCK_BYTES
         ldx     #<q4sum
         ldy     #>q4sum
 @fmt:   sta     count

@@ -22,7 +22,8 @@ const RING: usize = 1024;
 const BLOCK: u32 = 256;
 /// SD card sector size: the loader's unit of transfer.
 pub const SECTOR: usize = 512;
-const PTR_MASK: u32 = 0x0FFF_FFFF;
+/// The load pointer wraps in the 28-bit SSNAIL address space, as address operands do.
+const PTR_MASK: u32 = ssnail_format::isa::ADDR_MASK;
 
 pub struct LoadPort {
     /// Staged pointer bits 0–23 ($14–$16).

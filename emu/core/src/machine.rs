@@ -8,7 +8,8 @@ use super::vector::{self, AttnShape, Numerics};
 use ssnail_format::ggml::{self, GgmlType};
 use ssnail_format::image::BASE;
 use ssnail_format::isa::{
-    AttnBlock, Instr, Op, ATTN_BLOCK_LEN, GEMV_ACC, GEMV_F16OUT, INSTR_LEN, KV_F16, KV_F32, R_ZERO,
+    AttnBlock, Instr, Op, ADDR_MASK, ADDR_OFFSET, ADDR_REL, ATTN_BLOCK_LEN, GEMV_ACC, GEMV_F16OUT,
+    INSTR_LEN, KV_F16, KV_F32, R_ZERO,
 };
 use ssnail_format::registers::error;
 use std::fmt;
@@ -375,10 +376,10 @@ impl Machine {
     /// addr(op): bit 31 clear → op & $0FFFFFFF; set → A[bits 27–24] + bits 23–0
     /// (the sum is not re-masked).
     pub fn addr(&self, op: u32) -> u64 {
-        if op & 0x8000_0000 != 0 {
-            self.regs.a[((op >> 24) & 0xF) as usize] as u64 + (op & 0xFF_FFFF) as u64
+        if op & ADDR_REL != 0 {
+            self.regs.a[((op >> 24) & 0xF) as usize] as u64 + (op & ADDR_OFFSET) as u64
         } else {
-            (op & 0x0FFF_FFFF) as u64
+            (op & ADDR_MASK) as u64
         }
     }
 
@@ -482,7 +483,7 @@ impl Machine {
                 let v = self
                     .addr(i.x)
                     .wrapping_add(self.reg(i.b) as u64 * i.z as u64);
-                self.regs.a[(i.a & 15) as usize] = (v & 0x0FFF_FFFF) as u32;
+                self.regs.a[(i.a & 15) as usize] = (v & ADDR_MASK as u64) as u32;
             }
             Op::Beq | Op::Bne | Op::Blt => {
                 let (ra, rb) = (self.reg(i.a), self.reg(i.b));
