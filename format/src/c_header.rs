@@ -16,7 +16,7 @@ use std::fmt::Write;
 
 /// Every file this crate generates: its path from the repository root, the example that prints
 /// it and its text. format/tests/generated_files.rs regenerates them all and compares.
-pub fn generated_files() -> [(&'static str, &'static str, String); 7] {
+pub fn generated_files() -> [(&'static str, &'static str, String); 8] {
     [
         ("mega65/include/ssnail_regs.h", "c_header", c_header()),
         (
@@ -49,7 +49,27 @@ pub fn generated_files() -> [(&'static str, &'static str, String); 7] {
             "fn_tables -- --ca65",
             crate::softcore::ca65_include(),
         ),
+        (
+            "emu/capi/include/ssnail_defaults.h",
+            "c_header -- --capi",
+            capi_defaults(),
+        ),
     ]
+}
+
+/// The C library's defaults for its hosts (emu/capi/include/ssnail_defaults.h, included by
+/// ssnail.h; the xemu patch's -ssnailmbps default): the name is `SSNAIL_` and the Rust name in
+/// [`regs`]. Regenerate with `cargo run -q -p ssnail-format --example c_header -- --capi`.
+pub fn capi_defaults() -> String {
+    format!(
+        "/* ssnail_defaults.h: the SSNAIL C library's defaults for its hosts (ssnail.h, the xemu patch).\n \
+         * GENERATED from the ssnail-format crate (format/src/c_header.rs); do not edit. Regenerate:\n \
+         *   cargo run -q -p ssnail-format --example c_header -- --capi > emu/capi/include/ssnail_defaults.h */\n\
+         #ifndef SSNAIL_DEFAULTS_H\n#define SSNAIL_DEFAULTS_H\n\
+         /* SSNAIL memory bandwidth in MB/s the job clock assumes unless told otherwise */\n\
+         #define SSNAIL_DEFAULT_BANDWIDTH_MBPS {:?}\n#endif\n",
+        regs::DEFAULT_BANDWIDTH_MBPS
+    )
 }
 
 /// The same constants for ca65 (mega65/include/ssnail_regs.inc): every numeric `#define` of
