@@ -15,7 +15,8 @@ use ssnail_format::registers::error;
 use std::fmt;
 
 /// Default cumulative instruction limit (since load).
-pub use ssnail_format::registers::DEFAULT_INSTR_LIMIT;
+/// The machine's instruction limit since load unless set otherwise (spec §6.1).
+pub use ssnail_format::registers::INSTR_LIMIT as DEFAULT_INSTR_LIMIT;
 
 /// Why execution stopped abnormally.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,7 +54,7 @@ impl Fault {
             FaultKind::MisalignedPc => error::MISALIGNED_PC,
             FaultKind::Address { .. } => error::ADDRESS,
             // The same code: both are the emulator's bounds on one job.
-            FaultKind::InstructionLimit(_) | FaultKind::WorkLimit(_) => error::INSTRUCTION_LIMIT,
+            FaultKind::InstructionLimit(_) | FaultKind::WorkLimit(_) => error::INSTR_LIMIT,
             FaultKind::BadOperand(_) => error::BAD_OPERAND,
         }
     }
