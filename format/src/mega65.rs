@@ -252,6 +252,46 @@ group! {
     }
 }
 
+group! {
+    /// The DMA controller, DMAgic (spec §M3; mega65-core iomap.txt lines 1031-1049): the list
+    /// address registers, the enhanced-job options and the list entry's command and sub-command
+    /// bits the program uses.
+    pub mod dma, prefix "DMA_", source "spec §M3.1-§M3.5; iomap.txt lines 1031-1049" {
+        /// $D700: list address bits 0-7, and start a plain job
+        pub const ADDRLSB_TRIGGER: u16 = 0xD700;
+        /// $D701: list address bits 8-15
+        pub const ADDRMSB: u16 = 0xD701;
+        /// $D702: list address bits 16-22; writing it clears DMA_ADDRMB
+        pub const ADDRBANK: u16 = 0xD702;
+        /// $D703: bit 0 F018B lists by default, bit 1 no MB wrap
+        pub const MODE: u16 = 0xD703;
+        /// $D704: list address bits 20-27 (write after DMA_ADDRBANK)
+        pub const ADDRMB: u16 = 0xD704;
+        /// $D705: list address bits 0-7, and start an enhanced job
+        pub const ETRIGGER: u16 = 0xD705;
+        /// option: end of options
+        pub const OPT_END: u8 = 0x00;
+        /// option: addresses may cross MB boundaries
+        pub const OPT_CROSS_MB: u8 = 0x01;
+        /// option: this job's list is F018A
+        pub const OPT_F018A: u8 = 0x0A;
+        /// option: this job's list is F018B
+        pub const OPT_F018B: u8 = 0x0B;
+        /// option + 1 byte: the source MB (address bits 20-27)
+        pub const OPT_SRC_MB: u8 = 0x80;
+        /// option + 1 byte: the destination MB
+        pub const OPT_DST_MB: u8 = 0x81;
+        /// command bits 0-1: copy
+        pub const COPY: u8 = 0x00;
+        /// command bits 0-1: fill (source byte 0 is the value)
+        pub const FILL: u8 = 0x03;
+        /// F018B sub-command bit 1: the source address is held
+        pub const SUB_SRC_HOLD: u8 = 0x02;
+        /// F018B sub-command bit 3: the destination address is held (one register)
+        pub const SUB_DST_HOLD: u8 = 0x08;
+    }
+}
+
 /// Every group, in the order of the header.
 pub fn groups() -> Vec<Group> {
     vec![
@@ -262,6 +302,7 @@ pub fn groups() -> Vec<Group> {
         sd::group(),
         keyboard::group(),
         math::group(),
+        dma::group(),
     ]
 }
 

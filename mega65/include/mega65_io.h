@@ -111,4 +111,22 @@
 #define MATH_MULTOUT                 0xD778       /* $D778-$D77F: MULTOUT, A x B */
 #define MATH_MULTOUT_HIGH            0xD77C       /* $D77C: the product's high 32 bits */
 #define MATH_LAST                    0xD77F       /* $D77F: the last multiplier register */
+
+/* spec §M3.1-§M3.5; iomap.txt lines 1031-1049 */
+#define DMA_ADDRLSB_TRIGGER          0xD700       /* $D700: list address bits 0-7, and start a plain job */
+#define DMA_ADDRMSB                  0xD701       /* $D701: list address bits 8-15 */
+#define DMA_ADDRBANK                 0xD702       /* $D702: list address bits 16-22; writing it clears DMA_ADDRMB */
+#define DMA_MODE                     0xD703       /* $D703: bit 0 F018B lists by default, bit 1 no MB wrap */
+#define DMA_ADDRMB                   0xD704       /* $D704: list address bits 20-27 (write after DMA_ADDRBANK) */
+#define DMA_ETRIGGER                 0xD705       /* $D705: list address bits 0-7, and start an enhanced job */
+#define DMA_OPT_END                  0x00         /* option: end of options */
+#define DMA_OPT_CROSS_MB             0x01         /* option: addresses may cross MB boundaries */
+#define DMA_OPT_F018A                0x0A         /* option: this job's list is F018A */
+#define DMA_OPT_F018B                0x0B         /* option: this job's list is F018B */
+#define DMA_OPT_SRC_MB               0x80         /* option + 1 byte: the source MB (address bits 20-27) */
+#define DMA_OPT_DST_MB               0x81         /* option + 1 byte: the destination MB */
+#define DMA_COPY                     0x00         /* command bits 0-1: copy */
+#define DMA_FILL                     0x03         /* command bits 0-1: fill (source byte 0 is the value) */
+#define DMA_SUB_SRC_HOLD             0x02         /* F018B sub-command bit 1: the source address is held */
+#define DMA_SUB_DST_HOLD             0x08         /* F018B sub-command bit 3: the destination address is held (one register) */
 #endif
