@@ -7,6 +7,7 @@
 #include "softmem.h"
 #include "fn_tables.h"
 #include "ssnail_regs.h"
+#include "mega65_io.h"
 
 uint8_t soft_error;
 uint32_t soft_fault_pc;
@@ -38,8 +39,8 @@ uint8_t sc_poll(void)
      * than a poll interval still leaves its $03 at the head of the $D610 typing queue
      * (matrix_to_ascii.vhdl line 152) when nothing was typed ahead; the queue is only looked at,
      * the program takes the key (keyboard.c). */
-    *(volatile uint8_t *)0xD614 = 7;
-    if (!(*(volatile uint8_t *)0xD613 & 0x80) || *(volatile uint8_t *)0xD610 == 3)
+    *(volatile uint8_t *)KBD_MATRIX_SELECT = 7;
+    if (!(*(volatile uint8_t *)KBD_MATRIX_PEEK & 0x80) || *(volatile uint8_t *)KBD_ASCII == 3)
         sc_stop = 1;
 #endif
     return sc_stop;
