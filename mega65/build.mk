@@ -42,7 +42,8 @@ M65_CFLAGS := -t none --cpu 6502 -O -I $(M65_DIR)/include -I $(M65_DIR)/softcore
 $(M65_OBJ)/%.c.o: $(M65_DIR)/src/%.c $(M65_H) $(M65_DIR)/softcore/softcore.h
 	@mkdir -p $(M65_OBJ)
 	$(CL65) $(M65_CFLAGS) -c -o $@ $<
-$(M65_OBJ)/%.s.o: $(M65_DIR)/src/%.s $(M65_DIR)/include/softcall.inc $(M65_DIR)/include/ssnail_regs.inc
+$(M65_OBJ)/%.s.o: $(M65_DIR)/src/%.s $(M65_DIR)/include/softcall.inc $(M65_DIR)/include/ssnail_regs.inc \
+		$(M65_DIR)/include/mega65_io.inc
 	@mkdir -p $(M65_OBJ)
 	$(CL65) -t none --asm-include-dir $(M65_DIR)/include -c -o $@ $<
 $(M65_OBJ)/crt0.o: $(M65_CRT0)
@@ -66,11 +67,11 @@ M65_CORE_CFG := $(SSNAIL_TOOLS)linker/softcore.cfg
 
 mega65-core: $(M65_CORE)
 
-$(M65_CORE_OBJ)/%.c.o: $(M65_CORE_DIR)/%.c $(wildcard $(M65_CORE_DIR)/*.h)
+$(M65_CORE_OBJ)/%.c.o: $(M65_CORE_DIR)/%.c $(wildcard $(M65_CORE_DIR)/*.h) $(M65_DIR)/include/mega65_io.h
 	@mkdir -p $(M65_CORE_OBJ)
 	$(CL65) $(M65_CORE_CFLAGS) -c -o $@ $<
 $(M65_CORE_OBJ)/%.s.o: $(M65_CORE_DIR)/%.s $(M65_DIR)/include/softcall.inc $(M65_CORE_DIR)/quad.inc \
-		$(M65_CORE_DIR)/fn_tables.inc
+		$(M65_CORE_DIR)/fn_tables.inc $(M65_DIR)/include/mega65_io.inc
 	@mkdir -p $(M65_CORE_OBJ)
 	$(CL65) -t none --asm-include-dir $(M65_DIR)/include --asm-include-dir $(M65_CORE_DIR) -c -o $@ $<
 
@@ -144,22 +145,25 @@ $(eval $(call m65_host,softfloat_host,$(M65_SOFTFLOAT_HOST_SRC)))
 M65_TEST_OBJ := $(M65_OUT)/testobj
 M65_TESTPRG := $(M65_DIR)/testprg
 M65_TEST_INC := $(M65_TESTPRG)/unmapped
-$(M65_TEST_OBJ)/%.c.s: $(M65_CORE_DIR)/%.c $(wildcard $(M65_CORE_DIR)/*.h) $(M65_DIR)/include/ssnail_regs.h
+$(M65_TEST_OBJ)/%.c.s: $(M65_CORE_DIR)/%.c $(wildcard $(M65_CORE_DIR)/*.h) $(M65_DIR)/include/ssnail_regs.h \
+		$(M65_DIR)/include/mega65_io.h
 	@mkdir -p $(M65_TEST_OBJ)
 	cc65 $(M65_CORE_CFLAGS) -g $(DEFS) -o $@ $<
-$(M65_TEST_OBJ)/%.c.s: $(M65_TESTPRG)/%.c $(wildcard $(M65_CORE_DIR)/*.h) $(M65_DIR)/include/ssnail_regs.h
+$(M65_TEST_OBJ)/%.c.s: $(M65_TESTPRG)/%.c $(wildcard $(M65_CORE_DIR)/*.h) $(M65_DIR)/include/ssnail_regs.h \
+		$(M65_DIR)/include/mega65_io.h
 	@mkdir -p $(M65_TEST_OBJ)
 	cc65 $(M65_CORE_CFLAGS) -g -I $(M65_DIR)/host $(DEFS) -o $@ $<
-$(M65_TEST_OBJ)/%.c.s: $(M65_DIR)/host/%.c $(wildcard $(M65_DIR)/host/*.h) $(wildcard $(M65_CORE_DIR)/*.h)
+$(M65_TEST_OBJ)/%.c.s: $(M65_DIR)/host/%.c $(wildcard $(M65_DIR)/host/*.h) $(wildcard $(M65_CORE_DIR)/*.h) \
+		$(M65_DIR)/include/mega65_io.h
 	@mkdir -p $(M65_TEST_OBJ)
 	cc65 $(M65_CORE_CFLAGS) -g -I $(M65_DIR)/host $(DEFS) -o $@ $<
 $(M65_TEST_OBJ)/%.c.o: $(M65_TEST_OBJ)/%.c.s
 	ca65 -t none -g -o $@ $<
 # The core's ca65 sources with the test PRGs' softcall.inc (testprg/unmapped: no MAP window).
 $(M65_TEST_OBJ)/%.s.o: $(M65_CORE_DIR)/%.s $(M65_CORE_DIR)/quad.inc $(M65_CORE_DIR)/fn_tables.inc \
-		$(M65_TEST_INC)/softcall.inc
+		$(M65_TEST_INC)/softcall.inc $(M65_DIR)/include/mega65_io.inc
 	@mkdir -p $(M65_TEST_OBJ)
-	ca65 -t none -g -I $(M65_CORE_DIR) -I $(M65_TEST_INC) $(DEFS) -o $@ $<
+	ca65 -t none -g -I $(M65_CORE_DIR) -I $(M65_TEST_INC) -I $(M65_DIR)/include $(DEFS) -o $@ $<
 $(M65_TEST_OBJ)/crt0.o: $(M65_TESTPRG)/crt0.s
 	@mkdir -p $(M65_TEST_OBJ)
 	ca65 -t none -g -o $@ $<

@@ -16,7 +16,7 @@ use std::fmt::Write;
 
 /// Every file this crate generates: its path from the repository root, the example that prints
 /// it and its text. format/tests/generated_files.rs regenerates them all and compares.
-pub fn generated_files() -> [(&'static str, &'static str, String); 4] {
+pub fn generated_files() -> [(&'static str, &'static str, String); 8] {
     [
         ("mega65/include/ssnail_regs.h", "c_header", c_header()),
         (
@@ -34,7 +34,42 @@ pub fn generated_files() -> [(&'static str, &'static str, String); 4] {
             "mega65_io",
             crate::mega65::c_header(),
         ),
+        (
+            "mega65/include/mega65_io.inc",
+            "mega65_io -- --ca65",
+            crate::mega65::ca65_include(),
+        ),
+        (
+            "mega65/softcore/fn_tables.h",
+            "fn_tables",
+            crate::softcore::c_header(),
+        ),
+        (
+            "mega65/softcore/fn_tables.inc",
+            "fn_tables -- --ca65",
+            crate::softcore::ca65_include(),
+        ),
+        (
+            "emu/capi/include/ssnail_defaults.h",
+            "c_header -- --capi",
+            capi_defaults(),
+        ),
     ]
+}
+
+/// The C library's defaults for its hosts (emu/capi/include/ssnail_defaults.h, included by
+/// ssnail.h; the xemu patch's -ssnailmbps default): the name is `SSNAIL_` and the Rust name in
+/// [`regs`]. Regenerate with `cargo run -q -p ssnail-format --example c_header -- --capi`.
+pub fn capi_defaults() -> String {
+    format!(
+        "/* ssnail_defaults.h: the SSNAIL C library's defaults for its hosts (ssnail.h, the xemu patch).\n \
+         * GENERATED from the ssnail-format crate (format/src/c_header.rs); do not edit. Regenerate:\n \
+         *   cargo run -q -p ssnail-format --example c_header -- --capi > emu/capi/include/ssnail_defaults.h */\n\
+         #ifndef SSNAIL_DEFAULTS_H\n#define SSNAIL_DEFAULTS_H\n\
+         /* SSNAIL memory bandwidth in MB/s the job clock assumes unless told otherwise */\n\
+         #define SSNAIL_DEFAULT_BANDWIDTH_MBPS {:?}\n#endif\n",
+        regs::DEFAULT_BANDWIDTH_MBPS
+    )
 }
 
 /// The same constants for ca65 (mega65/include/ssnail_regs.inc): every numeric `#define` of
@@ -71,7 +106,53 @@ pub fn ca65_include() -> String {
     o
 }
 
-/// The whole header text.
+/// The last segment of a path, as text.
+macro_rules! last {
+    ($x:ident) => {
+        stringify!($x)
+    };
+    ($x:ident :: $($rest:ident)::+) => {
+        last!($($rest)::+)
+    };
+}
+/// `(name, value)` of a constant as every language calls it: the prefix and its Rust name.
+macro_rules! def {
+    ($prefix:literal, $($seg:ident)::+) => {
+        (format!("{}{}", $prefix, last!($($seg)::+)), $($seg)::+)
+    };
+}
+/// `(name, value)` of an enum variant: the prefix and the variant's name in capitals.
+macro_rules! variant {
+    ($prefix:literal, $($seg:ident)::+) => {
+        (
+            format!("{}{}", $prefix, last!($($seg)::+).to_uppercase()),
+            $($seg)::+,
+        )
+    };
+}
+/// One `#define` of a constant by [`def!`]'s name, its value written by `$fmt`.
+macro_rules! put {
+    ($line:ident, $prefix:literal, $($seg:ident)::+, $fmt:expr, $comment:expr) => {{
+        let (name, value) = def!($prefix, $($seg)::+);
+        $line(&name, $fmt(value), $comment)
+    }};
+}
+
+fn dec<T: std::fmt::Display>(v: T) -> String {
+    v.to_string()
+}
+fn hexn(v: usize) -> String {
+    format!("0x{v:X}")
+}
+fn hex4(v: u16) -> String {
+    format!("0x{v:04X}")
+}
+fn ul(v: u64) -> String {
+    format!("{v}UL")
+}
+
+/// The whole header text. Every name is the prefix of its subject (`SS_`, `IMG_`, `H_`, `RB_`,
+/// `STOP_`, `TB_`, `CB_`, ...) and the Rust name of its constant ([`def!`], [`variant!`]).
 pub fn c_header() -> String {
     let mut o = String::new();
     let mut line = |name: &str, value: String, comment: &str| {
@@ -85,205 +166,212 @@ pub fn c_header() -> String {
     let hex2 = |v: u8| format!("0x{v:02X}");
     let hex32 = |v: u32| format!("0x{v:08X}UL");
 
-    line("SS_BLOCK", hex32(regs::BLOCK_BASE), "register 0");
+    put!(line, "SS_", regs::BLOCK, hex32, "register 0");
     let r = |off: u8| format!("(SS_BLOCK + 0x{off:02X})");
-    line(
-        "SS_ID",
-        r(reg::ID),
-        "reads SS_ID_VALUE when the core is present",
+    put!(
+        line,
+        "SS_",
+        reg::ID,
+        r,
+        "reads SS_ID_VALUE when the core is present"
     );
-    line("SS_VERSION", r(reg::VERSION), "");
-    line("SS_CAPS", r(reg::CAPS), "SS_CAP_* bits");
-    line("SS_GO", r(reg::GO), "write SS_GO_START");
-    line("SS_STATUS", r(reg::STATUS), "SS_STATUS_* bits");
-    line("SS_ERROR", r(reg::ERROR), "SS_ERR_* after a faulted job");
-    line("SS_MEM_MB", r(reg::MEM_MB), "");
-    line("SS_JOB0", r(reg::JOB0), "job pointer, 4 bytes LE");
-    line(
-        "SS_FAULT_PC0",
-        r(reg::FAULT_PC0),
-        "PC of the last fault, 4 bytes LE",
+    put!(line, "SS_", reg::VERSION, r, "");
+    put!(line, "SS_", reg::CAPS, r, "SS_CAP_* bits");
+    put!(line, "SS_", reg::GO, r, "write SS_GO_START");
+    put!(line, "SS_", reg::STATUS, r, "SS_STATUS_* bits");
+    put!(line, "SS_", reg::ERROR, r, "SS_ERR_* after a faulted job");
+    put!(line, "SS_", reg::MEM_MB, r, "");
+    put!(line, "SS_", reg::JOB0, r, "job pointer, 4 bytes LE");
+    put!(
+        line,
+        "SS_",
+        reg::FAULT_PC0,
+        r,
+        "PC of the last fault, 4 bytes LE"
     );
-    line("SS_HYPERRAM_MB", r(reg::HYPERRAM_MB), "");
-    line("SS_SDRAM_BASE", r(reg::SDRAM_BASE), "in MB units");
-    line("SS_SDRAM_MB", r(reg::SDRAM_MB), "");
-    line("SS_HYPERRAM_BASE", r(reg::HYPERRAM_BASE), "in MB units");
-    line(
-        "SS_LP_PTR0",
-        r(reg::LP_PTR0),
-        "load pointer bits 0-23 (3 bytes)",
+    put!(line, "SS_", reg::HYPERRAM_MB, r, "");
+    put!(line, "SS_", reg::SDRAM_BASE, r, "in MB units");
+    put!(line, "SS_", reg::SDRAM_MB, r, "");
+    put!(line, "SS_", reg::HYPERRAM_BASE, r, "in MB units");
+    put!(
+        line,
+        "SS_",
+        reg::LP_PTR0,
+        r,
+        "load pointer bits 0-23 (3 bytes)"
     );
-    line(
-        "SS_LP_COMMIT",
-        r(reg::LP_COMMIT),
-        "write: bits 24-27 + commit",
+    put!(line, "SS_", reg::LP_COMMIT, r, "write: bits 24-27 + commit");
+    put!(line, "SS_", reg::LP_DATA, r, "");
+    put!(line, "SS_", regs::ID_VALUE, hex2, "");
+    put!(
+        line,
+        "SS_",
+        regs::CAP_SDRAM,
+        hex2,
+        "the RAM at $8000000 is SDRAM"
     );
-    line("SS_LP_DATA", r(reg::LP_DATA), "");
-    line("SS_ID_VALUE", hex2(regs::ID_VALUE), "");
-    line(
-        "SS_CAP_SDRAM",
-        hex2(regs::CAP_SDRAM),
-        "the RAM at $8000000 is SDRAM",
-    );
-    line("SS_CAP_HYPERRAM", hex2(regs::CAP_HYPERRAM), "");
-    line("SS_CAP_EMULATOR", hex2(regs::CAP_EMULATOR), "");
-    line("SS_GO_START", hex2(regs::GO_START), "");
-    line("SS_STATUS_BUSY", hex2(regs::STATUS_BUSY), "");
-    line("SS_STATUS_FAULT", hex2(regs::STATUS_FAULT), "");
-    line("SS_LP_READY", hex2(regs::LP_READY), "read");
-    line("SS_LP_ERROR", hex2(regs::LP_ERROR), "read");
-    line("SS_LP_CLEAR_ERROR", hex2(regs::LP_CLEAR_ERROR), "write");
-    line("SS_LP_PTR_HIGH", hex2(regs::LP_PTR_HIGH_MASK), "bits 24-27");
+    put!(line, "SS_", regs::CAP_HYPERRAM, hex2, "");
+    put!(line, "SS_", regs::CAP_EMULATOR, hex2, "");
+    put!(line, "SS_", regs::GO_START, hex2, "");
+    put!(line, "SS_", regs::STATUS_BUSY, hex2, "");
+    put!(line, "SS_", regs::STATUS_FAULT, hex2, "");
+    put!(line, "SS_", regs::LP_READY, hex2, "read");
+    put!(line, "SS_", regs::LP_ERROR, hex2, "read");
+    put!(line, "SS_", regs::LP_CLEAR_ERROR, hex2, "write");
+    put!(line, "SS_", regs::LP_PTR_HIGH, hex2, "bits 24-27");
     for (name, v) in [
-        ("SS_ERR_NONE", error::NONE),
-        ("SS_ERR_ILLEGAL_OPCODE", error::ILLEGAL_OPCODE),
-        ("SS_ERR_MISALIGNED_PC", error::MISALIGNED_PC),
-        ("SS_ERR_ADDRESS", error::ADDRESS),
-        ("SS_ERR_INSTR_LIMIT", error::INSTRUCTION_LIMIT),
-        ("SS_ERR_BAD_OPERAND", error::BAD_OPERAND),
+        def!("SS_ERR_", error::NONE),
+        def!("SS_ERR_", error::ILLEGAL_OPCODE),
+        def!("SS_ERR_", error::MISALIGNED_PC),
+        def!("SS_ERR_", error::ADDRESS),
+        def!("SS_ERR_", error::INSTR_LIMIT),
+        def!("SS_ERR_", error::BAD_OPERAND),
     ] {
-        line(name, v.to_string(), "");
+        line(&name, v.to_string(), "");
     }
-    line(
-        "SS_INSTR_LIMIT",
-        format!("{}UL", regs::DEFAULT_INSTR_LIMIT),
-        "instructions per job on the software core (code 4 after)",
+    put!(
+        line,
+        "SS_",
+        regs::INSTR_LIMIT,
+        ul,
+        "instructions per job on the software core (code 4 after)"
     );
 
-    line(
-        "IMG_BASE",
-        hex32(image::BASE),
-        "header; SSNAIL memory starts here",
+    put!(
+        line,
+        "IMG_",
+        image::BASE,
+        hex32,
+        "header; SSNAIL memory starts here"
     );
-    line("IMG_HEADER_LEN", format!("0x{:X}", image::HEADER_LEN), "");
+    put!(line, "IMG_", image::HEADER_LEN, hexn, "");
     let magic = std::str::from_utf8(image::MAGIC).unwrap();
-    line("IMG_MAGIC", format!("\"{magic}\""), "4 bytes at H_MAGIC");
-    line("IMG_VERSION", image::VERSION.to_string(), "");
     line(
-        "IMG_FLAG_ENCODER",
-        image::FLAG_ENCODER.to_string(),
-        "H_FLAGS bit",
+        &def!("IMG_", image::MAGIC).0,
+        format!("\"{magic}\""),
+        "4 bytes at H_MAGIC",
     );
-    line("IMG_OUTPUT_AREA", hex32(image::OUTPUT_AREA), "");
-    line("IMG_TOKENS", hex32(image::TOKENS), "token buffer, u32 each");
-    line("IMG_TOKEN_SLOTS", image::TOKEN_SLOTS.to_string(), "");
-    line(
-        "IMG_MAX_CTX",
-        image::MAX_CTX.to_string(),
-        "largest context (H_MAXCTX)",
+    put!(line, "IMG_", image::VERSION, dec, "");
+    put!(line, "IMG_", image::FLAG_ENCODER, dec, "H_FLAGS bit");
+    put!(line, "IMG_", image::OUTPUT_AREA, hex32, "");
+    put!(line, "IMG_", image::TOKENS, hex32, "token buffer, u32 each");
+    put!(line, "IMG_", image::TOKEN_SLOTS, dec, "");
+    put!(
+        line,
+        "IMG_",
+        image::MAX_CTX,
+        dec,
+        "largest context (H_MAXCTX)"
     );
-    line("IMG_PAYLOAD_BASE", hex32(image::PAYLOAD_BASE), "");
-    line("IMG_HYPERRAM_BOUNDARY", hex32(image::HYPERRAM_BOUNDARY), "");
+    put!(line, "IMG_", image::PAYLOAD_BASE, hex32, "");
+    put!(line, "IMG_", image::HYPERRAM_BOUNDARY, hex32, "");
     for (name, v) in [
-        ("H_MAGIC", h::MAGIC),
-        ("H_VERSION", h::VERSION),
-        ("H_FLAGS", h::FLAGS),
-        ("H_CODE", h::CODE),
-        ("H_DATA", h::DATA),
-        ("H_SCRATCH", h::SCRATCH),
-        ("H_TOKENS", h::TOKENS),
-        ("H_VOCAB", h::VOCAB),
-        ("H_NVOCAB", h::NVOCAB),
-        ("H_MAXCTX", h::MAXCTX),
-        ("H_BOS", h::BOS),
-        ("H_EOS", h::EOS),
-        ("H_PAYLOAD_LEN", h::PAYLOAD_LEN),
-        ("H_OUTPUT", h::OUTPUT),
-        ("H_OUTDIM", h::OUTDIM),
-        ("H_MEM_NEEDED", h::MEM_NEEDED),
-        ("H_ARCH", h::ARCH),
-        ("H_REGIONS", h::REGIONS),
-        ("H_LOAD_BASE", h::LOAD_BASE),
-        ("H_HOST_BASE", h::HOST_BASE),
-        ("H_HOST_SEG_LEN", h::HOST_LEN),
-        ("H_TOKENIZER", h::TOKENIZER),
-        ("H_CHAT", h::CHAT),
-        ("H_DESC", h::DESC),
-        ("H_DESC_LEN", h::DESC_LEN),
+        def!("H_", h::MAGIC),
+        def!("H_", h::VERSION),
+        def!("H_", h::FLAGS),
+        def!("H_", h::CODE),
+        def!("H_", h::DATA),
+        def!("H_", h::SCRATCH),
+        def!("H_", h::TOKENS),
+        def!("H_", h::VOCAB),
+        def!("H_", h::NVOCAB),
+        def!("H_", h::MAXCTX),
+        def!("H_", h::BOS),
+        def!("H_", h::EOS),
+        def!("H_", h::PAYLOAD_LEN),
+        def!("H_", h::OUTPUT),
+        def!("H_", h::OUTDIM),
+        def!("H_", h::MEM_NEEDED),
+        def!("H_", h::ARCH),
+        def!("H_", h::REGIONS),
+        def!("H_", h::LOAD_BASE),
+        def!("H_", h::HOST_BASE),
+        def!("H_", h::HOST_SEG_LEN),
+        def!("H_", h::TOKENIZER),
+        def!("H_", h::CHAT),
+        def!("H_", h::DESC),
+        def!("H_", h::DESC_LEN),
     ] {
-        line(name, format!("0x{v:02X}"), "");
+        line(&name, format!("0x{v:02X}"), "");
     }
     for (name, v) in [
-        ("ARCH_LLAMA", Arch::Llama),
-        ("ARCH_GPT2", Arch::Gpt2),
-        ("ARCH_BERT", Arch::Bert),
+        variant!("ARCH_", Arch::Llama),
+        variant!("ARCH_", Arch::Gpt2),
+        variant!("ARCH_", Arch::Bert),
     ] {
-        line(name, (v as u32).to_string(), "H_ARCH");
+        line(&name, (v as u32).to_string(), "H_ARCH");
     }
     for (name, v) in [
-        ("RB_POS", rt::POS),
-        ("RB_PROMPT_LEN", rt::PROMPT_LEN),
-        ("RB_N_GENERATE", rt::N_GENERATE),
-        ("RB_GENERATED", rt::GENERATED),
-        ("RB_STOP_REQUEST", rt::STOP_REQUEST),
-        ("RB_STOP_REASON", rt::STOP_REASON),
+        def!("RB_", rt::POS),
+        def!("RB_", rt::PROMPT_LEN),
+        def!("RB_", rt::N_GENERATE),
+        def!("RB_", rt::GENERATED),
+        def!("RB_", rt::STOP_REQUEST),
+        def!("RB_", rt::STOP_REASON),
     ] {
-        line(name, format!("0x{v:02X}"), "runtime block, from IMG_BASE");
+        line(&name, format!("0x{v:02X}"), "runtime block, from IMG_BASE");
     }
     for (name, v) in [
-        ("STOP_COUNT", stop::COUNT),
-        ("STOP_EOS", stop::EOS),
-        ("STOP_CONTEXT_FULL", stop::CONTEXT_FULL),
-        ("STOP_REQUESTED", stop::REQUESTED),
+        def!("STOP_", stop::COUNT),
+        def!("STOP_", stop::EOS),
+        def!("STOP_", stop::CONTEXT_FULL),
+        def!("STOP_", stop::REQUESTED),
     ] {
-        line(name, v.to_string(), "RB_STOP_REASON");
+        line(&name, v.to_string(), "RB_STOP_REASON");
     }
-    line(
-        "TB_LEN",
-        tokblock::TOKBLOCK_LEN.to_string(),
-        "tokenizer block at H_TOKENIZER",
+    put!(
+        line,
+        "TB_",
+        tokblock::tb::LEN,
+        dec,
+        "tokenizer block at H_TOKENIZER"
     );
     for (name, v) in [
-        ("TB_KIND", tb::KIND),
-        ("TB_FLAGS", tb::FLAGS),
-        ("TB_N_VOCAB", tb::N_VOCAB),
-        ("TB_INDEX", tb::INDEX),
-        ("TB_INDEX_LEN", tb::INDEX_LEN),
-        ("TB_PRIORITY", tb::PRIORITY),
-        ("TB_BYTE_TABLE", tb::BYTE_TABLE),
-        ("TB_BEGIN", tb::BEGIN),
-        ("TB_END", tb::END),
-        ("TB_UNK", tb::UNK),
+        def!("TB_", tb::KIND),
+        def!("TB_", tb::FLAGS),
+        def!("TB_", tb::N_VOCAB),
+        def!("TB_", tb::INDEX),
+        def!("TB_", tb::INDEX_LEN),
+        def!("TB_", tb::PRIORITY),
+        def!("TB_", tb::BYTE_TABLE),
+        def!("TB_", tb::BEGIN),
+        def!("TB_", tb::END),
+        def!("TB_", tb::UNK),
     ] {
-        line(name, v.to_string(), "");
+        line(&name, v.to_string(), "");
     }
-    line("TF_LOWERCASE", hex2(tokblock::TF_LOWERCASE), "TB_FLAGS");
-    line("TF_PRIO32", hex2(tokblock::TF_PRIO32), "TB_FLAGS");
-    line(
-        "TOK_SPM",
-        (tokblock::TokKind::Spm as u8).to_string(),
-        "TB_KIND",
-    );
-    line(
-        "TOK_BPE",
-        (tokblock::TokKind::Bpe as u8).to_string(),
-        "TB_KIND",
-    );
-    line(
-        "TOK_WORDPIECE",
-        (tokblock::TokKind::WordPiece as u8).to_string(),
-        "TB_KIND",
-    );
-    line(
-        "CB_MAX_SEQ",
-        chatblock::MAX_SEQ.to_string(),
-        "chat block at H_CHAT: most tokens per sequence",
+    put!(line, "", tokblock::TF_LOWERCASE, hex2, "TB_FLAGS");
+    put!(line, "", tokblock::TF_PRIO32, hex2, "TB_FLAGS");
+    let (n, v) = variant!("TOK_", tokblock::TokKind::Spm);
+    line(&n, (v as u8).to_string(), "TB_KIND");
+    let (n, v) = variant!("TOK_", tokblock::TokKind::Bpe);
+    line(&n, (v as u8).to_string(), "TB_KIND");
+    let (n, v) = variant!("TOK_", tokblock::TokKind::WordPiece);
+    line(&n, (v as u8).to_string(), "TB_KIND");
+    put!(
+        line,
+        "CB_",
+        chatblock::MAX_SEQ,
+        dec,
+        "chat block at H_CHAT: most tokens per sequence"
     );
     for (name, v) in [
-        ("CB_N_FIRST", cb::N_FIRST),
-        ("CB_N_PREFIX", cb::N_PREFIX),
-        ("CB_N_SUFFIX", cb::N_SUFFIX),
-        ("CB_N_END", cb::N_END),
-        ("CB_NAME", cb::NAME),
-        ("CB_IDS", cb::IDS),
+        def!("CB_", cb::N_FIRST),
+        def!("CB_", cb::N_PREFIX),
+        def!("CB_", cb::N_SUFFIX),
+        def!("CB_", cb::N_END),
+        def!("CB_", cb::NAME),
+        def!("CB_", cb::IDS),
     ] {
-        line(name, v.to_string(), "");
+        line(&name, v.to_string(), "");
     }
-    line("TOK_NONE", hex32(tokblock::NONE32), "no token (u32 tables)");
-    line(
-        "TOK_NONE16",
-        format!("0x{:04X}", tokblock::NONE16),
-        "no priority (u16 table)",
+    put!(line, "", tokblock::TOK_NONE, hex32, "no token (u32 tables)");
+    put!(
+        line,
+        "",
+        tokblock::TOK_NONE16,
+        hex4,
+        "no priority (u16 table)"
     );
 
     format!(

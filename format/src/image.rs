@@ -60,7 +60,7 @@ pub mod h {
     pub const LOAD_BASE: usize = 0x64;
     /// Legacy host segment (old images only; new images write 0).
     pub const HOST_BASE: usize = 0x70;
-    pub const HOST_LEN: usize = 0x74;
+    pub const HOST_SEG_LEN: usize = 0x74;
     pub const TOKENIZER: usize = 0x78;
     /// Address of the chat block (§2.6), 0 = none.
     pub const CHAT: usize = 0x7C;
@@ -217,7 +217,7 @@ impl Header {
             arch: rd_u32(b, h::ARCH),
             load_base: rd_u32(b, h::LOAD_BASE),
             host_base: rd_u32(b, h::HOST_BASE),
-            host_len: rd_u32(b, h::HOST_LEN),
+            host_len: rd_u32(b, h::HOST_SEG_LEN),
             tokenizer: rd_u32(b, h::TOKENIZER),
             chat: rd_u32(b, h::CHAT),
             desc: d[..end].to_vec(),
@@ -248,7 +248,7 @@ impl Header {
             (h::ARCH, self.arch),
             (h::LOAD_BASE, self.load_base),
             (h::HOST_BASE, self.host_base),
-            (h::HOST_LEN, self.host_len),
+            (h::HOST_SEG_LEN, self.host_len),
             (h::TOKENIZER, self.tokenizer),
             (h::CHAT, self.chat),
         ] {

@@ -1,5 +1,6 @@
 //! Instruction set v1 (spec §3): 16-byte instructions `op, a, b, 0, X, Y, Z`.
 
+use crate::facts::{group, Group, Radix};
 use crate::{rd_u32, wr_u32};
 
 /// Bytes per instruction; the PC must be a multiple of this.
@@ -103,15 +104,32 @@ impl Op {
     }
 }
 
-/// GEMV flag bit 0: y = old y + W·x.
-pub const GEMV_ACC: u8 = 1;
-/// GEMV flag bit 1: store y as F16 (round to nearest even).
-pub const GEMV_F16OUT: u8 = 2;
+group! {
+    /// An instruction's address-operand bits (spec §3.2) and GEMV flags (spec §3.4).
+    pub mod bits, prefix "", source "docs/spec/isa.md §3.2 address operands, §3.4 GEMV flags" {
+        /// GEMV flag bit 0: y = old y + W·x
+        pub const GEMV_ACC: u8 = 1;
+        /// GEMV flag bit 1: store y as F16 (round to nearest even)
+        pub const GEMV_F16OUT: u8 = 2;
+        /// bit 31 of an address operand: register-relative (A[bits 27-24] + bits 23-0)
+        pub const ADDR_REL: u32 = 0x8000_0000;
+        /// bits 23-0 of a register-relative address operand: the offset
+        pub const ADDR_OFFSET: u32 = 0x00FF_FFFF;
+        /// mask of an absolute address operand: the 28-bit SSNAIL address space
+        pub const ADDR_MASK: u32 = 0x0FFF_FFFF;
+    }
+}
+pub use bits::{ADDR_MASK, ADDR_OFFSET, ADDR_REL, GEMV_ACC, GEMV_F16OUT};
 
-/// Bit 31 of an address operand: register-relative (A[bits 27–24] + bits 23–0).
-pub const ADDR_REL: u32 = 0x8000_0000;
-/// Mask of an absolute address operand.
-pub const ADDR_MASK: u32 = 0x0FFF_FFFF;
+/// The ISA's numbers as data for the generated C and ca65 files (crate::softcore): the opcodes
+/// (`OP_` + the name, [`Op::name`]), the flag and operand bits and the ATTN parameter block.
+pub fn groups() -> Vec<Group> {
+    let mut ops = Group::new("OP_", "docs/spec/isa.md §3.4: opcodes", Radix::Hex);
+    for op in Op::ALL {
+        ops = ops.fact(op.name(), op as u64, "");
+    }
+    vec![ops, bits::group(), attn::group()]
+}
 
 /// Address operand "A[n] + offset" (offset < 2^24).
 pub fn areg(n: u8, offset: u32) -> u32 {
@@ -200,36 +218,58 @@ pub struct AttnBlock {
     pub kv_format: u32,
 }
 
-pub const ATTN_BLOCK_LEN: usize = 32;
-pub const KV_F32: u32 = 0;
-pub const KV_F16: u32 = 1;
+group! {
+    /// The ATTN parameter block (spec §3.5): where each u32 word lies, its length and the KV
+    /// formats of its word 5.
+    pub mod attn, prefix "", source "docs/spec/isa.md §3.5: the ATTN parameter block", decimal {
+        /// the block's bytes (8 u32 words, 32-byte aligned)
+        pub const ATTN_BLOCK_LEN: usize = 32;
+        /// word 0: the K cache's address
+        pub const ATTN_K_CACHE: usize = 0;
+        /// word 1: the V cache's address
+        pub const ATTN_V_CACHE: usize = 4;
+        /// word 2: query heads
+        pub const ATTN_N_HEADS: usize = 8;
+        /// word 3: key/value heads
+        pub const ATTN_N_KV_HEADS: usize = 12;
+        /// word 4: elements per head
+        pub const ATTN_HEAD_DIM: usize = 16;
+        /// word 5: the caches' format, KV_F32 or KV_F16
+        pub const ATTN_KV_FORMAT: usize = 20;
+        /// ATTN_KV_FORMAT: single-precision caches
+        pub const KV_F32: u32 = 0;
+        /// ATTN_KV_FORMAT: half-precision caches
+        pub const KV_F16: u32 = 1;
+    }
+}
+pub use attn::{
+    ATTN_BLOCK_LEN, ATTN_HEAD_DIM, ATTN_KV_FORMAT, ATTN_K_CACHE, ATTN_N_HEADS, ATTN_N_KV_HEADS,
+    ATTN_V_CACHE, KV_F16, KV_F32,
+};
 
 impl AttnBlock {
     pub fn encode(&self) -> [u8; ATTN_BLOCK_LEN] {
         let mut b = [0u8; ATTN_BLOCK_LEN];
-        for (i, v) in [
-            self.k_cache,
-            self.v_cache,
-            self.n_heads,
-            self.n_kv_heads,
-            self.head_dim,
-            self.kv_format,
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            wr_u32(&mut b, 4 * i, v);
+        for (off, v) in [
+            (ATTN_K_CACHE, self.k_cache),
+            (ATTN_V_CACHE, self.v_cache),
+            (ATTN_N_HEADS, self.n_heads),
+            (ATTN_N_KV_HEADS, self.n_kv_heads),
+            (ATTN_HEAD_DIM, self.head_dim),
+            (ATTN_KV_FORMAT, self.kv_format),
+        ] {
+            wr_u32(&mut b, off, v);
         }
         b
     }
     pub fn decode(b: &[u8]) -> AttnBlock {
         AttnBlock {
-            k_cache: rd_u32(b, 0),
-            v_cache: rd_u32(b, 4),
-            n_heads: rd_u32(b, 8),
-            n_kv_heads: rd_u32(b, 12),
-            head_dim: rd_u32(b, 16),
-            kv_format: rd_u32(b, 20),
+            k_cache: rd_u32(b, ATTN_K_CACHE),
+            v_cache: rd_u32(b, ATTN_V_CACHE),
+            n_heads: rd_u32(b, ATTN_N_HEADS),
+            n_kv_heads: rd_u32(b, ATTN_N_KV_HEADS),
+            head_dim: rd_u32(b, ATTN_HEAD_DIM),
+            kv_format: rd_u32(b, ATTN_KV_FORMAT),
         }
     }
 }

@@ -5,53 +5,18 @@
 //! calls. They live in this crate because it already owns the C-header generator and the test
 //! that regenerates and compares, and the headless MEGA65 already depends on it (docs/DESIGN.md).
 //!
-//! Each group is a Rust module whose constants the emulator uses by name, and a [`Group`] table
-//! from which `mega65/include/mega65_io.h` is generated ([`c_header`]): the C name of a constant is
-//! always the group's prefix followed by its Rust name (`hyppo::OPENDIR` is `HYPPO_OPENDIR`), so
-//! no name is mapped by hand. To regenerate after a change here:
+//! Each group is a Rust module whose constants the emulator uses by name, and the same list as
+//! data (crate::facts), from which `mega65/include/mega65_io.h` ([`c_header`]) and
+//! `mega65/include/mega65_io.inc` ([`ca65_include`]) are generated: the C and ca65 name of a
+//! constant is always the group's prefix followed by its Rust name (`hyppo::OPENDIR` is
+//! `HYPPO_OPENDIR`), so no name is mapped by hand. To regenerate after a change here:
 //!
 //! ```text
 //! cargo run -q -p ssnail-format --example mega65_io > mega65/include/mega65_io.h
+//! cargo run -q -p ssnail-format --example mega65_io -- --ca65 > mega65/include/mega65_io.inc
 //! ```
 
-use std::fmt::Write;
-
-/// One constant of a group: its Rust name, its value and its first doc line.
-#[derive(Clone, Copy, Debug)]
-pub struct Fact {
-    pub name: &'static str,
-    pub value: u64,
-    pub doc: &'static str,
-}
-
-/// One subject: the C prefix of its names, where the facts come from, and the facts.
-#[derive(Clone, Copy, Debug)]
-pub struct Group {
-    pub prefix: &'static str,
-    pub source: &'static str,
-    pub facts: &'static [Fact],
-}
-
-/// Declares a group: a module of constants and its `GROUP` table, from one list.
-macro_rules! group {
-    (
-        $(#[doc = $mdoc:literal])*
-        pub mod $module:ident, prefix $prefix:literal, source $source:literal {
-            $( #[doc = $doc:literal] pub const $name:ident : $ty:ty = $value:expr; )*
-        }
-    ) => {
-        $(#[doc = $mdoc])*
-        pub mod $module {
-            $( #[doc = $doc] pub const $name: $ty = $value; )*
-            /// This group as data, for the C header.
-            pub const GROUP: super::Group = super::Group {
-                prefix: $prefix,
-                source: $source,
-                facts: &[ $( super::Fact { name: stringify!($name), value: $name as u64, doc: $doc } ),* ],
-            };
-        }
-    };
-}
+use crate::facts::{self, group, Group};
 
 group! {
     /// Hypervisor calls (spec §M5): the trap registers and the DOS functions, which go in A for a
@@ -166,7 +131,7 @@ group! {
 
 group! {
     /// The F011 floppy controller's registers and sector buffer (spec §M14, §M2.1).
-    pub mod f011, prefix "F011_", source "spec §M14, §M4.2; iomap.txt" {
+    pub mod f011, prefix "F011_", source "spec §M14, §M4.2; iomap.txt lines 300-339" {
         /// $D080: drive, side, motor
         pub const CONTROL: u16 = 0xD080;
         /// $D081: read, step, buffer reset
@@ -185,6 +150,46 @@ group! {
         pub const LAST: u16 = 0xD08F;
         /// the F011's 512-byte sector buffer
         pub const BUFFER: u32 = 0x0FFD_6C00;
+        /// F011_CONTROL bit 3: the head's side (iomap.txt line 301)
+        pub const CONTROL_SIDE: u8 = 0x08;
+        /// F011_CONTROL bit 5: drive motor and LED on (iomap.txt line 303)
+        pub const CONTROL_MOTOR: u8 = 0x20;
+        /// F011_CONTROL bit 6: the drive LED blinks (iomap.txt line 304)
+        pub const CONTROL_LED: u8 = 0x40;
+        /// F011_COMMAND: reset the sector buffer's pointers (NOBUF, iomap.txt line 307)
+        pub const COMMAND_RESET_BUFFER: u8 = 0x01;
+        /// F011_COMMAND: step the head out, towards track 0 (STEP, DIR clear; sdcardio.vhdl)
+        pub const COMMAND_STEP_OUT: u8 = 0x10;
+        /// F011_COMMAND: step the head in (STEP with DIR set)
+        pub const COMMAND_STEP_IN: u8 = 0x18;
+        /// F011_COMMAND: read the sector at F011_TRACK/SECTOR/SIDE (RDCMD, iomap.txt line 313)
+        pub const COMMAND_READ: u8 = 0x40;
+        /// F011_COMMAND: write the sector (WRCMD, iomap.txt line 314)
+        pub const COMMAND_WRITE: u8 = 0x80;
+        /// F011_STATUS_A bit 0: the head is over track 0 (TK0)
+        pub const STATUS_A_TK0: u8 = 0x01;
+        /// F011_STATUS_A bit 1: the disk is write protected (PROT)
+        pub const STATUS_A_PROT: u8 = 0x02;
+        /// F011_STATUS_A bit 2: data was lost (LOST)
+        pub const STATUS_A_LOST: u8 = 0x04;
+        /// F011_STATUS_A bit 3: the sector's CRC failed (CRC)
+        pub const STATUS_A_CRC: u8 = 0x08;
+        /// F011_STATUS_A bit 4: the sector was not found (RNF)
+        pub const STATUS_A_RNF: u8 = 0x10;
+        /// F011_STATUS_A bit 5: CPU and disk buffer pointers are equal (EQ)
+        pub const STATUS_A_EQ: u8 = 0x20;
+        /// F011_STATUS_A bit 6: bytes are ready (DRQ)
+        pub const STATUS_A_DRQ: u8 = 0x40;
+        /// F011_STATUS_A bit 7: a command is running (BUSY)
+        pub const STATUS_A_BUSY: u8 = 0x80;
+        /// F011_STATUS_B bit 1: the controller has raised an interrupt (IRQ)
+        pub const STATUS_B_IRQ: u8 = 0x02;
+        /// F011_STATUS_B bit 3: a disk is in the drive (DISKIN)
+        pub const STATUS_B_DISKIN: u8 = 0x08;
+        /// F011_STATUS_B bit 6: the sector to write was found (WTREQ)
+        pub const STATUS_B_WTREQ: u8 = 0x40;
+        /// F011_STATUS_B bit 7: the sector to read was found (RDREQ)
+        pub const STATUS_B_RDREQ: u8 = 0x80;
     }
 }
 
@@ -223,44 +228,108 @@ group! {
     }
 }
 
-/// Every group, in the order of the header.
-pub const GROUPS: [Group; 6] = [
-    hyppo::GROUP,
-    dirent::GROUP,
-    d7fe::GROUP,
-    f011::GROUP,
-    sd::GROUP,
-    keyboard::GROUP,
-];
-
-/// A value as C writes it: a byte or a 16-bit address in hex, a 28-bit address as unsigned long.
-fn c_value(v: u64) -> String {
-    match v {
-        0..=0xFF => format!("0x{v:02X}"),
-        0x100..=0xFFFF => format!("0x{v:04X}"),
-        _ => format!("0x{v:08X}UL"),
+group! {
+    /// The hardware multiplier and divider (spec §M9; mega65-core iomap.txt lines 1059-1060,
+    /// 1178-1203): the two 32-bit inputs, their 64-bit product and the 32.32 quotient, each little
+    /// endian; the product is ready with no trigger.
+    pub mod math, prefix "MATH_", source "spec §M9; iomap.txt lines 1059-1060, 1178-1203" {
+        /// $D70F: bit 6 MULBUSY, bit 7 DIVBUSY
+        pub const BUSY: u16 = 0xD70F;
+        /// MATH_BUSY bit 7: the divider is still working
+        pub const DIVBUSY: u8 = 0x80;
+        /// $D768-$D76F: DIVOUT, (MULTINA << 32) / MULTINB as 32.32
+        pub const DIVOUT: u16 = 0xD768;
+        /// $D770-$D773: MULTINA, input A
+        pub const MULTINA: u16 = 0xD770;
+        /// $D774-$D777: MULTINB, input B
+        pub const MULTINB: u16 = 0xD774;
+        /// $D778-$D77F: MULTOUT, A x B
+        pub const MULTOUT: u16 = 0xD778;
+        /// $D77C: the product's high 32 bits
+        pub const MULTOUT_HIGH: u16 = 0xD77C;
+        /// $D77F: the last multiplier register
+        pub const LAST: u16 = 0xD77F;
     }
 }
 
-/// The whole header text (mega65/include/mega65_io.h).
+group! {
+    /// The DMA controller, DMAgic (spec §M3; mega65-core iomap.txt lines 1031-1049): the list
+    /// address registers, the enhanced-job options and the list entry's command and sub-command
+    /// bits the program uses.
+    pub mod dma, prefix "DMA_", source "spec §M3.1-§M3.5; iomap.txt lines 1031-1049" {
+        /// $D700: list address bits 0-7, and start a plain job
+        pub const ADDRLSB_TRIGGER: u16 = 0xD700;
+        /// $D701: list address bits 8-15
+        pub const ADDRMSB: u16 = 0xD701;
+        /// $D702: list address bits 16-22; writing it clears DMA_ADDRMB
+        pub const ADDRBANK: u16 = 0xD702;
+        /// $D703: bit 0 F018B lists by default, bit 1 no MB wrap
+        pub const MODE: u16 = 0xD703;
+        /// $D704: list address bits 20-27 (write after DMA_ADDRBANK)
+        pub const ADDRMB: u16 = 0xD704;
+        /// $D705: list address bits 0-7, and start an enhanced job
+        pub const ETRIGGER: u16 = 0xD705;
+        /// option: end of options
+        pub const OPT_END: u8 = 0x00;
+        /// option: addresses may cross MB boundaries
+        pub const OPT_CROSS_MB: u8 = 0x01;
+        /// option: this job's list is F018A
+        pub const OPT_F018A: u8 = 0x0A;
+        /// option: this job's list is F018B
+        pub const OPT_F018B: u8 = 0x0B;
+        /// option + 1 byte: the source MB (address bits 20-27)
+        pub const OPT_SRC_MB: u8 = 0x80;
+        /// option + 1 byte: the destination MB
+        pub const OPT_DST_MB: u8 = 0x81;
+        /// command bits 0-1: copy
+        pub const COPY: u8 = 0x00;
+        /// command bits 0-1: fill (source byte 0 is the value)
+        pub const FILL: u8 = 0x03;
+        /// F018B sub-command bit 1: the source address is held
+        pub const SUB_SRC_HOLD: u8 = 0x02;
+        /// F018B sub-command bit 3: the destination address is held (one register)
+        pub const SUB_DST_HOLD: u8 = 0x08;
+    }
+}
+
+/// Every group, in the order of the header.
+pub fn groups() -> Vec<Group> {
+    vec![
+        hyppo::group(),
+        dirent::group(),
+        d7fe::group(),
+        f011::group(),
+        sd::group(),
+        keyboard::group(),
+        math::group(),
+        dma::group(),
+    ]
+}
+
+/// The C header's text (mega65/include/mega65_io.h).
 pub fn c_header() -> String {
-    let mut o = String::new();
-    o.push_str(
+    let mut o = String::from(
         "/* mega65_io.h: MEGA65 I/O registers, Hyppo calls and the readdir record the program and\n \
          * the headless MEGA65 share (docs/spec/mega65.md).\n \
          * GENERATED from the ssnail-format crate (format/src/mega65.rs); do not edit. Regenerate:\n \
          *   cargo run -q -p ssnail-format --example mega65_io > mega65/include/mega65_io.h */\n\
          #ifndef MEGA65_IO_H\n#define MEGA65_IO_H\n",
     );
-    for g in GROUPS {
-        writeln!(o, "\n/* {} */", g.source).unwrap();
-        for f in g.facts {
-            let name = format!("{}{}", g.prefix, f.name);
-            let value = c_value(f.value);
-            let doc = f.doc.trim();
-            writeln!(o, "#define {name:<28} {value:<12} /* {doc} */").unwrap();
-        }
-    }
+    facts::c_defines(&mut o, &groups(), 28);
     o.push_str("#endif\n");
+    o
+}
+
+/// The same constants for ca65 (mega65/include/mega65_io.inc), the same names.
+pub fn ca65_include() -> String {
+    let mut o = String::from(
+        "; mega65_io.inc: MEGA65 I/O registers, Hyppo calls and the readdir record for ca65, the\n\
+         ; constants of mega65_io.h with the same names (docs/spec/mega65.md).\n\
+         ; GENERATED from the ssnail-format crate (format/src/mega65.rs); do not edit. Regenerate:\n\
+         ;   cargo run -q -p ssnail-format --example mega65_io -- --ca65 > mega65/include/mega65_io.inc\n\
+         .ifndef MEGA65_IO_INC\nMEGA65_IO_INC = 1\n",
+    );
+    facts::ca65_defines(&mut o, &groups(), 28);
+    o.push_str(".endif\n");
     o
 }

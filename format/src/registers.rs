@@ -4,7 +4,7 @@
 //! mega65/include/ssnail_regs.h) the MEGA65 program use.
 
 /// Address of register 0 in the MEGA65's 28-bit address space.
-pub const BLOCK_BASE: u32 = 0xFFD_7500;
+pub const BLOCK: u32 = 0xFFD_7500;
 
 /// Register offsets from $FFD7500.
 pub mod reg {
@@ -53,7 +53,7 @@ pub const LP_ERROR: u8 = 0x40;
 /// Load-port commit register: write bit 6 clears ERROR.
 pub const LP_CLEAR_ERROR: u8 = 0x40;
 /// Load-port commit register: bits 24–27 of the pointer go in the low nibble.
-pub const LP_PTR_HIGH_MASK: u8 = 0x0F;
+pub const LP_PTR_HIGH: u8 = 0x0F;
 
 /// Error codes in register $05 after a faulted job.
 pub mod error {
@@ -62,7 +62,7 @@ pub mod error {
     pub const MISALIGNED_PC: u8 = 2;
     pub const ADDRESS: u8 = 3;
     /// The emulator's cumulative instruction limit or its optional work limit (spec §6.1).
-    pub const INSTRUCTION_LIMIT: u8 = 4;
+    pub const INSTR_LIMIT: u8 = 4;
     pub const BAD_OPERAND: u8 = 5;
 }
 
@@ -71,6 +71,7 @@ pub mod error {
 pub const DEFAULT_BANDWIDTH_MBPS: f64 = 130.0;
 /// The same in bytes per second.
 pub const DEFAULT_BANDWIDTH: f64 = DEFAULT_BANDWIDTH_MBPS * 1e6;
-/// The instruction limit (spec §6.1): the Rust core's default since load, and the software
-/// core's per job (mega65/softcore), both faulting with [`error::INSTRUCTION_LIMIT`].
-pub const DEFAULT_INSTR_LIMIT: u64 = 50_000_000;
+/// The instruction limit (spec §6.1): the Rust core's default since load
+/// (`ssnail_core::DEFAULT_INSTR_LIMIT`), and the software core's per job (mega65/softcore), both
+/// faulting with [`error::INSTR_LIMIT`].
+pub const INSTR_LIMIT: u64 = 50_000_000;

@@ -2,10 +2,10 @@
 
 use crate::{rd_u32, wr_u32};
 
-pub const TOKBLOCK_LEN: usize = 36;
-
-/// Field offsets inside the tokenizer block.
+/// Field offsets inside the tokenizer block, and its length.
 pub mod tb {
+    /// Bytes in the block.
+    pub const LEN: usize = 36;
     pub const KIND: usize = 0;
     pub const FLAGS: usize = 1;
     pub const N_VOCAB: usize = 4;
@@ -18,9 +18,9 @@ pub mod tb {
     pub const UNK: usize = 32;
 }
 /// "None" for begin/end tokens and byte-table entries.
-pub const NONE32: u32 = 0xFFFF_FFFF;
+pub const TOK_NONE: u32 = 0xFFFF_FFFF;
 /// "None" in a u16 priority table.
-pub const NONE16: u16 = 0xFFFF;
+pub const TOK_NONE16: u16 = 0xFFFF;
 /// Flag: lowercase the input (WordPiece).
 pub const TF_LOWERCASE: u8 = 0x02;
 /// Flag: priority entries are u32 (n_vocab > $FFFE).
@@ -61,8 +61,8 @@ pub struct TokBlock {
 }
 
 impl TokBlock {
-    pub fn encode(&self) -> [u8; TOKBLOCK_LEN] {
-        let mut b = [0u8; TOKBLOCK_LEN];
+    pub fn encode(&self) -> [u8; tb::LEN] {
+        let mut b = [0u8; tb::LEN];
         b[tb::KIND] = self.kind;
         b[tb::FLAGS] = self.flags;
         for (off, v) in [

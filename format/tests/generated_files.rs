@@ -61,3 +61,103 @@ fn the_mega65_header_names_each_constant_with_its_group_prefix_and_rust_name() {
         assert_eq!(u64::from_str_radix(v, 16).unwrap(), value, "{l}");
     }
 }
+
+#[test]
+fn the_software_core_header_holds_every_coefficient_of_the_three_tables_as_its_bit_pattern() {
+    let text = ssnail_format::softcore::c_header();
+    use ssnail_format::tables;
+    for (name, t) in [
+        ("exp", tables::exp()),
+        ("silu", tables::silu()),
+        ("gelu", tables::gelu()),
+    ] {
+        let start = text.find(&format!("fn_{name}[512]")).unwrap();
+        let body = &text[start..start + text[start..].find("};").unwrap()];
+        let words: Vec<u32> = body
+            .split("0x")
+            .skip(1)
+            .map(|w| u32::from_str_radix(&w[..8], 16).unwrap())
+            .collect();
+        assert_eq!(words.len(), 512, "{name}");
+        for i in 0..256 {
+            assert_eq!(words[2 * i], t.c0[i].to_bits(), "{name} c0[{i}]");
+            assert_eq!(words[2 * i + 1], t.c1[i].to_bits(), "{name} c1[{i}]");
+        }
+    }
+}
+
+/// `text` without its comments: `/* */` and `//` for C and Rust, `;` to the end of the line for
+/// ca65.
+fn code_of(path: &str, text: &str) -> String {
+    if path.ends_with(".s") || path.ends_with(".inc") {
+        return text
+            .lines()
+            .map(|l| l.split(';').next().unwrap())
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("/*").into_iter().chain(rest.find("//")).min() {
+        out.push_str(&rest[..i]);
+        let end = if rest[i..].starts_with("/*") {
+            rest[i..].find("*/").map_or(rest.len(), |e| i + e + 2)
+        } else {
+            rest[i..].find('\n').map_or(rest.len(), |e| i + e)
+        };
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn no_source_writes_a_generated_mega65_register_address_as_a_number() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let generated: Vec<&str> = ssnail_format::c_header::generated_files()
+        .iter()
+        .map(|(p, _, _)| *p)
+        .collect();
+    // Every register of a generated group, as C/Rust (0xD770) and ca65 ($D770) write it.
+    let mut literals = Vec::new();
+    for g in ssnail_format::mega65::groups() {
+        for (name, v) in g.names() {
+            if (0xD000..=0xDFFF).contains(&v) {
+                literals.push((format!("0x{v:04X}"), name.clone()));
+                literals.push((format!("${v:04X}"), name));
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for dir in [
+        "mega65/src",
+        "mega65/include",
+        "mega65/softcore",
+        "mega65/host",
+        "emu/mega65/src",
+    ] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            let rel = format!("{dir}/{}", p.file_name().unwrap().to_string_lossy());
+            let ext = p.extension().map(|x| x.to_string_lossy().into_owned());
+            if generated.contains(&rel.as_str())
+                || !matches!(ext.as_deref(), Some("c" | "h" | "s" | "inc" | "rs"))
+            {
+                continue;
+            }
+            let code = code_of(&rel, &std::fs::read_to_string(&p).unwrap()).to_uppercase();
+            for (lit, name) in &literals {
+                if code.contains(&lit.to_uppercase()) {
+                    found.push(format!("{rel}: {lit} is {name}"));
+                }
+            }
+        }
+    }
+    found.sort();
+    found.dedup();
+    assert!(
+        found.is_empty(),
+        "use the generated names:\n{}",
+        found.join("\n")
+    );
+}

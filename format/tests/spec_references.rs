@@ -234,9 +234,6 @@ const KNOWN_MISRESOLVED: &[(&str, &str)] = &[
     ("mega65/softcore/quad.inc", "mega65.md \u{a7}1.6"),
     ("mega65/softcore/softgemv65.s", "mega65.md \u{a7}9"),
     ("mega65/softcore/exactsum65.s", "mega65.md \u{a7}9"),
-    // The weight formats are numerics.md's section 4.1, not isa.md's (generated text).
-    ("emu/core/examples/fn_tables.rs", "isa.md \u{a7}4.1"),
-    ("mega65/softcore/fn_tables.inc", "isa.md \u{a7}4.1"),
 ];
 
 #[test]

@@ -56,7 +56,7 @@
 #define D7FE_SELSDRAM                0x10         /* bit 4: the attic window shows SDRAM, not HyperRAM */
 #define D7FE_RESET                   0x04         /* after reset: only the line cache on (gs4510.vhdl lines 291, 578-580) */
 
-/* spec §M14, §M4.2; iomap.txt */
+/* spec §M14, §M4.2; iomap.txt lines 300-339 */
 #define F011_CONTROL                 0xD080       /* $D080: drive, side, motor */
 #define F011_COMMAND                 0xD081       /* $D081: read, step, buffer reset */
 #define F011_STATUS_A                0xD082       /* $D082: BUSY, RNF, TK0... */
@@ -66,6 +66,26 @@
 #define F011_SIDE                    0xD086       /* $D086: side */
 #define F011_LAST                    0xD08F       /* $D08F: the last F011 register */
 #define F011_BUFFER                  0x0FFD6C00UL /* the F011's 512-byte sector buffer */
+#define F011_CONTROL_SIDE            0x08         /* F011_CONTROL bit 3: the head's side (iomap.txt line 301) */
+#define F011_CONTROL_MOTOR           0x20         /* F011_CONTROL bit 5: drive motor and LED on (iomap.txt line 303) */
+#define F011_CONTROL_LED             0x40         /* F011_CONTROL bit 6: the drive LED blinks (iomap.txt line 304) */
+#define F011_COMMAND_RESET_BUFFER    0x01         /* F011_COMMAND: reset the sector buffer's pointers (NOBUF, iomap.txt line 307) */
+#define F011_COMMAND_STEP_OUT        0x10         /* F011_COMMAND: step the head out, towards track 0 (STEP, DIR clear; sdcardio.vhdl) */
+#define F011_COMMAND_STEP_IN         0x18         /* F011_COMMAND: step the head in (STEP with DIR set) */
+#define F011_COMMAND_READ            0x40         /* F011_COMMAND: read the sector at F011_TRACK/SECTOR/SIDE (RDCMD, iomap.txt line 313) */
+#define F011_COMMAND_WRITE           0x80         /* F011_COMMAND: write the sector (WRCMD, iomap.txt line 314) */
+#define F011_STATUS_A_TK0            0x01         /* F011_STATUS_A bit 0: the head is over track 0 (TK0) */
+#define F011_STATUS_A_PROT           0x02         /* F011_STATUS_A bit 1: the disk is write protected (PROT) */
+#define F011_STATUS_A_LOST           0x04         /* F011_STATUS_A bit 2: data was lost (LOST) */
+#define F011_STATUS_A_CRC            0x08         /* F011_STATUS_A bit 3: the sector's CRC failed (CRC) */
+#define F011_STATUS_A_RNF            0x10         /* F011_STATUS_A bit 4: the sector was not found (RNF) */
+#define F011_STATUS_A_EQ             0x20         /* F011_STATUS_A bit 5: CPU and disk buffer pointers are equal (EQ) */
+#define F011_STATUS_A_DRQ            0x40         /* F011_STATUS_A bit 6: bytes are ready (DRQ) */
+#define F011_STATUS_A_BUSY           0x80         /* F011_STATUS_A bit 7: a command is running (BUSY) */
+#define F011_STATUS_B_IRQ            0x02         /* F011_STATUS_B bit 1: the controller has raised an interrupt (IRQ) */
+#define F011_STATUS_B_DISKIN         0x08         /* F011_STATUS_B bit 3: a disk is in the drive (DISKIN) */
+#define F011_STATUS_B_WTREQ          0x40         /* F011_STATUS_B bit 6: the sector to write was found (WTREQ) */
+#define F011_STATUS_B_RDREQ          0x80         /* F011_STATUS_B bit 7: the sector to read was found (RDREQ) */
 
 /* spec §M4.1-§M4.2 */
 #define SD_CONTROL                   0xD680       /* $D680: command / status */
@@ -81,4 +101,32 @@
 #define KBD_MATRIX_PEEK              0xD613       /* $D613: the selected matrix column, 0 = held */
 #define KBD_MATRIX_SELECT            0xD614       /* $D614: selects the matrix column $D613 reads */
 #define KBD_PETSCII                  0xD619       /* $D619: the queue's head as PETSCII; a write pops it */
+
+/* spec §M9; iomap.txt lines 1059-1060, 1178-1203 */
+#define MATH_BUSY                    0xD70F       /* $D70F: bit 6 MULBUSY, bit 7 DIVBUSY */
+#define MATH_DIVBUSY                 0x80         /* MATH_BUSY bit 7: the divider is still working */
+#define MATH_DIVOUT                  0xD768       /* $D768-$D76F: DIVOUT, (MULTINA << 32) / MULTINB as 32.32 */
+#define MATH_MULTINA                 0xD770       /* $D770-$D773: MULTINA, input A */
+#define MATH_MULTINB                 0xD774       /* $D774-$D777: MULTINB, input B */
+#define MATH_MULTOUT                 0xD778       /* $D778-$D77F: MULTOUT, A x B */
+#define MATH_MULTOUT_HIGH            0xD77C       /* $D77C: the product's high 32 bits */
+#define MATH_LAST                    0xD77F       /* $D77F: the last multiplier register */
+
+/* spec §M3.1-§M3.5; iomap.txt lines 1031-1049 */
+#define DMA_ADDRLSB_TRIGGER          0xD700       /* $D700: list address bits 0-7, and start a plain job */
+#define DMA_ADDRMSB                  0xD701       /* $D701: list address bits 8-15 */
+#define DMA_ADDRBANK                 0xD702       /* $D702: list address bits 16-22; writing it clears DMA_ADDRMB */
+#define DMA_MODE                     0xD703       /* $D703: bit 0 F018B lists by default, bit 1 no MB wrap */
+#define DMA_ADDRMB                   0xD704       /* $D704: list address bits 20-27 (write after DMA_ADDRBANK) */
+#define DMA_ETRIGGER                 0xD705       /* $D705: list address bits 0-7, and start an enhanced job */
+#define DMA_OPT_END                  0x00         /* option: end of options */
+#define DMA_OPT_CROSS_MB             0x01         /* option: addresses may cross MB boundaries */
+#define DMA_OPT_F018A                0x0A         /* option: this job's list is F018A */
+#define DMA_OPT_F018B                0x0B         /* option: this job's list is F018B */
+#define DMA_OPT_SRC_MB               0x80         /* option + 1 byte: the source MB (address bits 20-27) */
+#define DMA_OPT_DST_MB               0x81         /* option + 1 byte: the destination MB */
+#define DMA_COPY                     0x00         /* command bits 0-1: copy */
+#define DMA_FILL                     0x03         /* command bits 0-1: fill (source byte 0 is the value) */
+#define DMA_SUB_SRC_HOLD             0x02         /* F018B sub-command bit 1: the source address is held */
+#define DMA_SUB_DST_HOLD             0x08         /* F018B sub-command bit 3: the destination address is held (one register) */
 #endif

@@ -1,71 +1,82 @@
-/* fn_tables.h: generated from ssnail_core::tables and ssnail_format::isa by
- *   cargo run -q -p ssnail-core --example fn_tables > mega65/softcore/fn_tables.h
- * Do not edit (emu/core/tests/fn_tables_header.rs checks it is current).
- * The software SSNAIL core's numbers: ISA v1 (docs/spec/isa.md §3.4, §3.5) and the exp,
- * SiLU and GELU tables (docs/spec/numerics.md §5.3), singles as bit patterns.
- * The tables' arrays are defined only where FN_TABLES_DATA (all three) or FN_EXP_DATA,
- * FN_SILU_DATA, FN_GELU_DATA (that one) is defined before the include, once per program
- * (softvec.c; fntab.c puts exp and SiLU in their own segment in cc65 builds); the numbers
- * and table bounds are for every file. */
+/* fn_tables.h: the software SSNAIL core's numbers: ISA v1 (docs/spec/isa.md §3.2-§3.5), the
+ * weight formats (docs/spec/numerics.md §4.1) and the exp, SiLU and GELU tables (§5.3 there),
+ * singles as bit patterns. The tables' arrays are defined only where FN_TABLES_DATA (all three) or
+ * FN_EXP_DATA, FN_SILU_DATA, FN_GELU_DATA (that one) is defined before the include, once
+ * per program (softvec.c; fntab.c puts exp and SiLU in their own segment in cc65 builds);
+ * the numbers and table bounds are for every file. fn_tables.inc has the numbers for ca65.
+ * GENERATED from the ssnail-format crate (format/src/softcore.rs); do not edit. Regenerate:
+ *   cargo run -q -p ssnail-format --example fn_tables > mega65/softcore/fn_tables.h */
 #ifndef FN_TABLES_H
 #define FN_TABLES_H
 #include <stdint.h>
 
-/* opcodes */
-#define OP_NOP        0x00
-#define OP_HALT       0x01
-#define OP_SYNC       0x02
-#define OP_COPY       0x03
-#define OP_SETN       0x07
-#define OP_LI         0x08
-#define OP_LDR        0x09
-#define OP_STR        0x0A
-#define OP_ADDI       0x0B
-#define OP_LEA        0x0C
-#define OP_BEQ        0x0D
-#define OP_BNE        0x0E
-#define OP_BLT        0x0F
-#define OP_GEMV       0x10
-#define OP_DEQROW     0x11
-#define OP_ARGMAX     0x12
-#define OP_VADD       0x20
-#define OP_VMUL       0x21
-#define OP_RMSNORM    0x22
-#define OP_SILUMUL    0x23
-#define OP_ROPE       0x24
-#define OP_ATTN       0x25
-#define OP_LAYERNORM  0x26
-#define OP_GELU       0x27
-#define OP_MEANROWS   0x28
-#define OP_CVT16      0x29
+/* docs/spec/isa.md §3.4: opcodes */
+#define OP_NOP                   0x00
+#define OP_HALT                  0x01
+#define OP_SYNC                  0x02
+#define OP_COPY                  0x03
+#define OP_SETN                  0x07
+#define OP_LI                    0x08
+#define OP_LDR                   0x09
+#define OP_STR                   0x0A
+#define OP_ADDI                  0x0B
+#define OP_LEA                   0x0C
+#define OP_BEQ                   0x0D
+#define OP_BNE                   0x0E
+#define OP_BLT                   0x0F
+#define OP_GEMV                  0x10
+#define OP_DEQROW                0x11
+#define OP_ARGMAX                0x12
+#define OP_VADD                  0x20
+#define OP_VMUL                  0x21
+#define OP_RMSNORM               0x22
+#define OP_SILUMUL               0x23
+#define OP_ROPE                  0x24
+#define OP_ATTN                  0x25
+#define OP_LAYERNORM             0x26
+#define OP_GELU                  0x27
+#define OP_MEANROWS              0x28
+#define OP_CVT16                 0x29
 
-/* GEMV flags (b), ATTN block KV formats (word 5) */
-#define GEMV_ACC     0x01
-#define GEMV_F16OUT  0x02
-#define KV_F32       0
-#define KV_F16       1
+/* docs/spec/isa.md §3.2 address operands, §3.4 GEMV flags */
+#define GEMV_ACC                 0x01         /* GEMV flag bit 0: y = old y + W·x */
+#define GEMV_F16OUT              0x02         /* GEMV flag bit 1: store y as F16 (round to nearest even) */
+#define ADDR_REL                 0x80000000UL /* bit 31 of an address operand: register-relative (A[bits 27-24] + bits 23-0) */
+#define ADDR_OFFSET              0x00FFFFFFUL /* bits 23-0 of a register-relative address operand: the offset */
+#define ADDR_MASK                0x0FFFFFFFUL /* mask of an absolute address operand: the 28-bit SSNAIL address space */
 
-/* weight formats (GEMV/DEQROW a: ggml type numbers, §4.1): number, elements and bytes per block */
-#define WT_F32    0
-#define WT_F32_BLOCK_LEN   1
-#define WT_F32_BLOCK_BYTES 4
-#define WT_F16    1
-#define WT_F16_BLOCK_LEN   1
-#define WT_F16_BLOCK_BYTES 2
-#define WT_BF16  30
-#define WT_BF16_BLOCK_LEN   1
-#define WT_BF16_BLOCK_BYTES 2
-#define WT_Q8_0   8
-#define WT_Q8_0_BLOCK_LEN   32
-#define WT_Q8_0_BLOCK_BYTES 34
-#define WT_Q4_0   2
-#define WT_Q4_0_BLOCK_LEN   32
-#define WT_Q4_0_BLOCK_BYTES 18
+/* docs/spec/isa.md §3.5: the ATTN parameter block */
+#define ATTN_BLOCK_LEN           32           /* the block's bytes (8 u32 words, 32-byte aligned) */
+#define ATTN_K_CACHE             0            /* word 0: the K cache's address */
+#define ATTN_V_CACHE             4            /* word 1: the V cache's address */
+#define ATTN_N_HEADS             8            /* word 2: query heads */
+#define ATTN_N_KV_HEADS          12           /* word 3: key/value heads */
+#define ATTN_HEAD_DIM            16           /* word 4: elements per head */
+#define ATTN_KV_FORMAT           20           /* word 5: the caches' format, KV_F32 or KV_F16 */
+#define KV_F32                   0            /* ATTN_KV_FORMAT: single-precision caches */
+#define KV_F16                   1            /* ATTN_KV_FORMAT: half-precision caches */
 
-/* what a table gives outside [lo, hi) */
-#define FN_OUT_ZERO     0 /* +0 */
-#define FN_OUT_ONE      1 /* 1 */
-#define FN_OUT_IDENTITY 2 /* x */
+/* docs/spec/numerics.md §4.1: weight formats (GEMV/DEQROW a: ggml type numbers), elements and bytes per block */
+#define WT_F32                   0            /* ggml type number */
+#define WT_F32_BLOCK_LEN         1            /* elements per block */
+#define WT_F32_BLOCK_BYTES       4            /* bytes per block */
+#define WT_F16                   1            /* ggml type number */
+#define WT_F16_BLOCK_LEN         1            /* elements per block */
+#define WT_F16_BLOCK_BYTES       2            /* bytes per block */
+#define WT_BF16                  30           /* ggml type number */
+#define WT_BF16_BLOCK_LEN        1            /* elements per block */
+#define WT_BF16_BLOCK_BYTES      2            /* bytes per block */
+#define WT_Q8_0                  8            /* ggml type number */
+#define WT_Q8_0_BLOCK_LEN        32           /* elements per block */
+#define WT_Q8_0_BLOCK_BYTES      34           /* bytes per block */
+#define WT_Q4_0                  2            /* ggml type number */
+#define WT_Q4_0_BLOCK_LEN        32           /* elements per block */
+#define WT_Q4_0_BLOCK_BYTES      18           /* bytes per block */
+
+/* docs/spec/numerics.md §5.3: what a table gives outside [lo, hi) */
+#define FN_OUT_ZERO              0            /* +0 */
+#define FN_OUT_ONE               1            /* 1 */
+#define FN_OUT_IDENTITY          2            /* x */
 
 /* exp for softmax: [-16, 0) */
 #define FN_EXP_LO     0xC1800000UL /* -16.0 */
@@ -363,5 +374,4 @@ const uint32_t fn_gelu[512] = { /* c0, c1 of segment 0, 1, ... */
 #else
 extern const uint32_t fn_gelu[512];
 #endif
-
 #endif

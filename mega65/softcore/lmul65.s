@@ -6,9 +6,10 @@
 ; docs/spec/mega65.md, as quad.inc). Runs with the base page at 0 (cc65's sp and sreg).
 
         .p02                            ; 6502 code: in 4510 mode ca65 2.19 reads `sta sp` as a register
-MULA    = $D770
-MULB    = $D774
-MULO    = $D778
+        .include        "mega65_io.inc"
+MULA    = MATH_MULTINA
+MULB    = MATH_MULTINB
+MULO    = MATH_MULTOUT
         .importzp       sp, sreg
         .export         tosmuleax, tosumuleax, tosmul0ax, tosumul0ax
 

@@ -76,14 +76,14 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
     uint16_t n, i;
     uint8_t e, keep;
     f32 m, s, sum, rz, w;
-    if ((e = sc_span(blk, 32)) != 0)
+    if ((e = sc_span(blk, ATTN_BLOCK_LEN)) != 0)
         return e;
-    kc = sm_read32(blk);
-    vc = sm_read32(blk + 4);
-    nh = sm_read32(blk + 8);
-    nkv = sm_read32(blk + 12);
-    hd = sm_read32(blk + 16);
-    fmt = sm_read32(blk + 20);
+    kc = sm_read32(blk + ATTN_K_CACHE);
+    vc = sm_read32(blk + ATTN_V_CACHE);
+    nh = sm_read32(blk + ATTN_N_HEADS);
+    nkv = sm_read32(blk + ATTN_N_KV_HEADS);
+    hd = sm_read32(blk + ATTN_HEAD_DIM);
+    fmt = sm_read32(blk + ATTN_KV_FORMAT);
     if (nh == 0 || nkv == 0 || hd == 0 || nkv > nh || nh % nkv != 0)
         return SS_ERR_BAD_OPERAND;
     if (fmt == KV_F32)

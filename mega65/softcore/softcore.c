@@ -7,6 +7,7 @@
 #include "softmem.h"
 #include "fn_tables.h"
 #include "ssnail_regs.h"
+#include "mega65_io.h"
 
 uint8_t soft_error;
 uint32_t soft_fault_pc;
@@ -38,8 +39,8 @@ uint8_t sc_poll(void)
      * than a poll interval still leaves its $03 at the head of the $D610 typing queue
      * (matrix_to_ascii.vhdl line 152) when nothing was typed ahead; the queue is only looked at,
      * the program takes the key (keyboard.c). */
-    *(volatile uint8_t *)0xD614 = 7;
-    if (!(*(volatile uint8_t *)0xD613 & 0x80) || *(volatile uint8_t *)0xD610 == 3)
+    *(volatile uint8_t *)KBD_MATRIX_SELECT = 7;
+    if (!(*(volatile uint8_t *)KBD_MATRIX_PEEK & 0x80) || *(volatile uint8_t *)KBD_ASCII == 3)
         sc_stop = 1;
 #endif
     return sc_stop;
@@ -93,9 +94,9 @@ static uint32_t le32(const uint8_t *p)
  * masked (A < 2²⁸, so it fits 32 bits; a sum past memory faults where it is used). */
 static uint32_t addr(uint32_t op)
 {
-    if (op & 0x80000000UL)
-        return sc_a[(uint8_t)(op >> 24) & 15] + (op & 0xFFFFFFUL);
-    return op & 0x0FFFFFFFUL;
+    if (op & ADDR_REL)
+        return sc_a[(uint8_t)(op >> 24) & 15] + (op & ADDR_OFFSET);
+    return op & ADDR_MASK;
 }
 
 static uint32_t reg(uint8_t n)
@@ -241,7 +242,7 @@ static uint8_t step(uint8_t *next)
         break;
     case OP_LEA:
         /* (addr(X) + R[b]·Z) & $0FFFFFFF: the 28-bit result only needs the product mod 2³² */
-        sc_a[I_A & 15] = (addr(ix) + reg(I_B) * iz) & 0x0FFFFFFFUL;
+        sc_a[I_A & 15] = (addr(ix) + reg(I_B) * iz) & ADDR_MASK;
         break;
     case OP_BEQ:
         if (reg(I_A) == reg(I_B))

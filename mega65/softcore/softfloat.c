@@ -498,7 +498,7 @@ f32 sf_div(f32 a, f32 b)
     SHL1(T);
     SF_MULTINA = X.u;
     SF_MULTINB = T.u;
-    while (SF_DIVBUSY & 0x80)
+    while (SF_DIVBUSY & MATH_DIVBUSY)
         ;
     R.u = SF_DIVOUT_FRAC;
     for (;;) {

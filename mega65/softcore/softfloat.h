@@ -41,14 +41,15 @@ extern sf_word sf_plo, sf_phi;
  * trigger), (A << 32) / B as 32.32 at $D768-$D76F (after DIVBUSY). softfloat.c and exactsum.c
  * use them directly in their hot paths (products, shifts by 1-7 places, division). */
 #define SF_HWMUL 1
-#define SF_MULTINA (*(volatile uint32_t *)0xD770)
-#define SF_MULTINB (*(volatile uint32_t *)0xD774)
-#define SF_MULTINB_B ((volatile uint8_t *)0xD774)
-#define SF_MULTOUT ((volatile uint8_t *)0xD778)
-#define SF_MULTOUT_LO (*(volatile uint32_t *)0xD778)
-#define SF_MULTOUT_HI (*(volatile uint32_t *)0xD77C)
-#define SF_DIVOUT_FRAC (*(volatile uint32_t *)0xD768) /* fraction of (A << 32) / B */
-#define SF_DIVBUSY (*(volatile uint8_t *)0xD70F)       /* bit 7 while the divider works */
+#include "mega65_io.h"
+#define SF_MULTINA (*(volatile uint32_t *)MATH_MULTINA)
+#define SF_MULTINB (*(volatile uint32_t *)MATH_MULTINB)
+#define SF_MULTINB_B ((volatile uint8_t *)MATH_MULTINB)
+#define SF_MULTOUT ((volatile uint8_t *)MATH_MULTOUT)
+#define SF_MULTOUT_LO (*(volatile uint32_t *)MATH_MULTOUT)
+#define SF_MULTOUT_HI (*(volatile uint32_t *)MATH_MULTOUT_HIGH)
+#define SF_DIVOUT_FRAC (*(volatile uint32_t *)MATH_DIVOUT) /* fraction of (A << 32) / B */
+#define SF_DIVBUSY (*(volatile uint8_t *)MATH_BUSY)      /* bit 7 while the divider works */
 #endif
 
 /* The single nearest to (−1)^neg · sig · 2^(e − 157), ties to even, with subnormal results and

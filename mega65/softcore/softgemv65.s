@@ -43,7 +43,7 @@
 
         .p4510
         .include        "quad.inc"
-        .include        "fn_tables.inc"         ; WT_Q8_0
+        .include        "fn_tables.inc"         ; WT_Q8_0, its block bytes
         .import         _sgq_slow
         .import         _sgq_q, _sgq_dx, _sgq_p, _sgq_rb, _sgq_nr, _sgq_fmt, _sgq_acc
         .import         _sgq_s, _sgq_dw, _sgq_accp
@@ -88,13 +88,13 @@ jamv:   .res    1                       ; 1 when the alignment dropped nonzero b
         .data
 ; the DMA job (F018B; addresses cross megabyte boundaries instead of wrapping inside them, option
 ; $01, docs/spec/mega65.md §M3.2-§M3.3; source and destination megabyte), as softmem_m65.s
-list:   .byte   $0B, $01, $80
+list:   .byte   DMA_OPT_F018B, DMA_OPT_CROSS_MB, DMA_OPT_SRC_MB
 src_mb: .byte   0
-        .byte   $81
+        .byte   DMA_OPT_DST_MB
         .byte   <((wbuf + SC_NEAR_DELTA) >> 20)
-        .byte   $00                     ; end of options
-        .byte   $00                     ; COPY
-count:  .word   34
+        .byte   DMA_OPT_END             ; end of options
+        .byte   DMA_COPY                ; COPY
+count:  .word   WT_Q8_0_BLOCK_BYTES
 src:    .word   0
 src_bk: .byte   0
         .word   (wbuf + SC_NEAR_DELTA) & $FFFF
@@ -128,11 +128,11 @@ _sgq_block:
         sta     nr
         jsr     dx_params
         lda     #^LIST_PHYS             ; the DMA list's address: each row only writes $D705
-        sta     $D702                   ; ($D702 first: writing it clears $D704)
+        sta     DMA_ADDRBANK            ; ($D702 first: writing it clears $D704)
         lda     #<(LIST_PHYS >> 20)
-        sta     $D704
+        sta     DMA_ADDRMB
         lda     #>LIST_PHYS
-        sta     $D701
+        sta     DMA_ADDRMSB
         lda     _sgq_p                  ; row r0's block: the job's source
         sta     src
         lda     _sgq_p+1
@@ -153,12 +153,12 @@ _sgq_block:
         cmp     #WT_Q8_0
         bne     @q4
         jsr     patch8
-        lda     #34
+        lda     #WT_Q8_0_BLOCK_BYTES
         ldx     #<q8sum
         ldy     #>q8sum
         bra     @fmt
 @q4:    jsr     patch4
-        lda     #18
+        lda     #WT_Q4_0_BLOCK_BYTES
         ldx     #<q4sum
         ldy     #>q4sum
 @fmt:   sta     count
@@ -178,7 +178,7 @@ rowloop:
         lda     #>MULA                  ; base page = the I/O page of the DMA registers and the
         tab                             ; multiplier: STA 3 cycles instead of 4, ADCQ 11 for 12
         lda     #<LIST_PHYS
-        sta     <$D705                  ; the enhanced job runs; the CPU waits
+        sta     <DMA_ETRIGGER           ; the enhanced job runs; the CPU waits
         lda     #0                      ; the gaps of the two fields (the last term's
         sta     <(MULA+1)               ; multiplications, or softfloat, wrote them)
         sta     <(MULA+2)

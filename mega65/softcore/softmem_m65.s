@@ -10,6 +10,7 @@
 
         .p4510
         .include        "softcall.inc"
+        .include        "mega65_io.inc"
         .import         popax, popeax
         .importzp       sreg
         .export         _sm_read8, _sm_read16, _sm_read32, _sm_write16, _sm_write32
@@ -32,12 +33,12 @@ near:   .res    2                       ; sm_read/sm_write's near pointer
 ; one enhanced DMA job (F018B, addresses crossing megabyte boundaries instead of wrapping inside
 ; them: option $01, gs4510.vhdl lines 6006, 6577-6583, 6765-6773; source and destination
 ; megabytes); run from its physical address (the list is in the window) with $D705
-list:   .byte   $0B, $01, $80
+list:   .byte   DMA_OPT_F018B, DMA_OPT_CROSS_MB, DMA_OPT_SRC_MB
 src_mb: .byte   0
-        .byte   $81
+        .byte   DMA_OPT_DST_MB
 dst_mb: .byte   0
-        .byte   $00                     ; end of options
-        .byte   $00                     ; COPY
+        .byte   DMA_OPT_END             ; end of options
+        .byte   DMA_COPY                ; COPY
 count:  .word   0
 src:    .word   0
 src_bk: .byte   0
@@ -239,11 +240,11 @@ near_phys:
 ; run the job: list at its physical address ($D702 bank first, as writing it clears $D704)
 run_list:
         lda     #^LIST_PHYS
-        sta     $D702
+        sta     DMA_ADDRBANK
         lda     #<(LIST_PHYS >> 20)
-        sta     $D704
+        sta     DMA_ADDRMB
         lda     #>LIST_PHYS
-        sta     $D701
+        sta     DMA_ADDRMSB
         lda     #<LIST_PHYS
-        sta     $D705                   ; the CPU waits until the job is done
+        sta     DMA_ETRIGGER            ; the CPU waits until the job is done
         rts

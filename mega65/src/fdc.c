@@ -25,13 +25,13 @@
 #define F_TRACK F011_TRACK
 #define F_SECTOR F011_SECTOR
 #define F_SIDE F011_SIDE
-#define ST_BUSY 0x80
-#define ST_RNF 0x10
-#define ST_CRC 0x08
-#define ST_TK0 0x01
-#define ST_DISKIN 0x08
-#define CMD_STEP_OUT 0x10
-#define CMD_STEP_IN 0x18
+#define ST_BUSY F011_STATUS_A_BUSY
+#define ST_RNF F011_STATUS_A_RNF
+#define ST_CRC F011_STATUS_A_CRC
+#define ST_TK0 F011_STATUS_A_TK0
+#define ST_DISKIN F011_STATUS_B_DISKIN
+#define CMD_STEP_OUT F011_COMMAND_STEP_OUT
+#define CMD_STEP_IN F011_COMMAND_STEP_IN
 
 uint8_t fdc_error;
 static uint8_t head = 0xFF;   /* physical track under the head; $FF = not known yet */
@@ -73,8 +73,8 @@ uint32_t fdc_read(uint8_t track, uint8_t sector) {
     uint8_t side = sector >= 20, tries;
     fdc_error = FDC_BAD_SECTOR;
     if (track < 1 || track > 80 || sector > 39) return 0;
-    POKE(0xD689, PEEK(0xD689) & 0x7F);              /* user view: the F011 buffer */
-    POKE(F_CONTROL, 0x60 | (side ? 0x08 : 0));      /* drive 0, motor + LED, head side */
+    POKE(SD_BUFFER_SELECT, PEEK(SD_BUFFER_SELECT) & ~SD_BUFSEL_SD); /* user view: the F011 buffer */
+    POKE(F_CONTROL, F011_CONTROL_LED | F011_CONTROL_MOTOR | (side ? F011_CONTROL_SIDE : 0)); /* drive 0, motor + LED, head side */
     fdc_error = FDC_NO_DISK;
     if (!(PEEK(F_STATUS_B) & ST_DISKIN)) return 0;
     for (tries = 0; tries < 2; ++tries) {           /* the second time after finding track 0 */
@@ -83,8 +83,8 @@ uint32_t fdc_read(uint8_t track, uint8_t sector) {
         POKE(F_TRACK, track - 1);
         POKE(F_SECTOR, (sector % 20) / 2 + 1);
         POKE(F_SIDE, side);
-        POKE(F_COMMAND, 0x01);                      /* reset the buffer pointers */
-        POKE(F_COMMAND, 0x40);                      /* read sector */
+        POKE(F_COMMAND, F011_COMMAND_RESET_BUFFER); /* reset the buffer pointers */
+        POKE(F_COMMAND, F011_COMMAND_READ);         /* read sector */
         fdc_error = FDC_TIMEOUT;
         if (!wait_idle()) return 0;
         fdc_error = FDC_NOT_FOUND;

@@ -10,6 +10,7 @@
         .export         _dma_exec, _hyppo_call, _serial_putc, _sd_sectors_dma
         .export         _hy_x, _hy_y, _hy_z, _hy_a
 
+        .include        "mega65_io.inc"
 FP      = $F0                           ; 32-bit flat pointer (base page, fixed)
 
 ; ldq/lda [FP],Z  = EA (the NOP/EOM prefix) + the (zp),Z opcode
@@ -123,10 +124,10 @@ _far_cmp:
 ; void __fastcall__ dma_exec(const void *job): run an enhanced DMA job from bank 0
 _dma_exec:
         ldy     #0
-        sty     $D702                   ; list bank 0 (also clears the list MB)
-        sty     $D704
-        stx     $D701
-        sta     $D705                   ; start; the CPU waits until the job is done
+        sty     DMA_ADDRBANK            ; list bank 0 (also clears the list MB)
+        sty     DMA_ADDRMB
+        stx     DMA_ADDRMSB
+        sta     DMA_ETRIGGER            ; start; the CPU waits until the job is done
         rts
 
 ; uint8_t __fastcall__ hyppo_call(uint8_t function): X/Y/Z in and out through hy_x/hy_y/hy_z,
@@ -135,7 +136,7 @@ _hyppo_call:
         ldx     _hy_x
         ldy     _hy_y
         ldz     _hy_z
-        sta     $D640
+        sta     HYPPO_TRAP_DOS
         clv
         stx     _hy_x
         sty     _hy_y
@@ -160,7 +161,7 @@ JOB_COUNT       = 8
 JOB_DST         = 13
 JOB_DST_BANK    = 15
 JOB_SUB         = 16
-SUB_DST_HOLD    = $08
+SUB_DST_HOLD    = DMA_SUB_DST_HOLD
 _sd_sectors_dma:
         sta     nsec
         jsr     popax
@@ -201,17 +202,17 @@ _sd_sectors_dma:
         rts
 @ready: ldx     #0
         ldy     #0
-        lda     #$1A
-        sta     $D640
+        lda     #HYPPO_READFILE
+        sta     HYPPO_TRAP_DOS
         clv
         ldz     #0
         bcs     @got
         jmp     @done                   ; error, or end of file (count 0 either way)
 @got:   stx     count
         sty     count+1
-        lda     $D689
-        ora     #$80
-        sta     $D689
+        lda     SD_BUFFER_SELECT
+        ora     #SD_BUFSEL_SD
+        sta     SD_BUFFER_SELECT
         txa
         ora     count+1
         beq     @done
@@ -222,12 +223,12 @@ _sd_sectors_dma:
         lda     count+1
         sta     (ptr1),y
         lda     #0
-        sta     $D702                   ; list in bank 0
-        sta     $D704
+        sta     DMA_ADDRBANK            ; list in bank 0
+        sta     DMA_ADDRMB
         lda     ptr1+1
-        sta     $D701
+        sta     DMA_ADDRMSB
         lda     ptr1
-        sta     $D705                   ; the CPU waits until the job is done
+        sta     DMA_ETRIGGER            ; the CPU waits until the job is done
         ldy     #JOB_SUB
         lda     (ptr1),y
         and     #SUB_DST_HOLD
@@ -265,15 +266,15 @@ _sd_sectors_dma:
         dec     nsec
         beq     @done
         jmp     @next
-@done:  lda     $D689
-        ora     #$80
-        sta     $D689
+@done:  lda     SD_BUFFER_SELECT
+        ora     #SD_BUFSEL_SD
+        sta     SD_BUFFER_SELECT
         lda     total
         ldx     total+1
         rts
 
 ; void __fastcall__ serial_putc(char c): Hyppo trap 3, character to the serial monitor
 _serial_putc:
-        sta     $D643
+        sta     HYPPO_TRAP_SERIAL
         clv
         rts

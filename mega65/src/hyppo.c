@@ -67,7 +67,7 @@ uint8_t hy_open(const char *name) {
 uint16_t hy_read(void) {
     uint8_t ok = call(HYPPO_READFILE, 0, 0);
     uint16_t n = hy_x | (uint16_t)hy_y << 8;
-    POKE(0xD689, PEEK(0xD689) | 0x80);        /* show the SD buffer, not the F011 one */
+    POKE(SD_BUFFER_SELECT, PEEK(SD_BUFFER_SELECT) | SD_BUFSEL_SD); /* show the SD buffer, not the F011 one */
     if (!ok && n) return 0;                   /* error (EOF is 0 bytes whatever C says) */
     return n;
 }

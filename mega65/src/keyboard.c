@@ -15,8 +15,8 @@
 static uint8_t stop_queued;
 
 uint8_t kbd_poll(void) {
-    uint8_t k = PEEK(0xD610);
-    if (k) POKE(0xD610, 0);
+    uint8_t k = PEEK(KBD_ASCII);
+    if (k) POKE(KBD_ASCII, 0);
     if (k == KEY_STOP) {   /* RUN/STOP is never text; its job was done by kbd_stop_pressed */
         stop_queued = 0;
         return 0;
@@ -25,13 +25,13 @@ uint8_t kbd_poll(void) {
 }
 
 uint8_t kbd_stop_pressed(void) {
-    if (PEEK(0xD610) == KEY_STOP) {   /* at the head of the queue: take it */
-        POKE(0xD610, 0);
+    if (PEEK(KBD_ASCII) == KEY_STOP) {   /* at the head of the queue: take it */
+        POKE(KBD_ASCII, 0);
         if (!stop_queued) return 1;
         stop_queued = 0;              /* the $03 of a press already acted on */
     }
-    POKE(0xD614, STOP_COLUMN);
-    if (PEEK(0xD613) & STOP_BIT) return 0;
+    POKE(KBD_MATRIX_SELECT, STOP_COLUMN);
+    if (PEEK(KBD_MATRIX_PEEK) & STOP_BIT) return 0;
     stop_queued = 1;                  /* held: its $03 stays queued behind the type-ahead */
     return 1;
 }

@@ -36,7 +36,7 @@ void port_commit(uint32_t addr, uint8_t clear_error) {
     far_poke(SS_LP_PTR0, (uint8_t)addr);
     far_poke(SS_LP_PTR0 + 1, (uint8_t)(addr >> 8));
     far_poke(SS_LP_PTR0 + 2, (uint8_t)(addr >> 16));
-    far_poke(SS_LP_COMMIT, ((uint8_t)(addr >> 24) & 0x0F) | (clear_error ? 0x40 : 0));
+    far_poke(SS_LP_COMMIT, ((uint8_t)(addr >> 24) & SS_LP_PTR_HIGH) | (clear_error ? SS_LP_CLEAR_ERROR : 0));
 }
 
 uint8_t port_write(uint32_t addr, const void *src, uint16_t n) {

@@ -37,7 +37,7 @@ static uint8_t saved_d7fe, saved_cia1[2];
 
 static void detect(void) {
     uint8_t d7fe, sdram;
-    saved_d7fe = PEEK(0xD7FE);
+    saved_d7fe = PEEK(D7FE_ADDRESS);
     id = far_peek(SS_ID);
     model = PEEK(0xD629);
     if (id == SS_ID_VALUE) {
@@ -51,9 +51,9 @@ static void detect(void) {
         if (sdram) soft_mem = 64UL << 20;
         else if (model == MODEL_R3) soft_mem = 8UL << 20;
     }
-    d7fe = PEEK(0xD7FE) & ~(D7FE_PREFETCH | D7FE_SLOWCACHE | D7FE_SLOWCACHE_ADV | D7FE_SELSDRAM);
+    d7fe = PEEK(D7FE_ADDRESS) & ~(D7FE_PREFETCH | D7FE_SLOWCACHE | D7FE_SLOWCACHE_ADV | D7FE_SELSDRAM);
     if (sdram) d7fe |= D7FE_SELSDRAM;
-    POKE(0xD7FE, d7fe);
+    POKE(D7FE_ADDRESS, d7fe);
     dev_soft_load();
     if (!dev_select(CORE_FPGA)) dev_select(CORE_SOFT);
 }
@@ -202,7 +202,7 @@ static uint8_t countdown(void) {
                        left);
             scr_log('\n');
         }
-        if (PEEK(0xD610)) {
+        if (PEEK(KBD_ASCII)) {
             key_help();
             return 0;
         }
@@ -273,7 +273,7 @@ static uint8_t browse(void) {
  * (machine_restore in crt0.s does MAP, $01, $D030, speed, memory and stack) */
 static void quit(void) {
     extern void machine_restore(void);
-    POKE(0xD7FE, saved_d7fe);
+    POKE(D7FE_ADDRESS, saved_d7fe);
     POKE(0xDC0E, saved_cia1[0] & 0xEF);   /* control registers, without their "load" strobe */
     POKE(0xDC0F, saved_cia1[1] & 0xEF);
     scr_restore();

@@ -4,11 +4,12 @@
 #include <string.h>
 #include "sampler.h"
 #include "sampler_tables.h"
+#include "mega65_io.h"
 #include "screen.h"
 
-#define MULA (*(volatile uint32_t *)0xD770)
-#define MULB (*(volatile uint32_t *)0xD774)
-#define MUL32 (*(volatile uint32_t *)0xD778)   /* low 32 bits of A x B (spec §M9) */
+#define MULA (*(volatile uint32_t *)MATH_MULTINA)
+#define MULB (*(volatile uint32_t *)MATH_MULTINB)
+#define MUL32 (*(volatile uint32_t *)MATH_MULTOUT)   /* low 32 bits of A x B (spec §M9) */
 
 uint16_t smp_temp = 800;
 static uint16_t pen = 1150;

@@ -31,9 +31,10 @@
         .export         _smp_choose
 
 FP      = $F0                           ; hw.s's flat pointer (base page, fixed)
-MULA    = $D770
-MULB    = $D774
-MULO    = $D778
+        .include        "mega65_io.inc"
+MULA    = MATH_MULTINA
+MULB    = MATH_MULTINB
+MULO    = MATH_MULTOUT
 COLS    = 4                             ; the scan's unrolled columns (8: 136 bytes more, 2 % faster),
 ROWS    = 256 / COLS                    ; of ROWS logits each
 SLOT    = 9                             ; bytes of code per column in the scan loop

@@ -10,6 +10,7 @@
 #ifndef SSNAIL_H
 #define SSNAIL_H
 #include <stdint.h>
+#include "ssnail_defaults.h"   /* SSNAIL_DEFAULT_BANDWIDTH_MBPS (generated) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,7 +21,7 @@ typedef struct ssnail ssnail_t;
 /* A device with mem_mib MiB of SSNAIL memory (1-128): up to 8 an R3 board (HyperRAM only),
  * more an R4-R6 board (64 MiB SDRAM at $8000000, HyperRAM at $C000000; 72 = both).
  * numerics_float: 0 = the FPGA's bit-exact rules, 1 = the float reference. bandwidth: SSNAIL
- * memory bytes per second (130e6 default when <= 0). cpu_hz: the host clock `cycle` counts
+ * memory bytes per second (SSNAIL_DEFAULT_BANDWIDTH_MBPS x 1e6 when <= 0). cpu_hz: the host clock `cycle` counts
  * (40.5e6 for a MEGA65 at full speed). NULL when mem_mib is out of range. */
 ssnail_t *ssnail_create(unsigned mem_mib, int numerics_float, double bandwidth, double cpu_hz);
 void ssnail_destroy(ssnail_t *s);

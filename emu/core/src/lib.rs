@@ -24,7 +24,8 @@ pub mod host;
 pub mod loadport;
 pub mod machine;
 pub mod rowpool;
-pub mod tables;
+/// The function tables are part of the contract the hardware reproduces (ssnail-format).
+pub use ssnail_format::tables;
 pub mod vector;
 
 pub use device::{Board, Ssnail};

@@ -13,7 +13,7 @@ use super::device::Ssnail;
 use super::machine::Machine;
 pub use ssnail_format::image::Segment;
 use ssnail_format::image::{Header, HeaderError, BASE};
-use ssnail_format::registers::{reg, LP_CLEAR_ERROR, LP_ERROR, LP_PTR_HIGH_MASK, LP_READY};
+use ssnail_format::registers::{reg, LP_CLEAR_ERROR, LP_ERROR, LP_PTR_HIGH, LP_READY};
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -22,7 +22,8 @@ const RING: usize = 1024;
 const BLOCK: u32 = 256;
 /// SD card sector size: the loader's unit of transfer.
 pub const SECTOR: usize = 512;
-const PTR_MASK: u32 = 0x0FFF_FFFF;
+/// The load pointer wraps in the 28-bit SSNAIL address space, as address operands do.
+const PTR_MASK: u32 = ssnail_format::isa::ADDR_MASK;
 
 pub struct LoadPort {
     /// Staged pointer bits 0–23 ($14–$16).
@@ -94,7 +95,7 @@ impl LoadPort {
             self.staged[0],
             self.staged[1],
             self.staged[2],
-            v & LP_PTR_HIGH_MASK,
+            v & LP_PTR_HIGH,
         ]);
         self.ptr = p;
         self.drain = p;
@@ -161,7 +162,7 @@ pub fn set_pointer(dev: &mut Ssnail, addr: u32, extra: u8) {
     dev.write(reg::LP_PTR0, b[0]);
     dev.write(reg::LP_PTR1, b[1]);
     dev.write(reg::LP_PTR2, b[2]);
-    dev.write(reg::LP_COMMIT, (b[3] & LP_PTR_HIGH_MASK) | extra);
+    dev.write(reg::LP_COMMIT, (b[3] & LP_PTR_HIGH) | extra);
 }
 
 /// Stream an image into `dev` through the load port, 512-byte sector by

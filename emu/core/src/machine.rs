@@ -8,13 +8,15 @@ use super::vector::{self, AttnShape, Numerics};
 use ssnail_format::ggml::{self, GgmlType};
 use ssnail_format::image::BASE;
 use ssnail_format::isa::{
-    AttnBlock, Instr, Op, ATTN_BLOCK_LEN, GEMV_ACC, GEMV_F16OUT, INSTR_LEN, KV_F16, KV_F32, R_ZERO,
+    AttnBlock, Instr, Op, ADDR_MASK, ADDR_OFFSET, ADDR_REL, ATTN_BLOCK_LEN, GEMV_ACC, GEMV_F16OUT,
+    INSTR_LEN, KV_F16, KV_F32, R_ZERO,
 };
 use ssnail_format::registers::error;
 use std::fmt;
 
 /// Default cumulative instruction limit (since load).
-pub use ssnail_format::registers::DEFAULT_INSTR_LIMIT;
+/// The machine's instruction limit since load unless set otherwise (spec §6.1).
+pub use ssnail_format::registers::INSTR_LIMIT as DEFAULT_INSTR_LIMIT;
 
 /// Why execution stopped abnormally.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,7 +54,7 @@ impl Fault {
             FaultKind::MisalignedPc => error::MISALIGNED_PC,
             FaultKind::Address { .. } => error::ADDRESS,
             // The same code: both are the emulator's bounds on one job.
-            FaultKind::InstructionLimit(_) | FaultKind::WorkLimit(_) => error::INSTRUCTION_LIMIT,
+            FaultKind::InstructionLimit(_) | FaultKind::WorkLimit(_) => error::INSTR_LIMIT,
             FaultKind::BadOperand(_) => error::BAD_OPERAND,
         }
     }
@@ -375,10 +377,10 @@ impl Machine {
     /// addr(op): bit 31 clear → op & $0FFFFFFF; set → A[bits 27–24] + bits 23–0
     /// (the sum is not re-masked).
     pub fn addr(&self, op: u32) -> u64 {
-        if op & 0x8000_0000 != 0 {
-            self.regs.a[((op >> 24) & 0xF) as usize] as u64 + (op & 0xFF_FFFF) as u64
+        if op & ADDR_REL != 0 {
+            self.regs.a[((op >> 24) & 0xF) as usize] as u64 + (op & ADDR_OFFSET) as u64
         } else {
-            (op & 0x0FFF_FFFF) as u64
+            (op & ADDR_MASK) as u64
         }
     }
 
@@ -482,7 +484,7 @@ impl Machine {
                 let v = self
                     .addr(i.x)
                     .wrapping_add(self.reg(i.b) as u64 * i.z as u64);
-                self.regs.a[(i.a & 15) as usize] = (v & 0x0FFF_FFFF) as u32;
+                self.regs.a[(i.a & 15) as usize] = (v & ADDR_MASK as u64) as u32;
             }
             Op::Beq | Op::Bne | Op::Blt => {
                 let (ra, rb) = (self.reg(i.a), self.reg(i.b));

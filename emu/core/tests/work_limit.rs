@@ -49,7 +49,7 @@ fn a_loop_of_large_gemvs_stops_at_the_work_limit_with_error_code_4() {
     m.instr_limit = 1000;
     let f = m.run(CODE, &mut NoHost).unwrap_err();
     assert_eq!(f.kind, FaultKind::WorkLimit(limit), "{f}");
-    assert_eq!(f.code(), error::INSTRUCTION_LIMIT);
+    assert_eq!(f.code(), error::INSTR_LIMIT);
     assert_eq!(f.code(), 4);
     assert!(
         f.to_string().contains("work limit of 16777216 bytes"),

@@ -8,6 +8,7 @@
 
 use super::bus::IO_BASE;
 use super::machine::Machine;
+use ssnail_format::mega65::dma;
 
 /// The DMA controller's registers ($D700–$D70F, spec §M3.1): the list address and the list
 /// format. A job runs on the machine's bus, so starting one is a `Machine` method.
@@ -43,21 +44,30 @@ struct Options {
     cross_mb: bool,
 }
 
+/// The registers' offsets in the I/O area and the options by the names the program uses
+/// (ssnail_format::mega65::dma).
+const ADDRLSB_TRIGGER: u16 = dma::ADDRLSB_TRIGGER - 0xD000;
+const ADDRMSB: u16 = dma::ADDRMSB - 0xD000;
+const ADDRBANK: u16 = dma::ADDRBANK - 0xD000;
+const MODE: u16 = dma::MODE - 0xD000;
+const ADDRMB: u16 = dma::ADDRMB - 0xD000;
+const ETRIGGER: u16 = dma::ETRIGGER - 0xD000;
+
 impl Machine {
     pub(crate) fn dma_register_write(&mut self, off: u16, v: u8) {
         match off {
-            0x700 => {
+            ADDRLSB_TRIGGER => {
                 self.dma.list = (self.dma.list & !0xFF) | v as u32;
                 self.dma_job(ListAt::Phys(self.dma.list), false);
             }
-            0x701 => self.dma.list = (self.dma.list & !0xFF00) | (v as u32) << 8,
-            0x702 => {
+            ADDRMSB => self.dma.list = (self.dma.list & !0xFF00) | (v as u32) << 8,
+            ADDRBANK => {
                 // Bits 16–22; writing it also clears bits 23–27.
                 self.dma.list = (self.dma.list & 0xFFFF) | ((v as u32 & 0x7F) << 16);
             }
-            0x703 => self.dma.f018b = v & 1 != 0,
-            0x704 => self.dma.list = (self.dma.list & 0xF_FFFF) | (v as u32) << 20,
-            0x705 => {
+            MODE => self.dma.f018b = v & 1 != 0,
+            ADDRMB => self.dma.list = (self.dma.list & 0xF_FFFF) | (v as u32) << 20,
+            ETRIGGER => {
                 self.dma.list = (self.dma.list & !0xFF) | v as u32;
                 self.dma_job(ListAt::Phys(self.dma.list), true);
             }
@@ -105,7 +115,7 @@ impl Machine {
             transparent: None,
             transparent_value: 0,
             count_hi: 0,
-            cross_mb: self.io_regs[0x703] & 2 != 0,
+            cross_mb: self.io_regs[MODE as usize] & 2 != 0,
         };
         let mut o = defaults;
         let mut list_bytes = 0u64;
@@ -114,7 +124,7 @@ impl Machine {
                 loop {
                     let opt = self.list_byte(&mut at);
                     list_bytes += 1;
-                    if opt == 0 {
+                    if opt == dma::OPT_END {
                         break;
                     }
                     let arg = if opt >= 0x80 {
@@ -124,13 +134,13 @@ impl Machine {
                         0
                     };
                     match opt {
-                        0x01 => o.cross_mb = true,
+                        dma::OPT_CROSS_MB => o.cross_mb = true,
                         0x06 => o.transparent = None,
                         0x07 => o.transparent = Some(o.transparent_value),
-                        0x0A => o.f018b = false,
-                        0x0B => o.f018b = true,
-                        0x80 => o.src_mb = arg,
-                        0x81 => o.dst_mb = arg,
+                        dma::OPT_F018A => o.f018b = false,
+                        dma::OPT_F018B => o.f018b = true,
+                        dma::OPT_SRC_MB => o.src_mb = arg,
+                        dma::OPT_DST_MB => o.dst_mb = arg,
                         0x82 => o.src_skip = (o.src_skip & 0xFF00) | arg as u16,
                         0x83 => o.src_skip = (o.src_skip & 0x00FF) | (arg as u16) << 8,
                         0x84 => o.dst_skip = (o.dst_skip & 0xFF00) | arg as u16,
@@ -167,14 +177,22 @@ impl Machine {
                     Stream {
                         mb: o.src_mb as u32 + ((src_bank as u32 >> 4) & 7),
                         pos: ((src_bank as u32 & 0x0F) << 16 | src16) << 8,
-                        step: if sub & 2 != 0 { 0 } else { o.src_skip as u32 },
+                        step: if sub & dma::SUB_SRC_HOLD != 0 {
+                            0
+                        } else {
+                            o.src_skip as u32
+                        },
                         down: cmd & 0x10 != 0,
                         io: src_bank & 0x80 != 0,
                     },
                     Stream {
                         mb: o.dst_mb as u32 + ((dst_bank as u32 >> 4) & 7),
                         pos: ((dst_bank as u32 & 0x0F) << 16 | dst16) << 8,
-                        step: if sub & 8 != 0 { 0 } else { o.dst_skip as u32 },
+                        step: if sub & dma::SUB_DST_HOLD != 0 {
+                            0
+                        } else {
+                            o.dst_skip as u32
+                        },
                         down: cmd & 0x20 != 0,
                         io: dst_bank & 0x80 != 0,
                     },
@@ -215,7 +233,7 @@ impl Machine {
         for _ in 0..count {
             let d = dst.addr(o.cross_mb, io_mode);
             match op {
-                3 => {
+                dma::FILL => {
                     // FILL: the value is the low byte of the source address.
                     self.write_phys(d, fill as u8);
                 }

@@ -28,6 +28,12 @@
 
 use super::machine::{Machine, CPU_HZ};
 use super::sectors::{SectorBuffers, SECTOR_SIZE};
+use ssnail_format::mega65::f011::{
+    COMMAND_READ, COMMAND_RESET_BUFFER, COMMAND_STEP_IN, COMMAND_STEP_OUT, COMMAND_WRITE,
+    STATUS_A_BUSY as BUSY, STATUS_A_DRQ as DRQ, STATUS_A_EQ as EQ, STATUS_A_LOST as LOST,
+    STATUS_A_PROT as PROT, STATUS_A_RNF as RNF, STATUS_A_TK0 as TK0, STATUS_B_DISKIN as DISKIN,
+    STATUS_B_IRQ as IRQ, STATUS_B_RDREQ as RDREQ, STATUS_B_WTREQ as WTREQ,
+};
 
 pub use ssnail_disk::D81_SIZE;
 
@@ -125,7 +131,7 @@ impl F011 {
 
     pub fn mount(&mut self, image: Vec<u8>) {
         self.image = Some(image);
-        self.status_a |= 0x02; // write protected (read-only mount)
+        self.status_a |= PROT; // write protected (read-only mount)
     }
 
     pub fn mounted(&self) -> bool {
@@ -173,11 +179,11 @@ impl F011 {
         if p.found {
             self.fill_buffer(buffers);
         }
-        self.status_a &= !0x80;
+        self.status_a &= !BUSY;
         if p.rnf {
-            self.status_a |= 0x10;
+            self.status_a |= RNF;
         }
-        self.status_b |= 0x02;
+        self.status_b |= IRQ;
     }
 
     fn fill_buffer(&mut self, buffers: &mut SectorBuffers) {
@@ -189,8 +195,8 @@ impl F011 {
             .f011_mut()
             .copy_from_slice(&img[offset..offset + SECTOR_SIZE]);
         self.pointer = 0;
-        self.status_a |= 0x40;
-        self.status_b |= 0x80;
+        self.status_a |= DRQ;
+        self.status_b |= RDREQ;
         self.sectors_read += 1;
     }
 
@@ -200,17 +206,17 @@ impl F011 {
         match reg {
             0 => self.control,
             1 => self.command,
-            2 => (self.status_a & !1) | (self.head_track == 0) as u8,
-            3 => (self.status_b & !0x08) | if self.disk_in() { 0x08 } else { 0 },
+            2 => (self.status_a & !TK0) | if self.head_track == 0 { TK0 } else { 0 },
+            3 => (self.status_b & !DISKIN) | if self.disk_in() { DISKIN } else { 0 },
             4 => self.track,
             5 => self.sector,
             6 => self.side,
             7 => {
                 let v = buffers.f011()[self.pointer as usize & 0x1FF];
                 self.pointer = (self.pointer + 1) & 0x1FF;
-                self.status_a &= !0x40;
+                self.status_a &= !DRQ;
                 if self.pointer == 0 {
-                    self.status_a |= 0x20; // EQ: the whole buffer has been read
+                    self.status_a |= EQ; // the whole buffer has been read
                 }
                 v
             }
@@ -245,28 +251,28 @@ impl F011 {
         if v == 0x00 {
             // Cancel (sdcardio.vhdl lines 2819–2826).
             self.pending = None;
-            self.status_a &= !0x80;
+            self.status_a &= !BUSY;
             return 0;
         }
-        self.status_a &= !(0x80 | 0x40 | 0x20 | 0x10 | 0x04);
-        self.status_b &= !(0x80 | 0x40 | 0x02);
+        self.status_a &= !(BUSY | DRQ | EQ | RNF | LOST);
+        self.status_b &= !(RDREQ | WTREQ | IRQ);
         let step_busy = self.step_time as u64 * STEP_UNIT;
         match v & 0xF8 {
-            0x40 => match self.drive {
+            COMMAND_READ => match self.drive {
                 Drive::Image => {
                     if self.sector_offset().is_some() {
                         self.fill_buffer(buffers);
-                        self.status_b |= 0x02;
+                        self.status_b |= IRQ;
                         // ~2 ms of emulated time per sector (300 rpm, 10 sectors per track).
                         return 81_000;
                     } else {
-                        self.status_a |= 0x10; // record not found (or no image)
-                        self.status_b |= 0x02;
+                        self.status_a |= RNF; // record not found (or no image)
+                        self.status_b |= IRQ;
                     }
                 }
                 Drive::Real => {
                     let found = self.sector_offset().is_some() && self.head_track == self.track;
-                    self.status_a |= 0x80;
+                    self.status_a |= BUSY;
                     self.pending = Some(Pending {
                         done_at: now + if found { REAL_FOUND } else { REAL_TIMEOUT },
                         rnf: !found,
@@ -274,29 +280,29 @@ impl F011 {
                     });
                 }
             },
-            0x80 => {
+            COMMAND_WRITE => {
                 // Read-only mount: the write fails as on a protected disk.
-                self.status_a |= 0x10;
-                self.status_b |= 0x02;
+                self.status_a |= RNF;
+                self.status_b |= IRQ;
             }
-            0x10 | 0x18 => {
+            COMMAND_STEP_OUT | COMMAND_STEP_IN => {
                 if v & 0xFC == 0x14 {
                     // $14: one step time of BUSY without a step.
-                } else if v & 0x08 != 0 {
+                } else if v & (COMMAND_STEP_IN ^ COMMAND_STEP_OUT) != 0 {
                     self.head_track = (self.head_track + 1).min(85);
                     self.steps += 1;
                 } else {
                     self.head_track = self.head_track.saturating_sub(1);
                     self.steps += 1;
                 }
-                self.status_a |= 0x80;
+                self.status_a |= BUSY;
                 self.pending = Some(Pending {
                     done_at: now + step_busy,
                     rnf: false,
                     found: false,
                 });
             }
-            0x00 if v & 1 != 0 => self.pointer = 0,
+            0x00 if v & COMMAND_RESET_BUFFER != 0 => self.pointer = 0,
             _ => {}
         }
         0

@@ -2,7 +2,7 @@
 //! KERNAL needs, the $D02F knock, speed, CIAs, F011, keyboard queue, hypervisor traps, SD buffer
 //! select, the exit port, DMA and the hardware multiplier/divider.
 
-use ssnail_format::mega65::{d7fe, f011, hyppo, keyboard, sd};
+use ssnail_format::mega65::{d7fe, f011, hyppo, keyboard, math, sd};
 
 use super::machine::{Machine, StopReason};
 use super::raster::raster_line;
@@ -25,6 +25,11 @@ const SD_CONTROL: u16 = io(sd::CONTROL);
 const SD_SECTOR0: u16 = io(sd::SECTOR0);
 const SD_SECTOR3: u16 = io(sd::SECTOR3);
 const SD_BUFFER_SELECT: u16 = io(sd::BUFFER_SELECT);
+const MATH_BUSY: u16 = io(math::BUSY);
+const MATH_FIRST: u16 = io(math::DIVOUT);
+const MATH_MULTINA: u16 = io(math::MULTINA);
+const MATH_MULTINB_LAST: u16 = io(math::MULTOUT) - 1;
+const MATH_LAST: u16 = io(math::LAST);
 
 impl Machine {
     pub(crate) fn io_read(&mut self, mode: u8, off: u16) -> u8 {
@@ -72,9 +77,9 @@ impl Machine {
                     .read(self.cycles, &mut self.sectors, (off & 0x0F) as u8)
             }
             0x600..=0x6FF if mode >= 2 => self.mega_io_read(off),
-            0x70F => 0, // DIVBUSY / MULBUSY: results are immediate
+            MATH_BUSY => 0, // DIVBUSY / MULBUSY: results are immediate
             D7FE if mode >= 2 => self.d7fe_read(),
-            0x768..=0x77F if mode >= 2 => self.math.read((off - 0x768) as u8),
+            MATH_FIRST..=MATH_LAST if mode >= 2 => self.math.read((off - MATH_FIRST) as u8),
             0x700..=0x7FF => self.io_regs[off as usize],
             _ => self.io_regs[off as usize],
         }
@@ -156,7 +161,9 @@ impl Machine {
             0x600..=0x6FF if mode >= 2 => self.mega_io_write(off, v),
             0x700..=0x70F => self.dma_register_write(off, v),
             D7FE if mode >= 2 => self.d7fe_write(v),
-            0x770..=0x777 if mode >= 2 => self.math.write((off - 0x768) as u8, v),
+            MATH_MULTINA..=MATH_MULTINB_LAST if mode >= 2 => {
+                self.math.write((off - MATH_FIRST) as u8, v)
+            }
             _ => self.io_regs[off as usize] = v,
         }
     }

@@ -36,7 +36,7 @@
 
 use ssnail_format::image::{Header, BASE, HEADER_LEN};
 use ssnail_format::rd_u32;
-use ssnail_format::tokblock::{TokBlock, TokKind, NONE16, NONE32, TF_LOWERCASE, TOKBLOCK_LEN};
+use ssnail_format::tokblock::{tb, TokBlock, TokKind, TF_LOWERCASE, TOK_NONE, TOK_NONE16};
 use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -85,8 +85,8 @@ impl<'a> ImageTokenizer<'a> {
         if h.tokenizer == 0 {
             return Err("image has no tokenizer block (header $78 is 0)".into());
         }
-        let b = at("tokenizer block", h.tokenizer, TOKBLOCK_LEN as u64)?;
-        let block = TokBlock::decode(&mem[b..b + TOKBLOCK_LEN]);
+        let b = at("tokenizer block", h.tokenizer, tb::LEN as u64)?;
+        let block = TokBlock::decode(&mem[b..b + tb::LEN]);
         let kind = TokKind::from_u8(block.kind).ok_or_else(|| {
             format!(
                 "unknown tokenizer kind {} in the tokenizer block",
@@ -113,7 +113,7 @@ impl<'a> ImageTokenizer<'a> {
         )?;
         let byte_table = at("byte table", block.byte_table, 1024)?;
         for (name, id) in [("begin", block.begin), ("end", block.end)] {
-            if id != NONE32 && id as u64 >= n {
+            if id != TOK_NONE && id as u64 >= n {
                 return Err(format!(
                     "{name} token {id} is outside the {n}-token vocabulary"
                 ));
@@ -179,7 +179,7 @@ impl<'a> ImageTokenizer<'a> {
             .collect();
         let mut out = Vec::new();
         let mut memo = Memo::new();
-        let begin = (self.block.begin != NONE32).then_some(self.block.begin);
+        let begin = (self.block.begin != TOK_NONE).then_some(self.block.begin);
         match self.kind {
             TokKind::Spm => {
                 if first {
@@ -209,7 +209,7 @@ impl<'a> ImageTokenizer<'a> {
                 for word in bert_words(&ascii) {
                     self.wordpiece(&word, &mut out);
                 }
-                if self.block.end != NONE32 {
+                if self.block.end != TOK_NONE {
                     out.push(self.block.end);
                 }
             }
@@ -241,11 +241,11 @@ impl<'a> ImageTokenizer<'a> {
         }
         if self.block.prio32() {
             let p = rd_u32(self.mem, self.priority + 4 * id as usize);
-            (p != NONE32).then_some(p)
+            (p != TOK_NONE).then_some(p)
         } else {
             let o = self.priority + 2 * id as usize;
             let p = u16::from_le_bytes([self.mem[o], self.mem[o + 1]]);
-            (p != NONE16).then_some(p as u32)
+            (p != TOK_NONE16).then_some(p as u32)
         }
     }
 
@@ -265,7 +265,7 @@ impl<'a> ImageTokenizer<'a> {
         let mut toks: Vec<u32> = Vec::with_capacity(chunk.len());
         for &b in chunk {
             let t = rd_u32(self.mem, self.byte_table + 4 * b as usize);
-            if t != NONE32 {
+            if t != TOK_NONE {
                 kept.push(b);
                 toks.push(t);
             }
@@ -377,7 +377,7 @@ impl<'a> ImageTokenizer<'a> {
         let mut texts: Vec<Vec<u8>> = Vec::new();
         for &b in chunk {
             let t = rd_u32(self.mem, self.byte_table + 4 * b as usize);
-            if t != NONE32 {
+            if t != TOK_NONE {
                 toks.push(t);
                 texts.push(vec![b]);
             }

@@ -3,7 +3,7 @@
 //! them; the image tokenizer (`image` module) and the MEGA65 read them.
 
 use crate::vocab::{parse_byte_token, TokModel, Vocab};
-use ssnail_format::tokblock::{TokBlock, NONE16, NONE32, TF_LOWERCASE, TF_PRIO32};
+use ssnail_format::tokblock::{TokBlock, TF_LOWERCASE, TF_PRIO32, TOK_NONE, TOK_NONE16};
 use std::collections::HashMap;
 
 /// The tables as bytes, ready to be placed in an image.
@@ -108,12 +108,12 @@ impl ImageTables {
         let mut priority = Vec::with_capacity(n * if prio32 { 4 } else { 2 });
         for p in &prio {
             if prio32 {
-                priority.extend_from_slice(&p.unwrap_or(NONE32).to_le_bytes());
+                priority.extend_from_slice(&p.unwrap_or(TOK_NONE).to_le_bytes());
             } else {
                 // A u16 table holds 0..=$FFFE. SPM positions always fit
                 // (n <= $FFFE); a BPE vocabulary with more merge rules than
                 // that saturates, keeping those late merges last.
-                let e = p.map_or(NONE16, |r| r.min(0xFFFE) as u16);
+                let e = p.map_or(TOK_NONE16, |r| r.min(0xFFFE) as u16);
                 priority.extend_from_slice(&e.to_le_bytes());
             }
         }
@@ -127,7 +127,7 @@ impl ImageTables {
                     .find(|&i| parse_byte_token(&v.tokens[i]) == Some(b))
                     .map(|i| i as u32);
             }
-            byte_table.extend_from_slice(&t.unwrap_or(NONE32).to_le_bytes());
+            byte_table.extend_from_slice(&t.unwrap_or(TOK_NONE).to_le_bytes());
         }
 
         let mut flags = 0u8;
@@ -145,8 +145,8 @@ impl ImageTables {
             index_len: ids.len() as u32,
             priority: 0,
             byte_table: 0,
-            begin: v.begin_token().unwrap_or(NONE32),
-            end: v.end_token().unwrap_or(NONE32),
+            begin: v.begin_token().unwrap_or(TOK_NONE),
+            end: v.end_token().unwrap_or(TOK_NONE),
             unk: v.unk_token(),
         };
         ImageTables {
@@ -222,7 +222,7 @@ mod tests {
         assert_eq!(p.len(), 15);
         assert_eq!((p[10], p[8], p[9], p[13]), (0, 1, 2, 3));
         for single in [5, 6, 7, 11, 12, 14, 3] {
-            assert_eq!(p[single], NONE16, "token {single}");
+            assert_eq!(p[single], TOK_NONE16, "token {single}");
         }
 
         // Byte table: index token first, else <0xHH>, else none.
@@ -231,11 +231,11 @@ mod tests {
         assert_eq!(bt[b'a' as usize], 6);
         assert_eq!(bt[b'b' as usize], 7);
         assert_eq!(bt[0xE2], 4);
-        assert_eq!(bt[b'c' as usize], NONE32);
+        assert_eq!(bt[b'c' as usize], TOK_NONE);
 
         assert_eq!(t.block.kind, 0);
         assert_eq!(t.block.flags, 0);
-        assert_eq!((t.block.begin, t.block.end, t.block.unk), (1, NONE32, 0));
+        assert_eq!((t.block.begin, t.block.end, t.block.unk), (1, TOK_NONE, 0));
         assert_eq!(
             (t.block.index, t.block.priority, t.block.byte_table),
             (0, 0, 0)
@@ -272,12 +272,12 @@ mod tests {
         // th <- rank 0; Ġt <- 1; the <- 2; Ġth <- 3 (not 4); Ġthe <- 5 (not 7).
         assert_eq!(&p[4..8], &[0, 2, 1, 5]);
         assert_eq!(p[9], 3);
-        assert_eq!(&p[0..4], &[NONE16; 4]);
-        assert_eq!(p[10], NONE16);
-        assert_eq!(t.block.begin, NONE32);
+        assert_eq!(&p[0..4], &[TOK_NONE16; 4]);
+        assert_eq!(p[10], TOK_NONE16);
+        assert_eq!(t.block.begin, TOK_NONE);
         let bt = u32s(&t.byte_table);
         assert_eq!(bt[b' ' as usize], 3);
-        assert_eq!(bt[0xC3], NONE32);
+        assert_eq!(bt[0xC3], TOK_NONE);
         assert_eq!(t.block.kind, 1);
     }
 
@@ -295,7 +295,7 @@ mod tests {
         let t = ImageTables::build(&v);
         assert_eq!(t.block.flags, TF_LOWERCASE | TF_PRIO32);
         assert_eq!(t.priority.len(), 4 * 70000);
-        assert!(u32s(&t.priority).iter().all(|&p| p == NONE32));
+        assert!(u32s(&t.priority).iter().all(|&p| p == TOK_NONE));
         assert_eq!((t.block.begin, t.block.end, t.block.unk), (2, 3, 1));
         assert_eq!(t.block.index_len, 70000 - 4);
         assert_eq!(t.block.kind, 2);

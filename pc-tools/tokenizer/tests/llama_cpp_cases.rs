@@ -52,7 +52,7 @@ fn mpt_all_cases() {
 /// The tables of the real vocabularies: block fields and landmarks.
 #[test]
 fn tables_of_real_vocabularies() {
-    use ssnail_format::tokblock::{NONE32, TF_LOWERCASE};
+    use ssnail_format::tokblock::{TF_LOWERCASE, TOK_NONE};
     use ssnail_tokenizer::ImageTables;
     let tables = |name: &str| {
         let g = ssnail_gguf::Gguf::open(llama_vocab::gguf(name)).unwrap();
@@ -68,7 +68,7 @@ fn tables_of_real_vocabularies() {
         (t.block.kind, t.block.flags, t.block.n_vocab),
         (0, 0, 32000)
     );
-    assert_eq!((t.block.begin, t.block.end, t.block.unk), (1, NONE32, 0));
+    assert_eq!((t.block.begin, t.block.end, t.block.unk), (1, TOK_NONE, 0));
     assert_eq!(v.tokens[byte_entry(&t, b' ') as usize], "▁");
     assert_eq!(v.tokens[byte_entry(&t, 0xE2) as usize], "<0xE2>");
     assert_eq!(t.priority.len(), 2 * 32000);
@@ -79,10 +79,10 @@ fn tables_of_real_vocabularies() {
         (1, 0, 50257)
     );
     // No add_bos_token: GPT-2 gets no BOS.
-    assert_eq!((t.block.begin, t.block.end), (NONE32, NONE32));
+    assert_eq!((t.block.begin, t.block.end), (TOK_NONE, TOK_NONE));
     assert_eq!(v.tokens[byte_entry(&t, b' ') as usize], "Ġ");
     // Non-ASCII bytes have no plain-ASCII start token.
-    assert_eq!(byte_entry(&t, 0xE2), NONE32);
+    assert_eq!(byte_entry(&t, 0xE2), TOK_NONE);
     // 50257 > $FFFE is false: u16 priorities; "Ġt" is merge rank 0.
     let p = |id: usize| u16::from_le_bytes([t.priority[2 * id], t.priority[2 * id + 1]]);
     assert_eq!(p(v.find_text("Ġt").unwrap() as usize), 0);

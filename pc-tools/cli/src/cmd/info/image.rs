@@ -13,7 +13,7 @@ use ssnail_format::image::{
 };
 use ssnail_format::isa::{AttnBlock, Instr, Op, ADDR_REL, ATTN_BLOCK_LEN, INSTR_LEN, KV_F16};
 use ssnail_format::rd_u32;
-use ssnail_format::tokblock::{TokBlock, TokKind, BYTE_TABLE_LEN, TF_LOWERCASE, TOKBLOCK_LEN};
+use ssnail_format::tokblock::{tb, TokBlock, TokKind, BYTE_TABLE_LEN, TF_LOWERCASE};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -181,7 +181,7 @@ pub fn inspect(path: &Path) -> Result<ImageInfo> {
     };
     let tok = if h.tokenizer != 0 {
         Some(TokBlock::decode(
-            at(h.tokenizer, TOKBLOCK_LEN).ok_or_else(|| bad("the tokenizer block"))?,
+            at(h.tokenizer, tb::LEN).ok_or_else(|| bad("the tokenizer block"))?,
         ))
     } else {
         None
