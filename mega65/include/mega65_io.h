@@ -81,4 +81,10 @@
 #define KBD_MATRIX_PEEK              0xD613       /* $D613: the selected matrix column, 0 = held */
 #define KBD_MATRIX_SELECT            0xD614       /* $D614: selects the matrix column $D613 reads */
 #define KBD_PETSCII                  0xD619       /* $D619: the queue's head as PETSCII; a write pops it */
+
+/* docs/mega65-program.md, Overlays */
+#define OVL_MAGIC                    0x4F4C4E53UL /* The file's first 4 bytes, "SNLO" read as a little-endian word */
+#define OVL_VERSION                  0x01         /* Byte 4: the header's version */
+#define OVL_LEN                      0x06         /* Bytes 6-7: the length of the overlay's bytes after the header */
+#define OVL_HEADER_LEN               0x08         /* The header's length */
 #endif

@@ -44,6 +44,8 @@ uint8_t model_fits(const model_t *m);
 uint16_t mb_up(uint32_t bytes);
 /* a file of the D81 in drive 0 by name (any letter case): its first track and sector; 1 = found */
 uint8_t d81_find(const char *name, uint8_t *t, uint8_t *s);
+/* opens a file of the SD card's current folder whose name matches in any letter case; 1 = open */
+uint8_t open_ci(const char *name);
 /* the SSNAIL folder (cdroot first); 1 = entered */
 uint8_t models_chdir(void);
 extern const char *const source_names[3];

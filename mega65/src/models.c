@@ -226,8 +226,7 @@ uint8_t models_chdir(void) {
     return ok;
 }
 
-/* opens a file of the current directory whose name matches in any letter case */
-static uint8_t open_ci(const char *name) {
+uint8_t open_ci(const char *name) {
     found[0] = 0;
     if (hy_open(name)) return 1;
     if (!hy_opendir()) return 0;
@@ -253,9 +252,11 @@ void models_scan(void) {
     scan_d81();
 }
 
+#pragma code-name (push, "CODE")   /* resident: the chat's overlay uses it too */
 uint16_t mb_up(uint32_t bytes) {
     return (uint16_t)(bytes >> 20) + ((bytes & 0xFFFFFUL) != 0);
 }
+#pragma code-name (pop)
 
 uint8_t model_fits(const model_t *m) {
     return m->valid && avail_mem && m->mem_needed <= avail_mem;

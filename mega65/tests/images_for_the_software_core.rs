@@ -21,8 +21,17 @@ fn build_dir() -> PathBuf {
 }
 
 fn prg() -> &'static [u8] {
-    static PRG: OnceLock<Vec<u8>> = OnceLock::new();
-    PRG.get_or_init(|| common::build_prg(&build_dir()).unwrap_or_else(|e| panic!("{e}")))
+    &files().0
+}
+
+/// The PRG's chat overlay, beside it on every disk and SD card.
+fn ovl() -> &'static [u8] {
+    &files().1
+}
+
+fn files() -> &'static (Vec<u8>, Vec<u8>) {
+    static PRG: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
+    PRG.get_or_init(|| common::program_files(&build_dir()).unwrap_or_else(|e| panic!("{e}")))
 }
 
 fn soft_core() -> &'static [u8] {
@@ -76,6 +85,8 @@ fn image(opts: &ModelOpts, core: Core, ctx: u32) -> Vec<u8> {
 fn disk(files: &[(&str, &[u8])]) -> Vec<u8> {
     let mut d = D81::new("SSNAIL", *b"65").unwrap();
     d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
+        .unwrap();
     d.add_file(common::SOFT_CORE_FILE, FileType::Seq, soft_core())
         .unwrap();
     for (name, data) in files {

@@ -25,20 +25,34 @@ fn prg() -> &'static [u8] {
     &built().0
 }
 
-/// The PRG and where its code and read-only data are (none when SSNAIL_MEGA65_PRG names it).
-fn built() -> &'static (Vec<u8>, Vec<std::ops::Range<usize>>) {
-    static PRG: OnceLock<(Vec<u8>, Vec<std::ops::Range<usize>>)> = OnceLock::new();
+/// The PRG's chat overlay (ssnail.ovl), which every disk and SD card of these tests holds.
+fn ovl() -> &'static [u8] {
+    &built().1
+}
+
+/// The PRG, its overlay and where its code and read-only data are (none when
+/// SSNAIL_MEGA65_PRG names it; its overlay is the .ovl file beside it).
+fn built() -> &'static (Vec<u8>, Vec<u8>, Option<common::ProgramCode>) {
+    static PRG: OnceLock<(Vec<u8>, Vec<u8>, Option<common::ProgramCode>)> = OnceLock::new();
     PRG.get_or_init(|| {
         if let Ok(path) = std::env::var("SSNAIL_MEGA65_PRG") {
             let prg = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-            return (prg, Vec::new());
+            let ovl = common::overlay_beside(Path::new(&path)).unwrap_or_else(|e| panic!("{e}"));
+            return (prg, ovl, None);
         }
         let out_dir =
             std::env::temp_dir().join(format!("ssnail-mega65-test-{}", std::process::id()));
         let prg = common::build_prg(&out_dir).unwrap_or_else(|e| panic!("{e}"));
+        let ovl = common::built_overlay(&out_dir).unwrap_or_else(|e| panic!("{e}"));
         let code = common::program_code(&out_dir).unwrap_or_else(|e| panic!("{e}"));
-        (prg, code)
+        (prg, ovl, Some(code))
     })
+}
+
+/// An SD card with nothing but the program's overlay, for runs without a disk or SD folder.
+fn overlay_only_sd() -> &'static Path {
+    static SD: OnceLock<tempfile::TempDir> = OnceLock::new();
+    SD.get_or_init(|| sd_with(&[])).path()
 }
 
 /// What a greedy `ssnail run` prints after the prompt (hardware numerics, as the MEGA65 run),
@@ -106,6 +120,8 @@ fn run_machine(setup: &Setup, keys: &str, until: &str, times: usize, seconds: f6
     }
     if let Some(sd) = &setup.sd {
         m.set_sd_dir(sd.path().to_path_buf());
+    } else if setup.d81.is_none() {
+        m.set_sd_dir(overlay_only_sd().to_path_buf());
     }
     // Start the program the way the user does: the PRG from the disk when there is one.
     let program = match setup.d81.as_ref().filter(|_| !setup.real_drive) {
@@ -145,14 +161,19 @@ fn disk_with(files: &[(&str, &[u8])]) -> Vec<u8> {
     let mut d = D81::new("SSNAIL", *b"65").unwrap();
     d.add_file("ssnail", FileType::Prg, prg()).unwrap();
     d.add_file("autoboot.c65", FileType::Prg, prg()).unwrap();
+    d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
+        .unwrap();
     for (name, data) in files {
         d.add_file(name, FileType::Seq, data).unwrap();
     }
     d.into_bytes()
 }
 
+/// An SD card folder with `files` and, in its root, the program's overlay (where a program
+/// started from the SD card has it).
 fn sd_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("SSNAIL.OVL"), ovl()).unwrap();
     for (name, data) in files {
         let p = dir.path().join(name);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -798,7 +819,8 @@ fn run_stop_ends_an_answer_early() {
     };
     let t = run(
         &setup,
-        "{RETURN}/temp 0{RETURN}/n 60{RETURN}the cat{RETURN}{WAIT 3}{STOP}",
+        // (the load ends about 4 s in: the program reads its overlay first)
+        "{RETURN}/temp 0{RETURN}/n 60{RETURN}the cat{RETURN}{WAIT 5}{STOP}",
         "tokens/s]",
         300.0,
     );
@@ -825,7 +847,7 @@ fn run_stop_stops_an_answer_even_behind_typed_ahead_keys_which_are_kept() {
     };
     let t = run(
         &setup,
-        "{RETURN}/temp 0{RETURN}/n 60{RETURN}the cat{RETURN}{WAIT 2}the dog{WAIT 1}{STOP}{WAIT 1}{RETURN}",
+        "{RETURN}/temp 0{RETURN}/n 60{RETURN}the cat{RETURN}{WAIT 4}the dog{WAIT 1}{STOP}{WAIT 1}{RETURN}",
         "> the dog\n",
         300.0,
     );
@@ -1518,7 +1540,6 @@ fn addresses_an_image_gives_outside_its_memory_are_refused_in_one_line_on_both_c
     .into_iter()
     .map(|(n, b, w)| (format!("{n}.SSNAIL"), b, w))
     .collect();
-    let prg = prg();
     let prompt = "the cat sat on the mat";
     for soft in [false, true] {
         let which = if soft { "software core" } else { "FPGA core" };
@@ -1558,12 +1579,9 @@ fn addresses_an_image_gives_outside_its_memory_are_refused_in_one_line_on_both_c
         // title, the program's code and read-only data are the PRG's bytes.
         let top = m.peek_phys(0x800, 25);
         assert_eq!(&top[..], b"SSNAIL for MEGA65: models", "{which}: {t}");
-        for r in &built().1 {
-            assert!(
-                m.peek_phys(r.start as u32, r.len())
-                    == prg[2 + r.start - 0x2001..2 + r.end - 0x2001],
-                "{which}: the program's code changed"
-            );
+        if let Some(code) = &built().2 {
+            let ram = m.peek_phys(0, 0x6_0000);
+            assert_eq!(code.changed(&ram), None, "{which}");
         }
         // The list is still there: the good image loads and answers.
         m.keys.schedule(
@@ -1639,7 +1657,7 @@ fn n_outside_1_to_4095_gets_one_line_with_the_range() {
     let keys =
         "{RETURN}/n 70000{RETURN}/n -1{RETURN}/n 99999999{RETURN}/n 0{RETURN}/n 4096{RETURN}\
                 /n 4095{RETURN}/n 12{RETURN}/stats{RETURN}";
-    let t = run(&setup, keys, "[pos ", 60.0);
+    let t = run(&setup, keys, ", 12 tokens per answer]", 60.0);
     assert_eq!(
         t.matches("[tokens per answer: /n 1-4095]\n").count(),
         5,
@@ -1678,4 +1696,154 @@ fn an_image_with_a_150_character_name_is_listed_shortened_and_loads() {
         t.contains(&format!("Loaded {cut}: {} bytes", img.len())),
         "{t}"
     );
+}
+
+/// The program's chat overlay (`ssnail.ovl`, linker/mega65.cfg) missing from the disk and the SD
+/// card, cut short, with one byte changed, or of another build (a longer overlay, its header
+/// saying so): one line names the file and the problem, and any key, RUN/STOP too, gives the
+/// machine back to BASIC as RUN left it (status 0, the screen restored). Found on the SD card
+/// in another letter case (the program started from the card), the same file is used.
+#[test]
+fn a_missing_or_damaged_overlay_file_is_named_in_one_line_and_any_key_returns_to_basic() {
+    use ssnail_format::mega65::overlay;
+    let good = ovl().to_vec();
+    let mut flipped = good.clone();
+    flipped[good.len() / 2] ^= 0x01;
+    let cut = good[..good.len() - 100].to_vec();
+    let mut longer = good.clone();
+    longer.extend_from_slice(&[0xEA; 16]);
+    let len = (longer.len() - overlay::HEADER_LEN) as u16;
+    longer[overlay::LEN..overlay::LEN + 2].copy_from_slice(&len.to_le_bytes());
+    let missing = "ssnail.ovl: not on the disk in drive 0 or the SD card (any key: BASIC)";
+    let damaged = "ssnail.ovl: damaged or not of this build of the program (any key: BASIC)";
+    let img = llama();
+    let cases: [(Option<&[u8]>, &str); 4] = [
+        (None, missing),
+        (Some(&flipped), damaged),
+        (Some(&cut), damaged),
+        (Some(&longer), damaged),
+    ];
+    for (file, line) in cases {
+        for key in ["x", "{STOP}"] {
+            let mut d = D81::new("SSNAIL", *b"65").unwrap();
+            d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+            if let Some(f) = file {
+                d.add_file(common::OVERLAY_FILE, FileType::Seq, f).unwrap();
+            }
+            d.add_file("tinyllama.ssnail", FileType::Seq, &img).unwrap();
+            let empty_sd = tempfile::tempdir().unwrap();
+            let mut m = Machine::new();
+            let screen = m.peek_phys(0x800, 2000);
+            m.attach_ssnail(Ssnail::new(Core::new(8 << 20)));
+            m.mount_d81(d.into_bytes());
+            m.set_sd_dir(empty_sd.path().to_path_buf());
+            let (_, entry) = m.load_prg(prg(), None).unwrap();
+            m.keys
+                .schedule(&KeyScript::parse(&format!("{{WAIT 2}}{key}")).unwrap(), 0);
+            m.start_at(entry);
+            let mut reason = StopReason::Budget;
+            for _ in 0..100 {
+                reason = m.run(CPU_HZ / 10);
+                if reason != StopReason::Budget {
+                    break;
+                }
+            }
+            let t = String::from_utf8_lossy(&m.serial).into_owned();
+            assert_eq!(reason, StopReason::Exit(0), "{line} ({key}): {t}");
+            assert_eq!(t, format!("{line}\n"), "{key}");
+            assert_eq!(
+                m.peek_phys(0x800, 2000),
+                screen,
+                "{line} ({key}): the screen"
+            );
+        }
+    }
+    // The overlay only on the SD card, in another letter case: the program runs.
+    let sd = tempfile::tempdir().unwrap();
+    std::fs::write(sd.path().join("Ssnail.Ovl"), &good).unwrap();
+    std::fs::write(sd.path().join("TINY.SSNAIL"), &img).unwrap();
+    let setup = Setup {
+        sd: Some(sd),
+        ssnail_mib: Some(8),
+        ..Default::default()
+    };
+    let prompt = "the cat sat";
+    let keys = format!("{{RETURN}}/temp 0{{RETURN}}/n 4{{RETURN}}{prompt}{{RETURN}}");
+    let t = run(&setup, &keys, "tokens/s]", 60.0);
+    assert_eq!(answer(&t, prompt), reference(&img, prompt, 4), "{t}");
+}
+
+/// What the tests and the fuzz target take as the program's code (harness `program_code`, from
+/// the ld65 map and label file) holds the overlays: the region holds the browser's overlay in the
+/// browser, the chat's in a conversation and the browser's again after /models, and one byte
+/// changed in the region, in either overlay's chip RAM copy or in the resident code is caught.
+#[test]
+fn the_programs_code_is_its_resident_code_and_both_overlays_wherever_they_are() {
+    let Some(code) = &built().2 else {
+        return; // another build (SSNAIL_MEGA65_PRG): no map of it here
+    };
+    let img = llama();
+    let setup = Setup {
+        d81: Some(disk_with(&[("tinyllama.ssnail", &img)])),
+        ssnail_mib: Some(8),
+        ..Default::default()
+    };
+    let holds = |m: &mut Machine| {
+        let ram = m.peek_phys(0, 0x6_0000);
+        assert_eq!(code.changed(&ram), None);
+        let r = code.region;
+        code.overlays
+            .iter()
+            .position(|o| ram[r..r + o.len()] == o[..])
+    };
+    let mut m = run_machine(&setup, "", "RETURN: load", 1, 30.0);
+    assert_eq!(
+        holds(&mut m),
+        Some(0),
+        "the browser's overlay in the browser"
+    );
+    let step = |m: &mut Machine, keys: &str, until: &str| {
+        let from = m.serial.len();
+        m.keys.schedule(&KeyScript::parse(keys).unwrap(), m.cycles);
+        for _ in 0..600 {
+            m.run(CPU_HZ / 10);
+            if String::from_utf8_lossy(&m.serial[from..]).contains(until) {
+                return;
+            }
+        }
+        panic!("no {until:?}: {}", String::from_utf8_lossy(&m.serial));
+    };
+    step(
+        &mut m,
+        "{RETURN}/temp 0{RETURN}/n 2{RETURN}the cat{RETURN}",
+        "tokens/s]",
+    );
+    assert_eq!(
+        holds(&mut m),
+        Some(1),
+        "the chat's overlay in a conversation"
+    );
+    step(&mut m, "/models{RETURN}", "RETURN: load");
+    assert_eq!(
+        holds(&mut m),
+        Some(0),
+        "the browser's overlay after /models"
+    );
+    let region = code.region as u32;
+    let chat_copy = code.fixed[code.fixed.len() - 1].0 as u32;
+    let resident = code.fixed[0].0 as u32;
+    for (what, at) in [
+        ("the region", region + 100),
+        ("the chat overlay's copy", chat_copy + 100),
+        ("the resident code", resident + 100),
+    ] {
+        let was = m.peek_phys(at, 1)[0];
+        m.poke_phys(at, &[was ^ 0x20]);
+        let ram = m.peek_phys(0, 0x6_0000);
+        assert!(
+            code.changed(&ram).is_some(),
+            "{what}: a changed byte not caught"
+        );
+        m.poke_phys(at, &[was]);
+    }
 }

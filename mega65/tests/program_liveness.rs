@@ -20,8 +20,17 @@ fn build_dir() -> std::path::PathBuf {
 }
 
 fn prg() -> &'static [u8] {
-    static PRG: OnceLock<Vec<u8>> = OnceLock::new();
-    PRG.get_or_init(|| common::build_prg(&build_dir()).unwrap_or_else(|e| panic!("{e}")))
+    &files().0
+}
+
+/// The PRG's chat overlay, beside it on every disk and SD card.
+fn ovl() -> &'static [u8] {
+    &files().1
+}
+
+fn files() -> &'static (Vec<u8>, Vec<u8>) {
+    static PRG: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
+    PRG.get_or_init(|| common::program_files(&build_dir()).unwrap_or_else(|e| panic!("{e}")))
 }
 
 /// The software core, or the one named by SSNAIL_MEGA65_CORE (a build with a rule broken, to
@@ -39,6 +48,8 @@ fn core() -> &'static [u8] {
 fn disk(name: &str, img: &[u8]) -> Vec<u8> {
     let mut d = D81::new("SSNAIL", *b"65").unwrap();
     d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
+        .unwrap();
     d.add_file(common::SOFT_CORE_FILE, FileType::Seq, core())
         .unwrap();
     d.add_file(name, FileType::Seq, img).unwrap();
@@ -222,6 +233,8 @@ fn the_c_stack_stays_within_half_of_its_384_bytes() {
     let bert = ssnail_mega65_program::test_images::bert();
     let mut d = D81::new("SSNAIL", *b"65").unwrap();
     d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
+        .unwrap();
     d.add_file(common::SOFT_CORE_FILE, FileType::Seq, core())
         .unwrap();
     d.add_file("tinyllama.ssnail", FileType::Seq, &img).unwrap();

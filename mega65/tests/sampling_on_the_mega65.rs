@@ -15,14 +15,20 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 fn prg() -> &'static [u8] {
-    static PRG: OnceLock<Vec<u8>> = OnceLock::new();
+    &files().0
+}
+
+/// The PRG's chat overlay, beside it on the disk.
+fn ovl() -> &'static [u8] {
+    &files().1
+}
+
+fn files() -> &'static (Vec<u8>, Vec<u8>) {
+    static PRG: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
     PRG.get_or_init(|| {
-        if let Ok(path) = std::env::var("SSNAIL_MEGA65_PRG") {
-            return std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        }
         let out_dir =
             std::env::temp_dir().join(format!("ssnail-mega65-sampling-{}", std::process::id()));
-        common::build_prg(&out_dir).unwrap_or_else(|e| panic!("{e}"))
+        common::program_files(&out_dir).unwrap_or_else(|e| panic!("{e}"))
     })
 }
 
@@ -60,6 +66,8 @@ const BOARDS: [(usize, &str); 2] = [(8, "R3"), (72, "R4-R6")];
 fn mega65(img: &[u8], mib: usize, keys: &str, times: usize) -> String {
     let mut d = D81::new("SSNAIL", *b"65").unwrap();
     d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
+        .unwrap();
     d.add_file("model.ssnail", FileType::Seq, img).unwrap();
     let mut m = Machine::new();
     let mut core = Core::new(mib << 20);

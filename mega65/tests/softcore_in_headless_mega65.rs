@@ -26,13 +26,17 @@ fn build_dir() -> std::path::PathBuf {
 /// The PRG, or the one named by SSNAIL_MEGA65_PRG (another build, as in
 /// program_in_headless_mega65.rs).
 fn prg() -> &'static [u8] {
-    static PRG: OnceLock<Vec<u8>> = OnceLock::new();
-    PRG.get_or_init(|| {
-        if let Ok(path) = std::env::var("SSNAIL_MEGA65_PRG") {
-            return std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        }
-        common::build_prg(&build_dir()).unwrap_or_else(|e| panic!("{e}"))
-    })
+    &files().0
+}
+
+/// The PRG's chat overlay, on every disk beside it.
+fn ovl() -> &'static [u8] {
+    &files().1
+}
+
+fn files() -> &'static (Vec<u8>, Vec<u8>) {
+    static PRG: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
+    PRG.get_or_init(|| common::program_files(&build_dir()).unwrap_or_else(|e| panic!("{e}")))
 }
 
 /// The software core, or the one named by SSNAIL_MEGA65_CORE (e.g. a build with one rounding
@@ -52,6 +56,8 @@ fn disk(files: &[(&str, &[u8])]) -> Vec<u8> {
     let mut d = D81::new("SSNAIL", *b"65").unwrap();
     d.add_file("ssnail", FileType::Prg, prg()).unwrap();
     d.add_file("autoboot.c65", FileType::Prg, prg()).unwrap();
+    d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
+        .unwrap();
     d.add_file(common::SOFT_CORE_FILE, FileType::Seq, core())
         .unwrap();
     for (name, data) in files {
@@ -529,6 +535,8 @@ fn a_core_file_from_another_build_is_named_and_not_run() {
     other[4] ^= 0xFF; // the ABI version after "SNLC"
     let mut d = D81::new("SSNAIL", *b"65").unwrap();
     d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
+        .unwrap();
     d.add_file(common::SOFT_CORE_FILE, FileType::Seq, &other)
         .unwrap();
     d.add_file("tinyllama.ssnail", FileType::Seq, &img).unwrap();
@@ -583,6 +591,8 @@ fn a_damaged_core_file_gets_one_line_and_the_models_are_still_listed_or_run_on_t
     let disk_with_core = |core: &[u8]| {
         let mut d = D81::new("SSNAIL", *b"65").unwrap();
         d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+        d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
+            .unwrap();
         d.add_file(common::SOFT_CORE_FILE, FileType::Seq, core)
             .unwrap();
         d.add_file("tinyllama.ssnail", FileType::Seq, &img).unwrap();
@@ -696,6 +706,8 @@ fn core_commands_name_a_missing_core_and_keep_the_current_one() {
     // The FPGA core, and a disk without ssnail.core.
     let mut d = D81::new("SSNAIL", *b"65").unwrap();
     d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
+        .unwrap();
     d.add_file("tinyllama.ssnail", FileType::Seq, &img).unwrap();
     let t = transcript(&run(
         Cores::Fpga(8),

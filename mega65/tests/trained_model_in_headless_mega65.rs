@@ -51,12 +51,14 @@ fn recorded(q: &str) -> Vec<u32> {
 #[test]
 fn the_trained_model_answers_on_a_stock_r3_from_the_disk_as_recorded_under_hardware_numerics() {
     let dir = std::env::temp_dir().join(format!("ssnail-mega65-qa-{}", std::process::id()));
-    let prg = common::build_prg(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let (prg, ovl) = common::program_files(&dir).unwrap_or_else(|e| panic!("{e}"));
     let core = common::build_core(&dir).unwrap_or_else(|e| panic!("{e}"));
     let img = image();
     let mut d = D81::new("SSNAIL", *b"65").unwrap();
     d.add_file("ssnail", FileType::Prg, &prg).unwrap();
     d.add_file("autoboot.c65", FileType::Prg, &prg).unwrap();
+    d.add_file(common::OVERLAY_FILE, FileType::Seq, &ovl)
+        .unwrap();
     d.add_file(common::SOFT_CORE_FILE, FileType::Seq, &core)
         .unwrap();
     d.add_file("ssnail-qa.ssnail", FileType::Seq, &img).unwrap();

@@ -33,16 +33,22 @@ const LISTED: &str = "R: look again";
 /// The PRG, built once with the project's own make rule (cc65, linker/mega65.cfg), or the one
 /// named by SSNAIL_MEGA65_PRG.
 fn prg() -> &'static [u8] {
-    static PRG: OnceLock<Vec<u8>> = OnceLock::new();
+    &files().0
+}
+
+/// The PRG's chat overlay: beside SSNAIL.PRG on the SD card, and on the disks that hold the
+/// software core.
+fn ovl() -> &'static [u8] {
+    &files().1
+}
+
+fn files() -> &'static (Vec<u8>, Vec<u8>) {
+    static PRG: OnceLock<(Vec<u8>, Vec<u8>)> = OnceLock::new();
     PRG.get_or_init(|| {
-        // SSNAIL_MEGA65_PRG names another build (as in program_in_headless_mega65.rs).
-        if let Ok(path) = std::env::var("SSNAIL_MEGA65_PRG") {
-            return std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        }
         let out = std::env::temp_dir().join(format!("ssnail-xemu-test-{}", std::process::id()));
-        let prg = common::build_prg(&out).unwrap_or_else(|e| panic!("{e}"));
+        let files = common::program_files(&out).unwrap_or_else(|e| panic!("{e}"));
         let _ = std::fs::remove_dir_all(&out);
-        prg
+        files
     })
 }
 
@@ -532,6 +538,7 @@ fn stock_xemu_lists_the_sd_folder_and_d81_models_and_answers_keys_as_the_headles
         &sd,
         &[
             ("SSNAIL.PRG", prg),
+            ("SSNAIL.OVL", ovl()),
             ("SSNAIL/LLAMA.SSNAIL", &llama),
             ("TINYBERT.SSNAIL", &bert()),
         ],
@@ -602,7 +609,10 @@ fn stock_xemu_lists_the_sd_folder_and_d81_models_and_answers_keys_as_the_headles
 fn an_sd_image_found_only_by_the_directory_scan_is_read_after_closedir() {
     let work = tempfile::tempdir().unwrap();
     let sd = work.path().join("sd");
-    write_tree(&sd, &[("SSNAIL/Mixed.ssnail", &gpt2())]);
+    write_tree(
+        &sd,
+        &[("SSNAIL/Mixed.ssnail", &gpt2()), ("SSNAIL.OVL", ovl())],
+    );
     let d81 = D81::new("EMPTY", *b"65").unwrap().into_bytes();
     let t = headless_transcript(prg(), &sd, &d81, "", LISTED, 1);
     assert!(t.contains("Mixed.ssnail"), "{t}");
@@ -681,7 +691,7 @@ fn xemu_session(
 ) -> String {
     let work = tempfile::tempdir().unwrap();
     let sd = work.path().join("sd");
-    write_tree(&sd, &[("SSNAIL.PRG", prg())]);
+    write_tree(&sd, &[("SSNAIL.PRG", prg()), ("SSNAIL.OVL", ovl())]);
     if let Place::Sd = place {
         write_tree(&sd, &[(&format!("SSNAIL/{name}"), img)]);
     }
@@ -710,6 +720,7 @@ fn headless_session(place: Place, name: &str, img: &[u8], mib: usize, lines: &[&
     let work = tempfile::tempdir().unwrap();
     let sd = work.path().join("sd");
     std::fs::create_dir_all(&sd).unwrap();
+    std::fs::write(sd.join("SSNAIL.OVL"), ovl()).unwrap(); // beside the program, as in xemu
     if let Place::Sd = place {
         write_tree(&sd, &[(&format!("SSNAIL/{name}"), img)]);
     }
@@ -954,6 +965,8 @@ fn stock_xemu_runs_the_software_core_from_the_d81_and_answers_as_ssnail_run_hw()
     let lines = [SEED, GREEDY, "/n 2", prompt];
     let mut disk = D81::new("SSNAIL", *b"65").unwrap();
     disk.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    disk.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
+        .unwrap();
     disk.add_file(common::SOFT_CORE_FILE, FileType::Seq, &core)
         .unwrap();
     disk.add_file("tinyllama.ssnail", FileType::Seq, &img)
@@ -961,7 +974,7 @@ fn stock_xemu_runs_the_software_core_from_the_d81_and_answers_as_ssnail_run_hw()
     let d81 = disk.into_bytes();
 
     let sd = work.path().join("sd");
-    write_tree(&sd, &[("SSNAIL.PRG", prg())]);
+    write_tree(&sd, &[("SSNAIL.PRG", prg()), ("SSNAIL.OVL", ovl())]);
     let run = work.path().join("run");
     let loader = onboard(&work.path().join("build"));
     write_tree(
@@ -1020,13 +1033,15 @@ fn stock_xemu_stops_a_software_core_job_inside_one_huge_attn_at_run_stop() {
     let core = common::build_core(&work.path().join("core")).unwrap_or_else(|e| panic!("{e}"));
     let mut disk = D81::new("SSNAIL", *b"65").unwrap();
     disk.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    disk.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
+        .unwrap();
     disk.add_file(common::SOFT_CORE_FILE, FileType::Seq, &core)
         .unwrap();
     disk.add_file("attn.ssnail", FileType::Seq, &huge_attn())
         .unwrap();
     let d81 = disk.into_bytes();
     let sd = work.path().join("sd");
-    write_tree(&sd, &[("SSNAIL.PRG", prg())]);
+    write_tree(&sd, &[("SSNAIL.PRG", prg()), ("SSNAIL.OVL", ovl())]);
     let run = work.path().join("run");
     let loader = onboard(&work.path().join("build"));
     write_tree(
@@ -1086,7 +1101,7 @@ fn stock_xemu_keys(d81: &[u8], keys: &[(u8, &str)]) -> (String, Vec<u8>) {
     let xemu = stock_xemu();
     let work = tempfile::tempdir().unwrap();
     let sd = work.path().join("sd");
-    write_tree(&sd, &[("SSNAIL.PRG", prg())]);
+    write_tree(&sd, &[("SSNAIL.PRG", prg()), ("SSNAIL.OVL", ovl())]);
     let run = work.path().join("run");
     let loader = onboard(&work.path().join("build"));
     write_tree(&run, &[("soft.d81", d81), ("onboard.prg", &loader)]);
@@ -1122,6 +1137,8 @@ fn stock_xemu_refuses_an_image_whose_token_buffer_is_the_screen_as_the_headless_
     screen[0x14..0x18].copy_from_slice(&0x800u32.to_le_bytes());
     let mut d = D81::new("SSNAIL", *b"65").unwrap();
     d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
+        .unwrap();
     d.add_file(common::SOFT_CORE_FILE, FileType::Seq, soft_core())
         .unwrap();
     d.add_file("screen.ssnail", FileType::Seq, &screen).unwrap();
@@ -1179,6 +1196,8 @@ fn stock_xemu_names_a_damaged_core_file_and_lists_the_models_as_the_headless_meg
     }
     let mut d = D81::new("SSNAIL", *b"65").unwrap();
     d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
+        .unwrap();
     d.add_file(common::SOFT_CORE_FILE, FileType::Seq, &scrambled)
         .unwrap();
     d.add_file("tinyllama.ssnail", FileType::Seq, &llama())
