@@ -31,7 +31,7 @@ SAVE_BANK   = $05                       ; 0.5C000: see the list above
         .import         __RESIDENT_LOAD__, __RESIDENT_RUN__, __RESIDENT_SIZE__
         .import         __LOWBSS_RUN__, __LOWBSS_SIZE__
         .import         __FONT_LOAD__, __FONT_SIZE__
-        .import         __OVBROWSE_LOAD__, __OVBROWSE_SIZE__, __OVL_CHIP__
+        .import         __OVBROWSE_LOAD__, OVL_BROWSE_LEN, __OVL_CHIP__
         .importzp       sp, ptr1
 
         .segment        "LOADADDR"
@@ -164,7 +164,7 @@ start:  php                             ; BASIC's flags (I, E) for /quit
         sta     $D707
         .byte   $0B, $80, $00, $81, $00, $00
         .byte   $00
-        .word   __OVBROWSE_SIZE__
+        .word   OVL_BROWSE_LEN
         .word   __OVBROWSE_LOAD__
         .byte   $00
         .word   .loword(__OVL_CHIP__)

@@ -40,11 +40,13 @@ M65_CFLAGS := -t none --cpu 6502 -O -I $(M65_DIR)/include -I $(M65_DIR)/softcore
 # The overlays (linker/mega65.cfg, docs/mega65-program.md "Overlays"): these files' code and
 # read-only data run in the overlay region, one overlay at a time. The browser's (with the
 # start-up checks and the loader) is carried by the PRG; the chat's is the file ssnail.ovl.
-# Everything else, and every file's data and BSS, is resident.
+# Everything else, and every file's data and BSS, is resident. Code and read-only data get
+# segments of their own (ld65 puts them one after the other): in one segment a function's local
+# tables would lie between its label and its first instruction.
 M65_OVL_BROWSE := main models loader hyppo fdc ovlload
 M65_OVL_CHAT := chat sampler cosine
-$(patsubst %,$(M65_OBJ)/%.c.o,$(M65_OVL_BROWSE)): M65_SEG := --code-name OVBROWSE --rodata-name OVBROWSE
-$(patsubst %,$(M65_OBJ)/%.c.o,$(M65_OVL_CHAT)): M65_SEG := --code-name OVCHAT --rodata-name OVCHAT
+$(patsubst %,$(M65_OBJ)/%.c.o,$(M65_OVL_BROWSE)): M65_SEG := --code-name OVBROWSE --rodata-name OVBRO
+$(patsubst %,$(M65_OBJ)/%.c.o,$(M65_OVL_CHAT)): M65_SEG := --code-name OVCHAT --rodata-name OVCHATRO
 
 # cc65 has no MEGA65 target: -t none, our start-up code and linker config, none.lib's runtime.
 # C is compiled for the 6502 (runs unchanged on the 45GS02); 45GS02 parts are ca65 .p4510.

@@ -119,10 +119,26 @@ pub fn program_code(out_dir: &Path) -> Result<ProgramCode, String> {
             out_dir.display()
         ));
     }
-    let browse = from_prg(label("__OVBROWSE_LOAD__")?, label("__OVBROWSE_SIZE__")?)?;
-    let header = ssnail_format::mega65::overlay::HEADER_LEN;
-    let chat = ovl.get(header..).unwrap_or_default().to_vec();
-    if chat.len() != label("__OVCHAT_SIZE__")? {
+    // Each overlay is its code segment and its read-only data right after it.
+    let browse = from_prg(
+        label("__OVBROWSE_LOAD__")?,
+        label("__OVBROWSE_SIZE__")? + label("__OVBRO_SIZE__")?,
+    )?;
+    // The header src/ovl.s writes, as ssnail_format::mega65::overlay defines it.
+    use ssnail_format::mega65::overlay;
+    let header = overlay::HEADER_LEN;
+    let len = ovl.len().saturating_sub(header);
+    let mut want = overlay::MAGIC.to_le_bytes().to_vec();
+    want.extend_from_slice(&[overlay::VERSION, 0]);
+    want.extend_from_slice(&(len as u16).to_le_bytes());
+    if ovl.get(..header) != Some(&want[..]) || overlay::LEN != 6 {
+        return Err(format!(
+            "{}: ssnail.ovl's header is not ssnail_format's",
+            out_dir.display()
+        ));
+    }
+    let chat = ovl[header..].to_vec();
+    if chat.len() != label("__OVCHAT_SIZE__")? + label("__OVCHATRO_SIZE__")? {
         return Err(format!(
             "{}: ssnail.ovl is not the linked overlay's length",
             out_dir.display()

@@ -23,7 +23,7 @@ static uint8_t soft_running;
 
 /* Loading the core runs once, at start-up: the browser's overlay (overlay.h). */
 #pragma code-name (push, "OVBROWSE")
-#pragma rodata-name (push, "OVBROWSE")
+#pragma rodata-name (push, "OVBRO")
 /* The core file's n bytes at offset off (at far address src): the window part (len bytes) to
  * sc_phys, the function tables after it to sc_tab; 0 when they go past either. */
 static uint8_t soft_put(uint32_t off, uint32_t src, uint16_t n, uint16_t len) {
