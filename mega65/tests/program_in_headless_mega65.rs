@@ -222,6 +222,11 @@ fn llama_from_the_d81_prints_what_ssnail_run_prints() {
         );
         assert!(t.contains(&format!("MB ({board})")), "{t}");
         assert!(t.contains("Loaded tinyllama.ssnail"), "{board}: {t}");
+        // The conversation's banner: the description and the file's name.
+        assert!(
+            t.contains("\n[TinyLlama (llama) [General]] tinyllama.ssnail\n"),
+            "{board}: {t}"
+        );
         for l in t
             .lines()
             .filter(|l| l.starts_with("Loaded") || l.contains("tokens/s]"))
@@ -1845,5 +1850,88 @@ fn the_programs_code_is_its_resident_code_and_both_overlays_wherever_they_are() 
             "{what}: a changed byte not caught"
         );
         m.poke_phys(at, &[was]);
+    }
+}
+
+/// A plain-text chat template over the small SentencePiece vocabulary: "Q: line\nA:" a turn,
+/// the reply ended by EOS.
+const QA_TEMPLATE: &str = "{% for m in messages %}{% if m.role == 'user' %}{{ 'Q: ' + m.content + '\n' }}\
+{% else %}{{ 'A:' + m.content + eos_token }}{% endif %}{% endfor %}{% if add_generation_prompt %}{{ 'A:' }}{% endif %}";
+
+/// What `ssnail run` answers to each line as a turn of the image's chat template (spec §2.6):
+/// FIRST or the rest of the last reply's END and PREFIX, the line, SUFFIX.
+fn reference_chat(img: &[u8], lines: &[&str], n: u32) -> Vec<String> {
+    let mem = image_memory(img).unwrap();
+    let tok = ImageTokenizer::new(&mem).unwrap();
+    let (mut dev, _) = Ssnail::load_bytes(img, None).unwrap();
+    dev.machine.numerics = Numerics::Hardware;
+    let chat = dev.chat_block().expect("a chat block").unwrap();
+    let mut out = Vec::new();
+    let mut ended = false;
+    for (i, line) in lines.iter().enumerate() {
+        let mut turn = chat.before_turn(i == 0, ended);
+        turn.extend(tok.encode(line, false));
+        turn.extend_from_slice(&chat.suffix);
+        let g = if i == 0 {
+            dev.generate(&turn, n, &mut NoHost).unwrap()
+        } else {
+            dev.continue_generation(&turn, n, &mut NoHost).unwrap()
+        };
+        ended = g.tokens.last() == Some(&chat.stop_token());
+        let mut text = String::new();
+        let mut f = AsciiFolder::new();
+        for t in g.tokens {
+            f.push(&dev.vocab_piece(t), &mut text);
+        }
+        out.push(text);
+    }
+    out
+}
+
+/// An image with a chat block (spec §2.6): the banner names the template, and each typed line
+/// is a turn (FIRST, or the rest of the last reply's END and PREFIX, the line, SUFFIX) whose
+/// answer is what `ssnail run` answers to the same turns, on the FPGA core and the software
+/// core; the turn changes the answer (the plain continuation differs).
+#[test]
+fn a_templated_image_answers_both_turns_as_ssnail_run_does() {
+    let opts = ModelOpts {
+        dim: 128,
+        n_heads: 4,
+        n_kv_heads: 2,
+        hidden: 256,
+        chat_template: Some(QA_TEMPLATE.into()),
+        ..ModelOpts::llama()
+    };
+    let img = image(opts.with_wtype(GgmlType::Q8_0).with_name("TinyChat"), 64);
+    let lines = ["the cat sat", "a dog"];
+    let want = reference_chat(&img, &lines, 8);
+    let plain = reference(&img, lines[0], 8);
+    assert_ne!(
+        want[0], plain,
+        "the turn must change the answer for this test to mean anything"
+    );
+    let mut d = D81::new("SSNAIL", *b"65").unwrap();
+    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
+        .unwrap();
+    d.add_file(common::SOFT_CORE_FILE, FileType::Seq, soft_core())
+        .unwrap();
+    d.add_file("tinychat.ssnail", FileType::Seq, &img).unwrap();
+    let d81 = d.into_bytes();
+    for fpga in [Some(8), None] {
+        let setup = Setup {
+            d81: Some(d81.clone()),
+            ssnail_mib: fpga,
+            ..Default::default()
+        };
+        let keys = "{RETURN}/temp 0{RETURN}/n 8{RETURN}the cat sat{RETURN}a dog{RETURN}";
+        let t = run_n(&setup, keys, "tokens/s]", 2, 600.0);
+        assert!(
+            t.contains("[chat template template: each line is a turn]"),
+            "{t}"
+        );
+        for (line, want) in lines.iter().zip(&want) {
+            assert_eq!(answer(&t, line), want, "{fpga:?} {line}:\n{t}");
+        }
     }
 }
