@@ -25,6 +25,8 @@ typedef struct {
     uint32_t load_base;      /* header $64 (0 = legacy $8000100) */
     uint32_t host_seg_len;   /* header $74: legacy host segment, refused */
     char desc[DESC_SHOWN + 1];   /* the header's description, cut to one indented row */
+    uint8_t float_gemv;      /* its script has a GEMV over F32, F16 or BF16 weights (models.c): on
+                              * the software core ~9x slower a weight than Q8_0/Q4_0 */
 } model_t;
 extern uint8_t n_models;
 /* files not listed by the last scan: macOS "._" companions, and images beyond MAX_MODELS */

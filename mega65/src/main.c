@@ -118,6 +118,9 @@ static void draw_entry(uint8_t i, uint8_t selected) {
         if (!avail_mem) {
             scr_col = COL_GREY;
             scr_puts("no core");   /* "no SSNAIL core" made the row 83 characters: it wrapped */
+        } else if (core == CORE_SOFT && m->float_gemv && model_fits(m)) {
+            scr_col = COL_YELLOW;
+            scr_puts("fits, slow");   /* F32/F16/BF16 weights: convert --core soft avoids them */
         } else if (model_fits(m)) {
             scr_puts("fits");
         } else {
