@@ -31,6 +31,7 @@ SAVE_BANK   = $05                       ; 0.5C000: see the list above
         .import         __RESIDENT_LOAD__, __RESIDENT_RUN__, __RESIDENT_SIZE__
         .import         __LOWBSS_RUN__, __LOWBSS_SIZE__
         .import         __FONT_LOAD__, __FONT_SIZE__
+        .import         __OVBROWSE_LOAD__, OVL_BROWSE_LEN, __OVL_CHIP__
         .importzp       sp, ptr1
 
         .segment        "LOADADDR"
@@ -155,6 +156,19 @@ start:  php                             ; BASIC's flags (I, E) for /quit
         .byte   $00
         .word   $A800
         .byte   $04
+        .byte   $00
+        .word   $0000
+        ; the browser's overlay (OVBROWSE, after FONT in the PRG, also overlapped by BSS and by
+        ; the overlay region: linker/mega65.cfg) to its chip RAM copy at __OVL_CHIP__, where
+        ; main's first ovl_use takes it from (src/overlay.c)
+        sta     $D707
+        .byte   $0B, $80, $00, $81, $00, $00
+        .byte   $00
+        .word   OVL_BROWSE_LEN
+        .word   __OVBROWSE_LOAD__
+        .byte   $00
+        .word   .loword(__OVL_CHIP__)
+        .byte   .bankbyte(__OVL_CHIP__)
         .byte   $00
         .word   $0000
         .assert __RESIDENT_SIZE__ > 0 .and __LOWBSS_SIZE__ > 0 .and __FONT_SIZE__ > 0, lderror, "a DMA count of 0 copies 64 KB"

@@ -1,10 +1,12 @@
 # The MEGA65 program and its disk. Included by the top-level Makefile (or mega65/Makefile).
 #
-#   make mega65-prg          build/mega65/ssnail.prg (+ map file, size report)
+#   make mega65-prg          build/mega65/ssnail.prg and its chat overlay ssnail.ovl (+ map file,
+#                            size report)
 #   make mega65-core         build/mega65/ssnail.core: the software SSNAIL core (mega65/softcore/,
 #                            linked on its own by linker/softcore.cfg, its check sums patched into
 #                            its header by host/coresum.c; + map file, size report)
-#   make disk [IMAGES=…]     build/ssnail.d81 (program, AUTOBOOT.C65, ssnail.core, the images that fit);
+#   make disk [IMAGES=…]     build/ssnail.d81 (program, AUTOBOOT.C65, ssnail.ovl, ssnail.core, the
+#                            images that fit);
 #                            images that do not fit go to build/sdcard/SSNAIL/ with a note; that
 #                            folder holds exactly the images asked for (earlier ones are removed);
 #                            an image no board can run (needs more than 72 MB) is refused
@@ -37,11 +39,22 @@ M65_OBJ := $(M65_OUT)/obj
 M65_OBJS := $(M65_OBJ)/crt0.o $(patsubst $(M65_DIR)/src/%,$(M65_OBJ)/%.o,$(M65_S) $(M65_C))
 M65_CFLAGS := -t none --cpu 6502 -O -I $(M65_DIR)/include -I $(M65_DIR)/softcore
 
+# The overlays (linker/mega65.cfg, docs/mega65-program.md "Overlays"): these files' code and
+# read-only data run in the overlay region, one overlay at a time. The browser's (with the
+# start-up checks and the loader) is carried by the PRG; the chat's is the file ssnail.ovl.
+# Everything else, and every file's data and BSS, is resident. Code and read-only data get
+# segments of their own (ld65 puts them one after the other): in one segment a function's local
+# tables would lie between its label and its first instruction.
+M65_OVL_BROWSE := main models loader hyppo fdc ovlload
+M65_OVL_CHAT := chat sampler cosine
+$(patsubst %,$(M65_OBJ)/%.c.o,$(M65_OVL_BROWSE)): M65_SEG := --code-name OVBROWSE --rodata-name OVBRO
+$(patsubst %,$(M65_OBJ)/%.c.o,$(M65_OVL_CHAT)): M65_SEG := --code-name OVCHAT --rodata-name OVCHATRO
+
 # cc65 has no MEGA65 target: -t none, our start-up code and linker config, none.lib's runtime.
 # C is compiled for the 6502 (runs unchanged on the 45GS02); 45GS02 parts are ca65 .p4510.
-$(M65_OBJ)/%.c.o: $(M65_DIR)/src/%.c $(M65_H) $(M65_DIR)/softcore/softcore.h
+$(M65_OBJ)/%.c.o: $(M65_DIR)/src/%.c $(M65_H) $(M65_DIR)/softcore/softcore.h $(M65_DIR)/build.mk
 	@mkdir -p $(M65_OBJ)
-	$(CL65) $(M65_CFLAGS) -c -o $@ $<
+	$(CL65) $(M65_CFLAGS) $(M65_SEG) -c -o $@ $<
 $(M65_OBJ)/%.s.o: $(M65_DIR)/src/%.s $(M65_DIR)/include/softcall.inc $(M65_DIR)/include/ssnail_regs.inc \
 		$(M65_DIR)/include/mega65_io.inc
 	@mkdir -p $(M65_OBJ)
@@ -50,10 +63,24 @@ $(M65_OBJ)/crt0.o: $(M65_CRT0)
 	@mkdir -p $(M65_OBJ)
 	$(CL65) -t none -c -o $@ $<
 
-$(M65_PRG): $(M65_OBJS) $(M65_CFG)
-	$(CL65) -t none -C $(M65_CFG) -m $(M65_OUT)/ssnail.map -o $@.tmp $(M65_OBJS) none.lib
+# One link writes the PRG and the chat overlay (ld65 writes OVLHDR and OVLCHAT to %O.ovl); then
+# the overlay file's check sums go into the PRG at ovl_sums (ovl.s; ld65's label file has it), so
+# the program knows its own overlay from a damaged one or another build's.
+M65_OVL := $(M65_OUT)/ssnail.ovl
+M65_OVLSUM := $(M65_OUT)/ovlsum
+$(M65_OVLSUM): $(M65_DIR)/host/ovlsum.c
+	@mkdir -p $(M65_OUT)
+	$(CC) -O2 -Wall -o $@ $<
+
+$(M65_PRG): $(M65_OBJS) $(M65_CFG) $(M65_OVLSUM)
+	$(CL65) -t none -C $(M65_CFG) -m $(M65_OUT)/ssnail.map -Ln $(M65_OUT)/ssnail.lbl \
+		-o $@.tmp $(M65_OBJS) none.lib
+	$(M65_OVLSUM) $@.tmp.ovl $@.tmp 0x$$(awk '$$3 == "._ovl_sums" { print $$2 }' $(M65_OUT)/ssnail.lbl)
+	@mv $@.tmp.ovl $(M65_OVL)
 	@mv $@.tmp $@
-	@awk -v prg=$$(stat -c %s $@) -f $(M65_DIR)/size-report.awk $(M65_OUT)/ssnail.map
+	@awk -v prg=$$(stat -c %s $@) -v ovl=$$(stat -c %s $(M65_OVL)) -f $(M65_DIR)/size-report.awk $(M65_OUT)/ssnail.map
+
+$(M65_OVL): $(M65_PRG)
 
 # The software core: its own link (own zero page, cc65 runtime, C stack), loaded by the program into
 # chip RAM and called through a MAP window (mega65/include/softcall.inc).
@@ -94,7 +121,7 @@ $(D81_TOOL): $(wildcard $(SSNAIL_TOOLS)disk/src/*.rs $(SSNAIL_TOOLS)disk/src/bin
 	@touch $@
 
 disk: $(M65_PRG) $(M65_CORE) $(D81_TOOL)
-	$(D81_TOOL) build --out $(SSNAIL_BUILD)/ssnail.d81 --program $(M65_PRG) --core $(M65_CORE) \
+	$(D81_TOOL) build --out $(SSNAIL_BUILD)/ssnail.d81 --program $(M65_PRG) --overlay $(M65_OVL) --core $(M65_CORE) \
 		--sdcard $(SSNAIL_BUILD)/sdcard $(IMAGES)
 
 mega65-bench:

@@ -294,3 +294,50 @@ fn build_puts_the_software_core_on_the_disk_after_the_program_and_refuses_other_
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(!p("bad.d81").exists());
 }
+
+/// `--overlay`: the program's chat overlay goes on the disk as `ssnail.ovl` (the name the program
+/// looks for), byte for byte; a file without the overlay header's magic is refused in one line
+/// and no disk is written.
+#[test]
+fn build_puts_the_programs_overlay_on_the_disk_and_refuses_a_file_that_is_not_one() {
+    use ssnail_format::mega65::{overlay, OVERLAY_FILE};
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    let prg = [&[0x01u8, 0x20][..], &[0xEA; 100]].concat();
+    std::fs::write(p("ssnail.prg"), &prg).unwrap();
+    let mut ovl = overlay::MAGIC.to_le_bytes().to_vec();
+    ovl.extend_from_slice(&[overlay::VERSION, 0, 200, 0]);
+    ovl.extend_from_slice(&[0x60; 200]);
+    std::fs::write(p("ssnail.ovl"), &ovl).unwrap();
+    std::fs::write(p("not.ovl"), [0u8; 208]).unwrap();
+    let build = |ovl: &str, out: &str| {
+        tool()
+            .args(["build", "--out"])
+            .arg(p(out))
+            .arg("--program")
+            .arg(p("ssnail.prg"))
+            .arg("--overlay")
+            .arg(p(ovl))
+            .arg("--sdcard")
+            .arg(p("sdcard"))
+            .output()
+            .unwrap()
+    };
+    let out = build("ssnail.ovl", "good.d81");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let d = D81::from_bytes(std::fs::read(p("good.d81")).unwrap()).unwrap();
+    assert_eq!(d.read_file(OVERLAY_FILE).unwrap(), ovl);
+    let out = build("not.ovl", "bad.d81");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("not.ovl: not the MEGA65 program's overlay"),
+        "{err}"
+    );
+    assert!(!p("bad.d81").exists());
+}

@@ -355,6 +355,16 @@ pub fn c_header() -> String {
         dec,
         "chat block at H_CHAT: most tokens per sequence"
     );
+    line(
+        "CB_MAGIC_WORD",
+        hex32(u32::from_le_bytes(*chatblock::MAGIC)),
+        "chat block's first 4 bytes (\"CHAT\") as a little-endian word",
+    );
+    line(
+        "CB_NAME_LEN",
+        chatblock::NAME_LEN.to_string(),
+        "bytes of the template family's name at CB_NAME",
+    );
     for (name, v) in [
         def!("CB_", cb::N_FIRST),
         def!("CB_", cb::N_PREFIX),

@@ -1,7 +1,7 @@
 //! The chat block at header $7C (§2.6): a chat model's turn template as
 //! token ids, so that a host wraps what a person types the way the model was
 //! trained, without a template engine or special-token parsing of its own
-//! (the PC tools' `run` and `chat` do; the MEGA65 program has no room for it yet).
+//! (the PC tools' `run` and `chat` do, and the MEGA65 program's chat.c).
 //!
 //! A conversation is laid out as
 //!

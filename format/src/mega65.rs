@@ -292,6 +292,28 @@ group! {
     }
 }
 
+group! {
+    /// The MEGA65 program's chat overlay file, `ssnail.ovl` (docs/mega65-program.md,
+    /// "Overlays"): this header, then the bytes for the overlay region. Not a MEGA65 fact but
+    /// the program's own file, which its build writes (src/ovl.s) and its C reads
+    /// (src/ovlload.c), and `ssnail-d81` and the program's tests read; it sits here with the
+    /// generator.
+    pub mod overlay, prefix "OVL_", source "docs/mega65-program.md, Overlays" {
+        /// The file's first 4 bytes, "SNLO" read as a little-endian word
+        pub const MAGIC: u32 = 0x4F4C_4E53;
+        /// Byte 4: the header's version
+        pub const VERSION: u8 = 1;
+        /// Bytes 6-7: the length of the overlay's bytes after the header
+        pub const LEN: usize = 6;
+        /// The header's length
+        pub const HEADER_LEN: usize = 8;
+    }
+}
+
+/// The overlay file's name on the D81 (and, in any letter case, on the SD card); the C program
+/// looks for the same (src/ovlload.c `ovl_file`).
+pub const OVERLAY_FILE: &str = "ssnail.ovl";
+
 /// Every group, in the order of the header.
 pub fn groups() -> Vec<Group> {
     vec![
@@ -303,6 +325,7 @@ pub fn groups() -> Vec<Group> {
         keyboard::group(),
         math::group(),
         dma::group(),
+        overlay::group(),
     ]
 }
 

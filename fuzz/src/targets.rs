@@ -1014,9 +1014,12 @@ const CORE_HEADER: usize = 23;
 /// copy of it unless it changes the core file's header, which the program reads at start).
 struct Program {
     prg: Vec<u8>,
-    /// Where the program's code and read-only data are (CODE, RODATA of its ld65 map): no input
-    /// may change them. (STARTUP also holds crt0's saved registers; DATA, FONT and BSS change.)
-    code: Vec<std::ops::Range<usize>>,
+    /// The program's chat overlay (ssnail.ovl), on its disk and in the SD folder.
+    ovl: Vec<u8>,
+    /// Its code and read-only data, resident and in overlays (the harness's oracle from its
+    /// ld65 map): no input may change them. (STARTUP also holds crt0's saved registers; DATA,
+    /// FONT and BSS change.)
+    code: ssnail_mega65_program::ProgramCode,
     core: Vec<u8>,
     image: Vec<u8>,
     mem_needed: u32,
@@ -1035,6 +1038,7 @@ const NOT_THE_PROGRAMS: [std::ops::Range<usize>; 2] = [0x1_0000..0x4_0000, 0x6_0
 /// holding `core`; else with the FPGA core and no disk), `keys` typed.
 fn started(
     p_prg: &[u8],
+    ovl: &[u8],
     core: Option<&[u8]>,
     sd: &std::path::Path,
     keys: &str,
@@ -1046,6 +1050,11 @@ fn started(
         Some(core) => {
             let mut d = ssnail_disk::D81::new("FUZZ", *b"FZ").expect("a new disk");
             let _ = d.add_file("ssnail", ssnail_disk::FileType::Prg, p_prg);
+            let _ = d.add_file(
+                ssnail_mega65_program::OVERLAY_FILE,
+                ssnail_disk::FileType::Seq,
+                ovl,
+            );
             let _ = d.add_file("ssnail.core", ssnail_disk::FileType::Seq, core);
             m.mount_d81(d.into_bytes());
         }
@@ -1067,12 +1076,16 @@ fn program() -> &'static Program {
         let prg = ssnail_mega65_program::build_prg(dir.path()).unwrap_or_else(|e| panic!("{e}"));
         let code =
             ssnail_mega65_program::program_code(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let ovl =
+            ssnail_mega65_program::built_overlay(dir.path()).unwrap_or_else(|e| panic!("{e}"));
         let core = ssnail_mega65_program::build_core(dir.path()).unwrap_or_else(|e| panic!("{e}"));
         let image = tiny_image("llama");
         let mem_needed = ssnail_format::rd_u32(&image, h::MEM_NEEDED);
         let sd = scratch_dir();
         std::fs::write(sd.path().join("M.SSNAIL"), &image).expect("the SD folder");
-        let mut m = started(&prg, Some(&core), sd.path(), "");
+        // The FPGA runs have no disk: the overlay is beside the program on the SD card.
+        std::fs::write(sd.path().join("SSNAIL.OVL"), &ovl).expect("the SD folder");
+        let mut m = started(&prg, &ovl, Some(&core), sd.path(), "");
         let not_its = NOT_THE_PROGRAMS
             .iter()
             .map(|r| m.chip_ram()[r.clone()].to_vec())
@@ -1089,6 +1102,7 @@ fn program() -> &'static Program {
         );
         Program {
             prg,
+            ovl,
             code,
             core,
             image,
@@ -1141,7 +1155,7 @@ fn run_program(soft: bool, rest: &[u8]) -> Outcome {
     let keys = "{RETURN}/temp 0{RETURN}/n 2{RETURN}a{RETURN}";
     let core_header = &rest[HEADER_LEN..HEADER_LEN + CORE_HEADER];
     let mut m = if !soft {
-        started(&p.prg, None, p.sd.path(), keys)
+        started(&p.prg, &p.ovl, None, p.sd.path(), keys)
     } else if core_header == &p.core[..CORE_HEADER] {
         // From the list, once more (R) to see this input's image.
         let mut m = p.soft_started.clone();
@@ -1152,7 +1166,7 @@ fn run_program(soft: bool, rest: &[u8]) -> Outcome {
     } else {
         let mut core = p.core.clone();
         core[..CORE_HEADER].copy_from_slice(core_header);
-        started(&p.prg, Some(&core), p.sd.path(), keys)
+        started(&p.prg, &p.ovl, Some(&core), p.sd.path(), keys)
     };
     let from = m.serial.len();
     let ends = [
@@ -1190,14 +1204,8 @@ fn run_program(soft: bool, rest: &[u8]) -> Outcome {
             return Outcome::Violation(format!("chip RAM ${:05X} changed", r.start + i));
         }
     }
-    for r in &p.code {
-        let was = &p.prg[2 + r.start - 0x2001..2 + r.end - 0x2001];
-        if let Some(i) = (0..r.len()).find(|&i| m.chip_ram()[r.start + i] != was[i]) {
-            return Outcome::Violation(format!(
-                "the program's code at ${:04X} changed",
-                r.start + i
-            ));
-        }
+    if let Some(v) = p.code.changed(m.chip_ram()) {
+        return Outcome::Violation(v);
     }
     let hd_mem = ssnail_format::rd_u32(&image, h::MEM_NEEDED);
     // An image larger than the board's 8 MB is not loaded: no byte of SSNAIL memory is its.

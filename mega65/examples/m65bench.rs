@@ -68,6 +68,9 @@ fn test_model(opts: ModelOpts) -> Result<Vec<u8>> {
     Ok(convert(&g, &o)?.image)
 }
 
+/// The program's chat overlay, beside it on the SD card of every run.
+static OVL: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+
 /// The MEGA65 with the program started, `img` as the only model on the SD card, keys scheduled.
 struct Run {
     m: Machine,
@@ -78,6 +81,10 @@ impl Run {
     fn new(prg: &[u8], img: &[u8], keys: &str) -> Result<Run> {
         let sd = tempfile::tempdir()?;
         std::fs::write(sd.path().join("MODEL.SSNAIL"), img)?;
+        std::fs::write(
+            sd.path().join("SSNAIL.OVL"),
+            OVL.get().context("no overlay")?,
+        )?;
         let mut m = Machine::new();
         let mut core = Core::new(64 << 20);
         core.numerics = Numerics::Hardware;
@@ -340,12 +347,15 @@ fn main() -> Result<()> {
         Some(i) => {
             let path = args.get(i + 1).context("--prg needs a file")?;
             let prg = std::fs::read(path).with_context(|| format!("{path}: cannot read"))?;
+            let ovl = common::overlay_beside(Path::new(path)).map_err(anyhow::Error::msg)?;
+            let _ = OVL.set(ovl);
             (prg, Path::new(path).with_extension("map"))
         }
-        None => (
-            common::build_prg(dir.path()).map_err(anyhow::Error::msg)?,
-            dir.path().join("mega65/ssnail.map"),
-        ),
+        None => {
+            let prg = common::build_prg(dir.path()).map_err(anyhow::Error::msg)?;
+            let _ = OVL.set(common::built_overlay(dir.path()).map_err(anyhow::Error::msg)?);
+            (prg, dir.path().join("mega65/ssnail.map"))
+        }
     };
     let cache = ssnail_testkit::cache::dir();
     let mut families: Vec<(&str, PathBuf)> = vec![

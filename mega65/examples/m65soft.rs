@@ -36,9 +36,17 @@ fn u32_at(m: &mut Machine, addr: u32) -> u32 {
     u32::from_le_bytes([b[0], b[1], b[2], b[3]])
 }
 
+/// The program's chat overlay, beside it on the disk.
+static OVL: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+
 fn machine(prg: &[u8], core: &[u8], img: &[u8], keys: &str) -> Result<Machine> {
     let mut d = D81::new("SSNAIL", *b"65")?;
     d.add_file("ssnail", FileType::Prg, prg)?;
+    d.add_file(
+        common::OVERLAY_FILE,
+        FileType::Seq,
+        OVL.get().ok_or_else(|| anyhow::anyhow!("no overlay"))?,
+    )?;
     d.add_file(common::SOFT_CORE_FILE, FileType::Seq, core)?;
     d.add_file("model.ssnail", FileType::Seq, img)?;
     let mut m = Machine::new();
@@ -123,6 +131,7 @@ fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let dir = tempfile::tempdir()?;
     let prg = common::build_prg(dir.path()).map_err(anyhow::Error::msg)?;
+    let _ = OVL.set(common::built_overlay(dir.path()).map_err(anyhow::Error::msg)?);
     let core = match args.iter().position(|a| a == "--core") {
         Some(i) => {
             let path = args

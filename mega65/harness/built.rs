@@ -2,7 +2,6 @@
 //! where its code is, the software core, the `ssnail` binary, and the D81s made of them.
 
 use ssnail_disk::{FileType, D81};
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -12,19 +11,22 @@ fn build_dir(what: &str) -> PathBuf {
     std::env::temp_dir().join(format!("ssnail-mega65-{what}-{}", std::process::id()))
 }
 
-/// The PRG and where its code and read-only data are (none when SSNAIL_MEGA65_PRG names it).
-fn built_prg() -> &'static (Vec<u8>, Vec<Range<usize>>) {
-    static PRG: OnceLock<(Vec<u8>, Vec<Range<usize>>)> = OnceLock::new();
+/// The PRG, its chat overlay and what of them is code ([`crate::ProgramCode`]; none when
+/// SSNAIL_MEGA65_PRG names the PRG).
+fn built_prg() -> &'static (Vec<u8>, Vec<u8>, Option<crate::ProgramCode>) {
+    static PRG: OnceLock<(Vec<u8>, Vec<u8>, Option<crate::ProgramCode>)> = OnceLock::new();
     PRG.get_or_init(|| {
         if let Ok(path) = std::env::var("SSNAIL_MEGA65_PRG") {
             let prg = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-            return (prg, Vec::new());
+            let ovl = crate::overlay_beside(Path::new(&path)).unwrap_or_else(|e| panic!("{e}"));
+            return (prg, ovl, None);
         }
         let out = build_dir("prg");
         let prg = crate::build_prg(&out).unwrap_or_else(|e| panic!("{e}"));
+        let ovl = crate::built_overlay(&out).unwrap_or_else(|e| panic!("{e}"));
         let code = crate::program_code(&out).unwrap_or_else(|e| panic!("{e}"));
         let _ = std::fs::remove_dir_all(&out);
-        (prg, code)
+        (prg, ovl, Some(code))
     })
 }
 
@@ -34,10 +36,29 @@ pub fn prg() -> &'static [u8] {
     &built_prg().0
 }
 
-/// The CPU addresses of [`prg`]'s code and read-only data ([`crate::program_code`]); none when
-/// SSNAIL_MEGA65_PRG names the PRG.
-pub fn prg_code() -> &'static [Range<usize>] {
+/// [`prg`]'s chat overlay (`ssnail.ovl`, the same link's), which the program needs beside it on
+/// its D81 or SD card; with SSNAIL_MEGA65_PRG the `.ovl` beside that file.
+pub fn ovl() -> &'static [u8] {
     &built_prg().1
+}
+
+/// What of [`prg`] and its overlays nothing may change ([`crate::program_code`]); none when
+/// SSNAIL_MEGA65_PRG names the PRG.
+pub fn prg_code() -> Option<&'static crate::ProgramCode> {
+    built_prg().2.as_ref()
+}
+
+/// An SD card folder holding [`ovl`] as `SSNAIL.OVL` (the program looks beside itself, in any
+/// letter case) and `files` (paths relative to the folder, e.g. `SSNAIL/M.SSNAIL`).
+pub fn sd_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("SSNAIL.OVL"), ovl()).unwrap();
+    for (name, data) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, data).unwrap();
+    }
+    dir
 }
 
 /// The software core, built once (`make mega65-core`), or the one named by SSNAIL_MEGA65_CORE
@@ -83,13 +104,16 @@ pub fn ssnail_bin() -> &'static Path {
 }
 
 /// A D81 named SSNAIL with `prg` as `ssnail` (and again as `autoboot.c65` when `autoboot`, as
-/// `make disk` writes it), then `files` as SEQ files in this order.
+/// `make disk` writes it), the chat overlay [`ovl`] (`prg` is [`prg`] or a build of the same
+/// link), then `files` as SEQ files in this order.
 pub fn program_disk(prg: &[u8], autoboot: bool, files: &[(&str, &[u8])]) -> Vec<u8> {
     let mut d = D81::new("SSNAIL", *b"65").unwrap();
     d.add_file("ssnail", FileType::Prg, prg).unwrap();
     if autoboot {
         d.add_file("autoboot.c65", FileType::Prg, prg).unwrap();
     }
+    d.add_file(crate::OVERLAY_FILE, FileType::Seq, ovl())
+        .unwrap();
     for (name, data) in files {
         d.add_file(name, FileType::Seq, data)
             .unwrap_or_else(|e| panic!("{name} ({} bytes) on the D81: {e}", data.len()));

@@ -5,7 +5,7 @@
 mod built;
 mod transcript;
 
-pub use built::{make_for_test, prg, prg_code, program_disk, soft_core, ssnail_bin};
+pub use built::{make_for_test, ovl, prg, prg_code, program_disk, sd_with, soft_core, ssnail_bin};
 pub use transcript::{answer, nth_answer, reference, reference_conversation, transcript};
 
 use std::path::{Path, PathBuf};
@@ -17,34 +17,148 @@ pub fn mega65_dir() -> PathBuf {
 }
 
 /// `make mega65-prg` (cc65, linker/mega65.cfg) with its output under
-/// `out_dir`; the PRG's bytes.
+/// `out_dir`; the PRG's bytes. The same link writes the chat overlay beside it
+/// ([`built_overlay`]), which the program needs on its disk or SD card.
 pub fn build_prg(out_dir: &Path) -> Result<Vec<u8>, String> {
     make(out_dir, "mega65-prg", "mega65/ssnail.prg")
 }
 
-/// The CPU addresses of the program's code and read-only data (its CODE and RODATA segments,
-/// from the ld65 map `build_prg(out_dir)` wrote): what nothing the program runs may change.
-/// (STARTUP also holds crt0's saved registers; DATA, FONT and BSS change as it runs.)
-pub fn program_code(out_dir: &Path) -> Result<Vec<std::ops::Range<usize>>, String> {
-    let path = out_dir.join("mega65/ssnail.map");
-    let map = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let names = ["CODE", "RODATA"];
-    let v: Vec<std::ops::Range<usize>> = map
-        .lines()
-        .skip_while(|l| !l.starts_with("Segment list:"))
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let hex = |s: &str| usize::from_str_radix(s, 16).ok();
-            match f.as_slice() {
-                [name, start, end, ..] if names.contains(name) => Some(hex(start)?..hex(end)? + 1),
-                _ => None,
-            }
-        })
-        .collect();
-    if v.len() != names.len() {
-        return Err(format!("{}: no CODE and RODATA segments", path.display()));
+/// The chat overlay file `build_prg(out_dir)` wrote (`ssnail.ovl`).
+pub fn built_overlay(out_dir: &Path) -> Result<Vec<u8>, String> {
+    let path = out_dir.join("mega65/ssnail.ovl");
+    std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The overlay file of a PRG built elsewhere (`SSNAIL_MEGA65_PRG=FILE`): `FILE` with the
+/// extension `.ovl`, as `make mega65-prg` writes them side by side.
+pub fn overlay_beside(prg: &Path) -> Result<Vec<u8>, String> {
+    let path = prg.with_extension("ovl");
+    std::fs::read(&path)
+        .map_err(|e| format!("{} (the overlay of {}): {e}", path.display(), prg.display()))
+}
+
+/// The PRG and its overlay: the files `SSNAIL_MEGA65_PRG` names (and the `.ovl` beside it),
+/// to run a test against another build, or else `build_prg(out_dir)`'s.
+pub fn program_files(out_dir: &Path) -> Result<(Vec<u8>, Vec<u8>), String> {
+    if let Ok(path) = std::env::var("SSNAIL_MEGA65_PRG") {
+        let prg = std::fs::read(&path).map_err(|e| format!("{path}: {e}"))?;
+        return Ok((prg, overlay_beside(Path::new(&path))?));
     }
-    Ok(v)
+    Ok((build_prg(out_dir)?, built_overlay(out_dir)?))
+}
+
+/// The name the program looks for on the D81 and the SD card (src/ovlload.c `ovl_file`).
+pub const OVERLAY_FILE: &str = ssnail_format::mega65::OVERLAY_FILE;
+
+/// What nothing the program runs may change, from the ld65 map and label file
+/// `build_prg(out_dir)` wrote: the resident code and read-only data (CODE and RODATA),
+/// the two overlays' copies in chip RAM, and the overlay region, which holds one of the
+/// two. (STARTUP also holds crt0's saved registers; DATA, FONT and BSS change as it runs.)
+pub struct ProgramCode {
+    /// Physical addresses (bank 0 is the CPU's view) and the bytes that must be there.
+    pub fixed: Vec<(usize, Vec<u8>)>,
+    /// The overlay region's address.
+    pub region: usize,
+    /// The browser's and the chat's overlay, as the region holds them.
+    pub overlays: [Vec<u8>; 2],
+}
+
+impl ProgramCode {
+    /// Where `ram` (chip RAM from physical address 0) differs: "the program's code at $X
+    /// changed" (resident code or an overlay's copy), or the region holding neither overlay.
+    pub fn changed(&self, ram: &[u8]) -> Option<String> {
+        for (at, want) in &self.fixed {
+            if let Some(i) = (0..want.len()).find(|&i| ram[at + i] != want[i]) {
+                return Some(format!("the program's code at ${:05X} changed", at + i));
+            }
+        }
+        let r = self.region;
+        if self.overlays.iter().any(|o| ram[r..r + o.len()] == o[..]) {
+            return None;
+        }
+        let first = |o: &Vec<u8>| (0..o.len()).find(|&i| ram[r + i] != o[i]).unwrap_or(0);
+        Some(format!(
+            "the program's code at ${:04X} changed: the overlay region holds neither overlay \
+             (the browser's differs from ${:04X}, the chat's from ${:04X})",
+            r,
+            r + first(&self.overlays[0]),
+            r + first(&self.overlays[1])
+        ))
+    }
+}
+
+/// The [`ProgramCode`] of the build under `out_dir`.
+pub fn program_code(out_dir: &Path) -> Result<ProgramCode, String> {
+    let read = |name: &str| {
+        let path = out_dir.join("mega65").join(name);
+        std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    let text = |name: &str| read(name).map(|b| String::from_utf8_lossy(&b).into_owned());
+    let (map, labels) = (text("ssnail.map")?, text("ssnail.lbl")?);
+    let (prg, ovl) = (read("ssnail.prg")?, read("ssnail.ovl")?);
+    let hex = |s: &str| usize::from_str_radix(s, 16).ok();
+    let label = |name: &str| {
+        labels
+            .lines()
+            .find_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+                ["al", v, n] if n == format!(".{name}") => hex(v),
+                _ => None,
+            })
+            .ok_or_else(|| format!("{}: no {name} in the label file", out_dir.display()))
+    };
+    let from_prg = |at: usize, len: usize| -> Result<Vec<u8>, String> {
+        prg.get(2 + at - 0x2001..2 + at - 0x2001 + len)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| format!("${at:04X}+{len}: not in the PRG"))
+    };
+    let names = ["CODE", "RODATA"];
+    let mut fixed = Vec::new();
+    for l in map.lines().skip_while(|l| !l.starts_with("Segment list:")) {
+        if let [name, start, end, ..] = l.split_whitespace().collect::<Vec<_>>()[..] {
+            if let (true, Some(s), Some(e)) = (names.contains(&name), hex(start), hex(end)) {
+                fixed.push((s, from_prg(s, e + 1 - s)?));
+            }
+        }
+    }
+    if fixed.len() != names.len() {
+        return Err(format!(
+            "{}: no CODE and RODATA segments",
+            out_dir.display()
+        ));
+    }
+    // Each overlay is its code segment and its read-only data right after it.
+    let browse = from_prg(
+        label("__OVBROWSE_LOAD__")?,
+        label("__OVBROWSE_SIZE__")? + label("__OVBRO_SIZE__")?,
+    )?;
+    // The header src/ovl.s writes, as ssnail_format::mega65::overlay defines it.
+    use ssnail_format::mega65::overlay;
+    let header = overlay::HEADER_LEN;
+    let len = ovl.len().saturating_sub(header);
+    let mut want = overlay::MAGIC.to_le_bytes().to_vec();
+    want.extend_from_slice(&[overlay::VERSION, 0]);
+    want.extend_from_slice(&(len as u16).to_le_bytes());
+    if ovl.get(..header) != Some(&want[..]) || overlay::LEN != 6 {
+        return Err(format!(
+            "{}: ssnail.ovl's header is not ssnail_format's",
+            out_dir.display()
+        ));
+    }
+    let chat = ovl[header..].to_vec();
+    if chat.len() != label("__OVCHAT_SIZE__")? + label("__OVCHATRO_SIZE__")? {
+        return Err(format!(
+            "{}: ssnail.ovl is not the linked overlay's length",
+            out_dir.display()
+        ));
+    }
+    let chip = label("__OVL_CHIP__")?;
+    fixed.push((chip, browse.clone()));
+    fixed.push((chip + browse.len(), chat.clone()));
+    Ok(ProgramCode {
+        fixed,
+        region: label("__OVL_START__")?,
+        overlays: [browse, chat],
+    })
 }
 
 /// `make mega65-core` (the software SSNAIL core, linker/softcore.cfg) with its output under

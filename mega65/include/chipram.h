@@ -12,6 +12,11 @@
 #define FONT_STAGE    0x4A800UL   /* at start-up, before any line is stored: the font (font.c), which
                                      crt0.s copies here before BSS, overlapping it, is cleared */
 #define STORE_ADDR    0x4B800UL   /* 16 x 2 KB: their embeddings */
-#define MODELS_ADDR   0x53800UL   /* MAX_MODELS x sizeof(model_t): the model list (models.c) */
+#define MODELS_ADDR   0x4A800UL   /* MAX_MODELS x sizeof(model_t) (33,800 bytes): the model list
+                                     (models.c), over the stored lines and embeddings: the list is
+                                     made anew each time the browser starts, the lines are cleared
+                                     each time a conversation starts */
+/* $53800-$5BFFF (34 KB): the overlays' copies, the browser's then the chat's (overlay.h;
+ * __OVL_CHIP__ and __OVL_CHIP_END__ in linker/mega65.cfg, which ld65 checks them against) */
 #define SAVED_ADDR    0x5C000UL   /* 16 KB: BASIC's memory, saved by crt0.s */
 #endif

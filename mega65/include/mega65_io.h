@@ -129,4 +129,10 @@
 #define DMA_FILL                     0x03         /* command bits 0-1: fill (source byte 0 is the value) */
 #define DMA_SUB_SRC_HOLD             0x02         /* F018B sub-command bit 1: the source address is held */
 #define DMA_SUB_DST_HOLD             0x08         /* F018B sub-command bit 3: the destination address is held (one register) */
+
+/* docs/mega65-program.md, Overlays */
+#define OVL_MAGIC                    0x4F4C4E53UL /* The file's first 4 bytes, "SNLO" read as a little-endian word */
+#define OVL_VERSION                  0x01         /* Byte 4: the header's version */
+#define OVL_LEN                      0x06         /* Bytes 6-7: the length of the overlay's bytes after the header */
+#define OVL_HEADER_LEN               0x08         /* The header's length */
 #endif

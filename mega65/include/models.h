@@ -25,6 +25,8 @@ typedef struct {
     uint32_t load_base;      /* header $64 (0 = legacy $8000100) */
     uint32_t host_seg_len;   /* header $74: legacy host segment, refused */
     char desc[DESC_SHOWN + 1];   /* the header's description, cut to one indented row */
+    uint8_t float_gemv;      /* its script has a GEMV over F32, F16 or BF16 weights (models.c): on
+                              * the software core ~9x slower a weight than Q8_0/Q4_0 */
 } model_t;
 extern uint8_t n_models;
 /* files not listed by the last scan: macOS "._" companions, and images beyond MAX_MODELS */
@@ -44,6 +46,8 @@ uint8_t model_fits(const model_t *m);
 uint16_t mb_up(uint32_t bytes);
 /* a file of the D81 in drive 0 by name (any letter case): its first track and sector; 1 = found */
 uint8_t d81_find(const char *name, uint8_t *t, uint8_t *s);
+/* opens a file of the SD card's current folder whose name matches in any letter case; 1 = open */
+uint8_t open_ci(const char *name);
 /* the SSNAIL folder (cdroot first); 1 = entered */
 uint8_t models_chdir(void);
 extern const char *const source_names[3];

@@ -105,6 +105,8 @@
 #define TOK_BPE              1              /* TB_KIND */
 #define TOK_WORDPIECE        2              /* TB_KIND */
 #define CB_MAX_SEQ           32             /* chat block at H_CHAT: most tokens per sequence */
+#define CB_MAGIC_WORD        0x54414843UL   /* chat block's first 4 bytes ("CHAT") as a little-endian word */
+#define CB_NAME_LEN          16             /* bytes of the template family's name at CB_NAME */
 #define CB_N_FIRST           4
 #define CB_N_PREFIX          5
 #define CB_N_SUFFIX          6

@@ -13,6 +13,7 @@
 #include "far.h"
 #include "fn_tables.h"   /* OP_*, WT_*, KV_*: ISA numbers generated from the Rust contract */
 #include "fold.h"
+#include "imgmem.h"
 #include "keyboard.h"
 #include "loader.h"
 #include "sampler.h"
@@ -99,6 +100,58 @@ static void print_token(uint32_t id) {
 }
 
 static void go(void) { dev_go(h_code); }
+
+/* ---- chat template (spec §2.6) ------------------------------------------------------------
+ * An image whose header $7C points at a chat block gets each typed line as a turn of the model's
+ * chat template: FIRST (or the rest of the last reply's END, then PREFIX) before the line's
+ * tokens, SUFFIX after them. The ids stay in the image; only the block's address and its four
+ * counts are kept here. A block outside the image's memory, without its magic, with a count
+ * above CB_MAX_SEQ or no END is ignored (the lines are plain continuations) and said once. */
+static uint32_t h_chat, cb_stop;         /* the block (0 = none) and END's first id */
+static uint8_t cb_len[4];                /* FIRST, PREFIX, SUFFIX, END */
+static uint8_t reply_end, reply_ended;   /* END's first id shown in this reply / the last one */
+
+static void chat_init(void) {
+    static uint8_t i, c, bad;
+    static uint16_t end;
+    h_chat = far_peek32(HDR(H_CHAT));
+    if (!h_chat) return;
+    end = CB_IDS;
+    bad = 0;
+    for (i = 0; i < 4; ++i) {
+        c = cb_len[i] = far_peek(h_chat + CB_N_FIRST + i);
+        if (c > CB_MAX_SEQ) bad = 1;
+        end += c << 2;
+    }
+    if (bad || !c || !img_inside(h_chat, end, 0) || far_peek32(h_chat) != CB_MAGIC_WORD) {
+        h_chat = 0;
+        say(COL_RED, "[the image's chat block is damaged: lines are plain continuations]\n");
+        return;
+    }
+    cb_stop = far_peek32(h_chat + end - ((uint16_t)c << 2));
+    scr_puts("[chat template ");
+    for (i = 0; i < CB_NAME_LEN - 1 && (c = far_peek(h_chat + CB_NAME + i)); ++i)
+        scr_putc(c < 32 || c > 126 ? '?' : c);
+    scr_puts(": each line is a turn]\n");
+}
+
+/* Sequence k's ids (0 FIRST, 1 PREFIX, 2 SUFFIX, 3 END), without its first `skip`, into
+ * toks[at..]; returns the next free index. */
+static uint16_t cb_copy(uint8_t k, uint8_t skip, uint16_t at) {
+    static uint8_t j, n;
+    static uint16_t off;
+    off = CB_IDS + (skip << 2);
+    for (j = 0; j < k; ++j) off += cb_len[j] << 2;
+    n = cb_len[k] - skip;
+    dma_copy((uint32_t)(uint16_t)(toks + at), h_chat + off, n << 2);
+    return at + n;
+}
+
+/* a generated token: shown, and the template's END ends the reply */
+static void print_reply(uint32_t id) {
+    print_token(id);
+    if (h_chat && id == cb_stop) reply_end = 1;
+}
 
 /* ---- waiting for a job ------------------------------------------------------------------
  * A job that stays BUSY must not hang the program. job_watch() runs in every polling loop:
@@ -252,9 +305,9 @@ static uint8_t sampled(void) {
         if (s_tok == SMP_KEEP) s_tok = slot(pos);
         else if (!dev_write(h_tokens + (pos << 2), &s_tok, 4)) return port_error();
         if (!s_gen) t_first = timer_ms();
-        print_token(s_tok);
+        print_reply(s_tok);
         job_watch(1);
-        s_reason = s_tok == h_eos ? STOP_EOS : ++s_gen == n_generate ? STOP_COUNT
+        s_reason = s_tok == h_eos || reply_end ? STOP_EOS : ++s_gen == n_generate ? STOP_COUNT
                  : stopped ? STOP_REQUESTED : 0;
         if (s_reason) return 0;
         rb.pos = pos;
@@ -330,11 +383,28 @@ static void speed(uint8_t stats) {
 
 /* 0 = done; 1 = the job hangs, back to the model list */
 static uint8_t generate(void) {
-    int16_t n = tok_encode(line, first, toks, MAX_PROMPT);
+    /* with a chat template: room before the line's tokens for the turn's opener, after them for
+     * SUFFIX (only a non-empty line is a turn; the template's FIRST has the begin token) */
+    static uint8_t turn, nb, ns;
+    int16_t n;
     uint32_t start, shown = 0, gen, reason, t;
+    turn = h_chat && line[0];
+    nb = ns = 0;
+    if (turn) {
+        nb = first ? cb_len[0] : cb_len[3] - reply_ended + cb_len[1];
+        ns = cb_len[2];
+    }
+    n = tok_encode(line, first && !h_chat, toks + nb, MAX_PROMPT - nb - ns);
     if (n < 0) { encode_failed(n); return 0; }
     if (first && n == 0) return 0;
+    if (turn) {
+        if (first) cb_copy(0, 0, 0);
+        else cb_copy(1, 0, cb_copy(3, reply_ended, 0));
+        cb_copy(2, 0, nb + n);
+        n += nb + ns;
+    }
     if (!runnable()) return 0;
+    reply_end = 0;
     start = first ? 0 : pos + 1;
     if (first) pos = 0;
     rb.pos = pos;
@@ -364,8 +434,10 @@ static uint8_t generate(void) {
         gen = generated();
         t = shown;
         if (gen && !shown) t_first = timer_ms();
-        for (; shown < gen && !dev_ended; ++shown)
-            print_token(slot(rb.prompt_len + shown));
+        for (; shown < gen && !dev_ended && !reply_end; ++shown)
+            print_reply(slot(rb.prompt_len + shown));
+        /* END's first id, when the script does not stop on it by itself (not H_EOS) */
+        if (reply_end && cb_stop != h_eos && !dev_ended) dev_stop();
         if (job_watch(shown != t)) return 1;
     } while (dev_busy());
     t = timer_ms();
@@ -380,11 +452,17 @@ static uint8_t generate(void) {
         reason = STOP_REQUESTED;
         if (gen) pos = rb.prompt_len + gen - 1;
     } else {
-        for (; shown < gen; ++shown) print_token(slot(rb.prompt_len + shown));
+        for (; shown < gen && !reply_end; ++shown) print_reply(slot(rb.prompt_len + shown));
         reason = stopped ? STOP_REQUESTED   /* also when it came while the tokens printed */
                          : far_peek32(HDR(RB_STOP_REASON));
     }
+    if (reply_end) {   /* the reply ends at END's first id, which is the next job's input */
+        gen = shown;
+        reason = STOP_EOS;
+        pos = rb.prompt_len + gen - 1;
+    }
 done:
+    reply_ended = reply_end;
     progress_clear();
     wrap_flush();
     scr_putc('\n');
@@ -578,6 +656,8 @@ uint8_t chat(const char *name) {
     tok_poll = kbd_stop_pressed;
     script_check();
     runnable();
+    h_chat = reply_ended = 0;
+    if (!encoder) chat_init();
     help();
     for (;;) {
         scr_col = COL_WHITE;
@@ -591,6 +671,7 @@ uint8_t chat(const char *name) {
             if (!strcmp(line, "/reset")) {
                 first = 1;
                 pos = 0;
+                reply_ended = 0;
                 n_stored = next_slot = told_full = 0;
                 scr_puts("[context cleared]\n");
             } else if (!encoder && !strncmp(line, "/n ", 3)) {

@@ -21,6 +21,9 @@ const char soft_file[] = "ssnail.core";
 #define SOFT_SLICE 8
 static uint8_t soft_running;
 
+/* Loading the core runs once, at start-up: the browser's overlay (overlay.h). */
+#pragma code-name (push, "OVBROWSE")
+#pragma rodata-name (push, "OVBRO")
 /* The core file's n bytes at offset off (at far address src): the window part (len bytes) to
  * sc_phys, the function tables after it to sc_tab; 0 when they go past either. */
 static uint8_t soft_put(uint32_t off, uint32_t src, uint16_t n, uint16_t len) {
@@ -61,6 +64,32 @@ void dev_soft_load(void) {
     if (off != (uint32_t)len + sc_tab_size || !soft_sums_ok()) return;
     soft_call(SC_INIT);
     soft_status = SOFT_LOADED;
+}
+#pragma rodata-name (pop)
+#pragma code-name (pop)
+
+/* The FPGA core's load port (spec §6.2): resident, as the chat's overlay writes through it. */
+uint8_t port_wait_ready(void) {
+    uint32_t t = 0;
+    if (far_peek(SS_LP_COMMIT) & SS_LP_READY) return 1;   /* the usual case, checked cheaply */
+    while (!(far_peek(SS_LP_COMMIT) & SS_LP_READY))
+        if (++t == 4000000UL) return 0;
+    return 1;
+}
+
+void port_commit(uint32_t addr, uint8_t clear_error) {
+    far_poke(SS_LP_PTR0, (uint8_t)addr);
+    far_poke(SS_LP_PTR0 + 1, (uint8_t)(addr >> 8));
+    far_poke(SS_LP_PTR0 + 2, (uint8_t)(addr >> 16));
+    far_poke(SS_LP_COMMIT, ((uint8_t)(addr >> 24) & SS_LP_PTR_HIGH) | (clear_error ? SS_LP_CLEAR_ERROR : 0));
+}
+
+uint8_t port_write(uint32_t addr, const void *src, uint16_t n) {
+    if (!port_wait_ready()) return 0;
+    port_commit(addr, 1);
+    dma_to_register(SS_LP_DATA, (uint32_t)(uint16_t)src, n);
+    port_commit(IMG_BASE, 0);   /* flushes the pending bytes */
+    return port_wait_ready() && !(far_peek(SS_LP_COMMIT) & SS_LP_ERROR);
 }
 
 uint8_t dev_select(uint8_t which) {

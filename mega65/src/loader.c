@@ -24,29 +24,6 @@
 
 #define PROGRESS_ROW 22
 
-uint8_t port_wait_ready(void) {
-    uint32_t t = 0;
-    if (far_peek(SS_LP_COMMIT) & SS_LP_READY) return 1;   /* the usual case, checked cheaply */
-    while (!(far_peek(SS_LP_COMMIT) & SS_LP_READY))
-        if (++t == 4000000UL) return 0;
-    return 1;
-}
-
-void port_commit(uint32_t addr, uint8_t clear_error) {
-    far_poke(SS_LP_PTR0, (uint8_t)addr);
-    far_poke(SS_LP_PTR0 + 1, (uint8_t)(addr >> 8));
-    far_poke(SS_LP_PTR0 + 2, (uint8_t)(addr >> 16));
-    far_poke(SS_LP_COMMIT, ((uint8_t)(addr >> 24) & SS_LP_PTR_HIGH) | (clear_error ? SS_LP_CLEAR_ERROR : 0));
-}
-
-uint8_t port_write(uint32_t addr, const void *src, uint16_t n) {
-    if (!port_wait_ready()) return 0;
-    port_commit(addr, 1);
-    dma_to_register(SS_LP_DATA, (uint32_t)(uint16_t)src, n);
-    port_commit(IMG_BASE, 0);   /* flushes the pending bytes */
-    return port_wait_ready() && !(far_peek(SS_LP_COMMIT) & SS_LP_ERROR);
-}
-
 static const model_t *cur;
 static dma_job_t sd_job;   /* SD buffer -> load port data register */
 const uint32_t lp_commit = SS_LP_COMMIT;

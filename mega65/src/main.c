@@ -8,6 +8,7 @@
 #include "keyboard.h"
 #include "loader.h"
 #include "models.h"
+#include "overlay.h"
 #include "io.h"
 #include "screen.h"
 #include "ssnail_regs.h"
@@ -117,6 +118,9 @@ static void draw_entry(uint8_t i, uint8_t selected) {
         if (!avail_mem) {
             scr_col = COL_GREY;
             scr_puts("no core");   /* "no SSNAIL core" made the row 83 characters: it wrapped */
+        } else if (core == CORE_SOFT && m->float_gemv && model_fits(m)) {
+            scr_col = COL_YELLOW;
+            scr_puts("fits, slow");   /* F32/F16/BF16 weights: convert --core soft avoids them */
         } else if (model_fits(m)) {
             scr_puts("fits");
         } else {
@@ -269,6 +273,11 @@ static uint8_t browse(void) {
     }
 }
 
+/* main and quit are resident; the rest of this file is the browser's overlay (overlay.h,
+ * build.mk), which main puts in the region before it calls into it and the chat's after */
+#pragma code-name (push, "CODE")
+#pragma rodata-name (push, "RODATA")
+
 /* /quit: every register this program changed back as it found it, then RTS to BASIC's SYS
  * (machine_restore in crt0.s does MAP, $01, $D030, speed, memory and stack) */
 static void quit(void) {
@@ -283,11 +292,18 @@ static void quit(void) {
 void main(void) {
     saved_cia1[0] = PEEK(0xDC0E);
     saved_cia1[1] = PEEK(0xDC0F);
+    ovl_use(OVL_BROWSE);   /* from its chip RAM copy, which crt0 made */
     scr_init();
-    detect();
-    for (;;) {
-        if (!browse()) break;
-        if (chat(cur.name) == CHAT_QUIT) break;
+    if (ovl_load()) {      /* the chat's overlay, or one line and back to BASIC */
+        detect();
+        for (;;) {
+            ovl_use(OVL_BROWSE);
+            if (!browse()) break;
+            ovl_use(OVL_CHAT);
+            if (chat(cur.name) == CHAT_QUIT) break;
+        }
     }
     quit();
 }
+#pragma rodata-name (pop)
+#pragma code-name (pop)

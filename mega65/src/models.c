@@ -11,6 +11,7 @@
 #include "hyppo.h"
 #include "models.h"
 #include "ssnail_regs.h"
+#include "fn_tables.h"   /* OP_GEMV, WT_*: ISA numbers generated from the Rust contract */
 
 uint8_t n_models, n_dot_files, d81_error;
 uint16_t n_over;
@@ -86,6 +87,26 @@ static void parse_header(model_t *m, const uint8_t *h) {
     if (i == DESC_SHOWN && h[H_DESC + i]) memcpy(m->desc + DESC_SHOWN - 3, "...", 3);  /* cut */
 }
 
+/* The script, read as the file goes past (spec §3.1: 16-byte instructions from H_CODE, which is
+ * the payload's start, file byte 256; NOP slots after the last one): float_gemv = 1 when a GEMV
+ * multiplies F32, F16 or BF16 weights, its byte 1 (scr_walk in scrwalk.s looks). Reading ends
+ * there, at a NOP, at H_DATA, or after SCRIPT_MAX bytes whatever the header says. */
+#define SCRIPT_MAX 0x8000U
+const uint8_t scr_match[4] = {OP_GEMV, WT_F32, WT_F16, WT_BF16};
+extern uint8_t scr_k, scr_len, scr_float;
+extern uint16_t scr_left;
+/* scr_len bytes (0 = 256) at addr through the walk (scr_k: the place in an instruction; scr_left:
+ * script bytes to go); 1 = the walk is over (scr_float = 1: a GEMV over a scr_match format) */
+uint8_t __fastcall__ scr_walk(uint32_t addr);
+
+static void script_begin(const model_t *m, const uint8_t *h) {
+    uint32_t code = le32(h + H_CODE), len = le32(h + H_DATA) - code;
+    scr_k = scr_float = 0;
+    scr_left = 0;
+    if (!m->valid || code != m->load_base) return;
+    scr_left = len > SCRIPT_MAX ? SCRIPT_MAX : (uint16_t)len;
+}
+
 /* a new entry for the list, or 0 (counted in n_over) when it is full */
 static model_t *new_entry(void) {
     if (n_models >= MAX_MODELS) {
@@ -128,6 +149,11 @@ static void scan_sd(uint8_t source) {
         if (hy_read() >= 256) {
             dma_copy((uint32_t)(uint16_t)sector, SD_BUFFER, 256);
             parse_header(&tmp, sector);
+            script_begin(&tmp, sector);
+            scr_len = 0;   /* the reads are 512 bytes: two walks each */
+            if (!scr_walk(SD_BUFFER + 256))
+                while (hy_read() && !scr_walk(SD_BUFFER) && !scr_walk(SD_BUFFER + 256)) {}
+            tmp.float_gemv = scr_float;
         }
         hy_close();
         model_put(i, &tmp);
@@ -203,6 +229,16 @@ static void scan_d81(void) {
         m->sector = d[4];
         m->file_size = (uint32_t)(d[0x1E] | d[0x1F] << 8) * 254;
         parse_header(m, sector + 2);
+        script_begin(m, sector + 2);
+        /* the next blocks: a link (track, sector), 254 bytes; the second starts with the
+         * header's last 2 */
+        scr_len = 252;
+        while (sector[0] && (a = fdc_read(sector[0], sector[1]))) {
+            dma_copy((uint32_t)(uint16_t)sector, a, 2);
+            if (scr_walk(a + 256 - scr_len)) break;
+            scr_len = 254;
+        }
+        m->float_gemv = scr_float;
         model_put(n_models++, m);
     }
 }
@@ -226,8 +262,7 @@ uint8_t models_chdir(void) {
     return ok;
 }
 
-/* opens a file of the current directory whose name matches in any letter case */
-static uint8_t open_ci(const char *name) {
+uint8_t open_ci(const char *name) {
     found[0] = 0;
     if (hy_open(name)) return 1;
     if (!hy_opendir()) return 0;
@@ -253,9 +288,11 @@ void models_scan(void) {
     scan_d81();
 }
 
+#pragma code-name (push, "CODE")   /* resident: the chat's overlay uses it too */
 uint16_t mb_up(uint32_t bytes) {
     return (uint16_t)(bytes >> 20) + ((bytes & 0xFFFFFUL) != 0);
 }
+#pragma code-name (pop)
 
 uint8_t model_fits(const model_t *m) {
     return m->valid && avail_mem && m->mem_needed <= avail_mem;

@@ -50,6 +50,10 @@ SUMS    = hdr + SC_HDR_SUM - SC_WIN_START  ; the check sums
 s1:     .res    2                       ; the file's sums
 s2:     .res    2
 count:  .res    2
+_sum_len: .res  2                       ; far_sum's length
+_sum_s1 = s1
+_sum_s2 = s2
+        .export _far_sum, _sum_len, _sum_s1, _sum_s2
 
         .code
 ; uint16_t __fastcall__ soft_header(uint32_t addr): the core file's header at far address addr
@@ -135,6 +139,18 @@ _soft_sums_ok:
         tax
         rts
 
+; void __fastcall__ far_sum(uint32_t addr): sum_len bytes from flat address addr added to the sums
+; sum_s1, sum_s2 (s1 += b, then s2 += s1; the caller zeroes them first): the check sums of the
+; program's overlay file too (ovlload.c), about 25 cycles a byte
+_far_sum:
+        sta     FP
+        stx     FP+1
+        ldy     sreg
+        sty     FP+2
+        ldy     sreg+1
+        sty     FP+3
+        lda     _sum_len
+        ldx     _sum_len+1
 ; A/X bytes from FP on: s1 += b, s2 += s1 for each
 sum:    sta     count
         stx     count+1

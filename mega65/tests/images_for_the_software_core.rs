@@ -1,13 +1,15 @@
 //! Images made for the software core (`ssnail convert --core soft`, spec §4.4) on a stock board:
 //! stories260K's exact shape (random weights, F32 as llama.cpp's `convert-llama2c-to-ggml`
 //! writes it) runs in the MEGA65 program's software core in the headless MEGA65 exactly as
-//! `ssnail run --hw` runs it.
+//! `ssnail run --hw` runs it, and the model browser marks an image whose matrices are F32, F16
+//! or BF16 ("fits, slow") when the software core is the one in use.
 
 use ssnail_mega65_program as common;
 use ssnail_mega65_program::{answer, prg, program_disk, soft_core, ssnail_bin, transcript};
 
 use ssnail_convert::{convert, Core, Options, Policy};
 use ssnail_core::{Board, Machine as CoreMachine, NoHost, Numerics, Ssnail};
+use ssnail_format::ggml::GgmlType;
 use ssnail_format::image::{Header, BASE};
 use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_testkit::models::{self, ModelOpts};
@@ -28,6 +30,12 @@ fn image(opts: &ModelOpts, core: Core, ctx: u32) -> Vec<u8> {
         ..Options::default()
     };
     convert(&g, &o).unwrap().image
+}
+
+/// The program disk with the software core and `files`.
+fn disk(files: &[(&str, &[u8])]) -> Vec<u8> {
+    let files = [&[(common::SOFT_CORE_FILE, soft_core())][..], files].concat();
+    program_disk(prg(), false, &files)
 }
 
 /// The program from `d81` (and `sd` as the SD card) on `(board, fpga_mib)`: the FPGA core with
@@ -136,5 +144,65 @@ fn stories260k_made_for_the_software_core_runs_on_a_stock_board_as_ssnail_run_hw
         let got = m.peek_phys(BASE, len);
         let diff = (0..len).filter(|&i| got[i] != mem[i]).count();
         assert_eq!(diff, 0, "{board:?}: bytes of SSNAIL memory differ");
+    }
+}
+
+/// The browser's row of `name`: the verdict after "needs N MB".
+fn verdict<'a>(t: &'a str, name: &str) -> &'a str {
+    let row = t
+        .lines()
+        .find(|l| l.starts_with(name))
+        .unwrap_or_else(|| panic!("{name} not listed:\n{t}"));
+    row[row.find(" MB  ").unwrap_or_else(|| panic!("{row}")) + 5..].trim_end()
+}
+
+#[test]
+fn the_browser_marks_f32_images_slow_on_the_software_core_and_not_core_soft_ones() {
+    // On the D81: a small F32 llama and stories260K made for the software core; on the SD card
+    // stories260K as the default makes it (F32, 1.2 MB: too big for the disk).
+    let tiny = ModelOpts {
+        dim: 64,
+        n_heads: 4,
+        n_kv_heads: 2,
+        hidden: 128,
+        n_layers: 1,
+        ..ModelOpts::llama()
+    }
+    .with_wtype(GgmlType::F32);
+    let d81 = disk(&[
+        ("tinyf32.ssnail", &image(&tiny, Core::Fpga, 32)),
+        (
+            "s260soft.ssnail",
+            &image(&ModelOpts::stories260k(), Core::Soft, 64),
+        ),
+    ]);
+    let sd = tempfile::tempdir().unwrap();
+    std::fs::create_dir(sd.path().join("SSNAIL")).unwrap();
+    std::fs::write(
+        sd.path().join("SSNAIL/s260f32.ssnail"),
+        image(&ModelOpts::stories260k(), Core::Fpga, 64),
+    )
+    .unwrap();
+    let look = |fpga_mib: usize| {
+        let m = run(
+            (Board::R4, fpga_mib),
+            d81.clone(),
+            Some(sd.path()),
+            "",
+            "RETURN: load",
+            1,
+            60.0,
+        );
+        transcript(&m)
+    };
+    let soft = look(0);
+    assert!(soft.contains("The software core runs models"), "{soft}");
+    assert_eq!(verdict(&soft, "tinyf32.ssnail"), "fits, slow", "{soft}");
+    assert_eq!(verdict(&soft, "s260f32.ssnail"), "fits, slow", "{soft}");
+    assert_eq!(verdict(&soft, "s260soft.ssnail"), "fits", "{soft}");
+    // The FPGA core streams F32 at the memory's speed: nothing is slow there.
+    let fpga = look(72);
+    for name in ["tinyf32.ssnail", "s260f32.ssnail", "s260soft.ssnail"] {
+        assert_eq!(verdict(&fpga, name), "fits", "{fpga}");
     }
 }

@@ -6,12 +6,14 @@
 
 use ssnail_mega65_program as common;
 use ssnail_mega65_program::test_images::{bert, gpt2, image, llama, with_one_weight_byte_flipped};
-use ssnail_mega65_program::{answer, prg, prg_code, program_disk, reference, soft_core};
+use ssnail_mega65_program::{
+    answer, ovl, prg, prg_code, program_disk, reference, sd_with, soft_core,
+};
 use ssnail_testkit::images::{with_description, with_mem_needed_mb};
 
 use ssnail_convert::Options;
 use ssnail_core::{Board, Machine as Core, NoHost, Numerics, Ssnail};
-use ssnail_disk::D81;
+use ssnail_disk::{FileType, D81};
 use ssnail_format::ggml::GgmlType;
 use ssnail_mega65::{KeyScript, Machine, StopReason, CPU_HZ};
 use ssnail_testkit::llama_vocab;
@@ -70,6 +72,8 @@ fn run_machine(setup: &Setup, keys: &str, until: &str, times: usize, seconds: f6
     }
     if let Some(sd) = &setup.sd {
         m.set_sd_dir(sd.path().to_path_buf());
+    } else if setup.d81.is_none() {
+        m.set_sd_dir(overlay_only_sd().to_path_buf());
     }
     // Start the program the way the user does: the PRG from the disk when there is one.
     let program = match setup.d81.as_ref().filter(|_| !setup.real_drive) {
@@ -95,19 +99,15 @@ fn run_machine(setup: &Setup, keys: &str, until: &str, times: usize, seconds: f6
     m
 }
 
+/// An SD card with nothing but the program's overlay, for runs without a disk or SD folder.
+fn overlay_only_sd() -> &'static Path {
+    static SD: OnceLock<tempfile::TempDir> = OnceLock::new();
+    SD.get_or_init(|| sd_with(&[])).path()
+}
+
 /// The program disk as `make disk` writes it (the PRG twice), with `files`.
 fn disk_with(files: &[(&str, &[u8])]) -> Vec<u8> {
     program_disk(prg(), true, files)
-}
-
-fn sd_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, data) in files {
-        let p = dir.path().join(name);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, data).unwrap();
-    }
-    dir
 }
 
 /// The two boards the e2e tests run on: an R3 (8 MiB of HyperRAM) and an R4-R6 with 72 MiB
@@ -135,6 +135,11 @@ fn llama_from_the_d81_prints_what_ssnail_run_prints() {
         );
         assert!(t.contains(&format!("MB ({board})")), "{t}");
         assert!(t.contains("Loaded tinyllama.ssnail"), "{board}: {t}");
+        // The conversation's banner: the description and the file's name.
+        assert!(
+            t.contains("\n[TinyLlama (llama) [General]] tinyllama.ssnail\n"),
+            "{board}: {t}"
+        );
         for l in t
             .lines()
             .filter(|l| l.starts_with("Loaded") || l.contains("tokens/s]"))
@@ -732,7 +737,8 @@ fn run_stop_ends_an_answer_early() {
     };
     let t = run(
         &setup,
-        "{RETURN}/temp 0{RETURN}/n 60{RETURN}the cat{RETURN}{WAIT 3}{STOP}",
+        // (the load ends about 4 s in: the program reads its overlay first)
+        "{RETURN}/temp 0{RETURN}/n 60{RETURN}the cat{RETURN}{WAIT 5}{STOP}",
         "tokens/s]",
         300.0,
     );
@@ -759,7 +765,7 @@ fn run_stop_stops_an_answer_even_behind_typed_ahead_keys_which_are_kept() {
     };
     let t = run(
         &setup,
-        "{RETURN}/temp 0{RETURN}/n 60{RETURN}the cat{RETURN}{WAIT 2}the dog{WAIT 1}{STOP}{WAIT 1}{RETURN}",
+        "{RETURN}/temp 0{RETURN}/n 60{RETURN}the cat{RETURN}{WAIT 4}the dog{WAIT 1}{STOP}{WAIT 1}{RETURN}",
         "> the dog\n",
         300.0,
     );
@@ -1444,7 +1450,6 @@ fn addresses_an_image_gives_outside_its_memory_are_refused_in_one_line_on_both_c
     .into_iter()
     .map(|(n, b, w)| (format!("{n}.SSNAIL"), b, w))
     .collect();
-    let prg = prg();
     let prompt = "the cat sat on the mat";
     for soft in [false, true] {
         let which = if soft { "software core" } else { "FPGA core" };
@@ -1484,12 +1489,9 @@ fn addresses_an_image_gives_outside_its_memory_are_refused_in_one_line_on_both_c
         // title, the program's code and read-only data are the PRG's bytes.
         let top = m.peek_phys(0x800, 25);
         assert_eq!(&top[..], b"SSNAIL for MEGA65: models", "{which}: {t}");
-        for r in prg_code() {
-            assert!(
-                m.peek_phys(r.start as u32, r.len())
-                    == prg[2 + r.start - 0x2001..2 + r.end - 0x2001],
-                "{which}: the program's code changed"
-            );
+        if let Some(code) = prg_code() {
+            let ram = m.peek_phys(0, 0x6_0000);
+            assert_eq!(code.changed(&ram), None, "{which}");
         }
         // The list is still there: the good image loads and answers.
         m.keys.schedule(
@@ -1565,7 +1567,7 @@ fn n_outside_1_to_4095_gets_one_line_with_the_range() {
     let keys =
         "{RETURN}/n 70000{RETURN}/n -1{RETURN}/n 99999999{RETURN}/n 0{RETURN}/n 4096{RETURN}\
                 /n 4095{RETURN}/n 12{RETURN}/stats{RETURN}";
-    let t = run(&setup, keys, "[pos ", 60.0);
+    let t = run(&setup, keys, ", 12 tokens per answer]", 60.0);
     assert_eq!(
         t.matches("[tokens per answer: /n 1-4095]\n").count(),
         5,
@@ -1604,4 +1606,237 @@ fn an_image_with_a_150_character_name_is_listed_shortened_and_loads() {
         t.contains(&format!("Loaded {cut}: {} bytes", img.len())),
         "{t}"
     );
+}
+
+/// The program's chat overlay (`ssnail.ovl`, linker/mega65.cfg) missing from the disk and the SD
+/// card, cut short, with one byte changed, or of another build (a longer overlay, its header
+/// saying so): one line names the file and the problem, and any key, RUN/STOP too, gives the
+/// machine back to BASIC as RUN left it (status 0, the screen restored). Found on the SD card
+/// in another letter case (the program started from the card), the same file is used.
+#[test]
+fn a_missing_or_damaged_overlay_file_is_named_in_one_line_and_any_key_returns_to_basic() {
+    use ssnail_format::mega65::overlay;
+    let good = ovl().to_vec();
+    let mut flipped = good.clone();
+    flipped[good.len() / 2] ^= 0x01;
+    let cut = good[..good.len() - 100].to_vec();
+    let mut longer = good.clone();
+    longer.extend_from_slice(&[0xEA; 16]);
+    let len = (longer.len() - overlay::HEADER_LEN) as u16;
+    longer[overlay::LEN..overlay::LEN + 2].copy_from_slice(&len.to_le_bytes());
+    let missing = "ssnail.ovl: not on the disk in drive 0 or the SD card (any key: BASIC)";
+    let damaged = "ssnail.ovl: damaged or not of this build of the program (any key: BASIC)";
+    let img = llama();
+    let cases: [(Option<&[u8]>, &str); 4] = [
+        (None, missing),
+        (Some(&flipped), damaged),
+        (Some(&cut), damaged),
+        (Some(&longer), damaged),
+    ];
+    for (file, line) in cases {
+        for key in ["x", "{STOP}"] {
+            let mut d = D81::new("SSNAIL", *b"65").unwrap();
+            d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+            if let Some(f) = file {
+                d.add_file(common::OVERLAY_FILE, FileType::Seq, f).unwrap();
+            }
+            d.add_file("tinyllama.ssnail", FileType::Seq, &img).unwrap();
+            let empty_sd = tempfile::tempdir().unwrap();
+            let mut m = Machine::new();
+            let screen = m.peek_phys(0x800, 2000);
+            m.attach_ssnail(Ssnail::new(Core::new(8 << 20)));
+            m.mount_d81(d.into_bytes());
+            m.set_sd_dir(empty_sd.path().to_path_buf());
+            let (_, entry) = m.load_prg(prg(), None).unwrap();
+            m.keys
+                .schedule(&KeyScript::parse(&format!("{{WAIT 2}}{key}")).unwrap(), 0);
+            m.start_at(entry);
+            let mut reason = StopReason::Budget;
+            for _ in 0..100 {
+                reason = m.run(CPU_HZ / 10);
+                if reason != StopReason::Budget {
+                    break;
+                }
+            }
+            let t = String::from_utf8_lossy(&m.serial).into_owned();
+            assert_eq!(reason, StopReason::Exit(0), "{line} ({key}): {t}");
+            assert_eq!(t, format!("{line}\n"), "{key}");
+            assert_eq!(
+                m.peek_phys(0x800, 2000),
+                screen,
+                "{line} ({key}): the screen"
+            );
+        }
+    }
+    // The overlay only on the SD card, in another letter case: the program runs.
+    let sd = tempfile::tempdir().unwrap();
+    std::fs::write(sd.path().join("Ssnail.Ovl"), &good).unwrap();
+    std::fs::write(sd.path().join("TINY.SSNAIL"), &img).unwrap();
+    let setup = Setup {
+        sd: Some(sd),
+        ssnail_mib: Some(8),
+        ..Default::default()
+    };
+    let prompt = "the cat sat";
+    let keys = format!("{{RETURN}}/temp 0{{RETURN}}/n 4{{RETURN}}{prompt}{{RETURN}}");
+    let t = run(&setup, &keys, "tokens/s]", 60.0);
+    assert_eq!(answer(&t, prompt), reference(&img, prompt, 4), "{t}");
+}
+
+/// What the tests and the fuzz target take as the program's code (harness `program_code`, from
+/// the ld65 map and label file) holds the overlays: the region holds the browser's overlay in the
+/// browser, the chat's in a conversation and the browser's again after /models, and one byte
+/// changed in the region, in either overlay's chip RAM copy or in the resident code is caught.
+#[test]
+fn the_programs_code_is_its_resident_code_and_both_overlays_wherever_they_are() {
+    let Some(code) = prg_code() else {
+        return; // another build (SSNAIL_MEGA65_PRG): no map of it here
+    };
+    let img = llama();
+    let setup = Setup {
+        d81: Some(disk_with(&[("tinyllama.ssnail", &img)])),
+        ssnail_mib: Some(8),
+        ..Default::default()
+    };
+    let holds = |m: &mut Machine| {
+        let ram = m.peek_phys(0, 0x6_0000);
+        assert_eq!(code.changed(&ram), None);
+        let r = code.region;
+        code.overlays
+            .iter()
+            .position(|o| ram[r..r + o.len()] == o[..])
+    };
+    let mut m = run_machine(&setup, "", "RETURN: load", 1, 30.0);
+    assert_eq!(
+        holds(&mut m),
+        Some(0),
+        "the browser's overlay in the browser"
+    );
+    let step = |m: &mut Machine, keys: &str, until: &str| {
+        let from = m.serial.len();
+        m.keys.schedule(&KeyScript::parse(keys).unwrap(), m.cycles);
+        for _ in 0..600 {
+            m.run(CPU_HZ / 10);
+            if String::from_utf8_lossy(&m.serial[from..]).contains(until) {
+                return;
+            }
+        }
+        panic!("no {until:?}: {}", String::from_utf8_lossy(&m.serial));
+    };
+    step(
+        &mut m,
+        "{RETURN}/temp 0{RETURN}/n 2{RETURN}the cat{RETURN}",
+        "tokens/s]",
+    );
+    assert_eq!(
+        holds(&mut m),
+        Some(1),
+        "the chat's overlay in a conversation"
+    );
+    step(&mut m, "/models{RETURN}", "RETURN: load");
+    assert_eq!(
+        holds(&mut m),
+        Some(0),
+        "the browser's overlay after /models"
+    );
+    let region = code.region as u32;
+    let chat_copy = code.fixed[code.fixed.len() - 1].0 as u32;
+    let resident = code.fixed[0].0 as u32;
+    for (what, at) in [
+        ("the region", region + 100),
+        ("the chat overlay's copy", chat_copy + 100),
+        ("the resident code", resident + 100),
+    ] {
+        let was = m.peek_phys(at, 1)[0];
+        m.poke_phys(at, &[was ^ 0x20]);
+        let ram = m.peek_phys(0, 0x6_0000);
+        assert!(
+            code.changed(&ram).is_some(),
+            "{what}: a changed byte not caught"
+        );
+        m.poke_phys(at, &[was]);
+    }
+}
+
+/// A plain-text chat template over the small SentencePiece vocabulary: "Q: line\nA:" a turn,
+/// the reply ended by EOS.
+const QA_TEMPLATE: &str = "{% for m in messages %}{% if m.role == 'user' %}{{ 'Q: ' + m.content + '\n' }}\
+{% else %}{{ 'A:' + m.content + eos_token }}{% endif %}{% endfor %}{% if add_generation_prompt %}{{ 'A:' }}{% endif %}";
+
+/// What `ssnail run` answers to each line as a turn of the image's chat template (spec §2.6):
+/// FIRST or the rest of the last reply's END and PREFIX, the line, SUFFIX.
+fn reference_chat(img: &[u8], lines: &[&str], n: u32) -> Vec<String> {
+    let mem = image_memory(img).unwrap();
+    let tok = ImageTokenizer::new(&mem).unwrap();
+    let (mut dev, _) = Ssnail::load_bytes(img, None).unwrap();
+    dev.machine.numerics = Numerics::Hardware;
+    let chat = dev.chat_block().expect("a chat block").unwrap();
+    let mut out = Vec::new();
+    let mut ended = false;
+    for (i, line) in lines.iter().enumerate() {
+        let mut turn = chat.before_turn(i == 0, ended);
+        turn.extend(tok.encode(line, false));
+        turn.extend_from_slice(&chat.suffix);
+        let g = if i == 0 {
+            dev.generate(&turn, n, &mut NoHost).unwrap()
+        } else {
+            dev.continue_generation(&turn, n, &mut NoHost).unwrap()
+        };
+        ended = g.tokens.last() == Some(&chat.stop_token());
+        let mut text = String::new();
+        let mut f = AsciiFolder::new();
+        for t in g.tokens {
+            f.push(&dev.vocab_piece(t), &mut text);
+        }
+        out.push(text);
+    }
+    out
+}
+
+/// An image with a chat block (spec §2.6): the banner names the template, and each typed line
+/// is a turn (FIRST, or the rest of the last reply's END and PREFIX, the line, SUFFIX) whose
+/// answer is what `ssnail run` answers to the same turns, on the FPGA core and the software
+/// core; the turn changes the answer (the plain continuation differs).
+#[test]
+fn a_templated_image_answers_both_turns_as_ssnail_run_does() {
+    let opts = ModelOpts {
+        dim: 128,
+        n_heads: 4,
+        n_kv_heads: 2,
+        hidden: 256,
+        chat_template: Some(QA_TEMPLATE.into()),
+        ..ModelOpts::llama()
+    };
+    let img = image(opts.with_wtype(GgmlType::Q8_0).with_name("TinyChat"), 64);
+    let lines = ["the cat sat", "a dog"];
+    let want = reference_chat(&img, &lines, 8);
+    let plain = reference(&img, lines[0], 8);
+    assert_ne!(
+        want[0], plain,
+        "the turn must change the answer for this test to mean anything"
+    );
+    let mut d = D81::new("SSNAIL", *b"65").unwrap();
+    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
+        .unwrap();
+    d.add_file(common::SOFT_CORE_FILE, FileType::Seq, soft_core())
+        .unwrap();
+    d.add_file("tinychat.ssnail", FileType::Seq, &img).unwrap();
+    let d81 = d.into_bytes();
+    for fpga in [Some(8), None] {
+        let setup = Setup {
+            d81: Some(d81.clone()),
+            ssnail_mib: fpga,
+            ..Default::default()
+        };
+        let keys = "{RETURN}/temp 0{RETURN}/n 8{RETURN}the cat sat{RETURN}a dog{RETURN}";
+        let t = run_n(&setup, keys, "tokens/s]", 2, 600.0);
+        assert!(
+            t.contains("[chat template template: each line is a turn]"),
+            "{t}"
+        );
+        for (line, want) in lines.iter().zip(&want) {
+            assert_eq!(answer(&t, line), want, "{fpga:?} {line}:\n{t}");
+        }
+    }
 }

@@ -43,7 +43,7 @@ impl Rng {
 }
 
 /// The exported symbols of the ld65 map file.
-fn symbols(map: &str) -> HashMap<String, u16> {
+fn symbols(map: &str) -> HashMap<String, u32> {
     let mut s = HashMap::new();
     let list = map
         .split("Exports list by name:")
@@ -56,7 +56,8 @@ fn symbols(map: &str) -> HashMap<String, u16> {
         let f: Vec<&str> = line.split_whitespace().collect();
         for pair in f.chunks(3) {
             if let [name, addr, _] = pair {
-                s.insert(name.to_string(), u16::from_str_radix(addr, 16).unwrap());
+                // (chip RAM addresses such as __OVL_CHIP__ are wider than 16 bits)
+                s.insert(name.to_string(), u32::from_str_radix(addr, 16).unwrap());
             }
         }
     }
@@ -160,14 +161,16 @@ fn smp_choose_picks_the_rust_definitions_token_and_state_for_hard_logits_and_set
             (out.join("ssnail.prg"), out.join("ssnail.map"))
         }
     };
+    let ovl = common::overlay_beside(&prg).unwrap_or_else(|e| panic!("{e}"));
     let prg = std::fs::read(&prg).unwrap_or_else(|e| panic!("{}: {e}", prg.display()));
     let map = std::fs::read_to_string(&map).unwrap_or_else(|e| panic!("{}: {e}", map.display()));
     let sym = symbols(&map);
-    let at = |n: &str| *sym.get(n).unwrap_or_else(|| panic!("{n} not in the map")) as u32;
+    let at = |n: &str| *sym.get(n).unwrap_or_else(|| panic!("{n} not in the map"));
 
     // The program with a model loaded (its start-up sets the attic window), idle at the prompt.
     let sd = tempfile::tempdir().unwrap();
     std::fs::write(sd.path().join("MODEL.SSNAIL"), common::test_images::llama()).unwrap();
+    std::fs::write(sd.path().join("SSNAIL.OVL"), &ovl).unwrap();
     let mut m = Machine::new();
     let mut core = Core::new(64 << 20);
     core.numerics = Numerics::Hardware;

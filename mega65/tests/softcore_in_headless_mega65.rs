@@ -9,7 +9,7 @@
 use ssnail_mega65_program as common;
 use ssnail_mega65_program::test_images::{bert, gpt2, image, llama};
 use ssnail_mega65_program::{
-    answer, nth_answer, prg, program_disk, reference_conversation, soft_core, transcript,
+    answer, nth_answer, ovl, prg, program_disk, reference_conversation, soft_core, transcript,
 };
 
 use ssnail_core::{Board, Machine as CoreMachine, NoHost, Numerics, Ssnail};
@@ -450,6 +450,8 @@ fn a_core_file_from_another_build_is_named_and_not_run() {
     other[4] ^= 0xFF; // the ABI version after "SNLC"
     let mut d = D81::new("SSNAIL", *b"65").unwrap();
     d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
+        .unwrap();
     d.add_file(common::SOFT_CORE_FILE, FileType::Seq, &other)
         .unwrap();
     d.add_file("tinyllama.ssnail", FileType::Seq, &img).unwrap();
@@ -504,6 +506,8 @@ fn a_damaged_core_file_gets_one_line_and_the_models_are_still_listed_or_run_on_t
     let disk_with_core = |core: &[u8]| {
         let mut d = D81::new("SSNAIL", *b"65").unwrap();
         d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+        d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
+            .unwrap();
         d.add_file(common::SOFT_CORE_FILE, FileType::Seq, core)
             .unwrap();
         d.add_file("tinyllama.ssnail", FileType::Seq, &img).unwrap();
@@ -617,6 +621,8 @@ fn core_commands_name_a_missing_core_and_keep_the_current_one() {
     // The FPGA core, and a disk without ssnail.core.
     let mut d = D81::new("SSNAIL", *b"65").unwrap();
     d.add_file("ssnail", FileType::Prg, prg()).unwrap();
+    d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
+        .unwrap();
     d.add_file("tinyllama.ssnail", FileType::Seq, &img).unwrap();
     let t = transcript(&run(
         Cores::Fpga(8),

@@ -15,7 +15,7 @@ use ssnail_mega65_program as common;
 use ssnail_mega65_program::test_images::{
     bert, gpt2, huge_attn, llama, with_one_weight_byte_flipped,
 };
-use ssnail_mega65_program::{answer, prg, program_disk, reference, soft_core};
+use ssnail_mega65_program::{answer, ovl, prg, program_disk, reference, soft_core};
 use ssnail_testkit::images::with_description;
 
 use ssnail_core::{Board, Machine as Core, NoHost, Numerics, Ssnail};
@@ -508,6 +508,7 @@ fn stock_xemu_lists_the_sd_folder_and_d81_models_and_answers_keys_as_the_headles
         &sd,
         &[
             ("SSNAIL.PRG", prg),
+            ("SSNAIL.OVL", ovl()),
             ("SSNAIL/LLAMA.SSNAIL", &llama),
             ("TINYBERT.SSNAIL", &bert()),
         ],
@@ -574,7 +575,10 @@ fn stock_xemu_lists_the_sd_folder_and_d81_models_and_answers_keys_as_the_headles
 fn an_sd_image_found_only_by_the_directory_scan_is_read_after_closedir() {
     let work = tempfile::tempdir().unwrap();
     let sd = work.path().join("sd");
-    write_tree(&sd, &[("SSNAIL/Mixed.ssnail", &gpt2())]);
+    write_tree(
+        &sd,
+        &[("SSNAIL/Mixed.ssnail", &gpt2()), ("SSNAIL.OVL", ovl())],
+    );
     let d81 = D81::new("EMPTY", *b"65").unwrap().into_bytes();
     let t = headless_transcript(prg(), &sd, &d81, "", LISTED, 1);
     assert!(t.contains("Mixed.ssnail"), "{t}");
@@ -652,7 +656,7 @@ fn xemu_session(
 ) -> String {
     let work = tempfile::tempdir().unwrap();
     let sd = work.path().join("sd");
-    write_tree(&sd, &[("SSNAIL.PRG", prg())]);
+    write_tree(&sd, &[("SSNAIL.PRG", prg()), ("SSNAIL.OVL", ovl())]);
     if let Place::Sd = place {
         write_tree(&sd, &[(&format!("SSNAIL/{name}"), img)]);
     }
@@ -681,6 +685,7 @@ fn headless_session(place: Place, name: &str, img: &[u8], mib: usize, lines: &[&
     let work = tempfile::tempdir().unwrap();
     let sd = work.path().join("sd");
     std::fs::create_dir_all(&sd).unwrap();
+    std::fs::write(sd.join("SSNAIL.OVL"), ovl()).unwrap(); // beside the program, as in xemu
     if let Place::Sd = place {
         write_tree(&sd, &[(&format!("SSNAIL/{name}"), img)]);
     }
@@ -900,7 +905,7 @@ fn stock_xemu_runs_the_software_core_from_the_d81_and_answers_as_ssnail_run_hw()
     );
 
     let sd = work.path().join("sd");
-    write_tree(&sd, &[("SSNAIL.PRG", prg())]);
+    write_tree(&sd, &[("SSNAIL.PRG", prg()), ("SSNAIL.OVL", ovl())]);
     let run = work.path().join("run");
     let loader = onboard(&work.path().join("build"));
     write_tree(
@@ -965,7 +970,7 @@ fn stock_xemu_stops_a_software_core_job_inside_one_huge_attn_at_run_stop() {
         ],
     );
     let sd = work.path().join("sd");
-    write_tree(&sd, &[("SSNAIL.PRG", prg())]);
+    write_tree(&sd, &[("SSNAIL.PRG", prg()), ("SSNAIL.OVL", ovl())]);
     let run = work.path().join("run");
     let loader = onboard(&work.path().join("build"));
     write_tree(
@@ -1010,7 +1015,7 @@ fn stock_xemu_keys(d81: &[u8], keys: &[(u8, &str)]) -> (String, Vec<u8>) {
     let xemu = stock_xemu();
     let work = tempfile::tempdir().unwrap();
     let sd = work.path().join("sd");
-    write_tree(&sd, &[("SSNAIL.PRG", prg())]);
+    write_tree(&sd, &[("SSNAIL.PRG", prg()), ("SSNAIL.OVL", ovl())]);
     let run = work.path().join("run");
     let loader = onboard(&work.path().join("build"));
     write_tree(&run, &[("soft.d81", d81), ("onboard.prg", &loader)]);

@@ -4,6 +4,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand};
 use ssnail_disk::{FileType, D81};
 use ssnail_format::image::{Header, HEADER_LEN, MAGIC};
+use ssnail_format::mega65::{overlay, OVERLAY_FILE};
 use std::path::{Path, PathBuf};
 
 #[derive(Parser)]
@@ -18,8 +19,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Build the program disk: the PRG as SSNAIL and AUTOBOOT.C65, the software core as
-    /// ssnail.core, then every image that fits; images that do not fit go to SDCARD/SSNAIL/ for
+    /// Build the program disk: the PRG as SSNAIL and AUTOBOOT.C65, its overlay as ssnail.ovl,
+    /// the software core as ssnail.core, then every image that fits; images that do not fit go to SDCARD/SSNAIL/ for
     /// copying to the SD card.
     Build {
         /// Output D81
@@ -28,6 +29,10 @@ enum Cmd {
         /// The program (a PRG with load address $2001)
         #[arg(long)]
         program: PathBuf,
+        /// The program's chat overlay (build/mega65/ssnail.ovl, made with the PRG), which the
+        /// program loads at start from the same disk
+        #[arg(long)]
+        overlay: Option<PathBuf>,
         /// The software SSNAIL core (build/mega65/ssnail.core), which the program loads when the
         /// MEGA65 has no SSNAIL FPGA core
         #[arg(long)]
@@ -110,6 +115,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Build {
             out,
             program,
+            overlay,
             core,
             sdcard,
             name,
@@ -127,6 +133,19 @@ fn run(cli: Cli) -> Result<()> {
                 .context("ssnail")?;
             disk.add_file("autoboot.c65", FileType::Prg, &prg)
                 .context("autoboot.c65")?;
+            if let Some(ovl) = &overlay {
+                let bin = read(ovl)?;
+                // The program checks the same header (ssnail_format::mega65::overlay), then the
+                // check sums its own build wrote.
+                if bin.len() < overlay::HEADER_LEN || bin[..4] != overlay::MAGIC.to_le_bytes() {
+                    bail!(
+                        "{}: not the MEGA65 program's overlay (no SNLO magic; make mega65-prg builds it)",
+                        ovl.display()
+                    );
+                }
+                disk.add_file(OVERLAY_FILE, FileType::Seq, &bin)
+                    .context(OVERLAY_FILE)?;
+            }
             if let Some(core) = &core {
                 let bin = read(core)?;
                 // The program checks the same bytes (mega65/include/softcall.inc, SC_MAGIC).
