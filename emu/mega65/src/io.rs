@@ -75,7 +75,9 @@ impl Machine {
             0x70F => 0, // DIVBUSY / MULBUSY: results are immediate
             D7FE if mode >= 2 => self.d7fe_read(),
             0x768..=0x77F if mode >= 2 => self.math.read((off - 0x768) as u8),
-            0x700..=0x7FF => self.io_regs[off as usize],
+            0x700..=0x7FF => self
+                .dma_register_read(off)
+                .unwrap_or(self.io_regs[off as usize]),
             _ => self.io_regs[off as usize],
         }
     }
