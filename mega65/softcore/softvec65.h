@@ -35,9 +35,13 @@ extern const struct sv_tab sv_exp_tab; /* softvec.c */
 #pragma zpsym("sv_h")
 #pragma zpsym("sv_tabd")
 
+/* sv_mul, sv_add and sv_f16 leave Z (scratch in softvec65.s) nonzero, which cc65's code and
+ * softmem_m65.s take as 0: only the assembler calls them; C calls sv_mulz */
 void sv_mul(void);
 void sv_add(void);
 void sv_f16(void); /* sv_b = sv_h widened */
+void sv_mulz(void); /* sv_mul, then Z = 0 */
+void sv_sqrt(void); /* sv_r = sqrt(sv_a), for C */
 /* sv_r = table(sv_a) */
 void sv_tab1(void);
 /* x[i] = single(table(x[i])·y[i]) */
@@ -54,6 +58,8 @@ uint8_t sv_k_argmax(void);
 void sv_k_expsum(void);
 /* sv_acc = single(sv_acc + single(x[i]·x[i])) */
 void sv_k_sumsq(void);
+/* x[i] = single(x[i]·sv_c) */
+void sv_k_scale(void);
 /* x[i] = single(single(x[i]·sv_c)·y[i]) */
 void sv_k_scale2(void);
 /* sv_n pairs of x, (c, s) pairs at sv_q: ROPE's rotation */
@@ -67,5 +73,6 @@ void sv_slow_mul(void);
 void sv_slow_add(void);
 void sv_slow_f16(void);
 void sv_slow_cvt(void); /* sv_h = sf_to_f16(sv_a) */
+void sv_slow_sqrt(void); /* sv_r = sf_sqrt(sv_a) */
 #endif
 #endif
