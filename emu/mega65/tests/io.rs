@@ -237,6 +237,14 @@ fn a_dma_job_leaves_the_list_address_after_its_list_so_a_d705_write_alone_reads_
     }
     code.extend(EXIT);
     assert_eq!(run(&mut m, &code), StopReason::Exit(0));
-    assert_eq!(m.peek_phys(0x4000, 2), [1, 2], "the second job's list was $31F5's");
-    assert_eq!(m.peek_phys(0x4010, 4), [0x03, 0x32, 0x00, 0x00], "$3203 read back");
+    assert_eq!(
+        m.peek_phys(0x4000, 2),
+        [1, 2],
+        "the second job's list was $31F5's"
+    );
+    assert_eq!(
+        m.peek_phys(0x4010, 4),
+        [0x03, 0x32, 0x00, 0x00],
+        "$3203 read back"
+    );
 }
