@@ -24,6 +24,11 @@ static uint8_t esz, q_kept;
 static f32 scale;
 /* rsqrt(head_dim) of the last ATTN (0: none yet); the same head_dim gives the same scale */
 static uint16_t scale_hd;
+#ifdef SV_ASM
+/* the score loop when the scores are kept and q is one chunk: the K row's address, its bytes */
+static uint32_t ra;
+static uint16_t hde;
+#endif
 
 /* (hi, lo) ·= m as a 64-bit unsigned number; 1 if the product does not fit 64 bits. */
 static uint8_t mul64(uint32_t *hi, uint32_t *lo, uint32_t m)
@@ -145,6 +150,27 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
         if (q_kept)
             sm_read(qh, sc_w.at.q, 4 * hd);
         m = F32_NEG_INF;
+#ifdef SV_ASM
+        if (keep && q_kept) { /* score() inlined (one chunk a row): a 16-bit count, a static address */
+            ra = kh;
+            hde = (uint16_t)head_bytes;
+            for (ts = 0; ts <= (uint16_t)last && !SC_POLL(); ++ts) {
+                sm_read(ra, &sc_w.at.k, hde);
+                ra += row_bytes;
+                sv_acc = SF_ZERO;
+                sv_p = sc_w.at.q;
+                sv_q = &sc_w.at.k;
+                sv_n = (uint8_t)hd;
+                sv_k_dot(esz == 2);
+                sv_a = sv_acc;
+                sv_b = scale;
+                sv_mulz();
+                sc_w.at.s[ts] = sv_r;
+                if (sf_lt(m, sv_r))
+                    m = sv_r;
+            }
+        } else
+#endif
         if (keep) {
             kt = kh;
             for (ts = 0; ts <= (uint16_t)last; ++ts) {
