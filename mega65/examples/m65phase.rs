@@ -9,13 +9,14 @@
 //! mega65?") are typed. The machine is stepped one instruction at a time. A token's span runs from
 //! one rise of the runtime block's `generated` count (the script writes it just before its SYNC)
 //! to the next, i.e. one position's job and what the program does around it; the first span
-//! starts at GO. Each span's cycles are split into:
+//! starts at GO (with sampling, one job per token, the span also holds the sampler's choice,
+//! the token's printing and the next GO). Each span's cycles are split into:
 //!
 //! * **core**: inside `soft_call`'s call of the core's entry (softcall.s: between its JSR and the
 //!   instruction after it), i.e. the SSNAIL instructions themselves;
 //! * **call**: the rest of `soft_call` (mapping the window in and out);
-//! * **program**: everything else, by the program's exported function the PC is in (ld65's map:
-//!   static C functions count to the exported function before them).
+//! * **program**: everything else, by the object file whose code the PC is in (ld65's map; the
+//!   runtime library's modules by name, e.g. udiv32.o).
 //!
 //! The core's part grows with the position only through ATTN (the one instruction whose work
 //! depends on it), so its slope over the positions is ATTN's cost per cached row.
@@ -39,33 +40,60 @@ fn u32_at(m: &mut Machine, addr: u32) -> u32 {
     u32::from_le_bytes([b[0], b[1], b[2], b[3]])
 }
 
-/// The program's exported symbols below $10000 that are code (ld65 map, "Exports list by
-/// value"), sorted.
-fn exports(map: &Path) -> Result<Vec<(u16, String)>> {
+/// The program's code by object file: (start, file) for each module's CODE part (ld65 map,
+/// "Modules list" offsets from the CODE segment's start in "Segment list"), sorted; and where
+/// `_soft_call` is ("Exports list by name").
+fn modules(map: &Path) -> Result<(Vec<(u16, String)>, u16)> {
     let text = std::fs::read_to_string(map).with_context(|| map.display().to_string())?;
-    let mut v = Vec::new();
+    let hex = |s: &str| u32::from_str_radix(s, 16).ok();
+    let code = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Segment list:"))
+        .find_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            ["CODE", start, ..] => hex(start),
+            _ => None,
+        })
+        .context("no CODE segment in the map")?;
+    let mut v = vec![(0u16, "below CODE (LOWRAM, STARTUP)".to_string())];
+    let mut module = String::new();
     for l in text
         .lines()
-        .skip_while(|l| !l.starts_with("Exports list by value"))
-        .skip(2)
-        .take_while(|l| !l.trim().is_empty())
+        .skip_while(|l| !l.starts_with("Modules list:"))
+        .take_while(|l| !l.starts_with("Segment list:"))
     {
+        if !l.starts_with(' ') && l.ends_with(':') {
+            module = l
+                .trim_end_matches(':')
+                .rsplit('/')
+                .next()
+                .unwrap_or(l)
+                .to_string();
+        }
         let f: Vec<&str> = l.split_whitespace().collect();
-        for c in f.chunks(3) {
-            if let [name, val, kind] = c {
-                if kind.starts_with("RL") && !name.starts_with("__") {
-                    if let Ok(a) = u32::from_str_radix(val, 16) {
-                        if a < 0x10000 {
-                            v.push((a as u16, name.to_string()));
-                        }
-                    }
+        if let ["CODE", offs, size, ..] = f[..] {
+            let (o, n) = (
+                offs.strip_prefix("Offs=").and_then(hex),
+                size.strip_prefix("Size=").and_then(hex),
+            );
+            if let (Some(o), Some(n)) = (o, n) {
+                if n > 0 {
+                    v.push(((code + o) as u16, module.clone()));
                 }
             }
         }
     }
     v.sort();
-    v.dedup_by_key(|e| e.0);
-    Ok(v)
+    let soft_call = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Exports list by name"))
+        .find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.chunks(3)
+                .find(|c| c[0] == "_soft_call")
+                .and_then(|c| c.get(1).and_then(|a| hex(a)))
+        })
+        .context("no _soft_call in the map")?;
+    Ok((v, soft_call as u16))
 }
 
 #[derive(Default, Clone)]
@@ -103,12 +131,7 @@ fn main() -> Result<()> {
     let dir = tempfile::tempdir()?;
     let prg = common::build_prg(dir.path()).map_err(anyhow::Error::msg)?;
     let core = common::build_core(dir.path()).map_err(anyhow::Error::msg)?;
-    let funcs = exports(&dir.path().join("mega65/ssnail.map"))?;
-    let soft_call = funcs
-        .iter()
-        .find(|(_, n)| n == "_soft_call")
-        .context("no _soft_call in the map")?
-        .0;
+    let (funcs, soft_call) = modules(&dir.path().join("mega65/ssnail.map"))?;
 
     let mut d = D81::new("SSNAIL", *b"65")?;
     d.add_file("ssnail", FileType::Prg, &prg)?;
@@ -166,7 +189,11 @@ fn main() -> Result<()> {
         if m.cycles - last_check >= 2_000 {
             last_check = m.cycles;
             let g = u32_at(&mut m, RB_GENERATED);
-            if g != gen && !in_core {
+            // (sampling runs one job per token, each from generated = 0)
+            if g < gen {
+                gen = g;
+            }
+            if g > gen && !in_core {
                 gen = g;
                 let pos = u32_at(&mut m, RB_POS);
                 spans.push(std::mem::take(&mut cur));
@@ -190,7 +217,7 @@ fn main() -> Result<()> {
         spans.len(),
         (m.cycles - go) as f64 / CPU_HZ as f64
     );
-    println!("| span | pos after | cycles | core | call | program | program's largest |");
+    println!("| span | pos after | cycles | core | call | program | program's largest files |");
     println!("|---:|---:|---:|---:|---:|---:|---|");
     for (k, s) in spans.iter().enumerate() {
         let prog: u64 = s.program.values().sum();
