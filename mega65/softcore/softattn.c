@@ -24,11 +24,6 @@ static uint8_t esz, q_kept;
 static f32 scale;
 /* rsqrt(head_dim) of the last ATTN (0: none yet); the same head_dim gives the same scale */
 static uint16_t scale_hd;
-#ifdef SV_ASM
-/* the score loop when the scores are kept and q is one chunk: the K row's address, its bytes */
-static uint32_t ra;
-static uint16_t hde;
-#endif
 
 /* (hi, lo) ·= m as a 64-bit unsigned number; 1 if the product does not fit 64 bits. */
 static uint8_t mul64(uint32_t *hi, uint32_t *lo, uint32_t m)
@@ -139,6 +134,12 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
         scale_hd = hd;
     }
     keep = last < SC_ATTN_T;
+#ifdef SV_ASM
+    /* sv_k_scores's and sv_k_avs's operands that hold for every head (the scores kept) */
+    sv_rs = row_bytes;
+    sv_rl = (uint16_t)last;
+    sv_kb = &sc_w.at.k;
+#endif
     q_kept = hd <= SC_VEC;
     /* head h: q at q + 4·h·head_dim, its KV head h / group at kc (vc) + (h / group)·head_dim·esz,
      * the addresses stepped (no division per head) */
@@ -151,24 +152,16 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
             sm_read(qh, sc_w.at.q, 4 * hd);
         m = F32_NEG_INF;
 #ifdef SV_ASM
-        if (keep && q_kept) { /* score() inlined (one chunk a row): a 16-bit count, a static address */
-            ra = kh;
-            hde = (uint16_t)head_bytes;
-            for (ts = 0; ts <= (uint16_t)last && !SC_POLL(); ++ts) {
-                sm_read(ra, &sc_w.at.k, hde);
-                ra += row_bytes;
-                sv_acc = SF_ZERO;
-                sv_p = sc_w.at.q;
-                sv_q = &sc_w.at.k;
-                sv_n = (uint8_t)hd;
-                sv_k_dot(esz == 2);
-                sv_a = sv_acc;
-                sv_b = scale;
-                sv_mulz();
-                sc_w.at.s[ts] = sv_r;
-                if (sf_lt(m, sv_r))
-                    m = sv_r;
-            }
+        if (keep && q_kept) { /* score()'s loop in softvec65.s */
+            sv_ra = kh;
+            sv_m = m;
+            sv_sp = sc_w.at.s;
+            sv_c = scale;
+            sv_rb = (uint16_t)head_bytes;
+            sv_rn = (uint8_t)hd;
+            sv_qb = sc_w.at.q;
+            sv_k_scores(esz == 2);
+            m = sv_m;
         } else
 #endif
         if (keep) {
@@ -233,14 +226,23 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
                 sc_w.at.o[i] = SF_ZERO;
             kt = kh;
             lo = vh + (uint32_t)i0 * esz; /* row t's chunk of V */
-            for (t = 0; t <= last && !SC_POLL(); ++t) {
-                if (keep)
 #ifdef SV_ASM
-                    w = sc_w.at.s[(uint16_t)t];
-#else
-                    w = sf_mul(sc_w.at.s[(uint16_t)t], rz);
+            if (keep) { /* the loop over t in softvec65.s */
+                sv_ra = lo;
+                sv_sp = sc_w.at.s;
+                sv_qb = sc_w.at.o;
+                sv_rb = n * esz;
+                sv_rn = (uint8_t)n;
+                sv_k_avs(esz == 2);
+            } else
 #endif
-                else {
+            for (t = 0; t <= last && !SC_POLL(); ++t) {
+#ifndef SV_ASM /* (with SV_ASM the kept weights take sv_k_avs) */
+                if (keep)
+                    w = sf_mul(sc_w.at.s[(uint16_t)t], rz);
+                else
+#endif
+                {
                     w = sf_mul(sv_exp(sf_sub(score(kt), m)), rz);
                     kt += row_bytes;
                 }

@@ -68,6 +68,21 @@ void sv_k_rope(void);
 void sv_k_dot(uint8_t f16);
 /* x[i] = single(x[i] + single(sv_c·v[i])), v F32 or (f16) F16 */
 void sv_k_axpy(uint8_t f16);
+/* ATTN's kept scores for one head, q one chunk: for t = 0..sv_rl (until SC_POLL() sees RUN/STOP)
+ * the K row at sv_ra (sv_rb bytes, sv_rn elements, F16 when f16) into sv_kb, its score
+ * single(dot(q at sv_qb, row)·sv_c) to sv_sp[t], their maximum (sf_lt) in sv_m from its value
+ * before; sv_ra steps by sv_rs, sv_sp moves past the scores */
+extern uint32_t sv_ra, sv_rs;
+extern f32 sv_m;
+extern uint16_t sv_rb, sv_rl;
+extern f32 *sv_qb, *sv_sp;
+extern void *sv_kb;
+extern uint8_t sv_rn;
+void sv_k_scores(uint8_t f16);
+/* ATTN's output chunk over the kept weights: for t = 0..sv_rl (until SC_POLL() sees RUN/STOP)
+ * the chunk of V row t at sv_ra (sv_rb bytes, sv_rn elements, F16 when f16) into sv_kb, then
+ * o[i] = single(o[i] + single(w_t·v_i)), o at sv_qb, w_t at sv_sp[t]; sv_ra steps by sv_rs */
+void sv_k_avs(uint8_t f16);
 /* the fallbacks, softfloat.c's operations on the same operands (softvec.c) */
 void sv_slow_mul(void);
 void sv_slow_add(void);

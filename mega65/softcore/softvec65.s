@@ -25,6 +25,9 @@
         .export         _sv_tab1, _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale, _sv_k_scale2, _sv_k_rope
         .export         _sv_k_dot, _sv_k_axpy, _sv_k_vop, _sv_k_tab, _sv_k_expsum
         .export         _sv_k_argmax, _sv_k_cvt16
+        .export         _sv_k_scores, _sv_k_avs, _sv_ra, _sv_rs, _sv_rb, _sv_rl, _sv_rn, _sv_m, _sv_qb, _sv_kb, _sv_sp
+        .import         _sm_read, _sf_lt, _sc_poll, _sc_stop, _sc_tick, pusheax, pushax
+        .importzp       sreg
 
 ; Quad loads and stores (quad.inc): LDQ (bp),Z adds Z, STQ (bp) does not. LDQ leaves a byte in
 ; Z: inside this file Z is scratch, and it is 0 again before anything else runs (cc65's code and
@@ -71,6 +74,19 @@ f16:    .res    1                       ; kernels: 0 F32 second operand, else F1
 t16:    .res    1                       ; mulh: the half's significand, top bits
 
         .bss
+; sv_k_scores's operands (softvec65.h) and its own count and format
+_sv_ra: .res    4
+_sv_rs: .res    4
+_sv_m:  .res    4
+_sv_rb: .res    2
+_sv_rl: .res    2
+_sv_qb: .res    2
+_sv_kb: .res    2
+_sv_sp: .res    2
+_sv_rn: .res    1
+sc_t:   .res    2
+sc_f16: .res    1
+sc_avs: .res    1                       ; 1: sv_k_avs, 0: sv_k_scores
 ; the function table, a copy of softvec.c's struct sv_tab: lo (made −lo), hi, k, the table
 ; (c0, c1 per segment), below and above rules (FN_OUT_*); then lo's and hi's order keys
 tmlo:   .res    4
@@ -1103,6 +1119,143 @@ _sv_k_axpy:
         putf    _sv_p, _sv_r
         jsr     incp
         next    @loop
+
+; ATTN's kept scores for one head (softattn.c, the scores kept and q one chunk): for t = 0..sv_rl
+; while SC_POLL() (softcore_int.h) sees no RUN/STOP, the K row at sv_ra (sv_rb bytes, sv_rn
+; elements, F16 when A != 0) is read to sv_kb, s_t = single(sum(q_i·k_t,i) from +0, q at sv_qb)
+; times sv_c (rsqrt(head_dim)), single, stored at sv_sp on; sv_m = the largest as sf_lt orders
+; them; sv_ra steps by sv_rs (a row of the cache). What score() and its caller's loop compute.
+_sv_k_scores:
+        ldy     #0
+        bra     rows
+; ATTN's output over the kept weights, one chunk of V: for t = 0..sv_rl (while SC_POLL() sees no
+; RUN/STOP) the chunk of V row t at sv_ra (sv_rb bytes, sv_rn elements, F16 when A != 0) is read
+; to sv_kb and o[i] = single(o[i] + single(w_t·v_i)) with o at sv_qb and w_t at sv_sp (moving
+; on); sv_ra steps by sv_rs. What the loop over t in softattn.c computes with the weights kept.
+_sv_k_avs:
+        ldy     #1
+rows:   sty     sc_avs
+        sta     sc_f16
+        lda     #0
+        sta     sc_t
+        sta     sc_t+1
+@loop:  lda     _sv_rl+1                ; t > sv_rl: done
+        cmp     sc_t+1
+        bcc     @done
+        bne     @poll
+        lda     _sv_rl
+        cmp     sc_t
+        bcc     @done
+@poll:  lda     _sc_stop                ; SC_POLL()
+        bne     @done
+        inc     _sc_tick
+        bne     @read
+        jsr     _sc_poll
+        tax
+        beq     @read
+@done:  ldz     #0
+        rts
+@read:  lda     _sv_ra+3                ; sm_read(sv_ra, sv_kb, sv_rb)
+        sta     sreg+1
+        lda     _sv_ra+2
+        sta     sreg
+        ldx     _sv_ra+1
+        lda     _sv_ra
+        jsr     pusheax
+        lda     _sv_kb
+        ldx     _sv_kb+1
+        jsr     pushax
+        lda     _sv_rb
+        ldx     _sv_rb+1
+        jsr     _sm_read
+        clc                             ; sv_ra += sv_rs
+        ldx     #0
+        ldy     #4
+@step:  lda     _sv_ra,x
+        adc     _sv_rs,x
+        sta     _sv_ra,x
+        inx
+        dey
+        bne     @step
+        lda     sc_avs
+        beq     @dot
+        lda     _sv_sp                  ; sv_c = w_t; sv_sp moves on
+        sta     _sv_p
+        lda     _sv_sp+1
+        sta     _sv_p+1
+        getf    _sv_c, _sv_p, 0
+        jsr     nextw
+        lda     _sv_qb                  ; o += w_t·v
+        sta     _sv_p
+        lda     _sv_qb+1
+        sta     _sv_p+1
+        jsr     kpoint
+        ldz     #0
+        jsr     _sv_k_axpy
+        bra     @next
+@dot:   lda     #0                      ; sv_acc = +0, the dot product over the row
+        sta     _sv_acc
+        sta     _sv_acc+1
+        sta     _sv_acc+2
+        sta     _sv_acc+3
+        lda     _sv_qb
+        sta     _sv_p
+        lda     _sv_qb+1
+        sta     _sv_p+1
+        jsr     kpoint
+        jsr     _sv_k_dot
+        movf    _sv_a, _sv_acc          ; times the scale
+        movf    _sv_b, _sv_c
+        jsr     _sv_mulz
+        lda     _sv_sp                  ; s_t at sv_sp, which moves on
+        sta     _sv_p
+        lda     _sv_sp+1
+        sta     _sv_p+1
+        putf    _sv_p, _sv_r
+        ldz     #0
+        jsr     nextw
+        lda     _sv_m+3                 ; if (sf_lt(sv_m, s_t)) sv_m = s_t
+        sta     sreg+1
+        lda     _sv_m+2
+        sta     sreg
+        ldx     _sv_m+1
+        lda     _sv_m
+        jsr     pusheax
+        lda     _sv_r+3
+        sta     sreg+1
+        lda     _sv_r+2
+        sta     sreg
+        ldx     _sv_r+1
+        lda     _sv_r
+        jsr     _sf_lt
+        tax
+        beq     @next
+        ldx     #3
+@max:   lda     _sv_r,x
+        sta     _sv_m,x
+        dex
+        bpl     @max
+@next:  inc     sc_t
+        bne     :+
+        inc     sc_t+1
+:       jmp     @loop
+; sv_q = the row (sv_kb), sv_n = its elements, A = its format, for sv_k_dot and sv_k_axpy
+kpoint: lda     _sv_kb
+        sta     _sv_q
+        lda     _sv_kb+1
+        sta     _sv_q+1
+        lda     _sv_rn
+        sta     _sv_n
+        lda     sc_f16
+        rts
+; sv_sp += 4
+nextw:  clc
+        lda     _sv_sp
+        adc     #4
+        sta     _sv_sp
+        bcc     :+
+        inc     _sv_sp+1
+:       rts
 
         .rodata
 pow2:   .byte   $00, $80, $40, $20, $10, $08, $04, $02   ; 2^(8−k) for a shift right by k
