@@ -18,9 +18,12 @@
 
 #define F32_NEG_INF 0xFF800000UL
 
-static uint32_t qh, kh, row_bytes, hd;
+static uint32_t qh, row_bytes;
+static uint16_t hd; /* head_dim: 4·n_heads·head_dim bytes of q fit memory, so < 2^16 */
 static uint8_t esz, q_kept;
 static f32 scale;
+/* rsqrt(head_dim) of the last ATTN (0: none yet); the same head_dim gives the same scale */
+static uint16_t scale_hd;
 
 /* (hi, lo) ·= m as a 64-bit unsigned number; 1 if the product does not fit 64 bits. */
 static uint8_t mul64(uint32_t *hi, uint32_t *lo, uint32_t m)
@@ -40,11 +43,10 @@ static uint8_t mul64(uint32_t *hi, uint32_t *lo, uint32_t m)
     return 0;
 }
 
-/* The scaled score of row t for the current head. */
-static f32 score(uint32_t t)
+/* The scaled score of the K row at kt for the current head. */
+static f32 score(uint32_t kt)
 {
-    uint32_t i0;
-    uint16_t n;
+    uint16_t i0, n;
 #ifndef SV_ASM
     uint16_t i;
 #endif
@@ -52,8 +54,9 @@ static f32 score(uint32_t t)
     for (i0 = 0; i0 < hd && !SC_POLL(); i0 += n) {
         n = hd - i0 < SC_VEC ? (uint16_t)(hd - i0) : SC_VEC;
         if (!q_kept)
-            sm_read(qh + 4 * i0, sc_w.at.q, 4 * n);
-        sm_read(kh + t * row_bytes + i0 * esz, &sc_w.at.k, n * esz);
+            sm_read(qh + 4 * (uint32_t)i0, sc_w.at.q, 4 * n);
+        sm_read(kt, &sc_w.at.k, n * esz);
+        kt += n * esz;
 #ifdef SV_ASM
         sv_acc = s;
         sv_p = sc_w.at.q;
@@ -66,14 +69,22 @@ static f32 score(uint32_t t)
             s = sf_add(s, sf_mul(sc_w.at.q[i], esz == 4 ? sc_w.at.k.f[i] : sf_from_f16(sc_w.at.k.h[i])));
 #endif
     }
+#ifdef SV_ASM
+    sv_a = s;
+    sv_b = scale;
+    sv_mulz();
+    return sv_r;
+#else
     return sf_mul(s, scale);
+#endif
 }
 
 /* ATTN with the parameter block at blk, the query at q, the output to z, rows 0..last. */
 uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
 {
-    uint32_t kc, vc, nh, nkv, fmt, group, h, t, i0, vh, hi, lo, bytes;
-    uint16_t n, i;
+    uint32_t kc, vc, nh, nkv, fmt, group, h, t, hdw, kh, vh, kt, hi, lo, bytes, head_bytes;
+    uint16_t n, i, i0, ts;
+    uint32_t g;
     uint8_t e, keep;
     f32 m, s, sum, rz, w;
     if ((e = sc_span(blk, ATTN_BLOCK_LEN)) != 0)
@@ -82,9 +93,9 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
     vc = sm_read32(blk + ATTN_V_CACHE);
     nh = sm_read32(blk + ATTN_N_HEADS);
     nkv = sm_read32(blk + ATTN_N_KV_HEADS);
-    hd = sm_read32(blk + ATTN_HEAD_DIM);
+    hdw = sm_read32(blk + ATTN_HEAD_DIM);
     fmt = sm_read32(blk + ATTN_KV_FORMAT);
-    if (nh == 0 || nkv == 0 || hd == 0 || nkv > nh || nh % nkv != 0)
+    if (nh == 0 || nkv == 0 || hdw == 0 || nkv > nh || nh % nkv != 0)
         return SS_ERR_BAD_OPERAND;
     if (fmt == KV_F32)
         esz = 4;
@@ -95,42 +106,81 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
     /* K/V bytes = (R[a] + 1)·n_kv_heads·head_dim·esz, which must fit 64 bits (machine.rs) */
     hi = last == SC_HUGE ? 1 : 0;
     lo = last + 1;
-    if (mul64(&hi, &lo, nkv) || mul64(&hi, &lo, hd) || mul64(&hi, &lo, esz))
+    if (mul64(&hi, &lo, nkv) || mul64(&hi, &lo, hdw) || mul64(&hi, &lo, esz))
         return SS_ERR_BAD_OPERAND;
     bytes = hi ? SC_HUGE : lo;
-    if ((e = sc_span(q, sc_mul_sat(sc_mul_sat(nh, hd), 4))) != 0 || (e = sc_span(z, sc_mul_sat(sc_mul_sat(nh, hd), 4))) != 0 ||
+    if ((e = sc_span(q, sc_mul_sat(sc_mul_sat(nh, hdw), 4))) != 0 || (e = sc_span(z, sc_mul_sat(sc_mul_sat(nh, hdw), 4))) != 0 ||
         (e = sc_span(kc, bytes)) != 0 || (e = sc_span(vc, bytes)) != 0)
         return e;
-    /* Now every size fits memory: T = last + 1, kv_dim and the row bytes fit 32 bits. The work
+    /* Now every size fits memory: T = last + 1, kv_dim and the row bytes fit 32 bits, and
+     * head_dim < 2^16 (4·n_heads·head_dim bytes of q are in memory, below 2^28). The work
      * (spec §6.1): the block, q, K, V and the output, and 8·n_heads·head_dim·T for the K and V
      * values read per head; with its own work past the limit it faults here (machine.rs). */
     if (soft_work_limit) {
-        lo = sc_mul_sat(sc_mul_sat(sc_mul_sat(nh, hd), 8), last + 1);
+        lo = sc_mul_sat(sc_mul_sat(sc_mul_sat(nh, hdw), 8), last + 1);
         if (sc_work_over(32 + lo))
             return SS_ERR_INSTR_LIMIT;
         sc_work_add(32 + lo);
-        sc_work_add(sc_mul_sat(sc_mul_sat(nh, hd), 8));
+        sc_work_add(sc_mul_sat(sc_mul_sat(nh, hdw), 8));
         sc_work_add(bytes);
         sc_work_add(bytes);
     }
+    hd = (uint16_t)hdw;
     group = nh / nkv;
-    row_bytes = nkv * hd * esz;
-    scale = sf_rsqrt(sf_from_u32(hd));
+    row_bytes = nkv * hdw * esz;
+    head_bytes = hdw * esz;
+    if (scale_hd != hd) {
+        scale = sf_rsqrt(sf_from_u32(hdw));
+        scale_hd = hd;
+    }
     keep = last < SC_ATTN_T;
+#ifdef SV_ASM
+    /* sv_k_scores's and sv_k_avs's operands that hold for every head (the scores kept) */
+    sv_rs = row_bytes;
+    sv_rl = (uint16_t)last;
+    sv_kb = &sc_w.at.k;
+#endif
     q_kept = hd <= SC_VEC;
+    /* head h: q at q + 4·h·head_dim, its KV head h / group at kc (vc) + (h / group)·head_dim·esz,
+     * the addresses stepped (no division per head) */
+    qh = q;
+    kh = kc;
+    vh = vc;
+    g = 0;
     for (h = 0; h < nh && !sc_poll(); ++h) { /* RUN/STOP (softcore_int.h) */
-        qh = q + 4 * h * hd;
-        kh = kc + h / group * hd * esz;
-        vh = vc + h / group * hd * esz;
         if (q_kept)
-            sm_read(qh, sc_w.at.q, 4 * (uint16_t)hd);
+            sm_read(qh, sc_w.at.q, 4 * hd);
         m = F32_NEG_INF;
-        for (t = 0; t <= last; ++t) {
-            s = score(t);
-            if (keep)
-                sc_w.at.s[t] = s;
-            if (sf_lt(m, s))
-                m = s;
+#ifdef SV_ASM
+        if (keep && q_kept) { /* score()'s loop in softvec65.s */
+            sv_ra = kh;
+            sv_m = m;
+            sv_sp = sc_w.at.s;
+            sv_c = scale;
+            sv_rb = (uint16_t)head_bytes;
+            sv_rn = (uint8_t)hd;
+            sv_qb = sc_w.at.q;
+            sv_k_scores(esz == 2);
+            m = sv_m;
+        } else
+#endif
+        if (keep) {
+            kt = kh;
+            for (ts = 0; ts <= (uint16_t)last; ++ts) {
+                s = score(kt);
+                kt += row_bytes;
+                sc_w.at.s[ts] = s;
+                if (sf_lt(m, s))
+                    m = s;
+            }
+        } else {
+            kt = kh;
+            for (t = 0; t <= last; ++t) {
+                s = score(kt);
+                kt += row_bytes;
+                if (sf_lt(m, s))
+                    m = s;
+            }
         }
         sum = SF_ZERO;
 #ifdef SV_ASM
@@ -138,28 +188,66 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
             sv_acc = SF_ZERO;
             sv_c = m ^ 0x80000000UL; /* s − m is s + (−m), as sf_sub */
             sv_tabd = &sv_exp_tab;
-            for (t = 0; t <= last; t += 128) {
-                sv_p = sc_w.at.s + (uint16_t)t;
-                sv_n = last - t < 128 ? (uint8_t)(last - t + 1) : 128;
+            for (ts = 0; ts <= (uint16_t)last; ts += 128) {
+                sv_p = sc_w.at.s + ts;
+                sv_n = (uint16_t)last - ts < 128 ? (uint8_t)((uint16_t)last - ts + 1) : 128;
                 sv_k_expsum();
             }
             sum = sv_acc;
         } else
 #endif
-        for (t = 0; t <= last; ++t) {
-            s = sv_exp(sf_sub(keep ? sc_w.at.s[t] : score(t), m));
-            if (keep)
-                sc_w.at.s[t] = s;
-            sum = sf_add(sum, s);
+        if (keep) {
+            for (ts = 0; ts <= (uint16_t)last; ++ts) {
+                s = sv_exp(sf_sub(sc_w.at.s[ts], m));
+                sc_w.at.s[ts] = s;
+                sum = sf_add(sum, s);
+            }
+        } else {
+            kt = kh;
+            for (t = 0; t <= last; ++t) {
+                sum = sf_add(sum, sv_exp(sf_sub(score(kt), m)));
+                kt += row_bytes;
+            }
         }
         rz = sf_recip(sum);
+#ifdef SV_ASM
+        if (keep) { /* w_t = single(e_t·recip(z)), once for all of the head's chunks */
+            sv_c = rz;
+            for (ts = 0; ts <= (uint16_t)last; ts += 128) {
+                sv_p = sc_w.at.s + ts;
+                sv_n = (uint16_t)last - ts < 128 ? (uint8_t)((uint16_t)last - ts + 1) : 128;
+                sv_k_scale();
+            }
+        }
+#endif
         for (i0 = 0; i0 < hd; i0 += n) {
             n = hd - i0 < SC_VEC ? (uint16_t)(hd - i0) : SC_VEC;
             for (i = 0; i < n; ++i)
                 sc_w.at.o[i] = SF_ZERO;
+            kt = kh;
+            lo = vh + (uint32_t)i0 * esz; /* row t's chunk of V */
+#ifdef SV_ASM
+            if (keep) { /* the loop over t in softvec65.s */
+                sv_ra = lo;
+                sv_sp = sc_w.at.s;
+                sv_qb = sc_w.at.o;
+                sv_rb = n * esz;
+                sv_rn = (uint8_t)n;
+                sv_k_avs(esz == 2);
+            } else
+#endif
             for (t = 0; t <= last && !SC_POLL(); ++t) {
-                w = sf_mul(keep ? sc_w.at.s[t] : sv_exp(sf_sub(score(t), m)), rz);
-                sm_read(vh + t * row_bytes + i0 * esz, &sc_w.at.k, n * esz);
+#ifndef SV_ASM /* (with SV_ASM the kept weights take sv_k_avs) */
+                if (keep)
+                    w = sf_mul(sc_w.at.s[(uint16_t)t], rz);
+                else
+#endif
+                {
+                    w = sf_mul(sv_exp(sf_sub(score(kt), m)), rz);
+                    kt += row_bytes;
+                }
+                sm_read(lo, &sc_w.at.k, n * esz);
+                lo += row_bytes;
 #ifdef SV_ASM
                 sv_c = w;
                 sv_p = sc_w.at.o;
@@ -171,7 +259,14 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
                     sc_w.at.o[i] = sf_add(sc_w.at.o[i], sf_mul(w, esz == 4 ? sc_w.at.k.f[i] : sf_from_f16(sc_w.at.k.h[i])));
 #endif
             }
-            sm_write(z + 4 * (h * hd + i0), sc_w.at.o, 4 * n);
+            sm_write(z + 4 * (uint32_t)i0, sc_w.at.o, 4 * n);
+        }
+        z += 4 * hdw;
+        qh += 4 * hdw;
+        if (++g == group) {
+            g = 0;
+            kh += head_bytes;
+            vh += head_bytes;
         }
     }
     return SC_OK;

@@ -31,7 +31,7 @@
 /* sgq_block's arguments (softgemv65.s: one block column, rows r0 ..) and sgq_slow's, the term
  * in C for what the assembler leaves to the definition (zero or special scales, isum 0, acc not
  * a normal single). */
-uint8_t sgq_fmt, sgq_nr;
+uint8_t sgq_fmt, sgq_nr, sgq_first;
 const int8_t *sgq_q;
 f32 sgq_dx;
 uint32_t sgq_p, sgq_rb;
@@ -143,7 +143,8 @@ static f32 block_term(f32 acc, int32_t s, uint16_t dw, f32 dx)
 #ifdef SG_ASM
 void sgq_slow(void)
 {
-    *sgq_accp = block_term(*sgq_accp, sgq_s, sgq_dw, sgq_dx);
+    /* a row chunk's first block column: the sum is +0 (its word is not cleared beforehand) */
+    *sgq_accp = block_term(sgq_first ? SF_ZERO : *sgq_accp, sgq_s, sgq_dw, sgq_dx);
 }
 #endif
 
@@ -203,7 +204,10 @@ static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t 
     rw = rows;
     for (r0 = 0, wr0 = w; r0 < rw; r0 += nr, wr0 += (uint32_t)nr * rb) {
         nr = rw - r0 < SC_GEMV_ROWS ? (uint16_t)(rw - r0) : SC_GEMV_ROWS;
-        memset(sc_w.gq.acc, 0, 4 * nr); /* SF_ZERO: +0 is all zero bits */
+#ifdef SG_ASM
+        if (cl == 0) /* else the first block column writes every sum (sgq_first) */
+#endif
+            memset(sc_w.gq.acc, 0, 4 * nr); /* SF_ZERO: +0 is all zero bits */
         for (c0 = 0, p = wr0; c0 < cl; c0 += nc) {
             if (sc_poll()) /* RUN/STOP (softcore_int.h) */
                 return;
@@ -220,6 +224,7 @@ static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t 
             for (b = 0; b < nc / 32; ++b, p += bbytes, sgq_q += 32) {
                 sgq_dx = sc_w.gq.d[b];
                 sgq_p = p; /* sgq_block moves it on by the rows */
+                sgq_first = c0 == 0 && b == 0; /* the sums are +0, their words not yet written */
                 sgq_block();
             }
 #else

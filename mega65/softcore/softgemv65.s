@@ -46,7 +46,7 @@
         .include        "fn_tables.inc"         ; WT_Q8_0, its block bytes
         .import         _sgq_slow
         .import         _sgq_q, _sgq_dx, _sgq_p, _sgq_rb, _sgq_nr, _sgq_fmt, _sgq_acc
-        .import         _sgq_s, _sgq_dw, _sgq_accp
+        .import         _sgq_s, _sgq_dw, _sgq_accp, _sgq_first
         .import         SC_NEAR_DELTA
         .importzp       sreg
         .export         _sgq_block
@@ -87,7 +87,13 @@ jamv:   .res    1                       ; 1 when the alignment dropped nonzero b
 
         .data
 ; the DMA job (F018B; addresses cross megabyte boundaries instead of wrapping inside them, option
-; $01, docs/spec/mega65.md §M3.2-§M3.3; source and destination megabyte), as softmem_m65.s
+; $01, docs/spec/mega65.md §M3.2-§M3.3; source and destination megabyte), as softmem_m65.s.
+; Each row after the first starts it by writing $D705 alone, but a job leaves the list address
+; registers after its list (gs4510.vhdl increments reg_dmagic_addr over every list byte; spec
+; §M3.1): $D705 puts back only bits 0-7, so the list and the byte after it must share a 256-byte
+; page. 32-byte alignment (the linker configurations align DATA to 32) keeps the 19 bytes inside
+; one; the .assert below stops the link if they ever are not.
+        .align  32
 list:   .byte   DMA_OPT_F018B, DMA_OPT_CROSS_MB, DMA_OPT_SRC_MB
 src_mb: .byte   0
         .byte   DMA_OPT_DST_MB
@@ -101,14 +107,37 @@ src_bk: .byte   0
         .byte   <(((wbuf + SC_NEAR_DELTA) >> 16) & $0F)
         .byte   0                       ; sub-command
         .word   0                       ; modulo
+list_end:                               ; where a job leaves the list address
 LIST_PHYS = list + SC_NEAR_DELTA
+        .assert >list = >list_end, lderror, "softgemv65.s: the DMA list crosses a page (sgq_block writes only $D705 per row)"
 
         .code
 
 ; void sgq_block(void): sgq_fmt (WT_Q8_0 or WT_Q4_0), sgq_q (32 quants), sgq_dx (their scale,
 ; F16-rounded), sgq_p (row r0's block), sgq_rb (row stride), sgq_nr (rows, >= 1), sgq_acc (their
-; running sums, f32 each). sgq_p is used up (its bits 16-31 follow the rows).
+; running sums, f32 each). sgq_p is used up (its bits 16-31 follow the rows). sgq_first nonzero:
+; every running sum is +0 (a row chunk's first block column), so acc + the product is the
+; product itself (+0 + p = p for every nonzero p; the product's rounding and range checks are
+; the same) and acc + ±0 (isum = 0) is +0 (+0 + −0 = +0 to nearest): the term stores the
+; product without loading acc, a zero isum stores +0, and sgq_slow takes +0 for acc, so the
+; sums' words need not be cleared before.
 _sgq_block:
+        ldx     #<add                   ; the term's way on: the addition, or (sums +0) the
+        ldy     #>add                   ; product stored as it is
+        lda     #<isum_zero
+        sta     tz_jmp+1
+        lda     #>isum_zero
+        sta     tz_jmp+2
+        lda     _sgq_first
+        beq     :+
+        ldx     #<prod_only
+        ldy     #>prod_only
+        lda     #<rts_first
+        sta     tz_jmp+1
+        lda     #>rts_first
+        sta     tz_jmp+2
+:       stx     add_jmp+1
+        sty     add_jmp+2
         tba                             ; the caller's base page, put back after each isum
         sta     bcall+1
         lda     #0
@@ -530,7 +559,7 @@ q4sum:
 term_slow:
         jmp     slow
 term_zero:
-        jmp     isum_zero
+tz_jmp: jmp     isum_zero               ; (patched: rts_first when the sums are +0)
 term:   stx     ss                      ; (for sgq_slow)
         sty     ss+1
         stz     ss+2
@@ -644,7 +673,7 @@ term:   stx     ss                      ; (for sgq_slow)
         inc     pe
 @done:  lda     #0
         stq     pq                      ; the product: [0, m0, m1, m2] (m2.7 set), pe, sg
-        bra     add
+add_jmp:jmp     add                     ; (patched: prod_only when the sums are +0)
 
 ; Q = [the smaller's guard byte 0, its significand] >> A (0-25), the bits lost jammed into bit 0.
 ; Shifts by 0-7 lose only the zero guard byte's bits; 8 and more go to shr_far.
@@ -887,6 +916,14 @@ acc_st: stq     $FFFF                   ; (the operand is accp, patched per row)
         rts
 pack_slow:
         jmp     slow
+
+rts_first:                              ; isum = 0 into a +0 sum: +0 (the sum's word is
+        ldy     #3                      ; not cleared beforehand)
+        lda     #0
+:       sta     (accp),y
+        dey
+        bpl     :-
+        rts
 
 ; isum = 0 (dw, dx normal): the product is ±0 (sg). acc + ±0 = acc, but ±0 + ±0 is −0 only when
 ; both are −0; acc inf or NaN to the C (its NaN).

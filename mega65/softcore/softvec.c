@@ -110,6 +110,25 @@ void sv_slow_cvt(void)
     sv_h = sf_to_f16(sv_a);
 }
 
+void sv_slow_sqrt(void)
+{
+    sv_r = sf_sqrt(sv_a);
+}
+#endif
+
+/* rsqrt(a) = recip(sqrt(a)), the norms' rule (§5.3); the square root in ca65 where there is one */
+static f32 rsqrt(f32 a)
+{
+#ifdef SV_ASM
+    sv_a = a;
+    sv_sqrt();
+    return sf_recip(sv_r);
+#else
+    return sf_rsqrt(a);
+#endif
+}
+#ifdef SV_ASM
+
 const struct sv_tab sv_exp_tab = {FN_EXP_LO, FN_EXP_HI, FN_EXP_K, fn_exp, FN_EXP_BELOW, FN_EXP_ABOVE};
 static const struct sv_tab silu_tab = {FN_SILU_LO, FN_SILU_HI, FN_SILU_K, fn_silu, FN_SILU_BELOW, FN_SILU_ABOVE};
 static const struct sv_tab gelu_tab = {FN_GELU_LO, FN_GELU_HI, FN_GELU_K, fn_gelu, FN_GELU_BELOW, FN_GELU_ABOVE};
@@ -190,6 +209,19 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
     return SC_OK;
 }
 
+/* recip(N) as a single, kept for the last N > 0 asked (RMSNORM, LAYERNORM and MEANROWS ask for
+ * a model's few lengths over and over; a division is thousands of cycles on the 45GS02) */
+static uint32_t recip_n0;
+static f32 recip_v;
+static f32 recip_n(uint32_t n0)
+{
+    if (n0 != recip_n0 || n0 == 0) {
+        recip_v = sf_recip(sf_from_u32(n0));
+        recip_n0 = n0;
+    }
+    return recip_v;
+}
+
 /* RMSNORM: ss = sequential sum of single(x_i²); m = single(ss·recip(N)); r = rsqrt(single(m + eps));
  * y_i = single(single(x_i·r)·g_i). */
 uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
@@ -214,7 +246,7 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
             ss = sf_add(ss, sf_mul(sc_w.v.x[i], sc_w.v.x[i]));
 #endif
     }
-    r = sf_rsqrt(sf_add(sf_mul(ss, sf_recip(sf_from_u32(n0))), eps));
+    r = rsqrt(sf_add(sf_mul(ss, recip_n(n0)), eps));
     for (at = 0; more(n0); at += n) {
         get(x, sc_w.v.x);
         get(g, sc_w.v.y);
@@ -248,7 +280,7 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
         return SS_ERR_BAD_OPERAND;
     if ((e = span4(gb, 2 * n0)) != 0 || (e = span4(z, n0)) != 0)
         return e;
-    rn = sf_recip(sf_from_u32(n0));
+    rn = recip_n(n0);
     for (at = 0; more(n0); at += n) {
         get(x, sc_w.v.x);
         for (i = 0; i < n; ++i)
@@ -263,7 +295,7 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
             s = sf_add(s, sf_mul(d, d));
         }
     }
-    r = sf_rsqrt(sf_add(sf_mul(s, rn), eps));
+    r = rsqrt(sf_add(sf_mul(s, rn), eps));
     for (at = 0; more(n0); at += n) {
         get(x, sc_w.v.x);
         get(gb, sc_w.v.y);
@@ -340,7 +372,7 @@ uint8_t sv_meanrows(uint32_t x, uint32_t z, uint32_t n0, uint32_t rows)
         return SS_ERR_BAD_OPERAND;
     if ((e = span4(x, rows * n0)) != 0 || (e = span4(z, n0)) != 0)
         return e;
-    rr = sf_recip(sf_from_u32(rows));
+    rr = recip_n(rows);
     for (at = 0; more(n0); at += n) {
         for (i = 0; i < n; ++i)
             sc_w.v.x[i] = SF_ZERO;

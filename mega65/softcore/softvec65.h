@@ -35,9 +35,13 @@ extern const struct sv_tab sv_exp_tab; /* softvec.c */
 #pragma zpsym("sv_h")
 #pragma zpsym("sv_tabd")
 
+/* sv_mul, sv_add and sv_f16 leave Z (scratch in softvec65.s) nonzero, which cc65's code and
+ * softmem_m65.s take as 0: only the assembler calls them; C calls sv_mulz */
 void sv_mul(void);
 void sv_add(void);
 void sv_f16(void); /* sv_b = sv_h widened */
+void sv_mulz(void); /* sv_mul, then Z = 0 */
+void sv_sqrt(void); /* sv_r = sqrt(sv_a), for C */
 /* sv_r = table(sv_a) */
 void sv_tab1(void);
 /* x[i] = single(table(x[i])·y[i]) */
@@ -54,6 +58,8 @@ uint8_t sv_k_argmax(void);
 void sv_k_expsum(void);
 /* sv_acc = single(sv_acc + single(x[i]·x[i])) */
 void sv_k_sumsq(void);
+/* x[i] = single(x[i]·sv_c) */
+void sv_k_scale(void);
 /* x[i] = single(single(x[i]·sv_c)·y[i]) */
 void sv_k_scale2(void);
 /* sv_n pairs of x, (c, s) pairs at sv_q: ROPE's rotation */
@@ -62,10 +68,26 @@ void sv_k_rope(void);
 void sv_k_dot(uint8_t f16);
 /* x[i] = single(x[i] + single(sv_c·v[i])), v F32 or (f16) F16 */
 void sv_k_axpy(uint8_t f16);
+/* ATTN's kept scores for one head, q one chunk: for t = 0..sv_rl (until SC_POLL() sees RUN/STOP)
+ * the K row at sv_ra (sv_rb bytes, sv_rn elements, F16 when f16) into sv_kb, its score
+ * single(dot(q at sv_qb, row)·sv_c) to sv_sp[t], their maximum (sf_lt) in sv_m from its value
+ * before; sv_ra steps by sv_rs, sv_sp moves past the scores */
+extern uint32_t sv_ra, sv_rs;
+extern f32 sv_m;
+extern uint16_t sv_rb, sv_rl;
+extern f32 *sv_qb, *sv_sp;
+extern void *sv_kb;
+extern uint8_t sv_rn;
+void sv_k_scores(uint8_t f16);
+/* ATTN's output chunk over the kept weights: for t = 0..sv_rl (until SC_POLL() sees RUN/STOP)
+ * the chunk of V row t at sv_ra (sv_rb bytes, sv_rn elements, F16 when f16) into sv_kb, then
+ * o[i] = single(o[i] + single(w_t·v_i)), o at sv_qb, w_t at sv_sp[t]; sv_ra steps by sv_rs */
+void sv_k_avs(uint8_t f16);
 /* the fallbacks, softfloat.c's operations on the same operands (softvec.c) */
 void sv_slow_mul(void);
 void sv_slow_add(void);
 void sv_slow_f16(void);
 void sv_slow_cvt(void); /* sv_h = sf_to_f16(sv_a) */
+void sv_slow_sqrt(void); /* sv_r = sf_sqrt(sv_a) */
 #endif
 #endif

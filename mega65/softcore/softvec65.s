@@ -19,12 +19,15 @@
         .p4510
         .include        "quad.inc"              ; quad instructions, the multiplier
         .include        "softcall.inc"          ; the core's window (for the tables' flat addresses)
-        .import         _sv_slow_mul, _sv_slow_add, _sv_slow_f16, _sv_slow_cvt
+        .import         _sv_slow_mul, _sv_slow_add, _sv_slow_f16, _sv_slow_cvt, _sv_slow_sqrt
         .exportzp       _sv_a, _sv_b, _sv_r, _sv_c, _sv_acc, _sv_p, _sv_q, _sv_n, _sv_h, _sv_tabd
-        .export         _sv_mul, _sv_add, _sv_f16
-        .export         _sv_tab1, _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale2, _sv_k_rope
+        .export         _sv_mul, _sv_mulz, _sv_add, _sv_f16, _sv_sqrt
+        .export         _sv_tab1, _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale, _sv_k_scale2, _sv_k_rope
         .export         _sv_k_dot, _sv_k_axpy, _sv_k_vop, _sv_k_tab, _sv_k_expsum
         .export         _sv_k_argmax, _sv_k_cvt16
+        .export         _sv_k_scores, _sv_k_avs, _sv_ra, _sv_rs, _sv_rb, _sv_rl, _sv_rn, _sv_m, _sv_qb, _sv_kb, _sv_sp
+        .import         _sm_read, _sf_lt, _sc_poll, _sc_stop, _sc_tick, pusheax, pushax
+        .importzp       sreg
 
 ; Quad loads and stores (quad.inc): LDQ (bp),Z adds Z, STQ (bp) does not. LDQ leaves a byte in
 ; Z: inside this file Z is scratch, and it is 0 again before anything else runs (cc65's code and
@@ -68,8 +71,22 @@ kt:     .res    4
 opp:    .res    1                       ; bit 7: the addends' signs differ
 tp:     .res    4                       ; the table segment's c0, c1 (flat address)
 f16:    .res    1                       ; kernels: 0 F32 second operand, else F16
+t16:    .res    1                       ; mulh: the half's significand, top bits
 
         .bss
+; sv_k_scores's operands (softvec65.h) and its own count and format
+_sv_ra: .res    4
+_sv_rs: .res    4
+_sv_m:  .res    4
+_sv_rb: .res    2
+_sv_rl: .res    2
+_sv_qb: .res    2
+_sv_kb: .res    2
+_sv_sp: .res    2
+_sv_rn: .res    1
+sc_t:   .res    2
+sc_f16: .res    1
+sc_avs: .res    1                       ; 1: sv_k_avs, 0: sv_k_scores
 ; the function table, a copy of softvec.c's struct sv_tab: lo (made −lo), hi, k, the table
 ; (c0, c1 per segment), below and above rules (FN_OUT_*); then lo's and hi's order keys
 tmlo:   .res    4
@@ -82,27 +99,35 @@ tabove: .res    1
 tklo:   .res    4
 tkhi:   .res    4
 tcur:   .res    2                       ; the descriptor set up last (0: none)
+twin:   .res    4                       ; min(|lo|, hi) when lo < 0 < hi, else 0: |x| below it
+                                        ; is inside the table's range
 
         .code
 
 ; ---------------------------------------------------------------------------------------------
+; sv_r = single(sv_a · sv_b) for C: Z = 0 again on return (sv_mul leaves it as scratch)
+_sv_mulz:
+        jsr     _sv_mul
+        ldz     #0
+        rts
+
 ; sv_r = single(sv_a · sv_b)
 _sv_mul:
         lda     _sv_a+2                 ; exponent of a (C: its sign)
         asl     a
         lda     _sv_a+3
         rol     a
-        lbeq    @azero
+        lbeq    mul_azero
         cmp     #$FF
-        lbeq    @slow
+        lbeq    mul_slow
         sta     ex
         lda     _sv_b+2
         asl     a
         lda     _sv_b+3
         rol     a
-        lbeq    @bzero
+        lbeq    mul_bzero
         cmp     #$FF
-        lbeq    @slow
+        lbeq    mul_slow
         sta     ey
         ; the biased exponent before normalising, ex + ey − 127, must be 1..253 (else slow)
         clc
@@ -110,26 +135,16 @@ _sv_mul:
         tax
         bcs     @hi
         cpx     #128
-        lbcc    @slow
+        lbcc    mul_slow
         txa
         sbc     #127                    ; C = 1
         bra     @eok
 @hi:    cpx     #125
-        lbcs    @slow
+        lbcs    mul_slow
         txa
         adc     #129                    ; C = 0: 256 + low − 127
 @eok:   sta     ex
         ; 24-bit significands: the 48-bit product lies in [2^46, 2^48)
-        lda     _sv_a
-        sta     MULA
-        lda     _sv_a+1
-        sta     MULA+1
-        lda     _sv_a+2
-        ora     #$80
-        sta     MULA+2
-        lda     #0
-        sta     MULA+3
-        sta     MULB+3
         lda     _sv_b
         sta     MULB
         lda     _sv_b+1
@@ -141,42 +156,51 @@ _sv_mul:
         eor     _sv_b+3
         and     #$80
         sta     rs
+mul_a:  lda     _sv_a                   ; (mulh joins here: MULB bytes 0-2, ex and rs set)
+        sta     MULA
+        lda     _sv_a+1
+        sta     MULA+1
+        lda     _sv_a+2
+        ora     #$80
+        sta     MULA+2
+        lda     #0
+        sta     MULA+3
+        sta     MULB+3
         lda     MULO+5
-        bmi     @top47
+        bmi     mul_top47
         ; leading 1 at bit 46: the top 32 bits of the product shifted one place left
         lda     MULO+1
-        asl     a                       ; (C: its bit 7, into bit 0 of wx)
+        asl     a                       ; (C: its bit 7, into bit 0 of the guard byte)
         ora     MULO
         sta     stk
         ldq     MULO+2
         rolq
-        stq     wx
-        jmp     round
-@top47: inc     ex                      ; leading 1 at bit 47: one exponent up
+        jmp     rndq
+mul_top47: inc     ex                      ; leading 1 at bit 47: one exponent up
         lda     MULO+1
         ora     MULO
         sta     stk
         ldq     MULO+2
-        stq     wx
-        jmp     round
-@azero: lda     _sv_a+2                 ; a = ±0 times a finite b: a signed zero
+        ; Q = [guard byte A, significand X:Y:Z] (Z.7 set)
+        jmp     rndq
+mul_azero: lda     _sv_a+2                 ; a = ±0 times a finite b: a signed zero
         and     #$7F
         ora     _sv_a+1
         ora     _sv_a
-        bne     @slow
+        bne     mul_slow
         lda     _sv_b+2
         asl     a
         lda     _sv_b+3
         rol     a
         cmp     #$FF
-        beq     @slow
-        bra     @zero
-@bzero: lda     _sv_b+2
+        beq     mul_slow
+        bra     mul_zero
+mul_bzero: lda     _sv_b+2
         and     #$7F
         ora     _sv_b+1
         ora     _sv_b
-        bne     @slow
-@zero:  lda     _sv_a+3
+        bne     mul_slow
+mul_zero:  lda     _sv_a+3
         eor     _sv_b+3
         and     #$80
         sta     _sv_r+3
@@ -185,8 +209,108 @@ _sv_mul:
         sta     _sv_r+1
         sta     _sv_r
         rts
-@slow:  ldz     #0
+mul_slow:  ldz     #0
         jmp     _sv_slow_mul
+
+; sv_r = single(sv_a · the F16 sv_h widened) (ATTN's F16 K and V): the half's significand goes
+; to the multiplier as the widened single's would (bits 13-23, the hidden bit at 23) and its
+; exponent as e5 + 112, with no single made of it; a zero, subnormal, infinite or NaN half, a
+; zero or special sv_a, or an exponent sum out of range widen it (sv_f16) and take sv_mul.
+mulh:   lda     _sv_h+1
+        and     #$7C
+        beq     @gen                    ; zero or subnormal half
+        cmp     #$7C
+        beq     @gen                    ; inf or NaN
+        lsr     a
+        lsr     a
+        clc
+        adc     #112
+        sta     ey
+        lda     _sv_a+2                 ; a's exponent
+        asl     a
+        lda     _sv_a+3
+        rol     a
+        beq     @gen
+        cmp     #$FF
+        beq     @gen
+        sta     ex
+        clc                             ; ex + ey − 127 must be 1..253, as in sv_mul
+        adc     ey
+        tax
+        bcs     @hi
+        cpx     #128
+        bcc     @gen
+        txa
+        sbc     #127                    ; C = 1
+        bra     @eok
+@hi:    cpx     #125
+        bcs     @gen
+        txa
+        adc     #129                    ; C = 0
+@eok:   sta     ex
+        lda     #0
+        sta     MULB
+        lda     _sv_h                   ; byte 1: the fraction's low 3 bits at the top
+        asl     a
+        asl     a
+        asl     a
+        asl     a
+        asl     a
+        sta     MULB+1
+        lda     _sv_h+1                 ; byte 2: hidden bit and the fraction's top 7 bits
+        and     #3
+        ora     #4
+        sta     t16
+        lda     _sv_h
+        lsr     t16
+        ror     a
+        lsr     t16
+        ror     a
+        lsr     t16
+        ror     a
+        sta     MULB+2
+        lda     _sv_a+3
+        eor     _sv_h+1
+        and     #$80
+        sta     rs
+        jmp     mul_a
+@gen:   jsr     _sv_f16
+        jmp     _sv_mul
+
+; Q = [guard byte A, significand X:Y:Z] (Z.7 set), stk, ex (1..254), rs: rounded to nearest even
+; and packed into sv_r in the registers (as round and pack below, without the trip through wx)
+rndq:   cmp     #$80
+        bcc     @pk                     ; below half
+        bne     @up                     ; above half
+        lda     stk                     ; half and nothing below it: a tie
+        bne     @up
+        txa
+        lsr     a
+        bcc     @pk                     ; even: stays
+@up:    inx
+        bne     @pk
+        iny
+        bne     @pk
+        inz
+        bne     @pk
+        ldz     #$80                    ; the next binade, or past exponent 254 infinity
+        inc     ex
+        lda     ex
+        cmp     #$FF
+        bne     @pk
+        ldz     #0
+        jmp     inf
+@pk:    stx     _sv_r
+        sty     _sv_r+1
+        lda     ex
+        lsr     a                       ; C = the exponent's low bit
+        ora     rs
+        sta     _sv_r+3
+        tza
+        bcs     :+
+        and     #$7F
+:       sta     _sv_r+2
+        rts
 
 ; ---------------------------------------------------------------------------------------------
 ; Rounding and packing: wx (leading 1 at bit 31), stk, ex (1..254), rs -> sv_r. Ties to even;
@@ -317,8 +441,30 @@ _sv_add:
         sta     wy+1
         sta     wy+2
         sta     wy+3
-        bra     @aligned
+        lbra    @aligned
 @bytes: tax                             ; places, 1..31
+        cpx     #8
+        bcs     @bl
+        ; 1-7 places: the guard byte is 0, so the shift loses only zeros (no sticky); a chain
+        ; of LSRQs entered through a patched BRA, then the sum from Q directly
+        lda     shofs7,x
+        sta     @br+1
+        ldq     wy
+@br:    bra     *+2                     ; (patched: skips 7 - d of the shifts)
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        bit     opp
+        bmi     @fsub
+        clc
+        adcq    wx                      ; wy + wx: the same sum as wx + wy
+        jmp     @sum
+@fsub:  stq     wy
+        jmp     @sub
 @bl:    cpx     #8
         bcc     @bits
         lda     wy                      ; a whole byte out
@@ -364,8 +510,8 @@ _sv_add:
         clc
         ldq     wx
         adcq    wy
-        stq     wx
-        bcc     @done
+@sum:   lbcc    rndq                    ; no carry: Q is the sum (stk is 0 here: the bits
+                                        ; lost in the alignment are in the guard byte)
         rorq                            ; a 33-bit sum: one place right (C = 1 the new bit 31)
         bcc     :+
         ora     #1                      ; the bit shifted out, jammed
@@ -433,6 +579,92 @@ _sv_add:
         aslqm   wx
         bpl     @nl
         lbra    @done
+
+; ---------------------------------------------------------------------------------------------
+; sv_r = the square root of sv_a, rounded to nearest even (softfloat.c's sf_sqrt, same steps), for
+; C (Z = 0 on return): a positive normal a here, whose root is normal; ±0, negatives,
+; subnormals, infinity and NaN through sf_sqrt (sv_slow_sqrt). With E = a's biased exponent and
+; m its 24-bit significand, the radicand is m·2^25 (E odd) or m·2^26 (E even) and the root's 25
+; bits come two radicand bits a time from the top (X = m·2^7 or m·2^8, leading pair at bits
+; 31-30): rem T = 4T + the pair, trial R = 4·root + 1, root·2, and where T >= R, T − R and the
+; root's new bit 1. The 25th bit is the guard byte's top bit, a nonzero remainder its bit 0;
+; the exponent is floor((E + 127) / 2). Scratch: wx (X), wy (T), v (root), kv (R), kt, ey.
+_sv_sqrt:
+        lda     _sv_a+3
+        lbmi    @slow                   ; negative, or −0
+        lda     _sv_a+2
+        asl     a
+        lda     _sv_a+3
+        rol     a
+        lbeq    @slow                   ; +0 or subnormal
+        cmp     #$FF
+        lbeq    @slow                   ; inf or NaN
+        tay                             ; E
+        lda     #0
+        sta     wx
+        lda     _sv_a
+        sta     wx+1
+        lda     _sv_a+1
+        sta     wx+2
+        lda     _sv_a+2
+        ora     #$80
+        sta     wx+3                    ; X = m·2^8
+        tya
+        lsr     a                       ; C = E's low bit: E odd, E − 127 even: X = m·2^7
+        bcc     :+
+        lsrqm   wx
+:       tya
+        clc
+        adc     #127
+        ror     a                       ; (E + 127) / 2, 9 bits in C:A
+        sta     ex
+        lda     #0
+        sta     rs
+        tax
+        tay
+        taz
+        stq     wy                      ; T = 0
+        stq     v                       ; root = 0
+        lda     #25                     ; (the count in ey: LDQ loads X)
+        sta     ey
+@step:  aslqm   wx                      ; T = 4T + the radicand's next two bits
+        rolqm   wy
+        aslqm   wx
+        rolqm   wy
+        ldq     v                       ; R = 4·root + 1
+        aslq
+        aslq
+        ora     #1
+        stq     kv
+        aslqm   v                       ; root·2
+        ldq     wy
+        sec
+        sbcq    kv
+        bcc     :+
+        stq     wy                      ; T >= R: T − R, the root's new bit 1
+        inc     v
+:       dec     ey
+        bne     @step
+        ; the root's bits 24-1 are the significand, its bit 0 the guard byte's top bit and a
+        ; nonzero remainder the sticky
+        lda     wy
+        ora     wy+1
+        ora     wy+2
+        ora     wy+3
+        sta     stk
+        ldq     v
+        rorq                            ; A:X:Y = root bits 1-24, C = bit 0 (Z = 0: bit 24 out)
+        stq     kt
+        lda     #0
+        ror     a                       ; the guard byte
+        ldx     kt                      ; Q = [guard, m0, m1, m2] for rndq
+        ldy     kt+1
+        ldz     kt+2
+        jsr     rndq
+        ldz     #0
+        rts
+@slow:  ldz     #0
+        jmp     _sv_slow_sqrt
 
 ; ---------------------------------------------------------------------------------------------
 ; sv_b = the F16 sv_h widened (exact): normal halves and zeros here, the rest sv_slow_f16.
@@ -539,7 +771,30 @@ tsetup: lda     _sv_tabd
         movf    kv, thi
         jsr     key
         movf    tkhi, kv
-        lda     tmlo+3                  ; x − lo is x + (−lo)
+        lda     #0                      ; twin: lo < 0 < hi (a −0 lo or +0 hi gives a window
+        tax                             ; of +0 or none, which nothing is below)
+        tay
+        taz
+        stq     twin
+        lda     tmlo+3
+        bpl     @nowin
+        lda     thi+3
+        bmi     @nowin
+        lda     tmlo+3                  ; |lo|
+        and     #$7F
+        sta     twin+3
+        lda     tmlo+2
+        sta     twin+2
+        lda     tmlo+1
+        sta     twin+1
+        lda     tmlo
+        sta     twin
+        sec                             ; hi below |lo| (both non-negative: unsigned order)
+        ldq     thi
+        sbcq    twin
+        bcs     @nowin
+        movf    twin, thi
+@nowin: lda     tmlo+3                  ; x − lo is x + (−lo)
         eor     #$80
         sta     tmlo+3
         rts
@@ -571,7 +826,23 @@ key:    lda     kv+3
 ; sv_r = the table's value at v: below lo and at or above hi a rule; else segment
 ; i = floor(single(single(v − lo)·k)) clamped to 0..255, then single(c0 + single(c1·v)). A NaN
 ; v takes segment 0 (its arithmetic gives NaN, as the C).
-table:  lda     v+2
+table:  lda     v+3                     ; |v| below twin: inside lo..hi, no rule and no NaN
+        and     #$7F
+        cmp     twin+3
+        bcc     @in
+        bne     @out
+        lda     v+2
+        cmp     twin+2
+        bcc     @in
+        bne     @out
+        lda     v+1
+        cmp     twin+1
+        bcc     @in
+        bne     @out
+        lda     v
+        cmp     twin
+        lbcc    @in
+@out:   lda     v+2
         asl     a
         lda     v+3
         rol     a
@@ -596,7 +867,7 @@ table:  lda     v+2
         sbcq    tkhi
         lda     tabove
         lbcs    @rule
-        movf    _sv_a, v
+@in:    movf    _sv_a, v
         movf    _sv_b, tmlo
         jsr     _sv_add
         movf    _sv_a, _sv_r
@@ -735,6 +1006,15 @@ _sv_k_sumsq:
         jsr     incp
         next    @loop
 
+; ATTN's weights: x[i] = single(x[i]·c), p = x
+_sv_k_scale:
+@loop:  getf    _sv_a, _sv_p, 0
+        movf    _sv_b, _sv_c
+        jsr     _sv_mul
+        putf    _sv_p, _sv_r
+        jsr     incp
+        next    @loop
+
 ; RMSNORM's scaling: x[i] = single(single(x[i]·c)·y[i]), p = x, q = y
 _sv_k_scale2:
 @loop:  getf    _sv_a, _sv_p, 0
@@ -800,12 +1080,12 @@ mulq:   lda     0,x
         stq     _sv_b
         jmp     _sv_mul
 
-; sv_b = the element at q (F32, or F16 when f16 is nonzero), q advanced
-second: lda     f16
+; sv_r = single(sv_a · the element at q (F32, or F16 when f16 is nonzero)), q advanced
+mulsec: lda     f16
         bne     @h
         getf    _sv_b, _sv_q, 0
         jsr     incq
-        rts
+        jmp     _sv_mul
 @h:     ldy     #0
         lda     (_sv_q),y
         sta     _sv_h
@@ -814,14 +1094,13 @@ second: lda     f16
         sta     _sv_h+1
         inw     _sv_q
         inw     _sv_q
-        jmp     _sv_f16
+        jmp     mulh
 
 ; ATTN's score: acc = single(acc + single(x[i]·k[i])), p = q's chunk, q = K (F16 when A != 0)
 _sv_k_dot:
         sta     f16
-@loop:  jsr     second
-        getf    _sv_a, _sv_p, 0
-        jsr     _sv_mul
+@loop:  getf    _sv_a, _sv_p, 0
+        jsr     mulsec
         movf    _sv_a, _sv_acc
         movf    _sv_b, _sv_r
         jsr     _sv_add
@@ -832,9 +1111,8 @@ _sv_k_dot:
 ; ATTN's output: o[i] = single(o[i] + single(c·v[i])), p = o, q = V (F16 when A != 0)
 _sv_k_axpy:
         sta     f16
-@loop:  jsr     second
-        movf    _sv_a, _sv_c
-        jsr     _sv_mul
+@loop:  movf    _sv_a, _sv_c
+        jsr     mulsec
         getf    _sv_a, _sv_p, 0
         movf    _sv_b, _sv_r
         jsr     _sv_add
@@ -842,8 +1120,146 @@ _sv_k_axpy:
         jsr     incp
         next    @loop
 
+; ATTN's kept scores for one head (softattn.c, the scores kept and q one chunk): for t = 0..sv_rl
+; while SC_POLL() (softcore_int.h) sees no RUN/STOP, the K row at sv_ra (sv_rb bytes, sv_rn
+; elements, F16 when A != 0) is read to sv_kb, s_t = single(sum(q_i·k_t,i) from +0, q at sv_qb)
+; times sv_c (rsqrt(head_dim)), single, stored at sv_sp on; sv_m = the largest as sf_lt orders
+; them; sv_ra steps by sv_rs (a row of the cache). What score() and its caller's loop compute.
+_sv_k_scores:
+        ldy     #0
+        bra     rows
+; ATTN's output over the kept weights, one chunk of V: for t = 0..sv_rl (while SC_POLL() sees no
+; RUN/STOP) the chunk of V row t at sv_ra (sv_rb bytes, sv_rn elements, F16 when A != 0) is read
+; to sv_kb and o[i] = single(o[i] + single(w_t·v_i)) with o at sv_qb and w_t at sv_sp (moving
+; on); sv_ra steps by sv_rs. What the loop over t in softattn.c computes with the weights kept.
+_sv_k_avs:
+        ldy     #1
+rows:   sty     sc_avs
+        sta     sc_f16
+        lda     #0
+        sta     sc_t
+        sta     sc_t+1
+@loop:  lda     _sv_rl+1                ; t > sv_rl: done
+        cmp     sc_t+1
+        bcc     @done
+        bne     @poll
+        lda     _sv_rl
+        cmp     sc_t
+        bcc     @done
+@poll:  lda     _sc_stop                ; SC_POLL()
+        bne     @done
+        inc     _sc_tick
+        bne     @read
+        jsr     _sc_poll
+        tax
+        beq     @read
+@done:  ldz     #0
+        rts
+@read:  lda     _sv_ra+3                ; sm_read(sv_ra, sv_kb, sv_rb)
+        sta     sreg+1
+        lda     _sv_ra+2
+        sta     sreg
+        ldx     _sv_ra+1
+        lda     _sv_ra
+        jsr     pusheax
+        lda     _sv_kb
+        ldx     _sv_kb+1
+        jsr     pushax
+        lda     _sv_rb
+        ldx     _sv_rb+1
+        jsr     _sm_read
+        clc                             ; sv_ra += sv_rs
+        ldx     #0
+        ldy     #4
+@step:  lda     _sv_ra,x
+        adc     _sv_rs,x
+        sta     _sv_ra,x
+        inx
+        dey
+        bne     @step
+        lda     sc_avs
+        beq     @dot
+        lda     _sv_sp                  ; sv_c = w_t; sv_sp moves on
+        sta     _sv_p
+        lda     _sv_sp+1
+        sta     _sv_p+1
+        getf    _sv_c, _sv_p, 0
+        jsr     nextw
+        lda     _sv_qb                  ; o += w_t·v
+        sta     _sv_p
+        lda     _sv_qb+1
+        sta     _sv_p+1
+        jsr     kpoint
+        ldz     #0
+        jsr     _sv_k_axpy
+        bra     @next
+@dot:   lda     #0                      ; sv_acc = +0, the dot product over the row
+        sta     _sv_acc
+        sta     _sv_acc+1
+        sta     _sv_acc+2
+        sta     _sv_acc+3
+        lda     _sv_qb
+        sta     _sv_p
+        lda     _sv_qb+1
+        sta     _sv_p+1
+        jsr     kpoint
+        jsr     _sv_k_dot
+        movf    _sv_a, _sv_acc          ; times the scale
+        movf    _sv_b, _sv_c
+        jsr     _sv_mulz
+        lda     _sv_sp                  ; s_t at sv_sp, which moves on
+        sta     _sv_p
+        lda     _sv_sp+1
+        sta     _sv_p+1
+        putf    _sv_p, _sv_r
+        ldz     #0
+        jsr     nextw
+        lda     _sv_m+3                 ; if (sf_lt(sv_m, s_t)) sv_m = s_t
+        sta     sreg+1
+        lda     _sv_m+2
+        sta     sreg
+        ldx     _sv_m+1
+        lda     _sv_m
+        jsr     pusheax
+        lda     _sv_r+3
+        sta     sreg+1
+        lda     _sv_r+2
+        sta     sreg
+        ldx     _sv_r+1
+        lda     _sv_r
+        jsr     _sf_lt
+        tax
+        beq     @next
+        ldx     #3
+@max:   lda     _sv_r,x
+        sta     _sv_m,x
+        dex
+        bpl     @max
+@next:  inc     sc_t
+        bne     :+
+        inc     sc_t+1
+:       jmp     @loop
+; sv_q = the row (sv_kb), sv_n = its elements, A = its format, for sv_k_dot and sv_k_axpy
+kpoint: lda     _sv_kb
+        sta     _sv_q
+        lda     _sv_kb+1
+        sta     _sv_q+1
+        lda     _sv_rn
+        sta     _sv_n
+        lda     sc_f16
+        rts
+; sv_sp += 4
+nextw:  clc
+        lda     _sv_sp
+        adc     #4
+        sta     _sv_sp
+        bcc     :+
+        inc     _sv_sp+1
+:       rts
+
         .rodata
 pow2:   .byte   $00, $80, $40, $20, $10, $08, $04, $02   ; 2^(8−k) for a shift right by k
+shofs7: .byte   21, 18, 15, 12, 9, 6, 3, 0              ; BRA offsets into 7 LSRQs: k of them
 
 ; ---------------------------------------------------------------------------------------------
 ; VADD / VMUL: x[i] = single(x[i] + y[i]) (A = 0) or single(x[i]·y[i]) (A != 0), p = x, q = y

@@ -14,7 +14,12 @@ use ssnail_format::mega65::dma;
 /// format. A job runs on the machine's bus, so starting one is a `Machine` method.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Dma {
-    /// The job list's 28-bit address ($D700–$D702, $D704, $D70E).
+    /// The job list's 28-bit address ($D700–$D702, $D704, $D70E). It advances as a job reads
+    /// its list and is left after the last list byte read (gs4510.vhdl at 76fac1b5:
+    /// `reg_dmagic_addr <= reg_dmagic_addr + 1` in `DMAgicTrigger`, `DMAgicReadOptions` and
+    /// every `DMAgicReadList` step but the entry's last, and nothing puts it back), so a job
+    /// started by writing only $D705 reads its list from that address's upper bits and the
+    /// written low byte. xemu does the same (dma65.c, `list_addr++` per list byte).
     list: u32,
     /// $D703 bit 0: lists are F018B (12-byte entries), else F018A (11 bytes).
     f018b: bool,
@@ -57,8 +62,10 @@ impl Machine {
     pub(crate) fn dma_register_write(&mut self, off: u16, v: u8) {
         match off {
             ADDRLSB_TRIGGER => {
-                self.dma.list = (self.dma.list & !0xFF) | v as u32;
-                self.dma_job(ListAt::Phys(self.dma.list), false);
+                // Also clears bits 23–27 (gs4510.vhdl: "in case an enhanced job had set them").
+                self.dma.list = (self.dma.list & 0x7F_FF00) | v as u32;
+                let n = self.dma_job(ListAt::Phys(self.dma.list), false).1;
+                self.dma.list = self.dma.list.wrapping_add(n) & 0xFFF_FFFF;
             }
             ADDRMSB => self.dma.list = (self.dma.list & !0xFF00) | (v as u32) << 8,
             ADDRBANK => {
@@ -69,16 +76,21 @@ impl Machine {
             ADDRMB => self.dma.list = (self.dma.list & 0xF_FFFF) | (v as u32) << 20,
             ETRIGGER => {
                 self.dma.list = (self.dma.list & !0xFF) | v as u32;
-                self.dma_job(ListAt::Phys(self.dma.list), true);
+                let n = self.dma_job(ListAt::Phys(self.dma.list), true).1;
+                self.dma.list = self.dma.list.wrapping_add(n) & 0xFFF_FFFF;
             }
             0x706 => {
                 self.dma.list = (self.dma.list & !0xFF) | v as u32;
-                self.dma_job(ListAt::Cpu(self.dma.list as u16), true);
+                let n = self.dma_job(ListAt::Cpu(self.dma.list as u16), true).1;
+                self.dma.list = self.dma.list.wrapping_add(n) & 0xFFF_FFFF;
             }
             0x707 => {
-                // Inline job: the list follows the STA $D707 instruction; the CPU resumes after it.
+                // Inline job: the list follows the STA $D707 instruction (its address is the
+                // list address's bits 0–15); the CPU resumes after it.
                 let at = self.pc;
-                let end = self.dma_job(ListAt::Cpu(at), true);
+                self.dma.list = (self.dma.list & !0xFFFF) | at as u32;
+                let (end, n) = self.dma_job(ListAt::Cpu(at), true);
+                self.dma.list = self.dma.list.wrapping_add(n) & 0xFFF_FFFF;
                 if let ListAt::Cpu(e) = end {
                     self.pc = e;
                 }
@@ -104,8 +116,23 @@ impl Machine {
         }
     }
 
-    /// Runs a job (and its chain); returns where the list reading stopped.
-    fn dma_job(&mut self, mut at: ListAt, enhanced: bool) -> ListAt {
+    /// The list address registers as the CPU reads them (gs4510.vhdl at 76fac1b5, `read_data`'s
+    /// DMAgicRegister case): $D700 and $D705 its bits 0–7, $D701 bits 8–15, $D702 the last
+    /// written bit 7 (WITHIO) and bits 16–22, $D704 bits 20–27; `None` for the other registers.
+    pub(crate) fn dma_register_read(&self, off: u16) -> Option<u8> {
+        let a = self.dma.list;
+        match off {
+            0x700 | 0x705 => Some(a as u8),
+            0x701 => Some((a >> 8) as u8),
+            0x702 => Some(self.io_regs[0x702] & 0x80 | (a >> 16) as u8 & 0x7F),
+            0x704 => Some((a >> 20) as u8),
+            _ => None,
+        }
+    }
+
+    /// Runs a job (and its chain); returns where the list reading stopped and how many list
+    /// bytes it read.
+    fn dma_job(&mut self, mut at: ListAt, enhanced: bool) -> (ListAt, u32) {
         let defaults = Options {
             f018b: self.dma.f018b,
             src_mb: 0,
@@ -217,7 +244,7 @@ impl Machine {
             }
         }
         self.cycles += list_bytes;
-        at
+        (at, list_bytes as u32)
     }
 
     fn dma_transfer(

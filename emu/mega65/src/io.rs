@@ -80,7 +80,9 @@ impl Machine {
             MATH_BUSY => 0, // DIVBUSY / MULBUSY: results are immediate
             D7FE if mode >= 2 => self.d7fe_read(),
             MATH_FIRST..=MATH_LAST if mode >= 2 => self.math.read((off - MATH_FIRST) as u8),
-            0x700..=0x7FF => self.io_regs[off as usize],
+            0x700..=0x7FF => self
+                .dma_register_read(off)
+                .unwrap_or(self.io_regs[off as usize]),
             _ => self.io_regs[off as usize],
         }
     }

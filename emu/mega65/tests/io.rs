@@ -212,3 +212,39 @@ fn cia2_nmi_ignores_i_and_is_edge_triggered() {
         assert_eq!(m.peek_phys(0x30, 1), [expect], "acknowledge: {ack}");
     }
 }
+
+#[test]
+fn a_dma_job_leaves_the_list_address_after_its_list_so_a_d705_write_alone_reads_the_next_page() {
+    // gs4510.vhdl advances reg_dmagic_addr over every list byte and leaves it there: a list at
+    // $30F5 (options $0B $00 and a 12-byte F018B entry) ends at $3103, so writing only $D705 =
+    // $F5 again starts the job at $31F5, not at $30F5. The registers read back the address.
+    let list = |value: u8, dst: u16| {
+        let [lo, hi] = dst.to_le_bytes();
+        // F018B, end of options; FILL 1 byte of `value` to `dst` in bank 0.
+        vec![0x0B, 0x00, 0x03, 1, 0, value, 0, 0, lo, hi, 0, 0, 0, 0]
+    };
+    let mut m = Machine::new();
+    m.poke_phys(0x30F5, &list(1, 0x4000));
+    m.poke_phys(0x31F5, &list(2, 0x4001));
+    let mut code = vec![
+        0xA9, 0x00, 0x8D, 0x02, 0xD7, 0x8D, 0x04, 0xD7, // list bank and megabyte 0
+        0xA9, 0x30, 0x8D, 0x01, 0xD7, // list address bits 8-15
+        0xA9, 0xF5, 0x8D, 0x05, 0xD7, // the job at $30F5
+        0xA9, 0xF5, 0x8D, 0x05, 0xD7, // only the low byte again
+    ];
+    for (i, reg) in [0x00u8, 0x01, 0x02, 0x04].into_iter().enumerate() {
+        code.extend([0xAD, reg, 0xD7, 0x8D, 0x10 + i as u8, 0x40]); // LDA $D7rr : STA $401i
+    }
+    code.extend(EXIT);
+    assert_eq!(run(&mut m, &code), StopReason::Exit(0));
+    assert_eq!(
+        m.peek_phys(0x4000, 2),
+        [1, 2],
+        "the second job's list was $31F5's"
+    );
+    assert_eq!(
+        m.peek_phys(0x4010, 4),
+        [0x03, 0x32, 0x00, 0x00],
+        "$3203 read back"
+    );
+}

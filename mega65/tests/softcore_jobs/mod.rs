@@ -1106,6 +1106,7 @@ fn attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit(
         (6, 3, 7, 9),
         (4, 4, 33, 40),
         (2, 1, 12, 64),
+        (2, 1, 32, 3), // the longest head whose q is one chunk (softattn.c's inlined score loop)
     ];
     let mut k = 0;
     for &shape in &shapes {
