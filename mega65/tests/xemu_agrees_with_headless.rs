@@ -1017,7 +1017,7 @@ fn stock_xemu_runs_the_software_core_from_the_d81_and_answers_as_ssnail_run_hw()
 #[test]
 fn stock_xemu_gives_the_trained_models_recorded_answers_on_the_software_core_from_the_d81() {
     use ssnail_mega65_program::trained_model::{image, recorded};
-    const QUESTIONS: [&str; 2] = ["what is the mega65?", "who trained you?"];
+    const QUESTIONS: [&str; 2] = ["explain the mega65", "tell me about the software core"];
     let xemu = stock_xemu();
     let work = tempfile::tempdir().unwrap();
     let img = image();
