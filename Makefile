@@ -217,7 +217,7 @@ $(QA_IMAGE): $(QA_GGUF) $(SSNAIL)
 # trained model; on an R4-R6 it is the encoder, which the demo's second part uses.
 IMAGES ?= $(QA_IMAGE) $(DEMO_ENCODER)
 
-# Retrain the shipped model (about 25 minutes on 2 cores) and rewrite what the tests compare
+# Retrain the shipped model (about 10 minutes on 2 cores) and rewrite what the tests compare
 # with: its answers under hardware numerics and, where llama.cpp is built, llama.cpp's.
 TRAIN := $(SSNAIL_TOOLS)target/release/ssnail-train
 QA_TRAIN_FLAGS := --spm $(SSNAIL_TOOLS)model/tokenizer/tok256.model --corpus $(SSNAIL_TOOLS)model/corpus \
