@@ -314,3 +314,43 @@ pub mod test_images {
         )
     }
 }
+
+/// The model trained here (model/ssnail-qa.gguf) as `make disk` converts it, and its answers as
+/// `make model` recorded them (model/answers/hw.tsv: greedy, hardware numerics on ssnail_core).
+pub mod trained_model {
+    use ssnail_convert::{convert, Options, Policy};
+    use std::path::PathBuf;
+
+    /// The GGUF: SSNAIL_QA_GGUF when set (e.g. one with a weight changed, to see a test fail),
+    /// else the committed model/ssnail-qa.gguf.
+    pub fn gguf() -> PathBuf {
+        std::env::var("SSNAIL_QA_GGUF")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| super::mega65_dir().join("../model/ssnail-qa.gguf"))
+    }
+
+    /// The image as `make disk` converts it (Q8_0 kept, 64-token context, 8 MB).
+    pub fn image() -> Vec<u8> {
+        let p = gguf();
+        let g = ssnail_gguf::Gguf::open(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        let o = Options {
+            ctx: Some(64),
+            policy: Policy::Keep,
+            ..Options::default()
+        };
+        convert(&g, &o).unwrap().image
+    }
+
+    /// The recorded ids of a corpus question (hw.tsv: set, question, expected, ids, …), the EOS
+    /// last when the answer ended.
+    pub fn recorded(q: &str) -> Vec<u32> {
+        let p = super::mega65_dir().join("../model/answers/hw.tsv");
+        let t = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        let l = t
+            .lines()
+            .find(|l| l.split('\t').nth(1) == Some(q))
+            .unwrap_or_else(|| panic!("{q:?} is not in {}", p.display()));
+        let ids = l.split('\t').nth(3).unwrap();
+        ids.split(',').map(|x| x.parse().unwrap()).collect()
+    }
+}

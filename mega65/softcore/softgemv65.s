@@ -88,9 +88,9 @@ jamv:   .res    1                       ; 1 when the alignment dropped nonzero b
         .data
 ; the DMA job (F018B; addresses cross megabyte boundaries instead of wrapping inside them, option
 ; $01, docs/spec/mega65.md §M3.2-§M3.3; source and destination megabyte), as softmem_m65.s.
-; Each row after the first starts it by writing $D705 alone, but a job leaves the list address
+; Each row after the first starts it by writing DMA_ETRIGGER alone, but a job leaves the list address
 ; registers after its list (gs4510.vhdl increments reg_dmagic_addr over every list byte; spec
-; §M3.1): $D705 puts back only bits 0-7, so the list and the byte after it must share a 256-byte
+; §M3.1): DMA_ETRIGGER puts back only bits 0-7, so the list and the byte after it must share a 256-byte
 ; page. 32-byte alignment (the linker configurations align DATA to 32) keeps the 19 bytes inside
 ; one; the .assert below stops the link if they ever are not.
         .align  32
@@ -109,7 +109,7 @@ src_bk: .byte   0
         .word   0                       ; modulo
 list_end:                               ; where a job leaves the list address
 LIST_PHYS = list + SC_NEAR_DELTA
-        .assert >list = >list_end, lderror, "softgemv65.s: the DMA list crosses a page (sgq_block writes only $D705 per row)"
+        .assert >list = >list_end, lderror, "softgemv65.s: the DMA list crosses a page (sgq_block writes only DMA_ETRIGGER per row)"
 
         .code
 
@@ -156,7 +156,7 @@ _sgq_block:
         lda     _sgq_nr
         sta     nr
         jsr     dx_params
-        lda     #^LIST_PHYS             ; the DMA list's address: each row only writes $D705
+        lda     #^LIST_PHYS             ; the DMA list's address: each row only writes DMA_ETRIGGER
         sta     DMA_ADDRBANK            ; ($D702 first: writing it clears $D704)
         lda     #<(LIST_PHYS >> 20)
         sta     DMA_ADDRMB

@@ -9,44 +9,13 @@
 
 use ssnail_mega65_program as common;
 use ssnail_mega65_program::{prg, program_disk, soft_core};
+use ssnail_mega65_program::trained_model::{image, recorded};
 
-use ssnail_convert::{convert, Options, Policy};
 use ssnail_core::{Board, Ssnail};
 use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_tokenizer::AsciiFolder;
-use std::path::{Path, PathBuf};
 
 const QUESTIONS: [&str; 3] = ["what is the mega65?", "what is ssnail?", "who trained you?"];
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// The image as `make disk` converts it (Q8_0 kept, 64-token context, 8 MB).
-fn image() -> Vec<u8> {
-    let p = std::env::var("SSNAIL_QA_GGUF")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| root().join("model/ssnail-qa.gguf"));
-    let g = ssnail_gguf::Gguf::open(&p).unwrap();
-    let o = Options {
-        ctx: Some(64),
-        policy: Policy::Keep,
-        ..Options::default()
-    };
-    convert(&g, &o).unwrap().image
-}
-
-/// The recorded ids of a question (model/answers/hw.tsv: set, question, expected, ids, …).
-fn recorded(q: &str) -> Vec<u32> {
-    let p = root().join("model/answers/hw.tsv");
-    let t = std::fs::read_to_string(&p).unwrap();
-    let l = t
-        .lines()
-        .find(|l| l.split('\t').nth(1) == Some(q))
-        .unwrap_or_else(|| panic!("{q:?} is not in {}", p.display()));
-    let ids = l.split('\t').nth(3).unwrap();
-    ids.split(',').map(|x| x.parse().unwrap()).collect()
-}
 
 #[test]
 fn the_trained_model_answers_on_a_stock_r3_from_the_disk_as_recorded_under_hardware_numerics() {

@@ -953,6 +953,74 @@ fn stock_xemu_runs_the_software_core_from_the_d81_and_answers_as_ssnail_run_hw()
     );
 }
 
+/// The model trained here (model/ssnail-qa.gguf, converted as `make disk` converts it) on the
+/// D81 with the software core, in stock xemu (an R3 without the SSNAIL core): greedy, `/reset`
+/// between questions, each answer on the screen is the one `make model` recorded under hardware
+/// numerics (model/answers/hw.tsv), folded as the program prints it and ended by the EOS.
+/// SSNAIL_QA_GGUF names another GGUF (one with a weight changed makes this fail).
+#[test]
+fn stock_xemu_gives_the_trained_models_recorded_answers_on_the_software_core_from_the_d81() {
+    use ssnail_mega65_program::trained_model::{image, recorded};
+    const QUESTIONS: [&str; 2] = ["explain the mega65", "tell me about the software core"];
+    let xemu = stock_xemu();
+    let work = tempfile::tempdir().unwrap();
+    let img = image();
+    let d81 = program_disk(
+        prg(),
+        false,
+        &[
+            (common::SOFT_CORE_FILE, soft_core()),
+            ("ssnail-qa.ssnail", &img),
+        ],
+    );
+    let (dev, _) = Ssnail::load_bytes(&img, None).unwrap();
+    let eos = dev.header().eos;
+    let want: Vec<String> = QUESTIONS
+        .iter()
+        .map(|q| {
+            let ids = recorded(q);
+            assert_eq!(
+                ids.last(),
+                Some(&eos),
+                "{q:?}: the recorded answer has no EOS"
+            );
+            let mut text = String::new();
+            let mut f = AsciiFolder::new();
+            for t in ids {
+                f.push(&dev.vocab_piece(t), &mut text);
+            }
+            text
+        })
+        .collect();
+
+    let sd = work.path().join("sd");
+    write_tree(&sd, &[("SSNAIL.PRG", prg()), ("SSNAIL.OVL", ovl())]);
+    let run = work.path().join("run");
+    let loader = onboard(&work.path().join("build"));
+    write_tree(
+        &run,
+        &[("soft.d81", d81.as_slice()), ("onboard.prg", &loader)],
+    );
+    open_to_all(work.path());
+    let serial = run.join("serial.txt");
+    let lines = [GREEDY, QUESTIONS[0], "/reset", QUESTIONS[1]];
+    let child = start_xemu_for(&xemu, &run, &sd, &run.join("soft.d81"), &serial, &[], 900);
+    let limit = Duration::from_secs(60);
+    if wait_serial(&serial, LISTED, 1, limit).contains(LISTED) {
+        let answer_time = Duration::from_secs(400);
+        type_lines_in_xemu(&run, &serial, &lines, answer_time, answer_time);
+    }
+    stop_xemu(child);
+    let x = String::from_utf8_lossy(&std::fs::read(&serial).unwrap_or_default()).into_owned();
+    assert!(x.contains("Loaded ssnail-qa.ssnail"), "{x}");
+    for (q, w) in QUESTIONS.iter().zip(&want) {
+        assert_eq!(answer(&x, q), w.as_str(), "{q:?}:\n{x}");
+        let echo = format!("> {q}\n{w}\n[end of text]");
+        assert!(x.contains(&echo), "{q:?}: not ended by the EOS:\n{x}");
+        eprintln!("xemu: {q} ->{w}");
+    }
+}
+
 /// RUN/STOP (matrix key 63) in stock xemu while the software core is inside one ATTN of 500,000
 /// heads (hours of work) ends the job: `[stopped]`, and the prompt is back. The core reads the
 /// keyboard inside the instruction; before, RUN/STOP was only read between instructions.

@@ -124,28 +124,115 @@ impl Tok {
     }
 }
 
-/// Training variants of a question (what a person may type for the same phrasing): as written,
-/// lower case, upper case, without its final '?', and `drops` copies with one word left out
-/// (chosen by `rng`). Dev and test are never varied.
-pub fn variants(q: &str, drops: usize, rng: &mut crate::rng::Rng) -> Vec<String> {
-    let mut v = vec![q.to_string(), q.to_lowercase(), q.to_uppercase()];
-    if let Some(s) = q.strip_suffix('?') {
-        v.push(s.trim_end().to_string());
+/// How a training question is varied each time it is drawn (`augment`).
+#[derive(Clone, Debug)]
+pub struct Augment {
+    /// Chance of the phrasing as written (none of the changes below).
+    pub keep: f64,
+    /// Chance of each word being replaced by a word of another training phrasing of the same
+    /// fact (so any word the fact's phrasings use points to it).
+    pub mix: f64,
+    /// Chance of one word of any training phrasing (of any fact) being put in at a random place
+    /// (so a word the model has not seen with this fact does not decide the answer).
+    pub insert: f64,
+    /// Chance of a change of letter case: all lower, all upper, or each word capitalised (one
+    /// third each).
+    pub case: f64,
+    /// Chance of each word being left out (never all of them; questions of two words or
+    /// fewer are kept whole).
+    pub drop: f64,
+    /// Chance of the final '?' being taken away, or one being added where there is none.
+    pub mark: f64,
+}
+
+/// The words of the training phrasings: those of each fact, and all of them.
+pub struct Words {
+    by_fact: std::collections::HashMap<String, Vec<String>>,
+    all: Vec<String>,
+}
+
+impl Words {
+    pub fn new(train: &[Qa]) -> Words {
+        let mut by_fact: std::collections::HashMap<String, Vec<String>> = Default::default();
+        let mut all = Vec::new();
+        for q in train {
+            for w in q.question.split(' ').filter(|w| !w.is_empty()) {
+                by_fact
+                    .entry(q.fact.clone())
+                    .or_default()
+                    .push(w.to_string());
+                all.push(w.to_string());
+            }
+        }
+        Words { by_fact, all }
     }
-    let words: Vec<&str> = q.split(' ').collect();
-    if words.len() > 2 {
-        for _ in 0..drops {
-            let k = (rng.next_u64() % words.len() as u64) as usize;
-            let w: Vec<&str> = words
-                .iter()
-                .enumerate()
-                .filter(|&(i, _)| i != k)
-                .map(|(_, w)| *w)
-                .collect();
-            v.push(w.join(" "));
+}
+
+fn pick<'a>(v: &'a [String], rng: &mut crate::rng::Rng) -> Option<&'a str> {
+    (!v.is_empty()).then(|| v[(rng.next_u64() % v.len() as u64) as usize].as_str())
+}
+
+/// A variant of a training question as a person might ask the same thing: words swapped for
+/// words of the fact's other training phrasings, a stray word put in, its letter case changed,
+/// words left out, the question mark dropped or added (chances in `a`, drawn from `rng`; the
+/// words only from the training phrasings). Dev and test are never varied.
+pub fn augment(q: &Qa, words: &Words, a: &Augment, rng: &mut crate::rng::Rng) -> String {
+    let same = words
+        .by_fact
+        .get(&q.fact)
+        .map(|v| v.as_slice())
+        .unwrap_or(&[]);
+    let mut ws: Vec<String> = q
+        .question
+        .split(' ')
+        .map(|w| match rng.uniform() < a.mix {
+            true => pick(same, rng).unwrap_or(w).to_string(),
+            false => w.to_string(),
+        })
+        .collect();
+    if rng.uniform() < a.insert {
+        if let Some(w) = pick(&words.all, rng) {
+            let at = (rng.next_u64() % (ws.len() as u64 + 1)) as usize;
+            ws.insert(at, w.to_string());
         }
     }
-    v.sort();
-    v.dedup();
-    v
+    let mut s = ws.join(" ");
+    if rng.uniform() < a.case {
+        s = match rng.next_u64() % 3 {
+            0 => s.to_lowercase(),
+            1 => s.to_uppercase(),
+            _ => s
+                .split(' ')
+                .map(|w| {
+                    let mut c = w.chars();
+                    match c.next() {
+                        Some(f) => f
+                            .to_uppercase()
+                            .chain(c.flat_map(|c| c.to_lowercase()))
+                            .collect(),
+                        None => String::new(),
+                    }
+                })
+                .collect::<Vec<String>>()
+                .join(" "),
+        };
+    }
+    let words: Vec<&str> = s.split(' ').collect();
+    if words.len() > 2 && a.drop > 0.0 {
+        let keep: Vec<&str> = words
+            .iter()
+            .filter(|_| rng.uniform() >= a.drop)
+            .copied()
+            .collect();
+        if !keep.is_empty() {
+            s = keep.join(" ");
+        }
+    }
+    if rng.uniform() < a.mark {
+        s = match s.strip_suffix('?') {
+            Some(t) => t.trim_end().to_string(),
+            None => format!("{s}?"),
+        };
+    }
+    s
 }

@@ -7,6 +7,7 @@ pub mod corpus;
 pub mod eval;
 pub mod export;
 pub mod model;
+pub mod ops;
 pub mod rng;
 pub mod spm;
 pub mod train;

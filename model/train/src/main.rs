@@ -49,6 +49,9 @@ enum Cmd {
         lr: f64,
         #[arg(long, default_value_t = 0.0)]
         weight_decay: f64,
+        /// The loss's weight at each answer's first token (the others weigh 1).
+        #[arg(long, default_value_t = 1.0)]
+        first_weight: f64,
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Log every N steps (with the dev set's exact rate).
@@ -58,13 +61,26 @@ enum Cmd {
         output: PathBuf,
         #[arg(long, default_value = "ssnail-mega65-qa")]
         name: String,
-        /// Word-dropped copies of each training question (corpus::variants); with 0 and
-        /// --no-case only the phrasings as written are trained.
-        #[arg(long, default_value_t = 2)]
-        drops: usize,
-        /// No lower-case, upper-case and no-'?' copies.
-        #[arg(long)]
-        no_case: bool,
+        /// Each time a training question is drawn (corpus::augment; all at 0 trains the
+        /// phrasings as written): the chance of the phrasing as written, unchanged.
+        #[arg(long, default_value_t = 0.0)]
+        keep_p: f64,
+        /// ... the chance of each word being swapped for a word of the
+        /// fact's other training phrasings.
+        #[arg(long, default_value_t = 0.0)]
+        mix_p: f64,
+        /// ... the chance of a word of any training phrasing being put in.
+        #[arg(long, default_value_t = 0.0)]
+        insert_p: f64,
+        /// ... the chance of a change of its letter case.
+        #[arg(long, default_value_t = 0.5)]
+        case_p: f64,
+        /// ... the chance of each of its words being left out.
+        #[arg(long, default_value_t = 0.1)]
+        drop_p: f64,
+        /// ... the chance of its final '?' being taken away or added.
+        #[arg(long, default_value_t = 0.25)]
+        mark_p: f64,
     },
     /// Exact answers of a GGUF on the corpus sets, converted and run on ssnail_core.
     Eval {
@@ -104,7 +120,20 @@ fn seqs(tok: &Tok, qa: &[Qa], ctx: usize, what: &Path) -> Result<Vec<corpus::Seq
         .collect()
 }
 
+/// Keeps freed memory in the process: candle allocates and frees tensors of the same sizes
+/// every step, and glibc's defaults give the large ones back to the kernel each time (a third
+/// of a step went to page faults).
+fn keep_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes glibc's thresholds; called before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 30);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
+    }
+}
+
 fn main() {
+    keep_freed_memory();
     if let Err(e) = run(Cli::parse()) {
         eprintln!("ssnail-train: {e:#}");
         std::process::exit(1);
@@ -125,43 +154,34 @@ fn run(cli: Cli) -> Result<()> {
             batch,
             lr,
             weight_decay,
+            first_weight,
             seed,
             every,
             output,
             name,
-            drops,
-            no_case,
+            keep_p,
+            mix_p,
+            insert_p,
+            case_p,
+            drop_p,
+            mark_p,
         } => {
             let pieces = spm::read(&spm)?;
             let vocab = corpus::vocab(&pieces).with_context(|| spm.display().to_string())?;
             let tok = Tok::new(vocab.clone())?;
             let tp = corpus.join("train.tsv");
             let dp = corpus.join("dev.tsv");
-            let mut rng = ssnail_train::rng::Rng::new(seed ^ 0xA5);
-            let mut varied = Vec::new();
-            for q in corpus::read_tsv(&tp)? {
-                let vs = if no_case {
-                    vec![q.question.clone()]
-                } else {
-                    corpus::variants(&q.question, drops, &mut rng)
-                };
-                for v in vs {
-                    let vq = Qa {
-                        question: v.clone(),
-                        ..q.clone()
-                    };
-                    // a variant that does not fit the context is left out (the phrasing as
-                    // written must fit: seqs() says so)
-                    if v != q.question && tok.seq(&vq).ids.len() > ctx {
-                        continue;
-                    }
-                    varied.push(Qa {
-                        question: v,
-                        ..q.clone()
-                    });
-                }
-            }
-            let tr = seqs(&tok, &varied, ctx, &tp)?;
+            let train_qa = corpus::read_tsv(&tp)?;
+            let tr = seqs(&tok, &train_qa, ctx, &tp)?;
+            let words = corpus::Words::new(&train_qa);
+            let aug = corpus::Augment {
+                keep: keep_p,
+                mix: mix_p,
+                insert: insert_p,
+                case: case_p,
+                drop: drop_p,
+                mark: mark_p,
+            };
             let dv = seqs(&tok, &corpus::read_tsv(&dp)?, ctx, &dp)?;
             let cfg = Config {
                 vocab: vocab.tokens.len(),
@@ -181,6 +201,7 @@ fn run(cli: Cli) -> Result<()> {
                 weight_decay,
                 warmup: (steps / 20).max(1),
                 seed,
+                first_weight,
             };
             let longest = tr.iter().chain(&dv).map(|s| s.ids.len()).max().unwrap_or(0);
             eprintln!(
@@ -190,15 +211,58 @@ fn run(cli: Cli) -> Result<()> {
             );
             let start = std::time::Instant::now();
             let eos = tok.eos();
-            train::train(&m, &tr, eos, &r, every, &mut |step, lr, loss| {
-                let (dx, dl) = train::evaluate(&m, &dv, eos)?;
-                eprintln!(
+            // each draw varies the question; a variant that does not fit the context is
+            // trained as written (which fits: seqs() says so)
+            let mut draw = |i: usize, rng: &mut ssnail_train::rng::Rng| {
+                let q = &train_qa[i];
+                let v = Qa {
+                    question: corpus::augment(q, &words, &aug, rng),
+                    ..q.clone()
+                };
+                let s = tok.seq(&v);
+                if s.ids.len() > ctx {
+                    tr[i].clone()
+                } else {
+                    s
+                }
+            };
+            // the weights kept are those of the evaluation with the most exact dev answers
+            // (the lower dev loss among equals)
+            let mut best: Option<(usize, f64, f64, Vec<candle_core::Tensor>)> = None;
+            train::train_with(
+                &m,
+                tr.len(),
+                &mut draw,
+                eos,
+                &r,
+                every,
+                &mut |step, lr, loss| {
+                    let (dx, dl) = train::evaluate(&m, &dv, eos)?;
+                    eprintln!(
                     "step {step:5}  lr {lr:.5}  loss {loss:.4}  dev loss {dl:.4}  dev exact {:.1}%  {:.0}s",
                     dx * 100.0,
                     start.elapsed().as_secs_f64()
                 );
-                Ok(())
-            })?;
+                    if best
+                        .as_ref()
+                        .is_none_or(|b| dx > b.1 || (dx == b.1 && dl < b.2))
+                    {
+                        let w = m
+                            .vars()
+                            .iter()
+                            .map(|v| v.as_tensor().copy())
+                            .collect::<candle_core::Result<_>>()?;
+                        best = Some((step, dx, dl, w));
+                    }
+                    Ok(())
+                },
+            )?;
+            if let Some((step, _, _, w)) = &best {
+                for (v, t) in m.vars().iter().zip(w) {
+                    v.set(t)?;
+                }
+                eprintln!("kept the weights of step {step} (the most exact dev answers)");
+            }
             let (tx, tl) = train::evaluate(&m, &tr, eos)?;
             let (dx, dl) = train::evaluate(&m, &dv, eos)?;
             eprintln!(

@@ -9,6 +9,7 @@
 //! the output projection added to the residual, RMSNORM, SiLU(gate)·up, down added, the final
 //! RMSNORM and the classifier.
 
+use crate::ops::{causal_softmax, fake_f16, fake_q8_0, RopeTable};
 use crate::rng::Rng;
 use anyhow::Result;
 use candle_core::{DType, Device, Tensor, Var, D};
@@ -66,33 +67,7 @@ pub struct Model {
     pub layers: Vec<Layer>,
     pub out_norm: Var,
     pub output: Var,
-    cos: Tensor,
-    sin: Tensor,
-}
-
-/// Q8_0 of the last dimension's blocks of 32 as the stored (or hardware-quantised) values;
-/// `f16_scale` rounds the scale to F16 as both the file and the hardware's input quantiser do.
-fn q8_0_values(x: &Tensor) -> Result<Tensor> {
-    let shape = x.shape().clone();
-    let b = x.detach().reshape((x.elem_count() / 32, 32))?;
-    let amax = b.abs()?.max_keepdim(1)?;
-    let d = (amax / 127.0)?;
-    let d16 = d.to_dtype(DType::F16)?.to_dtype(DType::F32)?;
-    // d = 0 only for an all-zero block, whose quants are 0 whatever id is (llama.cpp: id 0)
-    let id = d.maximum(1e-38)?.recip()?;
-    let q = b.broadcast_mul(&id)?.round()?;
-    Ok(q.broadcast_mul(&d16)?.reshape(shape)?)
-}
-
-/// Straight through: the forward value is Q8_0's, the gradient is the identity's.
-pub fn fake_q8_0(x: &Tensor) -> Result<Tensor> {
-    let q = q8_0_values(x)?;
-    Ok((x + (q - x.detach())?)?)
-}
-
-fn fake_f16(x: &Tensor) -> Result<Tensor> {
-    let h = x.detach().to_dtype(DType::F16)?.to_dtype(DType::F32)?;
-    Ok((x + (h - x.detach())?)?)
+    rope: RopeTable,
 }
 
 fn rmsnorm(x: &Tensor, g: &Tensor, eps: f32) -> Result<Tensor> {
@@ -103,9 +78,15 @@ fn rmsnorm(x: &Tensor, g: &Tensor, eps: f32) -> Result<Tensor> {
 
 /// x (…, in) times the Q8_0 matrix w (out, in), the input quantised as the GEMV does.
 fn gemv(x: &Tensor, w: &Tensor) -> Result<Tensor> {
-    let xq = fake_q8_0(x)?;
+    // as one (rows, in) matrix: a broadcast matmul's weight gradient would be summed over
+    // the batch afterwards
+    let dims = x.dims().to_vec();
+    let (rows, cols) = (x.elem_count() / dims[dims.len() - 1], dims[dims.len() - 1]);
+    let xq = fake_q8_0(&x.reshape((rows, cols))?)?;
     let wq = fake_q8_0(w)?;
-    Ok(xq.broadcast_matmul(&wq.t()?)?)
+    let mut out = dims;
+    *out.last_mut().expect("a matrix input") = w.dims()[0];
+    Ok(xq.matmul(&wq.t()?)?.reshape(out)?)
 }
 
 fn var(rng: &mut Rng, shape: (usize, usize), std: f64) -> Result<Var> {
@@ -153,29 +134,14 @@ impl Model {
         }
         let out_norm = ones(d)?;
         let output = var(&mut rng, (cfg.vocab, d), w(d))?;
-        // ROPE: pair i of a head turns by pos·base^(−2i/hd), as llama.cpp (and the
-        // converter's table) compute it
-        let hd = cfg.head_dim();
-        let mut c = Vec::new();
-        let mut s = Vec::new();
-        for p in 0..cfg.ctx {
-            for i in 0..hd / 2 {
-                let theta = cfg.rope_base.powf(-2.0 * i as f32 / hd as f32);
-                let a = p as f32 * theta;
-                c.push(a.cos());
-                s.push(a.sin());
-            }
-        }
-        let cos = Tensor::from_vec(c, (cfg.ctx, 1, hd / 2, 1), &Device::Cpu)?;
-        let sin = Tensor::from_vec(s, (cfg.ctx, 1, hd / 2, 1), &Device::Cpu)?;
+        let rope = RopeTable::new(cfg.ctx, cfg.head_dim(), cfg.rope_base);
         Ok(Model {
             cfg,
             embd,
             layers,
             out_norm,
             output,
-            cos,
-            sin,
+            rope,
         })
     }
 
@@ -202,21 +168,14 @@ impl Model {
         v
     }
 
-    /// (B, T, H, hd) turned pairwise by position.
-    fn rope(&self, x: &Tensor) -> Result<Tensor> {
-        let (b, t, h, hd) = x.dims4()?;
-        let x = x.reshape((b, t, h, hd / 2, 2))?;
-        let x0 = x.narrow(4, 0, 1)?;
-        let x1 = x.narrow(4, 1, 1)?;
-        let c = self.cos.narrow(0, 0, t)?.unsqueeze(0)?;
-        let s = self.sin.narrow(0, 0, t)?.unsqueeze(0)?;
-        let r0 = (x0.broadcast_mul(&c)? - x1.broadcast_mul(&s)?)?;
-        let r1 = (x0.broadcast_mul(&s)? + x1.broadcast_mul(&c)?)?;
-        Ok(Tensor::cat(&[r0, r1], 4)?.reshape((b, t, h, hd))?)
-    }
-
     /// Logits (B, T, vocab) for token ids (B, T).
     pub fn forward(&self, ids: &Tensor) -> Result<Tensor> {
+        self.classify(&self.hidden(ids)?)
+    }
+
+    /// The classifier's input (…, dim), the final RMSNORM not yet applied, for token ids
+    /// (B, T).
+    pub fn hidden(&self, ids: &Tensor) -> Result<Tensor> {
         let cfg = &self.cfg;
         let (b, t) = ids.dims2()?;
         let (d, nh, hd) = (cfg.dim, cfg.heads, cfg.head_dim());
@@ -224,30 +183,31 @@ impl Model {
         let mut x = embd
             .index_select(&ids.flatten_all()?, 0)?
             .reshape((b, t, d))?;
-        let mask: Vec<f32> = (0..t * t)
-            .map(|i| if i % t > i / t { -1e30 } else { 0.0 })
-            .collect();
-        let mask = Tensor::from_vec(mask, (t, t), &Device::Cpu)?;
-        let scale = 1.0 / (hd as f64).sqrt();
+        let scale = 1.0 / (hd as f32).sqrt();
         for l in &self.layers {
             let h = rmsnorm(&x, l.attn_norm.as_tensor(), cfg.eps)?;
             let q = gemv(&h, &l.wq)?.reshape((b, t, nh, hd))?;
             let k = gemv(&h, &l.wk)?.reshape((b, t, nh, hd))?;
             let v = gemv(&h, &l.wv)?.reshape((b, t, nh, hd))?;
-            let q = self.rope(&q)?.transpose(1, 2)?.contiguous()?;
-            let k = fake_f16(&self.rope(&k)?)?.transpose(1, 2)?.contiguous()?;
+            let q = self.rope.apply(&q)?.transpose(1, 2)?.contiguous()?;
+            let k = fake_f16(&self.rope.apply(&k)?)?
+                .transpose(1, 2)?
+                .contiguous()?;
             let v = fake_f16(&v)?.transpose(1, 2)?.contiguous()?;
-            let s = (q.matmul(&k.t()?)? * scale)?.broadcast_add(&mask)?;
-            let p = candle_nn::ops::softmax(&s, D::Minus1)?;
+            let p = causal_softmax(&q.matmul(&k.t()?)?, scale)?;
             let a = p.matmul(&v)?.transpose(1, 2)?.reshape((b, t, d))?;
             x = (x + gemv(&a, &l.wo)?)?;
             let h = rmsnorm(&x, l.ffn_norm.as_tensor(), cfg.eps)?;
             let g = gemv(&h, &l.gate)?;
             let u = gemv(&h, &l.up)?;
-            let silu = (&g * (g.neg()?.exp()? + 1.0)?.recip()?)?;
-            x = (x + gemv(&(silu * u)?, &l.down)?)?;
+            x = (x + gemv(&(g.silu()? * u)?, &l.down)?)?;
         }
-        let h = rmsnorm(&x, self.out_norm.as_tensor(), cfg.eps)?;
+        Ok(x)
+    }
+
+    /// Logits (…, vocab) of hidden states (…, dim): the final RMSNORM and the classifier.
+    pub fn classify(&self, x: &Tensor) -> Result<Tensor> {
+        let h = rmsnorm(x, self.out_norm.as_tensor(), self.cfg.eps)?;
         gemv(&h, &self.output)
     }
 }

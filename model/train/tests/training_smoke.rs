@@ -37,6 +37,7 @@ fn a_few_training_steps_lower_the_loss_and_write_a_gguf_that_converts_and_answer
         weight_decay: 0.0,
         warmup: 2,
         seed: 3,
+        first_weight: 1.0,
     };
     let (_, before) = train::evaluate(&m, &seqs, tok.eos()).unwrap();
     let mut losses = Vec::new();
