@@ -182,9 +182,11 @@ static void progress_clear(void) {
 }
 
 static void progress(uint32_t now) {
-    uint16_t s = (uint16_t)(now / 1000);
+    uint16_t s;
     uint8_t c = scr_col;
-    if (!prog_on || s == prog_s) return;
+    if (!prog_on) return;   /* before the division: this runs at every poll of every job */
+    s = (uint16_t)(now / 1000);
+    if (s == prog_s) return;
     prog_s = s;
     scr_quiet = 1;
     scr_col = COL_GREY;
