@@ -230,11 +230,7 @@ fn tracked_text_files() -> Vec<(String, String)> {
 /// test's change did not edit (the software core's sources): the file and the
 /// citation as written. Each is reported when it is fixed, so the list only
 /// shrinks.
-const KNOWN_MISRESOLVED: &[(&str, &str)] = &[
-    ("mega65/softcore/quad.inc", "mega65.md \u{a7}1.6"),
-    ("mega65/softcore/softgemv65.s", "mega65.md \u{a7}9"),
-    ("mega65/softcore/exactsum65.s", "mega65.md \u{a7}9"),
-];
+const KNOWN_MISRESOLVED: &[(&str, &str)] = &[];
 
 #[test]
 fn every_section_reference_points_at_a_heading_of_the_document_it_names() {

@@ -9,7 +9,7 @@
 ;    bit pos = ea + eb - 2 of the accumulator (exactsum.c; F16: ea = e5 + 125), and its
 ;    significand ma in Q = A:X:Y:Z. Zero, subnormal, inf and NaN weights go to the C.
 ; 3. ma·2^(pos mod 8) by 0-7 ASLQs (a patched BRA into the chain), stored to MULTINA: the
-;    multiplier (spec/MEGA65.md §9, product ready one cycle after the write) gives the product
+;    multiplier (spec/mega65.md §M9, product ready one cycle after the write) gives the product
 ;    already on byte boundaries, < 2^55 (F32 and BF16 as ma·2^16: 24 + 7 + 24 bits; F16 < 2^42).
 ; 4. Its 7 bytes (6 for F16: the 7th is zero) added to or subtracted from xs_acc at byte
 ;    pos / 8, then the carry (borrow) runs up while it is set, as exactsum.c's accumulate.

@@ -9,7 +9,7 @@
 ;    job's source moves on by the row stride with 16-bit adds; its bank and megabyte only on a
 ;    carry (or every row for a stride of 64 KB or more).
 ; 2. isum, exact, with the hardware multiplier (MULTINA $D770, MULTINB $D774, MULTOUT $D778;
-;    "64-bit unsigned product A×B", spec/MEGA65.md §9, ready one cycle after a write). Two
+;    "64-bit unsigned product A×B", spec/mega65.md §M9, ready one cycle after a write). Two
 ;    products per multiplication: A = c0 + c1·2^24 (two weights), B = b1 + b0·2^24 (two |x|),
 ;    A·B = c0·b1 + (c0·b0 + c1·b1)·2^24 + c1·b0·2^48; c ≤ 255 and b ≤ 128, so c0·b1 < 2^16
 ;    leaves byte 2 zero and the wanted sum c0·b0 + c1·b1 (< 2^16) sits in bytes 3-4. ADCQ $D77A

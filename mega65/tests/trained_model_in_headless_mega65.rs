@@ -8,8 +8,8 @@
 //! SSNAIL_QA_GGUF names another GGUF (e.g. one with a weight changed, to see this test fail).
 
 use ssnail_mega65_program as common;
-use ssnail_mega65_program::{prg, program_disk, soft_core};
 use ssnail_mega65_program::trained_model::{image, recorded};
+use ssnail_mega65_program::{prg, program_disk, soft_core};
 
 use ssnail_core::{Board, Ssnail};
 use ssnail_mega65::{KeyScript, Machine, CPU_HZ};

@@ -22,7 +22,7 @@ use ssnail_core::{Board, Machine as Core, NoHost, Numerics, Ssnail};
 use ssnail_disk::D81;
 use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_tokenizer::image::image_memory;
-use ssnail_tokenizer::ImageTokenizer;
+use ssnail_tokenizer::{AsciiFolder, ImageTokenizer};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
