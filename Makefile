@@ -204,11 +204,12 @@ SMOLLM2_GGUF := $(SSNAIL_CACHE)/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
 DEMO_ENCODER ?= $(DEMO)/minilm.64mb.ssnail
 DEMO_DECODER ?= $(DEMO)/smollm2.ssnail
 # The model trained here for the MEGA65's software core (model/README.md): converted as its
-# quality was measured (Q8_0 as trained, 64-token context, 8 MB: every board).
+# quality was measured (Q8_0 as trained, 64-token context, 8 MB: every board; greedy, so that
+# the MEGA65 program and ssnail chat answer greedily unless told otherwise).
 SSNAIL_BUILD ?= $(SSNAIL_TOOLS)build
 QA_GGUF := $(SSNAIL_TOOLS)model/ssnail-qa.gguf
 QA_IMAGE := $(SSNAIL_BUILD)/ssnail-qa.ssnail
-QA_CONVERT_FLAGS := --wtype keep --ctx 64 --mem-mb 8
+QA_CONVERT_FLAGS := --wtype keep --ctx 64 --mem-mb 8 --default-greedy
 $(QA_IMAGE): $(QA_GGUF) $(SSNAIL)
 	@mkdir -p $(dir $@)
 	$(SSNAIL) convert $< -o $@ $(QA_CONVERT_FLAGS)

@@ -253,6 +253,20 @@ pub fn c_header() -> String {
     );
     put!(line, "IMG_", image::VERSION, dec, "");
     put!(line, "IMG_", image::FLAG_ENCODER, dec, "H_FLAGS bit");
+    put!(
+        line,
+        "IMG_",
+        image::ANSWER_TOKENS,
+        hex32,
+        "H_ANSWER bits: tokens per answer"
+    );
+    put!(
+        line,
+        "IMG_",
+        image::ANSWER_GREEDY,
+        hex32,
+        "H_ANSWER bit: greedy"
+    );
     put!(line, "IMG_", image::OUTPUT_AREA, hex32, "");
     put!(line, "IMG_", image::TOKENS, hex32, "token buffer, u32 each");
     put!(line, "IMG_", image::TOKEN_SLOTS, dec, "");
@@ -289,6 +303,7 @@ pub fn c_header() -> String {
         def!("H_", h::HOST_SEG_LEN),
         def!("H_", h::TOKENIZER),
         def!("H_", h::CHAT),
+        def!("H_", h::ANSWER),
         def!("H_", h::DESC),
         def!("H_", h::DESC_LEN),
     ] {

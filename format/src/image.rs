@@ -64,9 +64,18 @@ pub mod h {
     pub const TOKENIZER: usize = 0x78;
     /// Address of the chat block (§2.6), 0 = none.
     pub const CHAT: usize = 0x7C;
+    /// The image's answer defaults (§1.4): [`super::ANSWER_TOKENS`] and [`super::ANSWER_GREEDY`];
+    /// 0 = the host's own defaults.
+    pub const ANSWER: usize = 0x58;
     pub const DESC: usize = 0x80;
     pub const DESC_LEN: usize = 0x80;
 }
+
+/// Header $58 bits 0-15: tokens per answer by default (1-4095; 0 = the host's default).
+pub const ANSWER_TOKENS: u32 = 0xFFFF;
+/// Header $58 bit 16: greedy by default (temperature 0, repetition penalty 1.0, as the v1
+/// hardware's ARGMAX); clear = the host's default sampling.
+pub const ANSWER_GREEDY: u32 = 0x1_0000;
 
 /// Runtime block offsets (§1.5), relative to BASE; shared by CPU and script.
 pub mod rt {
@@ -148,6 +157,8 @@ pub struct Header {
     pub tokenizer: u32,
     /// The chat block's address (§2.6), 0 when the image has none.
     pub chat: u32,
+    /// Answer defaults (header $58): tokens per answer and greedy; 0 = the host's.
+    pub answer: u32,
     /// Description bytes up to (not including) the NUL.
     pub desc: Vec<u8>,
 }
@@ -220,6 +231,7 @@ impl Header {
             host_len: rd_u32(b, h::HOST_SEG_LEN),
             tokenizer: rd_u32(b, h::TOKENIZER),
             chat: rd_u32(b, h::CHAT),
+            answer: rd_u32(b, h::ANSWER),
             desc: d[..end].to_vec(),
         })
     }
@@ -251,6 +263,7 @@ impl Header {
             (h::HOST_SEG_LEN, self.host_len),
             (h::TOKENIZER, self.tokenizer),
             (h::CHAT, self.chat),
+            (h::ANSWER, self.answer),
         ] {
             wr_u32(&mut b, off, v);
         }

@@ -10,6 +10,7 @@
 extern uint16_t smp_temp;       /* thousandths; 0 = greedy (one job per answer, as without sampling) */
 /* the model's logits (f32 at out, n of them) and token buffer */
 void smp_init(uint32_t out, uint32_t n, uint32_t tokens);
+void smp_greedy(void);          /* temperature 0 and penalty 1.0 (an image's default, header $58) */
 /* the token for the logits of position q (the window is slots q-63..q), or SMP_KEEP */
 uint32_t __fastcall__ smp_choose(uint16_t q);
 /* /temp /topk /penalty /seed: 1 = handled (prints the new settings) */

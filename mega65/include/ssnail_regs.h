@@ -44,6 +44,8 @@
 #define IMG_MAGIC            "SSNL"         /* 4 bytes at H_MAGIC */
 #define IMG_VERSION          1
 #define IMG_FLAG_ENCODER     1              /* H_FLAGS bit */
+#define IMG_ANSWER_TOKENS    0x0000FFFFUL   /* H_ANSWER bits: tokens per answer */
+#define IMG_ANSWER_GREEDY    0x00010000UL   /* H_ANSWER bit: greedy */
 #define IMG_OUTPUT_AREA      0x08000100UL
 #define IMG_TOKENS           0x08001000UL   /* token buffer, u32 each */
 #define IMG_TOKEN_SLOTS      4096
@@ -73,6 +75,7 @@
 #define H_HOST_SEG_LEN       0x74
 #define H_TOKENIZER          0x78
 #define H_CHAT               0x7C
+#define H_ANSWER             0x58
 #define H_DESC               0x80
 #define H_DESC_LEN           0x80
 #define ARCH_LLAMA           0              /* H_ARCH */

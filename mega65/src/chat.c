@@ -628,6 +628,7 @@ static void choose_core(const char *which) {
 
 uint8_t chat(const char *name) {
     uint8_t arch = far_peek(HDR(H_ARCH)), i, c;
+    uint32_t answer;
     static const char *const arch_names[3] = {"llama", "gpt2", "bert"};
     h_code = far_peek32(HDR(H_CODE));
     h_tokens = far_peek32(HDR(H_TOKENS));
@@ -639,6 +640,11 @@ uint8_t chat(const char *name) {
     h_nvocab = far_peek32(HDR(H_NVOCAB));
     encoder = far_peek(HDR(H_FLAGS)) & IMG_FLAG_ENCODER;
     last_prompt = last_prompt_ms = last_tokens = last_gen_ms = 0;
+    /* the image's answer defaults (header $58, spec §1.4), where it has them; /temp, /penalty
+     * and /n still choose, and an image without them keeps the session's settings */
+    answer = far_peek32(HDR(H_ANSWER));
+    if (answer & IMG_ANSWER_GREEDY) smp_greedy();
+    if ((uint16_t)answer) n_generate = (uint16_t)answer;
     smp_init(h_output, h_outdim, h_tokens);
     first = 1;
     pos = 0;
@@ -653,6 +659,9 @@ uint8_t chat(const char *name) {
     scr_printf("] %s\n", name);
     scr_printf("[%s %s, context %lu, vocab %lu]\n", arch_names[arch < 3 ? arch : 0],
                encoder ? "encoder" : "decoder", h_maxctx, far_peek32(HDR(H_NVOCAB)));
+    if (answer && !encoder)
+        scr_printf("[this image's defaults:%s %u token%s per answer]\n",
+                   answer & IMG_ANSWER_GREEDY ? " greedy," : "", n_generate, plural(n_generate));
     scr_col = COL_LGREEN;
     vocab_len = tok_index > h_vocab ? tok_index - h_vocab : 0;
     tok_poll = kbd_stop_pressed;

@@ -45,6 +45,11 @@ static void set_seed(uint32_t s) {
     smp_state = s ? s : 0x9E3779B9UL;
 }
 
+void smp_greedy(void) {
+    smp_temp = 0;
+    pen = 1000;
+}
+
 void smp_init(uint32_t out, uint32_t n, uint32_t tokens) {
     smp_out = out;
     smp_nout = n > 65536UL ? 0 : n;   /* more output rows: no candidate, the ARGMAX stays */

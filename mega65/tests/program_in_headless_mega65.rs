@@ -155,6 +155,34 @@ fn llama_from_the_d81_prints_what_ssnail_run_prints() {
     }
 }
 
+/// An image with answer defaults (header $58: greedy, 6 tokens per answer, as `ssnail convert
+/// --default-greedy --default-tokens 6` writes them) answers with no /temp or /n typed exactly
+/// as `ssnail run --hw` greedy with 6 tokens, and says so under its banner; the sampler's
+/// default (temperature 0.8) would choose other tokens.
+#[test]
+fn an_images_answer_defaults_are_the_programs_without_a_command() {
+    let mut img = llama();
+    let at = ssnail_format::image::h::ANSWER;
+    img[at..at + 4].copy_from_slice(&(ssnail_format::image::ANSWER_GREEDY | 6).to_le_bytes());
+    let prompt = "the cat sat on the mat";
+    let setup = Setup {
+        d81: Some(disk_with(&[("tinyllama.ssnail", &img)])),
+        ssnail_mib: Some(8),
+        ..Default::default()
+    };
+    let t = run(
+        &setup,
+        &format!("{{RETURN}}{prompt}{{RETURN}}/stats{{RETURN}}"),
+        "[answer:",
+        120.0,
+    );
+    assert!(
+        t.contains("[this image's defaults: greedy, 6 tokens per answer]"),
+        "{t}"
+    );
+    assert_eq!(answer(&t, prompt), reference(&img, prompt, 6), "{t}");
+}
+
 #[test]
 fn gpt2_from_the_sd_card_prints_what_ssnail_run_prints() {
     let img = gpt2();

@@ -146,6 +146,8 @@ pub struct Options {
     pub chat_template: bool,
     /// The core the image is made for (`--core`, §4.4).
     pub core: Core,
+    /// The answer defaults hosts take for this image (header $58, §1.4): 0 = theirs.
+    pub answer: u32,
 }
 
 /// Who is converting, so that advice names what that user types:
@@ -181,6 +183,7 @@ impl Default for Options {
             interface: Interface::Cli,
             chat_template: true,
             core: Core::Fpga,
+            answer: 0,
         }
     }
 }
@@ -648,6 +651,7 @@ fn lay_out<'a>(s: &Sizer<'a>, policy: Policy, ctx: u32) -> Result<Plan<'a>, Conv
         host_len: 0,
         tokenizer,
         chat: chat_addr,
+        answer: opts.answer,
         desc: desc.into_bytes(),
     };
     Ok(Plan {

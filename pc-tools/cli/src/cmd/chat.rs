@@ -46,7 +46,7 @@ use interrupt::install_interrupt_handler;
 use sampler::{Sampler, Settings};
 use ssnail_core::{Numerics, Ssnail};
 use ssnail_format::chatblock::ChatBlock;
-use ssnail_format::image::{Arch, Header};
+use ssnail_format::image::{Arch, Header, ANSWER_GREEDY, ANSWER_TOKENS};
 use ssnail_tokenizer::{AsciiFolder, GgufTokenizer, ImageTokenizer};
 use std::io::Write;
 use std::path::PathBuf;
@@ -308,12 +308,17 @@ impl Chat {
 /// Load `image` and set a chat up on it with the command line's settings.
 fn open_chat(args: &Args, image: &std::path::Path, interactive: bool) -> Result<Chat> {
     let name = image.display().to_string();
-    let n = args.model.n.unwrap_or(DEFAULT_N);
-    if n == 0 {
+    if args.model.n == Some(0) {
         bail!("-n 0: a turn needs at least one token");
     }
     let dev = args.model.load_at(image)?;
     let header = dev.header();
+    // The image's answer defaults (header $58) where the command line chose nothing.
+    let n = args.model.n.unwrap_or(match header.answer & ANSWER_TOKENS {
+        0 => DEFAULT_N,
+        t => t,
+    });
+    let image_greedy = header.answer & ANSWER_GREEDY != 0 && args.sampling.temp.is_none();
     let ctx = args.model.context(&header)?;
     // Check the tokenizer tables once, so a broken image fails at start.
     ImageTokenizer::new(dev.machine.mem()).map_err(|e| anyhow!("{name}: {e}"))?;
@@ -322,7 +327,7 @@ fn open_chat(args: &Args, image: &std::path::Path, interactive: bool) -> Result<
     let settings = Settings {
         top_p: a.top_p,
         min_p: a.min_p,
-        ..if args.greedy {
+        ..if args.greedy || image_greedy {
             Settings::new(0.0, a.topk, 1.0)
         } else {
             Settings::new(a.temp.unwrap_or(0.8), a.topk, a.penalty)

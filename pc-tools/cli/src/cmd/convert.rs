@@ -45,6 +45,15 @@ pub struct Args {
     /// classifier stored once).
     #[arg(long, default_value = "fpga", value_parser = ["fpga", "soft"])]
     pub core: String,
+    /// Answer greedily by default (temperature 0, repetition penalty 1.0, as the v1
+    /// hardware) in `ssnail chat` and the MEGA65 program, which otherwise sample; for a model
+    /// whose quality was measured greedy. --temp and /temp still choose.
+    #[arg(long = "default-greedy")]
+    pub default_greedy: bool,
+    /// Tokens per answer by default in `ssnail run`/`chat` and the MEGA65 program (1-4095);
+    /// -n and /n still choose.
+    #[arg(long = "default-tokens", value_name = "N", value_parser = clap::value_parser!(u16).range(1..=4095))]
+    pub default_tokens: Option<u16>,
 }
 
 fn native(s: &str, what: &str) -> anyhow::Result<GgmlType> {
@@ -85,6 +94,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         interface: Interface::from_env(),
         chat_template: !a.no_template,
         core: Core::parse(&a.core).expect("clap checked --core"),
+        answer: a.default_tokens.unwrap_or(0) as u32
+            | if a.default_greedy {
+                ssnail_format::image::ANSWER_GREEDY
+            } else {
+                0
+            },
         ..Options::default()
     };
     if a.mem_mb.is_nan() || a.mem_mb < 0.0 {

@@ -286,7 +286,14 @@ pub fn run(mut args: Args) -> Result<()> {
         printer.flush_text(false);
     }
     // -c below the image's context: the run stops where that context ends.
-    let asked = args.model.n.unwrap_or(DEFAULT_N);
+    // -n, else the image's default (header $58), else run's own.
+    let asked = args
+        .model
+        .n
+        .unwrap_or(match header.answer & ssnail_format::image::ANSWER_TOKENS {
+            0 => DEFAULT_N,
+            t => t,
+        });
     let room = ctx.saturating_sub(tokens.len() as u32);
     let limited = ctx < header.max_ctx && room < asked;
     if limited && room == 0 {
