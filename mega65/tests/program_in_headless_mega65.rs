@@ -1843,14 +1843,14 @@ fn a_templated_image_answers_both_turns_as_ssnail_run_does() {
         want[0], plain,
         "the turn must change the answer for this test to mean anything"
     );
-    let mut d = D81::new("SSNAIL", *b"65").unwrap();
-    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
-    d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
-        .unwrap();
-    d.add_file(common::SOFT_CORE_FILE, FileType::Seq, soft_core())
-        .unwrap();
-    d.add_file("tinychat.ssnail", FileType::Seq, &img).unwrap();
-    let d81 = d.into_bytes();
+    let d81 = program_disk(
+        prg(),
+        false,
+        &[
+            (common::SOFT_CORE_FILE, soft_core()),
+            ("tinychat.ssnail", &img),
+        ],
+    );
     for fpga in [Some(8), None] {
         let setup = Setup {
             d81: Some(d81.clone()),

@@ -9,11 +9,11 @@
 use ssnail_mega65_program as common;
 use ssnail_mega65_program::test_images::{bert, gpt2, image, llama};
 use ssnail_mega65_program::{
-    answer, nth_answer, ovl, prg, program_disk, reference_conversation, soft_core, transcript,
+    answer, nth_answer, prg, program_disk, reference_conversation, soft_core, transcript,
 };
 
 use ssnail_core::{Board, Machine as CoreMachine, NoHost, Numerics, Ssnail};
-use ssnail_disk::{FileType, D81};
+use ssnail_disk::D81;
 use ssnail_format::ggml::GgmlType;
 use ssnail_format::image::{Header, BASE};
 use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
@@ -448,16 +448,14 @@ fn a_core_file_from_another_build_is_named_and_not_run() {
     let img = llama();
     let mut other = soft_core().to_vec();
     other[4] ^= 0xFF; // the ABI version after "SNLC"
-    let mut d = D81::new("SSNAIL", *b"65").unwrap();
-    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
-    d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
-        .unwrap();
-    d.add_file(common::SOFT_CORE_FILE, FileType::Seq, &other)
-        .unwrap();
-    d.add_file("tinyllama.ssnail", FileType::Seq, &img).unwrap();
+    let d81 = program_disk(
+        prg(),
+        false,
+        &[(common::SOFT_CORE_FILE, &other), ("tinyllama.ssnail", &img)],
+    );
     let t = transcript(&run(
         Cores::SoftOnly(Board::R3),
-        d.into_bytes(),
+        d81,
         "{RETURN}",
         "cannot load",
         1,
@@ -504,14 +502,11 @@ fn a_damaged_core_file_gets_one_line_and_the_models_are_still_listed_or_run_on_t
         ("a table byte changed", &table_byte),
     ];
     let disk_with_core = |core: &[u8]| {
-        let mut d = D81::new("SSNAIL", *b"65").unwrap();
-        d.add_file("ssnail", FileType::Prg, prg()).unwrap();
-        d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
-            .unwrap();
-        d.add_file(common::SOFT_CORE_FILE, FileType::Seq, core)
-            .unwrap();
-        d.add_file("tinyllama.ssnail", FileType::Seq, &img).unwrap();
-        d.into_bytes()
+        program_disk(
+            prg(),
+            false,
+            &[(common::SOFT_CORE_FILE, core), ("tinyllama.ssnail", &img)],
+        )
     };
     for (what, core) in bad {
         let t = transcript(&run(
@@ -619,14 +614,10 @@ fn an_sd_image_of_several_megabytes_loads_straight_into_attic_ram_byte_for_byte(
 fn core_commands_name_a_missing_core_and_keep_the_current_one() {
     let img = llama();
     // The FPGA core, and a disk without ssnail.core.
-    let mut d = D81::new("SSNAIL", *b"65").unwrap();
-    d.add_file("ssnail", FileType::Prg, prg()).unwrap();
-    d.add_file(common::OVERLAY_FILE, FileType::Seq, ovl())
-        .unwrap();
-    d.add_file("tinyllama.ssnail", FileType::Seq, &img).unwrap();
+    let d81 = program_disk(prg(), false, &[("tinyllama.ssnail", &img)]);
     let t = transcript(&run(
         Cores::Fpga(8),
-        d.into_bytes(),
+        d81,
         "{RETURN}/core soft{RETURN}/stats{RETURN}",
         "[core: ",
         1,

@@ -122,10 +122,10 @@ impl Machine {
     pub(crate) fn dma_register_read(&self, off: u16) -> Option<u8> {
         let a = self.dma.list;
         match off {
-            0x700 | 0x705 => Some(a as u8),
-            0x701 => Some((a >> 8) as u8),
-            0x702 => Some(self.io_regs[0x702] & 0x80 | (a >> 16) as u8 & 0x7F),
-            0x704 => Some((a >> 20) as u8),
+            ADDRLSB_TRIGGER | ETRIGGER => Some(a as u8),
+            ADDRMSB => Some((a >> 8) as u8),
+            ADDRBANK => Some(self.io_regs[ADDRBANK as usize] & 0x80 | (a >> 16) as u8 & 0x7F),
+            ADDRMB => Some((a >> 20) as u8),
             _ => None,
         }
     }
