@@ -18,7 +18,6 @@
 
         .p4510
         .include        "quad.inc"              ; quad instructions, the multiplier
-        .include        "softcall.inc"          ; the core's window (for the tables' flat addresses)
         .import         _sv_slow_mul, _sv_slow_add, _sv_slow_f16, _sv_slow_cvt, _sv_slow_sqrt
         .exportzp       _sv_a, _sv_b, _sv_r, _sv_c, _sv_acc, _sv_p, _sv_q, _sv_n, _sv_h, _sv_tabd
         .export         _sv_mul, _sv_mulz, _sv_add, _sv_f16, _sv_sqrt
@@ -92,7 +91,7 @@ sc_avs: .res    1                       ; 1: sv_k_avs, 0: sv_k_scores
 tmlo:   .res    4
 thi:    .res    4
 tk:     .res    4
-ttab:   .res    2                       ; the table's CPU address, then its flat address
+ttab:   .res    2                       ; the table's SV_TAB_* number, then its flat address
 tbank:  .res    2                       ; (bits 16-31)
 tbelow: .res    1
 tabove: .res    1
@@ -719,11 +718,17 @@ _sv_f16:
 ; ---------------------------------------------------------------------------------------------
 ; Function tables (softvec.c's table(), docs/spec/numerics.md §5.3)
 
+; The tables' flat addresses, in SV_TAB_* order (softvec65.h): the shipped core links them outside
+; its window (exp and SiLU at chip RAM 0.D000 under the I/O page, GELU at 5.B800: fntab.c,
+; linker/softcore.cfg), where only flat accesses reach them; the test PRG in its own image.
+        .import         _fn_exp, _fn_silu, _fn_gelu
+        .rodata
+tflat:  .dword  _fn_exp, _fn_silu, _fn_gelu
+        .code
+
 ; sv_tabd's descriptor (struct sv_tab: lo, hi, k, table, below, above) into tmlo.. with order keys,
-; and the table's flat address: inside the core's window its chip RAM (CPU address + SC_DELTA),
-; else bank 0 as it is -- the exp and SiLU tables sit in chip RAM 0.D000-0.DFFF under the I/O
-; page (fntab.c), where only flat accesses reach them. The descriptors are constants: a second
-; call with the same one keeps what the first set up.
+; and the table's flat address. The descriptors are constants: a second call with the same one
+; keeps what the first set up.
 tsetup: lda     _sv_tabd
         cmp     tcur
         bne     :+
@@ -746,25 +751,17 @@ tsetup: lda     _sv_tabd
         dey
         lda     (_sv_tabd),y
         sta     tbelow
-        lda     #0
-        sta     tbank
-        sta     tbank+1
-        lda     ttab+1
-        cmp     #>SC_WIN_START
-        bcc     :+
-        cmp     #>SC_WIN_END
-        bcs     :+
-        clc
-        lda     ttab
-        adc     #<SC_DELTA
-        sta     ttab
-        lda     ttab+1
-        adc     #>SC_DELTA
-        sta     ttab+1
-        lda     #^SC_DELTA
-        adc     #0
-        sta     tbank
-:
+        lda     ttab                    ; SV_TAB_*: its flat address from tflat
+        asl     a
+        asl     a
+        tax
+        ldy     #0
+:       lda     tflat,x
+        sta     ttab,y
+        inx
+        iny
+        cpy     #4
+        bne     :-
         movf    kv, tmlo
         jsr     key
         movf    tklo, kv
