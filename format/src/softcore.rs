@@ -124,7 +124,7 @@ pub fn c_header() -> String {
          * weight formats (docs/spec/numerics.md §4.1) and the exp, SiLU and GELU tables (§5.3 there),\n \
          * singles as bit patterns. The tables' arrays are defined only where FN_TABLES_DATA (all three) or\n \
          * FN_EXP_DATA, FN_SILU_DATA, FN_GELU_DATA (that one) is defined before the include, once\n \
-         * per program (softvec.c; fntab.c puts exp and SiLU in their own segment in cc65 builds);\n \
+         * per program (softvec.c; fntab.c puts them in segments of their own in cc65 builds);\n \
          * the numbers and table bounds are for every file. fn_tables.inc has the numbers for ca65.\n \
          * GENERATED from the ssnail-format crate (format/src/softcore.rs); do not edit. Regenerate:\n \
          *   cargo run -q -p ssnail-format --example fn_tables > mega65/softcore/fn_tables.h */\n\

@@ -4,13 +4,13 @@
 //!     cargo run --release -p ssnail-mega65-program --example m65phase -- IMAGE.ssnail
 //!         [--keys KEYS] [--tokens N]
 //!
-//! The PRG and `ssnail.core` (built with cc65 now) run from a D81 on an R4–R6 board without the
-//! SSNAIL device; the keys (default: greedy, the image's default answer length, "what is the
-//! mega65?") are typed. The machine is stepped one instruction at a time. A token's span runs from
-//! one rise of the runtime block's `generated` count (the script writes it just before its SYNC)
-//! to the next, i.e. one position's job and what the program does around it; the first span
-//! starts at GO (with sampling, one job per token, the span also holds the sampler's choice,
-//! the token's printing and the next GO). Each span's cycles are split into:
+//! The PRG, its chat overlay and `ssnail.core` (built with cc65 now) run from a D81 on an R4–R6
+//! board without the SSNAIL device; the keys (default: greedy, the image's default answer length,
+//! "what is the mega65?") are typed. The machine is stepped one instruction at a time. A token's
+//! span runs from one rise of the runtime block's `generated` count (the script writes it just
+//! before its SYNC) to the next, i.e. one position's job and what the program does around it;
+//! the first span starts at GO (with sampling, one job per token, the span also holds the
+//! sampler's choice, the token's printing and the next GO). Each span's cycles are split into:
 //!
 //! * **core**: inside `soft_call`'s call of the core's entry (softcall.s: between its JSR and the
 //!   instruction after it), i.e. the SSNAIL instructions themselves;
@@ -130,11 +130,13 @@ fn main() -> Result<()> {
     let img = std::fs::read(&image).with_context(|| image.clone())?;
     let dir = tempfile::tempdir()?;
     let prg = common::build_prg(dir.path()).map_err(anyhow::Error::msg)?;
+    let ovl = common::built_overlay(dir.path()).map_err(anyhow::Error::msg)?;
     let core = common::build_core(dir.path()).map_err(anyhow::Error::msg)?;
     let (funcs, soft_call) = modules(&dir.path().join("mega65/ssnail.map"))?;
 
     let mut d = D81::new("SSNAIL", *b"65")?;
     d.add_file("ssnail", FileType::Prg, &prg)?;
+    d.add_file(common::OVERLAY_FILE, FileType::Seq, &ovl)?; // the chat's overlay, as make disk
     d.add_file(common::SOFT_CORE_FILE, FileType::Seq, &core)?;
     d.add_file("model.ssnail", FileType::Seq, &img)?;
     let mut m = Machine::new();

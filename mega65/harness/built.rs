@@ -61,19 +61,38 @@ pub fn sd_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {
     dir
 }
 
-/// The software core, built once (`make mega65-core`), or the one named by SSNAIL_MEGA65_CORE
-/// (e.g. a build with one rounding rule changed, to see the tests fail).
-pub fn soft_core() -> &'static [u8] {
-    static CORE: OnceLock<Vec<u8>> = OnceLock::new();
+/// The software core's file and where its function tables lie in chip RAM with their bytes (none
+/// when SSNAIL_MEGA65_CORE names the file).
+type BuiltCore = (Vec<u8>, Option<Vec<(usize, Vec<u8>)>>);
+
+fn built_core() -> &'static BuiltCore {
+    static CORE: OnceLock<BuiltCore> = OnceLock::new();
     CORE.get_or_init(|| {
         if let Ok(path) = std::env::var("SSNAIL_MEGA65_CORE") {
-            return std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            return (
+                std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}")),
+                None,
+            );
         }
         let out = build_dir("core");
         let core = crate::build_core(&out).unwrap_or_else(|e| panic!("{e}"));
+        let tables = crate::core_tables(&out, &core).unwrap_or_else(|e| panic!("{e}"));
         let _ = std::fs::remove_dir_all(&out);
-        core
+        (core, Some(tables))
     })
+}
+
+/// The software core, built once (`make mega65-core`), or the one named by SSNAIL_MEGA65_CORE
+/// (e.g. a build with one rounding rule changed, to see the tests fail).
+pub fn soft_core() -> &'static [u8] {
+    &built_core().0
+}
+
+/// Where [`soft_core`]'s function tables go in chip RAM (physical addresses) and the bytes the
+/// program must load there and nothing may change ([`crate::core_tables`]); none when
+/// SSNAIL_MEGA65_CORE names the core.
+pub fn soft_core_tables() -> Option<&'static [(usize, Vec<u8>)]> {
+    built_core().1.as_deref()
 }
 
 /// The `ssnail` binary of this workspace, built once (release, as `make test` has it).

@@ -5,7 +5,10 @@
 mod built;
 mod transcript;
 
-pub use built::{make_for_test, ovl, prg, prg_code, program_disk, sd_with, soft_core, ssnail_bin};
+pub use built::{
+    make_for_test, ovl, prg, prg_code, program_disk, sd_with, soft_core, soft_core_tables,
+    ssnail_bin,
+};
 pub use transcript::{answer, nth_answer, reference, reference_conversation, transcript};
 
 use std::path::{Path, PathBuf};
@@ -165,6 +168,35 @@ pub fn program_code(out_dir: &Path) -> Result<ProgramCode, String> {
 /// `out_dir`; the bytes of the disk's `ssnail.core`.
 pub fn build_core(out_dir: &Path) -> Result<Vec<u8>, String> {
     make(out_dir, "mega65-core", "mega65/ssnail.core")
+}
+
+/// The software core's function tables as the build under `out_dir` placed them (`core`: its
+/// `ssnail.core`): for each of linker/softcore.cfg's FNTAB and FNTAB2, its chip RAM address and
+/// its bytes in the file, from the core's ld65 label file.
+pub fn core_tables(out_dir: &Path, core: &[u8]) -> Result<Vec<(usize, Vec<u8>)>, String> {
+    let path = out_dir.join("mega65/ssnail-core.lbl");
+    let labels = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let label = |name: String| {
+        labels
+            .lines()
+            .find_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+                ["al", v, n] if n == format!(".{name}") => usize::from_str_radix(v, 16).ok(),
+                _ => None,
+            })
+            .ok_or_else(|| format!("{}: no {name}", path.display()))
+    };
+    ["FNTAB", "FNTAB2"]
+        .iter()
+        .map(|seg| {
+            let at = label(format!("__{seg}_START__"))?;
+            let off = label(format!("__{seg}_FILEOFFS__"))?;
+            let len = label(format!("__{seg}_SIZE__"))?;
+            let bytes = core
+                .get(off..off + len)
+                .ok_or_else(|| format!("{}: {seg} is not in ssnail.core", path.display()))?;
+            Ok((at, bytes.to_vec()))
+        })
+        .collect()
 }
 
 /// The name the program looks for on the D81 (device.c `soft_file`).

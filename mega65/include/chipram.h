@@ -16,7 +16,9 @@
                                      (models.c), over the stored lines and embeddings: the list is
                                      made anew each time the browser starts, the lines are cleared
                                      each time a conversation starts */
-/* $53800-$5BFFF (34 KB): the overlays' copies, the browser's then the chat's (overlay.h;
+/* $53800-$5B7FF (32 KB): the overlays' copies, the browser's then the chat's (overlay.h;
  * __OVL_CHIP__ and __OVL_CHIP_END__ in linker/mega65.cfg, which ld65 checks them against) */
+/* $5B800-$5BFFF (2 KB): the software core's GELU table, SC_TAB2 in softcall.inc (device.c loads it
+ * from the end of ssnail.core after the exp and SiLU tables) */
 #define SAVED_ADDR    0x5C000UL   /* 16 KB: BASIC's memory, saved by crt0.s */
 #endif

@@ -12,10 +12,12 @@ extern volatile uint32_t sc_job, sc_memend, sc_faultpc;
 extern volatile uint16_t sc_budget;
 extern volatile uint8_t sc_result, sc_error;
 extern const uint32_t sc_phys;      /* chip RAM where the core file is loaded (SC_PHYS) */
-/* the file: a window part (its length in the header, SC_HDR_LEN) for sc_phys, then sc_tab_size
- * bytes of function tables for sc_tab (softcall.inc SC_TAB: chip RAM 0.D000) */
-extern const uint32_t sc_tab;
-extern const uint16_t sc_tab_size;
+/* the file: a window part (its length in the header, SC_HDR_LEN) for sc_phys, then the function
+ * tables, sc_tab_size[i] bytes for sc_tab[i] in turn (softcall.inc SC_TAB: chip RAM 0.D000, the
+ * exp and SiLU tables; SC_TAB2: 5.B800, GELU's), a size 0 after the last; sc_tab_bytes in all */
+extern const uint32_t sc_tab[];
+extern const uint16_t sc_tab_size[];
+extern const uint16_t sc_tab_bytes;
 /* the header at far address addr (the file's first bytes): the window part's length when the
  * magic ("SNLC"), the ABI version and every length in it are right for this program's window,
  * else 0 */

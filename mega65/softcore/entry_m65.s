@@ -11,6 +11,7 @@
         .import         zerobss, initlib
         .importzp       sp, sreg
         .import         __DATA_RUN__, __DATA_SIZE__, __BSS_RUN__, __BSS_SIZE__, __FNTAB_START__, __FNTAB_SIZE__, _fn_exp
+        .import         __FNTAB2_START__, __FNTAB2_SIZE__, _fn_gelu
         .import         __STACKSIZE__
 
         .segment        "SCHEADER"
@@ -24,6 +25,9 @@
         .assert         __FNTAB_START__ = SC_TAB, lderror, "FNTAB (linker/softcore.cfg) is not at SC_TAB"
         .assert         __FNTAB_SIZE__ = SC_TAB_SIZE, lderror, "FNTAB's size is not SC_TAB_SIZE"
         .assert         _fn_exp = SC_TAB, lderror, "the tables must open FNTAB"
+        .assert         __FNTAB2_START__ = SC_TAB2, lderror, "FNTAB2 (linker/softcore.cfg) is not at SC_TAB2"
+        .assert         __FNTAB2_SIZE__ = SC_TAB2_SIZE, lderror, "FNTAB2's size is not SC_TAB2_SIZE"
+        .assert         _fn_gelu = SC_TAB2, lderror, "GELU's table must open FNTAB2"
         .assert         * = SC_ENTRY_INIT, lderror, "entry table moved"
         jmp             init
         jmp             go

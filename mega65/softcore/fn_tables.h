@@ -2,7 +2,7 @@
  * weight formats (docs/spec/numerics.md §4.1) and the exp, SiLU and GELU tables (§5.3 there),
  * singles as bit patterns. The tables' arrays are defined only where FN_TABLES_DATA (all three) or
  * FN_EXP_DATA, FN_SILU_DATA, FN_GELU_DATA (that one) is defined before the include, once
- * per program (softvec.c; fntab.c puts exp and SiLU in their own segment in cc65 builds);
+ * per program (softvec.c; fntab.c puts them in segments of their own in cc65 builds);
  * the numbers and table bounds are for every file. fn_tables.inc has the numbers for ca65.
  * GENERATED from the ssnail-format crate (format/src/softcore.rs); do not edit. Regenerate:
  *   cargo run -q -p ssnail-format --example fn_tables > mega65/softcore/fn_tables.h */

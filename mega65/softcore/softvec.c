@@ -7,9 +7,7 @@
  * emu/core/src/vector.rs and tables.rs. */
 #include "softcore_int.h"
 #include "softmem.h"
-#ifdef __CC65__
-#define FN_GELU_DATA /* exp and SiLU: fntab.c, outside the core's window (FNTAB) */
-#else
+#ifndef __CC65__ /* cc65 builds: every table in fntab.c, outside the core's window */
 #define FN_TABLES_DATA /* the tables live here */
 #endif
 #include "fn_tables.h"
@@ -129,9 +127,9 @@ static f32 rsqrt(f32 a)
 }
 #ifdef SV_ASM
 
-const struct sv_tab sv_exp_tab = {FN_EXP_LO, FN_EXP_HI, FN_EXP_K, fn_exp, FN_EXP_BELOW, FN_EXP_ABOVE};
-static const struct sv_tab silu_tab = {FN_SILU_LO, FN_SILU_HI, FN_SILU_K, fn_silu, FN_SILU_BELOW, FN_SILU_ABOVE};
-static const struct sv_tab gelu_tab = {FN_GELU_LO, FN_GELU_HI, FN_GELU_K, fn_gelu, FN_GELU_BELOW, FN_GELU_ABOVE};
+const struct sv_tab sv_exp_tab = {FN_EXP_LO, FN_EXP_HI, FN_EXP_K, SV_TAB_EXP, FN_EXP_BELOW, FN_EXP_ABOVE};
+static const struct sv_tab silu_tab = {FN_SILU_LO, FN_SILU_HI, FN_SILU_K, SV_TAB_SILU, FN_SILU_BELOW, FN_SILU_ABOVE};
+static const struct sv_tab gelu_tab = {FN_GELU_LO, FN_GELU_HI, FN_GELU_K, SV_TAB_GELU, FN_GELU_BELOW, FN_GELU_ABOVE};
 
 /* one exp table value by softvec65.s (the C table()'s steps): ATTN beyond SC_ATTN_T scores */
 f32 sv_exp(f32 x)

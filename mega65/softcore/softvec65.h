@@ -16,10 +16,14 @@ extern const void *sv_q;
 extern uint8_t sv_n;         /* elements (pairs for ROPE), 1..255 */
 extern uint16_t sv_h;        /* sv_f16's input */
 /* a function table for sv_tab1 and sv_k_tabmul (softvec.c's table(): bounds, k, segments,
- * rules); tab is the segments' link address, read only by flat accesses (fntab.c) */
+ * rules); tab says which segments (SV_TAB_*): softvec65.s holds their flat addresses and reads
+ * them only by flat accesses, as they lie outside the core's window (fntab.c) */
+#define SV_TAB_EXP 0
+#define SV_TAB_SILU 1
+#define SV_TAB_GELU 2
 struct sv_tab {
     f32 lo, hi, k;
-    const uint32_t *tab;
+    uint16_t tab;
     uint8_t below, above;
 };
 extern const struct sv_tab *sv_tabd;

@@ -18,7 +18,6 @@
 
         .p4510
         .include        "quad.inc"              ; quad instructions, the multiplier
-        .include        "softcall.inc"          ; the core's window (for the tables' flat addresses)
         .import         _sv_slow_mul, _sv_slow_add, _sv_slow_f16, _sv_slow_cvt, _sv_slow_sqrt
         .exportzp       _sv_a, _sv_b, _sv_r, _sv_c, _sv_acc, _sv_p, _sv_q, _sv_n, _sv_h, _sv_tabd
         .export         _sv_mul, _sv_mulz, _sv_add, _sv_f16, _sv_sqrt
@@ -26,8 +25,8 @@
         .export         _sv_k_dot, _sv_k_axpy, _sv_k_vop, _sv_k_tab, _sv_k_expsum
         .export         _sv_k_argmax, _sv_k_cvt16
         .export         _sv_k_scores, _sv_k_avs, _sv_ra, _sv_rs, _sv_rb, _sv_rl, _sv_rn, _sv_m, _sv_qb, _sv_kb, _sv_sp
-        .import         _sm_read, _sf_lt, _sc_poll, _sc_stop, _sc_tick, pusheax, pushax
-        .importzp       sreg
+        .import         _sc_poll, _sc_stop, _sc_tick
+        .import         SC_NEAR_DELTA           ; a near buffer's chip RAM address is its own + this
 
 ; Quad loads and stores (quad.inc): LDQ (bp),Z adds Z, STQ (bp) does not. LDQ leaves a byte in
 ; Z: inside this file Z is scratch, and it is 0 again before anything else runs (cc65's code and
@@ -92,7 +91,7 @@ sc_avs: .res    1                       ; 1: sv_k_avs, 0: sv_k_scores
 tmlo:   .res    4
 thi:    .res    4
 tk:     .res    4
-ttab:   .res    2                       ; the table's CPU address, then its flat address
+ttab:   .res    2                       ; the table's SV_TAB_* number, then its flat address
 tbank:  .res    2                       ; (bits 16-31)
 tbelow: .res    1
 tabove: .res    1
@@ -719,11 +718,17 @@ _sv_f16:
 ; ---------------------------------------------------------------------------------------------
 ; Function tables (softvec.c's table(), docs/spec/numerics.md §5.3)
 
+; The tables' flat addresses, in SV_TAB_* order (softvec65.h): the shipped core links them outside
+; its window (exp and SiLU at chip RAM 0.D000 under the I/O page, GELU at 5.B800: fntab.c,
+; linker/softcore.cfg), where only flat accesses reach them; the test PRG in its own image.
+        .import         _fn_exp, _fn_silu, _fn_gelu
+        .rodata
+tflat:  .dword  _fn_exp, _fn_silu, _fn_gelu
+        .code
+
 ; sv_tabd's descriptor (struct sv_tab: lo, hi, k, table, below, above) into tmlo.. with order keys,
-; and the table's flat address: inside the core's window its chip RAM (CPU address + SC_DELTA),
-; else bank 0 as it is -- the exp and SiLU tables sit in chip RAM 0.D000-0.DFFF under the I/O
-; page (fntab.c), where only flat accesses reach them. The descriptors are constants: a second
-; call with the same one keeps what the first set up.
+; and the table's flat address. The descriptors are constants: a second call with the same one
+; keeps what the first set up.
 tsetup: lda     _sv_tabd
         cmp     tcur
         bne     :+
@@ -746,25 +751,17 @@ tsetup: lda     _sv_tabd
         dey
         lda     (_sv_tabd),y
         sta     tbelow
-        lda     #0
-        sta     tbank
-        sta     tbank+1
-        lda     ttab+1
-        cmp     #>SC_WIN_START
-        bcc     :+
-        cmp     #>SC_WIN_END
-        bcs     :+
-        clc
-        lda     ttab
-        adc     #<SC_DELTA
-        sta     ttab
-        lda     ttab+1
-        adc     #>SC_DELTA
-        sta     ttab+1
-        lda     #^SC_DELTA
-        adc     #0
-        sta     tbank
-:
+        lda     ttab                    ; SV_TAB_*: its flat address from tflat
+        asl     a
+        asl     a
+        tax
+        ldy     #0
+:       lda     tflat,x
+        sta     ttab,y
+        inx
+        iny
+        cpy     #4
+        bne     :-
         movf    kv, tmlo
         jsr     key
         movf    tklo, kv
@@ -1136,6 +1133,20 @@ _sv_k_avs:
         ldy     #1
 rows:   sty     sc_avs
         sta     sc_f16
+        lda     _sv_rb                  ; the job's count and destination, the same for every row
+        sta     rl_count
+        lda     _sv_rb+1
+        sta     rl_count+1
+        clc
+        lda     _sv_kb
+        adc     #<SC_NEAR_DELTA
+        sta     rl_dst
+        lda     _sv_kb+1
+        adc     #>SC_NEAR_DELTA
+        sta     rl_dst+1
+        lda     #^SC_NEAR_DELTA
+        adc     #0                      ; (the window does not cross a bank: softmem_m65.s)
+        sta     rl_dstbk
         lda     #0
         sta     sc_t
         sta     sc_t+1
@@ -1155,19 +1166,7 @@ rows:   sty     sc_avs
         beq     @read
 @done:  ldz     #0
         rts
-@read:  lda     _sv_ra+3                ; sm_read(sv_ra, sv_kb, sv_rb)
-        sta     sreg+1
-        lda     _sv_ra+2
-        sta     sreg
-        ldx     _sv_ra+1
-        lda     _sv_ra
-        jsr     pusheax
-        lda     _sv_kb
-        ldx     _sv_kb+1
-        jsr     pushax
-        lda     _sv_rb
-        ldx     _sv_rb+1
-        jsr     _sm_read
+@read:  jsr     rowdma                  ; the row into sv_kb (sm_read(sv_ra, sv_kb, sv_rb))
         clc                             ; sv_ra += sv_rs
         ldx     #0
         ldy     #4
@@ -1214,31 +1213,122 @@ rows:   sty     sc_avs
         putf    _sv_p, _sv_r
         ldz     #0
         jsr     nextw
-        lda     _sv_m+3                 ; if (sf_lt(sv_m, s_t)) sv_m = s_t
-        sta     sreg+1
-        lda     _sv_m+2
-        sta     sreg
-        ldx     _sv_m+1
-        lda     _sv_m
-        jsr     pusheax
-        lda     _sv_r+3
-        sta     sreg+1
-        lda     _sv_r+2
-        sta     sreg
-        ldx     _sv_r+1
-        lda     _sv_r
-        jsr     _sf_lt
-        tax
-        beq     @next
-        ldx     #3
-@max:   lda     _sv_r,x
-        sta     _sv_m,x
-        dex
-        bpl     @max
+        jsr     ltmax                   ; if (sf_lt(sv_m, s_t)) sv_m = s_t
 @next:  inc     sc_t
         bne     :+
         inc     sc_t+1
 :       jmp     @loop
+        .data
+; ATTN's row job (rowdma): F018B, addresses crossing megabyte boundaries (option $01, as
+; softmem_m65.s), source and destination megabytes
+rlist:  .byte   DMA_OPT_F018B, DMA_OPT_CROSS_MB, DMA_OPT_SRC_MB
+rl_srcmb: .byte 0
+        .byte   DMA_OPT_DST_MB, 0       ; the near buffers are in chip RAM's first megabyte
+        .byte   DMA_OPT_END             ; end of options
+        .byte   DMA_COPY                ; COPY
+rl_count: .word 0
+rl_src: .word   0
+rl_srcbk: .byte 0
+rl_dst: .word   0
+rl_dstbk: .byte 0
+        .byte   0                       ; sub-command
+        .word   0                       ; modulo
+RL_PHYS = rlist + SC_NEAR_DELTA
+        .code
+
+; The row's DMA job, as softmem_m65.s's sm_read runs it: source sv_ra (a flat 28-bit attic
+; address: bank bits 16-19, megabyte bits 20-27), destination and count set for the call. Every
+; list address register is written, so the list may lie anywhere (a job leaves the address after
+; its list: gs4510.vhdl, docs/spec/mega65.md §M3.1). sv_rb is never 0 (a count of 0 would move
+; 64 KB): head_dim >= 1, two or four bytes an element.
+rowdma: lda     _sv_ra
+        sta     rl_src
+        lda     _sv_ra+1
+        sta     rl_src+1
+        lda     _sv_ra+2
+        and     #$0F
+        sta     rl_srcbk
+        lda     _sv_ra+3
+        asl     a
+        asl     a
+        asl     a
+        asl     a
+        sta     rl_srcmb
+        lda     _sv_ra+2
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        ora     rl_srcmb
+        sta     rl_srcmb
+        lda     #^RL_PHYS               ; ($D702 first: writing it clears $D704)
+        sta     DMA_ADDRBANK
+        lda     #<(RL_PHYS >> 20)
+        sta     DMA_ADDRMB
+        lda     #>RL_PHYS
+        sta     DMA_ADDRMSB
+        lda     #<RL_PHYS
+        sta     DMA_ETRIGGER            ; the CPU waits until the job is done
+        rts
+
+; if (sf_lt(sv_m, sv_r)) sv_m = sv_r (softfloat.c's order: false when either is NaN or both are
+; zeros of any sign; else the order of the keys that reverse the negatives below the positives)
+ltmax:  lda     _sv_r+3                 ; s_t NaN: no
+        and     #$7F
+        cmp     #$7F
+        bne     @rok
+        lda     _sv_r+2
+        cmp     #$80
+        bcc     @rok                    ; exponent below 255
+        bne     @no                     ; a fraction bit in byte 2 (with exponent 255)
+        lda     _sv_r+1
+        ora     _sv_r
+        bne     @no
+@rok:   lda     _sv_m+3                 ; sv_m NaN: no (softattn.c starts it at -inf and only
+        and     #$7F                    ; stores non-NaN values, but the rule is sf_lt's)
+        cmp     #$7F
+        bne     @mok
+        lda     _sv_m+2
+        cmp     #$80
+        bcc     @mok
+        bne     @no
+        lda     _sv_m+1
+        ora     _sv_m
+        bne     @no
+@mok:   lda     _sv_r+3                 ; both zeros: equal
+        ora     _sv_m+3
+        and     #$7F
+        ora     _sv_r+2
+        ora     _sv_m+2
+        ora     _sv_r+1
+        ora     _sv_m+1
+        ora     _sv_r
+        ora     _sv_m
+        beq     @no
+        lda     _sv_m+3                 ; signs differ: the negative one is the smaller
+        eor     _sv_r+3
+        bpl     @same
+        lda     _sv_r+3
+        bmi     @no                     ; s_t < 0 <= sv_m
+        bra     @yes
+@same:  ldx     #3                      ; same sign: compare magnitudes from the top byte
+@cmp:   lda     _sv_m,x
+        cmp     _sv_r,x
+        bne     @ne
+        dex
+        bpl     @cmp
+@no:    rts                             ; equal
+@ne:    ror     a                       ; C (|sv_m| > |s_t|: the bytes differ) to bit 7
+        eor     _sv_r+3                 ; positives: sv_m < s_t when C = 0; negatives: when C = 1
+        bpl     @yes
+        rts
+@yes:   ldx     #3
+@max:   lda     _sv_r,x
+        sta     _sv_m,x
+        dex
+        bpl     @max
+        rts
+
 ; sv_q = the row (sv_kb), sv_n = its elements, A = its format, for sv_k_dot and sv_k_axpy
 kpoint: lda     _sv_kb
         sta     _sv_q

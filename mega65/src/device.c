@@ -25,19 +25,25 @@ static uint8_t soft_running;
 #pragma code-name (push, "OVBROWSE")
 #pragma rodata-name (push, "OVBRO")
 /* The core file's n bytes at offset off (at far address src): the window part (len bytes) to
- * sc_phys, the function tables after it to sc_tab; 0 when they go past either. */
+ * sc_phys, then each part of the function tables to its sc_tab[i]; 0 when they go past the last. */
 static uint8_t soft_put(uint32_t off, uint32_t src, uint16_t n, uint16_t len) {
-    uint16_t k = 0;
-    if (off < len) {
-        k = len - off < n ? (uint16_t)(len - off) : n;
-        dma_copy(sc_phys + off, src, k);
-        off += k;
+    uint8_t i = 0;
+    uint32_t to = sc_phys;
+    uint16_t size = len, k;
+    for (;;) {
+        if (off < size) {   /* this part's bytes: off + k reaches its end or n is done */
+            k = size - off < n ? (uint16_t)(size - off) : n;
+            dma_copy(to + off, src, k);
+            off += k;
+            src += k;
+            n -= k;
+        }
+        if (!n) return 1;
+        if (!sc_tab_size[i]) return 0;
+        off -= size;
+        to = sc_tab[i];
+        size = sc_tab_size[i++];
     }
-    if (!(n -= k)) return 1;
-    off -= len;
-    if (off + n > sc_tab_size) return 0;
-    dma_copy(sc_tab + off, src + k, n);
-    return 1;
 }
 
 void dev_soft_load(void) {
@@ -61,7 +67,7 @@ void dev_soft_load(void) {
         off += n;
     }
     /* the whole file there, and its check sums right, before any of it runs */
-    if (off != (uint32_t)len + sc_tab_size || !soft_sums_ok()) return;
+    if (off != (uint32_t)len + sc_tab_bytes || !soft_sums_ok()) return;
     soft_call(SC_INIT);
     soft_status = SOFT_LOADED;
 }

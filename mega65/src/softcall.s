@@ -15,12 +15,17 @@
         .export         _sc_error : absolute = SC_ERROR
         .export         _sc_faultpc : absolute = SC_FAULTPC
 
+        ; GELU's table sits above the overlays' chip RAM copies (linker/mega65.cfg)
+        .import         __OVL_CHIP_END__
+        .assert         __OVL_CHIP_END__ <= SC_TAB2, lderror, "the overlays' copies (__OVL_CHIP_END__) reach SC_TAB2"
+
         .rodata
 _sc_phys:       .dword  SC_PHYS                 ; where the core file is loaded
-_sc_tab:        .dword  SC_TAB                  ; where its tables go (after the window part)
-_sc_tab_size:   .word   SC_TAB_SIZE             ; their length
+_sc_tab:        .dword  SC_TAB, SC_TAB2         ; where its tables go (after the window part)
+_sc_tab_size:   .word   SC_TAB_SIZE, SC_TAB2_SIZE, 0 ; their lengths, 0 after the last
+_sc_tab_bytes:  .word   SC_TAB_SIZE + SC_TAB2_SIZE ; all of them
 magic:          .byte   SC_MAGIC, SC_ABI        ; the core file must start with these
-        .export _sc_tab, _sc_tab_size, _soft_header, _soft_sums_ok
+        .export _sc_tab, _sc_tab_size, _sc_tab_bytes, _soft_header, _soft_sums_ok
 
 FP      = $F0                           ; hw.s's flat pointer
 .macro  flat_lda                        ; lda [FP],z
@@ -105,7 +110,7 @@ _soft_header:
         rts
 
 ; uint8_t soft_sums_ok(void), after the whole file is loaded: the check sums of the window part
-; (at SC_PHYS) and the tables (at SC_TAB) with the sums' own bytes as 0 (they are zeroed in the
+; (at SC_PHYS) and the tables (at SC_TAB, then SC_TAB2) with the sums' own bytes as 0 (they are zeroed in the
 ; loaded copy) equal the header's; 1 = they do
 _soft_sums_ok:
         fp_set  SC_PHYS + SC_HDR_SUM - SC_WIN_START
@@ -125,6 +130,10 @@ _soft_sums_ok:
         fp_set  SC_TAB
         lda     #<SC_TAB_SIZE
         ldx     #>SC_TAB_SIZE
+        jsr     sum
+        fp_set  SC_TAB2
+        lda     #<SC_TAB2_SIZE
+        ldx     #>SC_TAB2_SIZE
         jsr     sum
         ldx     #3
 @cmp:   lda     s1,x                    ; s1, s2 follow each other as in the header

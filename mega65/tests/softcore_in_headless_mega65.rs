@@ -9,7 +9,8 @@
 use ssnail_mega65_program as common;
 use ssnail_mega65_program::test_images::{bert, gpt2, image, llama};
 use ssnail_mega65_program::{
-    answer, nth_answer, prg, program_disk, reference_conversation, soft_core, transcript,
+    answer, nth_answer, prg, program_disk, reference_conversation, soft_core, soft_core_tables,
+    transcript,
 };
 
 use ssnail_core::{Board, Machine as CoreMachine, NoHost, Numerics, Ssnail};
@@ -113,6 +114,20 @@ fn assert_memory_equal(m: &mut Machine, dev: &Ssnail, what: &str) {
             want[diff[0]],
             BASE as usize + diff[diff.len() - 1]
         );
+    }
+}
+
+/// The core's function tables are in chip RAM where its link put them (exp and SiLU at 0.D000,
+/// GELU's at 5.B800: the program loaded them there and nothing it ran changed them).
+fn assert_tables_in_place(m: &mut Machine, what: &str) {
+    for (at, want) in soft_core_tables().unwrap_or_default() {
+        let got = m.peek_phys(*at as u32, want.len());
+        if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
+            panic!(
+                "{what}: the core's table byte at ${:05X} is not the file's",
+                at + i
+            );
+        }
     }
 }
 
@@ -256,6 +271,7 @@ fn bert_ranks_earlier_lines_as_with_the_fpga_core_and_leaves_the_same_memory() {
         let t = transcript(&m);
         assert_eq!(encoder_view(&t, lines[0]), want, "{board_name}: {t}");
         assert_memory_equal(&mut m, &dev, &format!("bert, {board_name}"));
+        assert_tables_in_place(&mut m, &format!("bert, {board_name}"));
     }
 }
 
@@ -475,14 +491,15 @@ fn a_core_file_from_another_build_is_named_and_not_run() {
 /// `ssnail.core` is checked before any of it runs: every length in its header against the file
 /// and the window, and the whole file's check sums (written into the header by the build). A
 /// core with a window part of 7 bytes, 4 KB of scrambled code, BSS reaching its stack or one
-/// changed table byte gets one line in the browser, which still lists the models ("no core"
+/// changed byte of either table part gets one line in the browser, which still lists the models ("no core"
 /// without the FPGA core); with the FPGA core the models run there and `/core soft` names the
 /// damaged file.
 #[test]
 fn a_damaged_core_file_gets_one_line_and_the_models_are_still_listed_or_run_on_the_fpga_core() {
     let img = llama();
     let good = soft_core();
-    let tables = good.len() - 4096;
+    // the tables after the window part: exp and SiLU (4 KB), then GELU's (2 KB)
+    let tables = good.len() - 6144;
     let mut short = good[..7].to_vec();
     short[5] = 7; // the window part's length (header +5)
     short[6] = 0;
@@ -495,11 +512,14 @@ fn a_damaged_core_file_gets_one_line_and_the_models_are_still_listed_or_run_on_t
     into_stack[17..19].copy_from_slice(&0x9C01u16.to_le_bytes()); // window bytes used (+17)
     let mut table_byte = good.to_vec();
     table_byte[tables + 100] ^= 1;
-    let bad: [(&str, &[u8]); 4] = [
+    let mut gelu_byte = good.to_vec();
+    gelu_byte[tables + 4096 + 100] ^= 1;
+    let bad: [(&str, &[u8]); 5] = [
         ("a 7-byte window part", &short),
         ("4 KB of code scrambled", &scrambled),
         ("BSS into the stack", &into_stack),
         ("a table byte changed", &table_byte),
+        ("a byte of GELU's table changed", &gelu_byte),
     ];
     let disk_with_core = |core: &[u8]| {
         program_disk(

@@ -1023,6 +1023,94 @@ fn rmsnorm_square_roots_at_their_edges_agree() {
     }
 }
 
+/// ATTN's running maximum of the scores (sf_lt's order, which the assembler's row loop keeps):
+/// K rows whose scores are NaN (a NaN, or an infinity times a zero q), +inf, -inf, both zeros,
+/// equal scores and negative scores of every size, in F16 and F32 caches. An infinite score is
+/// the maximum (+inf − +inf makes its weight and the head's outputs NaN; an assembler that passed
+/// over infinities as over NaN gave finite outputs), the negative score nearest zero beats the
+/// others. A NaN score makes the head's sum of exp values NaN whatever the maximum, so outputs
+/// that are NaN in both count as equal.
+#[test]
+fn attention_scores_with_nans_infinities_zeros_and_ties_take_the_definitions_maximum() {
+    let specials = [
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        -1.5,
+        -2.0,
+        -0.75,
+        -1024.0,
+        -6e-8,
+        3.5,
+        65504.0,
+        -65504.0,
+    ];
+    for k in 0..24u64 {
+        let kv = if k % 2 == 0 { KV_F16 } else { KV_F32 };
+        let (nh, hd) = if k % 3 == 0 { (2u32, 2u32) } else { (2, 1) };
+        let t = 3 + (k % 5) as u32 * 3;
+        let mut c = Case::new(format!("ATTN score maxima #{k} kv {kv}"), 7900 + k, 1 << 20);
+        // q: mostly one sign, sometimes zero (0·inf = NaN), so the scores keep the K values' order
+        let q: Vec<f32> = (0..nh * hd)
+            .map(|i| match (k + i as u64) % 4 {
+                0 => 0.0,
+                1 => -1.0,
+                _ => 1.25,
+            })
+            .collect();
+        // scores only NaN and negatives in some jobs (the maximum among negatives), mixed in others
+        let neg_only = k % 4 == 1;
+        let cache = |c: &mut Case, special: bool| -> u32 {
+            let v: Vec<f32> = (0..t * hd)
+                .map(|_| {
+                    if special && c.below(3) != 0 {
+                        let x = specials[c.below(specials.len() as u64) as usize];
+                        if neg_only && !x.is_nan() {
+                            -x.abs()
+                        } else {
+                            x
+                        }
+                    } else {
+                        c.rng.normal() as f32
+                    }
+                })
+                .collect();
+            let b: Vec<u8> = if kv == KV_F16 {
+                v.iter()
+                    .flat_map(|x| ggml::f32_to_f16(*x).to_le_bytes())
+                    .collect()
+            } else {
+                v.iter().flat_map(|x| x.to_le_bytes()).collect()
+            };
+            c.bytes(&b, true)
+        };
+        let ka = cache(&mut c, true);
+        let va = cache(&mut c, false);
+        let qa = c.f32s(&q);
+        let blk = AttnBlock {
+            k_cache: ka,
+            v_cache: va,
+            n_heads: nh,
+            n_kv_heads: 1,
+            head_dim: hd,
+            kv_format: kv,
+        };
+        let ba = (c.alloc(64, true) + 31) & !31;
+        c.put(ba, &blk.encode()[..24]);
+        let za = c.alloc(4 * nh * hd, true);
+        c.nan_ok(za, nh * hd, 4);
+        c.li(3, t - 1);
+        let (bo, qo, zo) = (c.operand(ba), c.operand(qa), c.operand(za));
+        c.i(Op::Attn, 3, 0, bo, qo, zo);
+        c.run();
+    }
+}
+
 /// ATTN over F16 caches whose halves sit at the F16 edges (±0, the smallest and largest
 /// subnormals, the smallest normals, ±65504, odd low fraction bits) against q from 1e-38 to
 /// 1e33, so products leave the single's normal range both ways: the assembler's
