@@ -4,9 +4,9 @@
 #ifndef CHIPRAM_H
 #define CHIPRAM_H
 /* 0.D000-0.DFFF (4 KB, bank 0 under the I/O page, where the program's CPU view has I/O): the
- * software core's exp and SiLU tables, SC_TAB in softcall.inc (sc_tab in C; device.c loads them
+ * software core's exp and SiLU tables, SC_TAB in softcore_abi.inc (sc_tab in C; device.c loads them
  * from the end of ssnail.core, the core reads them by flat accesses) */
-/* $40000-$49FFF (40 KB): the software core, SC_PHYS in softcall.inc (sc_phys in C) */
+/* $40000-$49FFF (40 KB): the software core, SC_PHYS in softcore_window.inc (sc_phys in C) */
 #define CHARSET       0x4A000UL   /* 2 KB: the character set (screen.c) */
 #define TEXT_ADDR     0x4A800UL   /* 16 x 256: the stored lines' text (chat.c, encoders) */
 #define FONT_STAGE    0x4A800UL   /* at start-up, before any line is stored: the font (font.c), which
