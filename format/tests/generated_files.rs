@@ -129,16 +129,23 @@ fn no_source_writes_a_generated_mega65_register_address_as_a_number() {
         }
     }
     let mut found = Vec::new();
-    for dir in [
+    let mut dirs: Vec<String> = [
         "mega65/src",
         "mega65/include",
         "mega65/softcore",
         "mega65/host",
         "emu/mega65/src",
-    ] {
-        for e in std::fs::read_dir(root.join(dir)).unwrap() {
+    ]
+    .map(String::from)
+    .to_vec();
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(root.join(&dir)).unwrap() {
             let p = e.unwrap().path();
             let rel = format!("{dir}/{}", p.file_name().unwrap().to_string_lossy());
+            if p.is_dir() {
+                dirs.push(rel);
+                continue;
+            }
             let ext = p.extension().map(|x| x.to_string_lossy().into_owned());
             if generated.contains(&rel.as_str())
                 || !matches!(ext.as_deref(), Some("c" | "h" | "s" | "inc" | "rs"))

@@ -18,7 +18,7 @@
 
         .p4510
         .include        "quad.inc"              ; quad instructions, the multiplier
-        .include        "softcore_window.inc"          ; the core's window (for the tables' flat addresses)
+        .include        "softcore_window.inc"   ; the core's window (for the tables' flat addresses)
         .import         _sv_slow_mul, _sv_slow_add, _sv_slow_f16, _sv_slow_cvt, _sv_slow_sqrt
         .exportzp       _sv_a, _sv_b, _sv_r, _sv_c, _sv_acc, _sv_p, _sv_q, _sv_n, _sv_h, _sv_tabd
         .export         _sv_mul, _sv_mulz, _sv_add, _sv_f16, _sv_sqrt

@@ -7,6 +7,7 @@
 //! Book's ≈20 MB/s copy and ≈40.5 MB/s fill) is added to the cycle count.
 
 use super::bus::IO_BASE;
+use super::io::io;
 use super::machine::Machine;
 use ssnail_format::mega65::dma;
 
@@ -51,12 +52,12 @@ struct Options {
 
 /// The registers' offsets in the I/O area and the options by the names the program uses
 /// (ssnail_format::mega65::dma).
-const ADDRLSB_TRIGGER: u16 = dma::ADDRLSB_TRIGGER - 0xD000;
-const ADDRMSB: u16 = dma::ADDRMSB - 0xD000;
-const ADDRBANK: u16 = dma::ADDRBANK - 0xD000;
-const MODE: u16 = dma::MODE - 0xD000;
-const ADDRMB: u16 = dma::ADDRMB - 0xD000;
-const ETRIGGER: u16 = dma::ETRIGGER - 0xD000;
+const ADDRLSB_TRIGGER: u16 = io(dma::ADDRLSB_TRIGGER);
+const ADDRMSB: u16 = io(dma::ADDRMSB);
+const ADDRBANK: u16 = io(dma::ADDRBANK);
+const MODE: u16 = io(dma::MODE);
+const ADDRMB: u16 = io(dma::ADDRMB);
+const ETRIGGER: u16 = io(dma::ETRIGGER);
 
 impl Machine {
     pub(crate) fn dma_register_write(&mut self, off: u16, v: u8) {
