@@ -447,6 +447,54 @@ group! {
 }
 
 group! {
+    /// The D81's directory as the 1581 DOS lays it out (spec §M8.3, checked against cc1541; the
+    /// MEGA65 Book's 1581 appendix; the Commodore 1581 user's guide, "Directory format"): a
+    /// chain of sectors on track 40 from sector 3, each with the 2-byte link and 8 entries of 32
+    /// bytes; and the file sector's data bytes. `ssnail-disk` writes and reads it; the program
+    /// (src/models.c) reads it.
+    pub mod d81, prefix "D81_", source "spec §M8.3; 1581 DOS directory format" {
+        /// the directory's track
+        pub const DIR_TRACK: u8 = 40;
+        /// the directory's first sector
+        pub const DIR_SECTOR: u8 = 3;
+        /// a directory sector's entries
+        pub const ENTRIES_PER_SECTOR: usize = 8;
+        /// bytes in a directory entry
+        pub const ENTRY_LEN: usize = 32;
+        /// entry byte: the file type (D81_TYPE_*), 0 = unused
+        pub const ENTRY_TYPE: usize = 0x02;
+        /// entry byte: the first data sector's track
+        pub const ENTRY_TRACK: usize = 0x03;
+        /// entry byte: the first data sector's sector
+        pub const ENTRY_SECTOR: usize = 0x04;
+        /// entry bytes: the name, D81_NAME_LEN bytes of PETSCII padded with D81_PAD
+        pub const ENTRY_NAME: usize = 0x05;
+        /// entry bytes: the file's size in blocks, 2 bytes LE
+        pub const ENTRY_BLOCKS: usize = 0x1E;
+        /// most bytes of a name
+        pub const NAME_LEN: usize = 16;
+        /// the name's padding byte (shifted space)
+        pub const PAD: u8 = 0xA0;
+        /// D81_ENTRY_TYPE bit 7: the file is closed (a file in use)
+        pub const TYPE_CLOSED: u8 = 0x80;
+        /// D81_ENTRY_TYPE bits 0-2: the file type
+        pub const TYPE_MASK: u8 = 0x07;
+        /// file type: deleted
+        pub const TYPE_DEL: u8 = 0;
+        /// file type: sequential
+        pub const TYPE_SEQ: u8 = 1;
+        /// file type: program
+        pub const TYPE_PRG: u8 = 2;
+        /// file type: user
+        pub const TYPE_USR: u8 = 3;
+        /// file type: relative
+        pub const TYPE_REL: u8 = 4;
+        /// data bytes of a file sector, after its 2-byte link
+        pub const BLOCK_DATA: usize = 254;
+    }
+}
+
+group! {
     /// The MEGA65 program's chat overlay file, `ssnail.ovl` (docs/mega65-program.md,
     /// "Overlays"): this header, then the bytes for the overlay region. Not a MEGA65 fact but
     /// the program's own file, which its build writes (src/ovl.s) and its C reads
@@ -483,6 +531,7 @@ pub fn groups() -> Vec<Group> {
         vic::group(),
         cia1::group(),
         model::group(),
+        d81::group(),
         overlay::group(),
     ]
 }

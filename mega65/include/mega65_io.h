@@ -201,6 +201,27 @@
 #define MODEL_R4                     0x04         /* an R4 board (64 MB SDRAM attic RAM; R5 and later read 5, 6...) */
 #define MODEL_OTHER                  0x20         /* first value of other machines (MEGAphone and others) */
 
+/* spec §M8.3; 1581 DOS directory format */
+#define D81_DIR_TRACK                0x28         /* the directory's track */
+#define D81_DIR_SECTOR               0x03         /* the directory's first sector */
+#define D81_ENTRIES_PER_SECTOR       0x08         /* a directory sector's entries */
+#define D81_ENTRY_LEN                0x20         /* bytes in a directory entry */
+#define D81_ENTRY_TYPE               0x02         /* entry byte: the file type (D81_TYPE_*), 0 = unused */
+#define D81_ENTRY_TRACK              0x03         /* entry byte: the first data sector's track */
+#define D81_ENTRY_SECTOR             0x04         /* entry byte: the first data sector's sector */
+#define D81_ENTRY_NAME               0x05         /* entry bytes: the name, D81_NAME_LEN bytes of PETSCII padded with D81_PAD */
+#define D81_ENTRY_BLOCKS             0x1E         /* entry bytes: the file's size in blocks, 2 bytes LE */
+#define D81_NAME_LEN                 0x10         /* most bytes of a name */
+#define D81_PAD                      0xA0         /* the name's padding byte (shifted space) */
+#define D81_TYPE_CLOSED              0x80         /* D81_ENTRY_TYPE bit 7: the file is closed (a file in use) */
+#define D81_TYPE_MASK                0x07         /* D81_ENTRY_TYPE bits 0-2: the file type */
+#define D81_TYPE_DEL                 0x00         /* file type: deleted */
+#define D81_TYPE_SEQ                 0x01         /* file type: sequential */
+#define D81_TYPE_PRG                 0x02         /* file type: program */
+#define D81_TYPE_USR                 0x03         /* file type: user */
+#define D81_TYPE_REL                 0x04         /* file type: relative */
+#define D81_BLOCK_DATA               0xFE         /* data bytes of a file sector, after its 2-byte link */
+
 /* docs/mega65-program.md, Overlays */
 #define OVL_MAGIC                    0x4F4C4E53UL /* The file's first 4 bytes, "SNLO" read as a little-endian word */
 #define OVL_VERSION                  0x01         /* Byte 4: the header's version */
