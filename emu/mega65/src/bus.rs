@@ -24,7 +24,7 @@ pub const IO_BASE: u32 = 0xFFD_0000;
 /// Hypervisor scratch and sector buffers ($FFD6000–$FFD6FFF).
 pub const SECTOR_AREA_BASE: u32 = 0xFFD_6000;
 /// The SSNAIL device page ($FFD7500–$FFD75FF) inside the I²C window.
-pub const SSNAIL_IO_BASE: u32 = 0xFFD_7500;
+pub const SSNAIL_IO_BASE: u32 = ssnail_format::registers::BLOCK;
 /// SSNAIL memory (attic RAM window) starts at $8000000.
 pub const SSNAIL_MEM_BASE: u32 = ssnail_format::image::BASE;
 /// Largest SSNAIL memory: 128 MiB, up to the end of the 28-bit address space.
