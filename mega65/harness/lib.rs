@@ -5,7 +5,10 @@
 mod built;
 mod transcript;
 
-pub use built::{make_for_test, ovl, prg, prg_code, program_disk, sd_with, soft_core, ssnail_bin};
+pub use built::{
+    capi_lib, make_for_test, ovl, prg, prg_code, program_disk, sd_with, soft_core, soft_core_disk,
+    ssnail_bin,
+};
 pub use transcript::{
     answer, answer_and_rest, nth_answer, reference, reference_conversation, transcript,
 };

@@ -7,9 +7,8 @@
 //!
 //! SSNAIL_QA_GGUF names another GGUF (e.g. one with a weight changed, to see this test fail).
 
-use ssnail_mega65_program as common;
 use ssnail_mega65_program::trained_model::{image, recorded};
-use ssnail_mega65_program::{answer_and_rest, prg, program_disk, soft_core, transcript};
+use ssnail_mega65_program::{answer_and_rest, prg, soft_core_disk, transcript};
 
 use ssnail_core::{Board, Ssnail};
 use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
@@ -20,14 +19,7 @@ const QUESTIONS: [&str; 3] = ["what is the mega65?", "what is ssnail?", "who tra
 #[test]
 fn the_trained_model_answers_on_a_stock_r3_from_the_disk_as_recorded_under_hardware_numerics() {
     let img = image();
-    let d81 = program_disk(
-        prg(),
-        true,
-        &[
-            (common::SOFT_CORE_FILE, soft_core()),
-            ("ssnail-qa.ssnail", &img),
-        ],
-    );
+    let d81 = soft_core_disk(true, &[("ssnail-qa.ssnail", &img)]);
 
     let (dev, _) = Ssnail::load_bytes(&img, None).unwrap();
     let eos = dev.header().eos;
