@@ -61,9 +61,9 @@ $(M65_OBJ)/%.s.o: $(M65_DIR)/src/%.s $(M65_SOFTCORE_INC) $(M65_DIR)/include/ssna
 		$(M65_DIR)/include/mega65_io.inc
 	@mkdir -p $(M65_OBJ)
 	$(CL65) -t none --asm-include-dir $(M65_DIR)/include -c -o $@ $<
-$(M65_OBJ)/crt0.o: $(M65_CRT0)
+$(M65_OBJ)/crt0.o: $(M65_CRT0) $(M65_DIR)/include/mega65_io.inc
 	@mkdir -p $(M65_OBJ)
-	$(CL65) -t none -c -o $@ $<
+	$(CL65) -t none --asm-include-dir $(M65_DIR)/include -c -o $@ $<
 
 # One link writes the PRG and the chat overlay (ld65 writes OVLHDR and OVLCHAT to %O.ovl); then
 # the overlay file's check sums go into the PRG at ovl_sums (ovl.s; ld65's label file has it), so
@@ -193,9 +193,9 @@ $(M65_TEST_OBJ)/%.s.o: $(M65_CORE_DIR)/%.s $(M65_CORE_DIR)/quad.inc $(M65_CORE_D
 		$(M65_SOFTCORE_INC) $(M65_DIR)/include/mega65_io.inc
 	@mkdir -p $(M65_TEST_OBJ)
 	ca65 -t none -g -I $(M65_CORE_DIR) -I $(M65_DIR)/include -D SC_UNMAPPED $(DEFS) -o $@ $<
-$(M65_TEST_OBJ)/crt0.o: $(M65_TESTPRG)/crt0.s
+$(M65_TEST_OBJ)/crt0.o: $(M65_TESTPRG)/crt0.s $(M65_DIR)/include/mega65_io.inc
 	@mkdir -p $(M65_TEST_OBJ)
-	ca65 -t none -g -o $@ $<
+	ca65 -t none -g -I $(M65_DIR)/include -o $@ $<
 
 # softcore_test.prg: the core's C, its ca65 hot paths (softgemv65.s: the Q8_0/Q4_0 block loop;
 # softquant65.s: the input quantiser; softvec65.s: single multiply/add and the vector kernels;

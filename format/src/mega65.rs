@@ -297,6 +297,12 @@ group! {
         pub const ADDRMB: u16 = 0xD704;
         /// $D705: list address bits 0-7, and start an enhanced job
         pub const ETRIGGER: u16 = 0xD705;
+        /// $D706: as DMA_ETRIGGER, the list read through the CPU's memory map
+        pub const ETRIGGER_MAPPED: u16 = 0xD706;
+        /// $D707: any write starts an enhanced job whose list follows the STA (inline)
+        pub const INLINE: u16 = 0xD707;
+        /// $D70E: list address bits 0-7 without starting a job
+        pub const ADDRLSB: u16 = 0xD70E;
         /// option: end of options
         pub const OPT_END: u8 = 0x00;
         /// option: addresses may cross MB boundaries
@@ -495,6 +501,23 @@ group! {
 }
 
 group! {
+    /// The exit port a test run ends with (spec §M7.4): with xemu's `-testing` (and in the
+    /// headless MEGA65) the status written to $D6CF, then $42, ends the emulator; on real
+    /// hardware $42 there reconfigures the FPGA (iomap.txt line 944), so a program that may run
+    /// on a board checks REALHW first (iomap.txt line 508).
+    pub mod testing, prefix "TESTING_", source "spec §M7.4; iomap.txt lines 508, 944" {
+        /// $D60F: bit 5 REALHW, 1 on real hardware, 0 in emulators
+        pub const REALHW: u16 = 0xD60F;
+        /// TESTING_REALHW's bit
+        pub const REALHW_BIT: u8 = 0x20;
+        /// $D6CF: the exit status, then TESTING_EXIT_NOW
+        pub const EXIT: u16 = 0xD6CF;
+        /// written to TESTING_EXIT after the status: the emulator ends
+        pub const EXIT_NOW: u8 = 0x42;
+    }
+}
+
+group! {
     /// The MEGA65 program's chat overlay file, `ssnail.ovl` (docs/mega65-program.md,
     /// "Overlays"): this header, then the bytes for the overlay region. Not a MEGA65 fact but
     /// the program's own file, which its build writes (src/ovl.s) and its C reads
@@ -532,6 +555,7 @@ pub fn groups() -> Vec<Group> {
         cia1::group(),
         model::group(),
         d81::group(),
+        testing::group(),
         overlay::group(),
     ]
 }

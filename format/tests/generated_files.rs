@@ -149,6 +149,8 @@ fn no_source_writes_a_generated_mega65_register_address_as_a_number() {
         "mega65/include",
         "mega65/softcore",
         "mega65/host",
+        "mega65/testprg",
+        "linker",
         "emu/mega65/src",
     ]
     .map(String::from)

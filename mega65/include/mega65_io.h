@@ -133,6 +133,9 @@
 #define DMA_MODE                     0xD703       /* $D703: bit 0 F018B lists by default, bit 1 no MB wrap */
 #define DMA_ADDRMB                   0xD704       /* $D704: list address bits 20-27 (write after DMA_ADDRBANK) */
 #define DMA_ETRIGGER                 0xD705       /* $D705: list address bits 0-7, and start an enhanced job */
+#define DMA_ETRIGGER_MAPPED          0xD706       /* $D706: as DMA_ETRIGGER, the list read through the CPU's memory map */
+#define DMA_INLINE                   0xD707       /* $D707: any write starts an enhanced job whose list follows the STA (inline) */
+#define DMA_ADDRLSB                  0xD70E       /* $D70E: list address bits 0-7 without starting a job */
 #define DMA_OPT_END                  0x00         /* option: end of options */
 #define DMA_OPT_CROSS_MB             0x01         /* option: addresses may cross MB boundaries */
 #define DMA_OPT_F018A                0x0A         /* option: this job's list is F018A */
@@ -221,6 +224,12 @@
 #define D81_TYPE_USR                 0x03         /* file type: user */
 #define D81_TYPE_REL                 0x04         /* file type: relative */
 #define D81_BLOCK_DATA               0xFE         /* data bytes of a file sector, after its 2-byte link */
+
+/* spec §M7.4; iomap.txt lines 508, 944 */
+#define TESTING_REALHW               0xD60F       /* $D60F: bit 5 REALHW, 1 on real hardware, 0 in emulators */
+#define TESTING_REALHW_BIT           0x20         /* TESTING_REALHW's bit */
+#define TESTING_EXIT                 0xD6CF       /* $D6CF: the exit status, then TESTING_EXIT_NOW */
+#define TESTING_EXIT_NOW             0x42         /* written to TESTING_EXIT after the status: the emulator ends */
 
 /* docs/mega65-program.md, Overlays */
 #define OVL_MAGIC                    0x4F4C4E53UL /* The file's first 4 bytes, "SNLO" read as a little-endian word */

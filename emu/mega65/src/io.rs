@@ -2,7 +2,9 @@
 //! KERNAL needs, the $D02F knock, speed, CIAs, F011, keyboard queue, hypervisor traps, SD buffer
 //! select, the exit port, DMA and the hardware multiplier/divider.
 
-use ssnail_format::mega65::{cia1, d7fe, f011, hyppo, io_area, keyboard, math, model, sd, vic};
+use ssnail_format::mega65::{
+    cia1, d7fe, f011, hyppo, io_area, keyboard, math, model, sd, testing, vic,
+};
 
 use super::machine::{Machine, StopReason};
 use super::raster::raster_line;
@@ -32,6 +34,8 @@ const CIA1_LAST: u16 = CIA1_FIRST + 0xFF;
 const CIA2_FIRST: u16 = CIA1_FIRST + 0x100;
 const CIA2_LAST: u16 = CIA2_FIRST + 0xFF;
 const MODEL: u16 = io(model::ADDRESS);
+const REALHW: u16 = io(testing::REALHW);
+const EXIT: u16 = io(testing::EXIT);
 const D7FE: u16 = io(d7fe::ADDRESS);
 const F011_FIRST: u16 = io(f011::CONTROL);
 const F011_LAST: u16 = io(f011::LAST);
@@ -250,7 +254,7 @@ impl Machine {
                     0x80
                 }
             }
-            0x60F => 0,         // REALHW = 0: an emulator, like xemu without -realhw
+            REALHW => 0,        // REALHW = 0: an emulator, like xemu without -realhw
             KBD_MODIFIERS => 0, // modifier keys: none held (iomap.txt lines 512-522)
             KBD_MATRIX_PEEK => self
                 .keys
@@ -260,7 +264,7 @@ impl Machine {
             SD_CONTROL | SD_SECTOR0..=SD_SECTOR3 | SD_BUFFER_SELECT => {
                 self.sd.read((off - SD_CONTROL) as u8).unwrap_or(0)
             }
-            0x6CF => self.exit_value,
+            EXIT => self.exit_value,
             _ => self.io_regs[off as usize],
         }
     }
@@ -277,8 +281,8 @@ impl Machine {
             SD_CONTROL | SD_SECTOR0..=SD_SECTOR3 | SD_BUFFER_SELECT => {
                 self.sd.write((off - SD_CONTROL) as u8, v);
             }
-            0x6CF => {
-                if v == 0x42 {
+            EXIT => {
+                if v == testing::EXIT_NOW {
                     self.request_stop(StopReason::Exit(self.exit_value));
                 } else {
                     self.exit_value = v;
