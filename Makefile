@@ -261,3 +261,5 @@ clean:
 include $(SSNAIL_TOOLS)mega65/build.mk
 # xemu: the loader for the unchanged program, stock and patched xmega65.
 include $(SSNAIL_TOOLS)xemu/build.mk
+# The emulators' test programs and C check (emu/build.mk).
+include $(SSNAIL_TOOLS)emu/build.mk

@@ -34,6 +34,7 @@ SAVE_BANK   = $05                       ; 0.5C000: see the list above
         .import         __OVBROWSE_LOAD__, OVL_BROWSE_LEN, __OVL_CHIP__
         .importzp       sp, ptr1
 
+        .include        "mega65_io.inc" ; VIC_*, DMA_*, SD_* (generated, mega65/include)
         .segment        "LOADADDR"
         .word   $2001
 
@@ -60,22 +61,22 @@ start:  php                             ; BASIC's flags (I, E) for /quit
         lda     $01
         sta     saved_01
         lda     #$47                    ; MEGA65 I/O personality (BASIC 65's own already)
-        sta     $D02F
+        sta     VIC_KEY
         lda     #$53
-        sta     $D02F
-        lda     $D030
+        sta     VIC_KEY
+        lda     VIC_ROM_BANKS
         sta     saved_d030
-        lda     $D031
+        lda     VIC_CONTROL_B
         sta     saved_d031
-        lda     $D054
+        lda     VIC_CONTROL_C
         sta     saved_d054
-        lda     $D689
+        lda     SD_BUFFER_SELECT
         sta     saved_d689
         ; save low memory before anything here writes to it (enhanced inline DMA jobs, $D707:
         ; options F018B, source MB, destination MB; then command, count, source, bank,
         ; destination, bank, sub-command, modulo)
-        sta     $D707
-        .byte   $0B, $80, $00, $81, $00, $00
+        sta     DMA_INLINE
+        .byte   DMA_OPT_F018B, DMA_OPT_SRC_MB, $00, DMA_OPT_DST_MB, $00, DMA_OPT_END
         .byte   $00
         .word   $0600                   ; $0000-$05FF
         .word   $0000
@@ -84,8 +85,8 @@ start:  php                             ; BASIC's flags (I, E) for /quit
         .byte   SAVE_BANK
         .byte   $00
         .word   $0000
-        sta     $D707
-        .byte   $0B, $80, $00, $81, $00, $00
+        sta     DMA_INLINE
+        .byte   DMA_OPT_F018B, DMA_OPT_SRC_MB, $00, DMA_OPT_DST_MB, $00, DMA_OPT_END
         .byte   $00
         .word   $0800                   ; screen $0800-$0FFF
         .word   $0800
@@ -94,8 +95,8 @@ start:  php                             ; BASIC's flags (I, E) for /quit
         .byte   SAVE_BANK
         .byte   $00
         .word   $0000
-        sta     $D707
-        .byte   $0B, $80, $FF, $81, $00, $00
+        sta     DMA_INLINE
+        .byte   DMA_OPT_F018B, DMA_OPT_SRC_MB, $FF, DMA_OPT_DST_MB, $00, DMA_OPT_END
         .byte   $00
         .word   $0800                   ; colour RAM $FF80000, 2 KB
         .word   $0000
@@ -104,8 +105,8 @@ start:  php                             ; BASIC's flags (I, E) for /quit
         .byte   SAVE_BANK
         .byte   $00
         .word   $0000
-        sta     $D707
-        .byte   $0B, $80, $00, $81, $00, $00
+        sta     DMA_INLINE
+        .byte   DMA_OPT_F018B, DMA_OPT_SRC_MB, $00, DMA_OPT_DST_MB, $00, DMA_OPT_END
         .byte   $00
         .word   $0600                   ; $1000-$15FF
         .word   $1000
@@ -114,8 +115,8 @@ start:  php                             ; BASIC's flags (I, E) for /quit
         .byte   SAVE_BANK
         .byte   $00
         .word   $0000
-        sta     $D707
-        .byte   $0B, $80, $00, $81, $00, $00
+        sta     DMA_INLINE
+        .byte   DMA_OPT_F018B, DMA_OPT_SRC_MB, $00, DMA_OPT_DST_MB, $00, DMA_OPT_END
         .byte   $00
         .word   $2000                   ; $E000-$FFFF (HIBSS, BASIC variables, vectors)
         .word   $E000
@@ -126,8 +127,8 @@ start:  php                             ; BASIC's flags (I, E) for /quit
         .word   $0000
         ; RESIDENT to LOWRAM (code that runs while the software core's window hides $2000-$BFFF,
         ; linker/mega65.cfg), then LOWBSS after it cleared
-        sta     $D707
-        .byte   $0B, $80, $00, $81, $00, $00
+        sta     DMA_INLINE
+        .byte   DMA_OPT_F018B, DMA_OPT_SRC_MB, $00, DMA_OPT_DST_MB, $00, DMA_OPT_END
         .byte   $00
         .word   __RESIDENT_SIZE__
         .word   __RESIDENT_LOAD__
@@ -136,8 +137,8 @@ start:  php                             ; BASIC's flags (I, E) for /quit
         .byte   $00
         .byte   $00
         .word   $0000
-        sta     $D707
-        .byte   $0B, $80, $00, $81, $00, $00
+        sta     DMA_INLINE
+        .byte   DMA_OPT_F018B, DMA_OPT_SRC_MB, $00, DMA_OPT_DST_MB, $00, DMA_OPT_END
         .byte   $03                     ; fill with the source address's low byte (0)
         .word   __LOWBSS_SIZE__
         .word   $0000
@@ -148,8 +149,8 @@ start:  php                             ; BASIC's flags (I, E) for /quit
         .word   $0000
         ; the font (segment FONT, which BSS overlaps: linker/mega65.cfg) to chip RAM FONT_STAGE,
         ; $4A800 (include/chipram.h), before zerobss clears BSS; screen.c reads it from there
-        sta     $D707
-        .byte   $0B, $80, $00, $81, $00, $00
+        sta     DMA_INLINE
+        .byte   DMA_OPT_F018B, DMA_OPT_SRC_MB, $00, DMA_OPT_DST_MB, $00, DMA_OPT_END
         .byte   $00
         .word   __FONT_SIZE__
         .word   __FONT_LOAD__
@@ -161,8 +162,8 @@ start:  php                             ; BASIC's flags (I, E) for /quit
         ; the browser's overlay (OVBROWSE, after FONT in the PRG, also overlapped by BSS and by
         ; the overlay region: linker/mega65.cfg) to its chip RAM copy at __OVL_CHIP__, where
         ; main's first ovl_use takes it from (src/overlay.c)
-        sta     $D707
-        .byte   $0B, $80, $00, $81, $00, $00
+        sta     DMA_INLINE
+        .byte   DMA_OPT_F018B, DMA_OPT_SRC_MB, $00, DMA_OPT_DST_MB, $00, DMA_OPT_END
         .byte   $00
         .word   OVL_BROWSE_LEN
         .word   __OVBROWSE_LOAD__
@@ -182,9 +183,9 @@ start:  php                             ; BASIC's flags (I, E) for /quit
         eom
         lda     #$35                    ; RAM at $A000-$BFFF and $E000-$FFFF, I/O at $D000
         sta     $01
-        lda     $D030                   ; no ROM at $8000/$A000/$C000/$E000, colour RAM 1 KB
+        lda     VIC_ROM_BANKS           ; no ROM at $8000/$A000/$C000/$E000, colour RAM 1 KB
         and     #%01000110
-        sta     $D030
+        sta     VIC_ROM_BANKS
         lda     #0
         tab                             ; base page 0
         see                             ; 8-bit stack in page 1
@@ -193,8 +194,8 @@ start:  php                             ; BASIC's flags (I, E) for /quit
         ldy     #$01
         tys
         lda     #$40                    ; VFAST + FAST bits as well, for code that checks them
-        tsb     $D054
-        tsb     $D031
+        tsb     VIC_CONTROL_C
+        tsb     VIC_CONTROL_B
 
         .p02
         ; C stack
@@ -245,8 +246,8 @@ ignore: rti
         .p4510
 _machine_restore:
         sei
-        sta     $D707                   ; $1000-$15FF, screen, colour RAM, $E000-$FFFF back
-        .byte   $0B, $80, $00, $81, $00, $00
+        sta     DMA_INLINE              ; $1000-$15FF, screen, colour RAM, $E000-$FFFF back
+        .byte   DMA_OPT_F018B, DMA_OPT_SRC_MB, $00, DMA_OPT_DST_MB, $00, DMA_OPT_END
         .byte   $00
         .word   $0600
         .word   $D600
@@ -255,8 +256,8 @@ _machine_restore:
         .byte   $00
         .byte   $00
         .word   $0000
-        sta     $D707
-        .byte   $0B, $80, $00, $81, $00, $00
+        sta     DMA_INLINE
+        .byte   DMA_OPT_F018B, DMA_OPT_SRC_MB, $00, DMA_OPT_DST_MB, $00, DMA_OPT_END
         .byte   $00
         .word   $0800
         .word   $C600
@@ -265,8 +266,8 @@ _machine_restore:
         .byte   $00
         .byte   $00
         .word   $0000
-        sta     $D707
-        .byte   $0B, $80, $00, $81, $FF, $00
+        sta     DMA_INLINE
+        .byte   DMA_OPT_F018B, DMA_OPT_SRC_MB, $00, DMA_OPT_DST_MB, $FF, DMA_OPT_END
         .byte   $00
         .word   $0800
         .word   $CE00
@@ -275,8 +276,8 @@ _machine_restore:
         .byte   $08
         .byte   $00
         .word   $0000
-        sta     $D707
-        .byte   $0B, $80, $00, $81, $00, $00
+        sta     DMA_INLINE
+        .byte   DMA_OPT_F018B, DMA_OPT_SRC_MB, $00, DMA_OPT_DST_MB, $00, DMA_OPT_END
         .byte   $00
         .word   $2000
         .word   $E000
@@ -286,18 +287,18 @@ _machine_restore:
         .byte   $00
         .word   $0000
         lda     saved_d689
-        sta     $D689
+        sta     SD_BUFFER_SELECT
         lda     saved_d054
-        sta     $D054
+        sta     VIC_CONTROL_C
         lda     saved_d031
-        sta     $D031
+        sta     VIC_CONTROL_B
         lda     saved_d030
-        sta     $D030
+        sta     VIC_ROM_BANKS
         lda     #64                     ; force-fast off: the speed is $D031/$D054's again
         sta     $00
         ; base page, stack and $0200-$05FF last: nothing below uses them until the RTS
-        sta     $D707
-        .byte   $0B, $80, $00, $81, $00, $00
+        sta     DMA_INLINE
+        .byte   DMA_OPT_F018B, DMA_OPT_SRC_MB, $00, DMA_OPT_DST_MB, $00, DMA_OPT_END
         .byte   $00
         .word   $05FE
         .word   $C002

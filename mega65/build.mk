@@ -29,6 +29,8 @@ M65_S := $(wildcard $(M65_DIR)/src/*.s)
 M65_H := $(wildcard $(M65_DIR)/include/*.h)
 M65_CFG := $(SSNAIL_TOOLS)linker/mega65.cfg
 M65_CRT0 := $(SSNAIL_TOOLS)linker/crt0.s
+# The program's and the core's shared view of the core: its window, header and mailbox.
+M65_SOFTCORE_INC := $(M65_DIR)/include/softcore_abi.inc $(M65_DIR)/include/softcore_window.inc
 D81_TOOL := $(SSNAIL_TOOLS)target/release/ssnail-d81
 
 .PHONY: mega65-prg mega65-core mega65-hosttest mega65-bench mega65-clean disk
@@ -55,13 +57,13 @@ $(patsubst %,$(M65_OBJ)/%.c.o,$(M65_OVL_CHAT)): M65_SEG := --code-name OVCHAT --
 $(M65_OBJ)/%.c.o: $(M65_DIR)/src/%.c $(M65_H) $(M65_DIR)/softcore/softcore.h $(M65_DIR)/build.mk
 	@mkdir -p $(M65_OBJ)
 	$(CL65) $(M65_CFLAGS) $(M65_SEG) -c -o $@ $<
-$(M65_OBJ)/%.s.o: $(M65_DIR)/src/%.s $(M65_DIR)/include/softcall.inc $(M65_DIR)/include/ssnail_regs.inc \
+$(M65_OBJ)/%.s.o: $(M65_DIR)/src/%.s $(M65_SOFTCORE_INC) $(M65_DIR)/include/ssnail_regs.inc \
 		$(M65_DIR)/include/mega65_io.inc
 	@mkdir -p $(M65_OBJ)
 	$(CL65) -t none --asm-include-dir $(M65_DIR)/include -c -o $@ $<
-$(M65_OBJ)/crt0.o: $(M65_CRT0)
+$(M65_OBJ)/crt0.o: $(M65_CRT0) $(M65_DIR)/include/mega65_io.inc
 	@mkdir -p $(M65_OBJ)
-	$(CL65) -t none -c -o $@ $<
+	$(CL65) -t none --asm-include-dir $(M65_DIR)/include -c -o $@ $<
 
 # One link writes the PRG and the chat overlay (ld65 writes OVLHDR and OVLCHAT to %O.ovl); then
 # the overlay file's check sums go into the PRG at ovl_sums (ovl.s; ld65's label file has it), so
@@ -83,7 +85,7 @@ $(M65_PRG): $(M65_OBJS) $(M65_CFG) $(M65_OVLSUM)
 $(M65_OVL): $(M65_PRG)
 
 # The software core: its own link (own zero page, cc65 runtime, C stack), loaded by the program into
-# chip RAM and called through a MAP window (mega65/include/softcall.inc).
+# chip RAM and called through a MAP window (mega65/include/softcore_abi.inc, softcore_window.inc).
 M65_CORE := $(M65_OUT)/ssnail.core
 M65_CORE_DIR := $(M65_DIR)/softcore
 M65_CORE_OBJ := $(M65_OUT)/coreobj
@@ -97,7 +99,7 @@ mega65-core: $(M65_CORE)
 $(M65_CORE_OBJ)/%.c.o: $(M65_CORE_DIR)/%.c $(wildcard $(M65_CORE_DIR)/*.h) $(M65_DIR)/include/mega65_io.h
 	@mkdir -p $(M65_CORE_OBJ)
 	$(CL65) $(M65_CORE_CFLAGS) -c -o $@ $<
-$(M65_CORE_OBJ)/%.s.o: $(M65_CORE_DIR)/%.s $(M65_DIR)/include/softcall.inc $(M65_CORE_DIR)/quad.inc \
+$(M65_CORE_OBJ)/%.s.o: $(M65_CORE_DIR)/%.s $(M65_SOFTCORE_INC) $(M65_CORE_DIR)/quad.inc \
 		$(M65_CORE_DIR)/fn_tables.inc $(M65_DIR)/include/mega65_io.inc
 	@mkdir -p $(M65_CORE_OBJ)
 	$(CL65) -t none --asm-include-dir $(M65_DIR)/include --asm-include-dir $(M65_CORE_DIR) -c -o $@ $<
@@ -171,7 +173,6 @@ $(eval $(call m65_host,softfloat_host,$(M65_SOFTFLOAT_HOST_SRC)))
 # intermediate .s next to the source, where builds running in parallel would collide).
 M65_TEST_OBJ := $(M65_OUT)/testobj
 M65_TESTPRG := $(M65_DIR)/testprg
-M65_TEST_INC := $(M65_TESTPRG)/unmapped
 $(M65_TEST_OBJ)/%.c.s: $(M65_CORE_DIR)/%.c $(wildcard $(M65_CORE_DIR)/*.h) $(M65_DIR)/include/ssnail_regs.h \
 		$(M65_DIR)/include/mega65_io.h
 	@mkdir -p $(M65_TEST_OBJ)
@@ -186,14 +187,15 @@ $(M65_TEST_OBJ)/%.c.s: $(M65_DIR)/host/%.c $(wildcard $(M65_DIR)/host/*.h) $(wil
 	cc65 $(M65_CORE_CFLAGS) -g -I $(M65_DIR)/host $(DEFS) -o $@ $<
 $(M65_TEST_OBJ)/%.c.o: $(M65_TEST_OBJ)/%.c.s
 	ca65 -t none -g -o $@ $<
-# The core's ca65 sources with the test PRGs' softcall.inc (testprg/unmapped: no MAP window).
+# The core's ca65 sources for the test PRGs, which hold the core in bank 0 with no MAP window
+# (SC_UNMAPPED: softcore_window.inc).
 $(M65_TEST_OBJ)/%.s.o: $(M65_CORE_DIR)/%.s $(M65_CORE_DIR)/quad.inc $(M65_CORE_DIR)/fn_tables.inc \
-		$(M65_TEST_INC)/softcall.inc $(M65_DIR)/include/mega65_io.inc
+		$(M65_SOFTCORE_INC) $(M65_DIR)/include/mega65_io.inc
 	@mkdir -p $(M65_TEST_OBJ)
-	ca65 -t none -g -I $(M65_CORE_DIR) -I $(M65_TEST_INC) -I $(M65_DIR)/include $(DEFS) -o $@ $<
-$(M65_TEST_OBJ)/crt0.o: $(M65_TESTPRG)/crt0.s
+	ca65 -t none -g -I $(M65_CORE_DIR) -I $(M65_DIR)/include -D SC_UNMAPPED $(DEFS) -o $@ $<
+$(M65_TEST_OBJ)/crt0.o: $(M65_TESTPRG)/crt0.s $(M65_DIR)/include/mega65_io.inc
 	@mkdir -p $(M65_TEST_OBJ)
-	ca65 -t none -g -o $@ $<
+	ca65 -t none -g -I $(M65_DIR)/include -o $@ $<
 
 # softcore_test.prg: the core's C, its ca65 hot paths (softgemv65.s: the Q8_0/Q4_0 block loop;
 # softquant65.s: the input quantiser; softvec65.s: single multiply/add and the vector kernels;

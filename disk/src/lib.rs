@@ -20,20 +20,27 @@
 //! i.e. image offset `t·10240 + h·5120 + (s−1)·512`), and [`D81::files`] / [`D81::read_file`]
 //! list and read files (e.g. to inject a PRG).
 
+use ssnail_format::mega65::d81;
 use thiserror::Error;
 
 pub const TRACKS: u8 = 80;
 pub const SECTORS_PER_TRACK: u8 = 40;
 pub const SECTOR_SIZE: usize = 256;
 pub const D81_SIZE: usize = TRACKS as usize * SECTORS_PER_TRACK as usize * SECTOR_SIZE;
-pub const DIR_TRACK: u8 = 40;
+/// The directory's track (the 1581 layout is ssnail_format::mega65::d81, which the MEGA65
+/// program's C reads as D81_*).
+pub const DIR_TRACK: u8 = d81::DIR_TRACK;
 /// Data bytes per file sector (256 minus the 2-byte link).
-pub const BLOCK_DATA: usize = 254;
+pub const BLOCK_DATA: usize = d81::BLOCK_DATA;
 /// Blocks free on an empty disk (everything except track 40).
 pub const EMPTY_DISK_FREE_BLOCKS: u32 = (TRACKS as u32 - 1) * SECTORS_PER_TRACK as u32;
-const ENTRY_SIZE: usize = 32;
-const NAME_LEN: usize = 16;
-const PAD: u8 = 0xA0;
+const ENTRY_SIZE: usize = d81::ENTRY_LEN;
+const NAME_LEN: usize = d81::NAME_LEN;
+const PAD: u8 = d81::PAD;
+const ENTRIES: usize = d81::ENTRIES_PER_SECTOR;
+const TYPE: usize = d81::ENTRY_TYPE;
+const NAME: usize = d81::ENTRY_NAME;
+const BLOCKS: usize = d81::ENTRY_BLOCKS;
 
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum DiskError {
@@ -73,21 +80,21 @@ pub enum FileType {
 impl FileType {
     fn code(self) -> u8 {
         match self {
-            FileType::Del => 0,
-            FileType::Seq => 1,
-            FileType::Prg => 2,
-            FileType::Usr => 3,
-            FileType::Rel => 4,
-            FileType::Other(c) => c & 7,
+            FileType::Del => d81::TYPE_DEL,
+            FileType::Seq => d81::TYPE_SEQ,
+            FileType::Prg => d81::TYPE_PRG,
+            FileType::Usr => d81::TYPE_USR,
+            FileType::Rel => d81::TYPE_REL,
+            FileType::Other(c) => c & d81::TYPE_MASK,
         }
     }
     fn from_code(c: u8) -> FileType {
-        match c & 7 {
-            0 => FileType::Del,
-            1 => FileType::Seq,
-            2 => FileType::Prg,
-            3 => FileType::Usr,
-            4 => FileType::Rel,
+        match c & d81::TYPE_MASK {
+            d81::TYPE_DEL => FileType::Del,
+            d81::TYPE_SEQ => FileType::Seq,
+            d81::TYPE_PRG => FileType::Prg,
+            d81::TYPE_USR => FileType::Usr,
+            d81::TYPE_REL => FileType::Rel,
             c => FileType::Other(c),
         }
     }
@@ -156,7 +163,7 @@ impl D81 {
         let h = offset(DIR_TRACK, 0);
         let hdr = &mut d.bytes[h..h + SECTOR_SIZE];
         hdr[0] = DIR_TRACK;
-        hdr[1] = 3;
+        hdr[1] = d81::DIR_SECTOR;
         hdr[2] = 0x44;
         hdr[4..4 + NAME_LEN].fill(PAD);
         hdr[4..4 + name.len()].copy_from_slice(&name);
@@ -188,7 +195,7 @@ impl D81 {
         for s in 0..4 {
             d.mark_used(DIR_TRACK, s);
         }
-        let dir = offset(DIR_TRACK, 3);
+        let dir = offset(DIR_TRACK, d81::DIR_SECTOR);
         d.bytes[dir] = 0;
         d.bytes[dir + 1] = 0xFF;
         Ok(d)
@@ -314,23 +321,23 @@ impl D81 {
             self.mark_used(t, s);
         }
         let e = &mut self.bytes[slot..slot + ENTRY_SIZE];
-        e[2] = 0x80 | file_type.code();
-        e[3] = chain[0].0;
-        e[4] = chain[0].1;
-        e[5..5 + NAME_LEN].fill(PAD);
-        e[5..5 + pet.len()].copy_from_slice(&pet);
-        e[0x15..0x1E].fill(0);
-        e[0x1E..0x20].copy_from_slice(&(needed as u16).to_le_bytes());
+        e[TYPE] = d81::TYPE_CLOSED | file_type.code();
+        e[d81::ENTRY_TRACK] = chain[0].0;
+        e[d81::ENTRY_SECTOR] = chain[0].1;
+        e[NAME..NAME + NAME_LEN].fill(PAD);
+        e[NAME..NAME + pet.len()].copy_from_slice(&pet);
+        e[NAME + NAME_LEN..BLOCKS].fill(0);
+        e[BLOCKS..BLOCKS + 2].copy_from_slice(&(needed as u16).to_le_bytes());
         Ok(())
     }
 
     /// Byte offset of a free 32-byte directory entry, extending the chain on track 40 if needed.
     fn free_dir_slot(&mut self) -> Result<usize, DiskError> {
-        let mut sector = 3u8;
+        let mut sector = d81::DIR_SECTOR;
         for _ in 0..SECTORS_PER_TRACK {
             let o = offset(DIR_TRACK, sector);
-            for i in 0..8 {
-                if self.bytes[o + i * ENTRY_SIZE + 2] == 0 {
+            for i in 0..ENTRIES {
+                if self.bytes[o + i * ENTRY_SIZE + TYPE] == 0 {
                     return Ok(o + i * ENTRY_SIZE);
                 }
             }
@@ -360,7 +367,7 @@ impl D81 {
     /// All used directory entries, in directory order.
     pub fn files(&self) -> Result<Vec<DirEntry>, DiskError> {
         let mut out = Vec::new();
-        let (mut t, mut s) = (DIR_TRACK, 3u8);
+        let (mut t, mut s) = (DIR_TRACK, d81::DIR_SECTOR);
         for _ in 0..SECTORS_PER_TRACK {
             if !valid_ts(t, s) {
                 return Err(DiskError::Corrupt(format!(
@@ -368,18 +375,18 @@ impl D81 {
                 )));
             }
             let o = offset(t, s);
-            for i in 0..8 {
+            for i in 0..ENTRIES {
                 let e = &self.bytes[o + i * ENTRY_SIZE..o + (i + 1) * ENTRY_SIZE];
-                if e[2] == 0 {
+                if e[TYPE] == 0 {
                     continue;
                 }
                 out.push(DirEntry {
-                    name: petscii_to_name(&e[5..5 + NAME_LEN]),
-                    file_type: FileType::from_code(e[2]),
-                    closed: e[2] & 0x80 != 0,
-                    first_track: e[3],
-                    first_sector: e[4],
-                    blocks: u16::from_le_bytes([e[0x1E], e[0x1F]]),
+                    name: petscii_to_name(&e[NAME..NAME + NAME_LEN]),
+                    file_type: FileType::from_code(e[TYPE]),
+                    closed: e[TYPE] & d81::TYPE_CLOSED != 0,
+                    first_track: e[d81::ENTRY_TRACK],
+                    first_sector: e[d81::ENTRY_SECTOR],
+                    blocks: u16::from_le_bytes([e[BLOCKS], e[BLOCKS + 1]]),
                 });
             }
             let (nt, ns) = (self.bytes[o], self.bytes[o + 1]);

@@ -57,18 +57,26 @@ pub fn generated_files() -> [(&'static str, &'static str, String); 8] {
     ]
 }
 
-/// The C library's defaults for its hosts (emu/capi/include/ssnail_defaults.h, included by
-/// ssnail.h; the xemu patch's -ssnailmbps default): the name is `SSNAIL_` and the Rust name in
-/// [`regs`]. Regenerate with `cargo run -q -p ssnail-format --example c_header -- --capi`.
+/// The C library's defaults and addresses for its hosts (emu/capi/include/ssnail_defaults.h,
+/// included by ssnail.h; the xemu patch's -ssnailmbps default and where it puts the core): the
+/// name is `SSNAIL_` and the Rust name. Regenerate with
+/// `cargo run -q -p ssnail-format --example c_header -- --capi`.
 pub fn capi_defaults() -> String {
     format!(
-        "/* ssnail_defaults.h: the SSNAIL C library's defaults for its hosts (ssnail.h, the xemu patch).\n \
+        "/* ssnail_defaults.h: the SSNAIL C library's defaults and addresses for its hosts (ssnail.h, the\n \
+         * xemu patch).\n \
          * GENERATED from the ssnail-format crate (format/src/c_header.rs); do not edit. Regenerate:\n \
          *   cargo run -q -p ssnail-format --example c_header -- --capi > emu/capi/include/ssnail_defaults.h */\n\
          #ifndef SSNAIL_DEFAULTS_H\n#define SSNAIL_DEFAULTS_H\n\
          /* SSNAIL memory bandwidth in MB/s the job clock assumes unless told otherwise */\n\
-         #define SSNAIL_DEFAULT_BANDWIDTH_MBPS {:?}\n#endif\n",
-        regs::DEFAULT_BANDWIDTH_MBPS
+         #define SSNAIL_DEFAULT_BANDWIDTH_MBPS {:?}\n\
+         /* the register block's 28-bit address (spec §9.2; registers::BLOCK) */\n\
+         #define SSNAIL_REGISTER_BLOCK 0x{:08X}U\n\
+         /* SSNAIL memory's first address, the attic RAM window's (spec §2; image::BASE) */\n\
+         #define SSNAIL_MEMORY_BASE 0x{:08X}U\n#endif\n",
+        regs::DEFAULT_BANDWIDTH_MBPS,
+        regs::BLOCK,
+        image::BASE
     )
 }
 

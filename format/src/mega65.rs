@@ -22,7 +22,7 @@ group! {
     /// Hypervisor calls (spec §M5): the trap registers and the DOS functions, which go in A for a
     /// write to `TRAP_DOS` (numbers from Hyppo's dos.asm dispatch table, mega65-core 76fac1b
     /// src/hyppo/dos.asm).
-    pub mod hyppo, prefix "HYPPO_", source "spec §M5.3; Hyppo dos.asm dispatch table" {
+    pub mod hyppo, prefix "HYPPO_", source "spec §M5.1-§M5.3; Hyppo dos.asm dispatch table" {
         /// $D640: trap 0, the DOS, function in A
         pub const TRAP_DOS: u16 = 0xD640;
         /// $D643: trap 3, A to the serial monitor
@@ -81,6 +81,34 @@ group! {
         pub const GET_MAPPING: u8 = 0x74;
         /// Y to the serial monitor
         pub const SERIAL_MONITOR_WRITE: u8 = 0x7C;
+        /// the function bits that count: bits 1-6 (spec §M5.1)
+        pub const FUNCTION_MASK: u8 = 0x7E;
+        /// the first page a call may not be given in Y: pages $00-$7E only (spec §M5.2)
+        pub const PAGE_LIMIT: u8 = 0x7F;
+        /// error: a page in Y at or above HYPPO_PAGE_LIMIT
+        pub const ERR_INVALID_ADDRESS: u8 = 0x10;
+        /// error: reading the file failed
+        pub const ERR_READ_ERROR: u8 = 0x20;
+        /// error: no such drive
+        pub const ERR_NO_SUCH_DRIVE: u8 = 0x80;
+        /// error: the name is longer than 63 bytes
+        pub const ERR_NAME_TOO_LONG: u8 = 0x81;
+        /// error: a function Hyppo does not have
+        pub const ERR_NOT_IMPLEMENTED: u8 = 0x82;
+        /// error: too many open files
+        pub const ERR_TOO_MANY_OPEN: u8 = 0x84;
+        /// error: a directory where a file was wanted
+        pub const ERR_IS_DIRECTORY: u8 = 0x86;
+        /// error: not a directory
+        pub const ERR_NOT_DIRECTORY: u8 = 0x87;
+        /// error: no such file
+        pub const ERR_NOT_FOUND: u8 = 0x88;
+        /// error: a bad file descriptor
+        pub const ERR_INVALID_FD: u8 = 0x89;
+        /// error: the D81 image has the wrong length
+        pub const ERR_IMAGE_WRONG_LENGTH: u8 = 0x8A;
+        /// error: end of file
+        pub const ERR_EOF: u8 = 0xFF;
     }
 }
 
@@ -269,6 +297,12 @@ group! {
         pub const ADDRMB: u16 = 0xD704;
         /// $D705: list address bits 0-7, and start an enhanced job
         pub const ETRIGGER: u16 = 0xD705;
+        /// $D706: as DMA_ETRIGGER, the list read through the CPU's memory map
+        pub const ETRIGGER_MAPPED: u16 = 0xD706;
+        /// $D707: any write starts an enhanced job whose list follows the STA (inline)
+        pub const INLINE: u16 = 0xD707;
+        /// $D70E: list address bits 0-7 without starting a job
+        pub const ADDRLSB: u16 = 0xD70E;
         /// option: end of options
         pub const OPT_END: u8 = 0x00;
         /// option: addresses may cross MB boundaries
@@ -289,6 +323,197 @@ group! {
         pub const SUB_SRC_HOLD: u8 = 0x02;
         /// F018B sub-command bit 3: the destination address is held (one register)
         pub const SUB_DST_HOLD: u8 = 0x08;
+    }
+}
+
+group! {
+    /// The I/O area of the CPU's 64 KB view (spec §M2.2, §M2.3): where the VIC-IV's registers
+    /// begin and the last I/O address; the RAM under it is bank 0's $D000-$DFFF.
+    pub mod io_area, prefix "IO_", source "spec §M2.2-§M2.3" {
+        /// $D000: the I/O area's first address, the VIC-IV's first register
+        pub const FIRST: u16 = 0xD000;
+        /// $DFFF: the I/O area's last address
+        pub const LAST: u16 = 0xDFFF;
+    }
+}
+
+group! {
+    /// The VIC-IV registers the program sets and the headless MEGA65 models (spec §M7.1, §M7.5,
+    /// §M2.2, §M2.4; mega65-core iomap.txt lines 65-103, 152, 227, 233-250, 288; viciv.vhdl).
+    pub mod vic, prefix "VIC_", source "spec §M7.1, §M7.5, §M2.2, §M2.4; iomap.txt lines 65-103, 152, 227, 233-250, 288" {
+        /// $D011: bit 7 the raster line's bit 8 (read) and the compare's (write)
+        pub const CONTROL_A: u16 = 0xD011;
+        /// $D012: the raster line (read), the compare line (write)
+        pub const RASTER: u16 = 0xD012;
+        /// $D018: VIC-II memory pointers; a write sets CHARPTR bits 13-11 (viciv.vhdl 2359-2364)
+        pub const MEMORY: u16 = 0xD018;
+        /// $D019: bit 0 the raster interrupt flag, acknowledged by writing it
+        pub const IRQ_FLAGS: u16 = 0xD019;
+        /// $D01A: bit 0 the raster interrupt's mask
+        pub const IRQ_MASK: u16 = 0xD01A;
+        /// $D020: border colour
+        pub const BORDER: u16 = 0xD020;
+        /// $D021: background colour
+        pub const BACKGROUND: u16 = 0xD021;
+        /// $D02F: the knock register that selects the I/O personality
+        pub const KEY: u16 = 0xD02F;
+        /// $D030: C65 ROM banking and colour RAM window
+        pub const ROM_BANKS: u16 = 0xD030;
+        /// $D031: H640, FAST, ATTR, V400...
+        pub const CONTROL_B: u16 = 0xD031;
+        /// VIC_CONTROL_B bit 7: 640 pixels across (80 columns)
+        pub const CONTROL_B_H640: u8 = 0x80;
+        /// VIC_CONTROL_B bit 6: FAST (3.5 MHz, 40.5 MHz with VFAST)
+        pub const CONTROL_B_FAST: u8 = 0x40;
+        /// VIC_CONTROL_B bit 5: extended attributes
+        pub const CONTROL_B_ATTR: u8 = 0x20;
+        /// VIC_CONTROL_B bit 3: 400 lines (50 rows)
+        pub const CONTROL_B_V400: u8 = 0x08;
+        /// $D054: VIC-IV control C, bit 6 VFAST
+        pub const CONTROL_C: u16 = 0xD054;
+        /// VIC_CONTROL_C bit 6: VFAST (40.5 MHz with FAST)
+        pub const CONTROL_C_VFAST: u8 = 0x40;
+        /// $D058-$D059: LINESTEP, bytes per logical text row
+        pub const LINESTEP: u16 = 0xD058;
+        /// $D05D: bit 7 HOTREG, VIC-II register writes reset VIC-IV ones
+        pub const HOTREG: u16 = 0xD05D;
+        /// VIC_HOTREG bit 7: hot registers on
+        pub const HOTREG_ON: u8 = 0x80;
+        /// $D05E: CHRCOUNT, characters per row (bits 0-7)
+        pub const CHRCOUNT: u16 = 0xD05E;
+        /// $D060-$D063: SCRNPTR, screen RAM (28 bits; $D063 bits 4-5 CHRCOUNT's bits 8-9)
+        pub const SCRNPTR: u16 = 0xD060;
+        /// $D063: SCRNPTR's last byte
+        pub const SCRNPTR_HIGH: u16 = 0xD063;
+        /// $D064-$D065: COLPTR, colour RAM offset
+        pub const COLPTR: u16 = 0xD064;
+        /// $D068-$D06A: CHARPTR, the character set
+        pub const CHARPTR: u16 = 0xD068;
+        /// $D07B: DISPROWS, text rows
+        pub const DISPROWS: u16 = 0xD07B;
+    }
+}
+
+group! {
+    /// CIA 1's timers, the program's clock (spec §M15; mega65-core iomap.txt lines 1422-1452,
+    /// cia6526.vhdl). CIA 2 at $DD00 has the same registers at the same offsets.
+    pub mod cia1, prefix "CIA1_", source "spec §M15; iomap.txt lines 1422-1452" {
+        /// $DC00: CIA 1's first register
+        pub const BASE: u16 = 0xDC00;
+        /// $DC04: timer A, low byte
+        pub const TALO: u16 = 0xDC04;
+        /// $DC05: timer A, high byte
+        pub const TAHI: u16 = 0xDC05;
+        /// $DC06: timer B, low byte
+        pub const TBLO: u16 = 0xDC06;
+        /// $DC07: timer B, high byte
+        pub const TBHI: u16 = 0xDC07;
+        /// $DC08-$DC0B: time of day, tenths to hours (BCD)
+        pub const TOD: u16 = 0xDC08;
+        /// $DC0B: time of day, hours (reading it latches the clock)
+        pub const TOD_HOURS: u16 = 0xDC0B;
+        /// $DC0D: interrupt flags (read), mask (write)
+        pub const ICR: u16 = 0xDC0D;
+        /// $DC0E: timer A control
+        pub const CRA: u16 = 0xDC0E;
+        /// $DC0F: timer B control
+        pub const CRB: u16 = 0xDC0F;
+        /// CIA1_ICR write bit 7: set the mask bits given (clear: clear them)
+        pub const ICR_SET: u8 = 0x80;
+        /// CIA1_ICR: every interrupt source (bits 0-4 the CIA has, 5-6 none)
+        pub const ICR_ALL: u8 = 0x7F;
+        /// CIA1_CRA/CRB bit 0: the timer runs
+        pub const CR_START: u8 = 0x01;
+        /// CIA1_CRA/CRB bit 3: the timer stops at its underflow
+        pub const CR_ONESHOT: u8 = 0x08;
+        /// CIA1_CRA/CRB bit 4: load the latch now (a strobe, reads 0)
+        pub const CR_LOAD: u8 = 0x10;
+        /// CIA1_CRB bits 5-6: what timer B counts
+        pub const CRB_INMODE: u8 = 0x60;
+        /// CIA1_CRB bits 5-6 = %10: timer B counts timer A's underflows
+        pub const CRB_COUNT_TA: u8 = 0x40;
+        /// CIA1_CRB bit 7: time-of-day writes set the alarm
+        pub const CRB_ALARM: u8 = 0x80;
+    }
+}
+
+group! {
+    /// Which board this is: $D629 M65MODEL (mega65-core iomap.txt line 578; c65uart.vhdl lines
+    /// 336-339, 858-866): 3 on R3, 4 on R4; R5 and later read their major revision (5, 6...).
+    pub mod model, prefix "MODEL_", source "iomap.txt line 578; c65uart.vhdl lines 336-339, 858-866" {
+        /// $D629: M65MODEL
+        pub const ADDRESS: u16 = 0xD629;
+        /// an R3 board (8 MB HyperRAM attic RAM)
+        pub const R3: u8 = 3;
+        /// an R4 board (64 MB SDRAM attic RAM; R5 and later read 5, 6...)
+        pub const R4: u8 = 4;
+        /// first value of other machines (MEGAphone and others)
+        pub const OTHER: u8 = 0x20;
+    }
+}
+
+group! {
+    /// The D81's directory as the 1581 DOS lays it out (spec §M8.3, checked against cc1541; the
+    /// MEGA65 Book's 1581 appendix; the Commodore 1581 user's guide, "Directory format"): a
+    /// chain of sectors on track 40 from sector 3, each with the 2-byte link and 8 entries of 32
+    /// bytes; and the file sector's data bytes. `ssnail-disk` writes and reads it; the program
+    /// (src/models.c) reads it.
+    pub mod d81, prefix "D81_", source "spec §M8.3; 1581 DOS directory format" {
+        /// the directory's track
+        pub const DIR_TRACK: u8 = 40;
+        /// the directory's first sector
+        pub const DIR_SECTOR: u8 = 3;
+        /// a directory sector's entries
+        pub const ENTRIES_PER_SECTOR: usize = 8;
+        /// bytes in a directory entry
+        pub const ENTRY_LEN: usize = 32;
+        /// entry byte: the file type (D81_TYPE_*), 0 = unused
+        pub const ENTRY_TYPE: usize = 0x02;
+        /// entry byte: the first data sector's track
+        pub const ENTRY_TRACK: usize = 0x03;
+        /// entry byte: the first data sector's sector
+        pub const ENTRY_SECTOR: usize = 0x04;
+        /// entry bytes: the name, D81_NAME_LEN bytes of PETSCII padded with D81_PAD
+        pub const ENTRY_NAME: usize = 0x05;
+        /// entry bytes: the file's size in blocks, 2 bytes LE
+        pub const ENTRY_BLOCKS: usize = 0x1E;
+        /// most bytes of a name
+        pub const NAME_LEN: usize = 16;
+        /// the name's padding byte (shifted space)
+        pub const PAD: u8 = 0xA0;
+        /// D81_ENTRY_TYPE bit 7: the file is closed (a file in use)
+        pub const TYPE_CLOSED: u8 = 0x80;
+        /// D81_ENTRY_TYPE bits 0-2: the file type
+        pub const TYPE_MASK: u8 = 0x07;
+        /// file type: deleted
+        pub const TYPE_DEL: u8 = 0;
+        /// file type: sequential
+        pub const TYPE_SEQ: u8 = 1;
+        /// file type: program
+        pub const TYPE_PRG: u8 = 2;
+        /// file type: user
+        pub const TYPE_USR: u8 = 3;
+        /// file type: relative
+        pub const TYPE_REL: u8 = 4;
+        /// data bytes of a file sector, after its 2-byte link
+        pub const BLOCK_DATA: usize = 254;
+    }
+}
+
+group! {
+    /// The exit port a test run ends with (spec §M7.4): with xemu's `-testing` (and in the
+    /// headless MEGA65) the status written to $D6CF, then $42, ends the emulator; on real
+    /// hardware $42 there reconfigures the FPGA (iomap.txt line 944), so a program that may run
+    /// on a board checks REALHW first (iomap.txt line 508).
+    pub mod testing, prefix "TESTING_", source "spec §M7.4; iomap.txt lines 508, 944" {
+        /// $D60F: bit 5 REALHW, 1 on real hardware, 0 in emulators
+        pub const REALHW: u16 = 0xD60F;
+        /// TESTING_REALHW's bit
+        pub const REALHW_BIT: u8 = 0x20;
+        /// $D6CF: the exit status, then TESTING_EXIT_NOW
+        pub const EXIT: u16 = 0xD6CF;
+        /// written to TESTING_EXIT after the status: the emulator ends
+        pub const EXIT_NOW: u8 = 0x42;
     }
 }
 
@@ -325,6 +550,12 @@ pub fn groups() -> Vec<Group> {
         keyboard::group(),
         math::group(),
         dma::group(),
+        io_area::group(),
+        vic::group(),
+        cia1::group(),
+        model::group(),
+        d81::group(),
+        testing::group(),
         overlay::group(),
     ]
 }

@@ -118,27 +118,51 @@ fn no_source_writes_a_generated_mega65_register_address_as_a_number() {
         .iter()
         .map(|(p, _, _)| *p)
         .collect();
-    // Every register of a generated group, as C/Rust (0xD770) and ca65 ($D770) write it.
+    // Every register of a generated group, as C/Rust (0xD770) and ca65 ($D770) write it, and
+    // every 28-bit I/O address ($FFD6E00).
     let mut literals = Vec::new();
     for g in ssnail_format::mega65::groups() {
         for (name, v) in g.names() {
             if (0xD000..=0xDFFF).contains(&v) {
                 literals.push((format!("0x{v:04X}"), name.clone()));
                 literals.push((format!("${v:04X}"), name));
+            } else if (0xFFD_0000..=0xFFD_FFFF).contains(&v) {
+                // The 28-bit I/O addresses (the sector buffers), with or without the leading 0
+                // and Rust's digit separator.
+                let (hi, lo) = (v >> 16, v & 0xFFFF);
+                for lit in [
+                    format!("0x{v:07X}"),
+                    format!("0x{v:08X}"),
+                    format!("0x{hi:03X}_{lo:04X}"),
+                    format!("0x{hi:04X}_{lo:04X}"),
+                    format!("${v:07X}"),
+                    format!("${v:08X}"),
+                ] {
+                    literals.push((lit, name.clone()));
+                }
             }
         }
     }
     let mut found = Vec::new();
-    for dir in [
+    let mut dirs: Vec<String> = [
         "mega65/src",
         "mega65/include",
         "mega65/softcore",
         "mega65/host",
+        "mega65/testprg",
+        "linker",
         "emu/mega65/src",
-    ] {
-        for e in std::fs::read_dir(root.join(dir)).unwrap() {
+    ]
+    .map(String::from)
+    .to_vec();
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(root.join(&dir)).unwrap() {
             let p = e.unwrap().path();
             let rel = format!("{dir}/{}", p.file_name().unwrap().to_string_lossy());
+            if p.is_dir() {
+                dirs.push(rel);
+                continue;
+            }
             let ext = p.extension().map(|x| x.to_string_lossy().into_owned());
             if generated.contains(&rel.as_str())
                 || !matches!(ext.as_deref(), Some("c" | "h" | "s" | "inc" | "rs"))

@@ -1006,7 +1006,7 @@ impl Target for Mega65Target {
     }
 }
 
-/// Bytes of the software core file's header (mega65/include/softcall.inc SC_HDR_END).
+/// Bytes of the software core file's header (mega65/include/softcore_abi.inc SC_HDR_END).
 const CORE_HEADER: usize = 23;
 
 /// The MEGA65 program, its software core and the image the program runs, built once; and the

@@ -95,31 +95,37 @@ pub fn soft_core_tables() -> Option<&'static [(usize, Vec<u8>)]> {
     built_core().1.as_deref()
 }
 
+/// `cargo build --release -q -p PACKAGE ARGS` in this workspace, once per artefact: the one place
+/// the tests and examples of this crate build another crate's artefact. The path of `file` in
+/// the release folder of the target directory.
+fn workspace_artefact(package: &str, args: &[&str], file: &str) -> PathBuf {
+    let root = crate::mega65_dir().join("..");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let st = Command::new(cargo)
+        .args(["build", "--release", "-q", "-p", package])
+        .args(args)
+        .current_dir(&root)
+        .status()
+        .unwrap_or_else(|e| panic!("cargo build -p {package}: {e}"));
+    assert!(st.success(), "building {package} failed");
+    std::env::var("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| root.join("target"))
+        .join("release")
+        .join(file)
+}
+
 /// The `ssnail` binary of this workspace, built once (release, as `make test` has it).
 pub fn ssnail_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let root = crate::mega65_dir().join("..");
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let st = Command::new(cargo)
-            .args([
-                "build",
-                "--release",
-                "-q",
-                "-p",
-                "ssnail",
-                "--bin",
-                "ssnail",
-            ])
-            .current_dir(&root)
-            .status()
-            .expect("cargo build -p ssnail");
-        assert!(st.success(), "building ssnail failed");
-        std::env::var("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| root.join("target"))
-            .join("release/ssnail")
-    })
+    BIN.get_or_init(|| workspace_artefact("ssnail", &["--bin", "ssnail"], "ssnail"))
+}
+
+/// The core emulator's C library (`ssnail-capi`'s libssnail_capi.a, which the xemu patch links),
+/// built once (release).
+pub fn capi_lib() -> &'static Path {
+    static LIB: OnceLock<PathBuf> = OnceLock::new();
+    LIB.get_or_init(|| workspace_artefact("ssnail-capi", &[], "libssnail_capi.a"))
 }
 
 /// A D81 named SSNAIL with `prg` as `ssnail` (and again as `autoboot.c65` when `autoboot`, as
@@ -138,6 +144,13 @@ pub fn program_disk(prg: &[u8], autoboot: bool, files: &[(&str, &[u8])]) -> Vec<
             .unwrap_or_else(|e| panic!("{name} ({} bytes) on the D81: {e}", data.len()));
     }
     d.into_bytes()
+}
+
+/// [`program_disk`] with the software core ([`soft_core`], as `ssnail.core`) before `files`, as
+/// `make disk` writes it when `autoboot`.
+pub fn soft_core_disk(autoboot: bool, files: &[(&str, &[u8])]) -> Vec<u8> {
+    let files = [&[(crate::SOFT_CORE_FILE, soft_core())][..], files].concat();
+    program_disk(prg(), autoboot, &files)
 }
 
 /// `target` made by mega65/build.mk into `out_dir` with `defs` ([`crate::make_target`]); the

@@ -6,10 +6,12 @@ mod built;
 mod transcript;
 
 pub use built::{
-    make_for_test, ovl, prg, prg_code, program_disk, sd_with, soft_core, soft_core_tables,
-    ssnail_bin,
+    capi_lib, make_for_test, ovl, prg, prg_code, program_disk, sd_with, soft_core, soft_core_disk,
+    soft_core_tables, ssnail_bin,
 };
-pub use transcript::{answer, nth_answer, reference, reference_conversation, transcript};
+pub use transcript::{
+    answer, answer_and_rest, nth_answer, reference, reference_conversation, transcript,
+};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -20,6 +20,12 @@ pub fn answer<'a>(t: &'a str, prompt: &str) -> &'a str {
 
 /// [`answer`] to the `nth` (from 0) time `prompt` was echoed.
 pub fn nth_answer<'a>(t: &'a str, prompt: &str, nth: usize) -> &'a str {
+    answer_and_rest(t, prompt, nth).0
+}
+
+/// [`nth_answer`] and what the program printed after it, from the newline that ends the answer
+/// (`"\n[end of text]\n[prompt: ..."` when the EOS ended it).
+pub fn answer_and_rest<'a>(t: &'a str, prompt: &str, nth: usize) -> (&'a str, &'a str) {
     let echo = format!("> {prompt}\n");
     let start = t
         .match_indices(&echo)
@@ -31,7 +37,7 @@ pub fn nth_answer<'a>(t: &'a str, prompt: &str, nth: usize) -> &'a str {
     let end = rest
         .find("\n[")
         .unwrap_or_else(|| panic!("no end of answer:\n{t}"));
-    &rest[..end]
+    rest.split_at(end)
 }
 
 /// What a greedy `ssnail run` prints after the prompt (hardware numerics, as the MEGA65 runs

@@ -1,5 +1,5 @@
 /* coresum FILE OFFSET: writes the software core file's check sums into its header at OFFSET
- * (mega65/include/softcall.inc SC_HDR_SUM; build.mk reads the offset from the link's map file):
+ * (mega65/include/softcore_abi.inc SC_HDR_SUM; build.mk reads the offset from the link's map file):
  * s1 then s2, 16 bits each, little-endian, where for every byte b of the file in order, with
  * the 4 bytes at OFFSET as 0, s1 += b and then s2 += s1 (mod 65536). The program checks them
  * (src/device.c dev_soft_load) before it runs any of the file. */

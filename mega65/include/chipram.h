@@ -4,9 +4,9 @@
 #ifndef CHIPRAM_H
 #define CHIPRAM_H
 /* 0.D000-0.DFFF (4 KB, bank 0 under the I/O page, where the program's CPU view has I/O): the
- * software core's exp and SiLU tables, SC_TAB in softcall.inc (sc_tab in C; device.c loads them
+ * software core's exp and SiLU tables, SC_TAB in softcore_abi.inc (sc_tab in C; device.c loads them
  * from the end of ssnail.core, the core reads them by flat accesses) */
-/* $40000-$49FFF (40 KB): the software core, SC_PHYS in softcall.inc (sc_phys in C) */
+/* $40000-$49FFF (40 KB): the software core, SC_PHYS in softcore_window.inc (sc_phys in C) */
 #define CHARSET       0x4A000UL   /* 2 KB: the character set (screen.c) */
 #define TEXT_ADDR     0x4A800UL   /* 16 x 256: the stored lines' text (chat.c, encoders) */
 #define FONT_STAGE    0x4A800UL   /* at start-up, before any line is stored: the font (font.c), which
@@ -18,7 +18,7 @@
                                      each time a conversation starts */
 /* $53800-$5B7FF (32 KB): the overlays' copies, the browser's then the chat's (overlay.h;
  * __OVL_CHIP__ and __OVL_CHIP_END__ in linker/mega65.cfg, which ld65 checks them against) */
-/* $5B800-$5BFFF (2 KB): the software core's GELU table, SC_TAB2 in softcall.inc (device.c loads it
+/* $5B800-$5BFFF (2 KB): the software core's GELU table, SC_TAB2 in softcore_abi.inc (device.c loads it
  * from the end of ssnail.core after the exp and SiLU tables) */
 #define SAVED_ADDR    0x5C000UL   /* 16 KB: BASIC's memory, saved by crt0.s */
 #endif

@@ -5,7 +5,7 @@
 #ifndef MEGA65_IO_H
 #define MEGA65_IO_H
 
-/* spec §M5.3; Hyppo dos.asm dispatch table */
+/* spec §M5.1-§M5.3; Hyppo dos.asm dispatch table */
 #define HYPPO_TRAP_DOS               0xD640       /* $D640: trap 0, the DOS, function in A */
 #define HYPPO_TRAP_SERIAL            0xD643       /* $D643: trap 3, A to the serial monitor */
 #define HYPPO_TRAP_LAST              0xD67F       /* $D67F: the last trap register */
@@ -35,6 +35,20 @@
 #define HYPPO_ATTACH                 0x4A         /* the named D81, X bit 0 = drive, bit 7 = detach */
 #define HYPPO_GET_MAPPING            0x74         /* the MAP state, 6 bytes to page Y */
 #define HYPPO_SERIAL_MONITOR_WRITE   0x7C         /* Y to the serial monitor */
+#define HYPPO_FUNCTION_MASK          0x7E         /* the function bits that count: bits 1-6 (spec §M5.1) */
+#define HYPPO_PAGE_LIMIT             0x7F         /* the first page a call may not be given in Y: pages $00-$7E only (spec §M5.2) */
+#define HYPPO_ERR_INVALID_ADDRESS    0x10         /* error: a page in Y at or above HYPPO_PAGE_LIMIT */
+#define HYPPO_ERR_READ_ERROR         0x20         /* error: reading the file failed */
+#define HYPPO_ERR_NO_SUCH_DRIVE      0x80         /* error: no such drive */
+#define HYPPO_ERR_NAME_TOO_LONG      0x81         /* error: the name is longer than 63 bytes */
+#define HYPPO_ERR_NOT_IMPLEMENTED    0x82         /* error: a function Hyppo does not have */
+#define HYPPO_ERR_TOO_MANY_OPEN      0x84         /* error: too many open files */
+#define HYPPO_ERR_IS_DIRECTORY       0x86         /* error: a directory where a file was wanted */
+#define HYPPO_ERR_NOT_DIRECTORY      0x87         /* error: not a directory */
+#define HYPPO_ERR_NOT_FOUND          0x88         /* error: no such file */
+#define HYPPO_ERR_INVALID_FD         0x89         /* error: a bad file descriptor */
+#define HYPPO_ERR_IMAGE_WRONG_LENGTH 0x8A         /* error: the D81 image has the wrong length */
+#define HYPPO_ERR_EOF                0xFF         /* error: end of file */
 
 /* spec §M5.3 */
 #define DIRENT_NAME                  0x00         /* long name, ASCIIZ */
@@ -119,6 +133,9 @@
 #define DMA_MODE                     0xD703       /* $D703: bit 0 F018B lists by default, bit 1 no MB wrap */
 #define DMA_ADDRMB                   0xD704       /* $D704: list address bits 20-27 (write after DMA_ADDRBANK) */
 #define DMA_ETRIGGER                 0xD705       /* $D705: list address bits 0-7, and start an enhanced job */
+#define DMA_ETRIGGER_MAPPED          0xD706       /* $D706: as DMA_ETRIGGER, the list read through the CPU's memory map */
+#define DMA_INLINE                   0xD707       /* $D707: any write starts an enhanced job whose list follows the STA (inline) */
+#define DMA_ADDRLSB                  0xD70E       /* $D70E: list address bits 0-7 without starting a job */
 #define DMA_OPT_END                  0x00         /* option: end of options */
 #define DMA_OPT_CROSS_MB             0x01         /* option: addresses may cross MB boundaries */
 #define DMA_OPT_F018A                0x0A         /* option: this job's list is F018A */
@@ -129,6 +146,90 @@
 #define DMA_FILL                     0x03         /* command bits 0-1: fill (source byte 0 is the value) */
 #define DMA_SUB_SRC_HOLD             0x02         /* F018B sub-command bit 1: the source address is held */
 #define DMA_SUB_DST_HOLD             0x08         /* F018B sub-command bit 3: the destination address is held (one register) */
+
+/* spec §M2.2-§M2.3 */
+#define IO_FIRST                     0xD000       /* $D000: the I/O area's first address, the VIC-IV's first register */
+#define IO_LAST                      0xDFFF       /* $DFFF: the I/O area's last address */
+
+/* spec §M7.1, §M7.5, §M2.2, §M2.4; iomap.txt lines 65-103, 152, 227, 233-250, 288 */
+#define VIC_CONTROL_A                0xD011       /* $D011: bit 7 the raster line's bit 8 (read) and the compare's (write) */
+#define VIC_RASTER                   0xD012       /* $D012: the raster line (read), the compare line (write) */
+#define VIC_MEMORY                   0xD018       /* $D018: VIC-II memory pointers; a write sets CHARPTR bits 13-11 (viciv.vhdl 2359-2364) */
+#define VIC_IRQ_FLAGS                0xD019       /* $D019: bit 0 the raster interrupt flag, acknowledged by writing it */
+#define VIC_IRQ_MASK                 0xD01A       /* $D01A: bit 0 the raster interrupt's mask */
+#define VIC_BORDER                   0xD020       /* $D020: border colour */
+#define VIC_BACKGROUND               0xD021       /* $D021: background colour */
+#define VIC_KEY                      0xD02F       /* $D02F: the knock register that selects the I/O personality */
+#define VIC_ROM_BANKS                0xD030       /* $D030: C65 ROM banking and colour RAM window */
+#define VIC_CONTROL_B                0xD031       /* $D031: H640, FAST, ATTR, V400... */
+#define VIC_CONTROL_B_H640           0x80         /* VIC_CONTROL_B bit 7: 640 pixels across (80 columns) */
+#define VIC_CONTROL_B_FAST           0x40         /* VIC_CONTROL_B bit 6: FAST (3.5 MHz, 40.5 MHz with VFAST) */
+#define VIC_CONTROL_B_ATTR           0x20         /* VIC_CONTROL_B bit 5: extended attributes */
+#define VIC_CONTROL_B_V400           0x08         /* VIC_CONTROL_B bit 3: 400 lines (50 rows) */
+#define VIC_CONTROL_C                0xD054       /* $D054: VIC-IV control C, bit 6 VFAST */
+#define VIC_CONTROL_C_VFAST          0x40         /* VIC_CONTROL_C bit 6: VFAST (40.5 MHz with FAST) */
+#define VIC_LINESTEP                 0xD058       /* $D058-$D059: LINESTEP, bytes per logical text row */
+#define VIC_HOTREG                   0xD05D       /* $D05D: bit 7 HOTREG, VIC-II register writes reset VIC-IV ones */
+#define VIC_HOTREG_ON                0x80         /* VIC_HOTREG bit 7: hot registers on */
+#define VIC_CHRCOUNT                 0xD05E       /* $D05E: CHRCOUNT, characters per row (bits 0-7) */
+#define VIC_SCRNPTR                  0xD060       /* $D060-$D063: SCRNPTR, screen RAM (28 bits; $D063 bits 4-5 CHRCOUNT's bits 8-9) */
+#define VIC_SCRNPTR_HIGH             0xD063       /* $D063: SCRNPTR's last byte */
+#define VIC_COLPTR                   0xD064       /* $D064-$D065: COLPTR, colour RAM offset */
+#define VIC_CHARPTR                  0xD068       /* $D068-$D06A: CHARPTR, the character set */
+#define VIC_DISPROWS                 0xD07B       /* $D07B: DISPROWS, text rows */
+
+/* spec §M15; iomap.txt lines 1422-1452 */
+#define CIA1_BASE                    0xDC00       /* $DC00: CIA 1's first register */
+#define CIA1_TALO                    0xDC04       /* $DC04: timer A, low byte */
+#define CIA1_TAHI                    0xDC05       /* $DC05: timer A, high byte */
+#define CIA1_TBLO                    0xDC06       /* $DC06: timer B, low byte */
+#define CIA1_TBHI                    0xDC07       /* $DC07: timer B, high byte */
+#define CIA1_TOD                     0xDC08       /* $DC08-$DC0B: time of day, tenths to hours (BCD) */
+#define CIA1_TOD_HOURS               0xDC0B       /* $DC0B: time of day, hours (reading it latches the clock) */
+#define CIA1_ICR                     0xDC0D       /* $DC0D: interrupt flags (read), mask (write) */
+#define CIA1_CRA                     0xDC0E       /* $DC0E: timer A control */
+#define CIA1_CRB                     0xDC0F       /* $DC0F: timer B control */
+#define CIA1_ICR_SET                 0x80         /* CIA1_ICR write bit 7: set the mask bits given (clear: clear them) */
+#define CIA1_ICR_ALL                 0x7F         /* CIA1_ICR: every interrupt source (bits 0-4 the CIA has, 5-6 none) */
+#define CIA1_CR_START                0x01         /* CIA1_CRA/CRB bit 0: the timer runs */
+#define CIA1_CR_ONESHOT              0x08         /* CIA1_CRA/CRB bit 3: the timer stops at its underflow */
+#define CIA1_CR_LOAD                 0x10         /* CIA1_CRA/CRB bit 4: load the latch now (a strobe, reads 0) */
+#define CIA1_CRB_INMODE              0x60         /* CIA1_CRB bits 5-6: what timer B counts */
+#define CIA1_CRB_COUNT_TA            0x40         /* CIA1_CRB bits 5-6 = %10: timer B counts timer A's underflows */
+#define CIA1_CRB_ALARM               0x80         /* CIA1_CRB bit 7: time-of-day writes set the alarm */
+
+/* iomap.txt line 578; c65uart.vhdl lines 336-339, 858-866 */
+#define MODEL_ADDRESS                0xD629       /* $D629: M65MODEL */
+#define MODEL_R3                     0x03         /* an R3 board (8 MB HyperRAM attic RAM) */
+#define MODEL_R4                     0x04         /* an R4 board (64 MB SDRAM attic RAM; R5 and later read 5, 6...) */
+#define MODEL_OTHER                  0x20         /* first value of other machines (MEGAphone and others) */
+
+/* spec §M8.3; 1581 DOS directory format */
+#define D81_DIR_TRACK                0x28         /* the directory's track */
+#define D81_DIR_SECTOR               0x03         /* the directory's first sector */
+#define D81_ENTRIES_PER_SECTOR       0x08         /* a directory sector's entries */
+#define D81_ENTRY_LEN                0x20         /* bytes in a directory entry */
+#define D81_ENTRY_TYPE               0x02         /* entry byte: the file type (D81_TYPE_*), 0 = unused */
+#define D81_ENTRY_TRACK              0x03         /* entry byte: the first data sector's track */
+#define D81_ENTRY_SECTOR             0x04         /* entry byte: the first data sector's sector */
+#define D81_ENTRY_NAME               0x05         /* entry bytes: the name, D81_NAME_LEN bytes of PETSCII padded with D81_PAD */
+#define D81_ENTRY_BLOCKS             0x1E         /* entry bytes: the file's size in blocks, 2 bytes LE */
+#define D81_NAME_LEN                 0x10         /* most bytes of a name */
+#define D81_PAD                      0xA0         /* the name's padding byte (shifted space) */
+#define D81_TYPE_CLOSED              0x80         /* D81_ENTRY_TYPE bit 7: the file is closed (a file in use) */
+#define D81_TYPE_MASK                0x07         /* D81_ENTRY_TYPE bits 0-2: the file type */
+#define D81_TYPE_DEL                 0x00         /* file type: deleted */
+#define D81_TYPE_SEQ                 0x01         /* file type: sequential */
+#define D81_TYPE_PRG                 0x02         /* file type: program */
+#define D81_TYPE_USR                 0x03         /* file type: user */
+#define D81_TYPE_REL                 0x04         /* file type: relative */
+#define D81_BLOCK_DATA               0xFE         /* data bytes of a file sector, after its 2-byte link */
+
+/* spec §M7.4; iomap.txt lines 508, 944 */
+#define TESTING_REALHW               0xD60F       /* $D60F: bit 5 REALHW, 1 on real hardware, 0 in emulators */
+#define TESTING_REALHW_BIT           0x20         /* TESTING_REALHW's bit */
+#define TESTING_EXIT                 0xD6CF       /* $D6CF: the exit status, then TESTING_EXIT_NOW */
+#define TESTING_EXIT_NOW             0x42         /* written to TESTING_EXIT after the status: the emulator ends */
 
 /* docs/mega65-program.md, Overlays */
 #define OVL_MAGIC                    0x4F4C4E53UL /* The file's first 4 bytes, "SNLO" read as a little-endian word */

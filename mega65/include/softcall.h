@@ -1,5 +1,5 @@
 /* softcall.h: C's view of softcall.s — the mailbox and the trampoline into the software SSNAIL
- * core, which is linked on its own and seen at $2000-$BFFF only during soft_call (softcall.inc has
+ * core, which is linked on its own and seen at $2000-$BFFF only during soft_call (softcore_abi.inc has
  * the window, the entries and the mailbox addresses). */
 #ifndef SOFTCALL_H
 #define SOFTCALL_H
@@ -13,7 +13,7 @@ extern volatile uint16_t sc_budget;
 extern volatile uint8_t sc_result, sc_error;
 extern const uint32_t sc_phys;      /* chip RAM where the core file is loaded (SC_PHYS) */
 /* the file: a window part (its length in the header, SC_HDR_LEN) for sc_phys, then the function
- * tables, sc_tab_size[i] bytes for sc_tab[i] in turn (softcall.inc SC_TAB: chip RAM 0.D000, the
+ * tables, sc_tab_size[i] bytes for sc_tab[i] in turn (softcore_abi.inc SC_TAB: chip RAM 0.D000, the
  * exp and SiLU tables; SC_TAB2: 5.B800, GELU's), a size 0 after the last; sc_tab_bytes in all */
 extern const uint32_t sc_tab[];
 extern const uint16_t sc_tab_size[];
@@ -22,6 +22,6 @@ extern const uint16_t sc_tab_bytes;
  * magic ("SNLC"), the ABI version and every length in it are right for this program's window,
  * else 0 */
 uint16_t __fastcall__ soft_header(uint32_t addr);
-/* after the whole file is loaded: 1 = its check sums (softcall.inc SC_HDR_SUM) are the header's */
+/* after the whole file is loaded: 1 = its check sums (softcore_abi.inc SC_HDR_SUM) are the header's */
 uint8_t soft_sums_ok(void);
 #endif

@@ -1,11 +1,11 @@
 ; entry_m65.s: the software SSNAIL core's entry points on the MEGA65. The core is linked on its
 ; own (linker/softcore.cfg) and reached only through the program's trampoline (src/softcall.s),
 ; which maps it at $2000-$BFFF and jumps to one of the JMPs below; arguments and results go
-; through the mailbox in the base page (softcall.inc). The core has its own zero page, cc65
+; through the mailbox in the base page (softcore_abi.inc). The core has its own zero page, cc65
 ; runtime and C stack, so it touches none of the program's.
 
         .p02                            ; "sp" is a register name in 4510 mode
-        .include        "softcall.inc"
+        .include        "softcore_abi.inc"
         .export         __STARTUP__ : absolute = 1
         .import         _soft_go, _soft_run, _soft_error, _soft_fault_pc, _soft_pc, _soft_mem_end
         .import         zerobss, initlib

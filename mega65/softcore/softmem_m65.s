@@ -3,13 +3,13 @@
 ; with flat [zp],Z accesses (EA prefix; they ignore MAP, MEGA65 Book memory.tex line 1473) and
 ; blocks are moved by DMA, whose data addresses are physical too (gs4510.vhdl lines 9666-9673).
 ; A near pointer inside the core's window ($2000-$BFFF, mapped to chip RAM $40000 while the core
-; runs; softcall.inc) is translated to that chip RAM for the DMA; any other near pointer is bank 0.
+; runs; softcore_window.inc) is translated to that chip RAM for the DMA; any other near pointer is bank 0.
 ;
 ; Calling convention (cc65 __fastcall__): the last argument in A/X (sreg for its upper 16 bits),
 ; the others on the C stack (popax, popeax).
 
         .p4510
-        .include        "softcall.inc"
+        .include        "softcore_window.inc"
         .include        "mega65_io.inc"
         .import         popax, popeax
         .importzp       sreg

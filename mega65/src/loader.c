@@ -194,7 +194,7 @@ uint8_t load_model(const model_t *m) {
     off = 0;
     expected = m->expected;
     timer_start();
-    progress_tick = PEEK(0xDC06);
+    progress_tick = PEEK(CIA1_TBLO);
     if (to_attic) dst = IMG_BASE;
     else {
         dma_job_to_register(&sd_job, SS_LP_DATA, SD_BUFFER);
@@ -224,8 +224,8 @@ uint8_t load_model(const model_t *m) {
             }
         }
         off += chunk_len;
-        if ((uint8_t)(progress_tick - PEEK(0xDC06)) >= PROGRESS_TICKS) {
-            progress_tick = PEEK(0xDC06);
+        if ((uint8_t)(progress_tick - PEEK(CIA1_TBLO)) >= PROGRESS_TICKS) {
+            progress_tick = PEEK(CIA1_TBLO);
             progress(off, expected);
         }
         if (kbd_stop_pressed()) { ok = 0; fail("load stopped (RUN/STOP)"); break; }

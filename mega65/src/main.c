@@ -28,19 +28,18 @@ static uint8_t id, model;
 
 static uint8_t saved_d7fe, saved_cia1[2];
 
-/* $D629 M65MODEL (iomap.txt line 578; c65uart.vhdl lines 336-339, 858-866): 3 on R3, 4 on R4;
- * R5 and later read their board's major revision there (5, 6, ...). R3's attic RAM is 8 MB of
+/* MODEL_ADDRESS, $D629 M65MODEL (iomap.txt line 578; c65uart.vhdl lines 336-339, 858-866):
+ * MODEL_R3 on R3, MODEL_R4 on R4; R5 and later read their board's major revision there (5, 6,
+ * ...; mega65_io.h). R3's attic RAM is 8 MB of
  * HyperRAM (mega65r3.vhdl: HyperRAM as expansion RAM); R4 and later have 64 MB of SDRAM
  * (mega65r4/r5/r6.vhdl: "SDRAM as expansion RAM", sdram_controller.vhdl), shown at $8000000
  * with SELSDRAM. With the FPGA core present its CAPS say which RAM SSNAIL has instead. */
-#define MODEL_R3 3
-#define MODEL_R4 4
 
 static void detect(void) {
     uint8_t d7fe, sdram;
     saved_d7fe = PEEK(D7FE_ADDRESS);
     id = far_peek(SS_ID);
-    model = PEEK(0xD629);
+    model = PEEK(MODEL_ADDRESS);
     if (id == SS_ID_VALUE) {
         fpga_version = far_peek(SS_VERSION);
         fpga_caps = far_peek(SS_CAPS);
@@ -48,7 +47,7 @@ static void detect(void) {
         fpga_mem = sdram ? (fpga_caps & SS_CAP_HYPERRAM ? 72UL : 64UL) << 20 : 8UL << 20;
         soft_mem = sdram ? 64UL << 20 : 8UL << 20;   /* the CPU sees SDRAM only, not both */
     } else {
-        sdram = model >= MODEL_R4 && model < 0x20;   /* $20 and up: MEGAphone, other boards */
+        sdram = model >= MODEL_R4 && model < MODEL_OTHER;   /* MEGAphone, other boards */
         if (sdram) soft_mem = 64UL << 20;
         else if (model == MODEL_R3) soft_mem = 8UL << 20;
     }
@@ -283,15 +282,15 @@ static uint8_t browse(void) {
 static void quit(void) {
     extern void machine_restore(void);
     POKE(D7FE_ADDRESS, saved_d7fe);
-    POKE(0xDC0E, saved_cia1[0] & 0xEF);   /* control registers, without their "load" strobe */
-    POKE(0xDC0F, saved_cia1[1] & 0xEF);
+    POKE(CIA1_CRA, saved_cia1[0] & (uint8_t)~CIA1_CR_LOAD);   /* control registers, without their "load" strobe */
+    POKE(CIA1_CRB, saved_cia1[1] & (uint8_t)~CIA1_CR_LOAD);
     scr_restore();
     machine_restore();
 }
 
 void main(void) {
-    saved_cia1[0] = PEEK(0xDC0E);
-    saved_cia1[1] = PEEK(0xDC0F);
+    saved_cia1[0] = PEEK(CIA1_CRA);
+    saved_cia1[1] = PEEK(CIA1_CRB);
     ovl_use(OVL_BROWSE);   /* from its chip RAM copy, which crt0 made */
     scr_init();
     if (ovl_load()) {      /* the chat's overlay, or one line and back to BASIC */

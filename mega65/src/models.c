@@ -160,20 +160,21 @@ static void scan_sd(uint8_t source) {
     }
 }
 
-/* D81 directory entries (track 40 from sector 3, 8 per sector): each in turn in `dir + e * 32`,
- * after d81_dir_start; 0 = no more (or the disk cannot be read: d81_error) */
+/* D81 directory entries (track 40 from sector 3, 8 per sector; D81_* in mega65_io.h): each in
+ * turn in `dir + e * D81_ENTRY_LEN`, after d81_dir_start; 0 = no more (or the disk cannot be
+ * read: d81_error) */
 static uint8_t dir_t, dir_s, dir_e, dir_guard;
 
 static void d81_dir_start(void) {
-    dir_t = 40;
-    dir_s = 3;
-    dir_e = 8;
+    dir_t = D81_DIR_TRACK;
+    dir_s = D81_DIR_SECTOR;
+    dir_e = D81_ENTRIES_PER_SECTOR;
     dir_guard = 0;
 }
 
 static const uint8_t *d81_dir_next(void) {
     uint32_t a;
-    if (dir_e == 8) {
+    if (dir_e == D81_ENTRIES_PER_SECTOR) {
         if (!dir_t || ++dir_guard > 40) return 0;
         if (!(a = fdc_read(dir_t, dir_s))) {
             d81_error = fdc_error;
@@ -184,13 +185,13 @@ static const uint8_t *d81_dir_next(void) {
         dir_s = dir[1];
         dir_e = 0;
     }
-    return dir + 32 * dir_e++;
+    return dir + D81_ENTRY_LEN * dir_e++;
 }
 
 /* the entry's name as the program shows it (PETSCII to ASCII, up to 16 characters) in `found` */
 static void d81_name(const uint8_t *d) {
     uint8_t i, c;
-    for (i = 0; i < 16 && (c = d[5 + i]) != 0xA0; ++i) found[i] = petscii_to_ascii(c);
+    for (i = 0; i < D81_NAME_LEN && (c = d[D81_ENTRY_NAME + i]) != D81_PAD; ++i) found[i] = petscii_to_ascii(c);
     found[i] = 0;
 }
 
@@ -198,11 +199,11 @@ uint8_t d81_find(const char *name, uint8_t *t, uint8_t *s) {
     const uint8_t *d;
     d81_dir_start();
     while ((d = d81_dir_next())) {
-        if (!(d[2] & 0x80)) continue;   /* deleted or unused */
+        if (!(d[D81_ENTRY_TYPE] & D81_TYPE_CLOSED)) continue;   /* deleted or unused */
         d81_name(d);
         if (!strcasecmp(found, name)) {
-            *t = d[3];
-            *s = d[4];
+            *t = d[D81_ENTRY_TRACK];
+            *s = d[D81_ENTRY_SECTOR];
             return 1;
         }
     }
@@ -216,18 +217,19 @@ static void scan_d81(void) {
     model_t *m;
     d81_dir_start();
     while ((d = d81_dir_next())) {
-        type = d[2];
-        if (!(type & 0x80) || (type & 7) < 1 || (type & 7) > 3) continue;  /* SEQ PRG USR */
-        if (!(a = fdc_read(d[3], d[4]))) continue;
+        type = d[D81_ENTRY_TYPE];
+        if (!(type & D81_TYPE_CLOSED) || (type & D81_TYPE_MASK) < D81_TYPE_SEQ || (type & D81_TYPE_MASK) > D81_TYPE_USR)
+            continue;
+        if (!(a = fdc_read(d[D81_ENTRY_TRACK], d[D81_ENTRY_SECTOR]))) continue;
         dma_copy((uint32_t)(uint16_t)sector, a, 256);
         if (memcmp(sector + 2, IMG_MAGIC, 4)) continue;   /* not an image (e.g. this program) */
         if (!(m = new_entry())) continue;
         d81_name(d);
         strcpy(m->name, found);
         m->source = SRC_D81;
-        m->track = d[3];
-        m->sector = d[4];
-        m->file_size = (uint32_t)(d[0x1E] | d[0x1F] << 8) * 254;
+        m->track = d[D81_ENTRY_TRACK];
+        m->sector = d[D81_ENTRY_SECTOR];
+        m->file_size = (uint32_t)(d[D81_ENTRY_BLOCKS] | d[D81_ENTRY_BLOCKS + 1] << 8) * D81_BLOCK_DATA;
         parse_header(m, sector + 2);
         script_begin(m, sector + 2);
         /* the next blocks: a link (track, sector), 254 bytes; the second starts with the

@@ -56,7 +56,7 @@ void smp_init(uint32_t out, uint32_t n, uint32_t tokens) {
     smp_tokaddr = tokens;
     derive();
     /* until /seed: CIA 1's timers and the raster line */
-    set_seed(*(volatile uint32_t *)0xDC04 ^ ((uint32_t)*(volatile uint8_t *)0xD012 << 24));
+    set_seed(*(volatile uint32_t *)CIA1_TALO ^ ((uint32_t)*(volatile uint8_t *)VIC_RASTER << 24));
 }
 
 static void put_milli(const char *name, uint16_t v) {

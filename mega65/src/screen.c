@@ -34,40 +34,46 @@ static void charset_init(void) {
             dma_copy(CHARSET + half * 0x400UL + k * 256, (uint32_t)(uint16_t)part, 256);
         }
     }
-    POKE(0xD068, (uint8_t)CHARSET);
-    POKE(0xD069, (uint8_t)(CHARSET >> 8));
-    POKE(0xD06A, (uint8_t)(CHARSET >> 16));
+    POKE(VIC_CHARPTR, (uint8_t)CHARSET);
+    POKE(VIC_CHARPTR + 1, (uint8_t)(CHARSET >> 8));
+    POKE(VIC_CHARPTR + 2, (uint8_t)(CHARSET >> 16));
 }
 
-/* the VIC-IV registers scr_init writes, and BASIC's values of them for /quit (scr_restore) */
-static const uint8_t vic_regs[] = {0x5D, 0x20, 0x21, 0x68, 0x69, 0x6A, 0x31, 0x58, 0x59,
-                                   0x5E, 0x60, 0x61, 0x62, 0x63, 0x7B, 0x64, 0x65};
+/* the VIC-IV registers scr_init writes (their offsets from IO_FIRST), and BASIC's values of them
+ * for /quit (scr_restore) */
+#define VIC(reg) (uint8_t)((reg) - IO_FIRST)
+static const uint8_t vic_regs[] = {
+    VIC(VIC_HOTREG),      VIC(VIC_BORDER),      VIC(VIC_BACKGROUND),  VIC(VIC_CHARPTR),
+    VIC(VIC_CHARPTR + 1), VIC(VIC_CHARPTR + 2), VIC(VIC_CONTROL_B),   VIC(VIC_LINESTEP),
+    VIC(VIC_LINESTEP + 1), VIC(VIC_CHRCOUNT),   VIC(VIC_SCRNPTR),     VIC(VIC_SCRNPTR + 1),
+    VIC(VIC_SCRNPTR + 2), VIC(VIC_SCRNPTR_HIGH), VIC(VIC_DISPROWS),   VIC(VIC_COLPTR),
+    VIC(VIC_COLPTR + 1)};
 static uint8_t vic_saved[sizeof vic_regs];
 
 void scr_restore(void) {
     uint8_t i;
-    for (i = sizeof vic_regs; i--;) POKE(0xD000 + vic_regs[i], vic_saved[i]);
+    for (i = sizeof vic_regs; i--;) POKE(IO_FIRST + vic_regs[i], vic_saved[i]);
 }
 
 void scr_init(void) {
     uint8_t i;
-    for (i = 0; i < sizeof vic_regs; ++i) vic_saved[i] = PEEK(0xD000 + vic_regs[i]);
-    POKE(0xD05D, PEEK(0xD05D) & 0x7F);   /* no "hot" VIC-II registers resetting VIC-IV ones */
-    POKE(0xD020, 0);
-    POKE(0xD021, 0);
+    for (i = 0; i < sizeof vic_regs; ++i) vic_saved[i] = PEEK(IO_FIRST + vic_regs[i]);
+    POKE(VIC_HOTREG, PEEK(VIC_HOTREG) & (uint8_t)~VIC_HOTREG_ON);   /* no "hot" VIC-II registers resetting VIC-IV ones */
+    POKE(VIC_BORDER, 0);
+    POKE(VIC_BACKGROUND, 0);
     charset_init();
-    POKE(0xD031, PEEK(0xD031) | 0xC0);   /* H640 (80 columns) + FAST */
-    POKE(0xD031, PEEK(0xD031) & 0xF7);   /* V200: 25 rows */
-    POKE(0xD058, SCR_W);                 /* bytes per logical row */
-    POKE(0xD059, 0);
-    POKE(0xD05E, SCR_W);                 /* characters per row */
-    POKE(0xD060, 0x00);                  /* screen RAM at $0800 */
-    POKE(0xD061, 0x08);
-    POKE(0xD062, 0x00);
-    POKE(0xD063, PEEK(0xD063) & 0xF0);
-    POKE(0xD07B, SCR_H);                 /* 25 text rows, also after an 80x50 BASIC screen */
-    POKE(0xD064, 0);                     /* colour RAM offset 0 */
-    POKE(0xD065, 0);
+    POKE(VIC_CONTROL_B, PEEK(VIC_CONTROL_B) | (VIC_CONTROL_B_H640 | VIC_CONTROL_B_FAST));   /* 80 columns */
+    POKE(VIC_CONTROL_B, PEEK(VIC_CONTROL_B) & (uint8_t)~VIC_CONTROL_B_V400);             /* V200: 25 rows */
+    POKE(VIC_LINESTEP, SCR_W);           /* bytes per logical row */
+    POKE(VIC_LINESTEP + 1, 0);
+    POKE(VIC_CHRCOUNT, SCR_W);           /* characters per row */
+    POKE(VIC_SCRNPTR, 0x00);             /* screen RAM at $0800 */
+    POKE(VIC_SCRNPTR + 1, 0x08);
+    POKE(VIC_SCRNPTR + 2, 0x00);
+    POKE(VIC_SCRNPTR_HIGH, PEEK(VIC_SCRNPTR_HIGH) & 0xF0);
+    POKE(VIC_DISPROWS, SCR_H);           /* 25 text rows, also after an 80x50 BASIC screen */
+    POKE(VIC_COLPTR, 0);                 /* colour RAM offset 0 */
+    POKE(VIC_COLPTR + 1, 0);
     scr_clear();
 }
 

@@ -1,10 +1,10 @@
-; softcall.s: the program's side of the software SSNAIL core (softcall.inc): the trampoline that
+; softcall.s: the program's side of the software SSNAIL core (softcore_abi.inc): the trampoline that
 ; maps the core's window, calls one of its entries and unmaps it, and the mailbox symbols for C.
 ; The trampoline is in RESIDENT, which crt0 copies to LOWRAM (linker/mega65.cfg): it keeps
 ; running while the window hides the program at $2000-$BFFF.
 
         .p4510
-        .include        "softcall.inc"
+        .include        "softcore_abi.inc"
         .export         _soft_call, _sc_phys
         .importzp       sreg
         ; the mailbox, as C sees it (absolute addresses in page 0)
@@ -194,7 +194,7 @@ sum:    sta     count
 
         .segment        "RESIDENT"
 
-; void __fastcall__ soft_call(uint8_t entry): entry 0 = init, 1 = go, 2 = run (softcall.inc).
+; void __fastcall__ soft_call(uint8_t entry): entry 0 = init, 1 = go, 2 = run (softcore_abi.inc).
 ; MAP is all off outside this call (crt0), so mapping and unmapping need no saved state. Both
 ; halves' megabyte registers are set to 0 first: BASIC may leave other values, and they matter
 ; once a block is mapped.

@@ -2,32 +2,33 @@
  * underflows. Together they count microseconds. Interrupts from CIA 1 are switched off (the
  * program runs with SEI anyway). */
 #include "io.h"
+#include "mega65_io.h"
 #include "timer.h"
 
 void timer_start(void) {
-    POKE(0xDC0D, 0x7F);   /* no CIA 1 interrupt sources */
-    POKE(0xDC0E, 0x00);   /* stop A and B */
-    POKE(0xDC0F, 0x00);
-    POKE(0xDC04, 0xFF);
-    POKE(0xDC05, 0xFF);
-    POKE(0xDC06, 0xFF);
-    POKE(0xDC07, 0xFF);
-    POKE(0xDC0F, 0x51);   /* B: load, count A underflows (bits 5-6 = %10), start */
-    POKE(0xDC0E, 0x11);   /* A: load, continuous, count ticks, start */
+    POKE(CIA1_ICR, CIA1_ICR_ALL);   /* bit 7 clear: no CIA 1 interrupt sources */
+    POKE(CIA1_CRA, 0x00);           /* stop A and B */
+    POKE(CIA1_CRB, 0x00);
+    POKE(CIA1_TALO, 0xFF);
+    POKE(CIA1_TAHI, 0xFF);
+    POKE(CIA1_TBLO, 0xFF);
+    POKE(CIA1_TBHI, 0xFF);
+    POKE(CIA1_CRB, CIA1_CR_LOAD | CIA1_CRB_COUNT_TA | CIA1_CR_START);   /* B: count A's underflows */
+    POKE(CIA1_CRA, CIA1_CR_LOAD | CIA1_CR_START);                       /* A: continuous, ticks */
 }
 
 uint32_t timer_ms(void) {
     uint8_t bl, bh, al, ah, ah2;
     uint16_t a, b;
     do {
-        bl = PEEK(0xDC06);
-        bh = PEEK(0xDC07);
+        bl = PEEK(CIA1_TBLO);
+        bh = PEEK(CIA1_TBHI);
         do {
-            ah = PEEK(0xDC05);
-            al = PEEK(0xDC04);
-            ah2 = PEEK(0xDC05);
+            ah = PEEK(CIA1_TAHI);
+            al = PEEK(CIA1_TALO);
+            ah2 = PEEK(CIA1_TAHI);
         } while (ah != ah2);
-    } while (bl != PEEK(0xDC06) || bh != PEEK(0xDC07));
+    } while (bl != PEEK(CIA1_TBLO) || bh != PEEK(CIA1_TBHI));
     a = 0xFFFF - (al | (uint16_t)ah << 8);
     b = 0xFFFF - (bl | (uint16_t)bh << 8);
     return (((uint32_t)b << 16) | a) / 1000;

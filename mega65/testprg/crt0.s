@@ -2,6 +2,7 @@
 ; the machine as BASIC's RUN leaves it (40.5 MHz, MEGA65 I/O at $D000) but for the ROM banks in
 ; $D030 and interrupts (off), sets the C
 ; stack, clears BSS, calls main and writes main's result, then $42, to the exit port $D6CF.
+        .include        "mega65_io.inc"
         .export         __STARTUP__ : absolute = 1
         .import         zerobss, _main
         .import         __STACKTOP__
@@ -19,16 +20,16 @@
         .segment        "STARTUP"
         sei
         cld
-        lda     $D030                   ; no ROM at $8000/$A000/$C000/$E000 (BASIC leaves the
+        lda     VIC_ROM_BANKS           ; no ROM at $8000/$A000/$C000/$E000 (BASIC leaves the
         and     #%01000110              ; C65 ROM at $C000, over the records), as linker/crt0.s
-        sta     $D030
+        sta     VIC_ROM_BANKS
         lda     #<__STACKTOP__
         sta     sp
         lda     #>__STACKTOP__
         sta     sp+1
         jsr     zerobss
         jsr     _main
-        sta     $D6CF                   ; exit value (low byte of main's int)
-        lda     #$42
-        sta     $D6CF
+        sta     TESTING_EXIT            ; exit value (low byte of main's int)
+        lda     #TESTING_EXIT_NOW
+        sta     TESTING_EXIT
 @hang:  jmp     @hang

@@ -5,7 +5,9 @@
 //! or BF16 ("fits, slow") when the software core is the one in use.
 
 use ssnail_mega65_program as common;
-use ssnail_mega65_program::{answer, prg, program_disk, soft_core, ssnail_bin, transcript};
+use ssnail_mega65_program::{
+    answer, prg, program_disk, soft_core, soft_core_disk, ssnail_bin, transcript,
+};
 
 use ssnail_convert::{convert, Core, Options, Policy};
 use ssnail_core::{Board, Machine as CoreMachine, NoHost, Numerics, Ssnail};
@@ -30,12 +32,6 @@ fn image(opts: &ModelOpts, core: Core, ctx: u32) -> Vec<u8> {
         ..Options::default()
     };
     convert(&g, &o).unwrap().image
-}
-
-/// The program disk with the software core and `files`.
-fn disk(files: &[(&str, &[u8])]) -> Vec<u8> {
-    let files = [&[(common::SOFT_CORE_FILE, soft_core())][..], files].concat();
-    program_disk(prg(), false, &files)
 }
 
 /// The program from `d81` (and `sd` as the SD card) on `(board, fpga_mib)`: the FPGA core with
@@ -169,13 +165,16 @@ fn the_browser_marks_f32_images_slow_on_the_software_core_and_not_core_soft_ones
         ..ModelOpts::llama()
     }
     .with_wtype(GgmlType::F32);
-    let d81 = disk(&[
-        ("tinyf32.ssnail", &image(&tiny, Core::Fpga, 32)),
-        (
-            "s260soft.ssnail",
-            &image(&ModelOpts::stories260k(), Core::Soft, 64),
-        ),
-    ]);
+    let d81 = soft_core_disk(
+        false,
+        &[
+            ("tinyf32.ssnail", &image(&tiny, Core::Fpga, 32)),
+            (
+                "s260soft.ssnail",
+                &image(&ModelOpts::stories260k(), Core::Soft, 64),
+            ),
+        ],
+    );
     let sd = tempfile::tempdir().unwrap();
     std::fs::create_dir(sd.path().join("SSNAIL")).unwrap();
     std::fs::write(

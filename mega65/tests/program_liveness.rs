@@ -7,7 +7,7 @@
 
 use ssnail_mega65_program as common;
 use ssnail_mega65_program::test_images::{huge_attn, llama, with_script};
-use ssnail_mega65_program::{prg, program_disk, soft_core, transcript};
+use ssnail_mega65_program::{prg, program_disk, soft_core, soft_core_disk, transcript};
 
 use ssnail_core::{Board, Machine as CoreMachine, Numerics, Ssnail};
 use ssnail_disk::D81;
@@ -17,11 +17,7 @@ use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
 
 /// The program disk with the software core and `img` as `name`.
 fn disk(name: &str, img: &[u8]) -> Vec<u8> {
-    program_disk(
-        prg(),
-        false,
-        &[(common::SOFT_CORE_FILE, soft_core()), (name, img)],
-    )
+    soft_core_disk(false, &[(name, img)])
 }
 
 /// The program started from `d81` on an R3 board: without the SSNAIL device (the software core

@@ -9,7 +9,8 @@
 use ssnail_mega65_program as common;
 use ssnail_mega65_program::test_images::{bert, gpt2, image, llama};
 use ssnail_mega65_program::{
-    answer, nth_answer, prg, program_disk, reference_conversation, soft_core, soft_core_tables,
+    answer, nth_answer, prg, program_disk, reference_conversation, soft_core, soft_core_disk,
+    soft_core_tables,
     transcript,
 };
 
@@ -21,12 +22,6 @@ use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_testkit::models::ModelOpts;
 use ssnail_tokenizer::image::image_memory;
 use ssnail_tokenizer::ImageTokenizer;
-
-/// The program disk as `make disk` writes it: the PRG twice, the software core, the images.
-fn disk(files: &[(&str, &[u8])]) -> Vec<u8> {
-    let files = [&[(common::SOFT_CORE_FILE, soft_core())][..], files].concat();
-    program_disk(prg(), true, &files)
-}
 
 /// Which SSNAIL core the machine has: none (the software core must run the jobs) on an R3 or
 /// R4-R6 board, or the FPGA device with this many MiB (up to 8: R3, else R4-R6 with 72).
@@ -149,7 +144,7 @@ fn conversation(turns: &[(&str, bool)], n: u32) -> String {
 fn check_decoder(name: &str, img: &[u8], turns: &[(&str, bool)], n: u32) {
     let (want, dev) = reference_conversation(img, turns, n);
     for (board, board_name) in BOARDS {
-        let d81 = disk(&[(name, img)]);
+        let d81 = soft_core_disk(true, &[(name, img)]);
         let mut m = run(
             Cores::SoftOnly(board),
             d81,
@@ -235,7 +230,7 @@ fn bert_ranks_earlier_lines_as_with_the_fpga_core_and_leaves_the_same_memory() {
         keys.push_str(&format!("{l}{{RETURN}}"));
     }
     keys.push_str("/stats{RETURN}");
-    let d81 = disk(&[("tinybert.ssnail", &img)]);
+    let d81 = soft_core_disk(true, &[("tinybert.ssnail", &img)]);
     let fpga = transcript(&run(
         Cores::Fpga(8),
         d81.clone(),
@@ -290,7 +285,7 @@ fn with_the_fpga_core_present_core_soft_and_core_fpga_take_turns_in_one_conversa
                 /core fpga{RETURN}and then{RETURN}/core soft{RETURN}/stats{RETURN}the end{RETURN}";
     let mut m = run(
         Cores::Fpga(72),
-        disk(&[("tinyllama.ssnail", &img)]),
+        soft_core_disk(true, &[("tinyllama.ssnail", &img)]),
         keys,
         "tokens/s]",
         3,
@@ -324,7 +319,7 @@ fn sampling_context_full_and_run_stop_work_on_the_software_core_as_on_the_fpga_c
     );
     let keys = "{RETURN}/temp 0.8{RETURN}/topk 8{RETURN}/seed 7{RETURN}/n 4{RETURN}Once{RETURN}\
                 /temp 0{RETURN}/n 30{RETURN}there{RETURN}";
-    let d81 = disk(&[("tinygpt16.ssnail", &img)]);
+    let d81 = soft_core_disk(true, &[("tinygpt16.ssnail", &img)]);
     let fpga = transcript(&run(
         Cores::Fpga(8),
         d81.clone(),
@@ -358,7 +353,7 @@ fn sampling_context_full_and_run_stop_work_on_the_software_core_as_on_the_fpga_c
     let img = llama();
     let mut m = run(
         Cores::SoftOnly(Board::R3),
-        disk(&[("tinyllama.ssnail", &img)]),
+        soft_core_disk(true, &[("tinyllama.ssnail", &img)]),
         "{RETURN}/temp 0{RETURN}/n 60{RETURN}the cat{RETURN}{WAIT 40}{STOP}",
         "tokens/s]",
         1,
@@ -390,7 +385,7 @@ fn images_the_software_core_cannot_run_are_refused_before_any_job_with_the_reaso
     let img = llama();
     // 9 MB: more than an R3's 8 MB of attic RAM; an R4-R6 board has 64 MB of SDRAM.
     let big = needing(&img, 9);
-    let d81 = disk(&[("big.ssnail", &big)]);
+    let d81 = soft_core_disk(true, &[("big.ssnail", &big)]);
     let t = transcript(&run(
         Cores::SoftOnly(Board::R3),
         d81.clone(),
@@ -442,7 +437,7 @@ fn images_the_software_core_cannot_run_are_refused_before_any_job_with_the_reaso
     odd[gemv + 1] = 12;
     let t = transcript(&run(
         Cores::SoftOnly(Board::R3),
-        disk(&[("odd.ssnail", &odd)]),
+        soft_core_disk(true, &[("odd.ssnail", &odd)]),
         "{RETURN}the cat{RETURN}",
         "which SSNAIL cannot run",
         2,
@@ -596,7 +591,7 @@ fn an_sd_image_of_several_megabytes_loads_straight_into_attic_ram_byte_for_byte(
     for (board, board_name) in BOARDS {
         let mut m = run_with_sd(
             board,
-            disk(&[]),
+            soft_core_disk(true, &[]),
             dir.path(),
             "{RETURN}",
             "Loaded BIG.SSNAIL",
@@ -617,7 +612,7 @@ fn an_sd_image_of_several_megabytes_loads_straight_into_attic_ram_byte_for_byte(
     high[at..at + 4].copy_from_slice(&(BASE + (8 << 20) - payload + 16).to_le_bytes());
     let t = transcript(&run(
         Cores::SoftOnly(Board::R3),
-        disk(&[("high.ssnail", &high)]),
+        soft_core_disk(true, &[("high.ssnail", &high)]),
         "{RETURN}",
         "lies outside the image's memory",
         1,
@@ -651,7 +646,7 @@ fn core_commands_name_a_missing_core_and_keep_the_current_one() {
     // The software core alone.
     let t = transcript(&run(
         Cores::SoftOnly(Board::R3),
-        disk(&[("tinyllama.ssnail", &img)]),
+        soft_core_disk(true, &[("tinyllama.ssnail", &img)]),
         "{RETURN}/core fpga{RETURN}/core gpu{RETURN}/stats{RETURN}",
         "[core: ",
         1,

@@ -7,9 +7,8 @@
 //!
 //! SSNAIL_QA_GGUF names another GGUF (e.g. one with a weight changed, to see this test fail).
 
-use ssnail_mega65_program as common;
 use ssnail_mega65_program::trained_model::{image, recorded};
-use ssnail_mega65_program::{prg, program_disk, soft_core};
+use ssnail_mega65_program::{answer_and_rest, prg, soft_core_disk, transcript};
 
 use ssnail_core::{Board, Ssnail};
 use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
@@ -20,14 +19,7 @@ const QUESTIONS: [&str; 3] = ["what is the mega65?", "what is ssnail?", "who tra
 #[test]
 fn the_trained_model_answers_on_a_stock_r3_from_the_disk_as_recorded_under_hardware_numerics() {
     let img = image();
-    let d81 = program_disk(
-        prg(),
-        true,
-        &[
-            (common::SOFT_CORE_FILE, soft_core()),
-            ("ssnail-qa.ssnail", &img),
-        ],
-    );
+    let d81 = soft_core_disk(true, &[("ssnail-qa.ssnail", &img)]);
 
     let (dev, _) = Ssnail::load_bytes(&img, None).unwrap();
     let eos = dev.header().eos;
@@ -63,29 +55,17 @@ fn the_trained_model_answers_on_a_stock_r3_from_the_disk_as_recorded_under_hardw
     m.start_at(entry);
     for _ in 0..1200 {
         m.run(CPU_HZ / 10);
-        if String::from_utf8_lossy(&m.serial)
-            .matches("tokens/s]")
-            .count()
-            >= QUESTIONS.len()
-        {
+        if transcript(&m).matches("tokens/s]").count() >= QUESTIONS.len() {
             break;
         }
     }
-    let t = String::from_utf8_lossy(&m.serial).into_owned();
+    let t = transcript(&m);
     assert!(t.contains("Loaded ssnail-qa.ssnail"), "{t}");
     for (q, w) in QUESTIONS.iter().zip(&want) {
-        let echo = format!("> {q}\n");
-        let at = t
-            .find(&echo)
-            .unwrap_or_else(|| panic!("{q:?} not echoed:\n{t}"))
-            + echo.len();
-        let rest = &t[at..];
-        let end = rest
-            .find("\n[")
-            .unwrap_or_else(|| panic!("no end of answer:\n{t}"));
-        assert_eq!(&rest[..end], w.as_str(), "{q:?}:\n{t}");
+        let (answer, rest) = answer_and_rest(&t, q, 0);
+        assert_eq!(answer, w.as_str(), "{q:?}:\n{t}");
         assert!(
-            rest[end..].starts_with("\n[end of text]"),
+            rest.starts_with("\n[end of text]"),
             "{q:?}: not ended by the EOS:\n{t}"
         );
         let speed = rest.lines().find(|l| l.contains("tokens/s]")).unwrap_or("");

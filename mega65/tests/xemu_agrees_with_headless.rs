@@ -15,7 +15,7 @@ use ssnail_mega65_program as common;
 use ssnail_mega65_program::test_images::{
     bert, gpt2, huge_attn, llama, with_one_weight_byte_flipped,
 };
-use ssnail_mega65_program::{answer, ovl, prg, program_disk, reference, soft_core};
+use ssnail_mega65_program::{answer, capi_lib, ovl, prg, program_disk, reference, soft_core};
 use ssnail_testkit::images::with_description;
 
 use ssnail_core::{Board, Machine as Core, NoHost, Numerics, Ssnail};
@@ -591,22 +591,12 @@ fn an_sd_image_found_only_by_the_directory_scan_is_read_after_closedir() {
 /// xmega65 with the SSNAIL patch and the ssnail-capi library (tools/build-xemu.sh into the
 /// cache; rebuilt when the library, the patch or the xemu source change).
 fn patched_xemu() -> PathBuf {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args(["build", "--release", "-q", "-p", "ssnail-capi"])
-        .current_dir(repo())
-        .status()
-        .expect("running cargo build -p ssnail-capi");
-    assert!(status.success(), "cargo build -p ssnail-capi failed");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target"));
     let out = cache().join("xemu/ssnail");
     build_xemu(
         Command::new(repo().join("tools/build-xemu.sh"))
             .arg(&out)
             .arg(repo().join("xemu/ssnail-xemu-40dfef0d.patch"))
-            .env("SSNAIL_CAPI_LIB", target.join("release/libssnail_capi.a"))
+            .env("SSNAIL_CAPI_LIB", capi_lib())
             .env("SSNAIL_CAPI_INCLUDE", repo().join("emu/capi/include")),
     );
     out.join("xmega65")

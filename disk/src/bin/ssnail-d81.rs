@@ -92,7 +92,7 @@ fn disk_name(path: &Path) -> String {
     }
 }
 
-/// The software core's file on the disk and its first bytes (mega65/include/softcall.inc).
+/// The software core's file on the disk and its first bytes (mega65/include/softcore_abi.inc).
 const SOFT_CORE_NAME: &str = "ssnail.core";
 const SOFT_CORE_MAGIC: &[u8] = b"SNLC";
 
@@ -148,7 +148,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             if let Some(core) = &core {
                 let bin = read(core)?;
-                // The program checks the same bytes (mega65/include/softcall.inc, SC_MAGIC).
+                // The program checks the same bytes (mega65/include/softcore_abi.inc, SC_MAGIC).
                 if !bin.starts_with(SOFT_CORE_MAGIC) {
                     bail!(
                         "{}: not a software SSNAIL core (no SNLC magic; make mega65-core builds it)",

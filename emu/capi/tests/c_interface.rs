@@ -1,6 +1,7 @@
-//! The C interface as a C host uses it: tests/c/header_check.c compiled with `cc` against
-//! include/ssnail.h and the static library, run, and its output checked against the register
-//! map (ID) and the attic window rules ($D7FE SELSDRAM on R4-R6; R3 ignores it).
+//! The C interface as a C host uses it: tests/c/header_check.c compiled against include/ssnail.h
+//! and the static library (`make -f emu/build.mk capi-header-check`), run, and its output
+//! checked against the register map (ID) and the attic window rules ($D7FE SELSDRAM on R4-R6;
+//! R3 ignores it).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -11,34 +12,21 @@ fn repo() -> PathBuf {
 
 #[test]
 fn a_c_program_reads_the_id_and_reaches_the_memory_the_d7fe_bit_selects() {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args(["build", "--release", "-q", "-p", "ssnail-capi"])
-        .current_dir(repo())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target"));
     let dir = tempfile::tempdir().unwrap();
-    let exe = dir.path().join("header_check");
-    let out = Command::new("cc")
-        .arg("-Wall")
-        .arg("-Werror")
-        .arg("-I")
-        .arg(repo().join("emu/capi/include"))
-        .arg(repo().join("emu/capi/tests/c/header_check.c"))
-        .arg(target.join("release/libssnail_capi.a"))
-        .args(["-lpthread", "-ldl", "-lm", "-o"])
-        .arg(&exe)
+    let out = Command::new("make")
+        .arg("-s")
+        .arg("-f")
+        .arg(repo().join("emu/build.mk"))
+        .arg(format!("SSNAIL_BUILD={}", dir.path().display()))
+        .arg("capi-header-check")
         .output()
-        .expect("running cc");
+        .expect("running make capi-header-check");
     assert!(
         out.status.success(),
-        "cc: {}",
+        "make capi-header-check: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let exe = dir.path().join("capi/header_check");
     let run = Command::new(&exe).output().unwrap();
     assert!(run.status.success());
     let text = String::from_utf8_lossy(&run.stdout);

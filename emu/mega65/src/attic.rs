@@ -41,6 +41,7 @@ use super::machine::Machine;
 
 /// $D7FE bits, shared with the MEGA65 program's C (ssnail_format::mega65, mega65_io.h).
 pub use ssnail_format::mega65::d7fe;
+use ssnail_format::mega65::model;
 
 /// SDRAM and HyperRAM sizes on R4-R6 boards; HyperRAM's place in SSNAIL's map ($C000000).
 const SDRAM_SIZE: u32 = 64 << 20;
@@ -147,8 +148,8 @@ impl Machine {
     /// $D629 M65MODEL: 3 on R3, 4 on R4 (c65uart.vhdl lines 336-339, 858-866).
     pub(crate) fn model_id(&self) -> u8 {
         match self.board() {
-            Board::R3 => 3,
-            Board::R4 => 4,
+            Board::R3 => model::R3,
+            Board::R4 => model::R4,
         }
     }
 

@@ -6,6 +6,11 @@
 //! full decoder in [`Machine::read_phys`] / [`Machine::write_phys`].
 
 use super::machine::Machine;
+use ssnail_format::mega65::io_area;
+
+/// The I/O area in the CPU's 64 KB view, as this file's addresses are typed.
+const IO_FIRST: u32 = io_area::FIRST as u32;
+const IO_LAST: u32 = io_area::LAST as u32;
 
 /// Chip RAM: banks 0–5 (384 KB) at $0000000.
 pub const CHIP_RAM_SIZE: usize = 0x60000;
@@ -19,7 +24,7 @@ pub const IO_BASE: u32 = 0xFFD_0000;
 /// Hypervisor scratch and sector buffers ($FFD6000–$FFD6FFF).
 pub const SECTOR_AREA_BASE: u32 = 0xFFD_6000;
 /// The SSNAIL device page ($FFD7500–$FFD75FF) inside the I²C window.
-pub const SSNAIL_IO_BASE: u32 = 0xFFD_7500;
+pub const SSNAIL_IO_BASE: u32 = ssnail_format::registers::BLOCK;
 /// SSNAIL memory (attic RAM window) starts at $8000000.
 pub const SSNAIL_MEM_BASE: u32 = ssnail_format::image::BASE;
 /// Largest SSNAIL memory: 128 MiB, up to the end of the 28-bit address space.
@@ -74,14 +79,14 @@ impl Machine {
                     0xA000..=0xBFFF if rom(0x10) => 0x2_0000 + addr,
                     0xA000..=0xBFFF if loram && hiram => 0x2_0000 + addr,
                     0xC000..=0xCFFF if rom(0x20) => 0x2_0000 + addr,
-                    0xD000..=0xDFFF if charen && (loram || hiram) => io_base + (addr - 0xD000),
-                    0xD000..=0xDFFF if !charen && (loram || hiram) => 0x2_0000 + addr,
+                    IO_FIRST..=IO_LAST if charen && (loram || hiram) => io_base + (addr - IO_FIRST),
+                    IO_FIRST..=IO_LAST if !charen && (loram || hiram) => 0x2_0000 + addr,
                     0xE000..=0xFFFF if rom(0x80) => 0x3_0000 + addr,
                     0xE000..=0xFFFF if hiram => 0x2_0000 + addr,
                     _ => addr,
                 };
                 // ROM areas are write-through to the RAM underneath; I/O stays I/O.
-                let w = if (0xD000..=0xDFFF).contains(&addr) && charen && (loram || hiram) {
+                let w = if (IO_FIRST..=IO_LAST).contains(&addr) && charen && (loram || hiram) {
                     r
                 } else {
                     addr

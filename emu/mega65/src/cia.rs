@@ -8,6 +8,21 @@
 //! nothing in the step loop. Port registers (keyboard matrix, serial) are plain storage.
 
 use super::machine::CPU_HZ;
+use ssnail_format::mega65::cia1;
+
+/// The registers' numbers within a CIA (CIA 1's addresses less its base; CIA 2's are the same).
+const fn reg(addr: u16) -> u8 {
+    (addr - cia1::BASE) as u8
+}
+const TALO: u8 = reg(cia1::TALO);
+const TAHI: u8 = reg(cia1::TAHI);
+const TBLO: u8 = reg(cia1::TBLO);
+const TBHI: u8 = reg(cia1::TBHI);
+const TOD: u8 = reg(cia1::TOD);
+const TOD_HOURS: u8 = reg(cia1::TOD_HOURS);
+const ICR: u8 = reg(cia1::ICR);
+const CRA: u8 = reg(cia1::CRA);
+const CRB: u8 = reg(cia1::CRB);
 
 /// CIA timer tick rate.
 pub const CIA_HZ: u64 = 1_000_000;
@@ -130,30 +145,35 @@ impl Cia {
     pub fn read(&mut self, now: u64, reg: u8) -> u8 {
         self.update(now);
         match reg {
-            4 => self.ta.counter as u8,
-            5 => (self.ta.counter >> 8) as u8,
-            6 => self.tb.counter as u8,
-            7 => (self.tb.counter >> 8) as u8,
-            8..=0x0B => {
+            TALO => self.ta.counter as u8,
+            TAHI => (self.ta.counter >> 8) as u8,
+            TBLO => self.tb.counter as u8,
+            TBHI => (self.tb.counter >> 8) as u8,
+            TOD..=TOD_HOURS => {
                 // Reading hours latches the clock until tenths are read.
                 let regs = match self.tod_latch {
                     Some(l) => l,
                     None => self.tod_regs(now),
                 };
-                if reg == 0x0B {
+                if reg == TOD_HOURS {
                     self.tod_latch = Some(regs);
-                } else if reg == 8 {
+                } else if reg == TOD {
                     self.tod_latch = None;
                 }
-                regs[(reg - 8) as usize]
+                regs[(reg - TOD) as usize]
             }
-            0x0D => {
-                let v = self.icr | if self.icr & self.mask != 0 { 0x80 } else { 0 };
+            ICR => {
+                let v = self.icr
+                    | if self.icr & self.mask != 0 {
+                        cia1::ICR_SET
+                    } else {
+                        0
+                    };
                 self.icr = 0;
                 v
             }
-            0x0E => (self.regs[0x0E] & !1) | self.ta.running as u8,
-            0x0F => (self.regs[0x0F] & !1) | self.tb.running as u8,
+            CRA => (self.regs[CRA as usize] & !cia1::CR_START) | self.ta.running as u8,
+            CRB => (self.regs[CRB as usize] & !cia1::CR_START) | self.tb.running as u8,
             _ => self.regs[reg as usize],
         }
     }
@@ -161,27 +181,27 @@ impl Cia {
     pub fn write(&mut self, now: u64, reg: u8, v: u8) {
         self.update(now);
         match reg {
-            4 => self.ta.latch = (self.ta.latch & 0xFF00) | v as u16,
-            5 => {
+            TALO => self.ta.latch = (self.ta.latch & 0xFF00) | v as u16,
+            TAHI => {
                 self.ta.latch = (self.ta.latch & 0xFF) | (v as u16) << 8;
                 if !self.ta.running {
                     self.ta.counter = self.ta.latch;
                 }
             }
-            6 => self.tb.latch = (self.tb.latch & 0xFF00) | v as u16,
-            7 => {
+            TBLO => self.tb.latch = (self.tb.latch & 0xFF00) | v as u16,
+            TBHI => {
                 self.tb.latch = (self.tb.latch & 0xFF) | (v as u16) << 8;
                 if !self.tb.running {
                     self.tb.counter = self.tb.latch;
                 }
             }
-            8..=0x0B => {
+            TOD..=TOD_HOURS => {
                 // Writing sets the TOD (alarm writes, CRB bit 7, are not modelled).
-                if self.regs[0x0F] & 0x80 != 0 {
+                if self.regs[CRB as usize] & cia1::CRB_ALARM != 0 {
                     return;
                 }
                 let mut cur = self.tod_regs(now);
-                cur[(reg - 8) as usize] = v;
+                cur[(reg - TOD) as usize] = v;
                 let h = from_bcd(cur[3] & 0x1F) % 12 + if cur[3] & 0x80 != 0 { 12 } else { 0 };
                 let want = h * 36_000
                     + from_bcd(cur[2]) * 600
@@ -190,34 +210,34 @@ impl Cia {
                 let now_t = (now as u128 * 10 / CPU_HZ as u128) as i64;
                 self.tod_offset = want - now_t;
                 // Writing hours stops the clock until tenths are written.
-                self.tod_stopped_at = if reg == 0x0B { Some(now_t) } else { None };
+                self.tod_stopped_at = if reg == TOD_HOURS { Some(now_t) } else { None };
                 if let Some(at) = self.tod_stopped_at {
                     self.tod_offset = want - at;
                 }
             }
-            0x0D => {
-                if v & 0x80 != 0 {
+            ICR => {
+                if v & cia1::ICR_SET != 0 {
                     self.mask |= v & 0x1F;
                 } else {
                     self.mask &= !(v & 0x1F);
                 }
             }
-            0x0E => {
-                if v & 0x10 != 0 {
+            CRA => {
+                if v & cia1::CR_LOAD != 0 {
                     self.ta.counter = self.ta.latch;
                 }
-                self.ta.running = v & 1 != 0;
-                self.ta.one_shot = v & 8 != 0;
-                self.regs[0x0E] = v & !0x10;
+                self.ta.running = v & cia1::CR_START != 0;
+                self.ta.one_shot = v & cia1::CR_ONESHOT != 0;
+                self.regs[CRA as usize] = v & !cia1::CR_LOAD;
             }
-            0x0F => {
-                if v & 0x10 != 0 {
+            CRB => {
+                if v & cia1::CR_LOAD != 0 {
                     self.tb.counter = self.tb.latch;
                 }
-                self.tb.running = v & 1 != 0;
-                self.tb.one_shot = v & 8 != 0;
-                self.tb_counts_a = (v >> 5) & 3 == 2;
-                self.regs[0x0F] = v & !0x10;
+                self.tb.running = v & cia1::CR_START != 0;
+                self.tb.one_shot = v & cia1::CR_ONESHOT != 0;
+                self.tb_counts_a = v & cia1::CRB_INMODE == cia1::CRB_COUNT_TA;
+                self.regs[CRB as usize] = v & !cia1::CR_LOAD;
             }
             _ => self.regs[reg as usize] = v,
         }

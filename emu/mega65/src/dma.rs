@@ -7,6 +7,7 @@
 //! Book's ≈20 MB/s copy and ≈40.5 MB/s fill) is added to the cycle count.
 
 use super::bus::IO_BASE;
+use super::io::io;
 use super::machine::Machine;
 use ssnail_format::mega65::dma;
 
@@ -51,12 +52,15 @@ struct Options {
 
 /// The registers' offsets in the I/O area and the options by the names the program uses
 /// (ssnail_format::mega65::dma).
-const ADDRLSB_TRIGGER: u16 = dma::ADDRLSB_TRIGGER - 0xD000;
-const ADDRMSB: u16 = dma::ADDRMSB - 0xD000;
-const ADDRBANK: u16 = dma::ADDRBANK - 0xD000;
-const MODE: u16 = dma::MODE - 0xD000;
-const ADDRMB: u16 = dma::ADDRMB - 0xD000;
-const ETRIGGER: u16 = dma::ETRIGGER - 0xD000;
+const ADDRLSB_TRIGGER: u16 = io(dma::ADDRLSB_TRIGGER);
+const ADDRMSB: u16 = io(dma::ADDRMSB);
+const ADDRBANK: u16 = io(dma::ADDRBANK);
+const MODE: u16 = io(dma::MODE);
+const ADDRMB: u16 = io(dma::ADDRMB);
+const ETRIGGER: u16 = io(dma::ETRIGGER);
+const ETRIGGER_MAPPED: u16 = io(dma::ETRIGGER_MAPPED);
+const INLINE: u16 = io(dma::INLINE);
+const ADDRLSB: u16 = io(dma::ADDRLSB);
 
 impl Machine {
     pub(crate) fn dma_register_write(&mut self, off: u16, v: u8) {
@@ -79,12 +83,12 @@ impl Machine {
                 let n = self.dma_job(ListAt::Phys(self.dma.list), true).1;
                 self.dma.list = self.dma.list.wrapping_add(n) & 0xFFF_FFFF;
             }
-            0x706 => {
+            ETRIGGER_MAPPED => {
                 self.dma.list = (self.dma.list & !0xFF) | v as u32;
                 let n = self.dma_job(ListAt::Cpu(self.dma.list as u16), true).1;
                 self.dma.list = self.dma.list.wrapping_add(n) & 0xFFF_FFFF;
             }
-            0x707 => {
+            INLINE => {
                 // Inline job: the list follows the STA $D707 instruction (its address is the
                 // list address's bits 0–15); the CPU resumes after it.
                 let at = self.pc;
@@ -95,7 +99,7 @@ impl Machine {
                     self.pc = e;
                 }
             }
-            0x70E => self.dma.list = (self.dma.list & !0xFF) | v as u32,
+            ADDRLSB => self.dma.list = (self.dma.list & !0xFF) | v as u32,
             _ => {}
         }
         self.io_regs[off as usize] = v;

@@ -17,21 +17,6 @@ use ssnail_format::mega65::{dirent, hyppo as call};
 use super::machine::{flag, Machine};
 use super::sectors::SECTOR_SIZE;
 
-pub mod err {
-    pub const INVALID_ADDRESS: u8 = 0x10;
-    pub const NO_SUCH_DRIVE: u8 = 0x80;
-    pub const NAME_TOO_LONG: u8 = 0x81;
-    pub const NOT_IMPLEMENTED: u8 = 0x82;
-    pub const TOO_MANY_OPEN: u8 = 0x84;
-    pub const IS_DIRECTORY: u8 = 0x86;
-    pub const NOT_DIRECTORY: u8 = 0x87;
-    pub const NOT_FOUND: u8 = 0x88;
-    pub const INVALID_FD: u8 = 0x89;
-    pub const IMAGE_WRONG_LENGTH: u8 = 0x8A;
-    pub const READ_ERROR: u8 = 0x20;
-    pub const EOF: u8 = 0xFF;
-}
-
 /// A directory entry of the emulated card.
 #[derive(Clone, Debug)]
 pub struct Found {
@@ -183,7 +168,7 @@ impl Machine {
 
     /// Reads the name page (Y ≤ $7E, through the caller's memory map).
     fn copy_in_page(&mut self) -> Option<Vec<u8>> {
-        if self.y >= 0x7F {
+        if self.y >= call::PAGE_LIMIT {
             return None;
         }
         let base = (self.y as u16) << 8;
@@ -191,7 +176,7 @@ impl Machine {
     }
 
     fn dos_call(&mut self, function: u8) {
-        match function & 0x7E {
+        match function & call::FUNCTION_MASK {
             call::GETVERSION => {
                 // getversion: Hyppo 1.2, HDOS 1.2 (Z changes, as on the real machine).
                 self.a = 1;
@@ -208,7 +193,7 @@ impl Machine {
                 if self.x == 0 {
                     self.ok()
                 } else {
-                    self.fail(err::NO_SUCH_DRIVE)
+                    self.fail(call::ERR_NO_SUCH_DRIVE)
                 }
             }
             call::CHDIR => self.dos_chdir(),
@@ -221,7 +206,7 @@ impl Machine {
                     self.hyppo.dirs[i] = None;
                     self.ok()
                 } else {
-                    self.fail(err::INVALID_FD)
+                    self.fail(call::ERR_INVALID_FD)
                 }
             }
             call::OPENFILE => self.dos_openfile(),
@@ -233,7 +218,7 @@ impl Machine {
                     self.hyppo.files[fd] = None;
                     self.ok()
                 } else {
-                    self.fail(err::INVALID_FD)
+                    self.fail(call::ERR_INVALID_FD)
                 }
             }
             call::CLOSEALL => {
@@ -250,7 +235,7 @@ impl Machine {
                     self.hyppo.last_found = Some(f);
                     self.ok()
                 }
-                None => self.fail(err::NOT_FOUND),
+                None => self.fail(call::ERR_NOT_FOUND),
             },
             call::LOADFILE => self.dos_loadfile(),
             call::GETERRORCODE => {
@@ -258,8 +243,8 @@ impl Machine {
                 self.ok()
             }
             call::SETUP_TRANSFER_AREA => {
-                if self.y >= 0x7F {
-                    self.fail(err::INVALID_ADDRESS)
+                if self.y >= call::PAGE_LIMIT {
+                    self.fail(call::ERR_INVALID_ADDRESS)
                 } else {
                     self.ok()
                 }
@@ -269,7 +254,7 @@ impl Machine {
                     self.hyppo.cwd.clear();
                     self.ok()
                 } else {
-                    self.fail(err::NO_SUCH_DRIVE)
+                    self.fail(call::ERR_NO_SUCH_DRIVE)
                 }
             }
             call::D81ATTACH0 | call::D81ATTACH1 | call::ATTACH => self.dos_attach(function),
@@ -279,8 +264,8 @@ impl Machine {
             }
             call::GET_MAPPING => {
                 // get_mapping: 6 bytes (MAPLO offset+mask, MAPHI offset+mask, MBs) to Y×256.
-                if self.y >= 0x7F {
-                    return self.fail(err::INVALID_ADDRESS);
+                if self.y >= call::PAGE_LIMIT {
+                    return self.fail(call::ERR_INVALID_ADDRESS);
                 }
                 let m = self.map;
                 let lo = ((m.mask as u32 & 0x0F) << 12) | (m.lo_offset >> 8);
@@ -303,17 +288,17 @@ impl Machine {
                 self.serial.push(self.y);
                 self.ok()
             }
-            _ => self.fail(err::NOT_IMPLEMENTED),
+            _ => self.fail(call::ERR_NOT_IMPLEMENTED),
         }
     }
 
     fn dos_setname(&mut self) {
         let Some(page) = self.copy_in_page() else {
-            return self.fail(err::INVALID_ADDRESS);
+            return self.fail(call::ERR_INVALID_ADDRESS);
         };
         let len = page.iter().position(|&b| b == 0).unwrap_or(256);
         if len > dirent::NAME_MAX {
-            return self.fail(err::NAME_TOO_LONG);
+            return self.fail(call::ERR_NAME_TOO_LONG);
         }
         self.hyppo.name = page[..len].iter().map(|&b| b as char).collect();
         self.ok()
@@ -321,10 +306,10 @@ impl Machine {
 
     fn dos_chdir(&mut self) {
         let Some(f) = self.hyppo.last_found.clone() else {
-            return self.fail(err::NOT_FOUND);
+            return self.fail(call::ERR_NOT_FOUND);
         };
         if !f.is_dir {
-            return self.fail(err::NOT_DIRECTORY);
+            return self.fail(call::ERR_NOT_DIRECTORY);
         }
         match f.name.as_str() {
             "." => {}
@@ -342,7 +327,7 @@ impl Machine {
 
     fn dos_opendir(&mut self) {
         let Some(i) = self.free_dir_slot() else {
-            return self.fail(err::TOO_MANY_OPEN);
+            return self.fail(call::ERR_TOO_MANY_OPEN);
         };
         self.hyppo.dirs[i] = Some((self.hyppo.list(), 0));
         self.a = 4 + i as u8;
@@ -352,14 +337,14 @@ impl Machine {
     fn dos_readdir(&mut self) {
         self.hyppo.current = Some(self.x);
         let i = self.x.wrapping_sub(4) as usize;
-        if self.y >= 0x7F {
-            return self.fail(err::INVALID_ADDRESS);
+        if self.y >= call::PAGE_LIMIT {
+            return self.fail(call::ERR_INVALID_ADDRESS);
         }
         let Some(Some((list, pos))) = self.hyppo.dirs.get_mut(i) else {
-            return self.fail(err::INVALID_FD);
+            return self.fail(call::ERR_INVALID_FD);
         };
         let Some(f) = list.get(*pos).cloned() else {
-            return self.fail(err::EOF);
+            return self.fail(call::ERR_EOF);
         };
         *pos += 1;
         let mut rec = [0u8; dirent::LEN];
@@ -387,10 +372,10 @@ impl Machine {
     /// findfirst: without wildcards (Hyppo has none) it finds the one exact match.
     fn dos_findfirst(&mut self) {
         let Some(found) = self.hyppo.find() else {
-            return self.fail(err::NOT_FOUND);
+            return self.fail(call::ERR_NOT_FOUND);
         };
         let Some(i) = self.free_dir_slot() else {
-            return self.fail(err::TOO_MANY_OPEN);
+            return self.fail(call::ERR_TOO_MANY_OPEN);
         };
         self.hyppo.dirs[i] = Some((vec![found.clone()], 1));
         self.hyppo.last_found = Some(found);
@@ -408,18 +393,18 @@ impl Machine {
         {
             *slot = None;
         }
-        self.fail(err::NOT_FOUND)
+        self.fail(call::ERR_NOT_FOUND)
     }
 
     fn dos_openfile(&mut self) {
         let Some(f) = self.hyppo.last_found.clone() else {
-            return self.fail(err::NOT_FOUND);
+            return self.fail(call::ERR_NOT_FOUND);
         };
         if f.is_dir {
-            return self.fail(err::IS_DIRECTORY);
+            return self.fail(call::ERR_IS_DIRECTORY);
         }
         let Some(fd) = self.hyppo.files.iter().position(Option::is_none) else {
-            return self.fail(err::TOO_MANY_OPEN);
+            return self.fail(call::ERR_TOO_MANY_OPEN);
         };
         match File::open(&f.path) {
             Ok(file) => {
@@ -428,17 +413,17 @@ impl Machine {
                 self.a = fd as u8;
                 self.ok()
             }
-            Err(_) => self.fail(err::READ_ERROR),
+            Err(_) => self.fail(call::ERR_READ_ERROR),
         }
     }
 
     fn dos_readfile(&mut self) {
         let Some(fd) = self.hyppo.current else {
-            return self.fail(err::INVALID_FD);
+            return self.fail(call::ERR_INVALID_FD);
         };
         // A directory's descriptor (4, 5 here) or a closed file is no file to read.
         let Some(Some(of)) = self.hyppo.files.get_mut(fd as usize) else {
-            return self.fail(err::INVALID_FD);
+            return self.fail(call::ERR_INVALID_FD);
         };
         let mut buf = [0u8; SECTOR_SIZE];
         let mut n = 0;
@@ -446,7 +431,7 @@ impl Machine {
             match of.file.read(&mut buf[n..]) {
                 Ok(0) => break,
                 Ok(k) => n += k,
-                Err(_) => return self.fail(err::READ_ERROR),
+                Err(_) => return self.fail(call::ERR_READ_ERROR),
             }
         }
         self.sectors.sd_mut()[..n].copy_from_slice(&buf[..n]);
@@ -462,13 +447,13 @@ impl Machine {
 
     fn dos_loadfile(&mut self) {
         let Some(f) = self.hyppo.find() else {
-            return self.fail(err::NOT_FOUND);
+            return self.fail(call::ERR_NOT_FOUND);
         };
         if f.is_dir {
-            return self.fail(err::IS_DIRECTORY);
+            return self.fail(call::ERR_IS_DIRECTORY);
         }
         let Ok(data) = std::fs::read(&f.path) else {
-            return self.fail(err::READ_ERROR);
+            return self.fail(call::ERR_READ_ERROR);
         };
         let start = self.x as u32 | (self.y as u32) << 8 | (self.z as u32) << 16;
         for (i, &b) in data.iter().enumerate() {
@@ -480,24 +465,24 @@ impl Machine {
 
     fn dos_attach(&mut self, function: u8) {
         let Some(f) = self.hyppo.find() else {
-            return self.fail(err::NOT_FOUND);
+            return self.fail(call::ERR_NOT_FOUND);
         };
-        let attach = function & 0x7E == call::ATTACH;
+        let attach = function & call::FUNCTION_MASK == call::ATTACH;
         let drive1 = function == call::D81ATTACH1 || (attach && self.x & 1 != 0);
         if attach && self.x & 0x80 != 0 {
             self.f011.detach();
             return self.ok();
         }
         if drive1 {
-            return self.fail(err::NO_SUCH_DRIVE);
+            return self.fail(call::ERR_NO_SUCH_DRIVE);
         }
         match std::fs::read(&f.path) {
             Ok(img) if img.len() == super::f011::D81_SIZE => {
                 self.f011.attach(img);
                 self.ok()
             }
-            Ok(_) => self.fail(err::IMAGE_WRONG_LENGTH),
-            Err(_) => self.fail(err::READ_ERROR),
+            Ok(_) => self.fail(call::ERR_IMAGE_WRONG_LENGTH),
+            Err(_) => self.fail(call::ERR_READ_ERROR),
         }
     }
 }

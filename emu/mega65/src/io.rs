@@ -2,15 +2,40 @@
 //! KERNAL needs, the $D02F knock, speed, CIAs, F011, keyboard queue, hypervisor traps, SD buffer
 //! select, the exit port, DMA and the hardware multiplier/divider.
 
-use ssnail_format::mega65::{d7fe, f011, hyppo, keyboard, math, sd};
+use ssnail_format::mega65::{
+    cia1, d7fe, f011, hyppo, io_area, keyboard, math, model, sd, testing, vic,
+};
 
 use super::machine::{Machine, StopReason};
 use super::raster::raster_line;
 
 /// A register's offset in the $D000-$DFFF area, as the decoders below match it.
-const fn io(addr: u16) -> u16 {
-    addr - 0xD000
+pub(crate) const fn io(addr: u16) -> u16 {
+    addr - io_area::FIRST
 }
+/// The same offset as an index of `Machine::io_regs`.
+pub(crate) const fn reg(addr: u16) -> usize {
+    io(addr) as usize
+}
+const VIC_CONTROL_A: u16 = io(vic::CONTROL_A);
+const VIC_RASTER: u16 = io(vic::RASTER);
+const VIC_MEMORY: u16 = io(vic::MEMORY);
+const VIC_IRQ_FLAGS: u16 = io(vic::IRQ_FLAGS);
+const VIC_IRQ_MASK: u16 = io(vic::IRQ_MASK);
+const VIC_KEY: u16 = io(vic::KEY);
+const VIC_ROM_BANKS: u16 = io(vic::ROM_BANKS);
+const VIC_CONTROL_B: u16 = io(vic::CONTROL_B);
+const VIC_CONTROL_C: u16 = io(vic::CONTROL_C);
+/// The VIC registers every personality has (the VIC-II's); the rest are kept from the VIC-III's on.
+const VIC_II_END: u16 = 0x080;
+const CIA1_FIRST: u16 = io(cia1::BASE);
+const CIA1_LAST: u16 = CIA1_FIRST + 0xFF;
+/// CIA 2: the page after CIA 1's, the same registers (spec §M15).
+const CIA2_FIRST: u16 = CIA1_FIRST + 0x100;
+const CIA2_LAST: u16 = CIA2_FIRST + 0xFF;
+const MODEL: u16 = io(model::ADDRESS);
+const REALHW: u16 = io(testing::REALHW);
+const EXIT: u16 = io(testing::EXIT);
 const D7FE: u16 = io(d7fe::ADDRESS);
 const F011_FIRST: u16 = io(f011::CONTROL);
 const F011_LAST: u16 = io(f011::LAST);
@@ -38,11 +63,11 @@ impl Machine {
             0xC00..=0xFFF if self.d030 & 1 != 0 && mode != 0 => {
                 return self.colour[(off - 0x800) as usize]
             }
-            0xC00..=0xCFF => {
+            CIA1_FIRST..=CIA1_LAST => {
                 let now = self.cycles;
                 return self.cia1.read(now, (off & 0x0F) as u8);
             }
-            0xD00..=0xDFF => {
+            CIA2_FIRST..=CIA2_LAST => {
                 let now = self.cycles;
                 return self.cia2.read(now, (off & 0x0F) as u8);
             }
@@ -54,14 +79,14 @@ impl Machine {
         match off {
             // Raster position from the clock, so that programs waiting for a line or the
             // vertical blank run: PAL, 312 lines per 20 ms frame (50 Hz).
-            0x011 => {
-                return (self.io_regs[0x011] & 0x7F)
+            VIC_CONTROL_A => {
+                return (self.io_regs[VIC_CONTROL_A as usize] & 0x7F)
                     | (((raster_line(self.cycles) >> 8) as u8) << 7)
             }
-            0x012 => return raster_line(self.cycles) as u8,
-            0x019 => {
+            VIC_RASTER => return raster_line(self.cycles) as u8,
+            VIC_IRQ_FLAGS => {
                 let flag = self.vic_irq_flag() as u8;
-                let on = flag & self.io_regs[0x01A] & 1;
+                let on = flag & self.io_regs[VIC_IRQ_MASK as usize] & 1;
                 return 0x70 | flag | on << 7;
             }
             _ => {}
@@ -70,8 +95,8 @@ impl Machine {
             return self.io_regs[off as usize];
         }
         match off {
-            0x02F => self.knock,
-            0x030 => self.d030,
+            VIC_KEY => self.knock,
+            VIC_ROM_BANKS => self.d030,
             F011_FIRST..=F011_LAST => {
                 self.f011
                     .read(self.cycles, &mut self.sectors, (off & 0x0F) as u8)
@@ -97,30 +122,30 @@ impl Machine {
                 self.colour[(off - 0x800) as usize] = v;
                 return;
             }
-            0xC00..=0xCFF => {
+            CIA1_FIRST..=CIA1_LAST => {
                 let now = self.cycles;
                 self.cia1.write(now, (off & 0x0F) as u8, v);
                 self.request_service();
                 return;
             }
-            0xD00..=0xDFF => {
+            CIA2_FIRST..=CIA2_LAST => {
                 let now = self.cycles;
                 self.cia2.write(now, (off & 0x0F) as u8, v);
                 self.request_service();
                 return;
             }
-            0x02F => {
+            VIC_KEY => {
                 self.write_knock(v);
                 return;
             }
-            0x011 | 0x012 | 0x01A => {
+            VIC_CONTROL_A | VIC_RASTER | VIC_IRQ_MASK => {
                 // Raster compare ($D012 + $D011 bit 7) and interrupt enable.
                 self.vic_irq_flag();
                 self.io_regs[off as usize] = v;
                 self.request_service();
                 return;
             }
-            0x019 => {
+            VIC_IRQ_FLAGS => {
                 if v & 1 != 0 {
                     self.vic_irq_flag();
                     self.raster.clear();
@@ -133,24 +158,25 @@ impl Machine {
             }
             _ => {}
         }
-        if off == 0x018 {
+        if off == VIC_MEMORY {
             // $D018 also sets CHARPTR bits 13–11 from bits 3–1 and clears bits 10–0 (mega65-core
             // viciv.vhdl lines 2359–2364); bits 23–14 stay.
-            self.io_regs[0x068] = 0;
-            self.io_regs[0x069] = (self.io_regs[0x069] & 0xC0) | ((v >> 1) & 7) << 3;
+            let charptr = reg(vic::CHARPTR);
+            self.io_regs[charptr] = 0;
+            self.io_regs[charptr + 1] = (self.io_regs[charptr + 1] & 0xC0) | ((v >> 1) & 7) << 3;
         }
         if mode == 0 {
-            if off < 0x080 {
+            if off < VIC_II_END {
                 self.io_regs[off as usize] = v;
             }
             return;
         }
         match off {
-            0x030 => {
+            VIC_ROM_BANKS => {
                 self.d030 = v;
                 self.rebuild_view();
             }
-            0x031 | 0x054 => {
+            VIC_CONTROL_B | VIC_CONTROL_C => {
                 self.io_regs[off as usize] = v;
                 self.update_speed();
             }
@@ -172,7 +198,8 @@ impl Machine {
 
     /// The raster compare line: $D012 plus $D011 bit 7.
     fn raster_compare(&self) -> u64 {
-        self.io_regs[0x012] as u64 | ((self.io_regs[0x011] as u64 >> 7) << 8)
+        self.io_regs[VIC_RASTER as usize] as u64
+            | ((self.io_regs[VIC_CONTROL_A as usize] as u64 >> 7) << 8)
     }
 
     /// Raster interrupt flag ($D019 bit 0), brought up to date with the clock.
@@ -182,11 +209,11 @@ impl Machine {
     }
 
     pub(crate) fn vic_irq_pending(&mut self) -> bool {
-        self.io_regs[0x01A] & 1 != 0 && self.vic_irq_flag()
+        self.io_regs[VIC_IRQ_MASK as usize] & 1 != 0 && self.vic_irq_flag()
     }
 
     pub(crate) fn vic_next_irq_time(&self) -> u64 {
-        if self.io_regs[0x01A] & 1 == 0 {
+        if self.io_regs[VIC_IRQ_MASK as usize] & 1 == 0 {
             return u64::MAX;
         }
         self.raster.next_time(self.raster_compare())
@@ -227,17 +254,17 @@ impl Machine {
                     0x80
                 }
             }
-            0x60F => 0,         // REALHW = 0: an emulator, like xemu without -realhw
+            REALHW => 0,        // REALHW = 0: an emulator, like xemu without -realhw
             KBD_MODIFIERS => 0, // modifier keys: none held (iomap.txt lines 512-522)
             KBD_MATRIX_PEEK => self
                 .keys
                 .matrix_column(self.io_regs[KBD_MATRIX_SELECT as usize], self.cycles),
-            0x629 => self.model_id(),    // M65MODEL (attic.rs)
+            MODEL => self.model_id(),    // M65MODEL (attic.rs)
             TRAP_FIRST..=TRAP_LAST => 0, // traps; $D67C reads 0 = serial monitor ready
             SD_CONTROL | SD_SECTOR0..=SD_SECTOR3 | SD_BUFFER_SELECT => {
                 self.sd.read((off - SD_CONTROL) as u8).unwrap_or(0)
             }
-            0x6CF => self.exit_value,
+            EXIT => self.exit_value,
             _ => self.io_regs[off as usize],
         }
     }
@@ -254,8 +281,8 @@ impl Machine {
             SD_CONTROL | SD_SECTOR0..=SD_SECTOR3 | SD_BUFFER_SELECT => {
                 self.sd.write((off - SD_CONTROL) as u8, v);
             }
-            0x6CF => {
-                if v == 0x42 {
+            EXIT => {
+                if v == testing::EXIT_NOW {
                     self.request_stop(StopReason::Exit(self.exit_value));
                 } else {
                     self.exit_value = v;

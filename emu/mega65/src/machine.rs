@@ -8,6 +8,7 @@ use super::cia::Cia;
 use super::dma::Dma;
 use super::f011::F011;
 use super::hyppo::Hyppo;
+use super::io::reg;
 use super::keys::KeyQueue;
 use super::math::Math;
 use super::opcodes::{CYCLES_CE02, CYCLES_FAST};
@@ -15,6 +16,7 @@ use super::raster::RasterIrq;
 use super::sd::SdCard;
 use super::sectors::SectorBuffers;
 use super::ssnail::SsnailPort;
+use ssnail_format::mega65::vic;
 
 /// The CPU clock at full speed: 40.5 MHz (MEGA65 Book, "40.5 MHz fast mode").
 pub const CPU_HZ: u64 = 40_500_000;
@@ -180,18 +182,19 @@ impl Machine {
             stop: None,
         };
         // VIC-IV defaults for the 80×25 text screen at $0800 (spec §M7.1).
-        m.io_regs[0x020] = 6; // border: blue
-        m.io_regs[0x021] = 6; // background: blue
-        m.io_regs[0x031] = 0xE0; // H640 | FAST | attributes
-        m.io_regs[0x054] = 0x40; // VFAST
-        m.io_regs[0x058] = 80; // line step
-        m.io_regs[0x05E] = 80; // characters per row
-        m.io_regs[0x060] = 0x00; // screen at $0800
-        m.io_regs[0x061] = 0x08;
-        m.io_regs[0x07B] = 25; // text rows
-        m.io_regs[0x018] = 0x16; // lower-case character set
-        m.io_regs[0x069] = 0x18; // CHARPTR $001800: the ROM's lower-case set (screen.rs)
-                                 // The screen BASIC's RUN leaves: cleared to spaces, white text.
+        m.io_regs[reg(vic::BORDER)] = 6; // blue
+        m.io_regs[reg(vic::BACKGROUND)] = 6; // blue
+        m.io_regs[reg(vic::CONTROL_B)] =
+            vic::CONTROL_B_H640 | vic::CONTROL_B_FAST | vic::CONTROL_B_ATTR;
+        m.io_regs[reg(vic::CONTROL_C)] = vic::CONTROL_C_VFAST;
+        m.io_regs[reg(vic::LINESTEP)] = 80;
+        m.io_regs[reg(vic::CHRCOUNT)] = 80;
+        m.io_regs[reg(vic::SCRNPTR)] = 0x00; // screen at $0800
+        m.io_regs[reg(vic::SCRNPTR) + 1] = 0x08;
+        m.io_regs[reg(vic::DISPROWS)] = 25;
+        m.io_regs[reg(vic::MEMORY)] = 0x16; // lower-case character set
+        m.io_regs[reg(vic::CHARPTR) + 1] = 0x18; // CHARPTR $001800: the ROM's lower-case set (screen.rs)
+                                                 // The screen BASIC's RUN leaves: cleared to spaces, white text.
         m.chip[0x0800..0x0800 + 2000].fill(0x20);
         m.colour[..2000].fill(1);
         m.chip[0] = m.cpu_ddr;
@@ -218,8 +221,8 @@ impl Machine {
     /// measured 40.5 MHz table; the 3.5 MHz and 1 MHz modes are approximated by the 65CE02 table
     /// stretched to 40.5 MHz cycles (×12, ×40) — programs for this machine run at full speed.
     pub(crate) fn update_speed(&mut self) {
-        let fast = self.io_regs[0x031] & 0x40 != 0;
-        let vfast = self.io_regs[0x054] & 0x40 != 0;
+        let fast = self.io_regs[reg(vic::CONTROL_B)] & vic::CONTROL_B_FAST != 0;
+        let vfast = self.io_regs[reg(vic::CONTROL_C)] & vic::CONTROL_C_VFAST != 0;
         let factor: u16 = if self.force_fast || (fast && vfast) {
             1
         } else if fast {

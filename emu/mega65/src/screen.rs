@@ -19,7 +19,9 @@
 use std::collections::HashMap;
 
 use super::bus::{CHIP_RAM_SIZE, COLOUR_RAM_BASE};
+use super::io::reg;
 use super::machine::Machine;
+use ssnail_format::mega65::vic;
 
 /// Screen geometry read from the VIC-IV registers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,24 +189,25 @@ pub const FONT: [[u8; 8]; 95] = [
 
 impl Machine {
     pub fn screen_geometry(&self) -> Geometry {
-        let r = &self.io_regs;
-        let screen = r[0x060] as u32
-            | (r[0x061] as u32) << 8
-            | (r[0x062] as u32) << 16
-            | ((r[0x063] & 0x0F) as u32) << 24;
-        let cols = match r[0x05E] as u32 | ((r[0x063] as u32 >> 4) & 3) << 8 {
+        let r = |addr: u16| self.io_regs[reg(addr)] as u32;
+        let high = r(vic::SCRNPTR_HIGH);
+        let screen = r(vic::SCRNPTR)
+            | r(vic::SCRNPTR + 1) << 8
+            | r(vic::SCRNPTR + 2) << 16
+            | (high & 0x0F) << 24;
+        let cols = match r(vic::CHRCOUNT) | ((high >> 4) & 3) << 8 {
             0 => 80,
             n => n.min(255),
         };
-        let rows = match r[0x07B] {
+        let rows = match r(vic::DISPROWS) {
             0 => 25,
-            n => (n as u32).min(100),
+            n => n.min(100),
         };
-        let step = match r[0x058] as u32 | (r[0x059] as u32) << 8 {
+        let step = match r(vic::LINESTEP) | r(vic::LINESTEP + 1) << 8 {
             0 => cols,
             n => n,
         };
-        let colour_offset = r[0x064] as u32 | (r[0x065] as u32) << 8;
+        let colour_offset = r(vic::COLPTR) | r(vic::COLPTR + 1) << 8;
         Geometry {
             screen,
             colour_offset,
@@ -228,8 +231,8 @@ impl Machine {
 
     /// CHARPTR ($D068–$D06A), the address glyphs are read from.
     pub fn charset_address(&self) -> u32 {
-        let r = &self.io_regs;
-        r[0x068] as u32 | (r[0x069] as u32) << 8 | (r[0x06A] as u32) << 16
+        let r = |addr: u16| self.io_regs[reg(addr)] as u32;
+        r(vic::CHARPTR) | r(vic::CHARPTR + 1) << 8 | r(vic::CHARPTR + 2) << 16
     }
 
     /// The internal character ROM's set the VIC-IV uses, if CHARPTR points at it: Some(false)
@@ -314,10 +317,18 @@ impl Machine {
     /// H640/800", viciv.vhdl line 1388), and without V400 every text pixel row is drawn twice
     /// (chargen_y_scale_200 = 2 and text_height_200 = 400, viciv.vhdl lines 1364-1366).
     pub fn pixel_aspect(&self) -> (u32, u32) {
-        let d031 = self.io_regs[0x031];
+        let d031 = self.io_regs[reg(vic::CONTROL_B)];
         (
-            if d031 & 0x80 != 0 { 1 } else { 2 },
-            if d031 & 0x08 != 0 { 1 } else { 2 },
+            if d031 & vic::CONTROL_B_H640 != 0 {
+                1
+            } else {
+                2
+            },
+            if d031 & vic::CONTROL_B_V400 != 0 {
+                1
+            } else {
+                2
+            },
         )
     }
 
@@ -335,8 +346,8 @@ impl Machine {
         let rom = self.rom_charset();
         let w = g.cols * 8 + 2 * BORDER;
         let h = g.rows * 8 + 2 * BORDER;
-        let border = PALETTE[(self.io_regs[0x020] & 0x0F) as usize];
-        let background = PALETTE[(self.io_regs[0x021] & 0x0F) as usize];
+        let border = PALETTE[(self.io_regs[reg(vic::BORDER)] & 0x0F) as usize];
+        let background = PALETTE[(self.io_regs[reg(vic::BACKGROUND)] & 0x0F) as usize];
         let mut px = vec![0u8; (w * h * 3) as usize];
         for chunk in px.chunks_mut(3) {
             chunk.copy_from_slice(&border);
@@ -411,6 +422,7 @@ fn glyph_for(c: char) -> [u8; 8] {
 #[cfg(test)]
 mod tests {
     use super::super::machine::Machine;
+    use super::{reg, vic};
 
     /// 80 columns at 200 lines (the start-up mode, $D031 = $E0): pixels twice as tall as wide;
     /// H320 doubles the width too; V400 leaves rows single (viciv.vhdl 1364-1366, 1388).
@@ -429,9 +441,9 @@ mod tests {
             size(m.screen_png_aspect()),
             (80 * 8 + 32, (25 * 8 + 32) * 2)
         );
-        m.io_regs[0x031] = 0x00; // H320, V200
+        m.io_regs[reg(vic::CONTROL_B)] = 0x00; // H320, V200
         assert_eq!(m.pixel_aspect(), (2, 2));
-        m.io_regs[0x031] = 0x88; // H640, V400
+        m.io_regs[reg(vic::CONTROL_B)] = 0x88; // H640, V400
         assert_eq!(m.pixel_aspect(), (1, 1));
     }
 }

@@ -1,55 +1,34 @@
-//! MEGA65 test programs assembled from emu/mega65/tests/asm with ca65/ld65 at test time and run on the
+//! MEGA65 test programs in emu/mega65/tests/asm, assembled at test time (emu/build.mk) and run on the
 //! headless MEGA65: DMA (held destination into the SSNAIL load port), hypervisor file reading,
 //! F011 sectors from a D81 built here, the keyboard queue with timed keys, screen capture and the
 //! exit port.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use ssnail_core::{Machine as CoreMachine, Ssnail};
 use ssnail_mega65::prg::first_prg_on_disk;
 use ssnail_mega65::{KeyScript, Machine, StopReason, CPU_HZ};
 
-fn asm_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/asm")
-}
-
-/// Assembles tests/asm/<name>.s into a PRG; fails clearly if cc65 is not installed.
+/// tests/asm/<name>.s as a PRG, made by `make -f emu/build.mk emu-asm-<name>` (ca65/ld65; the
+/// makefile has the flags); fails clearly if make or cc65 is missing.
 fn assemble(name: &str) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
-    let obj = dir.path().join(format!("{name}.o"));
-    let prg = dir.path().join(format!("{name}.prg"));
-    let src = asm_dir().join(format!("{name}.s"));
-    let run = |cmd: &mut Command, tool: &str| {
-        let out = cmd.output().unwrap_or_else(|e| {
-            panic!("cannot run {tool} ({e}): install cc65 (apt-get install cc65), see tools/debian-packages.txt")
-        });
-        assert!(
-            out.status.success(),
-            "{tool} failed on {}:\n{}",
-            src.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    run(
-        Command::new("ca65")
-            .args(["--cpu", "4510", "-I"])
-            .arg(asm_dir())
-            .arg("-o")
-            .arg(&obj)
-            .arg(&src),
-        "ca65",
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = Command::new("make")
+        .arg("-s")
+        .arg("-f")
+        .arg(repo.join("emu/build.mk"))
+        .arg(format!("SSNAIL_BUILD={}", dir.path().display()))
+        .arg(format!("emu-asm-{name}"))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run make ({e})"));
+    assert!(
+        out.status.success(),
+        "make emu-asm-{name} failed (needs cc65: apt-get install cc65, see tools/debian-packages.txt):\n{}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    run(
-        Command::new("ld65")
-            .arg("-C")
-            .arg(asm_dir().join("prg.cfg"))
-            .arg("-o")
-            .arg(&prg)
-            .arg(&obj),
-        "ld65",
-    );
-    std::fs::read(&prg).unwrap()
+    std::fs::read(dir.path().join(format!("emu/asm/{name}.prg"))).unwrap()
 }
 
 fn start(m: &mut Machine, prg: &[u8]) {

@@ -9,6 +9,7 @@
 //! `opcodes::QUAD_CYCLES`, `FLAT_CYCLES` and `FLAT_QUAD_CYCLES`.
 
 use super::machine::{flag, Machine};
+use ssnail_format::mega65::vic;
 
 mod exec;
 mod flat;
@@ -330,7 +331,7 @@ impl Machine {
     fn rmw(&mut self, addr: u16, f: fn(&mut Machine, u8) -> u8) {
         let v = self.rd(addr);
         let r = f(self, v);
-        if addr == 0xD019 {
+        if addr == vic::IRQ_FLAGS {
             // The 6502's dummy write of the old value is kept for $D019 only (spec §M1.2), so
             // that `INC $D019` acknowledges the VIC interrupt.
             self.wr(addr, v);
