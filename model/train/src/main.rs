@@ -52,16 +52,6 @@ enum Cmd {
         /// The loss's weight at each answer's first token (the others weigh 1).
         #[arg(long, default_value_t = 1.0)]
         first_weight: f64,
-        /// Label smoothing: the share of the target spread evenly over the vocabulary.
-        #[arg(long, default_value_t = 0.0)]
-        smooth: f64,
-        /// Dropout on the attention's and the feed-forward's outputs while training.
-        #[arg(long, default_value_t = 0.0)]
-        dropout: f64,
-        /// Evaluate and keep an exponential moving average of the weights, each step weighing
-        /// 1 − EMA (0: the weights as trained).
-        #[arg(long, default_value_t = 0.0)]
-        ema: f64,
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Log every N steps (with the dev set's exact rate).
@@ -165,9 +155,6 @@ fn run(cli: Cli) -> Result<()> {
             lr,
             weight_decay,
             first_weight,
-            smooth,
-            dropout,
-            ema,
             seed,
             every,
             output,
@@ -215,9 +202,6 @@ fn run(cli: Cli) -> Result<()> {
                 warmup: (steps / 20).max(1),
                 seed,
                 first_weight,
-                smooth,
-                dropout,
-                ema,
             };
             let longest = tr.iter().chain(&dv).map(|s| s.ids.len()).max().unwrap_or(0);
             eprintln!(

@@ -89,23 +89,6 @@ fn gemv(x: &Tensor, w: &Tensor) -> Result<Tensor> {
     Ok(xq.matmul(&wq.t()?)?.reshape(out)?)
 }
 
-/// `x` with each element zeroed with chance p and the others scaled by 1/(1 − p), the mask
-/// from the generator; `x` itself without one.
-fn dropout(x: Tensor, drop: &mut Option<(&mut Rng, f64)>) -> Result<Tensor> {
-    let Some((rng, p)) = drop else {
-        return Ok(x);
-    };
-    if *p <= 0.0 {
-        return Ok(x);
-    }
-    let keep = (1.0 / (1.0 - *p)) as f32;
-    let mask: Vec<f32> = (0..x.elem_count())
-        .map(|_| if rng.uniform() < *p { 0.0 } else { keep })
-        .collect();
-    let mask = Tensor::from_vec(mask, x.shape(), x.device())?;
-    Ok((x * mask)?)
-}
-
 fn var(rng: &mut Rng, shape: (usize, usize), std: f64) -> Result<Var> {
     let v: Vec<f32> = (0..shape.0 * shape.1)
         .map(|_| (rng.normal() * std) as f32)
@@ -193,14 +176,6 @@ impl Model {
     /// The classifier's input (…, dim), the final RMSNORM not yet applied, for token ids
     /// (B, T).
     pub fn hidden(&self, ids: &Tensor) -> Result<Tensor> {
-        self.hidden_with(ids, None)
-    }
-
-    /// `hidden`, with dropout when `drop` is given (chance p, from the generator): each
-    /// element of the attention's and the feed-forward's output is zeroed with chance p before
-    /// it is added to the residual, the others scaled by 1/(1 − p). Training only: the image
-    /// has no dropout.
-    pub fn hidden_with(&self, ids: &Tensor, mut drop: Option<(&mut Rng, f64)>) -> Result<Tensor> {
         let cfg = &self.cfg;
         let (b, t) = ids.dims2()?;
         let (d, nh, hd) = (cfg.dim, cfg.heads, cfg.head_dim());
@@ -221,11 +196,11 @@ impl Model {
             let v = fake_f16(&v)?.transpose(1, 2)?.contiguous()?;
             let p = causal_softmax(&q.matmul(&k.t()?)?, scale)?;
             let a = p.matmul(&v)?.transpose(1, 2)?.reshape((b, t, d))?;
-            x = (x + dropout(gemv(&a, &l.wo)?, &mut drop)?)?;
+            x = (x + gemv(&a, &l.wo)?)?;
             let h = rmsnorm(&x, l.ffn_norm.as_tensor(), cfg.eps)?;
             let g = gemv(&h, &l.gate)?;
             let u = gemv(&h, &l.up)?;
-            x = (x + dropout(gemv(&(g.silu()? * u)?, &l.down)?, &mut drop)?)?;
+            x = (x + gemv(&(g.silu()? * u)?, &l.down)?)?;
         }
         Ok(x)
     }

@@ -21,15 +21,6 @@ pub struct Recipe {
     /// The loss's weight at the answer's first token (the others weigh 1): the choice that
     /// decides which fact is answered.
     pub first_weight: f64,
-    /// Label smoothing: the training loss's target puts this share of its weight evenly on
-    /// every token (0 = the reference token only).
-    pub smooth: f64,
-    /// Dropout on the attention's and the feed-forward's outputs while training
-    /// (`Model::hidden_with`).
-    pub dropout: f64,
-    /// When above 0, the weights evaluated (and so kept and written) are an exponential moving
-    /// average of the trained ones, each step's weighing 1 − `ema`.
-    pub ema: f64,
 }
 
 /// Ids (B, T) padded with `pad` to the longest, the flat positions (b·T + i) whose next token
@@ -81,19 +72,13 @@ fn loss_and_exact(
     seqs: &[&Seq],
     pad: u32,
     first_weight: f64,
-    smooth: f64,
-    drop: Option<(&mut Rng, f64)>,
 ) -> Result<(Tensor, Vec<bool>)> {
     let b = batch(seqs, pad, first_weight)?;
-    let h = m.hidden_with(&b.ids, drop)?;
+    let h = m.hidden(&b.ids)?;
     let h = h.reshape((h.elem_count() / m.cfg.dim, m.cfg.dim))?;
     let logits = m.classify(&h.index_select(&b.at, 0)?)?;
     let logp = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
-    let mut nll = logp.gather(&b.tgt.unsqueeze(1)?, 1)?.squeeze(1)?;
-    if smooth > 0.0 {
-        // (1 − ε)·log p(target) + ε·mean over the vocabulary of log p
-        nll = ((nll * (1.0 - smooth))? + (logp.mean(D::Minus1)? * smooth)?)?;
-    }
+    let nll = logp.gather(&b.tgt.unsqueeze(1)?, 1)?.squeeze(1)?;
     let loss = ((nll * &b.weight)?.sum_all()? * (-1.0 / b.weight_sum))?;
     let am = logits.argmax(D::Minus1)?.to_vec1::<u32>()?;
     let tgt = b.tgt.to_vec1::<u32>()?;
@@ -118,7 +103,7 @@ pub fn exact_each(m: &Model, seqs: &[Seq], pad: u32) -> Result<(Vec<bool>, f64)>
     let mut loss = 0f64;
     for c in seqs.chunks(128) {
         let refs: Vec<&Seq> = c.iter().collect();
-        let (l, e) = loss_and_exact(m, &refs, pad, 1.0, 0.0, None)?;
+        let (l, e) = loss_and_exact(m, &refs, pad, 1.0)?;
         loss += l.to_scalar::<f32>()? as f64 * c.len() as f64;
         exact.extend(e);
     }
@@ -180,22 +165,11 @@ pub fn train_with(
         },
     )?;
     let mut rng = Rng::new(r.seed.wrapping_mul(7919).wrapping_add(1));
-    // dropout's masks have their own stream, so the batches do not depend on it
-    let mut drop_rng = Rng::new(r.seed.wrapping_mul(104_729).wrapping_add(2));
     let mut order: Vec<usize> = (0..n).collect();
     let mut at = order.len();
     let mut pool: Vec<Vec<Seq>> = Vec::new();
     let bsz = r.batch.min(n);
     let mut run = 0f64;
-    let vars = m.vars();
-    let mut avg: Option<Vec<Tensor>> = match r.ema > 0.0 {
-        true => Some(
-            vars.iter()
-                .map(|v| v.as_tensor().copy())
-                .collect::<candle_core::Result<_>>()?,
-        ),
-        false => None,
-    };
     for step in 0..r.steps {
         if pool.is_empty() {
             let mut seqs = Vec::new();
@@ -214,14 +188,8 @@ pub fn train_with(
         let pick = pool.pop().expect("filled above");
         let refs: Vec<&Seq> = pick.iter().collect();
         opt.set_learning_rate(lr_at(r, step));
-        let drop = (r.dropout > 0.0).then_some((&mut drop_rng, r.dropout));
-        let (loss, _) = loss_and_exact(m, &refs, pad, r.first_weight, r.smooth, drop)?;
+        let (loss, _) = loss_and_exact(m, &refs, pad, r.first_weight)?;
         opt.backward_step(&loss)?;
-        if let Some(avg) = avg.as_mut() {
-            for (a, v) in avg.iter_mut().zip(&vars) {
-                *a = ((&*a * r.ema)? + (v.as_tensor() * (1.0 - r.ema))?)?;
-            }
-        }
         run += loss.to_scalar::<f32>()? as f64;
         if (step + 1) % every == 0 || step + 1 == r.steps {
             let k = if (step + 1) % every == 0 {
@@ -229,23 +197,7 @@ pub fn train_with(
             } else {
                 (step + 1) % every
             };
-            match &avg {
-                // the average is what is measured; training goes on from the weights
-                Some(avg) => {
-                    let now: Vec<Tensor> = vars
-                        .iter()
-                        .map(|v| v.as_tensor().copy())
-                        .collect::<candle_core::Result<_>>()?;
-                    for (v, a) in vars.iter().zip(avg) {
-                        v.set(a)?;
-                    }
-                    log(step + 1, lr_at(r, step), run / k as f64)?;
-                    for (v, t) in vars.iter().zip(&now) {
-                        v.set(t)?;
-                    }
-                }
-                None => log(step + 1, lr_at(r, step), run / k as f64)?,
-            }
+            log(step + 1, lr_at(r, step), run / k as f64)?;
             run = 0.0;
         }
     }

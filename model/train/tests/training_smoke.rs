@@ -38,9 +38,6 @@ fn a_few_training_steps_lower_the_loss_and_write_a_gguf_that_converts_and_answer
         warmup: 2,
         seed: 3,
         first_weight: 1.0,
-        smooth: 0.0,
-        dropout: 0.0,
-        ema: 0.0,
     };
     let (_, before) = train::evaluate(&m, &seqs, tok.eos()).unwrap();
     let mut losses = Vec::new();
