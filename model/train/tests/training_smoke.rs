@@ -14,7 +14,7 @@ fn root() -> &'static Path {
 
 #[test]
 fn a_few_training_steps_lower_the_loss_and_write_a_gguf_that_converts_and_answers() {
-    let pieces = spm::read(&root().join("model/tokenizer/tok256.model")).unwrap();
+    let pieces = spm::read(&root().join("model/tokenizer/tok384.model")).unwrap();
     let vocab = corpus::vocab(&pieces).unwrap();
     let tok = Tok::new(vocab.clone()).unwrap();
     let qa = corpus::read_tsv(&root().join("model/corpus/train.tsv")).unwrap();
