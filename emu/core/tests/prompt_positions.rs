@@ -64,12 +64,12 @@ fn images(m: &ModelOpts, ctx: u32, kv_f16: bool) -> Images {
         .filter_map(|t| size(&format!("{last}{t}.weight")))
         .sum();
     let classifier = size("output.weight").or(size("token_embd.weight")).unwrap();
-    let kv_dim = (m.dim / m.n_heads * m.n_kv_heads) as usize;
+    let kv_dim = m.dim / m.n_heads * m.n_kv_heads;
     let esz: usize = if kv_f16 { 2 } else { 4 };
     Images {
         skip: conv(false),
         full: conv(true),
-        kv_bytes: 2 * m.n_layers as usize * esz * ctx as usize * kv_dim,
+        kv_bytes: 2 * m.n_layers * esz * ctx as usize * kv_dim,
         tail_weights: query + tail + classifier,
     }
 }
