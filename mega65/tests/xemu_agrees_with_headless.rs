@@ -1009,6 +1009,10 @@ fn stock_xemu_gives_the_trained_models_recorded_answers_on_the_software_core_fro
         assert!(x.contains(&echo), "{q:?}: not ended by the EOS:\n{x}");
         eprintln!("xemu: {q} ->{w}");
     }
+    // The speed stock xemu's MEGA65 gives (its own timing, not the headless MEGA65's).
+    for l in x.lines().filter(|l| l.contains("tokens/s")) {
+        eprintln!("xemu: {l}");
+    }
 }
 
 /// RUN/STOP (matrix key 63) in stock xemu while the software core is inside one ATTN of 500,000

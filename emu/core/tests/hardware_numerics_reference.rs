@@ -327,8 +327,11 @@ fn hardware_mode_is_bit_exact_to_an_independent_reading_of_the_rules() {
             &models::build(&ModelOpts::llama().with_wtype(t).with_tied(tied)),
         );
         let g = Gguf::open(&path).unwrap();
+        // The full pass at every position (`--all-logits`): every prompt position's logits
+        // are compared too.
         let opts = ssnail_convert::Options {
             ctx: Some(32),
+            all_logits: true,
             ..Default::default()
         };
         let image = ssnail_convert::convert(&g, &opts).unwrap().image;

@@ -30,10 +30,14 @@ fn build(opts: &ModelOpts, conv: &Options) -> Built {
     }
 }
 
+/// The images here run the full pass at every position (`--all-logits`), so that the
+/// logits of every prompt position are compared too (tests/prompt_positions.rs checks the
+/// default images against these).
 fn conv(ctx: u32, kv_f16: bool) -> Options {
     Options {
         ctx: Some(ctx),
         kv_f16,
+        all_logits: true,
         ..Default::default()
     }
 }
@@ -500,6 +504,7 @@ fn smollm2_q4_0_matches_reference() {
             policy: Policy::All(GgmlType::Q4_0),
             mem_mb: 100.0,
             kv_f16,
+            all_logits: true,
             ..Default::default()
         };
         let image = ssnail_convert::convert(&g, &o).unwrap().image;

@@ -13,18 +13,17 @@ use std::path::Path;
 struct Quiet;
 impl Host for Quiet {}
 
-/// Keeps the smallest gap between the two largest logits of any ARGMAX (the greedy choice's
-/// margin: where it is small, other numerics may choose otherwise).
+/// Keeps the smallest gap between the two largest logits of any ARGMAX whose choice is kept (the
+/// greedy choice's margin: where it is small, other numerics may choose otherwise).
 struct Margin {
     min: f32,
-    /// ARGMAXes still to skip: those of the prompt positions before the last, whose choices
-    /// are not kept.
-    skip: usize,
 }
 impl Host for Margin {
-    fn on_argmax(&mut self, logits: &[f32], _m: &ssnail_core::Machine) -> Option<u32> {
-        if self.skip > 0 {
-            self.skip -= 1;
+    fn on_argmax(&mut self, logits: &[f32], m: &ssnail_core::Machine) -> Option<u32> {
+        // A prompt position before the last (an image made with `--all-logits` runs ARGMAX
+        // there too): its choice is not kept.
+        let rt = ssnail_core::runtime(m);
+        if rt.pos + 1 < rt.prompt_len {
             return None;
         }
         let (mut a, mut b) = (f32::NEG_INFINITY, f32::NEG_INFINITY);
@@ -82,10 +81,7 @@ impl Runner {
     /// The answer and the smallest margin of its greedy choices (top logit minus the next),
     /// over the answer's positions (the last prompt position's choice included).
     pub fn answer_and_margin(&mut self, q: &str) -> Result<(Answer, f32)> {
-        let mut m = Margin {
-            min: f32::INFINITY,
-            skip: self.prompt(q)?.len() - 1,
-        };
+        let mut m = Margin { min: f32::INFINITY };
         let a = self.answer_with(q, &mut m)?;
         Ok((a, m.min))
     }

@@ -200,6 +200,9 @@ fn near_tie(top: &[(usize, f64)]) -> Option<f64> {
 
 /// Convert (with `convert_args`), run greedily with the float reference on
 /// the PC and compare with llama.cpp's prompt ids, greedy ids and logits.
+/// The logits of every position come from the same conversion with
+/// `--all-logits` (the default script computes none at prompt positions
+/// before the last, spec §3.7), whose tokens must equal the default image's.
 fn greedy_as_llama_cpp(s: &Standin, convert_args: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let (_, _, gguf) = import(dir.path(), s);
@@ -211,6 +214,11 @@ fn greedy_as_llama_cpp(s: &Standin, convert_args: &[&str]) {
         image.to_str().unwrap(),
     ];
     args.extend_from_slice(convert_args);
+    let o = ssnail(&args);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let full = dir.path().join(format!("{}.all-logits.ssnail", s.name));
+    args[3] = full.to_str().unwrap();
+    args.push("--all-logits");
     let o = ssnail(&args);
     assert!(o.status.success(), "{:?}", text(&o));
 
@@ -238,20 +246,37 @@ fn greedy_as_llama_cpp(s: &Standin, convert_args: &[&str]) {
         .collect();
     let logits = dir.path().join("logits.f32");
     let n = want.len().to_string();
-    let o = ssnail(&[
-        "run",
-        image.to_str().unwrap(),
-        "--float",
-        "-p",
-        r["prompt"].as_str().unwrap(),
-        "-n",
-        &n,
-        "--ids",
-        "--logits",
-        logits.to_str().unwrap(),
-    ]);
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{out}{err}");
+    let run = |img: &std::path::Path| {
+        let o = ssnail(&[
+            "run",
+            img.to_str().unwrap(),
+            "--float",
+            "-p",
+            r["prompt"].as_str().unwrap(),
+            "-n",
+            &n,
+            "--ids",
+            "--logits",
+            logits.to_str().unwrap(),
+        ]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{out}{err}");
+        out
+    };
+    let default_out = run(&image);
+    let out = run(&full);
+    let ids_of = |out: &str| -> String {
+        out.lines()
+            .filter(|l| l.starts_with("prompt: ") || l.starts_with("generated: "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        ids_of(&default_out),
+        ids_of(&out),
+        "{}: the default image's tokens differ from the full pass's",
+        s.name
+    );
     let line = |tag: &str| -> Vec<u64> {
         let l = out
             .lines()

@@ -34,7 +34,7 @@ fn run_decoder_text_ids_logits() {
         err.contains("MB/token -> ~") && err.contains("at 130 MB/s"),
         "{err}"
     );
-    // --tokens with --ids and --logits: logits rows of 400 f32 per processed position.
+    // --tokens with --ids and --logits: logits rows of 400 f32 per ARGMAX.
     let logits = dir.path().join("logits.bin");
     let o = ssnail(&[
         "run",
@@ -58,12 +58,43 @@ fn run_decoder_text_ids_logits() {
         .split(',')
         .filter(|s| !s.is_empty())
         .count();
-    // Every processed position ends in one ARGMAX; the last generated token is not processed.
-    let positions = 3 + n_gen - 1;
+    // One ARGMAX per predicted token: at the last prompt position and each generated one but
+    // the last, which is not processed; earlier prompt positions run none (spec §3.7).
     assert_eq!(
         std::fs::metadata(&logits).unwrap().len() as usize,
-        positions * 400 * 4,
+        n_gen * 400 * 4,
         "{err}"
+    );
+    // convert --all-logits: a row at every processed position, and the same tokens.
+    let full = dir.path().join("full.ssnail");
+    let gguf = dir.path().join("llama.gguf");
+    let o = ssnail(&[
+        "convert",
+        gguf.to_str().unwrap(),
+        "-o",
+        full.to_str().unwrap(),
+        "--ctx",
+        "32",
+        "--all-logits",
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let o = ssnail(&[
+        "run",
+        full.to_str().unwrap(),
+        "--tokens",
+        "1,300,301",
+        "-n",
+        "4",
+        "--ids",
+        "--hw",
+        "--logits",
+        logits.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(text(&o).0.contains(gen_line), "{}", text(&o).0);
+    assert_eq!(
+        std::fs::metadata(&logits).unwrap().len() as usize,
+        (3 + n_gen - 1) * 400 * 4
     );
     // --trace prints instructions to stderr.
     let o = ssnail(&["run", img_s, "--tokens", "1", "-n", "1", "--trace", "--ids"]);

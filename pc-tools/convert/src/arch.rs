@@ -175,6 +175,7 @@ impl<'a, 'o> Builder<'a, 'o> {
             hidden: self.hp.hidden,
             eps_bits: self.hp.eps.to_bits(),
             kv_f16: self.opts.kv_f16,
+            all_logits: self.opts.all_logits,
         }
     }
 

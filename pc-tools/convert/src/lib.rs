@@ -148,6 +148,9 @@ pub struct Options {
     pub core: Core,
     /// The answer defaults hosts take for this image (header $58, §1.4): 0 = theirs.
     pub answer: u32,
+    /// Decoders: the script computes the logits (and runs ARGMAX) at every prompt position too
+    /// (`--all-logits`, §3.7); false: only where a token is predicted.
+    pub all_logits: bool,
 }
 
 /// Who is converting, so that advice names what that user types:
@@ -184,6 +187,7 @@ impl Default for Options {
             chat_template: true,
             core: Core::Fpga,
             answer: 0,
+            all_logits: false,
         }
     }
 }

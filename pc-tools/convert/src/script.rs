@@ -165,6 +165,11 @@ pub struct Common {
     pub hidden: u32,
     pub eps_bits: u32,
     pub kv_f16: bool,
+    /// Decoders: run the whole pass at every position, classifier and ARGMAX included
+    /// (`convert --all-logits`). False: a prompt position before the last branches to
+    /// `advance` right after the last layer's K/V cache writes (§3.7), as nothing after them
+    /// feeds anything but the prediction the epilogue throws away there.
+    pub all_logits: bool,
 }
 
 impl Common {
@@ -189,9 +194,18 @@ pub struct DecoderScratch {
     pub logits: u32,
 }
 
-/// Decoder prologue up to the `room` label (§3.7); returns (loop, done).
-fn prologue(s: &mut Asm, c: &Common, eos: u32) -> (Label, Label) {
+/// The labels the decoder body and epilogue branch to.
+#[derive(Clone, Copy)]
+struct DecoderLabels {
+    lp: Label,
+    advance: Label,
+    done: Label,
+}
+
+/// Decoder prologue up to the `room` label (§3.7).
+fn prologue(s: &mut Asm, c: &Common, eos: u32) -> DecoderLabels {
     let (lp, room, done) = (s.label(), s.label(), s.label());
+    let advance = s.label();
     s.ldr(POS, rtb(rt::POS));
     s.ldr(PLEN, rtb(rt::PROMPT_LEN));
     s.ldr(NGEN, rtb(rt::N_GENERATE));
@@ -206,14 +220,24 @@ fn prologue(s: &mut Asm, c: &Common, eos: u32) -> (Label, Label) {
     s.li(REASON, 3);
     s.jump(done);
     s.bind(room);
-    (lp, done)
+    DecoderLabels { lp, advance, done }
 }
 
-/// Decoder epilogue after ARGMAX (§3.7).
-fn epilogue(s: &mut Asm, lp: Label, done: Label) {
-    let (advance, stop) = (s.label(), s.label());
+/// Inside the prompt (pos + 1 < prompt_len) the prediction is thrown away: branch to
+/// `advance`. Leaves POS1 = pos + 1 for the epilogue.
+fn skip_inside_prompt(s: &mut Asm, l: DecoderLabels) {
     s.addi(POS1, POS, 1);
-    s.blt(POS1, PLEN, advance);
+    s.blt(POS1, PLEN, l.advance);
+}
+
+/// Decoder epilogue after ARGMAX (§3.7). With `all_logits` it makes the prompt test itself;
+/// otherwise the body made it after the last layer's K/V cache writes.
+fn epilogue(s: &mut Asm, c: &Common, l: DecoderLabels) {
+    let DecoderLabels { lp, advance, done } = l;
+    let stop = s.label();
+    if c.all_logits {
+        skip_inside_prompt(s, l);
+    }
     s.lea(0, TOKENS, POS1, 4);
     s.str(NEXT, areg(0, 0));
     s.addi(GEN, GEN, 1);
@@ -276,7 +300,7 @@ pub fn llama(m: &Llama) -> Vec<Instr> {
     let (dim, hd, kvd, hidden, eps) = (c.dim, m.head_dim, m.kv_dim, c.hidden, c.eps_bits);
     let sc = &m.s;
     let mut s = Asm::new(c.base);
-    let (lp, done) = prologue(&mut s, c, m.eos);
+    let labels = prologue(&mut s, c, m.eos);
 
     s.lea(0, TOKENS, POS, 4);
     s.ldr(TOK, areg(0, 0));
@@ -284,11 +308,23 @@ pub fn llama(m: &Llama) -> Vec<Instr> {
     s.lea(1, m.embd.addr, TOK, m.embd.row_bytes);
     s.deqrow(areg(1, 0), m.embd.fmt, sc.x);
     s.lea(2, m.rope, POS, 4 * hd);
-    for l in &m.layers {
-        s.setn(dim, 0, eps);
-        s.rmsnorm(sc.x, l.attn_norm, sc.xb);
+    let query = |s: &mut Asm, l: &LlamaLayer| {
         s.setn(dim, dim, 0);
         s.gemv(l.wq.addr, l.wq.fmt, 0, sc.xb, sc.q);
+    };
+    let rope_query = |s: &mut Asm| {
+        s.setn(dim, hd, 0);
+        s.rope(sc.q, areg(2, 0));
+    };
+    for (i, l) in m.layers.iter().enumerate() {
+        // The last layer's query feeds only this position's prediction: unless every
+        // position's logits are wanted, it comes after the K/V cache writes and the skip.
+        let skip_here = !c.all_logits && i + 1 == m.layers.len();
+        s.setn(dim, 0, eps);
+        s.rmsnorm(sc.x, l.attn_norm, sc.xb);
+        if !skip_here {
+            query(&mut s, l);
+        }
         s.setn(dim, kvd, 0);
         s.lea(3, l.k_cache, POS, c.esz() * kvd);
         s.lea(4, l.v_cache, POS, c.esz() * kvd);
@@ -299,14 +335,20 @@ pub fn llama(m: &Llama) -> Vec<Instr> {
             s.gemv(l.wk.addr, l.wk.fmt, 0, sc.xb, areg(3, 0));
             s.gemv(l.wv.addr, l.wv.fmt, 0, sc.xb, areg(4, 0));
         }
-        s.setn(dim, hd, 0);
-        s.rope(sc.q, areg(2, 0));
+        if !skip_here {
+            rope_query(&mut s);
+        }
         s.setn(kvd, hd, 0);
         if c.kv_f16 {
             s.rope(sc.kscr, areg(2, 0));
             s.cvt16(sc.kscr, areg(3, 0));
         } else {
             s.rope(areg(3, 0), areg(2, 0));
+        }
+        if skip_here {
+            skip_inside_prompt(&mut s, labels);
+            query(&mut s, l);
+            rope_query(&mut s);
         }
         s.attn(POS, l.attn_block, sc.q, sc.att);
         s.setn(dim, dim, 0);
@@ -327,7 +369,7 @@ pub fn llama(m: &Llama) -> Vec<Instr> {
     s.gemv(m.classifier.addr, m.classifier.fmt, 0, sc.xb, sc.logits);
     s.setn(m.vocab, 0, 0);
     s.argmax(NEXT, sc.logits);
-    epilogue(&mut s, lp, done);
+    epilogue(&mut s, c, labels);
     s.finish()
 }
 
@@ -370,7 +412,7 @@ pub fn gpt2(m: &Gpt2) -> Vec<Instr> {
     let (dim, hidden, eps) = (c.dim, c.hidden, c.eps_bits);
     let sc = &m.s;
     let mut s = Asm::new(c.base);
-    let (lp, done) = prologue(&mut s, c, m.eos);
+    let labels = prologue(&mut s, c, m.eos);
 
     s.lea(0, TOKENS, POS, 4);
     s.ldr(TOK, areg(0, 0));
@@ -385,11 +427,15 @@ pub fn gpt2(m: &Gpt2) -> Vec<Instr> {
     } else {
         (areg(3, 0), areg(4, 0))
     };
-    for l in &m.layers {
+    for (i, l) in m.layers.iter().enumerate() {
+        // As in llama: the last layer's query after the K/V cache writes and the skip.
+        let skip_here = !c.all_logits && i + 1 == m.layers.len();
         s.setn(dim, 0, eps);
         s.layernorm(sc.x, l.ln1, sc.xb);
         s.setn(dim, dim, 0);
-        s.gemv(l.qkv.addr, l.qkv.fmt, 0, sc.xb, sc.q);
+        if !skip_here {
+            s.gemv(l.qkv.addr, l.qkv.fmt, 0, sc.xb, sc.q);
+        }
         s.lea(3, l.k_cache, POS, c.esz() * dim);
         s.lea(4, l.v_cache, POS, c.esz() * dim);
         s.gemv(l.qkv.addr + dim * l.qkv.row_bytes, l.qkv.fmt, 0, sc.xb, kd);
@@ -401,12 +447,21 @@ pub fn gpt2(m: &Gpt2) -> Vec<Instr> {
             vd,
         );
         s.setn(dim, 0, 0);
-        s.vadd(sc.q, l.qkv_bias, sc.q);
+        if !skip_here {
+            s.vadd(sc.q, l.qkv_bias, sc.q);
+        }
         s.vadd(kd, l.qkv_bias + 4 * dim, kd);
         s.vadd(vd, l.qkv_bias + 8 * dim, vd);
         if c.kv_f16 {
             s.cvt16(sc.kscr, areg(3, 0));
             s.cvt16(m.vscr, areg(4, 0));
+        }
+        if skip_here {
+            skip_inside_prompt(&mut s, labels);
+            s.setn(dim, dim, 0);
+            s.gemv(l.qkv.addr, l.qkv.fmt, 0, sc.xb, sc.q);
+            s.setn(dim, 0, 0);
+            s.vadd(sc.q, l.qkv_bias, sc.q);
         }
         s.attn(POS, l.attn_block, sc.q, sc.att);
         s.setn(dim, dim, 0);
@@ -430,7 +485,7 @@ pub fn gpt2(m: &Gpt2) -> Vec<Instr> {
     s.gemv(m.classifier.addr, m.classifier.fmt, 0, sc.xb, sc.logits);
     s.setn(m.vocab, 0, 0);
     s.argmax(NEXT, sc.logits);
-    epilogue(&mut s, lp, done);
+    epilogue(&mut s, c, labels);
     s.finish()
 }
 

@@ -204,10 +204,17 @@ fn prologue(l: &mut Listing, eos: u32, ctx: u32) {
     l.label("room");
 }
 
-/// Decoder epilogue (§3.7) after ARGMAX.
-fn epilogue(l: &mut Listing) {
+/// The prompt test (§3.7): inside the prompt, on to the next position.
+fn prompt_test(l: &mut Listing) {
     l.i(ADDI, POS1, POS, 0, 0, 1);
     l.br(BLT, POS1, PLEN, "advance");
+}
+
+/// Decoder epilogue (§3.7) after ARGMAX; it makes the prompt test only with `--all-logits`.
+fn epilogue(l: &mut Listing, all_logits: bool) {
+    if all_logits {
+        prompt_test(l);
+    }
     l.i(LEA, 0, POS1, TOKENS, 0, 4);
     l.i(STR, NEXT, 0, a(0), 0, 0);
     l.i(ADDI, GEN, GEN, 0, 0, 1);
@@ -368,10 +375,21 @@ fn check_llama(m: &ModelOpts, o: &Options, boundary: u32) -> Vec<u8> {
     l.i(LEA, 2, POS, rope, 0, 4 * hd);
     for (i, (an, fnm, ms)) in ls.iter().enumerate() {
         let [wq, wk, wv, wo, w1, w3, w2] = [&ms[0], &ms[1], &ms[2], &ms[3], &ms[4], &ms[5], &ms[6]];
+        // The last layer without --all-logits: steps 1, 3, 4, 6, the prompt test, 2, 5, 7-12.
+        let last = !o.all_logits && i + 1 == ls.len();
+        let step2 = |l: &mut Listing| {
+            l.i(SETN, 0, 0, dim, dim, 0);
+            l.i(GEMV, wq.fmt, 0, wq.addr, xb, q);
+        };
+        let step5 = |l: &mut Listing| {
+            l.i(SETN, 0, 0, dim, hd, 0);
+            l.i(ROPE, 0, 0, q, a(2), 0);
+        };
         l.i(SETN, 0, 0, dim, 0, eps);
         l.i(RMSNORM, 0, 0, x, *an, xb);
-        l.i(SETN, 0, 0, dim, dim, 0);
-        l.i(GEMV, wq.fmt, 0, wq.addr, xb, q);
+        if !last {
+            step2(&mut l);
+        }
         l.i(SETN, 0, 0, dim, kvd, 0);
         l.i(LEA, 3, POS, kc[i], 0, esz as u32 * kvd);
         l.i(LEA, 4, POS, vc[i], 0, esz as u32 * kvd);
@@ -382,14 +400,20 @@ fn check_llama(m: &ModelOpts, o: &Options, boundary: u32) -> Vec<u8> {
             l.i(GEMV, wk.fmt, 0, wk.addr, xb, a(3));
             l.i(GEMV, wv.fmt, 0, wv.addr, xb, a(4));
         }
-        l.i(SETN, 0, 0, dim, hd, 0);
-        l.i(ROPE, 0, 0, q, a(2), 0);
+        if !last {
+            step5(&mut l);
+        }
         l.i(SETN, 0, 0, kvd, hd, 0);
         if o.kv_f16 {
             l.i(ROPE, 0, 0, kscr, a(2), 0);
             l.i(CVT16, 0, 0, kscr, 0, a(3));
         } else {
             l.i(ROPE, 0, 0, a(3), a(2), 0);
+        }
+        if last {
+            prompt_test(&mut l);
+            step2(&mut l);
+            step5(&mut l);
         }
         l.i(ATTN, POS, 0, blocks[i], q, att);
         l.i(SETN, 0, 0, dim, dim, 0);
@@ -410,7 +434,7 @@ fn check_llama(m: &ModelOpts, o: &Options, boundary: u32) -> Vec<u8> {
     l.i(GEMV, cls.fmt, 0, cls.addr, xb, logits);
     l.i(SETN, 0, 0, vocab, 0, 0);
     l.i(ARGMAX, NEXT, 0, logits, 0, 0);
-    epilogue(&mut l);
+    epilogue(&mut l, o.all_logits);
     check_script(img, PAYLOAD, slots, &l);
     out.image
 }
@@ -428,6 +452,19 @@ fn llama_tied_q8_0_f32_kv() {
         .with_wtype(GgmlType::Q8_0)
         .with_tied(true);
     check_llama(&m, &opts(64, Policy::Keep, false), 0xC00_0000);
+}
+
+#[test]
+fn llama_and_gpt2_with_all_logits_run_the_full_pass_at_every_position() {
+    for kv_f16 in [true, false] {
+        let o = Options {
+            all_logits: true,
+            ..opts(64, Policy::Keep, kv_f16)
+        };
+        check_llama(&ModelOpts::llama(), &o, 0xC00_0000);
+        let o = Options { ctx: Some(48), ..o };
+        check_gpt2(&ModelOpts::gpt2(), &o, 0xC00_0000);
+    }
 }
 
 #[test]
@@ -603,21 +640,34 @@ fn check_gpt2(m: &ModelOpts, o: &Options, boundary: u32) -> Vec<u8> {
     l.i(VADD, 0, 0, x, tmp, x);
     let (kd, vd) = if o.kv_f16 { (kscr, vscr) } else { (a(3), a(4)) };
     for (i, (ln1, ln2, qkv, bqkv, wo, bo, wup, bup, wdn, bdn)) in ls.iter().enumerate() {
+        // The last layer without --all-logits: q's GEMV and VADD after the prompt test.
+        let last = !o.all_logits && i + 1 == ls.len();
         l.i(SETN, 0, 0, dim, 0, eps);
         l.i(LAYERNORM, 0, 0, x, *ln1, xb);
         l.i(SETN, 0, 0, dim, dim, 0);
-        l.i(GEMV, qkv.fmt, 0, qkv.addr, xb, q);
+        if !last {
+            l.i(GEMV, qkv.fmt, 0, qkv.addr, xb, q);
+        }
         l.i(LEA, 3, POS, kc[i], 0, esz as u32 * dim);
         l.i(LEA, 4, POS, vc[i], 0, esz as u32 * dim);
         l.i(GEMV, qkv.fmt, 0, qkv.addr + dim * qkv.rb, xb, kd);
         l.i(GEMV, qkv.fmt, 0, qkv.addr + 2 * dim * qkv.rb, xb, vd);
         l.i(SETN, 0, 0, dim, 0, 0);
-        l.i(VADD, 0, 0, q, *bqkv, q);
+        if !last {
+            l.i(VADD, 0, 0, q, *bqkv, q);
+        }
         l.i(VADD, 0, 0, kd, bqkv + 4 * dim, kd);
         l.i(VADD, 0, 0, vd, bqkv + 8 * dim, vd);
         if o.kv_f16 {
             l.i(CVT16, 0, 0, kscr, 0, a(3));
             l.i(CVT16, 0, 0, vscr, 0, a(4));
+        }
+        if last {
+            prompt_test(&mut l);
+            l.i(SETN, 0, 0, dim, dim, 0);
+            l.i(GEMV, qkv.fmt, 0, qkv.addr, xb, q);
+            l.i(SETN, 0, 0, dim, 0, 0);
+            l.i(VADD, 0, 0, q, *bqkv, q);
         }
         l.i(ATTN, POS, 0, blocks[i], q, att);
         l.i(SETN, 0, 0, dim, dim, 0);
@@ -641,7 +691,7 @@ fn check_gpt2(m: &ModelOpts, o: &Options, boundary: u32) -> Vec<u8> {
     l.i(GEMV, cls.fmt, 0, cls.addr, xb, logits);
     l.i(SETN, 0, 0, vocab, 0, 0);
     l.i(ARGMAX, NEXT, 0, logits, 0, 0);
-    epilogue(&mut l);
+    epilogue(&mut l, o.all_logits);
     check_script(img, PAYLOAD, slots, &l);
     out.image
 }

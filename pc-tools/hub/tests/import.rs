@@ -408,9 +408,9 @@ fn values(n: usize, seed: u64, scale: f32) -> Vec<f32> {
         .collect()
 }
 
-/// Convert an imported GGUF (matrices kept as F32, F32 KV cache) and run
-/// it on the core emulator (float numerics): the logits at every prompt
-/// position, as the script's ARGMAX sees them.
+/// Convert an imported GGUF (matrices kept as F32, F32 KV cache, the full pass at every
+/// position: `--all-logits`) and run it on the core emulator (float numerics): the logits at
+/// every prompt position, as the script's ARGMAX sees them.
 fn emulated_logits(gguf: &Path, prompt: &[u32]) -> Vec<Vec<f32>> {
     use ssnail_core::{Host, Machine, Ssnail};
     struct Capture(Vec<Vec<f32>>);
@@ -423,6 +423,7 @@ fn emulated_logits(gguf: &Path, prompt: &[u32]) -> Vec<Vec<f32>> {
     let g = Gguf::open(gguf).unwrap();
     let opts = ssnail_convert::Options {
         kv_f16: false,
+        all_logits: true,
         ..Default::default()
     };
     let conv = ssnail_convert::convert(&g, &opts).unwrap();

@@ -54,6 +54,12 @@ pub struct Args {
     /// -n and /n still choose.
     #[arg(long = "default-tokens", value_name = "N", value_parser = clap::value_parser!(u16).range(1..=4095))]
     pub default_tokens: Option<u16>,
+    /// Decoders: compute the logits at every prompt position too (the full pass, classifier and
+    /// ARGMAX, at every position, for `run --logits` rows of the whole prompt or a per-position
+    /// comparison). By default a prompt position before the last stops after the last layer's
+    /// K/V cache writes, as nothing after them is used there (same tokens, faster).
+    #[arg(long = "all-logits")]
+    pub all_logits: bool,
 }
 
 fn native(s: &str, what: &str) -> anyhow::Result<GgmlType> {
@@ -100,6 +106,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             } else {
                 0
             },
+        all_logits: a.all_logits,
         ..Options::default()
     };
     if a.mem_mb.is_nan() || a.mem_mb < 0.0 {

@@ -33,7 +33,9 @@ pub struct Args {
     /// Print the prompt and generated token ids instead of text.
     #[arg(long)]
     pub ids: bool,
-    /// Write the logits at every position (encoders: the embedding) as little-endian f32 rows.
+    /// Write the logits of every ARGMAX (encoders: the embedding) as little-endian f32 rows: the
+    /// last prompt position's and each generated token's; every position's with an image made
+    /// by `convert --all-logits`.
     #[arg(long)]
     pub logits: Option<PathBuf>,
     /// Cumulative instruction limit.
@@ -134,9 +136,13 @@ impl Host for Printer {
         if let Some(all) = &mut self.logits {
             all.extend_from_slice(logits);
         }
-        // As chat (§7.3): prompt positions draw too, so the generator advances the same way.
+        // As chat (§7.3): only an ARGMAX whose result becomes a generated token draws (an image
+        // made with --all-logits runs ARGMAX at every prompt position too).
         let s = self.sampler.as_mut()?;
         let rt = ssnail_core::runtime(m);
+        if rt.pos + 1 < rt.prompt_len {
+            return None;
+        }
         let from = rt.pos.saturating_sub(self.window - 1);
         let recent = ssnail_core::read_tokens(m, from, rt.pos - from + 1);
         Some(s.choose(logits, &recent))

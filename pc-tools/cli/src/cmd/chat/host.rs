@@ -49,8 +49,12 @@ impl Host for TurnHost<'_> {
         if self.sampler.settings.is_greedy() {
             return None; // the core's own ARGMAX: exactly the hardware
         }
-        // Prompt positions sample too (result discarded) so the generator
-        // advances as §7.3 says.
+        // Only an ARGMAX whose result becomes a generated token draws (§7.3): an image made
+        // with --all-logits runs ARGMAX at every prompt position too, and draws there would
+        // change the text for the same seed.
+        if rt.pos + 1 < rt.prompt_len {
+            return None;
+        }
         let from = rt.pos.saturating_sub(self.window - 1);
         let recent = read_tokens(m, from, rt.pos - from + 1);
         Some(self.sampler.choose(logits, &recent))
@@ -136,7 +140,7 @@ mod tests {
         for id in [36, 37, 100, 101] {
             logits[id] = 10.0;
         }
-        let m = machine(100, 300);
+        let m = machine(100, 101);
         let mut seen = [0; 128];
         for _ in 0..200 {
             seen[h.on_argmax(&logits, &m).unwrap() as usize] += 1;
@@ -146,17 +150,22 @@ mod tests {
     }
 
     #[test]
-    fn prompt_positions_draw_too_and_eos_shows_only_for_generated_tokens() {
+    fn only_generated_positions_draw_and_eos_shows_only_for_generated_tokens() {
         let settings = Settings::new(0.8, 40, 1.15);
         let logits: Vec<f32> = (0..128).map(|i| ((i * 37) % 11) as f32 * 0.3).collect();
         let mut direct = Sampler::new(settings, 9);
         let mut sampler = Sampler::new(settings, 9);
         let mut folder = AsciiFolder::new();
         let mut h = host(&mut sampler, &mut folder);
-        // Positions 0..9 of a 10-token prompt, then generated positions: every
-        // ARGMAX draws, so the choices follow the generator step by step.
+        // Positions 0..9 of a 10-token prompt, then generated positions: the ARGMAXes at
+        // positions 0..8 (an --all-logits image's) keep the core's choice and leave the
+        // generator alone; from position 9 on the choices follow it step by step.
         for pos in 0..20u32 {
             let m = machine(pos, 10);
+            if pos < 9 {
+                assert_eq!(h.on_argmax(&logits, &m), None, "position {pos}");
+                continue;
+            }
             let from = pos.saturating_sub(63);
             let recent: Vec<u32> = (from..=pos).collect();
             assert_eq!(
