@@ -5,8 +5,9 @@
 //!         [--only gemv|tokens|stories] [--profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt]
 //!         [--image FILE.ssnail ...]
 //!
-//! * GEMV: one GEMV of 64 rows × 512 columns (8 rows for F16/F32/BF16) per weight format, as a job
-//!   `SETN; GEMV; HALT`, minus the same job without the GEMV, divided by the weights.
+//! * GEMV: one GEMV of 64 rows × 512 columns (8 rows for F16/F32/BF16) per weight format, and F16
+//!   and F32 at stories260K's shapes (64 × 64, 64 × 172), as a job `SETN; GEMV; HALT`, minus the
+//!   same job without the GEMV, divided by the weights.
 //! * tokens: llama images of about 260 K, 1 M and 5 M parameters (ssnail-synthetic models converted
 //!   at Q8_0 and Q4_0, context 64): the prompt's script run with 1 and with 3 generated tokens;
 //!   cycles per token = the difference / 2, tokens/s at 40.5 MHz. Beside elya-snes's 6.88 tokens/s
@@ -535,15 +536,20 @@ fn main() -> Result<()> {
     if only.as_deref() != Some("tokens") {
         println!("| GEMV weights | rows × cols | cycles per weight |");
         println!("|---|---|---:|");
-        for (fmt, rows) in [
-            (GgmlType::Q8_0, 64),
-            (GgmlType::Q4_0, 64),
-            (GgmlType::F16, 8),
-            (GgmlType::F32, 8),
-            (GgmlType::Bf16, 8),
+        // (float weights also at stories260K's shapes: dim 64, and ffn_down's 172 columns, which an
+        // image without the software core's padding stores as F16)
+        for (fmt, rows, cols) in [
+            (GgmlType::Q8_0, 64, 512),
+            (GgmlType::Q4_0, 64, 512),
+            (GgmlType::F16, 8, 512),
+            (GgmlType::F32, 8, 512),
+            (GgmlType::Bf16, 8, 512),
+            (GgmlType::F16, 64, 64),
+            (GgmlType::F16, 64, 172),
+            (GgmlType::F32, 64, 64),
         ] {
-            let c = gemv_cycles_per_weight(&prg, fmt, rows, 512)?;
-            println!("| {} | {rows} × 512 | {c:.1} |", fmt.name());
+            let c = gemv_cycles_per_weight(&prg, fmt, rows, cols)?;
+            println!("| {} | {rows} × {cols} | {c:.1} |", fmt.name());
         }
     }
     if only.as_deref() != Some("gemv") {

@@ -13,6 +13,7 @@
  * Infinities and NaN follow ssnail_core::exact::ExactSum (emu/core/src/exact.rs): products that
  * are not finite are summed apart (NaN when one is NaN — including inf·0 — or when +inf and −inf
  * both occur, else that infinity) and then the finite products do not matter. */
+#include <string.h>
 #include "exactsum.h"
 
 #define XS_PLUS_INF 1
@@ -25,9 +26,7 @@ static uint8_t special;
 
 void xs_clear(void)
 {
-    uint8_t i;
-    for (i = 0; i < XS_BYTES; ++i)
-        acc[i] = 0;
+    memset(acc, 0, XS_BYTES);
     special = 0;
 }
 
