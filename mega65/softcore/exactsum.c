@@ -165,10 +165,19 @@ static void accumulate(void)
     }
 }
 
-static uint8_t mag[XS_BYTES];
 static uint8_t h, i, sh, sticky, below;
 static sf_word top;
 static int16_t e;
+
+#ifdef XS_ASM
+/* exactsum65.s: the magnitude's top bytes as below (the accumulator negated in place), or 1 when
+ * the sum is 0 */
+uint8_t xs_rneg, xs_rh, xs_rbelow, xs_rsticky;
+sf_word xs_rtop;
+uint8_t xs_top(void);
+#else
+static uint8_t mag[XS_BYTES];
+#endif
 
 f32 xs_round(void)
 {
@@ -177,6 +186,15 @@ f32 xs_round(void)
             return SF_NAN;
         return special == XS_PLUS_INF ? SF_INF : (SF_INF | 0x80000000UL);
     }
+#ifdef XS_ASM
+    if (xs_top())
+        return SF_ZERO; /* an exact zero is +0 */
+    neg = xs_rneg;
+    h = xs_rh;
+    top.u = xs_rtop.u;
+    below = xs_rbelow;
+    sticky = xs_rsticky;
+#else
     /* magnitude of the two's-complement sum */
     neg = acc[XS_BYTES - 1] >> 7;
     if (neg) {
@@ -202,6 +220,7 @@ f32 xs_round(void)
     sticky = 0;
     for (i = 0; i + 5 <= h; ++i)
         sticky |= mag[i];
+#endif
     /* bring the leading 1 of top to bit 30: one place right, or up to 6 places left pulling
      * bits in from the byte below */
     e = 8 * (int16_t)h - 165;

@@ -24,7 +24,8 @@
         .include        "quad.inc"              ; quad instructions, the multiplier
         .include        "fn_tables.inc"         ; WT_F32, WT_F16 (anything else: BF16)
         .import         _xs_acc, _xs_slow
-        .export         _xs_chunk, _xs_fmt, _xs_n, _xs_xb, _xs_wb
+        .import         _xs_rneg, _xs_rh, _xs_rtop, _xs_rbelow, _xs_rsticky
+        .export         _xs_chunk, _xs_fmt, _xs_n, _xs_xb, _xs_wb, _xs_top
 
 XS_PIECE = 63                           ; exactsum.h: xi and xend (4 per element) are bytes
 XS_BYTES = 74                           ; exactsum.h
@@ -332,6 +333,74 @@ done:   clc                             ; xs_xb += 4·n
         bcc     @wh
         inc     _xs_wb+1
 @wh:    ldz     #0                      ; and on return
+        rts
+
+; uint8_t xs_top(void): xs_round's first part (exactsum.c, its C for the PC): the sum's sign
+; (xs_rneg, 0 or 1), its magnitude (the accumulator negated in place when negative), the index h of
+; its top nonzero byte (xs_rh), that byte and the three below it (xs_rtop, bytes 3..0, zeros below
+; byte 0), the next byte (xs_rbelow) and the OR of all bytes under it (xs_rsticky). Returns 1 (and
+; nothing else) when the sum is 0.
+_xs_top:
+        lda     _xs_acc+XS_BYTES-1
+        asl     a
+        lda     #0
+        rol     a
+        sta     _xs_rneg
+        beq     @scan
+        ldx     #0                      ; acc = 0 - acc, byte by byte with the borrow
+        ldy     #XS_BYTES               ; (counted by DEY, which keeps C: a CPX would not)
+        sec
+@neg:   lda     #0
+        sbc     _xs_acc,x
+        sta     _xs_acc,x
+        inx
+        dey
+        bne     @neg
+@scan:  ldx     #XS_BYTES-1
+@h:     lda     _xs_acc,x
+        bne     @found
+        dex
+        bpl     @h
+        lda     #1                      ; an exact zero
+        ldx     #0
+        rts
+@found: stx     _xs_rh
+        sta     _xs_rtop+3
+        dex
+        bmi     @z2
+        lda     _xs_acc,x
+        sta     _xs_rtop+2
+        dex
+        bmi     @z1
+        lda     _xs_acc,x
+        sta     _xs_rtop+1
+        dex
+        bmi     @z0
+        lda     _xs_acc,x
+        sta     _xs_rtop
+        dex
+        bmi     @zb
+        lda     _xs_acc,x
+        sta     _xs_rbelow
+        lda     #0
+@st:    dex
+        bmi     @sd
+        ora     _xs_acc,x
+        bra     @st
+@sd:    sta     _xs_rsticky
+        lda     #0
+        tax
+        rts
+@z2:    lda     #0
+        sta     _xs_rtop+2
+@z1:    lda     #0
+        sta     _xs_rtop+1
+@z0:    lda     #0
+        sta     _xs_rtop
+@zb:    lda     #0
+        sta     _xs_rbelow
+        sta     _xs_rsticky
+        tax
         rts
 
         .rodata

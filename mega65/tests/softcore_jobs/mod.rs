@@ -2265,3 +2265,84 @@ fn gemv_with_float_weights_across_piece_and_chunk_edges_agrees() {
     }
     assert_eq!(n, 33);
 }
+
+/// Float-weight GEMV rows whose exact sums test its one rounding (xs_round; exactsum65.s's
+/// xs_top in cc65 builds): weights 1 (in every float format) times inputs chosen so that the sum is
+/// a single plus exactly half its last place, alone (an exact tie, odd or even) or plus or minus a
+/// remainder 1-70 places further down (the sticky byte and everything below it), negative sums (the magnitude taken by negating the
+/// accumulator), sums that cancel to zero or to the remainder alone, and F32 products of
+/// subnormals near the accumulator's lowest bytes (fewer than four bytes below the top one).
+#[test]
+fn gemv_with_float_weights_rounds_exact_sums_at_ties_and_sticky_bits_agree() {
+    let two = |e: i32| 2f32.powi(e);
+    for (k, fmt) in [GgmlType::F32, GgmlType::F16, GgmlType::Bf16]
+        .into_iter()
+        .cycle()
+        .take(9)
+        .enumerate()
+    {
+        let mut c = Case::new(
+            format!("GEMV {} ties and sticky bits #{k}", fmt.name()),
+            13_000 + k as u64,
+            1 << 18,
+        );
+        let rows = 24u32;
+        let cols = 5u32;
+        let mut x = Vec::new();
+        let mut w: Vec<u8> = Vec::new();
+        for r in 0..rows {
+            let s = c.below(2) as i32 * 2 - 1; // the sum's sign
+            let m = c.below(60) as i32 - 30; // its binade
+            let lead = s as f32 * two(m) * (1.0 + c.below(1 << 10) as f32 * two(-10));
+            let d = 1 + c.below(70) as i32;
+            let rest = if c.below(2) == 0 { 1.0 } else { -1.0 } * two(m - 24 - d);
+            // an odd last place, so that an exact tie rounds away from the lead (to even)
+            let odd = if c.below(2) == 0 {
+                s as f32 * two(m - 23)
+            } else {
+                0.0
+            };
+            let row: [f32; 5] = match r % 4 {
+                0 => [lead, odd, s as f32 * two(m - 24), 0.0, -0.0],
+                1 => [lead, odd, s as f32 * two(m - 24), rest, -0.0],
+                // cancelling: only the remainder (or nothing) is left
+                2 => [
+                    lead,
+                    rest,
+                    -lead,
+                    if c.below(2) == 0 { -rest } else { 0.0 },
+                    0.0,
+                ],
+                _ => [
+                    lead,
+                    -lead,
+                    s as f32 * two(m - 24),
+                    rest,
+                    two(m - 24) * -s as f32,
+                ],
+            };
+            x.extend(row);
+            let ones = vec![1.0f32; cols as usize];
+            ggml::quantize_native(fmt, &ones, &mut w);
+        }
+        // the input's rows are consecutive GEMVs of one row each (x moves on, W stays)
+        let wa = c.bytes(&w, false);
+        let xa = c.f32s(&x);
+        let za = c.alloc(4 * rows, true);
+        c.setn(cols, 1, 0);
+        for r in 0..rows {
+            c.i(Op::Gemv, fmt as u8, 0, wa, xa + 4 * cols * r, za + 4 * r);
+        }
+        if fmt == GgmlType::F32 {
+            // products of subnormals: 2^-298 and a few more at the accumulator's bottom bytes
+            let wsub: Vec<f32> = (0..cols).map(|j| f32::from_bits(1 + j * 7)).collect();
+            let xsub: Vec<f32> = (0..cols)
+                .map(|j| f32::from_bits((1 + j * 3) | ((j & 1) << 31)))
+                .collect();
+            let (wb, xb) = (c.f32s(&wsub), c.f32s(&xsub));
+            let zb = c.alloc(4, true);
+            c.i(Op::Gemv, fmt as u8, 0, wb, xb, zb);
+        }
+        c.run();
+    }
+}
