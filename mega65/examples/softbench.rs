@@ -2,7 +2,7 @@
 //! headless MEGA65 (the softcore_test PRG: mega65/testprg/softcore_test.c, the whole core built by cc65).
 //!
 //!     cargo run --release -p ssnail-mega65-program --example softbench [-- --defs "-D…"]
-//!         [--only gemv|tokens|stories] [--profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt]
+//!         [--only gemv|tokens|stories] [--profile gemv|gemv-f16|gemv-f16-64|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt]
 //!         [--image FILE.ssnail ...]
 //!
 //! * GEMV: one GEMV of 64 rows × 512 columns (8 rows for F16/F32/BF16) per weight format, and F16
@@ -15,7 +15,8 @@
 //! * stories: stories260K's shape as the software-core image holds it (Q8_0, hidden padded to 192,
 //!   vocabulary 512, tied): cycles per generated token as above and per prompt token ((a prompt of
 //!   10 − a prompt of 2) / 8, each generating 1).
-//! * --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|stories: the Q8_0 (F16, F32, BF16) GEMV above or
+//! * --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|stories: the Q8_0 (F16, F32, BF16) GEMV above
+//!   (gemv-f16-64: F16 at 64 × 64) or
 //!   one token of the 260 K Q8_0 model (or of stories260K's shape; stories-prompt: its prompt of
 //!   10) stepped an instruction at a time, the cycles spent in each function (its own code, not its callees),
 //!   from the ld65 debug and label files.
@@ -474,14 +475,15 @@ fn main() -> Result<()> {
             let mem = gemv_job(GgmlType::Q8_0, 64, 512, true);
             return profile(&prg, dir.path(), "GEMV Q8_0 64 × 512", &mem, PROG);
         }
-        Some(f @ ("gemv-f16" | "gemv-f32" | "gemv-bf16")) => {
-            let fmt = match f {
-                "gemv-f16" => GgmlType::F16,
-                "gemv-f32" => GgmlType::F32,
-                _ => GgmlType::Bf16,
+        Some(f @ ("gemv-f16" | "gemv-f32" | "gemv-bf16" | "gemv-f16-64")) => {
+            let (fmt, rows, cols) = match f {
+                "gemv-f16" => (GgmlType::F16, 8, 512),
+                "gemv-f16-64" => (GgmlType::F16, 64, 64),
+                "gemv-f32" => (GgmlType::F32, 8, 512),
+                _ => (GgmlType::Bf16, 8, 512),
             };
-            let mem = gemv_job(fmt, 8, 512, true);
-            let what = format!("GEMV {} 8 × 512", fmt.name());
+            let mem = gemv_job(fmt, rows, cols, true);
+            let what = format!("GEMV {} {rows} × {cols}", fmt.name());
             return profile(&prg, dir.path(), &what, &mem, PROG);
         }
         Some("stories") => {

@@ -26,7 +26,16 @@ static uint8_t special;
 
 void xs_clear(void)
 {
+#ifdef XS_ASM
+    /* exactsum65.s keeps the sum plus a bias B of $80 in every byte but the top one (xs_top takes
+     * it off, modulo 2^592 like every addition here): a sum near zero then has bytes near $80
+     * above its products, where a carry or borrow stops, instead of $00 or $FF, through which it
+     * ran up to the top byte each time the sum changed sign */
+    memset(acc, 0x80, XS_BYTES - 1);
+    acc[XS_BYTES - 1] = 0;
+#else
     memset(acc, 0, XS_BYTES);
+#endif
     special = 0;
 }
 
@@ -170,8 +179,8 @@ static sf_word top;
 static int16_t e;
 
 #ifdef XS_ASM
-/* exactsum65.s: the magnitude's top bytes as below (the accumulator negated in place), or 1 when
- * the sum is 0 */
+/* exactsum65.s: the magnitude of the sum (the accumulator less its bias, see xs_clear) and its top
+ * bytes as below, or 1 when the sum is 0 */
 uint8_t xs_rneg, xs_rh, xs_rbelow, xs_rsticky;
 sf_word xs_rtop;
 uint8_t xs_top(void);
