@@ -24,7 +24,7 @@ extern uint8_t xs_acc[XS_BYTES];
  * pair, the same bytes; then xs_xb and xs_wb point past the piece. Pairs with a zero, subnormal,
  * inf or NaN operand go to xs_slow(j), which the caller defines as xs_add_product(widened
  * xs_wb's w_j, xs_xb[j]) (both pointers still at the piece). */
-#define XS_ASM 1
+#define XS_ASM 1 /* (and exactround65.s's xs_top starts xs_round, exactsum.c) */
 #define XS_PIECE 63
 extern uint8_t xs_fmt, xs_n;
 extern const f32 *xs_xb;

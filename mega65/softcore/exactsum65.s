@@ -24,8 +24,7 @@
         .include        "quad.inc"              ; quad instructions, the multiplier
         .include        "fn_tables.inc"         ; WT_F32, WT_F16 (anything else: BF16)
         .import         _xs_acc, _xs_slow
-        .import         _xs_rneg, _xs_rh, _xs_rtop, _xs_rbelow, _xs_rsticky
-        .export         _xs_chunk, _xs_fmt, _xs_n, _xs_xb, _xs_wb, _xs_top
+        .export         _xs_chunk, _xs_fmt, _xs_n, _xs_xb, _xs_wb
 
 XS_PIECE = 63                           ; exactsum.h: xi and xend (4 per element) are bytes
 XS_BYTES = 74                           ; exactsum.h
@@ -41,7 +40,6 @@ sgx:    .res    1                       ; x_j's sign (bit 7)
 sg:     .res    1                       ; the product's sign (bit 7)
 ebm1:   .res    1                       ; x_j's biased exponent - 1
 bi:     .res    1                       ; pos / 8
-tt:     .res    1                       ; xs_top: the sum's top byte t
 
         .code
 
@@ -334,112 +332,6 @@ done:   clc                             ; xs_xb += 4·n
         bcc     @wh
         inc     _xs_wb+1
 @wh:    ldz     #0                      ; and on return
-        rts
-
-; uint8_t xs_top(void): xs_round's first part (exactsum.c, its C for the PC): the sum S = acc - B
-; (xs_clear's bias B: $80 in bytes 0-72, $00 in byte 73, so the bytes above S's top byte t are B's),
-; its sign (xs_rneg, 0 or 1), its magnitude in place in bytes 0..t (acc - B or B - acc there), the
-; index h of its top nonzero byte (xs_rh), that byte and the three below it (xs_rtop, bytes 3..0,
-; zeros below byte 0), the next byte (xs_rbelow) and the OR of all bytes under it (xs_rsticky).
-; Returns 1 (and nothing else) when the sum is 0.
-_xs_top:
-        ldx     #XS_BYTES-1             ; t: the top byte that differs from B's
-        lda     _xs_acc,x
-        beq     @t
-        cmp     #$80                    ; byte 73: below $80 S > 0, else S < 0 (|S| < 2^591)
-        bcc     @pos
-        bcs     @neg
-@t:     dex
-        bmi     @zero
-        lda     _xs_acc,x
-        cmp     #$80
-        beq     @t
-        bcc     @neg                    ; below B's byte: S < 0
-@pos:   lda     #0
-        sta     _xs_rneg
-        stx     tt
-        inx
-        txa
-        tay                             ; t + 1 bytes (DEY keeps C, a CPX would not)
-        ldx     #0
-        sec
-@ps:    lda     _xs_acc,x               ; acc - B
-        sbc     #$80
-        sta     _xs_acc,x
-        inx
-        dey
-        bne     @ps
-        cpx     #XS_BYTES
-        bne     @scan
-        lda     _xs_acc+XS_BYTES-1      ; byte 73: B's is 0, so $80 back on (mod 256)
-        eor     #$80
-        sta     _xs_acc+XS_BYTES-1
-        bra     @scan
-@zero:  lda     #1                      ; an exact zero
-        ldx     #0
-        rts
-@neg:   lda     #1
-        sta     _xs_rneg
-        stx     tt
-        inx
-        txa
-        tay
-        ldx     #0
-        sec
-@ns:    lda     #$80                    ; B - acc
-        sbc     _xs_acc,x
-        sta     _xs_acc,x
-        inx
-        dey
-        bne     @ns
-        cpx     #XS_BYTES
-        bne     @scan
-        lda     _xs_acc+XS_BYTES-1      ; byte 73: 0 - acc, not $80 - acc: $80 off (mod 256)
-        eor     #$80
-        sta     _xs_acc+XS_BYTES-1
-@scan:  ldx     tt                      ; h: the magnitude's top nonzero byte, at most t
-@h:     lda     _xs_acc,x
-        bne     @found
-        dex
-        bpl     @h
-        bra     @zero                   ; (cannot happen: S is not 0)
-@found: stx     _xs_rh
-        sta     _xs_rtop+3
-        dex
-        bmi     @z2
-        lda     _xs_acc,x
-        sta     _xs_rtop+2
-        dex
-        bmi     @z1
-        lda     _xs_acc,x
-        sta     _xs_rtop+1
-        dex
-        bmi     @z0
-        lda     _xs_acc,x
-        sta     _xs_rtop
-        dex
-        bmi     @zb
-        lda     _xs_acc,x
-        sta     _xs_rbelow
-        lda     #0
-@st:    dex
-        bmi     @sd
-        ora     _xs_acc,x
-        bra     @st
-@sd:    sta     _xs_rsticky
-        lda     #0
-        tax
-        rts
-@z2:    lda     #0
-        sta     _xs_rtop+2
-@z1:    lda     #0
-        sta     _xs_rtop+1
-@z0:    lda     #0
-        sta     _xs_rtop
-@zb:    lda     #0
-        sta     _xs_rbelow
-        sta     _xs_rsticky
-        tax
         rts
 
         .rodata
