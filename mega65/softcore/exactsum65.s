@@ -26,12 +26,12 @@
         .import         _xs_acc, _xs_slow
         .export         _xs_chunk, _xs_fmt, _xs_n, _xs_xb, _xs_wb
 
-XS_PIECE = 63                           ; exactsum.h: xi and xend (4 per element) are bytes
 XS_BYTES = 74                           ; exactsum.h
 
         .bss
 _xs_fmt:.res    1                       ; WT_F32, WT_F16 or WT_BF16 (fn_tables.h)
-_xs_n:  .res    1                       ; elements in the piece (1..XS_PIECE)
+_xs_n:  .res    1                       ; elements in the piece (1..XS_PIECE, exactsum.h: 63, so
+                                        ; that xi and xend, 4 per element, are bytes)
 _xs_xb: .res    2                       ; the piece's input (f32[xs_n])
 _xs_wb: .res    2                       ; its weights
 xi:     .res    1                       ; 4·j
