@@ -199,11 +199,12 @@ $(M65_TEST_OBJ)/crt0.o: $(M65_TESTPRG)/crt0.s $(M65_DIR)/include/mega65_io.inc
 
 # softcore_test.prg: the core's C, its ca65 hot paths (softgemv65.s: the Q8_0/Q4_0 block loop;
 # softquant65.s: the input quantiser; softvec65.s: single multiply/add and the vector kernels;
-# exactsum65.s: the float GEMV's exact sum; unless DEFS has -DSC_C_GEMV, which builds the C
+# exactsum65.s, exactround65.s: the float GEMV's exact sum and the start of its rounding; unless
+# DEFS has -DSC_C_GEMV, which builds the C
 # definition alone), the program's softmem_m65.s over attic RAM, lmul65.s (cc65's 32-bit multiply
 # on the hardware multiplier, the runtime in both builds) and the driver.
 M65_SCT_C := softcore softvec fntab softgemv softattn softfloat exactsum
-M65_SCT_S := $(if $(findstring SC_C_GEMV,$(DEFS)),,softgemv65 softquant65 softvec65 exactsum65)
+M65_SCT_S := $(if $(findstring SC_C_GEMV,$(DEFS)),,softgemv65 softquant65 softvec65 exactsum65 exactround65)
 M65_SCT_OBJS := $(M65_TEST_OBJ)/crt0.o $(M65_TEST_OBJ)/softcore_test.c.o \
 	$(M65_TEST_OBJ)/softmem_m65.s.o $(M65_TEST_OBJ)/lmul65.s.o \
 	$(M65_SCT_C:%=$(M65_TEST_OBJ)/%.c.o) $(M65_SCT_S:%=$(M65_TEST_OBJ)/%.s.o)
@@ -213,9 +214,10 @@ $(M65_SCT).prg: $(M65_SCT_OBJS) $(M65_TESTPRG)/softcore_test.cfg
 	ld65 -C $(M65_TESTPRG)/softcore_test.cfg -m $(M65_SCT).map -Ln $(M65_SCT).lbl --dbgfile $(M65_SCT).dbg \
 		-o $@ $(M65_SCT_OBJS) none.lib
 
-# softfloat_test.prg: softfloat.c and exactsum.c with the record driver.
+# softfloat_test.prg: softfloat.c and exactsum.c with the record driver (and exactround65.s, the
+# start of exactsum.c's rounding in cc65 builds, unless DEFS has -DSC_C_GEMV).
 M65_SFT_OBJS := $(M65_TEST_OBJ)/crt0.o $(addprefix $(M65_TEST_OBJ)/,softfloat.c.o exactsum.c.o \
-	softfloat_ops.c.o softfloat_test.c.o)
+	softfloat_ops.c.o softfloat_test.c.o $(if $(findstring SC_C_GEMV,$(DEFS)),,exactround65.s.o))
 mega65-softfloat-test: $(M65_OUT)/softfloat_test.prg
 $(M65_OUT)/softfloat_test.prg: $(M65_SFT_OBJS) $(M65_TESTPRG)/softfloat_test.cfg
 	ld65 -C $(M65_TESTPRG)/softfloat_test.cfg -o $@ $(M65_SFT_OBJS) none.lib

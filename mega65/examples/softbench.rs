@@ -2,11 +2,12 @@
 //! headless MEGA65 (the softcore_test PRG: mega65/testprg/softcore_test.c, the whole core built by cc65).
 //!
 //!     cargo run --release -p ssnail-mega65-program --example softbench [-- --defs "-D…"]
-//!         [--only gemv|tokens|stories] [--profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt]
+//!         [--only gemv|tokens|stories] [--profile gemv|gemv-f16|gemv-f16-64|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt]
 //!         [--image FILE.ssnail ...]
 //!
-//! * GEMV: one GEMV of 64 rows × 512 columns (8 rows for F16/F32/BF16) per weight format, as a job
-//!   `SETN; GEMV; HALT`, minus the same job without the GEMV, divided by the weights.
+//! * GEMV: one GEMV of 64 rows × 512 columns (8 rows for F16/F32/BF16) per weight format, and F16
+//!   and F32 at stories260K's shapes (64 × 64, 64 × 172), as a job `SETN; GEMV; HALT`, minus the
+//!   same job without the GEMV, divided by the weights.
 //! * tokens: llama images of about 260 K, 1 M and 5 M parameters (ssnail-synthetic models converted
 //!   at Q8_0 and Q4_0, context 64): the prompt's script run with 1 and with 3 generated tokens;
 //!   cycles per token = the difference / 2, tokens/s at 40.5 MHz. Beside elya-snes's 6.88 tokens/s
@@ -14,7 +15,8 @@
 //! * stories: stories260K's shape as the software-core image holds it (Q8_0, hidden padded to 192,
 //!   vocabulary 512, tied): cycles per generated token as above and per prompt token ((a prompt of
 //!   10 − a prompt of 2) / 8, each generating 1).
-//! * --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|stories: the Q8_0 (F16, F32, BF16) GEMV above or
+//! * --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|stories: the Q8_0 (F16, F32, BF16) GEMV above
+//!   (gemv-f16-64: F16 at 64 × 64) or
 //!   one token of the 260 K Q8_0 model (or of stories260K's shape; stories-prompt: its prompt of
 //!   10) stepped an instruction at a time, the cycles spent in each function (its own code, not its callees),
 //!   from the ld65 debug and label files.
@@ -473,14 +475,15 @@ fn main() -> Result<()> {
             let mem = gemv_job(GgmlType::Q8_0, 64, 512, true);
             return profile(&prg, dir.path(), "GEMV Q8_0 64 × 512", &mem, PROG);
         }
-        Some(f @ ("gemv-f16" | "gemv-f32" | "gemv-bf16")) => {
-            let fmt = match f {
-                "gemv-f16" => GgmlType::F16,
-                "gemv-f32" => GgmlType::F32,
-                _ => GgmlType::Bf16,
+        Some(f @ ("gemv-f16" | "gemv-f32" | "gemv-bf16" | "gemv-f16-64")) => {
+            let (fmt, rows, cols) = match f {
+                "gemv-f16" => (GgmlType::F16, 8, 512),
+                "gemv-f16-64" => (GgmlType::F16, 64, 64),
+                "gemv-f32" => (GgmlType::F32, 8, 512),
+                _ => (GgmlType::Bf16, 8, 512),
             };
-            let mem = gemv_job(fmt, 8, 512, true);
-            let what = format!("GEMV {} 8 × 512", fmt.name());
+            let mem = gemv_job(fmt, rows, cols, true);
+            let what = format!("GEMV {} {rows} × {cols}", fmt.name());
             return profile(&prg, dir.path(), &what, &mem, PROG);
         }
         Some("stories") => {
@@ -535,15 +538,20 @@ fn main() -> Result<()> {
     if only.as_deref() != Some("tokens") {
         println!("| GEMV weights | rows × cols | cycles per weight |");
         println!("|---|---|---:|");
-        for (fmt, rows) in [
-            (GgmlType::Q8_0, 64),
-            (GgmlType::Q4_0, 64),
-            (GgmlType::F16, 8),
-            (GgmlType::F32, 8),
-            (GgmlType::Bf16, 8),
+        // (float weights also at stories260K's shapes: dim 64, and ffn_down's 172 columns, which an
+        // image without the software core's padding stores as F16)
+        for (fmt, rows, cols) in [
+            (GgmlType::Q8_0, 64, 512),
+            (GgmlType::Q4_0, 64, 512),
+            (GgmlType::F16, 8, 512),
+            (GgmlType::F32, 8, 512),
+            (GgmlType::Bf16, 8, 512),
+            (GgmlType::F16, 64, 64),
+            (GgmlType::F16, 64, 172),
+            (GgmlType::F32, 64, 64),
         ] {
-            let c = gemv_cycles_per_weight(&prg, fmt, rows, 512)?;
-            println!("| {} | {rows} × 512 | {c:.1} |", fmt.name());
+            let c = gemv_cycles_per_weight(&prg, fmt, rows, cols)?;
+            println!("| {} | {rows} × {cols} | {c:.1} |", fmt.name());
         }
     }
     if only.as_deref() != Some("gemv") {

@@ -13,6 +13,7 @@
  * Infinities and NaN follow ssnail_core::exact::ExactSum (emu/core/src/exact.rs): products that
  * are not finite are summed apart (NaN when one is NaN — including inf·0 — or when +inf and −inf
  * both occur, else that infinity) and then the finite products do not matter. */
+#include <string.h>
 #include "exactsum.h"
 
 #define XS_PLUS_INF 1
@@ -25,9 +26,16 @@ static uint8_t special;
 
 void xs_clear(void)
 {
-    uint8_t i;
-    for (i = 0; i < XS_BYTES; ++i)
-        acc[i] = 0;
+#ifdef XS_ASM
+    /* exactsum65.s keeps the sum plus a bias B of $80 in every byte but the top one (xs_top takes
+     * it off, modulo 2^592 like every addition here): a sum near zero then has bytes near $80
+     * above its products, where a carry or borrow stops, instead of $00 or $FF, through which it
+     * ran up to the top byte each time the sum changed sign */
+    memset(acc, 0x80, XS_BYTES - 1);
+    acc[XS_BYTES - 1] = 0;
+#else
+    memset(acc, 0, XS_BYTES);
+#endif
     special = 0;
 }
 
@@ -166,10 +174,19 @@ static void accumulate(void)
     }
 }
 
-static uint8_t mag[XS_BYTES];
 static uint8_t h, i, sh, sticky, below;
 static sf_word top;
 static int16_t e;
+
+#ifdef XS_ASM
+/* exactsum65.s: the magnitude of the sum (the accumulator less its bias, see xs_clear) and its top
+ * bytes as below, or 1 when the sum is 0 */
+uint8_t xs_rneg, xs_rh, xs_rbelow, xs_rsticky;
+sf_word xs_rtop;
+uint8_t xs_top(void);
+#else
+static uint8_t mag[XS_BYTES];
+#endif
 
 f32 xs_round(void)
 {
@@ -178,6 +195,15 @@ f32 xs_round(void)
             return SF_NAN;
         return special == XS_PLUS_INF ? SF_INF : (SF_INF | 0x80000000UL);
     }
+#ifdef XS_ASM
+    if (xs_top())
+        return SF_ZERO; /* an exact zero is +0 */
+    neg = xs_rneg;
+    h = xs_rh;
+    top.u = xs_rtop.u;
+    below = xs_rbelow;
+    sticky = xs_rsticky;
+#else
     /* magnitude of the two's-complement sum */
     neg = acc[XS_BYTES - 1] >> 7;
     if (neg) {
@@ -203,6 +229,7 @@ f32 xs_round(void)
     sticky = 0;
     for (i = 0; i + 5 <= h; ++i)
         sticky |= mag[i];
+#endif
     /* bring the leading 1 of top to bit 30: one place right, or up to 6 places left pulling
      * bits in from the byte below */
     e = 8 * (int16_t)h - 165;

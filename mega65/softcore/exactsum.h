@@ -19,12 +19,16 @@ f32 xs_round(void);                /* the accumulated sum rounded once to single
 extern uint8_t xs_acc[XS_BYTES];
 
 #if defined(__CC65__) && !defined(SC_C_GEMV)
-/* exactsum65.s (cc65 builds): xs_acc += w_j·x_j for j < xs_n, the weights of format xs_fmt in
- * sc_w.gf.w and the input in sc_w.gf.x (softcore_int.h) — xs_add_product on each pair, the same
- * bytes. Pairs with a zero, subnormal, inf or NaN operand go to xs_slow(j), which the caller
- * defines as xs_add_product(widened w_j, x_j). */
-#define XS_ASM 1
+/* exactsum65.s (cc65 builds): xs_acc += w_j·x_j for j < xs_n (1..XS_PIECE), the weights of
+ * format xs_fmt at xs_wb (4 or 2 bytes each) and the input at xs_xb — xs_add_product on each
+ * pair, the same bytes; then xs_xb and xs_wb point past the piece. Pairs with a zero, subnormal,
+ * inf or NaN operand go to xs_slow(j), which the caller defines as xs_add_product(widened
+ * xs_wb's w_j, xs_xb[j]) (both pointers still at the piece). */
+#define XS_ASM 1 /* (and exactround65.s's xs_top starts xs_round, exactsum.c) */
+#define XS_PIECE 63
 extern uint8_t xs_fmt, xs_n;
+extern const f32 *xs_xb;
+extern const uint8_t *xs_wb;
 void xs_chunk(void);
 void xs_slow(uint8_t j);
 #endif

@@ -1,7 +1,8 @@
 ; exactsum65.s: the F32/F16/BF16 GEMV inner loop of softgemv.c on the 45GS02 (cc65 builds; the C
 ; in exactsum.c and softgemv.c stays the definition, used on the PC and with -DSC_C_GEMV). One call,
-; xs_chunk, adds the products w_j·x_j of one chunk (j < xs_n, the weights in sc_w.gf.w, the input
-; in sc_w.gf.x) to the exact accumulator xs_acc, as xs_add_product does, with the same bytes:
+; xs_chunk, adds the products w_j·x_j of one piece of a chunk (j < xs_n, the weights at xs_wb, the
+; input at xs_xb, both in sc_w.gb) to the exact accumulator xs_acc, as xs_add_product does, with
+; the same bytes, and moves xs_xb and xs_wb past the piece:
 ;
 ; 1. x_j: its significand with the hidden bit to MULTINB bytes 0-2 (byte 3 stays 0), its
 ;    exponent eb - 1 and its sign kept. Zero, subnormal, inf and NaN go to the C (xs_slow).
@@ -15,26 +16,24 @@
 ;    pos / 8, then the carry (borrow) runs up while it is set, as exactsum.c's accumulate.
 ;
 ; The accumulator and loop state are absolute (the program's zero page is full); every x and w
-; byte is read with abs,X / abs,Y from the fixed near buffers. xs_slow is C and may use the
+; byte is read with abs,X / abs,Y, the piece's addresses patched into those loads once per call
+; (the chunk is up to 1,536 bytes: a piece of at most 63 elements keeps 4·j in a byte). xs_slow is C and may use the
 ; multiplier, so MULTINB byte 3 is cleared again after it.
 
         .p4510
         .include        "quad.inc"              ; quad instructions, the multiplier
         .include        "fn_tables.inc"         ; WT_F32, WT_F16 (anything else: BF16)
-        .import         _sc_w, _xs_acc, _xs_slow
-        .export         _xs_chunk, _xs_fmt, _xs_n
+        .import         _xs_acc, _xs_slow
+        .export         _xs_chunk, _xs_fmt, _xs_n, _xs_xb, _xs_wb
 
-.ifndef SC_VEC
-SC_VEC  = 32                            ; softcore_int.h's default (ca65 gets the same -D)
-.endif
-        .assert SC_VEC <= 63, error, "xi and xend (4 per element) are bytes"
-XB      = _sc_w                         ; sc_w.gf.x[SC_VEC] (f32)
-WB      = _sc_w + 4 * SC_VEC            ; sc_w.gf.w: f32 or uint16_t per element
 XS_BYTES = 74                           ; exactsum.h
 
         .bss
 _xs_fmt:.res    1                       ; WT_F32, WT_F16 or WT_BF16 (fn_tables.h)
-_xs_n:  .res    1                       ; elements in the chunk (1..SC_VEC)
+_xs_n:  .res    1                       ; elements in the piece (1..XS_PIECE, exactsum.h: 63, so
+                                        ; that xi and xend, 4 per element, are bytes)
+_xs_xb: .res    2                       ; the piece's input (f32[xs_n])
+_xs_wb: .res    2                       ; its weights
 xi:     .res    1                       ; 4·j
 xend:   .res    1                       ; 4·n
 sgx:    .res    1                       ; x_j's sign (bit 7)
@@ -59,7 +58,19 @@ bi:     .res    1                       ; pos / 8
         sta     shbra+1
 .endmacro
 
-; void xs_chunk(void): xs_acc += Σ_{j < xs_n} w_j·x_j exactly, for xs_fmt weights.
+;  the load at label L reads ptr + off (ptr a 16-bit variable): L's operand patched
+.macro  site    l, ptr, off
+        clc
+        lda     ptr
+        adc     #off
+        sta     l+1
+        lda     ptr+1
+        adc     #0
+        sta     l+2
+.endmacro
+
+; void xs_chunk(void): xs_acc += Σ_{j < xs_n} w_j·x_j exactly, for xs_fmt weights; xs_xb and xs_wb
+; move past the piece.
 _xs_chunk:
         lda     _xs_n
         asl     a
@@ -84,37 +95,65 @@ _xs_chunk:
         lda     b6skip,x
         sta     b6bra+1
         sta     b6bras+1
+        phx
+        ; the piece's addresses into the loads
+        site    x0a, _xs_xb, 0
+        site    x1a, _xs_xb, 1
+        site    x2a, _xs_xb, 2
+        site    x2b, _xs_xb, 2
+        site    x3a, _xs_xb, 3
+        site    x3b, _xs_xb, 3
+        plx
+        bne     @nf32
+        site    f0a, _xs_wb, 0
+        site    f1a, _xs_wb, 1
+        site    f2a, _xs_wb, 2
+        site    f2b, _xs_wb, 2
+        site    f3a, _xs_wb, 3
+        site    f3b, _xs_wb, 3
+        jmp     el
+@nf32:  dex
+        bne     @bf
+        site    h0a, _xs_wb, 0
+        site    h1a, _xs_wb, 1
+        site    h1b, _xs_wb, 1
+        jmp     el
+@bf:    site    b0a, _xs_wb, 0
+        site    b0b, _xs_wb, 0
+        site    b1a, _xs_wb, 1
+        site    b1b, _xs_wb, 1
 
 ; --- x_j ---
 el:     ldx     xi
-        lda     XB+3,x
+x3a:    lda     $FFFF,x                 ; x_j byte 3 (patched: xs_xb + 3)
         and     #$80                    ; (w_f16 keeps the weight's other bits through the EOR)
         sta     sgx
-        lda     XB+2,x
+x2a:    lda     $FFFF,x
         asl     a
-        lda     XB+3,x
+x3b:    lda     $FFFF,x
         rol     a                       ; eb
         beq     slow                    ; zero or subnormal
         cmp     #$FF
         beq     slow                    ; inf or NaN
         dec     a
         sta     ebm1
-        lda     XB,x
+x0a:    lda     $FFFF,x
         sta     MULB
-        lda     XB+1,x
+x1a:    lda     $FFFF,x
         sta     MULB+1
-        lda     XB+2,x
+x2b:    lda     $FFFF,x
         ora     #$80
         sta     MULB+2
 wjmp:   jmp     w_f16                   ; patched: w_f16, w_bf16 or w_f32
 
 ; --- w_j, F32: sign, ea, then Q = ma (hidden bit in byte 2) ---
-w_f32:  lda     WB+3,x
+w_f32:
+f3a:    lda     $FFFF,x                 ; w_j byte 3 (patched: xs_wb + 3)
         eor     sgx
         sta     sg
-        lda     WB+2,x
+f2a:    lda     $FFFF,x
         asl     a
-        lda     WB+3,x
+f3b:    lda     $FFFF,x
         rol     a                       ; ea
         beq     slow
         cmp     #$FF
@@ -124,11 +163,11 @@ w_f32:  lda     WB+3,x
         ldy     xi
         split
         ldz     #0
-        ldx     WB+1,y
-        lda     WB+2,y
+f1a:    ldx     $FFFF,y
+f2b:    lda     $FFFF,y
         ora     #$80
         pha
-        lda     WB,y
+f0a:    lda     $FFFF,y
         ply
         jmp     shbra                   ; (out of BRA's reach past the inline splits)
 
@@ -145,12 +184,12 @@ slow:   lda     xi                      ; the C: xs_add_product(widen(w_j), x_j)
 w_bf16: txa
         lsr     a
         tay                             ; 2·j
-        lda     WB+1,y
+b1a:    lda     $FFFF,y                 ; (patched: xs_wb + 1)
         eor     sgx
         sta     sg
-        lda     WB,y
+b0a:    lda     $FFFF,y
         asl     a
-        lda     WB+1,y
+b1b:    lda     $FFFF,y
         rol     a                       ; ea
         beq     slow
         cmp     #$FF
@@ -158,7 +197,7 @@ w_bf16: txa
         dec     a
         adc     ebm1
         split
-        lda     WB,y                    ; ma·2^16: the widened significand's place (pos is
+b0b:    lda     $FFFF,y                 ; ma·2^16: the widened significand's place (pos is
         ora     #$80                    ; for 24-bit significands), so 7 product bytes
         tay
         lda     #0
@@ -170,7 +209,7 @@ w_bf16: txa
 w_f16:  txa
         lsr     a
         tay                             ; 2·j
-        lda     WB+1,y                  ; s eeeee mm
+h1a:    lda     $FFFF,y                 ; s eeeee mm (patched: xs_wb + 1)
         eor     sgx
         sta     sg
         and     #$7C
@@ -182,11 +221,11 @@ w_f16:  txa
         adc     #124
         adc     ebm1                    ; C:A = pos = e5 + 124 + eb - 1
         split
-        lda     WB+1,y
+h1b:    lda     $FFFF,y
         and     #3
         ora     #4
         tax
-        lda     WB,y
+h0a:    lda     $FFFF,y
         ldy     #0
         ldz     #0
 
@@ -275,7 +314,24 @@ next:   lda     xi
         cmp     xend
         beq     done
         jmp     el
-done:   ldz     #0                      ; and on return
+done:   clc                             ; xs_xb += 4·n
+        lda     _xs_xb
+        adc     xend
+        sta     _xs_xb
+        bcc     @xh
+        inc     _xs_xb+1
+@xh:    lda     _xs_n                   ; xs_wb += n·(2 or 4)
+        asl     a
+        ldx     _xs_fmt
+        cpx     #WT_F32
+        bne     @w2
+        asl     a                       ; (4·63 < 256)
+@w2:    clc
+        adc     _xs_wb
+        sta     _xs_wb
+        bcc     @wh
+        inc     _xs_wb+1
+@wh:    ldz     #0                      ; and on return
         rts
 
         .rodata

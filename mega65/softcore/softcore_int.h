@@ -26,7 +26,22 @@
 #ifndef SC_ATTN_T
 #define SC_ATTN_T 256
 #endif
-#if SC_VEC < 2 || SC_VEC % 2 != 0 || SC_GEMV_COLS < 32 || SC_GEMV_COLS % 32 != 0 || SC_GEMV_ROWS < 1 || SC_GEMV_ROWS > 255 || SC_ATTN_T < 1
+/* Float-weight GEMV: SC_GF_N16 elements of the input and of an F16/BF16 row at a time, SC_GF_N32
+ * with F32 weights (the input is read once per GEMV when it fits). Large chunks: the C around each
+ * chunk (two DMA jobs through cc65's argument passing, 32-bit counters) cost ~85 cycles a weight
+ * with 32-element chunks (docs/FINDINGS.md "Software core: float GEMV with large chunks"). */
+#ifndef SC_GF_N16
+#define SC_GF_N16 256
+#endif
+#ifndef SC_GF_N32
+#define SC_GF_N32 192
+#endif
+#if 8 * SC_GF_N32 > 6 * SC_GF_N16
+#define SC_GF_BYTES (8 * SC_GF_N32)
+#else
+#define SC_GF_BYTES (6 * SC_GF_N16)
+#endif
+#if SC_VEC < 2 || SC_VEC % 2 != 0 || SC_GEMV_COLS < 32 || SC_GEMV_COLS % 32 != 0 || SC_GEMV_ROWS < 1 || SC_GEMV_ROWS > 255 || SC_ATTN_T < 1 || SC_GF_N16 < 1 || SC_GF_N32 < 1
 #error "softcore_int.h: bad buffer sizes"
 #endif
 
@@ -49,7 +64,12 @@ union sc_work {
             f32 f[SC_VEC];
             uint16_t h[SC_VEC];
         } w; /* weight chunk: F32, or F16/BF16 */
-    } gf;
+    } gf; /* DEQROW of a float format */
+    struct {
+        /* the input chunk (f32[n]) and then the row's weights (n of 4 or 2 bytes): n = SC_GF_N32
+         * or SC_GF_N16 */
+        uint8_t b[SC_GF_BYTES];
+    } gb; /* GEMV with F32, F16 or BF16 weights */
     struct {
         uint8_t blk[34];
         f32 out[32];

@@ -74,6 +74,16 @@ static f32 widen(uint8_t fmt, uint16_t j)
     return sf_from_bf16(sc_w.gf.w.h[j]);
 }
 
+/* Weight j of a float GEMV chunk at w (sc_w.gb) widened exactly. */
+static f32 widen_at(uint8_t fmt, const uint8_t *w, uint16_t j)
+{
+    if (fmt == WT_F32)
+        return ((const f32 *)w)[j];
+    if (fmt == WT_F16)
+        return sf_from_f16(((const uint16_t *)w)[j]);
+    return sf_from_bf16(((const uint16_t *)w)[j]);
+}
+
 /* Q8_0 quantisation of nc input elements at xa (§5.3, llama.cpp's quantize_row_q8_0), per
  * block: amax = max|x| (NaN ignored), d = amax/127, id = recip(d) or 0, q = roundf(x·id)
  * saturated to int8 (NaN → 0), the scale d rounded to F16 and widened. */
@@ -255,26 +265,35 @@ static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t 
 /* exactsum65.s's fallback for a pair with a special operand: the definition */
 void xs_slow(uint8_t j)
 {
-    xs_add_product(widen(xs_fmt, j), sc_w.gf.x[j]);
+    xs_add_product(widen_at(xs_fmt, xs_wb, j), xs_xb[j]);
 }
 #endif
 
 /* The row and chunk state lives in statics and the addresses move on by additions: cc65 keeps
- * 32-bit locals on its C stack and multiplies through the runtime, which cost ~4,700 cycles per
- * 32-element chunk around a ~10,000-cycle xs_chunk (softbench --profile gemv-f16). */
+ * 32-bit locals on its C stack and multiplies through the runtime. A chunk is SC_GF_N16 (F32:
+ * SC_GF_N32) elements of x and of the row, read by one DMA job each (x once per GEMV when it fits
+ * one chunk); exactsum65.s takes it in pieces of at most XS_PIECE. */
 static uint32_t gf_wp, gf_xp, gf_left;
-static uint16_t gf_n, gf_wn;
+static uint16_t gf_n, gf_wn, gf_cap;
+#ifdef XS_ASM
+static uint16_t gf_j;
+#endif
 
 static void gemv_float(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols, uint32_t rows, uint32_t rb)
 {
     uint32_t r;
-    /* x is read once when it fits one chunk, else again for every row */
-    uint8_t xreread = cols > SC_VEC;
+    f32 *xb = (f32 *)sc_w.gb.b;
+    uint8_t *wb;
+    uint8_t xreread;
 #ifndef XS_ASM
     uint16_t j;
 #else
     xs_fmt = fmt;
 #endif
+    gf_cap = bbytes == 4 ? SC_GF_N32 : SC_GF_N16;
+    wb = sc_w.gb.b + 4 * gf_cap;
+    /* x is read once when it fits one chunk, else again for every row */
+    xreread = cols > gf_cap;
     for (r = 0; r < rows; ++r, w += rb) {
         xs_clear();
         gf_wp = w;
@@ -282,20 +301,24 @@ static void gemv_float(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint3
         for (gf_left = cols; gf_left != 0; gf_left -= gf_n) {
             if (SC_POLL())
                 return;
-            gf_n = gf_left < SC_VEC ? (uint16_t)gf_left : SC_VEC;
+            gf_n = gf_left < gf_cap ? (uint16_t)gf_left : gf_cap;
             gf_wn = bbytes == 4 ? gf_n << 2 : gf_n << 1; /* (bbytes is 4 or 2: no multiply) */
             if (r == 0 || xreread) {
-                sm_read(gf_xp, sc_w.gf.x, 4 * gf_n);
+                sm_read(gf_xp, xb, 4 * gf_n);
                 gf_xp += 4 * gf_n;
             }
-            sm_read(gf_wp, &sc_w.gf.w, gf_wn);
+            sm_read(gf_wp, wb, gf_wn);
             gf_wp += gf_wn;
 #ifdef XS_ASM
-            xs_n = (uint8_t)gf_n;
-            xs_chunk();
+            xs_xb = xb;
+            xs_wb = wb;
+            for (gf_j = 0; gf_j < gf_n; gf_j += xs_n) {
+                xs_n = gf_n - gf_j < XS_PIECE ? (uint8_t)(gf_n - gf_j) : XS_PIECE;
+                xs_chunk(); /* and xs_xb, xs_wb on by the piece */
+            }
 #else
             for (j = 0; j < gf_n; ++j)
-                xs_add_product(widen(fmt, j), sc_w.gf.x[j]);
+                xs_add_product(widen_at(fmt, wb, j), xb[j]);
 #endif
         }
         store(flags, z, r, xs_round());

@@ -28,12 +28,14 @@ use std::sync::OnceLock;
 // The C core on the PC.
 
 /// The tiny buffer sizes: 6-element vector chunks, 64 quantised GEMV columns, 3 row sums, 5 kept
-/// ATTN scores (the defaults are in softcore_int.h).
+/// ATTN scores, float GEMV chunks of 7 (F16, BF16) and 5 (F32) elements (the defaults are in softcore_int.h).
 const TINY: &[&str] = &[
     "-DSC_VEC=6",
     "-DSC_GEMV_COLS=64",
     "-DSC_GEMV_ROWS=3",
     "-DSC_ATTN_T=5",
+    "-DSC_GF_N16=7",
+    "-DSC_GF_N32=5",
 ];
 
 struct Builds {

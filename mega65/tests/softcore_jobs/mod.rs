@@ -2193,3 +2193,156 @@ fn q8_0_input_blocks_at_the_quantisers_edges_agree() {
 }
 
 pub const PROMPTS: [&[u32]; 3] = [&[1, 15, 27, 99], &[1, 200], &[3, 4, 5, 6, 7, 8, 9, 10, 11]];
+
+/// Float-weight GEMVs whose lengths sit at the edges of exactsum65.s's pieces (63 elements) and
+/// of the driver's chunks (256 elements with F16 and BF16 weights, 192 with F32; the tiny PC
+/// build's 7 and 5), with zero, subnormal, infinite and NaN weights and zero and subnormal inputs
+/// just before and at each edge: those pairs go to the C (xs_slow), which must take the piece's
+/// own elements, and the lengths end pieces and chunks at every place.
+#[test]
+fn gemv_with_float_weights_across_piece_and_chunk_edges_agrees() {
+    let mut n = 0;
+    for (fi, fmt) in [GgmlType::F32, GgmlType::F16, GgmlType::Bf16]
+        .into_iter()
+        .enumerate()
+    {
+        let chunk = if fmt == GgmlType::F32 { 192 } else { 256 };
+        for (k, cols) in [62, 63, 64, 127, 191, 192, 193, 255, 256, 257, 385]
+            .into_iter()
+            .enumerate()
+        {
+            let mut c = Case::new(
+                format!("GEMV {} piece and chunk edges, {cols} columns", fmt.name()),
+                12_000 + 100 * fi as u64 + k as u64,
+                1 << 18,
+            );
+            let rows = 2;
+            let edges: Vec<u32> = (1..8)
+                .map(|p| 63 * p)
+                .chain([chunk, 2 * chunk])
+                .filter(|&e| e < cols)
+                .collect();
+            let mut x = c.vector(cols);
+            for &e in &edges {
+                for i in [e - 1, e] {
+                    if c.below(3) == 0 {
+                        x[i as usize] = [0.0, -0.0, 1e-40, -3e-39][c.below(4) as usize];
+                    }
+                }
+            }
+            let xa = c.f32s(&x);
+            let mut w = weight_rows(&mut c, fmt, rows, cols);
+            let size = if fmt == GgmlType::F32 { 4 } else { 2 };
+            for r in 0..rows {
+                // row 0 keeps a finite sum (zeros, subnormals), row 1 gets infinities and NaNs too
+                let specials: &[u32] = match (fmt, r) {
+                    (GgmlType::F32, 0) => &[0, 0x8000_0000, 0x0000_0123, 0x807F_FFFF],
+                    (GgmlType::F32, _) => &[0x7F80_0000, 0xFF80_0000, 0x7FC0_0001, 0],
+                    (GgmlType::F16, 0) => &[0, 0x8000, 0x0001, 0x83FF],
+                    (GgmlType::F16, _) => &[0x7C00, 0xFC00, 0x7E01, 0x0200],
+                    (_, 0) => &[0, 0x8000, 0x0001, 0x807F],
+                    (_, _) => &[0x7F80, 0xFF80, 0x7FC1, 0x0040],
+                };
+                for &e in &edges {
+                    for i in [e - 1, e] {
+                        if c.below(2) == 0 {
+                            let v = specials[c.below(4) as usize];
+                            let at = ((r * cols + i) * size) as usize;
+                            w[at..at + size as usize]
+                                .copy_from_slice(&v.to_le_bytes()[..size as usize]);
+                        }
+                    }
+                }
+            }
+            let wa = c.bytes(&w, false);
+            let za = c.alloc(4 * rows, true);
+            c.nan_ok(za, rows, 4);
+            c.setn(cols, rows, 0);
+            c.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
+            c.run();
+            n += 1;
+        }
+    }
+    assert_eq!(n, 33);
+}
+
+/// Float-weight GEMV rows whose exact sums test its one rounding (xs_round; exactsum65.s's
+/// xs_top in cc65 builds): weights 1 (in every float format) times inputs chosen so that the sum is
+/// a single plus exactly half its last place, alone (an exact tie, odd or even) or plus or minus a
+/// remainder 1-70 places further down (the sticky byte and everything below it), negative sums (the magnitude taken by negating the
+/// accumulator), sums that cancel to zero or to the remainder alone, and F32 products of
+/// subnormals near the accumulator's lowest bytes (fewer than four bytes below the top one).
+#[test]
+fn gemv_with_float_weights_rounds_exact_sums_at_ties_and_sticky_bits_agree() {
+    let two = |e: i32| 2f32.powi(e);
+    for (k, fmt) in [GgmlType::F32, GgmlType::F16, GgmlType::Bf16]
+        .into_iter()
+        .cycle()
+        .take(9)
+        .enumerate()
+    {
+        let mut c = Case::new(
+            format!("GEMV {} ties and sticky bits #{k}", fmt.name()),
+            13_000 + k as u64,
+            1 << 18,
+        );
+        let rows = 24u32;
+        let cols = 5u32;
+        let mut x = Vec::new();
+        let mut w: Vec<u8> = Vec::new();
+        for r in 0..rows {
+            let s = c.below(2) as i32 * 2 - 1; // the sum's sign
+            let m = c.below(60) as i32 - 30; // its binade
+            let lead = s as f32 * two(m) * (1.0 + c.below(1 << 10) as f32 * two(-10));
+            let d = 1 + c.below(70) as i32;
+            let rest = if c.below(2) == 0 { 1.0 } else { -1.0 } * two(m - 24 - d);
+            // an odd last place, so that an exact tie rounds away from the lead (to even)
+            let odd = if c.below(2) == 0 {
+                s as f32 * two(m - 23)
+            } else {
+                0.0
+            };
+            let row: [f32; 5] = match r % 4 {
+                0 => [lead, odd, s as f32 * two(m - 24), 0.0, -0.0],
+                1 => [lead, odd, s as f32 * two(m - 24), rest, -0.0],
+                // cancelling: only the remainder (or nothing) is left
+                2 => [
+                    lead,
+                    rest,
+                    -lead,
+                    if c.below(2) == 0 { -rest } else { 0.0 },
+                    0.0,
+                ],
+                _ => [
+                    lead,
+                    -lead,
+                    s as f32 * two(m - 24),
+                    rest,
+                    two(m - 24) * -s as f32,
+                ],
+            };
+            x.extend(row);
+            let ones = vec![1.0f32; cols as usize];
+            ggml::quantize_native(fmt, &ones, &mut w);
+        }
+        // the input's rows are consecutive GEMVs of one row each (x moves on, W stays)
+        let wa = c.bytes(&w, false);
+        let xa = c.f32s(&x);
+        let za = c.alloc(4 * rows, true);
+        c.setn(cols, 1, 0);
+        for r in 0..rows {
+            c.i(Op::Gemv, fmt as u8, 0, wa, xa + 4 * cols * r, za + 4 * r);
+        }
+        if fmt == GgmlType::F32 {
+            // products of subnormals: 2^-298 and a few more at the accumulator's bottom bytes
+            let wsub: Vec<f32> = (0..cols).map(|j| f32::from_bits(1 + j * 7)).collect();
+            let xsub: Vec<f32> = (0..cols)
+                .map(|j| f32::from_bits((1 + j * 3) | ((j & 1) << 31)))
+                .collect();
+            let (wb, xb) = (c.f32s(&wsub), c.f32s(&xsub));
+            let zb = c.alloc(4, true);
+            c.i(Op::Gemv, fmt as u8, 0, wb, xb, zb);
+        }
+        c.run();
+    }
+}
