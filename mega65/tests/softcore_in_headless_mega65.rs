@@ -10,8 +10,7 @@ use ssnail_mega65_program as common;
 use ssnail_mega65_program::test_images::{bert, gpt2, image, llama};
 use ssnail_mega65_program::{
     answer, nth_answer, prg, program_disk, reference_conversation, soft_core, soft_core_disk,
-    soft_core_tables,
-    transcript,
+    soft_core_tables, transcript,
 };
 
 use ssnail_core::{Board, Machine as CoreMachine, NoHost, Numerics, Ssnail};
