@@ -1,6 +1,8 @@
 //! ISA v1 semantics on small hand-assembled scripts (spec §3), faults, traffic
 //! accounting (§6.4) and host hooks.
 
+mod common;
+
 use ssnail_core::{FaultKind, Host, Kernels, Machine, NoHost, Numerics};
 use ssnail_format::ggml::{f16_to_f32, f32_to_f16, quantize_native, GgmlType};
 use ssnail_format::image::BASE;
@@ -11,13 +13,6 @@ const DATA: u32 = BASE + 0x8000;
 
 fn i(op: Op, a: u8, b: u8, x: u32, y: u32, z: u32) -> Instr {
     Instr::new(op, a, b, x, y, z)
-}
-
-fn machine_with(prog: &[Instr]) -> Machine {
-    let mut m = Machine::new(1 << 20);
-    let bytes: Vec<u8> = prog.iter().flat_map(|i| i.encode()).collect();
-    assert!(m.write_bytes(CODE as u64, &bytes));
-    m
 }
 
 fn put_f32s(m: &mut Machine, addr: u32, v: &[f32]) {
@@ -50,7 +45,7 @@ fn scalar_ops_registers_and_branches() {
         i(Op::Lea, 5, 15, areg(3, 0x10), 0, 3), // A5 = A3 + $10 (R15·3 = 0)
         halt,
     ];
-    let mut m = machine_with(&prog);
+    let mut m = common::machine_with(1 << 20, CODE, &prog);
     m.run(CODE, &mut NoHost).unwrap();
     assert_eq!(m.regs.r[2], 0xFFFF_FFFE);
     assert_eq!(m.peek_u32(DATA as u64), Some(0));
@@ -69,17 +64,21 @@ fn scalar_ops_registers_and_branches() {
 #[test]
 fn faults_report_pc_and_instruction() {
     // Illegal opcode.
-    let mut m = machine_with(&[
-        i(Op::Nop, 0, 0, 0, 0, 0),
-        Instr {
-            opcode: 0x13,
-            a: 1,
-            b: 2,
-            x: 3,
-            y: 4,
-            z: 5,
-        },
-    ]);
+    let mut m = common::machine_with(
+        1 << 20,
+        CODE,
+        &[
+            i(Op::Nop, 0, 0, 0, 0, 0),
+            Instr {
+                opcode: 0x13,
+                a: 1,
+                b: 2,
+                x: 3,
+                y: 4,
+                z: 5,
+            },
+        ],
+    );
     let f = m.run(CODE, &mut NoHost).unwrap_err();
     assert_eq!(f.kind, FaultKind::IllegalOpcode(0x13));
     assert_eq!(f.pc, CODE + 16);
@@ -90,14 +89,18 @@ fn faults_report_pc_and_instruction() {
         "{msg}"
     );
     // Misaligned branch target.
-    let mut m = machine_with(&[i(Op::Beq, 15, 15, CODE + 8, 0, 0)]);
+    let mut m = common::machine_with(1 << 20, CODE, &[i(Op::Beq, 15, 15, CODE + 8, 0, 0)]);
     let f = m.run(CODE, &mut NoHost).unwrap_err();
     assert_eq!((f.kind, f.pc), (FaultKind::MisalignedPc, CODE + 8));
     // Address outside memory (register-relative sums are not re-masked).
-    let mut m = machine_with(&[
-        i(Op::Lea, 1, 15, BASE + 0xFFFFC, 0, 0),
-        i(Op::Ldr, 2, 0, areg(1, 8), 0, 0),
-    ]);
+    let mut m = common::machine_with(
+        1 << 20,
+        CODE,
+        &[
+            i(Op::Lea, 1, 15, BASE + 0xFFFFC, 0, 0),
+            i(Op::Ldr, 2, 0, areg(1, 8), 0, 0),
+        ],
+    );
     let f = m.run(CODE, &mut NoHost).unwrap_err();
     assert_eq!(
         f.kind,
@@ -108,30 +111,42 @@ fn faults_report_pc_and_instruction() {
     );
     assert!(f.to_string().contains("LDR"), "{f}");
     // Below $8000000.
-    let mut m = machine_with(&[i(Op::Str, 1, 0, 0x100, 0, 0)]);
+    let mut m = common::machine_with(1 << 20, CODE, &[i(Op::Str, 1, 0, 0x100, 0, 0)]);
     assert!(matches!(
         m.run(CODE, &mut NoHost).unwrap_err().kind,
         FaultKind::Address { .. }
     ));
     // Cumulative instruction limit (configurable): an endless loop.
-    let mut m = machine_with(&[i(Op::Nop, 0, 0, 0, 0, 0), i(Op::Beq, 15, 15, CODE, 0, 0)]);
+    let mut m = common::machine_with(
+        1 << 20,
+        CODE,
+        &[i(Op::Nop, 0, 0, 0, 0, 0), i(Op::Beq, 15, 15, CODE, 0, 0)],
+    );
     m.instr_limit = 1000;
     let f = m.run(CODE, &mut NoHost).unwrap_err();
     assert_eq!(f.kind, FaultKind::InstructionLimit(1000));
     assert_eq!(m.instructions, 1000);
     // Bad operands: unknown weight format, partial blocks.
-    let mut m = machine_with(&[
-        i(Op::SetN, 0, 0, 40, 1, 0),
-        i(Op::Gemv, 8, 0, DATA, DATA, DATA),
-    ]);
+    let mut m = common::machine_with(
+        1 << 20,
+        CODE,
+        &[
+            i(Op::SetN, 0, 0, 40, 1, 0),
+            i(Op::Gemv, 8, 0, DATA, DATA, DATA),
+        ],
+    );
     assert!(matches!(
         m.run(CODE, &mut NoHost).unwrap_err().kind,
         FaultKind::BadOperand(_)
     ));
-    let mut m = machine_with(&[
-        i(Op::SetN, 0, 0, 32, 1, 0),
-        i(Op::Gemv, 12, 0, DATA, DATA, DATA),
-    ]);
+    let mut m = common::machine_with(
+        1 << 20,
+        CODE,
+        &[
+            i(Op::SetN, 0, 0, 32, 1, 0),
+            i(Op::Gemv, 12, 0, DATA, DATA, DATA),
+        ],
+    );
     assert!(m
         .run(CODE, &mut NoHost)
         .unwrap_err()
@@ -141,10 +156,14 @@ fn faults_report_pc_and_instruction() {
 
 #[test]
 fn copy_reads_the_whole_source_first() {
-    let mut m = machine_with(&[
-        i(Op::Copy, 0, 0, DATA, DATA + 2, 0xABCD_0006),
-        i(Op::Halt, 0, 0, 0, 0, 0),
-    ]);
+    let mut m = common::machine_with(
+        1 << 20,
+        CODE,
+        &[
+            i(Op::Copy, 0, 0, DATA, DATA + 2, 0xABCD_0006),
+            i(Op::Halt, 0, 0, 0, 0, 0),
+        ],
+    );
     m.write_bytes(DATA as u64, &[1, 2, 3, 4, 5, 6, 7, 8]);
     m.run(CODE, &mut NoHost).unwrap();
     // Overlapping forward copy of 6 bytes (Z & $FFFF): as if via a buffer.
@@ -195,7 +214,7 @@ fn gemv_flags_deqrow_argmax_cvt16_meanrows() {
                 ),
                 i(Op::Halt, 0, 0, 0, 0, 0),
             ];
-            let mut m = machine_with(&prog);
+            let mut m = common::machine_with(1 << 20, CODE, &prog);
             m.numerics = mode;
             m.write_bytes(wa as u64, &wb);
             put_f32s(&mut m, xa, &x);
@@ -252,7 +271,7 @@ fn gemv_flags_deqrow_argmax_cvt16_meanrows() {
         i(Op::MeanRows, 9, 0, DATA, 0, DATA + 0x200),
         i(Op::Halt, 0, 0, 0, 0, 0),
     ];
-    let mut m = machine_with(&prog);
+    let mut m = common::machine_with(1 << 20, CODE, &prog);
     let v = [1.0f32, 7.0, -3.0, 7.0, 1.0 + 1.0 / 2048.0];
     put_f32s(&mut m, DATA, &v);
     put_f32s(&mut m, DATA + 20, &[3.0, 1.0, 1.0, 70000.0, 2.0]);
@@ -301,7 +320,7 @@ fn gemv_bits_do_not_depend_on_the_thread_count_or_the_kernels() {
                     i(Op::Gemv, fmt as u8, 0, wa, xa, ya),
                     i(Op::Halt, 0, 0, 0, 0, 0),
                 ];
-                let mut m = machine_with(&prog);
+                let mut m = common::machine_with(1 << 20, CODE, &prog);
                 m.numerics = mode;
                 m.set_threads(threads);
                 assert!(m.set_kernels(kernels));
@@ -335,7 +354,7 @@ fn rope_and_in_place_vector_ops() {
         i(Op::VMul, 0, 0, DATA + 0x200, DATA + 0x200, DATA + 0x300),
         i(Op::Halt, 0, 0, 0, 0, 0),
     ];
-    let mut m = machine_with(&prog);
+    let mut m = common::machine_with(1 << 20, CODE, &prog);
     put_f32s(&mut m, DATA, &[1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 2.0, 0.0]);
     put_f32s(&mut m, DATA + 0x100, &[0.0, 1.0, 1.0, 0.0]);
     put_f32s(
@@ -394,7 +413,7 @@ fn attn_gqa_with_f16_and_f32_caches() {
                 i(Op::Attn, 0, 0, blk, qa, out),
                 i(Op::Halt, 0, 0, 0, 0, 0),
             ];
-            let mut m = machine_with(&prog);
+            let mut m = common::machine_with(1 << 20, CODE, &prog);
             m.numerics = mode;
             let b = AttnBlock {
                 k_cache: kc,
@@ -464,7 +483,7 @@ fn host_hooks_sync_and_sampler() {
         i(Op::Halt, 0, 0, 0, 0, 0),
     ];
     for force in [None, Some(2)] {
-        let mut m = machine_with(&prog);
+        let mut m = common::machine_with(1 << 20, CODE, &prog);
         put_f32s(&mut m, DATA, &[0.0, 5.0, 1.0]);
         let mut h = Recorder {
             syncs: vec![],

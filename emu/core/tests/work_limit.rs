@@ -4,6 +4,8 @@
 //! since load has reached it, and at an ATTN whose per-head reads would take
 //! it past; it is off by default and does not change a run that stays below.
 
+mod common;
+
 use ssnail_core::{FaultKind, HostError, Machine, NoHost, Ssnail};
 use ssnail_format::image::BASE;
 use ssnail_format::isa::{AttnBlock, Instr, Op, KV_F16};
@@ -15,13 +17,6 @@ use ssnail_tokenizer::ImageTokenizer;
 const CODE: u32 = BASE + 0x1000;
 const BLK: u32 = BASE + 0x100;
 const DATA: u32 = BASE + 0x10_0000;
-
-fn machine_with(mem: usize, prog: &[Instr]) -> Machine {
-    let mut m = Machine::new(mem);
-    let bytes: Vec<u8> = prog.iter().flat_map(|i| i.encode()).collect();
-    assert!(m.write_bytes(CODE as u64, &bytes));
-    m
-}
 
 #[test]
 fn the_work_limit_is_off_by_default() {
@@ -42,7 +37,7 @@ fn a_loop_of_large_gemvs_stops_at_the_work_limit_with_error_code_4() {
         Instr::new(Op::Gemv, 0, 0, w, x, y),
         Instr::new(Op::Beq, 15, 15, CODE + 16, 0, 0),
     ];
-    let mut m = machine_with(4 << 20, &prog);
+    let mut m = common::machine_with(4 << 20, CODE, &prog);
     let limit = 16u64 << 20;
     m.work_limit = limit;
     // A backstop: without the work limit this stops after 500 GEMVs.
@@ -94,7 +89,7 @@ fn an_attn_whose_heads_times_rows_is_huge_faults_before_it_computes() {
         Instr::new(Op::Attn, 1, 0, BLK, q, out),
         Instr::new(Op::Halt, 0, 0, 0, 0, 0),
     ];
-    let mut m = machine_with(2 << 20, &prog);
+    let mut m = common::machine_with(2 << 20, CODE, &prog);
     assert!(m.write_bytes(BLK as u64, &blk.encode()));
     let marker = vec![0xA5u8; 4 * heads as usize];
     assert!(m.write_bytes(out as u64, &marker));
