@@ -127,8 +127,6 @@ impl Tok {
 /// How a training question is varied each time it is drawn (`augment`).
 #[derive(Clone, Debug)]
 pub struct Augment {
-    /// Chance of the phrasing as written (none of the changes below).
-    pub keep: f64,
     /// Chance of each word being replaced by a word of another training phrasing of the same
     /// fact (so any word the fact's phrasings use points to it).
     pub mix: f64,

@@ -62,10 +62,7 @@ enum Cmd {
         #[arg(long, default_value = "ssnail-mega65-qa")]
         name: String,
         /// Each time a training question is drawn (corpus::augment; all at 0 trains the
-        /// phrasings as written): the chance of the phrasing as written, unchanged.
-        #[arg(long, default_value_t = 0.0)]
-        keep_p: f64,
-        /// ... the chance of each word being swapped for a word of the
+        /// phrasings as written): the chance of each word being swapped for a word of the
         /// fact's other training phrasings.
         #[arg(long, default_value_t = 0.0)]
         mix_p: f64,
@@ -159,7 +156,6 @@ fn run(cli: Cli) -> Result<()> {
             every,
             output,
             name,
-            keep_p,
             mix_p,
             insert_p,
             case_p,
@@ -175,7 +171,6 @@ fn run(cli: Cli) -> Result<()> {
             let tr = seqs(&tok, &train_qa, ctx, &tp)?;
             let words = corpus::Words::new(&train_qa);
             let aug = corpus::Augment {
-                keep: keep_p,
                 mix: mix_p,
                 insert: insert_p,
                 case: case_p,
