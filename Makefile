@@ -222,9 +222,9 @@ IMAGES ?= $(QA_IMAGE) $(DEMO_ENCODER)
 # with: its answers under hardware numerics and, where llama.cpp is built, llama.cpp's.
 TRAIN := $(SSNAIL_TOOLS)target/release/ssnail-train
 QA_TRAIN_FLAGS := --spm $(SSNAIL_TOOLS)model/tokenizer/tok384.model --corpus $(SSNAIL_TOOLS)model/corpus \
-	--dim 32 --layers 1 --heads 2 --hidden 128 --ctx 64 --steps 14000 --batch 64 --lr 8e-3 --every 500 \
+	--dim 32 --layers 1 --heads 2 --hidden 128 --ctx 64 --steps 28000 --batch 64 --lr 8e-3 --every 500 \
 	--weight-decay 0.1 --mix-p 0.15 --insert-p 0.3 --drop-p 0.15 --first-weight 4 \
-	--name SSNAIL-QA --seed 1
+	--name SSNAIL-QA --seed 2
 .PHONY: model
 model:
 	cd $(SSNAIL_TOOLS) && $(CARGO) build --release -q -p ssnail-train
