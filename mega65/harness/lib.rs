@@ -387,4 +387,21 @@ pub mod trained_model {
         let ids = l.split('\t').nth(3).unwrap();
         ids.split(',').map(|x| x.parse().unwrap()).collect()
     }
+
+    /// The text of [`recorded`]'s answer to `q` as the program prints it (folded to ASCII by the
+    /// image's pieces); panics when the recorded answer does not end with the image's EOS.
+    pub fn recorded_answer(img: &ssnail_core::Ssnail, q: &str) -> String {
+        let ids = recorded(q);
+        assert_eq!(
+            ids.last(),
+            Some(&img.header().eos),
+            "{q:?}: the recorded answer has no EOS"
+        );
+        let mut text = String::new();
+        let mut f = ssnail_tokenizer::AsciiFolder::new();
+        for t in ids {
+            f.push(&img.vocab_piece(t), &mut text);
+        }
+        text
+    }
 }

@@ -7,12 +7,11 @@
 //!
 //! SSNAIL_QA_GGUF names another GGUF (e.g. one with a weight changed, to see this test fail).
 
-use ssnail_mega65_program::trained_model::{image, recorded};
+use ssnail_mega65_program::trained_model::{image, recorded_answer};
 use ssnail_mega65_program::{answer_and_rest, prg, soft_core_disk, transcript};
 
 use ssnail_core::{Board, Ssnail};
 use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
-use ssnail_tokenizer::AsciiFolder;
 
 const QUESTIONS: [&str; 3] = ["what is the mega65?", "what is ssnail?", "who trained you?"];
 
@@ -22,22 +21,7 @@ fn the_trained_model_answers_on_a_stock_r3_from_the_disk_as_recorded_under_hardw
     let d81 = soft_core_disk(true, &[("ssnail-qa.ssnail", &img)]);
 
     let (dev, _) = Ssnail::load_bytes(&img, None).unwrap();
-    let eos = dev.header().eos;
-    let mut want = Vec::new();
-    for q in QUESTIONS {
-        let ids = recorded(q);
-        assert_eq!(
-            ids.last(),
-            Some(&eos),
-            "{q:?}: the recorded answer has no EOS"
-        );
-        let mut text = String::new();
-        let mut f = AsciiFolder::new();
-        for t in ids {
-            f.push(&dev.vocab_piece(t), &mut text);
-        }
-        want.push(text);
-    }
+    let want: Vec<String> = QUESTIONS.iter().map(|q| recorded_answer(&dev, q)).collect();
 
     // greedy, as the model's quality was measured (the program samples at 0.8 unless told)
     let mut keys = String::from("{RETURN}{WAIT 2}/temp 0{RETURN}");

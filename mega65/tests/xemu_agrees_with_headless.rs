@@ -22,7 +22,7 @@ use ssnail_core::{Board, Machine as Core, NoHost, Numerics, Ssnail};
 use ssnail_disk::D81;
 use ssnail_mega65::{KeyScript, Machine, CPU_HZ};
 use ssnail_tokenizer::image::image_memory;
-use ssnail_tokenizer::{AsciiFolder, ImageTokenizer};
+use ssnail_tokenizer::ImageTokenizer;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -950,7 +950,7 @@ fn stock_xemu_runs_the_software_core_from_the_d81_and_answers_as_ssnail_run_hw()
 /// SSNAIL_QA_GGUF names another GGUF (one with a weight changed makes this fail).
 #[test]
 fn stock_xemu_gives_the_trained_models_recorded_answers_on_the_software_core_from_the_d81() {
-    use ssnail_mega65_program::trained_model::{image, recorded};
+    use ssnail_mega65_program::trained_model::{image, recorded_answer};
     const QUESTIONS: [&str; 2] = ["explain the mega65", "tell me about the software core"];
     let xemu = stock_xemu();
     let work = tempfile::tempdir().unwrap();
@@ -964,24 +964,7 @@ fn stock_xemu_gives_the_trained_models_recorded_answers_on_the_software_core_fro
         ],
     );
     let (dev, _) = Ssnail::load_bytes(&img, None).unwrap();
-    let eos = dev.header().eos;
-    let want: Vec<String> = QUESTIONS
-        .iter()
-        .map(|q| {
-            let ids = recorded(q);
-            assert_eq!(
-                ids.last(),
-                Some(&eos),
-                "{q:?}: the recorded answer has no EOS"
-            );
-            let mut text = String::new();
-            let mut f = AsciiFolder::new();
-            for t in ids {
-                f.push(&dev.vocab_piece(t), &mut text);
-            }
-            text
-        })
-        .collect();
+    let want: Vec<String> = QUESTIONS.iter().map(|q| recorded_answer(&dev, q)).collect();
 
     let sd = work.path().join("sd");
     write_tree(&sd, &[("SSNAIL.PRG", prg()), ("SSNAIL.OVL", ovl())]);
