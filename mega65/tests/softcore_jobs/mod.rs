@@ -236,6 +236,23 @@ impl Case {
     fn lea(&mut self, a: u8, addr: u32) {
         self.i(Op::Lea, a, 15, addr, 0, 0);
     }
+    /// ATTN with `blk` (its 24 bytes 32-byte aligned) and q at `qa` over positions 0..t: the
+    /// output allocated after the block, the position in register `reg` or one drawn at random
+    /// (after the output), and with `nan_ok` any NaN in the output counts as the reference's.
+    fn attn(&mut self, blk: &AttnBlock, qa: u32, t: u32, reg: Option<u8>, nan_ok: bool) {
+        let ba = (self.alloc(64, true) + 31) & !31;
+        self.put(ba, &blk.encode()[..24]);
+        let n = blk.n_heads * blk.head_dim;
+        let za = self.alloc(4 * n, true);
+        if nan_ok {
+            self.nan_ok(za, n, 4);
+        }
+        let reg = reg.unwrap_or_else(|| self.below(15) as u8);
+        self.li(reg, t - 1);
+        let (bo, qo, zo) = (self.operand(ba), self.operand(qa), self.operand(za));
+        self.i(Op::Attn, reg, 0, bo, qo, zo);
+    }
+
     fn nan_ok(&mut self, addr: u32, count: u32, size: u32) {
         self.nan_ok.push(NanOk { addr, count, size });
     }
@@ -915,13 +932,7 @@ fn add_attn(c: &mut Case, (nh, nkv, hd, t): (u32, u32, u32, u32), kv: u32, mag: 
         head_dim: hd,
         kv_format: kv,
     };
-    let ba = (c.alloc(64, true) + 31) & !31;
-    c.put(ba, &blk.encode()[..24]);
-    let za = c.alloc(4 * nh * hd, true);
-    let reg = c.below(15) as u8;
-    c.li(reg, t - 1);
-    let (bo, qo, zo) = (c.operand(ba), c.operand(qa), c.operand(za));
-    c.i(Op::Attn, reg, 0, bo, qo, zo);
+    c.attn(&blk, qa, t, None, false);
 }
 
 /// Several ATTN, RMSNORM, LAYERNORM and MEANROWS instructions of different sizes in one job: what
@@ -1100,13 +1111,7 @@ fn attention_scores_with_nans_infinities_zeros_and_ties_take_the_definitions_max
             head_dim: hd,
             kv_format: kv,
         };
-        let ba = (c.alloc(64, true) + 31) & !31;
-        c.put(ba, &blk.encode()[..24]);
-        let za = c.alloc(4 * nh * hd, true);
-        c.nan_ok(za, nh * hd, 4);
-        c.li(3, t - 1);
-        let (bo, qo, zo) = (c.operand(ba), c.operand(qa), c.operand(za));
-        c.i(Op::Attn, 3, 0, bo, qo, zo);
+        c.attn(&blk, qa, t, Some(3), true);
         c.run();
     }
 }
@@ -1171,13 +1176,7 @@ fn attention_over_f16_caches_at_the_halfs_edges_agrees() {
                 head_dim: hd,
                 kv_format: KV_F16,
             };
-            let ba = (c.alloc(64, true) + 31) & !31;
-            c.put(ba, &blk.encode()[..24]);
-            let za = c.alloc(4 * nh * hd, true);
-            c.nan_ok(za, nh * hd, 4);
-            c.li(3, t - 1);
-            let (bo, qo, zo) = (c.operand(ba), c.operand(qa), c.operand(za));
-            c.i(Op::Attn, 3, 0, bo, qo, zo);
+            c.attn(&blk, qa, t, Some(3), true);
             c.run();
         }
     }
