@@ -84,8 +84,8 @@ static f32 gelu(f32 x)
 #endif
 
 #ifdef SV_ASM
-#if SC_VEC > 255
-#error "softvec65.s counts elements in a byte"
+#if SC_VEC > 63
+#error "softvec65.s counts elements in a byte and reaches LAYERNORM's b (y + SC_VEC) by (sv_q),Z"
 #endif
 /* softvec65.s's fallbacks: the definition on the same operands */
 void sv_slow_mul(void)
@@ -269,8 +269,11 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
  * d_i is recomputed in the last pass (the same single each time) instead of being kept. */
 uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
 {
+#ifndef SV_ASM
     uint16_t i;
-    f32 s = SF_ZERO, rn, mu, r, d;
+    f32 d, mu;
+#endif
+    f32 s = SF_ZERO, rn, r;
     uint8_t e = span4(x, n0);
     if (e)
         return e;
@@ -279,6 +282,40 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
     if ((e = span4(gb, 2 * n0)) != 0 || (e = span4(z, n0)) != 0)
         return e;
     rn = recip_n(n0);
+#ifdef SV_ASM
+    /* softvec65.s: x − mu as x + (−mu), which is sf_sub's own step (softfloat.c) */
+    sv_acc = SF_ZERO;
+    for (at = 0; more(n0); at += n) {
+        get(x, sc_w.v.x);
+        sv_p = sc_w.v.x;
+        sv_n = (uint8_t)n;
+        sv_k_sum();
+    }
+    sv_a = sv_acc;
+    sv_b = rn;
+    sv_mulz();
+    sv_c = sv_r ^ 0x80000000UL; /* −mu */
+    sv_acc = SF_ZERO;
+    for (at = 0; more(n0); at += n) {
+        get(x, sc_w.v.x);
+        sv_p = sc_w.v.x;
+        sv_n = (uint8_t)n;
+        sv_k_sumsqd();
+    }
+    s = sv_acc;
+    r = rsqrt(sf_add(sf_mul(s, rn), eps));
+    for (at = 0; more(n0); at += n) {
+        get(x, sc_w.v.x);
+        get(gb, sc_w.v.y);
+        get(gb + 4 * n0, sc_w.v.b);
+        sv_acc = r;
+        sv_p = sc_w.v.x;
+        sv_q = sc_w.v.y;
+        sv_n = (uint8_t)n;
+        sv_k_lnout((uint8_t)(4 * SC_VEC)); /* b = y + SC_VEC (softcore_int.h) */
+        put(z, sc_w.v.x);
+    }
+#else
     for (at = 0; more(n0); at += n) {
         get(x, sc_w.v.x);
         for (i = 0; i < n; ++i)
@@ -304,6 +341,7 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
         }
         put(z, sc_w.v.x);
     }
+#endif
     return SC_OK;
 }
 

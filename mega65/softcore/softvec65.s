@@ -23,7 +23,7 @@
         .export         _sv_mul, _sv_mulz, _sv_add, _sv_f16, _sv_sqrt
         .export         _sv_tab1, _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale, _sv_k_scale2, _sv_k_rope
         .export         _sv_k_dot, _sv_k_axpy, _sv_k_vop, _sv_k_tab, _sv_k_expsum
-        .export         _sv_k_argmax, _sv_k_cvt16
+        .export         _sv_k_argmax, _sv_k_cvt16, _sv_k_sum, _sv_k_sumsqd, _sv_k_lnout
         .export         _sv_k_scores, _sv_k_avs, _sv_ra, _sv_rs, _sv_rb, _sv_rl, _sv_rn, _sv_m, _sv_qb, _sv_kb, _sv_sp
         .import         _sc_poll, _sc_stop, _sc_tick
         .import         SC_NEAR_DELTA           ; a near buffer's chip RAM address is its own + this
@@ -69,7 +69,8 @@ kv:     .res    4                       ; order keys
 kt:     .res    4
 opp:    .res    1                       ; bit 7: the addends' signs differ
 tp:     .res    4                       ; the table segment's c0, c1 (flat address)
-f16:    .res    1                       ; kernels: 0 F32 second operand, else F16
+f16:    .res    1                       ; kernels: 0 F32 second operand, else F16 (LAYERNORM:
+                                        ; b's offset)
 t16:    .res    1                       ; mulh: the half's significand, top bits
 
         .bss
@@ -1020,6 +1021,54 @@ _sv_k_scale2:
         movf    _sv_a, _sv_r
         getf    _sv_b, _sv_q, 0
         jsr     _sv_mul
+        putf    _sv_p, _sv_r
+        jsr     incp
+        jsr     incq
+        next    @loop
+
+; LAYERNORM's mean: acc = single(acc + x[i]), p = x
+_sv_k_sum:
+@loop:  movf    _sv_a, _sv_acc
+        getf    _sv_b, _sv_p, 0
+        jsr     _sv_add
+        movf    _sv_acc, _sv_r
+        jsr     incp
+        next    @loop
+
+; LAYERNORM's variance: d = single(x[i] + c) (c = −mu: softfloat.c's sf_sub is that addition),
+; acc = single(acc + single(d·d)), p = x
+_sv_k_sumsqd:
+@loop:  getf    _sv_a, _sv_p, 0
+        movf    _sv_b, _sv_c
+        jsr     _sv_add
+        movf    _sv_a, _sv_r
+        movf    _sv_b, _sv_r
+        jsr     _sv_mul
+        movf    _sv_a, _sv_acc
+        movf    _sv_b, _sv_r
+        jsr     _sv_add
+        movf    _sv_acc, _sv_r
+        jsr     incp
+        next    @loop
+
+; LAYERNORM's output: x[i] = single(single(single(d·acc)·g[i]) + b[i]) with d = single(x[i] + c)
+; (c = −mu, acc = r), p = x, q = g, b at q + A bytes (A <= 252: softvec.c's buffers)
+_sv_k_lnout:
+        sta     f16                     ; here: b's offset from g
+@loop:  getf    _sv_a, _sv_p, 0
+        movf    _sv_b, _sv_c
+        jsr     _sv_add                 ; d
+        movf    _sv_a, _sv_r
+        movf    _sv_b, _sv_acc
+        jsr     _sv_mul                 ; d·r
+        movf    _sv_a, _sv_r
+        getf    _sv_b, _sv_q, 0
+        jsr     _sv_mul                 ; ·g
+        movf    _sv_a, _sv_r
+        ldz     f16
+        ldqi    _sv_q
+        stq     _sv_b
+        jsr     _sv_add                 ; + b
         putf    _sv_p, _sv_r
         jsr     incp
         jsr     incq

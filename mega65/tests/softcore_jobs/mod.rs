@@ -1034,6 +1034,67 @@ fn rmsnorm_square_roots_at_their_edges_agree() {
     }
 }
 
+/// LAYERNORM at its edges: x of one value (with pairs ±1/4 around it in even lengths, so the sum
+/// stays exact), where d = x − mu is exactly zero whenever N and the sum make mu exact (N = 1, 2,
+/// 32, 64) and tiny otherwise (31, 33, 63, 65, 384 elements: around the chunks and MiniLM's
+/// dimension); the variance is then 0 or tiny, r = rsqrt(eps) or huge. Biases of ±0 show a zero
+/// d's sign (x − mu is +0; −(mu − x) would be −0, and −0 + −0 stays −0), gains and biases also
+/// ±0, subnormals, ±inf, NaN and the smallest normal; in place and not.
+#[test]
+fn layernorm_at_its_edges_agrees() {
+    let specials = [
+        0.0f32,
+        -0.0,
+        1e-40,
+        -1e-42,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE,
+    ];
+    for (k, n0) in [1u32, 2, 31, 32, 33, 63, 64, 65, 384]
+        .into_iter()
+        .enumerate()
+    {
+        let mut c = Case::new(format!("LAYERNORM edges #{k}"), 7800 + k as u64, 1 << 18);
+        let mut x = vec![1.5f32; n0 as usize];
+        if n0.is_multiple_of(2) {
+            for i in (0..n0 as usize / 2).step_by(3) {
+                x[2 * i] += 0.25;
+                x[2 * i + 1] -= 0.25;
+            }
+        }
+        let xa = c.f32s(&x);
+        let mut gb = c.spread(2 * n0, 0.5, 2.0);
+        for i in 0..n0 as usize {
+            // the bias: ±0 mostly, else a special value or the random one
+            gb[n0 as usize + i] = match c.below(8) {
+                0..=2 => 0.0,
+                3..=5 => -0.0,
+                6 => specials[c.below(specials.len() as u64) as usize],
+                _ => gb[n0 as usize + i],
+            };
+            if c.below(8) == 0 {
+                gb[i] = specials[c.below(specials.len() as u64) as usize];
+            } else if c.below(4) == 0 {
+                gb[i] = -gb[i];
+            }
+        }
+        let ga = c.f32s(&gb);
+        let za = if k % 3 == 1 {
+            xa
+        } else {
+            c.alloc(4 * n0, true)
+        };
+        c.nan_ok(za, n0, 4);
+        let e = [0x3727_C5AC, 0x2B8C_BCCC, 0][k % 3];
+        let (xo, go, zo) = (c.operand(xa), c.operand(ga), c.operand(za));
+        c.setn(n0, 0, e);
+        c.i(Op::LayerNorm, 0, 0, xo, go, zo);
+        c.run();
+    }
+}
+
 /// ATTN's running maximum of the scores (sf_lt's order, which the assembler's row loop keeps):
 /// K rows whose scores are NaN (a NaN, or an infinity times a zero q), +inf, -inf, both zeros,
 /// equal scores and negative scores of every size, in F16 and F32 caches. An infinite score is
