@@ -397,7 +397,7 @@ uint8_t sv_rope(uint32_t x, uint32_t cs, uint32_t n0, uint32_t n1)
 
 /* MEANROWS: per column, the sequential sum over `rows` rows of f32[N0] in order, then
  * single(sum·recip(rows)). Columns go chunk by chunk; each chunk is written after all its rows
- * are read. */
+ * are read. cc65 builds add a row's chunk with VADD's kernel and scale with ATTN's. */
 uint8_t sv_meanrows(uint32_t x, uint32_t z, uint32_t n0, uint32_t rows)
 {
     uint16_t i;
@@ -414,11 +414,25 @@ uint8_t sv_meanrows(uint32_t x, uint32_t z, uint32_t n0, uint32_t rows)
             sc_w.v.x[i] = SF_ZERO;
         for (r = 0; r < rows && !SC_POLL(); ++r) {
             get(x + 4 * r * n0, sc_w.v.y);
+#ifdef SV_ASM
+            sv_p = sc_w.v.x;
+            sv_q = sc_w.v.y;
+            sv_n = (uint8_t)n;
+            sv_k_vop(0);
+#else
             for (i = 0; i < n; ++i)
                 sc_w.v.x[i] = sf_add(sc_w.v.x[i], sc_w.v.y[i]);
+#endif
         }
+#ifdef SV_ASM
+        sv_c = rr;
+        sv_p = sc_w.v.x;
+        sv_n = (uint8_t)n;
+        sv_k_scale();
+#else
         for (i = 0; i < n; ++i)
             sc_w.v.x[i] = sf_mul(sc_w.v.x[i], rr);
+#endif
         put(z, sc_w.v.x);
     }
     return SC_OK;

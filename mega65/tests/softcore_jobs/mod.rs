@@ -1095,6 +1095,53 @@ fn layernorm_at_its_edges_agrees() {
     }
 }
 
+/// MEANROWS at its edges: columns of −0 only (the sums start at +0, so their mean is +0), columns
+/// that cancel exactly, columns with ±inf (a NaN mean where both meet), NaN, subnormals and the
+/// largest singles (a sum that overflows), over 1, 2, 3, 10 and 255 rows and lengths around the
+/// chunks and MiniLM's 384.
+#[test]
+fn meanrows_at_its_edges_agrees() {
+    let cells = [
+        -0.0f32,
+        0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        1e-40,
+        -3e-42,
+        f32::MAX,
+        1.0,
+        -1.0,
+    ];
+    for (k, (n0, rows)) in [(33u32, 1u32), (31, 2), (64, 3), (384, 10), (65, 255)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut c = Case::new(format!("MEANROWS edges #{k}"), 7900 + k as u64, 1 << 18);
+        let mut x = c.vector(rows * n0);
+        for col in 0..n0 as usize {
+            let kind = c.below(6);
+            for r in 0..rows as usize {
+                let v = &mut x[r * n0 as usize + col];
+                match kind {
+                    0 => *v = -0.0,
+                    1 => *v = if r % 2 == 0 { 2.5 } else { -2.5 },
+                    2 | 3 if c.below(3) == 0 => *v = cells[c.below(cells.len() as u64) as usize],
+                    _ => {}
+                }
+            }
+        }
+        let xa = c.f32s(&x);
+        let za = c.alloc(4 * n0, true);
+        c.nan_ok(za, n0, 4);
+        c.li(3, rows);
+        let (xo, zo) = (c.operand(xa), c.operand(za));
+        c.setn(n0, 0, 0);
+        c.i(Op::MeanRows, 3, 0, xo, 0, zo);
+        c.run();
+    }
+}
+
 /// ATTN's running maximum of the scores (sf_lt's order, which the assembler's row loop keeps):
 /// K rows whose scores are NaN (a NaN, or an infinity times a zero q), +inf, -inf, both zeros,
 /// equal scores and negative scores of every size, in F16 and F32 caches. An infinite score is
