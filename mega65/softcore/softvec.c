@@ -127,6 +127,9 @@ static f32 rsqrt(f32 a)
 }
 #ifdef SV_ASM
 
+#if FN_GELU_LO != 0xC0C00000UL || FN_GELU_HI != 0x40C00000UL || FN_GELU_K != 0x41AAAAABUL
+#error "softvec65.s's gseg takes GELU's segment in fixed point for lo = -6, hi = 6, k = 21.333334"
+#endif
 const struct sv_tab sv_exp_tab = {FN_EXP_LO, FN_EXP_HI, FN_EXP_K, SV_TAB_EXP, FN_EXP_BELOW, FN_EXP_ABOVE};
 static const struct sv_tab silu_tab = {FN_SILU_LO, FN_SILU_HI, FN_SILU_K, SV_TAB_SILU, FN_SILU_BELOW, FN_SILU_ABOVE};
 static const struct sv_tab gelu_tab = {FN_GELU_LO, FN_GELU_HI, FN_GELU_K, SV_TAB_GELU, FN_GELU_BELOW, FN_GELU_ABOVE};

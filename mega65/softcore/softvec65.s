@@ -101,6 +101,7 @@ tkhi:   .res    4
 tcur:   .res    2                       ; the descriptor set up last (0: none)
 twin:   .res    4                       ; min(|lo|, hi) when lo < 0 < hi, else 0: |x| below it
                                         ; is inside the table's range
+tgelu:  .res    1                       ; nonzero: the table is GELU's (gseg)
 
         .code
 
@@ -753,6 +754,11 @@ tsetup: lda     _sv_tabd
         lda     (_sv_tabd),y
         sta     tbelow
         lda     ttab                    ; SV_TAB_*: its flat address from tflat
+        ldx     #0
+        cmp     #2                      ; SV_TAB_GELU (softvec65.h)
+        bne     :+
+        inx
+:       stx     tgelu
         asl     a
         asl     a
         tax
@@ -865,7 +871,11 @@ table:  lda     v+3                     ; |v| below twin: inside lo..hi, no rule
         sbcq    tkhi
         lda     tabove
         lbcs    @rule
-@in:    movf    _sv_a, v
+@in:    lda     tgelu
+        beq     @flt
+        jsr     gseg
+        lbcc    @seg                    ; A = the segment
+@flt:   movf    _sv_a, v
         movf    _sv_b, tmlo
         jsr     _sv_add
         movf    _sv_a, _sv_r
@@ -942,6 +952,92 @@ table:  lda     v+3                     ; |v| below twin: inside lo..hi, no rule
         sta     _sv_r+3
         rts
 @ident: movf    _sv_r, v
+        rts
+
+; GELU's segment without the two roundings, for |v| < 6 (lo = -6, hi = 6, k = 21.333334 as
+; fn_tables.h has them; softvec.c stops the build if they change): t = (v + 6)·k in fixed point,
+; u = (v + 6)·2^21 with |v|·2^21 truncated (off by less than 2^-21), P = u·k's significand =
+; t·2^40 exactly for that u. The definition's single(single(v + 6)·k) is within 2^-17 +
+; k·2^-21 of the real (v + 6)·k (half an ulp of each rounding: results below 256 and 12), and
+; the fixed t within k·2^-21 of it: less than 2^-14 together. So when t's top 14 fraction bits
+; are neither all 0 nor all 1, t's integer part is the definition's floor. C = 0 and A = that
+; segment; C = 1 (near an integer, or t at 256) the definition's arithmetic decides.
+; Scratch: the multiplier, wy.
+gseg:   lda     v+2
+        asl     a
+        lda     v+3
+        rol     a                       ; v's biased exponent e (|v| < 6: e <= 129)
+        sec
+        sbc     #105                    ; j = e − 105: |v|·2^21 = (m·2^j) >> 24
+        bcc     @w0                     ; e < 105: |v|·2^21 < 1, truncated to 0
+        sta     ey
+        lda     #0
+        sta     MULB
+        sta     MULB+1
+        sta     MULB+2
+        sta     MULB+3
+        sta     MULA+3
+        lda     v
+        sta     MULA
+        lda     v+1
+        sta     MULA+1
+        lda     v+2
+        ora     #$80
+        sta     MULA+2
+        lda     ey
+        and     #7
+        tay
+        lda     ey
+        lsr     a
+        lsr     a
+        lsr     a
+        tax
+        lda     bits,y                  ; MULB = 2^j (j <= 24: byte j/8)
+        sta     MULB,x
+        ldq     MULO+3
+        bra     @u
+@w0:    lda     #0
+        tax
+        tay
+        taz
+@u:     stq     wy                      ; w = |v|·2^21, truncated
+        lda     #0
+        ldx     #0
+        ldy     #$C0
+        ldz     #0                      ; 6·2^21
+        bit     v+3
+        bmi     @neg
+        clc
+        adcq    wy
+        bra     @p
+@neg:   sec
+        sbcq    wy
+@p:     stq     MULA                    ; u (< 12·2^21)
+        lda     #$AB                    ; k's significand $AAAAAB (k = $AAAAAB·2^-19)
+        sta     MULB
+        lda     #$AA
+        sta     MULB+1
+        sta     MULB+2
+        lda     #0
+        sta     MULB+3
+        lda     MULO+6                  ; t >= 256: the definition's clamp decides
+        bne     @no
+        lda     MULO+3                  ; bits 26-31 with byte 4 (bits 32-39): t's top 14
+        and     #$FC                    ; fraction bits
+        beq     @lo
+        cmp     #$FC
+        beq     @hi
+@yes:   lda     MULO+5                  ; floor(t)
+        clc
+        rts
+@lo:    lda     MULO+4
+        bne     @yes
+@no:    sec
+        rts
+@hi:    lda     MULO+4
+        cmp     #$FF
+        bne     @yes
+        sec
         rts
 
 ; ---------------------------------------------------------------------------------------------
@@ -1399,6 +1495,7 @@ nextw:  clc
         .rodata
 pow2:   .byte   $00, $80, $40, $20, $10, $08, $04, $02   ; 2^(8−k) for a shift right by k
 shofs7: .byte   21, 18, 15, 12, 9, 6, 3, 0              ; BRA offsets into 7 LSRQs: k of them
+bits:   .byte   $01, $02, $04, $08, $10, $20, $40, $80   ; 2^k
 
 ; ---------------------------------------------------------------------------------------------
 ; VADD / VMUL: x[i] = single(x[i] + y[i]) (A = 0) or single(x[i]·y[i]) (A != 0), p = x, q = y

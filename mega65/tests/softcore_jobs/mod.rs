@@ -836,6 +836,61 @@ fn function_tables_agree_at_every_segment_and_at_their_edges() {
     }
 }
 
+/// GELU at each of its 255 segment changes: the first single x where floor(single(single(x + 6)·k))
+/// reaches the next segment (found on the singles' order here, in the definition's f32
+/// arithmetic), its neighbours on both sides, and x near 0 (where x + 6 ≈ 6 gives t ≈ 128, just
+/// above an integer), ±0, subnormals and the ends ±6. An index taken in fixed point without its
+/// margin from the integers, or with too small a margin, takes a neighbour's segment here.
+#[test]
+fn gelu_agrees_at_every_segment_change() {
+    let (lo, k) = (-6.0f32, f32::from_bits(0x41AA_AAAB));
+    let seg = |x: f32| (((x - lo) * k).floor() as i32).clamp(0, 255);
+    let key = |f: f32| {
+        let b = f.to_bits();
+        if b >> 31 == 1 {
+            !b
+        } else {
+            b | 0x8000_0000
+        }
+    };
+    let from_key = |kk: u32| f32::from_bits(if kk >> 31 == 1 { kk & 0x7FFF_FFFF } else { !kk });
+    let mut x = Vec::new();
+    for i in 1..256 {
+        // the least key whose segment is i or more, between -6 and 6
+        let (mut a, mut b) = (key(lo), key(6.0f32));
+        while b - a > 1 {
+            let m = a + (b - a) / 2;
+            if seg(from_key(m)) >= i {
+                b = m;
+            } else {
+                a = m;
+            }
+        }
+        let t = from_key(b);
+        x.extend([t, t.next_down(), t.next_up()]);
+    }
+    x.extend([
+        0.0,
+        -0.0,
+        1e-40,
+        -1e-40,
+        1e-7,
+        -1e-7,
+        3e-6,
+        -3e-6,
+        lo,
+        lo.next_up(),
+        6.0f32.next_down(),
+    ]);
+    let n0 = x.len() as u32;
+    let mut c = Case::new("GELU segment changes".into(), 3950, 1 << 18);
+    let xa = c.f32s(&x);
+    let za = c.alloc(4 * n0, true);
+    c.setn(n0, 0, 0);
+    c.i(Op::Gelu, 0, 0, xa, 0, za);
+    c.run();
+}
+
 #[test]
 fn rope_meanrows_and_argmax_agree_bit_for_bit() {
     for k in 0..16u64 {
