@@ -17,12 +17,14 @@
 static uint16_t n;  /* elements in this chunk */
 static uint32_t at; /* elements done */
 
+static uint16_t vmax = SC_VEC; /* elements a chunk (cc65 builds: sv_map and LAYERNORM set more) */
+
 /* The next chunk of a vector of `len` from element `at`: sets n; 0 when the vector is done. */
 static uint8_t more(uint32_t len)
 {
     if (at >= len || SC_POLL()) /* RUN/STOP: the loop ends (softcore_int.h) */
         return 0;
-    n = len - at < SC_VEC ? (uint16_t)(len - at) : SC_VEC;
+    n = len - at < vmax ? (uint16_t)(len - at) : vmax;
     return 1;
 }
 
@@ -84,8 +86,15 @@ static f32 gelu(f32 x)
 #endif
 
 #ifdef SV_ASM
-#if SC_VEC > 63
-#error "softvec65.s counts elements in a byte and reaches LAYERNORM's b (y + SC_VEC) by (sv_q),Z"
+/* elementwise chunks: x and y in the buffer union's float GEMV member (softcore_int.h), a count
+ * the kernels keep in a byte */
+#if SC_GF_BYTES / 8 > 255
+#define SV_BIG 255
+#else
+#define SV_BIG (SC_GF_BYTES / 8)
+#endif
+#if SC_VEC > 255
+#error "softvec65.s counts elements in a byte"
 #endif
 /* softvec65.s's fallbacks: the definition on the same operands */
 void sv_slow_mul(void)
@@ -153,6 +162,7 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
     uint16_t i;
     f32 v;
 #endif
+    f32 *by;
     uint8_t two = op == OP_VADD || op == OP_VMUL || op == OP_SILUMUL;
     uint8_t e = span4(x, n0);
     if (!e && two)
@@ -161,13 +171,21 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
         e = sc_span(z, sc_mul_sat(n0, op == OP_CVT16 ? 2 : 4));
     if (e)
         return e;
+#ifdef SV_ASM
+    /* VADD, VMUL, GELU and CVT16 in cc65 builds: chunks of SV_BIG elements, x at the union's start
+     * (sc_w.v.x) and y or CVT16's halves after them (fewer chunks: the C and the DMA set-up
+     * around one cost about as much as ten additions) */
+    if (op != OP_SILUMUL)
+        vmax = SV_BIG;
+#endif
+    by = sc_w.v.x + vmax; /* SC_VEC: sc_w.v.y */
     for (at = 0; more(n0); at += n) {
         get(x, sc_w.v.x);
         if (two)
-            get(y, sc_w.v.y);
+            get(y, by);
 #ifdef SV_ASM
         sv_p = sc_w.v.x;
-        sv_q = sc_w.v.y;
+        sv_q = by;
         sv_n = (uint8_t)n;
         if (op == OP_SILUMUL) {
             sv_tabd = &silu_tab;
@@ -175,10 +193,9 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
         } else if (op == OP_GELU) {
             sv_tabd = &gelu_tab;
             sv_k_tab();
-        } else if (op == OP_CVT16) {
-            sv_q = sc_w.v.h;
+        } else if (op == OP_CVT16)
             sv_k_cvt16();
-        } else
+        else
             sv_k_vop(op == OP_VMUL);
 #else
         for (i = 0; i < n; ++i) {
@@ -203,10 +220,15 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
         }
 #endif
         if (op == OP_CVT16)
+#ifdef SV_ASM
+            sm_write(z + 2 * at, by, 2 * n);
+#else
             sm_write(z + 2 * at, sc_w.v.h, 2 * n);
+#endif
         else
             put(z, sc_w.v.x);
     }
+    vmax = SC_VEC;
     return SC_OK;
 }
 
@@ -286,7 +308,9 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
         return e;
     rn = recip_n(n0);
 #ifdef SV_ASM
-    /* softvec65.s: x − mu as x + (−mu), which is sf_sub's own step (softfloat.c) */
+    /* softvec65.s: x − mu as x + (−mu), which is sf_sub's own step (softfloat.c); the sums read
+     * x in SV_BIG chunks, the last pass x, g and b in chunks of 63 (b at g + 252 bytes) */
+    vmax = SV_BIG;
     sv_acc = SF_ZERO;
     for (at = 0; more(n0); at += n) {
         get(x, sc_w.v.x);
@@ -307,17 +331,19 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
     }
     s = sv_acc;
     r = rsqrt(sf_add(sf_mul(s, rn), eps));
+    vmax = 63;
     for (at = 0; more(n0); at += n) {
         get(x, sc_w.v.x);
-        get(gb, sc_w.v.y);
-        get(gb + 4 * n0, sc_w.v.b);
+        get(gb, sc_w.v.x + 63);
+        get(gb + 4 * n0, sc_w.v.x + 2 * 63);
         sv_acc = r;
         sv_p = sc_w.v.x;
-        sv_q = sc_w.v.y;
+        sv_q = sc_w.v.x + 63;
         sv_n = (uint8_t)n;
-        sv_k_lnout((uint8_t)(4 * SC_VEC)); /* b = y + SC_VEC (softcore_int.h) */
+        sv_k_lnout(4 * 63);
         put(z, sc_w.v.x);
     }
+    vmax = SC_VEC;
 #else
     for (at = 0; more(n0); at += n) {
         get(x, sc_w.v.x);

@@ -1089,6 +1089,44 @@ fn rmsnorm_square_roots_at_their_edges_agree() {
     }
 }
 
+/// VADD, VMUL, GELU, CVT16 and LAYERNORM at lengths around the assembler build's chunks (192
+/// elements for the elementwise ops, 63 in LAYERNORM's last pass, SC_VEC = 32 elsewhere) and
+/// their multiples, in place and not.
+#[test]
+fn elementwise_ops_and_layernorm_across_the_large_chunks_agree() {
+    let ops = [Op::VAdd, Op::VMul, Op::Gelu, Op::Cvt16, Op::LayerNorm];
+    for (k, n0) in [62u32, 63, 64, 126, 127, 191, 192, 193, 384, 385, 577]
+        .into_iter()
+        .enumerate()
+    {
+        let mut c = Case::new(format!("large chunks #{k}"), 7950 + k as u64, 1 << 19);
+        for (oi, &op) in ops.iter().enumerate() {
+            let x = if op == Op::Gelu {
+                c.spread(n0, -7.0, 7.0)
+            } else {
+                c.vector(n0)
+            };
+            let xa = c.f32s(&x);
+            let y_len = match op {
+                Op::LayerNorm => 2 * n0,
+                Op::Gelu | Op::Cvt16 => 0,
+                _ => n0,
+            };
+            let y = c.vector(y_len);
+            let ya = if y_len > 0 { c.f32s(&y) } else { 0 };
+            let za = if (k + oi) % 2 == 0 && op != Op::Cvt16 {
+                xa
+            } else {
+                c.alloc(4 * n0, true)
+            };
+            let (xo, yo, zo) = (c.operand(xa), c.operand(ya), c.operand(za));
+            c.setn(n0, 0, 0x3727_C5AC);
+            c.i(op, 0, 0, xo, yo, zo);
+        }
+        c.run();
+    }
+}
+
 /// LAYERNORM at its edges: x of one value (with pairs ±1/4 around it in even lengths, so the sum
 /// stays exact), where d = x − mu is exactly zero whenever N and the sum make mu exact (N = 1, 2,
 /// 32, 64) and tiny otherwise (31, 33, 63, 65, 384 elements: around the chunks and MiniLM's
