@@ -297,6 +297,8 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
 #ifndef SV_ASM
     uint16_t i;
     f32 d, mu;
+#else
+    uint8_t keep;
 #endif
     f32 s = SF_ZERO, rn, r;
     uint8_t e = span4(x, n0);
@@ -309,7 +311,10 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
     rn = recip_n(n0);
 #ifdef SV_ASM
     /* softvec65.s: x − mu as x + (−mu), which is sf_sub's own step (softfloat.c); the sums read
-     * x in SV_BIG chunks, the last pass x, g and b in chunks of 63 (b at g + 252 bytes) */
+     * x in SV_BIG chunks, the last pass x, g and b in chunks of 63 (b at g + 252 bytes). In place
+     * (Z = X) the variance's pass writes d_i over x_i, which only d_i needs afterwards, and the
+     * last pass reads it back instead of computing it again (the same single). */
+    keep = x == z;
     vmax = SV_BIG;
     sv_acc = SF_ZERO;
     for (at = 0; more(n0); at += n) {
@@ -327,7 +332,9 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
         get(x, sc_w.v.x);
         sv_p = sc_w.v.x;
         sv_n = (uint8_t)n;
-        sv_k_sumsqd();
+        sv_k_sumsqd(keep);
+        if (keep)
+            put(z, sc_w.v.x);
     }
     s = sv_acc;
     r = rsqrt(sf_add(sf_mul(s, rn), eps));
@@ -340,7 +347,7 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
         sv_p = sc_w.v.x;
         sv_q = sc_w.v.x + 63;
         sv_n = (uint8_t)n;
-        sv_k_lnout(4 * 63);
+        sv_k_lnout(4 * 63 | keep);
         put(z, sc_w.v.x);
     }
     vmax = SC_VEC;

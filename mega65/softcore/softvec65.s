@@ -1132,12 +1132,16 @@ _sv_k_sum:
         next    @loop
 
 ; LAYERNORM's variance: d = single(x[i] + c) (c = −mu: softfloat.c's sf_sub is that addition),
-; acc = single(acc + single(d·d)), p = x
+; acc = single(acc + single(d·d)), p = x; A != 0: d is kept in x[i] (for sv_k_lnout)
 _sv_k_sumsqd:
+        sta     f16                     ; here: keep d
 @loop:  getf    _sv_a, _sv_p, 0
         movf    _sv_b, _sv_c
         jsr     _sv_add
-        movf    _sv_a, _sv_r
+        lda     f16
+        beq     :+
+        putf    _sv_p, _sv_r
+:       movf    _sv_a, _sv_r
         movf    _sv_b, _sv_r
         jsr     _sv_mul
         movf    _sv_a, _sv_acc
@@ -1148,14 +1152,22 @@ _sv_k_sumsqd:
         next    @loop
 
 ; LAYERNORM's output: x[i] = single(single(single(d·acc)·g[i]) + b[i]) with d = single(x[i] + c)
-; (c = −mu, acc = r), p = x, q = g, b at q + A bytes (A <= 252: softvec.c's buffers)
+; (c = −mu, acc = r), p = x, q = g, b at q + (A & $FC) bytes (<= 252: softvec.c's buffers); A bit
+; 0 set: x[i] is d already (sv_k_sumsqd kept it)
 _sv_k_lnout:
+        tax
+        and     #$FC
         sta     f16                     ; here: b's offset from g
+        txa
+        and     #1
+        sta     t16                     ; here: x is d
 @loop:  getf    _sv_a, _sv_p, 0
+        lda     t16
+        bne     @d
         movf    _sv_b, _sv_c
         jsr     _sv_add                 ; d
         movf    _sv_a, _sv_r
-        movf    _sv_b, _sv_acc
+@d:     movf    _sv_b, _sv_acc
         jsr     _sv_mul                 ; d·r
         movf    _sv_a, _sv_r
         getf    _sv_b, _sv_q, 0
