@@ -102,6 +102,7 @@ tcur:   .res    2                       ; the descriptor set up last (0: none)
 twin:   .res    4                       ; min(|lo|, hi) when lo < 0 < hi, else 0: |x| below it
                                         ; is inside the table's range
 tgelu:  .res    1                       ; nonzero: the table is GELU's (gseg)
+vopv:   .res    2                       ; sv_k_vop's operation
 
         .code
 
@@ -1511,19 +1512,34 @@ bits:   .byte   $01, $02, $04, $08, $10, $20, $40, $80   ; 2^k
 
 ; ---------------------------------------------------------------------------------------------
 ; VADD / VMUL: x[i] = single(x[i] + y[i]) (A = 0) or single(x[i]·y[i]) (A != 0), p = x, q = y
+; (the operation through a vector set once a call; the pointers move on in the loop itself)
 _sv_k_vop:
-        sta     f16                     ; here: the operation
+        tax
+        beq     :+
+        lda     #<_sv_mul
+        ldx     #>_sv_mul
+        bra     @set
+:       lda     #<_sv_add
+        ldx     #>_sv_add
+@set:   sta     vopv
+        stx     vopv+1
 @loop:  getf    _sv_a, _sv_p, 0
         getf    _sv_b, _sv_q, 0
-        lda     f16
-        bne     @mul
-        jsr     _sv_add
-        bra     @put
-@mul:   jsr     _sv_mul
-@put:   putf    _sv_p, _sv_r
-        jsr     incp
-        jsr     incq
-        next    @loop
+        jsr     (vopv)
+        putf    _sv_p, _sv_r
+        clc
+        lda     _sv_p
+        adc     #4
+        sta     _sv_p
+        bcc     :+
+        inc     _sv_p+1
+:       clc
+        lda     _sv_q
+        adc     #4
+        sta     _sv_q
+        bcc     :+
+        inc     _sv_q+1
+:       next    @loop
 
 ; GELU (any table alone): x[i] = table(x[i]), p = x, sv_tabd set
 _sv_k_tab:
