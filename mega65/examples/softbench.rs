@@ -3,7 +3,7 @@
 //!
 //!     cargo run --release -p ssnail-mega65-program --example softbench [-- --defs "-D…"]
 //!         [--only gemv|tokens|stories] [--profile gemv|gemv-f16|gemv-f16-64|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt]
-//!         [--image FILE.ssnail ...]
+//!         [--image FILE.ssnail ...] [--sentence TEXT [--profile sentence]]
 //!
 //! * GEMV: one GEMV of 64 rows × 512 columns (8 rows for F16/F32/BF16) per weight format, and F16
 //!   and F32 at stories260K's shapes (64 × 64, 64 × 172), as a job `SETN; GEMV; HALT`, minus the
@@ -24,6 +24,9 @@
 //! * --image FILE: cycles per token and tokens/s of a decoder image of one's own instead of the
 //!   synthetic models (several: a table, e.g. one `ssnail convert` made with and one without
 //!   `--core soft`); with `--profile token`, where one position of the first image goes.
+//! * --sentence TEXT with --image FILE (an encoder, e.g. all-MiniLM-L6-v2 `--core soft --mem-mb
+//!   64`): the cycles of the whole job for TEXT as the image's tokenizer encodes it (on an R4
+//!   board when the image needs more than an R3's 8 MiB); with `--profile sentence`, where they go.
 //!
 //! Every job's SSNAIL memory afterwards must equal ssnail_core's (hardware numerics), or the
 //! benchmark stops: a faster core that computes something else is not measured.
@@ -32,7 +35,7 @@
 mod softcore_test_prg;
 
 use anyhow::{bail, Context, Result};
-use ssnail_core::{Host, Machine as Core, Numerics, Ssnail};
+use ssnail_core::{Board, Host, Machine as Core, Numerics, Ssnail};
 use ssnail_format::ggml::{quantize_native, GgmlType};
 use ssnail_format::image::{rt, Header, BASE};
 use ssnail_format::isa::{Instr, Op};
@@ -68,7 +71,8 @@ fn reference(mem: &[u8], job: u32) -> Result<(Vec<u8>, u32)> {
 
 /// Runs a job on the 45GS02, checks it against the Rust core; the cycles and the memory after.
 fn measured(prg: &[u8], mem: &[u8], job: u32, what: &str) -> Result<(u64, Vec<u8>)> {
-    let r = softcore_test_prg::run(prg, mem, job, 3600).map_err(anyhow::Error::msg)?;
+    let r = softcore_test_prg::run_on(board_for(mem), prg, mem, job, 3600)
+        .map_err(anyhow::Error::msg)?;
     if r.state == softcore_test_prg::SOFT_FAULT {
         bail!(
             "{what}: the software core faulted (error {} at ${:07X})",
@@ -87,6 +91,16 @@ fn measured(prg: &[u8], mem: &[u8], job: u32, what: &str) -> Result<(u64, Vec<u8
 }
 
 const PROG: u32 = BASE + 0x100;
+
+/// The board that holds `mem`: an R3 (8 MiB of HyperRAM at $8000000) when it fits, else an R4
+/// (64 MiB of SDRAM there).
+fn board_for(mem: &[u8]) -> Board {
+    if mem.len() > 8 << 20 {
+        Board::R4
+    } else {
+        Board::R3
+    }
+}
 
 fn put(mem: &mut [u8], a: u32, b: &[u8]) {
     let o = (a - BASE) as usize;
@@ -244,9 +258,9 @@ fn with_prompt(img: &[u8], prompt: &[u32], n_generate: u32) -> Result<(Vec<u8>, 
     let (dev, _) = Ssnail::load_bytes(img, None).context("loading the image")?;
     let h: Header = dev.header();
     let mut mem = dev.machine.mem().to_vec();
-    if mem.len() > 8 << 20 {
+    if mem.len() > 64 << 20 {
         bail!(
-            "the image needs {} bytes of SSNAIL memory, more than an R3 board's 8 MiB of attic RAM",
+            "the image needs {} bytes of SSNAIL memory, more than an R4 board's 64 MiB of SDRAM",
             mem.len()
         );
     }
@@ -261,6 +275,17 @@ fn with_prompt(img: &[u8], prompt: &[u32], n_generate: u32) -> Result<(Vec<u8>, 
     poke(BASE + rt::PROMPT_LEN, prompt.len() as u32);
     poke(BASE + rt::N_GENERATE, n_generate);
     Ok((mem, h.code))
+}
+
+/// SSNAIL memory and job for `text` as the image's own tokenizer encodes it (an encoder: the
+/// whole sentence is the prompt, nothing generated).
+fn with_sentence(img: &[u8], text: &str) -> Result<(Vec<u8>, u32, usize)> {
+    let (dev, _) = Ssnail::load_bytes(img, None).context("loading the image")?;
+    let tok = ssnail_tokenizer::ImageTokenizer::new(dev.machine.mem())
+        .map_err(|e| anyhow::anyhow!("the image's tokenizer: {e}"))?;
+    let ids = tok.encode(text, true);
+    let (mem, job) = with_prompt(img, &ids, 0)?;
+    Ok((mem, job, ids.len()))
 }
 
 /// Cycles per token: (run with 3 generated − run with 1) / the tokens the second made more
@@ -331,6 +356,7 @@ fn functions(out: &Path) -> Result<Vec<(u16, String)>> {
 fn profile(prg: &[u8], out: &Path, what: &str, mem: &[u8], job: u32) -> Result<()> {
     let funcs = functions(out)?;
     let mut m = Machine::new();
+    softcore_test_prg::set_board(&mut m, board_for(mem));
     let (_, entry) = m.load_prg(prg, None).map_err(anyhow::Error::msg)?;
     m.poke_phys(BASE, mem);
     m.poke_phys(0x400, &job.to_le_bytes());
@@ -421,6 +447,7 @@ fn main() -> Result<()> {
     let mut only = None;
     let mut prof = None;
     let mut images: Vec<String> = Vec::new();
+    let mut sentence = None;
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -440,8 +467,12 @@ fn main() -> Result<()> {
                 images.push(args[i + 1].clone());
                 i += 1;
             }
+            "--sentence" if i + 1 < args.len() => {
+                sentence = Some(args[i + 1].clone());
+                i += 1;
+            }
             a => bail!(
-                "softbench: unknown argument {a:?} (--defs STR, --only gemv|tokens|stories, --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt, --image FILE)"
+                "softbench: unknown argument {a:?} (--defs STR, --only gemv|tokens|stories, --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt|sentence, --image FILE, --sentence TEXT)"
             ),
         }
         i += 1;
@@ -449,6 +480,23 @@ fn main() -> Result<()> {
     let dir = tempfile::tempdir()?;
     let prg = softcore_test_prg::build(dir.path(), &defs).map_err(anyhow::Error::msg)?;
     println!("softcore_test PRG: {} bytes, DEFS = {defs:?}", prg.len());
+    if let Some(text) = &sentence {
+        let f = images
+            .first()
+            .context("--sentence needs --image FILE (an encoder image)")?;
+        let img = std::fs::read(f).with_context(|| format!("{f}: cannot read"))?;
+        let (mem, job, n) = with_sentence(&img, text)?;
+        let what = format!("{text:?} ({n} tokens) through {f}");
+        if prof.as_deref() == Some("sentence") {
+            return profile(&prg, dir.path(), &what, &mem, job);
+        }
+        let (c, _) = measured(&prg, &mem, job, &what)?;
+        println!(
+            "{what}: {c} cycles, {:.2} s at 40.5 MHz",
+            c as f64 / CPU_HZ as f64
+        );
+        return Ok(());
+    }
     if let (Some(f), Some("token")) = (images.first(), prof.as_deref()) {
         let img = std::fs::read(f).with_context(|| format!("{f}: cannot read"))?;
         let (mem, job) = with_prompt(&img, &[1], 1)?;

@@ -17,12 +17,14 @@
 static uint16_t n;  /* elements in this chunk */
 static uint32_t at; /* elements done */
 
+static uint16_t vmax = SC_VEC; /* elements a chunk (cc65 builds: sv_map and LAYERNORM set more) */
+
 /* The next chunk of a vector of `len` from element `at`: sets n; 0 when the vector is done. */
 static uint8_t more(uint32_t len)
 {
     if (at >= len || SC_POLL()) /* RUN/STOP: the loop ends (softcore_int.h) */
         return 0;
-    n = len - at < SC_VEC ? (uint16_t)(len - at) : SC_VEC;
+    n = len - at < vmax ? (uint16_t)(len - at) : vmax;
     return 1;
 }
 
@@ -84,6 +86,13 @@ static f32 gelu(f32 x)
 #endif
 
 #ifdef SV_ASM
+/* elementwise chunks: x and y in the buffer union's float GEMV member (softcore_int.h), a count
+ * the kernels keep in a byte */
+#if SC_GF_BYTES / 8 > 255
+#define SV_BIG 255
+#else
+#define SV_BIG (SC_GF_BYTES / 8)
+#endif
 #if SC_VEC > 255
 #error "softvec65.s counts elements in a byte"
 #endif
@@ -127,6 +136,9 @@ static f32 rsqrt(f32 a)
 }
 #ifdef SV_ASM
 
+#if FN_GELU_LO != 0xC0C00000UL || FN_GELU_HI != 0x40C00000UL || FN_GELU_K != 0x41AAAAABUL
+#error "softvec65.s's gseg takes GELU's segment in fixed point for lo = -6, hi = 6, k = 21.333334"
+#endif
 const struct sv_tab sv_exp_tab = {FN_EXP_LO, FN_EXP_HI, FN_EXP_K, SV_TAB_EXP, FN_EXP_BELOW, FN_EXP_ABOVE};
 static const struct sv_tab silu_tab = {FN_SILU_LO, FN_SILU_HI, FN_SILU_K, SV_TAB_SILU, FN_SILU_BELOW, FN_SILU_ABOVE};
 static const struct sv_tab gelu_tab = {FN_GELU_LO, FN_GELU_HI, FN_GELU_K, SV_TAB_GELU, FN_GELU_BELOW, FN_GELU_ABOVE};
@@ -150,6 +162,7 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
     uint16_t i;
     f32 v;
 #endif
+    f32 *by;
     uint8_t two = op == OP_VADD || op == OP_VMUL || op == OP_SILUMUL;
     uint8_t e = span4(x, n0);
     if (!e && two)
@@ -158,13 +171,21 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
         e = sc_span(z, sc_mul_sat(n0, op == OP_CVT16 ? 2 : 4));
     if (e)
         return e;
+#ifdef SV_ASM
+    /* VADD, VMUL, GELU and CVT16 in cc65 builds: chunks of SV_BIG elements, x at the union's start
+     * (sc_w.v.x) and y or CVT16's halves after them (fewer chunks: the C and the DMA set-up
+     * around one cost about as much as ten additions) */
+    if (op != OP_SILUMUL)
+        vmax = SV_BIG;
+#endif
+    by = sc_w.v.x + vmax; /* SC_VEC: sc_w.v.y */
     for (at = 0; more(n0); at += n) {
         get(x, sc_w.v.x);
         if (two)
-            get(y, sc_w.v.y);
+            get(y, by);
 #ifdef SV_ASM
         sv_p = sc_w.v.x;
-        sv_q = sc_w.v.y;
+        sv_q = by;
         sv_n = (uint8_t)n;
         if (op == OP_SILUMUL) {
             sv_tabd = &silu_tab;
@@ -172,10 +193,9 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
         } else if (op == OP_GELU) {
             sv_tabd = &gelu_tab;
             sv_k_tab();
-        } else if (op == OP_CVT16) {
-            sv_q = sc_w.v.h;
+        } else if (op == OP_CVT16)
             sv_k_cvt16();
-        } else
+        else
             sv_k_vop(op == OP_VMUL);
 #else
         for (i = 0; i < n; ++i) {
@@ -200,10 +220,15 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
         }
 #endif
         if (op == OP_CVT16)
+#ifdef SV_ASM
+            sm_write(z + 2 * at, by, 2 * n);
+#else
             sm_write(z + 2 * at, sc_w.v.h, 2 * n);
+#endif
         else
             put(z, sc_w.v.x);
     }
+    vmax = SC_VEC;
     return SC_OK;
 }
 
@@ -269,8 +294,13 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
  * d_i is recomputed in the last pass (the same single each time) instead of being kept. */
 uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
 {
+#ifndef SV_ASM
     uint16_t i;
-    f32 s = SF_ZERO, rn, mu, r, d;
+    f32 d, mu;
+#else
+    uint8_t keep;
+#endif
+    f32 s = SF_ZERO, rn, r;
     uint8_t e = span4(x, n0);
     if (e)
         return e;
@@ -279,6 +309,49 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
     if ((e = span4(gb, 2 * n0)) != 0 || (e = span4(z, n0)) != 0)
         return e;
     rn = recip_n(n0);
+#ifdef SV_ASM
+    /* softvec65.s: x − mu as x + (−mu), which is sf_sub's own step (softfloat.c); the sums read
+     * x in SV_BIG chunks, the last pass x, g and b in chunks of 63 (b at g + 252 bytes). In place
+     * (Z = X) the variance's pass writes d_i over x_i, which only d_i needs afterwards, and the
+     * last pass reads it back instead of computing it again (the same single). */
+    keep = x == z;
+    vmax = SV_BIG;
+    sv_acc = SF_ZERO;
+    for (at = 0; more(n0); at += n) {
+        get(x, sc_w.v.x);
+        sv_p = sc_w.v.x;
+        sv_n = (uint8_t)n;
+        sv_k_sum();
+    }
+    sv_a = sv_acc;
+    sv_b = rn;
+    sv_mulz();
+    sv_c = sv_r ^ 0x80000000UL; /* −mu */
+    sv_acc = SF_ZERO;
+    for (at = 0; more(n0); at += n) {
+        get(x, sc_w.v.x);
+        sv_p = sc_w.v.x;
+        sv_n = (uint8_t)n;
+        sv_k_sumsqd(keep);
+        if (keep)
+            put(z, sc_w.v.x);
+    }
+    s = sv_acc;
+    r = rsqrt(sf_add(sf_mul(s, rn), eps));
+    vmax = 63;
+    for (at = 0; more(n0); at += n) {
+        get(x, sc_w.v.x);
+        get(gb, sc_w.v.x + 63);
+        get(gb + 4 * n0, sc_w.v.x + 2 * 63);
+        sv_acc = r;
+        sv_p = sc_w.v.x;
+        sv_q = sc_w.v.x + 63;
+        sv_n = (uint8_t)n;
+        sv_k_lnout(4 * 63 | keep);
+        put(z, sc_w.v.x);
+    }
+    vmax = SC_VEC;
+#else
     for (at = 0; more(n0); at += n) {
         get(x, sc_w.v.x);
         for (i = 0; i < n; ++i)
@@ -304,6 +377,7 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
         }
         put(z, sc_w.v.x);
     }
+#endif
     return SC_OK;
 }
 
@@ -359,7 +433,7 @@ uint8_t sv_rope(uint32_t x, uint32_t cs, uint32_t n0, uint32_t n1)
 
 /* MEANROWS: per column, the sequential sum over `rows` rows of f32[N0] in order, then
  * single(sum·recip(rows)). Columns go chunk by chunk; each chunk is written after all its rows
- * are read. */
+ * are read. cc65 builds add a row's chunk with VADD's kernel and scale with ATTN's. */
 uint8_t sv_meanrows(uint32_t x, uint32_t z, uint32_t n0, uint32_t rows)
 {
     uint16_t i;
@@ -376,11 +450,25 @@ uint8_t sv_meanrows(uint32_t x, uint32_t z, uint32_t n0, uint32_t rows)
             sc_w.v.x[i] = SF_ZERO;
         for (r = 0; r < rows && !SC_POLL(); ++r) {
             get(x + 4 * r * n0, sc_w.v.y);
+#ifdef SV_ASM
+            sv_p = sc_w.v.x;
+            sv_q = sc_w.v.y;
+            sv_n = (uint8_t)n;
+            sv_k_vop(0);
+#else
             for (i = 0; i < n; ++i)
                 sc_w.v.x[i] = sf_add(sc_w.v.x[i], sc_w.v.y[i]);
+#endif
         }
+#ifdef SV_ASM
+        sv_c = rr;
+        sv_p = sc_w.v.x;
+        sv_n = (uint8_t)n;
+        sv_k_scale();
+#else
         for (i = 0; i < n; ++i)
             sc_w.v.x[i] = sf_mul(sc_w.v.x[i], rr);
+#endif
         put(z, sc_w.v.x);
     }
     return SC_OK;

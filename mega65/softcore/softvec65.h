@@ -62,6 +62,13 @@ uint8_t sv_k_argmax(void);
 void sv_k_expsum(void);
 /* sv_acc = single(sv_acc + single(x[i]·x[i])) */
 void sv_k_sumsq(void);
+/* LAYERNORM's passes (sv_c = −mu): sv_acc = single(sv_acc + x[i]); sv_acc = single(sv_acc +
+ * single(d·d)) with d = single(x[i] + sv_c), d kept in x[i] when keep; and with sv_acc = r, x[i] =
+ * single(single(single(d·r)·y[i]) + b[i]), b at sv_q + (boff & 0xFC) bytes, x[i] taken as d
+ * when boff's bit 0 is set */
+void sv_k_sum(void);
+void sv_k_sumsqd(uint8_t keep);
+void sv_k_lnout(uint8_t boff);
 /* x[i] = single(x[i]·sv_c) */
 void sv_k_scale(void);
 /* x[i] = single(single(x[i]·sv_c)·y[i]) */

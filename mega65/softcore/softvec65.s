@@ -23,7 +23,7 @@
         .export         _sv_mul, _sv_mulz, _sv_add, _sv_f16, _sv_sqrt
         .export         _sv_tab1, _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale, _sv_k_scale2, _sv_k_rope
         .export         _sv_k_dot, _sv_k_axpy, _sv_k_vop, _sv_k_tab, _sv_k_expsum
-        .export         _sv_k_argmax, _sv_k_cvt16
+        .export         _sv_k_argmax, _sv_k_cvt16, _sv_k_sum, _sv_k_sumsqd, _sv_k_lnout
         .export         _sv_k_scores, _sv_k_avs, _sv_ra, _sv_rs, _sv_rb, _sv_rl, _sv_rn, _sv_m, _sv_qb, _sv_kb, _sv_sp
         .import         _sc_poll, _sc_stop, _sc_tick
         .import         SC_NEAR_DELTA           ; a near buffer's chip RAM address is its own + this
@@ -69,7 +69,8 @@ kv:     .res    4                       ; order keys
 kt:     .res    4
 opp:    .res    1                       ; bit 7: the addends' signs differ
 tp:     .res    4                       ; the table segment's c0, c1 (flat address)
-f16:    .res    1                       ; kernels: 0 F32 second operand, else F16
+f16:    .res    1                       ; kernels: 0 F32 second operand, else F16 (LAYERNORM:
+                                        ; b's offset)
 t16:    .res    1                       ; mulh: the half's significand, top bits
 
         .bss
@@ -100,6 +101,8 @@ tkhi:   .res    4
 tcur:   .res    2                       ; the descriptor set up last (0: none)
 twin:   .res    4                       ; min(|lo|, hi) when lo < 0 < hi, else 0: |x| below it
                                         ; is inside the table's range
+tgelu:  .res    1                       ; nonzero: the table is GELU's (gseg)
+vopv:   .res    2                       ; sv_k_vop's operation
 
         .code
 
@@ -752,6 +755,11 @@ tsetup: lda     _sv_tabd
         lda     (_sv_tabd),y
         sta     tbelow
         lda     ttab                    ; SV_TAB_*: its flat address from tflat
+        ldx     #0
+        cmp     #2                      ; SV_TAB_GELU (softvec65.h)
+        bne     :+
+        inx
+:       stx     tgelu
         asl     a
         asl     a
         tax
@@ -864,7 +872,11 @@ table:  lda     v+3                     ; |v| below twin: inside lo..hi, no rule
         sbcq    tkhi
         lda     tabove
         lbcs    @rule
-@in:    movf    _sv_a, v
+@in:    lda     tgelu
+        beq     @flt
+        jsr     gseg
+        lbcc    @seg                    ; A = the segment
+@flt:   movf    _sv_a, v
         movf    _sv_b, tmlo
         jsr     _sv_add
         movf    _sv_a, _sv_r
@@ -941,6 +953,92 @@ table:  lda     v+3                     ; |v| below twin: inside lo..hi, no rule
         sta     _sv_r+3
         rts
 @ident: movf    _sv_r, v
+        rts
+
+; GELU's segment without the two roundings, for |v| < 6 (lo = -6, hi = 6, k = 21.333334 as
+; fn_tables.h has them; softvec.c stops the build if they change): t = (v + 6)·k in fixed point,
+; u = (v + 6)·2^21 with |v|·2^21 truncated (off by less than 2^-21), P = u·k's significand =
+; t·2^40 exactly for that u. The definition's single(single(v + 6)·k) is within 2^-17 +
+; k·2^-21 of the real (v + 6)·k (half an ulp of each rounding: results below 256 and 12), and
+; the fixed t within k·2^-21 of it: less than 2^-14 together. So when t's top 14 fraction bits
+; are neither all 0 nor all 1, t's integer part is the definition's floor. C = 0 and A = that
+; segment; C = 1 (near an integer, or t at 256) the definition's arithmetic decides.
+; Scratch: the multiplier, wy.
+gseg:   lda     v+2
+        asl     a
+        lda     v+3
+        rol     a                       ; v's biased exponent e (|v| < 6: e <= 129)
+        sec
+        sbc     #105                    ; j = e − 105: |v|·2^21 = (m·2^j) >> 24
+        bcc     @w0                     ; e < 105: |v|·2^21 < 1, truncated to 0
+        sta     ey
+        lda     #0
+        sta     MULB
+        sta     MULB+1
+        sta     MULB+2
+        sta     MULB+3
+        sta     MULA+3
+        lda     v
+        sta     MULA
+        lda     v+1
+        sta     MULA+1
+        lda     v+2
+        ora     #$80
+        sta     MULA+2
+        lda     ey
+        and     #7
+        tay
+        lda     ey
+        lsr     a
+        lsr     a
+        lsr     a
+        tax
+        lda     bits,y                  ; MULB = 2^j (j <= 24: byte j/8)
+        sta     MULB,x
+        ldq     MULO+3
+        bra     @u
+@w0:    lda     #0
+        tax
+        tay
+        taz
+@u:     stq     wy                      ; w = |v|·2^21, truncated
+        lda     #0
+        ldx     #0
+        ldy     #$C0
+        ldz     #0                      ; 6·2^21
+        bit     v+3
+        bmi     @neg
+        clc
+        adcq    wy
+        bra     @p
+@neg:   sec
+        sbcq    wy
+@p:     stq     MULA                    ; u (< 12·2^21)
+        lda     #$AB                    ; k's significand $AAAAAB (k = $AAAAAB·2^-19)
+        sta     MULB
+        lda     #$AA
+        sta     MULB+1
+        sta     MULB+2
+        lda     #0
+        sta     MULB+3
+        lda     MULO+6                  ; t >= 256: the definition's clamp decides
+        bne     @no
+        lda     MULO+3                  ; bits 26-31 with byte 4 (bits 32-39): t's top 14
+        and     #$FC                    ; fraction bits
+        beq     @lo
+        cmp     #$FC
+        beq     @hi
+@yes:   lda     MULO+5                  ; floor(t)
+        clc
+        rts
+@lo:    lda     MULO+4
+        bne     @yes
+@no:    sec
+        rts
+@hi:    lda     MULO+4
+        cmp     #$FF
+        bne     @yes
+        sec
         rts
 
 ; ---------------------------------------------------------------------------------------------
@@ -1020,6 +1118,66 @@ _sv_k_scale2:
         movf    _sv_a, _sv_r
         getf    _sv_b, _sv_q, 0
         jsr     _sv_mul
+        putf    _sv_p, _sv_r
+        jsr     incp
+        jsr     incq
+        next    @loop
+
+; LAYERNORM's mean: acc = single(acc + x[i]), p = x
+_sv_k_sum:
+@loop:  movf    _sv_a, _sv_acc
+        getf    _sv_b, _sv_p, 0
+        jsr     _sv_add
+        movf    _sv_acc, _sv_r
+        jsr     incp
+        next    @loop
+
+; LAYERNORM's variance: d = single(x[i] + c) (c = −mu: softfloat.c's sf_sub is that addition),
+; acc = single(acc + single(d·d)), p = x; A != 0: d is kept in x[i] (for sv_k_lnout)
+_sv_k_sumsqd:
+        sta     f16                     ; here: keep d
+@loop:  getf    _sv_a, _sv_p, 0
+        movf    _sv_b, _sv_c
+        jsr     _sv_add
+        lda     f16
+        beq     :+
+        putf    _sv_p, _sv_r
+:       movf    _sv_a, _sv_r
+        movf    _sv_b, _sv_r
+        jsr     _sv_mul
+        movf    _sv_a, _sv_acc
+        movf    _sv_b, _sv_r
+        jsr     _sv_add
+        movf    _sv_acc, _sv_r
+        jsr     incp
+        next    @loop
+
+; LAYERNORM's output: x[i] = single(single(single(d·acc)·g[i]) + b[i]) with d = single(x[i] + c)
+; (c = −mu, acc = r), p = x, q = g, b at q + (A & $FC) bytes (<= 252: softvec.c's buffers); A bit
+; 0 set: x[i] is d already (sv_k_sumsqd kept it)
+_sv_k_lnout:
+        tax
+        and     #$FC
+        sta     f16                     ; here: b's offset from g
+        txa
+        and     #1
+        sta     t16                     ; here: x is d
+@loop:  getf    _sv_a, _sv_p, 0
+        lda     t16
+        bne     @d
+        movf    _sv_b, _sv_c
+        jsr     _sv_add                 ; d
+        movf    _sv_a, _sv_r
+@d:     movf    _sv_b, _sv_acc
+        jsr     _sv_mul                 ; d·r
+        movf    _sv_a, _sv_r
+        getf    _sv_b, _sv_q, 0
+        jsr     _sv_mul                 ; ·g
+        movf    _sv_a, _sv_r
+        ldz     f16
+        ldqi    _sv_q
+        stq     _sv_b
+        jsr     _sv_add                 ; + b
         putf    _sv_p, _sv_r
         jsr     incp
         jsr     incq
@@ -1350,22 +1508,38 @@ nextw:  clc
         .rodata
 pow2:   .byte   $00, $80, $40, $20, $10, $08, $04, $02   ; 2^(8−k) for a shift right by k
 shofs7: .byte   21, 18, 15, 12, 9, 6, 3, 0              ; BRA offsets into 7 LSRQs: k of them
+bits:   .byte   $01, $02, $04, $08, $10, $20, $40, $80   ; 2^k
 
 ; ---------------------------------------------------------------------------------------------
 ; VADD / VMUL: x[i] = single(x[i] + y[i]) (A = 0) or single(x[i]·y[i]) (A != 0), p = x, q = y
+; (the operation through a vector set once a call; the pointers move on in the loop itself)
 _sv_k_vop:
-        sta     f16                     ; here: the operation
+        tax
+        beq     :+
+        lda     #<_sv_mul
+        ldx     #>_sv_mul
+        bra     @set
+:       lda     #<_sv_add
+        ldx     #>_sv_add
+@set:   sta     vopv
+        stx     vopv+1
 @loop:  getf    _sv_a, _sv_p, 0
         getf    _sv_b, _sv_q, 0
-        lda     f16
-        bne     @mul
-        jsr     _sv_add
-        bra     @put
-@mul:   jsr     _sv_mul
-@put:   putf    _sv_p, _sv_r
-        jsr     incp
-        jsr     incq
-        next    @loop
+        jsr     (vopv)
+        putf    _sv_p, _sv_r
+        clc
+        lda     _sv_p
+        adc     #4
+        sta     _sv_p
+        bcc     :+
+        inc     _sv_p+1
+:       clc
+        lda     _sv_q
+        adc     #4
+        sta     _sv_q
+        bcc     :+
+        inc     _sv_q+1
+:       next    @loop
 
 ; GELU (any table alone): x[i] = table(x[i]), p = x, sv_tabd set
 _sv_k_tab:

@@ -836,6 +836,61 @@ fn function_tables_agree_at_every_segment_and_at_their_edges() {
     }
 }
 
+/// GELU at each of its 255 segment changes: the first single x where floor(single(single(x + 6)·k))
+/// reaches the next segment (found on the singles' order here, in the definition's f32
+/// arithmetic), its neighbours on both sides, and x near 0 (where x + 6 ≈ 6 gives t ≈ 128, just
+/// above an integer), ±0, subnormals and the ends ±6. An index taken in fixed point without its
+/// margin from the integers, or with too small a margin, takes a neighbour's segment here.
+#[test]
+fn gelu_agrees_at_every_segment_change() {
+    let (lo, k) = (-6.0f32, f32::from_bits(0x41AA_AAAB));
+    let seg = |x: f32| (((x - lo) * k).floor() as i32).clamp(0, 255);
+    let key = |f: f32| {
+        let b = f.to_bits();
+        if b >> 31 == 1 {
+            !b
+        } else {
+            b | 0x8000_0000
+        }
+    };
+    let from_key = |kk: u32| f32::from_bits(if kk >> 31 == 1 { kk & 0x7FFF_FFFF } else { !kk });
+    let mut x = Vec::new();
+    for i in 1..256 {
+        // the least key whose segment is i or more, between -6 and 6
+        let (mut a, mut b) = (key(lo), key(6.0f32));
+        while b - a > 1 {
+            let m = a + (b - a) / 2;
+            if seg(from_key(m)) >= i {
+                b = m;
+            } else {
+                a = m;
+            }
+        }
+        let t = from_key(b);
+        x.extend([t, t.next_down(), t.next_up()]);
+    }
+    x.extend([
+        0.0,
+        -0.0,
+        1e-40,
+        -1e-40,
+        1e-7,
+        -1e-7,
+        3e-6,
+        -3e-6,
+        lo,
+        lo.next_up(),
+        6.0f32.next_down(),
+    ]);
+    let n0 = x.len() as u32;
+    let mut c = Case::new("GELU segment changes".into(), 3950, 1 << 18);
+    let xa = c.f32s(&x);
+    let za = c.alloc(4 * n0, true);
+    c.setn(n0, 0, 0);
+    c.i(Op::Gelu, 0, 0, xa, 0, za);
+    c.run();
+}
+
 #[test]
 fn rope_meanrows_and_argmax_agree_bit_for_bit() {
     for k in 0..16u64 {
@@ -1030,6 +1085,152 @@ fn rmsnorm_square_roots_at_their_edges_agree() {
             c.setn(n0, 0, e);
             c.i(Op::RmsNorm, 0, 0, xo, go, zo);
         }
+        c.run();
+    }
+}
+
+/// VADD, VMUL, GELU, CVT16 and LAYERNORM at lengths around the assembler build's chunks (192
+/// elements for the elementwise ops, 63 in LAYERNORM's last pass, SC_VEC = 32 elsewhere) and
+/// their multiples, in place and not.
+#[test]
+fn elementwise_ops_and_layernorm_across_the_large_chunks_agree() {
+    let ops = [Op::VAdd, Op::VMul, Op::Gelu, Op::Cvt16, Op::LayerNorm];
+    for (k, n0) in [62u32, 63, 64, 126, 127, 191, 192, 193, 384, 385, 577]
+        .into_iter()
+        .enumerate()
+    {
+        let mut c = Case::new(format!("large chunks #{k}"), 7950 + k as u64, 1 << 19);
+        for (oi, &op) in ops.iter().enumerate() {
+            let x = if op == Op::Gelu {
+                c.spread(n0, -7.0, 7.0)
+            } else {
+                c.vector(n0)
+            };
+            let xa = c.f32s(&x);
+            let y_len = match op {
+                Op::LayerNorm => 2 * n0,
+                Op::Gelu | Op::Cvt16 => 0,
+                _ => n0,
+            };
+            let y = c.vector(y_len);
+            let ya = if y_len > 0 { c.f32s(&y) } else { 0 };
+            let za = if (k + oi) % 2 == 0 && op != Op::Cvt16 {
+                xa
+            } else {
+                c.alloc(4 * n0, true)
+            };
+            let (xo, yo, zo) = (c.operand(xa), c.operand(ya), c.operand(za));
+            c.setn(n0, 0, 0x3727_C5AC);
+            c.i(op, 0, 0, xo, yo, zo);
+        }
+        c.run();
+    }
+}
+
+/// LAYERNORM at its edges: x of one value (with pairs ±1/4 around it in even lengths, so the sum
+/// stays exact), where d = x − mu is exactly zero whenever N and the sum make mu exact (N = 1, 2,
+/// 32, 64) and tiny otherwise (31, 33, 63, 65, 384 elements: around the chunks and MiniLM's
+/// dimension); the variance is then 0 or tiny, r = rsqrt(eps) or huge. Biases of ±0 show a zero
+/// d's sign (x − mu is +0; −(mu − x) would be −0, and −0 + −0 stays −0), gains and biases also
+/// ±0, subnormals, ±inf, NaN and the smallest normal; in place and not.
+#[test]
+fn layernorm_at_its_edges_agrees() {
+    let specials = [
+        0.0f32,
+        -0.0,
+        1e-40,
+        -1e-42,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE,
+    ];
+    for (k, n0) in [1u32, 2, 31, 32, 33, 63, 64, 65, 384]
+        .into_iter()
+        .enumerate()
+    {
+        let mut c = Case::new(format!("LAYERNORM edges #{k}"), 7800 + k as u64, 1 << 18);
+        let mut x = vec![1.5f32; n0 as usize];
+        if n0.is_multiple_of(2) {
+            for i in (0..n0 as usize / 2).step_by(3) {
+                x[2 * i] += 0.25;
+                x[2 * i + 1] -= 0.25;
+            }
+        }
+        let xa = c.f32s(&x);
+        let mut gb = c.spread(2 * n0, 0.5, 2.0);
+        for i in 0..n0 as usize {
+            // the bias: ±0 mostly, else a special value or the random one
+            gb[n0 as usize + i] = match c.below(8) {
+                0..=2 => 0.0,
+                3..=5 => -0.0,
+                6 => specials[c.below(specials.len() as u64) as usize],
+                _ => gb[n0 as usize + i],
+            };
+            if c.below(8) == 0 {
+                gb[i] = specials[c.below(specials.len() as u64) as usize];
+            } else if c.below(4) == 0 {
+                gb[i] = -gb[i];
+            }
+        }
+        let ga = c.f32s(&gb);
+        let za = if k % 3 == 1 {
+            xa
+        } else {
+            c.alloc(4 * n0, true)
+        };
+        c.nan_ok(za, n0, 4);
+        let e = [0x3727_C5AC, 0x2B8C_BCCC, 0][k % 3];
+        let (xo, go, zo) = (c.operand(xa), c.operand(ga), c.operand(za));
+        c.setn(n0, 0, e);
+        c.i(Op::LayerNorm, 0, 0, xo, go, zo);
+        c.run();
+    }
+}
+
+/// MEANROWS at its edges: columns of −0 only (the sums start at +0, so their mean is +0), columns
+/// that cancel exactly, columns with ±inf (a NaN mean where both meet), NaN, subnormals and the
+/// largest singles (a sum that overflows), over 1, 2, 3, 10 and 255 rows and lengths around the
+/// chunks and MiniLM's 384.
+#[test]
+fn meanrows_at_its_edges_agrees() {
+    let cells = [
+        -0.0f32,
+        0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        1e-40,
+        -3e-42,
+        f32::MAX,
+        1.0,
+        -1.0,
+    ];
+    for (k, (n0, rows)) in [(33u32, 1u32), (31, 2), (64, 3), (384, 10), (65, 255)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut c = Case::new(format!("MEANROWS edges #{k}"), 7900 + k as u64, 1 << 18);
+        let mut x = c.vector(rows * n0);
+        for col in 0..n0 as usize {
+            let kind = c.below(6);
+            for r in 0..rows as usize {
+                let v = &mut x[r * n0 as usize + col];
+                match kind {
+                    0 => *v = -0.0,
+                    1 => *v = if r % 2 == 0 { 2.5 } else { -2.5 },
+                    2 | 3 if c.below(3) == 0 => *v = cells[c.below(cells.len() as u64) as usize],
+                    _ => {}
+                }
+            }
+        }
+        let xa = c.f32s(&x);
+        let za = c.alloc(4 * n0, true);
+        c.nan_ok(za, n0, 4);
+        c.li(3, rows);
+        let (xo, zo) = (c.operand(xa), c.operand(za));
+        c.setn(n0, 0, 0);
+        c.i(Op::MeanRows, 3, 0, xo, 0, zo);
         c.run();
     }
 }

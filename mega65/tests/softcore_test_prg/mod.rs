@@ -39,9 +39,34 @@ pub struct Run {
 /// Runs `prg` on a fresh R3 board (8 MiB of HyperRAM at $8000000) with `mem` from $8000000
 /// (memory end $8000000 + its length) and GO at `job`; `Err` when the PRG does not exit within
 /// `max_seconds` of emulated time.
+#[allow(dead_code)] // the tests' entry; softbench picks the board (run_on)
 pub fn run(prg: &[u8], mem: &[u8], job: u32, max_seconds: u64) -> Result<Run, String> {
+    run_on(Board::R3, prg, mem, job, max_seconds)
+}
+
+/// `m` as `board` without an SSNAIL device; on an R4 with $D7FE's SELSDRAM set, as the program
+/// does (src/main.c), so the CPU's window at $8000000 shows the 64 MiB of SDRAM (attic.rs).
+pub fn set_board(m: &mut Machine, board: Board) {
+    use ssnail_format::mega65::d7fe;
+    m.set_board(board);
+    if board == Board::R4 {
+        // the MEGA65 I/O personality's registers at physical $FFD3000 + the low 12 bits
+        let a = 0xFFD_3000 + (d7fe::ADDRESS as u32 & 0xFFF);
+        let v = m.peek_phys(a, 1)[0] | d7fe::SELSDRAM;
+        m.poke_phys(a, &[v]);
+    }
+}
+
+/// `run` on `board` (R4: 64 MiB of SDRAM at $8000000, for images of more than 8 MiB).
+pub fn run_on(
+    board: Board,
+    prg: &[u8],
+    mem: &[u8],
+    job: u32,
+    max_seconds: u64,
+) -> Result<Run, String> {
     let mut m = Machine::new();
-    m.set_board(Board::R3);
+    set_board(&mut m, board);
     let (_, entry) = m.load_prg(prg, None)?;
     m.poke_phys(BASE, mem);
     m.poke_phys(BOX, &job.to_le_bytes());
