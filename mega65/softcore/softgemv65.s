@@ -56,8 +56,6 @@
 qp:     .res    2                       ; the input block's int8 quants
 accp:   .res    2                       ; this row's acc
 nr:     .res    1                       ; rows left
-mag:    .res    4                       ; |isum|, then byte-normalised; mag+3 stays 0
-ss:     .res    3                       ; isum, signed 24-bit (sgq_slow; bit 23 its sign)
 sg:     .res    1                       ; the product's sign (bit 7)
 sgx:    .res    1                       ; dx's sign (bit 7)
 pe:     .res    1                       ; the product's biased exponent
@@ -156,6 +154,14 @@ _sgq_block:
         lda     _sgq_nr
         sta     nr
         jsr     dx_params
+        ldx     #<term                  ; dx no normal F16: every term of the column by the C
+        ldy     #>term
+        lda     ex10
+        bne     :+
+        ldx     #<term_dx
+        ldy     #>term_dx
+:       stx     term_call+1
+        sty     term_call+2
         lda     #^LIST_PHYS             ; the DMA list's address: each row only writes DMA_ETRIGGER
         sta     DMA_ADDRBANK            ; ($D702 first: writing it clears $D704)
         lda     #<(LIST_PHYS >> 20)
@@ -218,9 +224,8 @@ ncy:    ldy     #0                      ; ADCQ adds byte 2 = 0 to A (at most 128
 ncz:    ldz     #0                      ; and a carry out of Z only ever reaches A
 isum_call:
         jsr     q8sum                   ; X:Y:Z = Σ c·b − corr = isum
-bcall:  lda     #0                      ; (patched: the caller's base page)
-        tab
-        jsr     term
+term_call:
+        jsr     term                    ; (patched: term_dx when dx is no normal F16)
         clc                             ; next row: the job's source one row stride on
         lda     src
 rb0:    adc     #0
@@ -553,19 +558,51 @@ q4sum:
         rts
         .assert (* - q4sum) = 16 * Q4SIZE + 1, error, "Q4SIZE"
 
+
 ;---------------------------------------------------------------------------------------------
 ; The term: acc (at accp) += single(isum)·single(dw·dx); X:Y:Z = isum (24-bit two's complement).
 
+term_dx:                                ; (term_call patched: dx is no normal F16) the definition
 term_slow:
-        jmp     slow
+        jmp     slow                    ; (slow sets B itself)
+dw_sub: lda     wbuf+1                  ; dw's exponent 0: ±0 makes the product ±0 (isum and dx
+        and     #3                      ; finite), as isum = 0 does; a subnormal dw: the definition
+        ora     wbuf
+        bne     term_slow
 term_zero:
+        lda     bcall+1                 ; the caller's base page
+        tab
 tz_jmp: jmp     isum_zero               ; (patched: rts_first when the sums are +0)
-term:   stx     ss                      ; (for sgq_slow)
-        sty     ss+1
-        stz     ss+2
-        tza
+; Entered with B = $D7 (the multiplier's page, as the isum left it): the multiplier's inputs and
+; output are base-page operands up to the second product; the caller's B is back (bcall) before
+; the product is rounded, and on every way out before that. Zero-page variables meanwhile are
+; written as absolute (a:).
+term:   tza                             ; the product's sign: isum's, dw's, dx's
+        eor     wbuf+1
+        eor     a:sgx
+        and     #$80
+        sta     a:sg
+        lda     wbuf+1                  ; dw: F16, exponent bits 10-14
+        and     #$7C
+        beq     dw_sub                  ; zero or subnormal
+        cmp     #$7C
+        beq     term_slow               ; inf or NaN
+        lsr     a
+        lsr     a
+        adc     ex10                    ; (C = 0) eh + ex + 10: 124-182
+        sta     a:pe
+        lda     #0                      ; MULB = mw, the F16 significand (MULB+2 is 0 from the
+        sta     <(MULA+3)               ; row loop; +3 and MULA+3 held the isum's last pair)
+        sta     <(MULB+3)
+        lda     wbuf
+        sta     <MULB
+        lda     wbuf+1
+        and     #3
+        ora     #4
+        sta     <(MULB+1)
+        tza                             ; n = |isum| (< 2^19)
         bpl     @pos
-        txa                             ; |isum|
+        txa
         eor     #$FF
         tax
         tya
@@ -579,72 +616,64 @@ term:   stx     ss                      ; (for sgq_slow)
         iny
         bne     @pos
         inz
-@pos:   lda     ex10                    ; dx no normal F16: the definition
-        beq     term_slow
-        lda     wbuf+1                  ; dw: F16, exponent bits 10-14
-        and     #$7C
-        beq     term_slow                   ; zero or subnormal
-        cmp     #$7C
-        beq     term_slow                   ; inf or NaN
-        lsr     a
-        lsr     a
-        adc     ex10                    ; (C = 0) eh + ex + 10: 124-182
-        sta     pe
-        lda     wbuf+1
-        eor     ss+2
-        eor     sgx
-        and     #$80
-        sta     sg                      ; the product's sign
-        ; n = |isum| with its top byte in byte 2 (mag+3 stays 0); pe −= 8 per byte moved up, − lz
+@pos:   ; first product n·mw·2^(8k) (< 2^30) with n's top byte moved up to byte 1 or 2, then
+        ; P = that · mx·2^(2+lz) (· 2^8 unless the top byte is byte 2): P in [2^45, 2^48), the
+        ; exact product of single(isum) and dw·dx; pe −= 8 per byte moved up, − lz
         tza
         bne     @n2
         tya
         bne     @n1
         txa
         beq     term_zero               ; isum = 0
-        stz     mag                     ; (Z = 0)
-        stz     mag+1
-        sta     mag+2
-        lda     pe
+        stz     <MULA                   ; (Z = 0) MULA = n·2^8
+        stx     <(MULA+1)
+        lda     a:pe
         sec
         sbc     #16
-        bra     @lz
-@n1:    stz     mag                     ; (Z = 0)
-        stx     mag+1
-        sta     mag+2
+        bra     @lz8
+@n1:    stx     <MULA                   ; MULA = n (MULA+2 is 0 from the row loop)
+        sty     <(MULA+1)
         tax
-        lda     pe
+        lda     a:pe
         sec
         sbc     #8
-        bra     @lz
-@n2:    stx     mag
-        sty     mag+1
-        sta     mag+2
-        tax
-        lda     pe
-        sec
-@lz:    sbc     lz8,x                   ; (no borrow: pe >= 124)
-        sta     pe
+@lz8:   sbc     lz8,x                   ; (no borrow: pe >= 124)
+        sta     a:pe
         ldy     lz8,x
-        lda     wbuf                    ; M1: mw·mx·2^(2+lz), mw = the F16 significand
-        sta     MULA
-        lda     wbuf+1
-        and     #3
-        ora     #4
-        sta     MULA+1
-        lda     #0
-        sta     MULA+3                  ; (MULA+2 is still 0 from the row loop)
-        sta     MULB+3
+        phy                             ; (LDQ takes Y)
+        ldq     <MULO
+        stq     <MULA
+        ply
+        lda     #0                      ; MULB = mx·2^(2+lz)·2^8
+        sta     <MULB
         lda     mxs_lo,y
-        sta     MULB
+        sta     <(MULB+1)
         lda     mxs_mid,y
-        sta     MULB+1
+        sta     <(MULB+2)
         lda     mxs_hi,y
-        sta     MULB+2
-        ldq     MULO                    ; M2: P = n·that, in [2^45, 2^48)
-        stq     MULB
-        ldq     mag
-        stq     MULA
+        sta     <(MULB+3)
+        bra     bcall
+@n2:    stx     <MULA                   ; MULA = n
+        sty     <(MULA+1)
+        stz     <(MULA+2)
+        tax
+        lda     a:pe
+        sec
+        sbc     lz8,x                   ; (no borrow: pe >= 124)
+        sta     a:pe
+        ldy     lz8,x
+        phy                             ; (LDQ takes Y)
+        ldq     <MULO
+        stq     <MULA
+        ply
+        lda     mxs_lo,y                ; MULB = mx·2^(2+lz) (MULB+3 is still 0)
+        sta     <MULB
+        lda     mxs_mid,y
+        sta     <(MULB+1)
+        lda     mxs_hi,y
+        sta     <(MULB+2)
+bcall:  lda     #0                      ; (patched: the caller's base page)
+        tab
         ldq     MULO+2                  ; A = bits 16-23, X:Y:Z = bits 24-47
         cpz     #$80
         bcs     @top
@@ -954,19 +983,32 @@ isum_zero:
         sta     (accp),y
 :       rts
 
-; the term in C (sgq_slow: the definition) with isum, dw and acc
-slow:   ldz     #0
-        lda     ss
-        sta     _sgq_s
-        lda     ss+1
-        sta     _sgq_s+1
-        lda     ss+2
-        sta     _sgq_s+2
+; the term in C (sgq_slow: the definition) with isum, dw and acc. The isum is computed again (the
+; term's registers are gone by now): the block is still in wbuf and the isum code still holds the
+; block column's immediates. From any base page.
+slow:   lda     #>MULA
+        tab
+        lda     #0
+        sta     <(MULA+1)
+        sta     <(MULA+2)
+        sta     <(MULB+1)
+        sta     <(MULB+2)
+        ldx     ncx+1                   ; -corr
+        ldy     ncy+1
+        ldz     ncz+1
+        jsr     (isum_call+1)
+        lda     bcall+1                 ; the caller's base page
+        tab
+        stx     _sgq_s
+        sty     _sgq_s+1
+        stz     _sgq_s+2
+        tza
         asl     a
         lda     #0
         sbc     #0
         eor     #$FF                    ; sign extension
         sta     _sgq_s+3
+        ldz     #0
         lda     wbuf
         sta     _sgq_dw
         lda     wbuf+1
