@@ -70,12 +70,12 @@ sb:     .res    1                       ; the larger's sign, then the result's
 opp:    .res    1                       ; bit 7: the signs differ
 t:      .res    1
 t2:     .res    1
-pp:     .res    2                       ; the isum code being patched
+sump:   .res    2                       ; Σ_{x>=0} |x|
+sumn:   .res    2                       ; Σ_{x<0} |x|
+qp16:   .res    2                       ; qp + 16 (Q4_0's high nibbles)
 
         .bss
 corr:   .res    3                       ; the block's correction (24-bit)
-sump:   .res    2                       ; Σ_{x>=0} |x|
-sumn:   .res    2                       ; Σ_{x<0} |x|
 ex10:   .res    1                       ; dx's exponent + 10; 0 = dx is no normal F16
 mxs_lo: .res    8                       ; dx's significand·2^(2+lz), lz = 0..7, 3 bytes
 mxs_mid:.res    8
@@ -344,123 +344,161 @@ dx_params:
         sta     ex10
         rts
 
-; A = a quant x: returns |x| in A, the Q8_0 mask in X ($80 for x >= 0, $7F for x < 0) and the
-; sign in C; adds |x| to sump (x >= 0) or sumn (x < 0)
-absm:   bmi     @neg
-        sta     t
-        clc
-        adc     sump
-        sta     sump
-        bcc     :+
-        inc     sump+1
-:       lda     t
-        ldx     #$80
-        clc
-        rts
-@neg:   eor     #$FF
-        inc     a                       ; -128 -> 128
-        sta     t
-        clc
-        adc     sumn
-        sta     sumn
-        bcc     :+
-        inc     sumn+1
-:       lda     t
-        ldx     #$7F
-        sec
-        rts
-
 Q8SIZE  = 26                            ; bytes of one pair's code (q8sum)
 Q4SIZE  = 32                            ; bytes of one byte's code (q4sum)
 
+; The quants (at qp) into the isum code and the correction's sums. Per quant: |x| (Q8_0 mask
+; $80 for x >= 0, $7F for x < 0 in Z) stored by STA/STZ abs,X at the field's offset in pair p's
+; code, X = p·Q8SIZE (Q4_0: byte k's, X = k·Q4SIZE); |x| added to sump (x >= 0) or sumn (x < 0).
+; X passes 255 once: from there the stores' operands are a page on (their high bytes +1), and
+; back at the end.
+
 ; Q8_0: pair p (columns 2p, 2p+1): mask of 2p at +4, of 2p+1 at +11, |x_2p| at +15, |x_2p+1| at +19
 patch8: jsr     clear_sums
-        lda     #<q8sum
-        sta     pp
-        lda     #>q8sum
-        sta     pp+1
-        ldy     #0
-@pair:  lda     (qp),y
-        jsr     absm
-        sta     ax0
-        stx     m0
-        iny
-        lda     (qp),y
-        jsr     absm
-        sty     t
-        ldy     #19
-        sta     (pp),y
-        txa
-        ldy     #11
-        sta     (pp),y
-        lda     ax0
-        ldy     #15
-        sta     (pp),y
-        lda     m0
-        ldy     #4
-        sta     (pp),y
+        tax                             ; (A = 0)
+        tay
+p8_pair:  lda     (qp),y                  ; column 2p
+        bmi     p8_n0
+        ldz     #$80
+p8a:    sta     q8sum+15,x
         clc
-        lda     pp
-        adc     #Q8SIZE
-        sta     pp
-        bcc     :+
-        inc     pp+1
-:       ldy     t
+        adc     sump
+        sta     sump
+        bcc     p8_m0
+        inc     sump+1
+        bra     p8_m0
+p8_n0:    eor     #$FF
+        inc     a                       ; -128 -> 128
+        ldz     #$7F
+p8b:    sta     q8sum+15,x
+        clc
+        adc     sumn
+        sta     sumn
+        bcc     p8_m0
+        inc     sumn+1
+p8_m0:
+p8c:    stz     q8sum+4,x
+        iny
+        lda     (qp),y                  ; column 2p+1
+        bmi     p8_n1
+        ldz     #$80
+p8d:    sta     q8sum+19,x
+        clc
+        adc     sump
+        sta     sump
+        bcc     p8_m1
+        inc     sump+1
+        bra     p8_m1
+p8_n1:    eor     #$FF
+        inc     a
+        ldz     #$7F
+p8e:    sta     q8sum+19,x
+        clc
+        adc     sumn
+        sta     sumn
+        bcc     p8_m1
+        inc     sumn+1
+p8_m1:
+p8f:    stz     q8sum+11,x
         iny
         cpy     #32
-        bne     @pair
+        beq     p8_done
+        txa
+        clc
+        adc     #Q8SIZE
+        tax
+        bcc     p8_pair
+        inc     p8a+2                   ; X wrapped: the operands a page on
+        inc     p8b+2
+        inc     p8c+2
+        inc     p8d+2
+        inc     p8e+2
+        inc     p8f+2
+        bra     p8_pair
+p8_done:  dec     p8a+2
+        dec     p8b+2
+        dec     p8c+2
+        dec     p8d+2
+        dec     p8e+2
+        dec     p8f+2
         ldx     #7                      ; corr = 128·Σpos + 127·Σneg
         jmp     set_corr
 
 ; Q4_0: byte k (columns k: low nibble, k+16: high nibble): mask at +4 and +13, |x_k+16| at
 ; +21, |x_k| at +25
 patch4: jsr     clear_sums
-        lda     #<q4sum
-        sta     pp
-        lda     #>q4sum
-        sta     pp+1
-        ldy     #0
-@byte:  lda     (qp),y                  ; column k
-        jsr     absm
-        sta     ax0
-        lda     #0
-        bcc     :+
-        lda     #$0F
-:       sta     m0
-        tya
-        ora     #16
+        tax                             ; (A = 0)
         tay
-        lda     (qp),y                  ; column k + 16
-        jsr     absm
-        sta     ax1
-        bcc     :+
-        lda     m0
-        ora     #$F0
-        sta     m0
-:       tya
-        and     #15
-        sta     t
-        ldy     #4
-        lda     m0
-        sta     (pp),y
-        ldy     #13
-        sta     (pp),y
-        ldy     #21
-        lda     ax1
-        sta     (pp),y
-        ldy     #25
-        lda     ax0
-        sta     (pp),y
         clc
-        lda     pp
-        adc     #Q4SIZE
-        sta     pp
+        lda     qp
+        adc     #16
+        sta     qp16
+        lda     qp+1
+        adc     #0
+        sta     qp16+1
+p4_byte:  lda     (qp),y                  ; column k
+        bmi     p4_n0
+p4a:    sta     q4sum+25,x
+        clc
+        adc     sump
+        sta     sump
         bcc     :+
-        inc     pp+1
-:       ldy     t
+        inc     sump+1
+:       ldz     #0
+        bra     p4_hi
+p4_n0:    eor     #$FF
+        inc     a
+p4b:    sta     q4sum+25,x
+        clc
+        adc     sumn
+        sta     sumn
+        bcc     :+
+        inc     sumn+1
+:       ldz     #$0F
+p4_hi:    lda     (qp16),y                ; column k + 16
+        bmi     p4_n1
+p4c:    sta     q4sum+21,x
+        clc
+        adc     sump
+        sta     sump
+        bcc     p4_st
+        inc     sump+1
+        bra     p4_st
+p4_n1:    eor     #$FF
+        inc     a
+p4d:    sta     q4sum+21,x
+        clc
+        adc     sumn
+        sta     sumn
+        bcc     :+
+        inc     sumn+1
+:       tza
+        ora     #$F0
+        taz
+p4_st:
+p4e:    stz     q4sum+4,x
+p4f:    stz     q4sum+13,x
         iny
         cpy     #16
-        bne     @byte
+        beq     p4_done
+        txa
+        clc
+        adc     #Q4SIZE
+        tax
+        bcc     p4_byte
+        inc     p4a+2                   ; X wrapped: the operands a page on
+        inc     p4b+2
+        inc     p4c+2
+        inc     p4d+2
+        inc     p4e+2
+        inc     p4f+2
+        bra     p4_byte
+p4_done:  dec     p4a+2
+        dec     p4b+2
+        dec     p4c+2
+        dec     p4d+2
+        dec     p4e+2
+        dec     p4f+2
         ldx     #3                      ; corr = 8·Σpos + 7·Σneg
         jmp     set_corr
 
@@ -472,7 +510,7 @@ clear_sums:
         sta     sumn+1
         rts
 
-; corr = ((Σpos + Σneg) << X) − Σneg, 24-bit
+; corr = ((Σpos + Σneg) << X) − Σneg, 24-bit (X = 7: the sum a byte up and back one bit)
 set_corr:
         clc
         lda     sump
@@ -483,12 +521,24 @@ set_corr:
         sta     corr+1
         lda     #0
         sta     corr+2
+        cpx     #7
+        bne     @shl
+        lda     corr+1
+        lsr     a
+        sta     corr+2
+        lda     corr
+        ror     a
+        sta     corr+1
+        lda     #0
+        ror     a
+        sta     corr
+        bra     @sub
 @shl:   asl     corr
         rol     corr+1
         rol     corr+2
         dex
         bne     @shl
-        sec
+@sub:   sec
         lda     corr
         sbc     sumn
         sta     corr
@@ -499,12 +549,6 @@ set_corr:
         sbc     #0
         sta     corr+2
         rts
-
-        .bss
-ax0:    .res    1
-ax1:    .res    1
-m0:     .res    1
-        .code
 
 ; ---------------------------------------------------------------------------------------------
 ; The isum code, patched per block column (the immediates marked 0 here). Entered with B = the
