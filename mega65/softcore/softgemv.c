@@ -31,15 +31,16 @@
 /* sgq_block's arguments (softgemv65.s: one block column, rows r0 ..) and sgq_slow's, the term
  * in C for what the assembler leaves to the definition (zero or special scales, isum 0, acc not
  * a normal single). */
-uint8_t sgq_fmt, sgq_nr, sgq_first;
+uint8_t sgq_fmt, sgq_nr, sgq_first, sgq_last, sgq_nb;
 const int8_t *sgq_q;
+const f32 *sgq_d;
 f32 sgq_dx;
-uint32_t sgq_p, sgq_rb;
+uint32_t sgq_p, sgq_pc, sgq_rb;
 f32 *sgq_acc;
 int32_t sgq_s;
 uint16_t sgq_dw;
 f32 *sgq_accp;
-void sgq_block(void);
+void sgq_cols(void);
 /* Quantising (quantise): sgq_qblock writes the quants of the block at sgq_x to sgq_qb and its
  * widened F16 scale to *sgq_dp, or returns 1 and leaves the block to the C (softquant65.s). */
 const f32 *sgq_x = sc_w.gq.x;
@@ -206,6 +207,7 @@ static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t 
 {
     static uint32_t r0, c0, p, wr0, cl, rw;
     static uint16_t nr, nc, r, b;
+
 #ifndef SG_ASM
     const int8_t *q;
     int32_t s;
@@ -225,18 +227,20 @@ static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t 
             if (r0 == 0 || cl > SC_GEMV_COLS)
                 quantise(x + 4 * c0, nc);
 #ifdef SG_ASM
-            /* block by block, each over the chunk's rows: every row still adds its blocks in order */
+            /* block column by block column (sgq_cols), each over the chunk's rows: every row
+             * still adds its blocks in order; p moves on by the chunk's blocks */
             sgq_fmt = fmt;
             sgq_nr = (uint8_t)nr;
             sgq_rb = rb;
             sgq_acc = sc_w.gq.acc;
             sgq_q = sc_w.gq.q;
-            for (b = 0; b < nc / 32; ++b, p += bbytes, sgq_q += 32) {
-                sgq_dx = sc_w.gq.d[b];
-                sgq_p = p; /* sgq_block moves it on by the rows */
-                sgq_first = c0 == 0 && b == 0; /* the sums are +0, their words not yet written */
-                sgq_block();
-            }
+            sgq_d = sc_w.gq.d;
+            sgq_nb = (uint8_t)(nc / 32);
+            sgq_first = c0 == 0; /* the sums are +0, their words not yet written */
+            sgq_last = c0 + nc == cl; /* the sums leave as singles (between: softgemv65.s's W) */
+            sgq_pc = p;
+            sgq_cols();
+            p = sgq_pc;
 #else
             for (r = 0; r < nr; ++r) {
                 p = wr0 + r * rb + c0 / 32 * bbytes;

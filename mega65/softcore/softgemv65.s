@@ -46,10 +46,11 @@
         .include        "fn_tables.inc"         ; WT_Q8_0, its block bytes
         .import         _sgq_slow
         .import         _sgq_q, _sgq_dx, _sgq_p, _sgq_rb, _sgq_nr, _sgq_fmt, _sgq_acc
-        .import         _sgq_s, _sgq_dw, _sgq_accp, _sgq_first
+        .import         _sgq_s, _sgq_dw, _sgq_accp, _sgq_first, _sgq_last
+        .import         _sgq_nb, _sgq_d, _sgq_pc
         .import         SC_NEAR_DELTA
         .importzp       sreg
-        .export         _sgq_block
+        .export         _sgq_cols
 
 
         .zeropage
@@ -60,9 +61,8 @@ sg:     .res    1                       ; the product's sign (bit 7)
 sgx:    .res    1                       ; dx's sign (bit 7)
 pe:     .res    1                       ; the product's biased exponent
 pq:     .res    4                       ; the product: guard byte, 24-bit significand
-ea:     .res    1                       ; acc's biased exponent
 sa:     .res    1                       ; acc's sign (bit 7)
-aq:     .res    4                       ; acc: guard byte, 24-bit significand
+lst:    .res    1                       ; bit 7: a row chunk's last block column (singles out)
 tq:     .res    7                       ; the smaller, then 3 zero bytes (shr_far)
 dd:     .res    1                       ; the exponent difference (shr_far)
 eb:     .res    1                       ; the larger's exponent, then the result's
@@ -73,6 +73,7 @@ t2:     .res    1
 sump:   .res    2                       ; Σ_{x>=0} |x|
 sumn:   .res    2                       ; Σ_{x<0} |x|
 qp16:   .res    2                       ; qp + 16 (Q4_0's high nibbles)
+dptr:   .res    2                       ; the block columns' scales (sgq_cols)
 
         .bss
 corr:   .res    3                       ; the block's correction (24-bit)
@@ -82,6 +83,8 @@ mxs_mid:.res    8
 mxs_hi: .res    8
 wbuf:   .res    34                      ; the row's weight block (DMA destination)
 jamv:   .res    1                       ; 1 when the alignment dropped nonzero bits
+ncol:   .res    1                       ; block columns left (sgq_cols)
+lastc:  .res    1                       ; sgq_last of the chunk (sgq_cols)
 
         .data
 ; the DMA job (F018B; addresses cross megabyte boundaries instead of wrapping inside them, option
@@ -111,7 +114,62 @@ LIST_PHYS = list + SC_NEAR_DELTA
 
         .code
 
-; void sgq_block(void): sgq_fmt (WT_Q8_0 or WT_Q4_0), sgq_q (32 quants), sgq_dx (their scale,
+; void sgq_cols(void): sgq_nb block columns of a column chunk, one sgq_block each: the quants at
+; sgq_q (32 a column), the scales at sgq_d (one f32 a column), row r0's first block at sgq_pc,
+; which moves on by a block a column; sgq_first (the chunk's first column's sums are +0) and
+; sgq_last (the chunk ends the rows: its last column stores singles) as flags of the chunk.
+_sgq_cols:
+        lda     _sgq_last
+        sta     lastc
+        lda     _sgq_nb
+        sta     ncol
+        lda     _sgq_d
+        sta     dptr
+        lda     _sgq_d+1
+        sta     dptr+1
+@col:   ldy     #3                      ; sgq_dx = the column's scale, sgq_p = sgq_pc
+:       lda     (dptr),y
+        sta     _sgq_dx,y
+        lda     _sgq_pc,y
+        sta     _sgq_p,y
+        dey
+        bpl     :-
+        ldx     #0                      ; sgq_last: the chunk's last column of the rows' last chunk
+        lda     ncol
+        cmp     #1
+        bne     :+
+        ldx     lastc
+:       stx     _sgq_last
+        jsr     _sgq_block
+        lda     #0
+        sta     _sgq_first
+        clc                             ; sgq_pc += the block's bytes
+        lda     _sgq_pc
+        adc     count
+        sta     _sgq_pc
+        bcc     :+
+        inc     _sgq_pc+1
+        bne     :+
+        inc     _sgq_pc+2
+        bne     :+
+        inc     _sgq_pc+3
+:       clc                             ; the next column's quants and scale
+        lda     _sgq_q
+        adc     #32
+        sta     _sgq_q
+        bcc     :+
+        inc     _sgq_q+1
+:       clc
+        lda     dptr
+        adc     #4
+        sta     dptr
+        bcc     :+
+        inc     dptr+1
+:       dec     ncol
+        bne     @col
+        rts
+
+; sgq_block: sgq_fmt (WT_Q8_0 or WT_Q4_0), sgq_q (32 quants), sgq_dx (their scale,
 ; F16-rounded), sgq_p (row r0's block), sgq_rb (row stride), sgq_nr (rows, >= 1), sgq_acc (their
 ; running sums, f32 each). sgq_p is used up (its bits 16-31 follow the rows). sgq_first nonzero:
 ; every running sum is +0 (a row chunk's first block column), so acc + the product is the
@@ -136,8 +194,17 @@ _sgq_block:
         sta     tz_jmp+2
 :       stx     add_jmp+1
         sty     add_jmp+2
+        ldx     #<(pack_w - pk - 2)     ; the sums out as W, or (a row chunk's last block
+        lda     _sgq_last               ; column) as singles
+        beq     :+
+        ldx     #<(pack_f - pk - 2)
+        lda     #$80
+:       sta     lst
+        stx     pk+1
         tba                             ; the caller's base page, put back after each isum
         sta     bcall+1
+        lda     #0
+        sta     pq                      ; the product's guard byte
         lda     #0
         sta     tq+4
         sta     tq+5
@@ -239,11 +306,11 @@ next_acc:
         lda     accp
         adc     #4
         sta     accp
-        sta     acc_ld+3
+        sta     acc_e+1
         sta     acc_st+3
         bcc     :+
         inc     accp+1
-        inc     acc_ld+4
+        inc     acc_e+2
         inc     acc_st+4
 :       dec     nr
         bne     rowloop
@@ -282,10 +349,10 @@ set_srchi:
 ; accp into the operands of the LDQ and STQ that load and store acc
 set_accp:
         lda     accp
-        sta     acc_ld+3
+        sta     acc_e+1
         sta     acc_st+3
         lda     accp+1
-        sta     acc_ld+4
+        sta     acc_e+2
         sta     acc_st+4
         rts
 
@@ -744,21 +811,26 @@ bcall:  lda     #0                      ; (patched: the caller's base page)
         bne     @done
         ldz     #$80
         inc     pe
-@done:  lda     #0
-        stq     pq                      ; the product: [0, m0, m1, m2] (m2.7 set), pe, sg
+@done:                                  ; the product: X:Y:Z (Z.7 set), pe, sg
 add_jmp:jmp     add                     ; (patched: prod_only when the sums are +0)
 
-; Q = [the smaller's guard byte 0, its significand] >> A (0-25), the bits lost jammed into bit 0.
-; Shifts by 0-7 lose only the zero guard byte's bits; 8 and more go to shr_far.
-.macro  SHIFTED small
-        .local  far, br, cont
-        cmp     #8
-        bcs     far
-        tay
-        lda     shoff,y
+; The sums wait between block columns as W = [E, m0, m1, s|m2] (sc_w.gq.acc): the single's own
+; bits in another order (E the biased exponent, m0-m2 the 23 fraction bits, s the sign), so that
+; one LDQ gives E in A and the significand in X:Y:Z and one STQ stores a sum; ±0 has the same bytes
+; in both. A row chunk's last block column (sgq_last) stores singles: its pack is patched to
+; pack_f, and the ways that leave the sum as it is turn it into a single (w2f). sgq_slow reads and
+; writes singles (slow converts around it).
+
+; X:Y:Z >> A = d (1-7) through a chain of 7 LSRQs: the patched branch skips the first 7 − d
+.macro  SHOFF   br
+        sta     t
+        asl     a
+        adc     t                       ; 3d (C = 0: d < 8)
+        eor     #$FF
+        adc     #22                     ; (C = 0) 21 − 3d: bytes to skip
         sta     br+1
-        ldq     small
-br:     bra     *+2                     ; (patched: skips 7 − d of the shifts)
+.endmacro
+.macro  LSRQ7
         lsrq
         lsrq
         lsrq
@@ -766,86 +838,64 @@ br:     bra     *+2                     ; (patched: skips 7 − d of the shifts)
         lsrq
         lsrq
         lsrq
-        bra     cont
-far:    sta     dd
-        ldq     small
-        jsr     shr_far
-cont:
 .endmacro
 
-add_eqe:                                ; equal exponents (d = 0): the larger by significand
-        sta     eb
-        lda     pq+3
-        cmp     aq+3
-        bne     :+
-        lda     pq+2
-        cmp     aq+2
-        bne     :+
-        lda     pq+1
-        cmp     aq+1
-:       bcc     :+
-        lda     sg
-        sta     sb
-        ldq     aq
-        jmp     prod_sum
-:       lda     sa
-        sta     sb
-        ldq     pq
-        jmp     acc_sum
-add_azero:
-        lda     aq+3                    ; acc ±0: the sum is the product; else subnormal
+; acc + the product (X:Y:Z, pe, sg; a normal single), acc normal or ±0. The larger in magnitude
+; keeps a guard byte below its 24-bit significand; the smaller is shifted right by the exponent
+; difference d, the bits it loses jammed into bit 0 (sticky); then added or subtracted,
+; normalised, rounded to nearest even and stored. d >= 26: the smaller is below a quarter of the
+; larger's last place and the sum is the larger. Each order is its own code (no patched operands
+; but the shift's entry).
+add_azero:                              ; acc ±0: the sum is the product; else subnormal
+        phy
+        ldy     #3
+        lda     (accp),y
         and     #$7F
-        ora     aq+2
-        ora     aq+1
+        dey
+        ora     (accp),y
+        dey
+        ora     (accp),y
+        sta     t
+        ply
+        lda     t
         bne     add_slow
-prod_only:
+prod_only:                              ; the product as it is
         lda     pe
         sta     eb
         lda     sg
         sta     sb
-        ldq     pq
-        jmp     pack
+        jmp     pk
 add_slow:
         jmp     slow
 
-; acc + the product, both normal singles (acc may be ±0). The larger in magnitude keeps a guard
-; byte below its 24-bit significand; the smaller is shifted right by the exponent difference d,
-; the bits it loses jammed into bit 0 (sticky); then added or subtracted, normalised, rounded to
-; nearest even and stored. d >= 26: the smaller is below a quarter of the larger's last place and
-; the sum is the larger. The two orders are separate code, so no operand is patched.
 add:
-acc_ld: ldq     $FFFF                   ; Q = acc (the operand is accp, patched per row)
-        sta     aq+1
-        stx     aq+2
-        tya
-        ora     #$80
-        sta     aq+3
-        cpy     #$80                    ; C = exponent bit 0
-        tza
-        rol     a                       ; A = the exponent
+acc_e:  lda     $FFFF                   ; acc's E (the operand is accp, patched per row)
         beq     add_azero
         cmp     #$FF
-        beq     add_slow
-        sta     ea
-        tza
-        and     #$80
-        sta     sa                      ; acc's sign
-        eor     sg
-        sta     opp                     ; bit 7: the signs differ
-        lda     pe
-        cmp     ea
-        beq     add_eqe
-        bcc     acc_big
-        sbc     ea                      ; the product is larger: d = pe − ea
+        beq     add_slow                ; acc inf or NaN
+        sta     eb
+        cmp     pe
+        bcs     acc_ge
+prod_big:                               ; the product is larger: d = pe − E (C = 0)
+        eor     #$FF
+        adc     pe                      ; (C = 0) pe − E − 1
+        inc     a
         cmp     #26
         bcs     prod_only
+        stx     pq+1                    ; (pq stays 0: the guard byte)
+        sty     pq+2
+        stz     pq+3
         ldx     pe
         stx     eb
         ldx     sg
-        stx     sb
-        SHIFTED aq
-prod_sum:
-        bit     opp
+        stx     sb                      ; the product's sign, the result's
+        cmp     #8
+        bcs     pb_far
+        SHOFF   pb_br
+        jsr     acc_q
+pb_br:  bra     *+2
+        LSRQ7
+pb_sum: bit     opp
         bmi     :+
         clc
         adcq    pq
@@ -855,29 +905,98 @@ prod_sum:
         sec
         sbcq    tq
         jmp     diff_done
-acc_big:                                ; acc is larger: d = ea − pe
-        lda     ea
-        sec
-        sbc     pe
+pb_far: sta     dd
+        jsr     acc_q
+        jsr     shr_far
+        bra     pb_sum
+
+acc_keep:                               ; acc as it is
+        bit     lst
+        bmi     w2f_j
+        rts
+w2f_j:  jmp     w2f
+
+acc_ge: beq     add_eqe
+        sbc     pe                      ; acc is larger: d = E − pe (C = 1)
         cmp     #26
-        bcc     :+
-        rts                             ; acc, unchanged
-:       ldx     ea
-        stx     eb
-        ldx     sa
-        stx     sb
-        SHIFTED pq
-acc_sum:
-        bit     opp
-        bmi     :+
+        bcs     acc_keep
+        cmp     #8
+        bcs     ab_far
+        SHOFF   ab_br
+        lda     #0
+ab_br:  bra     *+2
+        LSRQ7
+ab_sum: stq     tq                      ; the product aligned (guard byte A)
+        ldz     #0
+        ldqi    accp                    ; A = E, X:Y:Z = m0, m1, s|m2
+        tza
+        and     #$80
+        sta     sb                      ; acc's sign, the result's
+        eor     sg
+        bmi     ab_sub
+        tza
+        ora     #$80
+        taz
+        lda     #0
         clc
-        adcq    aq
+        adcq    tq
         jmp     sum_done
-:       stq     tq
-        ldq     aq
+ab_sub: tza
+        ora     #$80
+        taz
+        lda     #0
         sec
         sbcq    tq
         jmp     diff_done
+ab_far: sta     dd
+        lda     #0
+        jsr     shr_far
+        bra     ab_sum
+add_eqe:                                ; equal exponents (d = 0): the larger by significand
+        stx     pq+1
+        sty     pq+2
+        stz     pq+3
+        lda     sg                      ; (the result's sign when the signs agree)
+        sta     sb
+        jsr     acc_q
+        bit     opp
+        bmi     :+
+        clc
+        adcq    pq
+        jmp     sum_done
+:       cpz     pq+3
+        bne     :+
+        cpy     pq+2
+        bne     :+
+        cpx     pq+1
+:       bcc     :+
+        lda     sa                      ; acc's significand is the larger (or they are equal: +0)
+        sta     sb
+        lda     #0
+        sec
+        sbcq    pq
+        jmp     diff_done
+:       stq     tq
+        ldq     pq
+        sec
+        sbcq    tq
+        jmp     diff_done
+
+; Q = acc's significand with a zero guard byte: [0, m0, m1, m2 | $80]; sa = acc's sign, opp
+; bit 7: the signs differ
+acc_q:  ldz     #0
+        ldqi    accp
+        tza
+        and     #$80
+        sta     sa
+        eor     sg
+        sta     opp
+        tza
+        ora     #$80
+        taz
+        lda     #0
+        rts
+
 ; Q = the smaller (guard byte 0), dd = d (8-25): shifted right by d, the bits lost jammed into bit 0
 shr_far:
         stq     tq                      ; (tq+4 .. tq+6 stay 0)
@@ -968,11 +1087,21 @@ round:  cmp     #$80
         bne     pack
         ldz     #$80
         inc     eb
-; acc = [X, Y, (Z & $7F) | E.0 << 7, sb | E >> 1], E = eb, which must be 1-254
+; X:Y:Z significand (Z.7 set), eb, sb: acc = W [eb, X, Y, (Z & $7F) | sb], or in the last block
+; column the single [X, Y, (Z & $7F) | E.0 << 7, sb | E >> 1]; eb must be 1-254
 pack:   lda     eb
         beq     pack_slow
         cmp     #$FF
         beq     pack_slow
+pk:     bra     pack_w                  ; (patched: pack_f in a row chunk's last block column)
+pack_w: tza
+        and     #$7F
+        ora     sb
+        taz
+        lda     eb
+acc_st: stq     $FFFF                   ; (the operand is accp, patched per row)
+        rts
+pack_f: lda     eb
         lsr     a                       ; C = E.0
         ora     sb
         sta     t2
@@ -985,52 +1114,85 @@ pack:   lda     eb
         txa
         plx
         ldz     t2
-acc_st: stq     $FFFF                   ; (the operand is accp, patched per row)
-        rts
+        bra     acc_st
 pack_slow:
         jmp     slow
 
 rts_first:                              ; isum = 0 into a +0 sum: +0 (the sum's word is
-        ldy     #3                      ; not cleared beforehand)
+        ldy     #3                      ; not cleared beforehand; the same bytes in W)
         lda     #0
 :       sta     (accp),y
         dey
         bpl     :-
         rts
 
-; isum = 0 (dw, dx normal): the product is ±0 (sg). acc + ±0 = acc, but ±0 + ±0 is −0 only when
-; both are −0; acc inf or NaN to the C (its NaN).
+; isum = 0 (or dw = ±0; dw, dx finite): the product is ±0 (sg). acc + ±0 = acc, but ±0 + ±0 is
+; −0 only when both are −0 (the same bytes in W); acc inf or NaN to the C (its NaN).
 isum_zero:
-        ldy     #3
-        lda     (accp),y
-        sta     t2
-        dey
-        lda     (accp),y
-        asl     a
-        lda     t2
-        rol     a
+        ldy     #0
+        lda     (accp),y                ; E
         cmp     #$FF
         beq     slow
-        lda     t2
+        tax
+        ldy     #3
+        lda     (accp),y
         and     #$7F
-        ldy     #2
-        ora     (accp),y
         dey
         ora     (accp),y
         dey
         ora     (accp),y
-        bne     :+
-        lda     t2
+        bne     iz_keep                 ; subnormal
+        txa
+        bne     iz_keep                 ; normal
+        ldy     #3                      ; ±0
+        lda     (accp),y
         and     sg
         and     #$80
-        ldy     #3
         sta     (accp),y
-:       rts
+        rts
+iz_keep:bit     lst                     ; acc as it is
+        bmi     w2f
+        rts
+
+; acc (W, at accp) into the single it is, in place (w2f), and back (f2w)
+w2f:    ldz     #0
+        ldqi    accp                    ; A = E, X = m0, Y = m1, Z = s|m2
+        sta     t
+        tza
+        asl     a                       ; C = s
+        ror     t                       ; t = s | E >> 1, C = E.0
+        ror     a                       ; E.0 << 7 | m2
+        sta     t2
+        txa                             ; Q = [m0, m1, t2, t]
+        phy
+        plx
+        ldy     t2
+        ldz     t
+        stqi    accp
+        rts
+f2w:    ldz     #0
+        ldqi    accp                    ; A = m0, X = m1, Y = E.0 << 7 | m2, Z = s | E >> 1
+        sta     t
+        tya
+        asl     a                       ; C = E.0
+        sta     t2
+        tza
+        rol     a                       ; A = E, C = s
+        ror     t2                      ; s | m2
+        phx                             ; Q = [E, m0, m1, t2]
+        ply
+        ldx     t
+        ldz     t2
+        stqi    accp
+        rts
 
 ; the term in C (sgq_slow: the definition) with isum, dw and acc. The isum is computed again (the
 ; term's registers are gone by now): the block is still in wbuf and the isum code still holds the
 ; block column's immediates. From any base page.
-slow:   lda     #>MULA
+slow:   lda     bcall+1                 ; the caller's base page
+        tab
+        jsr     w2f                     ; acc as a single (any bytes in a first block column)
+        lda     #>MULA
         tab
         lda     #0
         sta     <(MULA+1)
@@ -1061,7 +1223,10 @@ slow:   lda     #>MULA
         sta     _sgq_accp
         lda     accp+1
         sta     _sgq_accp+1
-        jmp     _sgq_slow
+        jsr     _sgq_slow
+        bit     lst
+        bpl     f2w                     ; not the last block column: back to W
+        rts
 
         .rodata
 lowmask:
