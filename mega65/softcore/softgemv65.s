@@ -186,8 +186,13 @@ _sgq_block:
         sta     tz_jmp+2
         lda     _sgq_first
         beq     :+
+        ldx     #<prod_w                ; (a single block column: singles out)
+        ldy     #>prod_w
+        lda     _sgq_last
+        beq     @w
         ldx     #<prod_only
         ldy     #>prod_only
+@w:
         lda     #<rts_first
         sta     tz_jmp+1
         lda     #>rts_first
@@ -1101,6 +1106,12 @@ pack_w: tza
         lda     eb
 acc_st: stq     $FFFF                   ; (the operand is accp, patched per row)
         rts
+prod_w: tza                             ; a row chunk's first block column, not its last: the
+        and     #$7F                    ; product as it is, as W (pe is always 99-183)
+        ora     sg
+        taz
+        lda     pe
+        bra     acc_st
 pack_f: lda     eb
         lsr     a                       ; C = E.0
         ora     sb
