@@ -226,6 +226,10 @@ _sgq_block:
         lda     _sgq_nr
         sta     nr
         jsr     dx_params
+        lda     sgx                     ; dx's sign and exponent into the term's immediates
+        sta     tsg+1
+        lda     ex10
+        sta     tex+1
         ldx     #<term                  ; dx no normal F16: every term of the column by the C
         ldy     #>term
         lda     ex10
@@ -695,7 +699,7 @@ tz_jmp: jmp     isum_zero               ; (patched: rts_first when the sums are 
 ; written as absolute (a:).
 term:   tza                             ; the product's sign: isum's, dw's, dx's
         eor     wbuf+1
-        eor     a:sgx
+tsg:    eor     #0                      ; (patched: dx's sign)
         and     #$80
         sta     a:sg
         lda     wbuf+1                  ; dw: F16, exponent bits 10-14
@@ -705,7 +709,7 @@ term:   tza                             ; the product's sign: isum's, dw's, dx's
         beq     term_slow               ; inf or NaN
         lsr     a
         lsr     a
-        adc     ex10                    ; (C = 0) eh + ex + 10: 124-182
+tex:    adc     #0                      ; (patched: ex10) (C = 0) eh + ex + 10: 124-182
         sta     a:pe
         lda     #0                      ; MULB = mw, the F16 significand (MULB+2 is 0 from the
         sta     <(MULA+3)               ; row loop; +3 and MULA+3 held the isum's last pair)
@@ -755,19 +759,18 @@ term:   tza                             ; the product's sign: isum's, dw's, dx's
         sbc     #8
 @lz8:   sbc     lz8,x                   ; (no borrow: pe >= 124)
         sta     a:pe
+        ldq     <MULO                   ; MULB = the first product
+        stq     <MULB
+        ldx     <(MULA+1)               ; n's top byte again (LDQ took X)
         ldy     lz8,x
-        phy                             ; (LDQ takes Y)
-        ldq     <MULO
-        stq     <MULA
-        ply
-        lda     #0                      ; MULB = mx·2^(2+lz)·2^8
-        sta     <MULB
+        lda     #0                      ; MULA = mx·2^(2+lz)·2^8
+        sta     <MULA
         lda     mxs_lo,y
-        sta     <(MULB+1)
+        sta     <(MULA+1)
         lda     mxs_mid,y
-        sta     <(MULB+2)
+        sta     <(MULA+2)
         lda     mxs_hi,y
-        sta     <(MULB+3)
+        sta     <(MULA+3)
         bra     bcall
 @n2:    stx     <MULA                   ; MULA = n
         sty     <(MULA+1)
@@ -777,17 +780,16 @@ term:   tza                             ; the product's sign: isum's, dw's, dx's
         sec
         sbc     lz8,x                   ; (no borrow: pe >= 124)
         sta     a:pe
+        ldq     <MULO                   ; MULB = the first product
+        stq     <MULB
+        ldx     <(MULA+2)               ; n's top byte again (LDQ took X)
         ldy     lz8,x
-        phy                             ; (LDQ takes Y)
-        ldq     <MULO
-        stq     <MULA
-        ply
-        lda     mxs_lo,y                ; MULB = mx·2^(2+lz) (MULB+3 is still 0)
-        sta     <MULB
+        lda     mxs_lo,y                ; MULA = mx·2^(2+lz) (MULA+3 is still 0)
+        sta     <MULA
         lda     mxs_mid,y
-        sta     <(MULB+1)
+        sta     <(MULA+1)
         lda     mxs_hi,y
-        sta     <(MULB+2)
+        sta     <(MULA+2)
 bcall:  lda     #0                      ; (patched: the caller's base page)
         tab
         ldq     MULO+2                  ; A = bits 16-23, X:Y:Z = bits 24-47
