@@ -25,17 +25,19 @@
 ;    accesses (STA 3 cycles for 4, ADCQ 11 for 12 in the 40.5 MHz table); gs4510.vhdl resolves a
 ;    base-page address through the memory map like any other (M_nnrr, memory_access_resolve_address),
 ;    as xemu does (cpu65.c: ZP_HI | operand through the read callback). No zero-page variable is
-;    touched meanwhile, and the caller's B is put back before the term.
+;    touched meanwhile, and the caller's B is put back after the term's second product.
 ; 3. The term, fast: |isum|, F16 dw and the F16-rounded dx (11-bit significands) give the exact
-;    product P = |isum|·2^(8nb+lz) × (mw·mx·2^(2+lz')) in [2^45, 2^48) from two multiplications,
+;    product P = (|isum|·2^(8k) · mw) × mx·2^(2+lz+8k') in [2^45, 2^48) from two multiplications,
 ;    rounded once to 24 bits (RNE; the product's low bytes are read for the sticky only on a
 ;    tie) — single(isum)·single(dw·dx) rounded, as dw·dx is exact. Then the single addition to
-;    acc with 8 guard bits, the smaller operand's lost bits jammed into bit 0, rounded to nearest
-;    even: product-larger and acc-larger are separate code (no patched operands), shifts by 0-7
-;    through a patched BRA into a chain of LSRQs (the zero guard byte loses nothing), 8 and more
-;    by whole bytes from a buffer with zeros above. Anything unusual — isum 0, dw or dx not a normal F16
-;    (zero, subnormal, inf, NaN), acc not finite or subnormal, a result out of range — goes to
-;    sgq_slow (C, softfloat: the definition itself) for that term.
+;    acc with 8 guard bits, the product still in X:Y:Z, the smaller operand's lost bits jammed
+;    into bit 0, rounded to nearest even: product-larger, acc-larger and equal exponents are
+;    separate code, shifts by 1-7 through a patched BRA into a chain of LSRQs (the zero guard
+;    byte loses nothing), 8 and more by whole bytes from a buffer with zeros above. The sums wait
+;    between block columns as W (below, at add). isum 0 or dw ±0 make the product ±0 (acc as it
+;    is); anything unusual — dw or dx not a normal F16 (subnormal, inf, NaN; dx zero), acc not
+;    finite or subnormal, a result out of range — goes to sgq_slow (C, softfloat: the definition
+;    itself) for that term.
 ;
 ; The block's attic address advances by the row stride; DMA addresses are physical, so the near
 ; buffers' chip-RAM address is theirs + SC_NEAR_DELTA (0 when the core runs unmapped in bank 0;
