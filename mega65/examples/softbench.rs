@@ -2,10 +2,12 @@
 //! headless MEGA65 (the softcore_test PRG: mega65/testprg/softcore_test.c, the whole core built by cc65).
 //!
 //!     cargo run --release -p ssnail-mega65-program --example softbench [-- --defs "-D…"]
-//!         [--only gemv|tokens|stories] [--profile gemv|gemv-f16|gemv-f16-64|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt]
+//!         [--only gemv|tokens|stories] [--profile gemv|gemv-q8-RxC|gemv-q4-RxC|gemv-f16|gemv-f16-64|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt]
 //!         [--image FILE.ssnail ...] [--sentence TEXT [--profile sentence]]
 //!
-//! * GEMV: one GEMV of 64 rows × 512 columns (8 rows for F16/F32/BF16) per weight format, and F16
+//! * GEMV: one GEMV of 64 rows × 512 columns (8 rows for F16/F32/BF16) per weight format, Q8_0 at
+//!   stories260K's and MiniLM's shapes (192 × 64, 64 × 192, 64 × 64; 384 × 384, 1536 × 384,
+//!   384 × 1536), Q4_0 at 192 × 64 and 384 × 384, F16
 //!   and F32 at stories260K's shapes (64 × 64, 64 × 172), as a job `SETN; GEMV; HALT`, minus the
 //!   same job without the GEMV, divided by the weights.
 //! * tokens: llama images of about 260 K, 1 M and 5 M parameters (ssnail-synthetic models converted
@@ -16,10 +18,11 @@
 //!   vocabulary 512, tied): cycles per generated token as above and per prompt token ((a prompt of
 //!   10 − a prompt of 2) / 8, each generating 1).
 //! * --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|stories: the Q8_0 (F16, F32, BF16) GEMV above
-//!   (gemv-f16-64: F16 at 64 × 64) or
+//!   (gemv-f16-64: F16 at 64 × 64; gemv-q8-ROWSxCOLS, gemv-q4-ROWSxCOLS: Q8_0, Q4_0 at that shape) or
 //!   one token of the 260 K Q8_0 model (or of stories260K's shape; stories-prompt: its prompt of
 //!   10) stepped an instruction at a time, the cycles spent in each function (its own code, not its callees),
-//!   from the ld65 debug and label files.
+//!   from the ld65 debug and label files (each instruction's functions down to 2 % of it, or
+//!   0.1 % with SOFTBENCH_ALL=1 in the environment).
 //!
 //! * --image FILE: cycles per token and tokens/s of a decoder image of one's own instead of the
 //!   synthetic models (several: a table, e.g. one `ssnail convert` made with and one without
@@ -85,7 +88,18 @@ fn measured(prg: &[u8], mem: &[u8], job: u32, what: &str) -> Result<(u64, Vec<u8
     }
     let (want, syncs) = reference(mem, job)?;
     if r.mem != want || r.syncs != syncs {
-        bail!("{what}: SSNAIL memory or the SYNC count differs from the Rust core's");
+        let d: Vec<usize> = (0..want.len()).filter(|&i| r.mem[i] != want[i]).collect();
+        let first = d.first().map_or(String::new(), |&i| {
+            let o = i & !3;
+            format!(
+                ", {} bytes, the first at ${:07X}: {:02X?} instead of {:02X?}",
+                d.len(),
+                BASE as usize + i,
+                &r.mem[o..o + 4],
+                &want[o..o + 4]
+            )
+        });
+        bail!("{what}: SSNAIL memory or the SYNC count differs from the Rust core's{first}");
     }
     Ok((r.cycles, r.mem))
 }
@@ -122,7 +136,9 @@ fn gemv_job(fmt: GgmlType, rows: u32, cols: u32, with_gemv: bool) -> Vec<u8> {
             .collect();
         quantize_native(fmt, &row, &mut w);
     }
-    let (xa, za, wa) = (BASE + 0x1000, BASE + 0x4000, BASE + 0x5000);
+    // (the weights above y's 4 bytes a row: MiniLM's 1536 rows need more than 4 KB)
+    let wa = BASE + 0x4000 + (4 * rows).max(0x1000).next_multiple_of(0x1000);
+    let (xa, za) = (BASE + 0x1000, BASE + 0x4000);
     put(&mut mem, xa, &x);
     put(&mut mem, wa, &w);
     let mut prog = vec![Instr::new(Op::SetN, 0, 0, cols, rows, 0)];
@@ -404,7 +420,9 @@ fn profile(prg: &[u8], out: &Path, what: &str, mem: &[u8], job: u32) -> Result<(
             100.0 * c as f64 / total as f64
         );
     }
-    // the functions of the instructions above 2 % of the job, each down to 2 % of its own
+    // the functions of the instructions above 2 % of the job, each down to 2 % of its own (0.1 %
+    // with SOFTBENCH_ALL set)
+    let all = std::env::var_os("SOFTBENCH_ALL").is_some();
     println!("| SSNAIL instruction: its functions (cycles) |");
     println!("|---|");
     for &(op, c) in &ops {
@@ -419,7 +437,7 @@ fn profile(prg: &[u8], out: &Path, what: &str, mem: &[u8], job: u32) -> Result<(
         f.sort_by_key(|&(_, c)| std::cmp::Reverse(c));
         let list: Vec<String> = f
             .iter()
-            .take_while(|&&(_, fc)| fc * 50 >= c)
+            .take_while(|&&(_, fc)| fc * 50 >= c || (all && fc * 1000 >= c))
             .map(|&(i, fc)| format!("{} {fc}", funcs[i].1))
             .collect();
         let name = Op::from_u8(op).map_or("?", |o| o.name());
@@ -472,7 +490,7 @@ fn main() -> Result<()> {
                 i += 1;
             }
             a => bail!(
-                "softbench: unknown argument {a:?} (--defs STR, --only gemv|tokens|stories, --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt|sentence, --image FILE, --sentence TEXT)"
+                "softbench: unknown argument {a:?} (--defs STR, --only gemv|tokens|stories, --profile gemv|gemv-q8-RxC|gemv-q4-RxC|gemv-f16|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt|sentence, --image FILE, --sentence TEXT)"
             ),
         }
         i += 1;
@@ -523,6 +541,24 @@ fn main() -> Result<()> {
             let mem = gemv_job(GgmlType::Q8_0, 64, 512, true);
             return profile(&prg, dir.path(), "GEMV Q8_0 64 × 512", &mem, PROG);
         }
+        Some(q) if q.starts_with("gemv-q8-") || q.starts_with("gemv-q4-") => {
+            // gemv-q8-ROWSxCOLS, gemv-q4-ROWSxCOLS: a Q8_0 or Q4_0 GEMV of that shape
+            let fmt = if q.starts_with("gemv-q8-") {
+                GgmlType::Q8_0
+            } else {
+                GgmlType::Q4_0
+            };
+            let shape: Vec<u32> = q[8..]
+                .split('x')
+                .map(|n| n.parse::<u32>())
+                .collect::<Result<Vec<u32>, _>>()
+                .ok()
+                .filter(|v| v.len() == 2 && v[0] > 0 && v[1] % 32 == 0)
+                .with_context(|| format!("softbench: --profile {q}: ROWSxCOLS, COLS a multiple of 32"))?;
+            let mem = gemv_job(fmt, shape[0], shape[1], true);
+            let what = format!("GEMV {} {} × {}", fmt.name(), shape[0], shape[1]);
+            return profile(&prg, dir.path(), &what, &mem, PROG);
+        }
         Some(f @ ("gemv-f16" | "gemv-f32" | "gemv-bf16" | "gemv-f16-64")) => {
             let (fmt, rows, cols) = match f {
                 "gemv-f16" => (GgmlType::F16, 8, 512),
@@ -560,7 +596,7 @@ fn main() -> Result<()> {
             return profile(&prg, dir.path(), &what, &mem, job);
         }
         Some(p) => bail!(
-            "softbench: --profile {p:?}: gemv, gemv-f16, gemv-f32, gemv-bf16, token, token-q4, stories or stories-prompt"
+            "softbench: --profile {p:?}: gemv, gemv-q8-ROWSxCOLS, gemv-q4-ROWSxCOLS, gemv-f16, gemv-f32, gemv-bf16, token, token-q4, stories or stories-prompt"
         ),
         None => {}
     }
@@ -591,6 +627,16 @@ fn main() -> Result<()> {
         for (fmt, rows, cols) in [
             (GgmlType::Q8_0, 64, 512),
             (GgmlType::Q4_0, 64, 512),
+            // stories260K's ffn_gate/ffn_up (192 × 64) and ffn_down (64 × 192); MiniLM's
+            // attention (384 × 384), ffn up (1536 × 384) and ffn down (384 × 1536)
+            (GgmlType::Q8_0, 192, 64),
+            (GgmlType::Q8_0, 64, 192),
+            (GgmlType::Q8_0, 64, 64),
+            (GgmlType::Q8_0, 384, 384),
+            (GgmlType::Q8_0, 1536, 384),
+            (GgmlType::Q8_0, 384, 1536),
+            (GgmlType::Q4_0, 192, 64),
+            (GgmlType::Q4_0, 384, 384),
             (GgmlType::F16, 8, 512),
             (GgmlType::F32, 8, 512),
             (GgmlType::Bf16, 8, 512),

@@ -31,15 +31,16 @@
 /* sgq_block's arguments (softgemv65.s: one block column, rows r0 ..) and sgq_slow's, the term
  * in C for what the assembler leaves to the definition (zero or special scales, isum 0, acc not
  * a normal single). */
-uint8_t sgq_fmt, sgq_nr, sgq_first;
+uint8_t sgq_fmt, sgq_nr, sgq_first, sgq_last, sgq_nb;
 const int8_t *sgq_q;
+const f32 *sgq_d;
 f32 sgq_dx;
-uint32_t sgq_p, sgq_rb;
+uint32_t sgq_p, sgq_pc, sgq_rb;
 f32 *sgq_acc;
 int32_t sgq_s;
 uint16_t sgq_dw;
 f32 *sgq_accp;
-void sgq_block(void);
+void sgq_cols(void);
 /* Quantising (quantise): sgq_qblock writes the quants of the block at sgq_x to sgq_qb and its
  * widened F16 scale to *sgq_dp, or returns 1 and leaves the block to the C (softquant65.s). */
 const f32 *sgq_x = sc_w.gq.x;
@@ -202,42 +203,58 @@ static void store_chunk(uint8_t flags, uint32_t z, uint32_t r0, uint8_t nr)
 
 /* Locals and arguments in static variables: cc65 reaches those directly, not through its C stack
  * (gemv_q does not recurse). */
+#ifdef SG_ASM
+/* Rows in chunks, columns in chunks, the chunk's block columns by softgemv65.s (sgq_cols: every
+ * row still adds its blocks in order); counters count down, addresses move on by additions. */
+static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols, uint32_t rows, uint32_t rb)
+{
+    static uint32_t rleft, cleft, r0, xp;
+    static uint8_t nr, requant;
+    static uint16_t nc;
+    sgq_fmt = fmt;
+    sgq_rb = rb;
+    sgq_acc = sc_w.gq.acc;
+    sgq_d = sc_w.gq.d;
+    requant = cols > SC_GEMV_COLS; /* the input quantised again for every row chunk */
+    for (rleft = rows, r0 = 0; rleft != 0; rleft -= nr, r0 += nr, w += (uint32_t)nr * rb) {
+        nr = rleft < SC_GEMV_ROWS ? (uint8_t)rleft : SC_GEMV_ROWS;
+        if (cols == 0) /* else the first block column writes every sum (sgq_first) */
+            memset(sc_w.gq.acc, 0, 4 * nr); /* SF_ZERO: +0 is all zero bits */
+        sgq_nr = nr;
+        sgq_first = 1; /* the sums are +0, their words not yet written */
+        sgq_pc = w;    /* row r0's first block; sgq_cols moves it on */
+        for (cleft = cols, xp = x; cleft != 0; cleft -= nc, xp += 4 * nc) {
+            if (sc_poll()) /* RUN/STOP (softcore_int.h) */
+                return;
+            nc = cleft < SC_GEMV_COLS ? (uint16_t)cleft : SC_GEMV_COLS;
+            if (r0 == 0 || requant)
+                quantise(xp, nc);
+            sgq_q = sc_w.gq.q;
+            sgq_nb = (uint8_t)(nc / 32);
+            sgq_last = cleft <= SC_GEMV_COLS; /* the sums leave as singles (between: W) */
+            sgq_cols();
+        }
+        store_chunk(flags, z, r0, nr);
+    }
+}
+#else
 static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols, uint32_t rows, uint32_t rb)
 {
     static uint32_t r0, c0, p, wr0, cl, rw;
     static uint16_t nr, nc, r, b;
-#ifndef SG_ASM
     const int8_t *q;
     int32_t s;
-#endif
     cl = cols;
     rw = rows;
     for (r0 = 0, wr0 = w; r0 < rw; r0 += nr, wr0 += (uint32_t)nr * rb) {
         nr = rw - r0 < SC_GEMV_ROWS ? (uint16_t)(rw - r0) : SC_GEMV_ROWS;
-#ifdef SG_ASM
-        if (cl == 0) /* else the first block column writes every sum (sgq_first) */
-#endif
-            memset(sc_w.gq.acc, 0, 4 * nr); /* SF_ZERO: +0 is all zero bits */
+        memset(sc_w.gq.acc, 0, 4 * nr); /* SF_ZERO: +0 is all zero bits */
         for (c0 = 0, p = wr0; c0 < cl; c0 += nc) {
             if (sc_poll()) /* RUN/STOP (softcore_int.h) */
                 return;
             nc = cl - c0 < SC_GEMV_COLS ? (uint16_t)(cl - c0) : SC_GEMV_COLS;
             if (r0 == 0 || cl > SC_GEMV_COLS)
                 quantise(x + 4 * c0, nc);
-#ifdef SG_ASM
-            /* block by block, each over the chunk's rows: every row still adds its blocks in order */
-            sgq_fmt = fmt;
-            sgq_nr = (uint8_t)nr;
-            sgq_rb = rb;
-            sgq_acc = sc_w.gq.acc;
-            sgq_q = sc_w.gq.q;
-            for (b = 0; b < nc / 32; ++b, p += bbytes, sgq_q += 32) {
-                sgq_dx = sc_w.gq.d[b];
-                sgq_p = p; /* sgq_block moves it on by the rows */
-                sgq_first = c0 == 0 && b == 0; /* the sums are +0, their words not yet written */
-                sgq_block();
-            }
-#else
             for (r = 0; r < nr; ++r) {
                 p = wr0 + r * rb + c0 / 32 * bbytes;
                 q = sc_w.gq.q;
@@ -247,19 +264,15 @@ static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t 
                     sc_w.gq.acc[r] = block_term(sc_w.gq.acc[r], s, sc_w.gq.blk[0] | (uint16_t)sc_w.gq.blk[1] << 8, sc_w.gq.d[b]);
                 }
             }
-#endif
         }
-#ifdef SG_ASM
-        store_chunk(flags, z, r0, (uint8_t)nr);
-#else
         if (flags == 0) /* plain f32 stores: the chunk's sums as they are, in one go */
             sm_write(z + 4 * r0, sc_w.gq.acc, 4 * nr);
         else
             for (r = 0; r < nr; ++r)
                 store(flags, z, r0 + r, sc_w.gq.acc[r]);
-#endif
     }
 }
+#endif
 
 #ifdef XS_ASM
 /* exactsum65.s's fallback for a pair with a special operand: the definition */

@@ -25,17 +25,19 @@
 ;    accesses (STA 3 cycles for 4, ADCQ 11 for 12 in the 40.5 MHz table); gs4510.vhdl resolves a
 ;    base-page address through the memory map like any other (M_nnrr, memory_access_resolve_address),
 ;    as xemu does (cpu65.c: ZP_HI | operand through the read callback). No zero-page variable is
-;    touched meanwhile, and the caller's B is put back before the term.
+;    touched meanwhile, and the caller's B is put back after the term's second product.
 ; 3. The term, fast: |isum|, F16 dw and the F16-rounded dx (11-bit significands) give the exact
-;    product P = |isum|·2^(8nb+lz) × (mw·mx·2^(2+lz')) in [2^45, 2^48) from two multiplications,
+;    product P = (|isum|·2^(8k) · mw) × mx·2^(2+lz+8k') in [2^45, 2^48) from two multiplications,
 ;    rounded once to 24 bits (RNE; the product's low bytes are read for the sticky only on a
 ;    tie) — single(isum)·single(dw·dx) rounded, as dw·dx is exact. Then the single addition to
-;    acc with 8 guard bits, the smaller operand's lost bits jammed into bit 0, rounded to nearest
-;    even: product-larger and acc-larger are separate code (no patched operands), shifts by 0-7
-;    through a patched BRA into a chain of LSRQs (the zero guard byte loses nothing), 8 and more
-;    by whole bytes from a buffer with zeros above. Anything unusual — isum 0, dw or dx not a normal F16
-;    (zero, subnormal, inf, NaN), acc not finite or subnormal, a result out of range — goes to
-;    sgq_slow (C, softfloat: the definition itself) for that term.
+;    acc with 8 guard bits, the product still in X:Y:Z, the smaller operand's lost bits jammed
+;    into bit 0, rounded to nearest even: product-larger, acc-larger and equal exponents are
+;    separate code, shifts by 1-7 through a patched BRA into a chain of LSRQs (the zero guard
+;    byte loses nothing), 8 and more by whole bytes from a buffer with zeros above. The sums wait
+;    between block columns as W (below, at add). isum 0 or dw ±0 make the product ±0 (acc as it
+;    is); anything unusual — dw or dx not a normal F16 (subnormal, inf, NaN; dx zero), acc not
+;    finite or subnormal, a result out of range — goes to sgq_slow (C, softfloat: the definition
+;    itself) for that term.
 ;
 ; The block's attic address advances by the row stride; DMA addresses are physical, so the near
 ; buffers' chip-RAM address is theirs + SC_NEAR_DELTA (0 when the core runs unmapped in bank 0;
@@ -46,25 +48,23 @@
         .include        "fn_tables.inc"         ; WT_Q8_0, its block bytes
         .import         _sgq_slow
         .import         _sgq_q, _sgq_dx, _sgq_p, _sgq_rb, _sgq_nr, _sgq_fmt, _sgq_acc
-        .import         _sgq_s, _sgq_dw, _sgq_accp, _sgq_first
+        .import         _sgq_s, _sgq_dw, _sgq_accp, _sgq_first, _sgq_last
+        .import         _sgq_nb, _sgq_d, _sgq_pc
         .import         SC_NEAR_DELTA
         .importzp       sreg
-        .export         _sgq_block
+        .export         _sgq_cols
 
 
         .zeropage
 qp:     .res    2                       ; the input block's int8 quants
 accp:   .res    2                       ; this row's acc
 nr:     .res    1                       ; rows left
-mag:    .res    4                       ; |isum|, then byte-normalised; mag+3 stays 0
-ss:     .res    3                       ; isum, signed 24-bit (sgq_slow; bit 23 its sign)
 sg:     .res    1                       ; the product's sign (bit 7)
 sgx:    .res    1                       ; dx's sign (bit 7)
 pe:     .res    1                       ; the product's biased exponent
 pq:     .res    4                       ; the product: guard byte, 24-bit significand
-ea:     .res    1                       ; acc's biased exponent
 sa:     .res    1                       ; acc's sign (bit 7)
-aq:     .res    4                       ; acc: guard byte, 24-bit significand
+lst:    .res    1                       ; bit 7: a row chunk's last block column (singles out)
 tq:     .res    7                       ; the smaller, then 3 zero bytes (shr_far)
 dd:     .res    1                       ; the exponent difference (shr_far)
 eb:     .res    1                       ; the larger's exponent, then the result's
@@ -72,18 +72,21 @@ sb:     .res    1                       ; the larger's sign, then the result's
 opp:    .res    1                       ; bit 7: the signs differ
 t:      .res    1
 t2:     .res    1
-pp:     .res    2                       ; the isum code being patched
+sump:   .res    2                       ; Σ_{x>=0} |x|
+sumn:   .res    2                       ; Σ_{x<0} |x|
+qp16:   .res    2                       ; qp + 16 (Q4_0's high nibbles)
+dptr:   .res    2                       ; the block columns' scales (sgq_cols)
 
         .bss
 corr:   .res    3                       ; the block's correction (24-bit)
-sump:   .res    2                       ; Σ_{x>=0} |x|
-sumn:   .res    2                       ; Σ_{x<0} |x|
 ex10:   .res    1                       ; dx's exponent + 10; 0 = dx is no normal F16
 mxs_lo: .res    8                       ; dx's significand·2^(2+lz), lz = 0..7, 3 bytes
 mxs_mid:.res    8
 mxs_hi: .res    8
 wbuf:   .res    34                      ; the row's weight block (DMA destination)
 jamv:   .res    1                       ; 1 when the alignment dropped nonzero bits
+ncol:   .res    1                       ; block columns left (sgq_cols)
+lastc:  .res    1                       ; sgq_last of the chunk (sgq_cols)
 
         .data
 ; the DMA job (F018B; addresses cross megabyte boundaries instead of wrapping inside them, option
@@ -113,7 +116,62 @@ LIST_PHYS = list + SC_NEAR_DELTA
 
         .code
 
-; void sgq_block(void): sgq_fmt (WT_Q8_0 or WT_Q4_0), sgq_q (32 quants), sgq_dx (their scale,
+; void sgq_cols(void): sgq_nb block columns of a column chunk, one sgq_block each: the quants at
+; sgq_q (32 a column), the scales at sgq_d (one f32 a column), row r0's first block at sgq_pc,
+; which moves on by a block a column; sgq_first (the chunk's first column's sums are +0) and
+; sgq_last (the chunk ends the rows: its last column stores singles) as flags of the chunk.
+_sgq_cols:
+        lda     _sgq_last
+        sta     lastc
+        lda     _sgq_nb
+        sta     ncol
+        lda     _sgq_d
+        sta     dptr
+        lda     _sgq_d+1
+        sta     dptr+1
+@col:   ldy     #3                      ; sgq_dx = the column's scale, sgq_p = sgq_pc
+:       lda     (dptr),y
+        sta     _sgq_dx,y
+        lda     _sgq_pc,y
+        sta     _sgq_p,y
+        dey
+        bpl     :-
+        ldx     #0                      ; sgq_last: the chunk's last column of the rows' last chunk
+        lda     ncol
+        cmp     #1
+        bne     :+
+        ldx     lastc
+:       stx     _sgq_last
+        jsr     _sgq_block
+        lda     #0
+        sta     _sgq_first
+        clc                             ; sgq_pc += the block's bytes
+        lda     _sgq_pc
+        adc     count
+        sta     _sgq_pc
+        bcc     :+
+        inc     _sgq_pc+1
+        bne     :+
+        inc     _sgq_pc+2
+        bne     :+
+        inc     _sgq_pc+3
+:       clc                             ; the next column's quants and scale
+        lda     _sgq_q
+        adc     #32
+        sta     _sgq_q
+        bcc     :+
+        inc     _sgq_q+1
+:       clc
+        lda     dptr
+        adc     #4
+        sta     dptr
+        bcc     :+
+        inc     dptr+1
+:       dec     ncol
+        bne     @col
+        rts
+
+; sgq_block: sgq_fmt (WT_Q8_0 or WT_Q4_0), sgq_q (32 quants), sgq_dx (their scale,
 ; F16-rounded), sgq_p (row r0's block), sgq_rb (row stride), sgq_nr (rows, >= 1), sgq_acc (their
 ; running sums, f32 each). sgq_p is used up (its bits 16-31 follow the rows). sgq_first nonzero:
 ; every running sum is +0 (a row chunk's first block column), so acc + the product is the
@@ -130,16 +188,30 @@ _sgq_block:
         sta     tz_jmp+2
         lda     _sgq_first
         beq     :+
+        ldx     #<prod_w                ; (a single block column: singles out)
+        ldy     #>prod_w
+        lda     _sgq_last
+        beq     @w
         ldx     #<prod_only
         ldy     #>prod_only
+@w:
         lda     #<rts_first
         sta     tz_jmp+1
         lda     #>rts_first
         sta     tz_jmp+2
 :       stx     add_jmp+1
         sty     add_jmp+2
+        ldx     #<(pack_w - pk - 2)     ; the sums out as W, or (a row chunk's last block
+        lda     _sgq_last               ; column) as singles
+        beq     :+
+        ldx     #<(pack_f - pk - 2)
+        lda     #$80
+:       sta     lst
+        stx     pk+1
         tba                             ; the caller's base page, put back after each isum
         sta     bcall+1
+        lda     #0
+        sta     pq                      ; the product's guard byte
         lda     #0
         sta     tq+4
         sta     tq+5
@@ -156,6 +228,18 @@ _sgq_block:
         lda     _sgq_nr
         sta     nr
         jsr     dx_params
+        lda     sgx                     ; dx's sign and exponent into the term's immediates
+        sta     tsg+1
+        lda     ex10
+        sta     tex+1
+        ldx     #<term                  ; dx no normal F16: every term of the column by the C
+        ldy     #>term
+        lda     ex10
+        bne     :+
+        ldx     #<term_dx
+        ldy     #>term_dx
+:       stx     term_call+1
+        sty     term_call+2
         lda     #^LIST_PHYS             ; the DMA list's address: each row only writes DMA_ETRIGGER
         sta     DMA_ADDRBANK            ; ($D702 first: writing it clears $D704)
         lda     #<(LIST_PHYS >> 20)
@@ -218,9 +302,8 @@ ncy:    ldy     #0                      ; ADCQ adds byte 2 = 0 to A (at most 128
 ncz:    ldz     #0                      ; and a carry out of Z only ever reaches A
 isum_call:
         jsr     q8sum                   ; X:Y:Z = Σ c·b − corr = isum
-bcall:  lda     #0                      ; (patched: the caller's base page)
-        tab
-        jsr     term
+term_call:
+        jsr     term                    ; (patched: term_dx when dx is no normal F16)
         clc                             ; next row: the job's source one row stride on
         lda     src
 rb0:    adc     #0
@@ -234,11 +317,11 @@ next_acc:
         lda     accp
         adc     #4
         sta     accp
-        sta     acc_ld+3
+        sta     acc_e+1
         sta     acc_st+3
         bcc     :+
         inc     accp+1
-        inc     acc_ld+4
+        inc     acc_e+2
         inc     acc_st+4
 :       dec     nr
         bne     rowloop
@@ -277,10 +360,10 @@ set_srchi:
 ; accp into the operands of the LDQ and STQ that load and store acc
 set_accp:
         lda     accp
-        sta     acc_ld+3
+        sta     acc_e+1
         sta     acc_st+3
         lda     accp+1
-        sta     acc_ld+4
+        sta     acc_e+2
         sta     acc_st+4
         rts
 
@@ -339,123 +422,161 @@ dx_params:
         sta     ex10
         rts
 
-; A = a quant x: returns |x| in A, the Q8_0 mask in X ($80 for x >= 0, $7F for x < 0) and the
-; sign in C; adds |x| to sump (x >= 0) or sumn (x < 0)
-absm:   bmi     @neg
-        sta     t
-        clc
-        adc     sump
-        sta     sump
-        bcc     :+
-        inc     sump+1
-:       lda     t
-        ldx     #$80
-        clc
-        rts
-@neg:   eor     #$FF
-        inc     a                       ; -128 -> 128
-        sta     t
-        clc
-        adc     sumn
-        sta     sumn
-        bcc     :+
-        inc     sumn+1
-:       lda     t
-        ldx     #$7F
-        sec
-        rts
-
 Q8SIZE  = 26                            ; bytes of one pair's code (q8sum)
 Q4SIZE  = 32                            ; bytes of one byte's code (q4sum)
 
+; The quants (at qp) into the isum code and the correction's sums. Per quant: |x| (Q8_0 mask
+; $80 for x >= 0, $7F for x < 0 in Z) stored by STA/STZ abs,X at the field's offset in pair p's
+; code, X = p·Q8SIZE (Q4_0: byte k's, X = k·Q4SIZE); |x| added to sump (x >= 0) or sumn (x < 0).
+; X passes 255 once: from there the stores' operands are a page on (their high bytes +1), and
+; back at the end.
+
 ; Q8_0: pair p (columns 2p, 2p+1): mask of 2p at +4, of 2p+1 at +11, |x_2p| at +15, |x_2p+1| at +19
 patch8: jsr     clear_sums
-        lda     #<q8sum
-        sta     pp
-        lda     #>q8sum
-        sta     pp+1
-        ldy     #0
-@pair:  lda     (qp),y
-        jsr     absm
-        sta     ax0
-        stx     m0
-        iny
-        lda     (qp),y
-        jsr     absm
-        sty     t
-        ldy     #19
-        sta     (pp),y
-        txa
-        ldy     #11
-        sta     (pp),y
-        lda     ax0
-        ldy     #15
-        sta     (pp),y
-        lda     m0
-        ldy     #4
-        sta     (pp),y
+        tax                             ; (A = 0)
+        tay
+p8_pair:  lda     (qp),y                  ; column 2p
+        bmi     p8_n0
+        ldz     #$80
+p8a:    sta     q8sum+15,x
         clc
-        lda     pp
-        adc     #Q8SIZE
-        sta     pp
-        bcc     :+
-        inc     pp+1
-:       ldy     t
+        adc     sump
+        sta     sump
+        bcc     p8_m0
+        inc     sump+1
+        bra     p8_m0
+p8_n0:    eor     #$FF
+        inc     a                       ; -128 -> 128
+        ldz     #$7F
+p8b:    sta     q8sum+15,x
+        clc
+        adc     sumn
+        sta     sumn
+        bcc     p8_m0
+        inc     sumn+1
+p8_m0:
+p8c:    stz     q8sum+4,x
+        iny
+        lda     (qp),y                  ; column 2p+1
+        bmi     p8_n1
+        ldz     #$80
+p8d:    sta     q8sum+19,x
+        clc
+        adc     sump
+        sta     sump
+        bcc     p8_m1
+        inc     sump+1
+        bra     p8_m1
+p8_n1:    eor     #$FF
+        inc     a
+        ldz     #$7F
+p8e:    sta     q8sum+19,x
+        clc
+        adc     sumn
+        sta     sumn
+        bcc     p8_m1
+        inc     sumn+1
+p8_m1:
+p8f:    stz     q8sum+11,x
         iny
         cpy     #32
-        bne     @pair
+        beq     p8_done
+        txa
+        clc
+        adc     #Q8SIZE
+        tax
+        bcc     p8_pair
+        inc     p8a+2                   ; X wrapped: the operands a page on
+        inc     p8b+2
+        inc     p8c+2
+        inc     p8d+2
+        inc     p8e+2
+        inc     p8f+2
+        bra     p8_pair
+p8_done:  dec     p8a+2
+        dec     p8b+2
+        dec     p8c+2
+        dec     p8d+2
+        dec     p8e+2
+        dec     p8f+2
         ldx     #7                      ; corr = 128·Σpos + 127·Σneg
         jmp     set_corr
 
 ; Q4_0: byte k (columns k: low nibble, k+16: high nibble): mask at +4 and +13, |x_k+16| at
 ; +21, |x_k| at +25
 patch4: jsr     clear_sums
-        lda     #<q4sum
-        sta     pp
-        lda     #>q4sum
-        sta     pp+1
-        ldy     #0
-@byte:  lda     (qp),y                  ; column k
-        jsr     absm
-        sta     ax0
-        lda     #0
-        bcc     :+
-        lda     #$0F
-:       sta     m0
-        tya
-        ora     #16
+        tax                             ; (A = 0)
         tay
-        lda     (qp),y                  ; column k + 16
-        jsr     absm
-        sta     ax1
-        bcc     :+
-        lda     m0
-        ora     #$F0
-        sta     m0
-:       tya
-        and     #15
-        sta     t
-        ldy     #4
-        lda     m0
-        sta     (pp),y
-        ldy     #13
-        sta     (pp),y
-        ldy     #21
-        lda     ax1
-        sta     (pp),y
-        ldy     #25
-        lda     ax0
-        sta     (pp),y
         clc
-        lda     pp
-        adc     #Q4SIZE
-        sta     pp
+        lda     qp
+        adc     #16
+        sta     qp16
+        lda     qp+1
+        adc     #0
+        sta     qp16+1
+p4_byte:  lda     (qp),y                  ; column k
+        bmi     p4_n0
+p4a:    sta     q4sum+25,x
+        clc
+        adc     sump
+        sta     sump
         bcc     :+
-        inc     pp+1
-:       ldy     t
+        inc     sump+1
+:       ldz     #0
+        bra     p4_hi
+p4_n0:    eor     #$FF
+        inc     a
+p4b:    sta     q4sum+25,x
+        clc
+        adc     sumn
+        sta     sumn
+        bcc     :+
+        inc     sumn+1
+:       ldz     #$0F
+p4_hi:    lda     (qp16),y                ; column k + 16
+        bmi     p4_n1
+p4c:    sta     q4sum+21,x
+        clc
+        adc     sump
+        sta     sump
+        bcc     p4_st
+        inc     sump+1
+        bra     p4_st
+p4_n1:    eor     #$FF
+        inc     a
+p4d:    sta     q4sum+21,x
+        clc
+        adc     sumn
+        sta     sumn
+        bcc     :+
+        inc     sumn+1
+:       tza
+        ora     #$F0
+        taz
+p4_st:
+p4e:    stz     q4sum+4,x
+p4f:    stz     q4sum+13,x
         iny
         cpy     #16
-        bne     @byte
+        beq     p4_done
+        txa
+        clc
+        adc     #Q4SIZE
+        tax
+        bcc     p4_byte
+        inc     p4a+2                   ; X wrapped: the operands a page on
+        inc     p4b+2
+        inc     p4c+2
+        inc     p4d+2
+        inc     p4e+2
+        inc     p4f+2
+        bra     p4_byte
+p4_done:  dec     p4a+2
+        dec     p4b+2
+        dec     p4c+2
+        dec     p4d+2
+        dec     p4e+2
+        dec     p4f+2
         ldx     #3                      ; corr = 8·Σpos + 7·Σneg
         jmp     set_corr
 
@@ -467,7 +588,7 @@ clear_sums:
         sta     sumn+1
         rts
 
-; corr = ((Σpos + Σneg) << X) − Σneg, 24-bit
+; corr = ((Σpos + Σneg) << X) − Σneg, 24-bit (X = 7: the sum a byte up and back one bit)
 set_corr:
         clc
         lda     sump
@@ -478,12 +599,24 @@ set_corr:
         sta     corr+1
         lda     #0
         sta     corr+2
+        cpx     #7
+        bne     @shl
+        lda     corr+1
+        lsr     a
+        sta     corr+2
+        lda     corr
+        ror     a
+        sta     corr+1
+        lda     #0
+        ror     a
+        sta     corr
+        bra     @sub
 @shl:   asl     corr
         rol     corr+1
         rol     corr+2
         dex
         bne     @shl
-        sec
+@sub:   sec
         lda     corr
         sbc     sumn
         sta     corr
@@ -494,12 +627,6 @@ set_corr:
         sbc     #0
         sta     corr+2
         rts
-
-        .bss
-ax0:    .res    1
-ax1:    .res    1
-m0:     .res    1
-        .code
 
 ; ---------------------------------------------------------------------------------------------
 ; The isum code, patched per block column (the immediates marked 0 here). Entered with B = the
@@ -553,19 +680,51 @@ q4sum:
         rts
         .assert (* - q4sum) = 16 * Q4SIZE + 1, error, "Q4SIZE"
 
+
 ;---------------------------------------------------------------------------------------------
 ; The term: acc (at accp) += single(isum)·single(dw·dx); X:Y:Z = isum (24-bit two's complement).
 
+term_dx:                                ; (term_call patched: dx is no normal F16) the definition
 term_slow:
-        jmp     slow
+        jmp     slow                    ; (slow sets B itself)
+dw_sub: lda     wbuf+1                  ; dw's exponent 0: ±0 makes the product ±0 (isum and dx
+        and     #3                      ; finite), as isum = 0 does; a subnormal dw: the definition
+        ora     wbuf
+        bne     term_slow
 term_zero:
+        lda     bcall+1                 ; the caller's base page
+        tab
 tz_jmp: jmp     isum_zero               ; (patched: rts_first when the sums are +0)
-term:   stx     ss                      ; (for sgq_slow)
-        sty     ss+1
-        stz     ss+2
-        tza
+; Entered with B = $D7 (the multiplier's page, as the isum left it): the multiplier's inputs and
+; output are base-page operands up to the second product; the caller's B is back (bcall) before
+; the product is rounded, and on every way out before that. Zero-page variables meanwhile are
+; written as absolute (a:).
+term:   tza                             ; the product's sign: isum's, dw's, dx's
+        eor     wbuf+1
+tsg:    eor     #0                      ; (patched: dx's sign)
+        and     #$80
+        sta     a:sg
+        lda     wbuf+1                  ; dw: F16, exponent bits 10-14
+        and     #$7C
+        beq     dw_sub                  ; zero or subnormal
+        cmp     #$7C
+        beq     term_slow               ; inf or NaN
+        lsr     a
+        lsr     a
+tex:    adc     #0                      ; (patched: ex10) (C = 0) eh + ex + 10: 124-182
+        sta     a:pe
+        lda     #0                      ; MULB = mw, the F16 significand (MULB+2 is 0 from the
+        sta     <(MULA+3)               ; row loop; +3 and MULA+3 held the isum's last pair)
+        sta     <(MULB+3)
+        lda     wbuf
+        sta     <MULB
+        lda     wbuf+1
+        and     #3
+        ora     #4
+        sta     <(MULB+1)
+        tza                             ; n = |isum| (< 2^19)
         bpl     @pos
-        txa                             ; |isum|
+        txa
         eor     #$FF
         tax
         tya
@@ -579,72 +738,62 @@ term:   stx     ss                      ; (for sgq_slow)
         iny
         bne     @pos
         inz
-@pos:   lda     ex10                    ; dx no normal F16: the definition
-        beq     term_slow
-        lda     wbuf+1                  ; dw: F16, exponent bits 10-14
-        and     #$7C
-        beq     term_slow                   ; zero or subnormal
-        cmp     #$7C
-        beq     term_slow                   ; inf or NaN
-        lsr     a
-        lsr     a
-        adc     ex10                    ; (C = 0) eh + ex + 10: 124-182
-        sta     pe
-        lda     wbuf+1
-        eor     ss+2
-        eor     sgx
-        and     #$80
-        sta     sg                      ; the product's sign
-        ; n = |isum| with its top byte in byte 2 (mag+3 stays 0); pe −= 8 per byte moved up, − lz
+@pos:   ; first product n·mw·2^(8k) (< 2^30) with n's top byte moved up to byte 1 or 2, then
+        ; P = that · mx·2^(2+lz) (· 2^8 unless the top byte is byte 2): P in [2^45, 2^48), the
+        ; exact product of single(isum) and dw·dx; pe −= 8 per byte moved up, − lz
         tza
         bne     @n2
         tya
         bne     @n1
         txa
         beq     term_zero               ; isum = 0
-        stz     mag                     ; (Z = 0)
-        stz     mag+1
-        sta     mag+2
-        lda     pe
+        stz     <MULA                   ; (Z = 0) MULA = n·2^8
+        stx     <(MULA+1)
+        lda     a:pe
         sec
         sbc     #16
-        bra     @lz
-@n1:    stz     mag                     ; (Z = 0)
-        stx     mag+1
-        sta     mag+2
+        bra     @lz8
+@n1:    stx     <MULA                   ; MULA = n (MULA+2 is 0 from the row loop)
+        sty     <(MULA+1)
         tax
-        lda     pe
+        lda     a:pe
         sec
         sbc     #8
-        bra     @lz
-@n2:    stx     mag
-        sty     mag+1
-        sta     mag+2
-        tax
-        lda     pe
-        sec
-@lz:    sbc     lz8,x                   ; (no borrow: pe >= 124)
-        sta     pe
+@lz8:   sbc     lz8,x                   ; (no borrow: pe >= 124)
+        sta     a:pe
+        ldq     <MULO                   ; MULB = the first product
+        stq     <MULB
+        ldx     <(MULA+1)               ; n's top byte again (LDQ took X)
         ldy     lz8,x
-        lda     wbuf                    ; M1: mw·mx·2^(2+lz), mw = the F16 significand
-        sta     MULA
-        lda     wbuf+1
-        and     #3
-        ora     #4
-        sta     MULA+1
-        lda     #0
-        sta     MULA+3                  ; (MULA+2 is still 0 from the row loop)
-        sta     MULB+3
+        lda     #0                      ; MULA = mx·2^(2+lz)·2^8
+        sta     <MULA
         lda     mxs_lo,y
-        sta     MULB
+        sta     <(MULA+1)
         lda     mxs_mid,y
-        sta     MULB+1
+        sta     <(MULA+2)
         lda     mxs_hi,y
-        sta     MULB+2
-        ldq     MULO                    ; M2: P = n·that, in [2^45, 2^48)
-        stq     MULB
-        ldq     mag
-        stq     MULA
+        sta     <(MULA+3)
+        bra     bcall
+@n2:    stx     <MULA                   ; MULA = n
+        sty     <(MULA+1)
+        stz     <(MULA+2)
+        tax
+        lda     a:pe
+        sec
+        sbc     lz8,x                   ; (no borrow: pe >= 124)
+        sta     a:pe
+        ldq     <MULO                   ; MULB = the first product
+        stq     <MULB
+        ldx     <(MULA+2)               ; n's top byte again (LDQ took X)
+        ldy     lz8,x
+        lda     mxs_lo,y                ; MULA = mx·2^(2+lz) (MULA+3 is still 0)
+        sta     <MULA
+        lda     mxs_mid,y
+        sta     <(MULA+1)
+        lda     mxs_hi,y
+        sta     <(MULA+2)
+bcall:  lda     #0                      ; (patched: the caller's base page)
+        tab
         ldq     MULO+2                  ; A = bits 16-23, X:Y:Z = bits 24-47
         cpz     #$80
         bcs     @top
@@ -671,21 +820,26 @@ term:   stx     ss                      ; (for sgq_slow)
         bne     @done
         ldz     #$80
         inc     pe
-@done:  lda     #0
-        stq     pq                      ; the product: [0, m0, m1, m2] (m2.7 set), pe, sg
+@done:                                  ; the product: X:Y:Z (Z.7 set), pe, sg
 add_jmp:jmp     add                     ; (patched: prod_only when the sums are +0)
 
-; Q = [the smaller's guard byte 0, its significand] >> A (0-25), the bits lost jammed into bit 0.
-; Shifts by 0-7 lose only the zero guard byte's bits; 8 and more go to shr_far.
-.macro  SHIFTED small
-        .local  far, br, cont
-        cmp     #8
-        bcs     far
-        tay
-        lda     shoff,y
+; The sums wait between block columns as W = [E, m0, m1, s|m2] (sc_w.gq.acc): the single's own
+; bits in another order (E the biased exponent, m0-m2 the 23 fraction bits, s the sign), so that
+; one LDQ gives E in A and the significand in X:Y:Z and one STQ stores a sum; ±0 has the same bytes
+; in both. A row chunk's last block column (sgq_last) stores singles: its pack is patched to
+; pack_f, and the ways that leave the sum as it is turn it into a single (w2f). sgq_slow reads and
+; writes singles (slow converts around it).
+
+; X:Y:Z >> A = d (1-7) through a chain of 7 LSRQs: the patched branch skips the first 7 − d
+.macro  SHOFF   br
+        sta     t
+        asl     a
+        adc     t                       ; 3d (C = 0: d < 8)
+        eor     #$FF
+        adc     #22                     ; (C = 0) 21 − 3d: bytes to skip
         sta     br+1
-        ldq     small
-br:     bra     *+2                     ; (patched: skips 7 − d of the shifts)
+.endmacro
+.macro  LSRQ7
         lsrq
         lsrq
         lsrq
@@ -693,86 +847,64 @@ br:     bra     *+2                     ; (patched: skips 7 − d of the shifts)
         lsrq
         lsrq
         lsrq
-        bra     cont
-far:    sta     dd
-        ldq     small
-        jsr     shr_far
-cont:
 .endmacro
 
-add_eqe:                                ; equal exponents (d = 0): the larger by significand
-        sta     eb
-        lda     pq+3
-        cmp     aq+3
-        bne     :+
-        lda     pq+2
-        cmp     aq+2
-        bne     :+
-        lda     pq+1
-        cmp     aq+1
-:       bcc     :+
-        lda     sg
-        sta     sb
-        ldq     aq
-        jmp     prod_sum
-:       lda     sa
-        sta     sb
-        ldq     pq
-        jmp     acc_sum
-add_azero:
-        lda     aq+3                    ; acc ±0: the sum is the product; else subnormal
+; acc + the product (X:Y:Z, pe, sg; a normal single), acc normal or ±0. The larger in magnitude
+; keeps a guard byte below its 24-bit significand; the smaller is shifted right by the exponent
+; difference d, the bits it loses jammed into bit 0 (sticky); then added or subtracted,
+; normalised, rounded to nearest even and stored. d >= 26: the smaller is below a quarter of the
+; larger's last place and the sum is the larger. Each order is its own code (no patched operands
+; but the shift's entry).
+add_azero:                              ; acc ±0: the sum is the product; else subnormal
+        phy
+        ldy     #3
+        lda     (accp),y
         and     #$7F
-        ora     aq+2
-        ora     aq+1
+        dey
+        ora     (accp),y
+        dey
+        ora     (accp),y
+        sta     t
+        ply
+        lda     t
         bne     add_slow
-prod_only:
+prod_only:                              ; the product as it is
         lda     pe
         sta     eb
         lda     sg
         sta     sb
-        ldq     pq
-        jmp     pack
+        jmp     pk
 add_slow:
         jmp     slow
 
-; acc + the product, both normal singles (acc may be ±0). The larger in magnitude keeps a guard
-; byte below its 24-bit significand; the smaller is shifted right by the exponent difference d,
-; the bits it loses jammed into bit 0 (sticky); then added or subtracted, normalised, rounded to
-; nearest even and stored. d >= 26: the smaller is below a quarter of the larger's last place and
-; the sum is the larger. The two orders are separate code, so no operand is patched.
 add:
-acc_ld: ldq     $FFFF                   ; Q = acc (the operand is accp, patched per row)
-        sta     aq+1
-        stx     aq+2
-        tya
-        ora     #$80
-        sta     aq+3
-        cpy     #$80                    ; C = exponent bit 0
-        tza
-        rol     a                       ; A = the exponent
+acc_e:  lda     $FFFF                   ; acc's E (the operand is accp, patched per row)
         beq     add_azero
         cmp     #$FF
-        beq     add_slow
-        sta     ea
-        tza
-        and     #$80
-        sta     sa                      ; acc's sign
-        eor     sg
-        sta     opp                     ; bit 7: the signs differ
-        lda     pe
-        cmp     ea
-        beq     add_eqe
-        bcc     acc_big
-        sbc     ea                      ; the product is larger: d = pe − ea
+        beq     add_slow                ; acc inf or NaN
+        sta     eb
+        cmp     pe
+        bcs     acc_ge
+prod_big:                               ; the product is larger: d = pe − E (C = 0)
+        eor     #$FF
+        adc     pe                      ; (C = 0) pe − E − 1
+        inc     a
         cmp     #26
         bcs     prod_only
+        stx     pq+1                    ; (pq stays 0: the guard byte)
+        sty     pq+2
+        stz     pq+3
         ldx     pe
         stx     eb
         ldx     sg
-        stx     sb
-        SHIFTED aq
-prod_sum:
-        bit     opp
+        stx     sb                      ; the product's sign, the result's
+        cmp     #8
+        bcs     pb_far
+        SHOFF   pb_br
+        jsr     acc_q
+pb_br:  bra     *+2
+        LSRQ7
+pb_sum: bit     opp
         bmi     :+
         clc
         adcq    pq
@@ -782,29 +914,98 @@ prod_sum:
         sec
         sbcq    tq
         jmp     diff_done
-acc_big:                                ; acc is larger: d = ea − pe
-        lda     ea
-        sec
-        sbc     pe
+pb_far: sta     dd
+        jsr     acc_q
+        jsr     shr_far
+        bra     pb_sum
+
+acc_keep:                               ; acc as it is
+        bit     lst
+        bmi     w2f_j
+        rts
+w2f_j:  jmp     w2f
+
+acc_ge: beq     add_eqe
+        sbc     pe                      ; acc is larger: d = E − pe (C = 1)
         cmp     #26
-        bcc     :+
-        rts                             ; acc, unchanged
-:       ldx     ea
-        stx     eb
-        ldx     sa
-        stx     sb
-        SHIFTED pq
-acc_sum:
-        bit     opp
-        bmi     :+
+        bcs     acc_keep
+        cmp     #8
+        bcs     ab_far
+        SHOFF   ab_br
+        lda     #0
+ab_br:  bra     *+2
+        LSRQ7
+ab_sum: stq     tq                      ; the product aligned (guard byte A)
+        ldz     #0
+        ldqi    accp                    ; A = E, X:Y:Z = m0, m1, s|m2
+        tza
+        and     #$80
+        sta     sb                      ; acc's sign, the result's
+        eor     sg
+        bmi     ab_sub
+        tza
+        ora     #$80
+        taz
+        lda     #0
         clc
-        adcq    aq
+        adcq    tq
         jmp     sum_done
-:       stq     tq
-        ldq     aq
+ab_sub: tza
+        ora     #$80
+        taz
+        lda     #0
         sec
         sbcq    tq
         jmp     diff_done
+ab_far: sta     dd
+        lda     #0
+        jsr     shr_far
+        bra     ab_sum
+add_eqe:                                ; equal exponents (d = 0): the larger by significand
+        stx     pq+1
+        sty     pq+2
+        stz     pq+3
+        lda     sg                      ; (the result's sign when the signs agree)
+        sta     sb
+        jsr     acc_q
+        bit     opp
+        bmi     :+
+        clc
+        adcq    pq
+        jmp     sum_done
+:       cpz     pq+3
+        bne     :+
+        cpy     pq+2
+        bne     :+
+        cpx     pq+1
+:       bcc     :+
+        lda     sa                      ; acc's significand is the larger (or they are equal: +0)
+        sta     sb
+        lda     #0
+        sec
+        sbcq    pq
+        jmp     diff_done
+:       stq     tq
+        ldq     pq
+        sec
+        sbcq    tq
+        jmp     diff_done
+
+; Q = acc's significand with a zero guard byte: [0, m0, m1, m2 | $80]; sa = acc's sign, opp
+; bit 7: the signs differ
+acc_q:  ldz     #0
+        ldqi    accp
+        tza
+        and     #$80
+        sta     sa
+        eor     sg
+        sta     opp
+        tza
+        ora     #$80
+        taz
+        lda     #0
+        rts
+
 ; Q = the smaller (guard byte 0), dd = d (8-25): shifted right by d, the bits lost jammed into bit 0
 shr_far:
         stq     tq                      ; (tq+4 .. tq+6 stay 0)
@@ -895,11 +1096,27 @@ round:  cmp     #$80
         bne     pack
         ldz     #$80
         inc     eb
-; acc = [X, Y, (Z & $7F) | E.0 << 7, sb | E >> 1], E = eb, which must be 1-254
+; X:Y:Z significand (Z.7 set), eb, sb: acc = W [eb, X, Y, (Z & $7F) | sb], or in the last block
+; column the single [X, Y, (Z & $7F) | E.0 << 7, sb | E >> 1]; eb must be 1-254
 pack:   lda     eb
         beq     pack_slow
         cmp     #$FF
         beq     pack_slow
+pk:     bra     pack_w                  ; (patched: pack_f in a row chunk's last block column)
+pack_w: tza
+        and     #$7F
+        ora     sb
+        taz
+        lda     eb
+acc_st: stq     $FFFF                   ; (the operand is accp, patched per row)
+        rts
+prod_w: tza                             ; a row chunk's first block column, not its last: the
+        and     #$7F                    ; product as it is, as W (pe is always 99-183)
+        ora     sg
+        taz
+        lda     pe
+        bra     acc_st
+pack_f: lda     eb
         lsr     a                       ; C = E.0
         ora     sb
         sta     t2
@@ -912,61 +1129,107 @@ pack:   lda     eb
         txa
         plx
         ldz     t2
-acc_st: stq     $FFFF                   ; (the operand is accp, patched per row)
-        rts
+        bra     acc_st
 pack_slow:
         jmp     slow
 
 rts_first:                              ; isum = 0 into a +0 sum: +0 (the sum's word is
-        ldy     #3                      ; not cleared beforehand)
+        ldy     #3                      ; not cleared beforehand; the same bytes in W)
         lda     #0
 :       sta     (accp),y
         dey
         bpl     :-
         rts
 
-; isum = 0 (dw, dx normal): the product is ±0 (sg). acc + ±0 = acc, but ±0 + ±0 is −0 only when
-; both are −0; acc inf or NaN to the C (its NaN).
+; isum = 0 (or dw = ±0; dw, dx finite): the product is ±0 (sg). acc + ±0 = acc, but ±0 + ±0 is
+; −0 only when both are −0 (the same bytes in W); acc inf or NaN to the C (its NaN).
 isum_zero:
-        ldy     #3
-        lda     (accp),y
-        sta     t2
-        dey
-        lda     (accp),y
-        asl     a
-        lda     t2
-        rol     a
+        ldy     #0
+        lda     (accp),y                ; E
         cmp     #$FF
         beq     slow
-        lda     t2
+        tax
+        ldy     #3
+        lda     (accp),y
         and     #$7F
-        ldy     #2
-        ora     (accp),y
         dey
         ora     (accp),y
         dey
         ora     (accp),y
-        bne     :+
-        lda     t2
+        bne     iz_keep                 ; subnormal
+        txa
+        bne     iz_keep                 ; normal
+        ldy     #3                      ; ±0
+        lda     (accp),y
         and     sg
         and     #$80
-        ldy     #3
         sta     (accp),y
-:       rts
+        rts
+iz_keep:bit     lst                     ; acc as it is
+        bmi     w2f
+        rts
 
-; the term in C (sgq_slow: the definition) with isum, dw and acc
-slow:   ldz     #0
-        lda     ss
-        sta     _sgq_s
-        lda     ss+1
-        sta     _sgq_s+1
-        lda     ss+2
-        sta     _sgq_s+2
+; acc (W, at accp) into the single it is, in place (w2f), and back (f2w)
+w2f:    ldz     #0
+        ldqi    accp                    ; A = E, X = m0, Y = m1, Z = s|m2
+        sta     t
+        tza
+        asl     a                       ; C = s
+        ror     t                       ; t = s | E >> 1, C = E.0
+        ror     a                       ; E.0 << 7 | m2
+        sta     t2
+        txa                             ; Q = [m0, m1, t2, t]
+        phy
+        plx
+        ldy     t2
+        ldz     t
+        stqi    accp
+        rts
+f2w:    ldz     #0
+        ldqi    accp                    ; A = m0, X = m1, Y = E.0 << 7 | m2, Z = s | E >> 1
+        sta     t
+        tya
+        asl     a                       ; C = E.0
+        sta     t2
+        tza
+        rol     a                       ; A = E, C = s
+        ror     t2                      ; s | m2
+        phx                             ; Q = [E, m0, m1, t2]
+        ply
+        ldx     t
+        ldz     t2
+        stqi    accp
+        rts
+
+; the term in C (sgq_slow: the definition) with isum, dw and acc. The isum is computed again (the
+; term's registers are gone by now): the block is still in wbuf and the isum code still holds the
+; block column's immediates. From any base page.
+slow:   lda     bcall+1                 ; the caller's base page
+        tab
+        jsr     w2f                     ; acc as a single (any bytes in a first block column)
+        lda     #>MULA
+        tab
+        lda     #0
+        sta     <(MULA+1)
+        sta     <(MULA+2)
+        sta     <(MULB+1)
+        sta     <(MULB+2)
+        ldx     ncx+1                   ; -corr
+        ldy     ncy+1
+        ldz     ncz+1
+        jsr     (isum_call+1)
+        lda     bcall+1                 ; the caller's base page
+        tab
+        stx     _sgq_s
+        sty     _sgq_s+1
+        stz     _sgq_s+2
+        tza
         asl     a
         lda     #0
         sbc     #0
         eor     #$FF                    ; sign extension
         sta     _sgq_s+3
+        ldz     #0
         lda     wbuf
         sta     _sgq_dw
         lda     wbuf+1
@@ -975,7 +1238,10 @@ slow:   ldz     #0
         sta     _sgq_accp
         lda     accp+1
         sta     _sgq_accp+1
-        jmp     _sgq_slow
+        jsr     _sgq_slow
+        bit     lst
+        bpl     f2w                     ; not the last block column: back to W
+        rts
 
         .rodata
 lowmask:
