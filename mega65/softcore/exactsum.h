@@ -14,9 +14,14 @@ void xs_add_product(f32 a, f32 b); /* acc += a·b exactly */
 void xs_add_product_f16(uint16_t w, f32 x);
 f32 xs_round(void);                /* the accumulated sum rounded once to single */
 
-/* The accumulator itself (little-endian two's complement, exactsum.c), for exactsum65.s. */
+/* The accumulator itself (little-endian two's complement, exactsum.c), for exactsum65.s, and
+ * its products that are not finite (exactsum.c's XS_* bits), shared with exactadd.c. */
 #define XS_BYTES 74
 extern uint8_t xs_acc[XS_BYTES];
+extern uint8_t xs_special;
+#define XS_PLUS_INF 1
+#define XS_MINUS_INF 2
+#define XS_NAN 4
 
 #if defined(__CC65__) && !defined(SC_C_GEMV)
 /* exactsum65.s (cc65 builds): xs_acc += w_j·x_j for j < xs_n (1..XS_PIECE), the weights of
