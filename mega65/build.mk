@@ -89,8 +89,9 @@ $(M65_OVL): $(M65_PRG)
 M65_CORE := $(M65_OUT)/ssnail.core
 M65_CORE_DIR := $(M65_DIR)/softcore
 M65_CORE_OBJ := $(M65_OUT)/coreobj
+# (exactadd.c: products added in C, which the core adds in exactsum65.s)
 M65_CORE_OBJS := $(patsubst $(M65_CORE_DIR)/%,$(M65_CORE_OBJ)/%.o,\
-	$(wildcard $(M65_CORE_DIR)/*.s) $(wildcard $(M65_CORE_DIR)/*.c))
+	$(wildcard $(M65_CORE_DIR)/*.s) $(filter-out %/exactadd.c,$(wildcard $(M65_CORE_DIR)/*.c)))
 M65_CORE_CFLAGS := -t none --cpu 6502 -Oirs -I $(M65_CORE_DIR) -I $(M65_DIR)/include
 M65_CORE_CFG := $(SSNAIL_TOOLS)linker/softcore.cfg
 
@@ -204,7 +205,8 @@ $(M65_TEST_OBJ)/crt0.o: $(M65_TESTPRG)/crt0.s $(M65_DIR)/include/mega65_io.inc
 # DEFS has -DSC_C_GEMV, which builds the C
 # definition alone), the program's softmem_m65.s over attic RAM, lmul65.s (cc65's 32-bit multiply
 # on the hardware multiplier, the runtime in both builds) and the driver.
-M65_SCT_C := softcore softvec fntab softgemv softattn softfloat exactsum exactadd
+M65_SCT_C := softcore softvec fntab softgemv softattn softfloat exactsum \
+	$(if $(findstring SC_C_GEMV,$(DEFS)),exactadd)
 M65_SCT_S := $(if $(findstring SC_C_GEMV,$(DEFS)),,softgemv65 softquant65 softvec65 exactsum65 exactround65)
 M65_SCT_OBJS := $(M65_TEST_OBJ)/crt0.o $(M65_TEST_OBJ)/softcore_test.c.o \
 	$(M65_TEST_OBJ)/softmem_m65.s.o $(M65_TEST_OBJ)/lmul65.s.o \

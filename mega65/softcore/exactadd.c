@@ -6,7 +6,8 @@
  * on: seven bytes are added (or subtracted), then the carry (borrow) runs up while it is set.
  * Products that are not finite go to the special bits (xs_special) instead.
  *
- * Apart from exactsum.c, so that a build which adds its products elsewhere can leave it out. */
+ * Apart from exactsum.c because the software core's cc65 builds add products in exactsum65.s
+ * and do not link it (mega65/build.mk); the PC builds, the softfloat tests and -DSC_C_GEMV do. */
 #include "exactsum.h"
 
 #define acc xs_acc

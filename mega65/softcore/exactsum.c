@@ -15,6 +15,9 @@
 #include "exactsum.h"
 
 uint8_t xs_acc[XS_BYTES];
+#ifdef XS_ASM
+const uint8_t *xs_tsrc = xs_acc; /* the accumulator xs_top reads: xs_acc, or xs_load's page */
+#endif
 #define acc xs_acc
 uint8_t xs_special;
 #define special xs_special
@@ -28,15 +31,37 @@ void xs_clear(void)
      * ran up to the top byte each time the sum changed sign */
     memset(acc, 0x80, XS_BYTES - 1);
     acc[XS_BYTES - 1] = 0;
+    xs_tsrc = acc;
 #else
     memset(acc, 0, XS_BYTES);
 #endif
     special = 0;
 }
 
+#ifdef XS_ASM
+void xs_load(const uint8_t *page)
+{
+    xs_tsrc = page + 1; /* xs_top reads the page itself */
+    special = page[XR_SPEC];
+}
+
+uint8_t xs_spec(f32 a, f32 b)
+{
+    /* accumulate()'s rule for a product that is not finite: NaN when an operand is NaN or zero
+     * (inf·0), else the infinity of the product's sign */
+    static uint32_t m;
+    m = a & 0x7FFFFFFFUL;
+    if (m > SF_INF || m == 0)
+        return XS_NAN;
+    m = b & 0x7FFFFFFFUL;
+    if (m > SF_INF || m == 0)
+        return XS_NAN;
+    return (a ^ b) & 0x80000000UL ? XS_MINUS_INF : XS_PLUS_INF;
+}
+#endif
+
 static uint8_t neg;
 static uint16_t t;
-
 static uint8_t h, i, sh, sticky, below;
 static sf_word top;
 static int16_t e;
