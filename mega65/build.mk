@@ -89,8 +89,9 @@ $(M65_OVL): $(M65_PRG)
 M65_CORE := $(M65_OUT)/ssnail.core
 M65_CORE_DIR := $(M65_DIR)/softcore
 M65_CORE_OBJ := $(M65_OUT)/coreobj
+# (exactadd.c: products added in C, which the core adds in exactsum65.s)
 M65_CORE_OBJS := $(patsubst $(M65_CORE_DIR)/%,$(M65_CORE_OBJ)/%.o,\
-	$(wildcard $(M65_CORE_DIR)/*.s) $(wildcard $(M65_CORE_DIR)/*.c))
+	$(wildcard $(M65_CORE_DIR)/*.s) $(filter-out %/exactadd.c,$(wildcard $(M65_CORE_DIR)/*.c)))
 M65_CORE_CFLAGS := -t none --cpu 6502 -Oirs -I $(M65_CORE_DIR) -I $(M65_DIR)/include
 M65_CORE_CFG := $(SSNAIL_TOOLS)linker/softcore.cfg
 
@@ -146,11 +147,12 @@ mega65-clean:
 DEFS ?=
 M65_HOST_CFLAGS := -O2 -Wall -Wextra -Werror -I $(M65_DIR)/include -I $(M65_CORE_DIR) -I $(M65_DIR)/host
 M65_HOST_DEPS := $(M65_H) $(wildcard $(M65_CORE_DIR)/*.h) $(wildcard $(M65_DIR)/host/*.h)
-M65_SOFTCORE_C := softcore.c softvec.c softgemv.c softattn.c softfloat.c exactsum.c
+M65_SOFTCORE_C := softcore.c softvec.c softgemv.c softattn.c softfloat.c exactsum.c exactadd.c
 M65_TOKHOST_SRC := host/tokhost.c host/far_host.c host/imgmem_host.c src/tokenizer.c src/fold.c
 M65_COSHOST_SRC := host/coshost.c src/cosine.c
 M65_SOFTHOST_SRC := host/softhost.c host/softmem_host.c $(addprefix softcore/,$(M65_SOFTCORE_C))
-M65_SOFTFLOAT_HOST_SRC := host/softfloat_host.c host/softfloat_ops.c softcore/softfloat.c softcore/exactsum.c
+M65_SOFTFLOAT_HOST_SRC := host/softfloat_host.c host/softfloat_ops.c softcore/softfloat.c softcore/exactsum.c \
+	softcore/exactadd.c
 
 .PHONY: mega65-coshost mega65-softhost mega65-softfloat-host mega65-softcore-test mega65-softfloat-test
 mega65-hosttest: $(M65_OUT)/tokhost
@@ -203,7 +205,8 @@ $(M65_TEST_OBJ)/crt0.o: $(M65_TESTPRG)/crt0.s $(M65_DIR)/include/mega65_io.inc
 # DEFS has -DSC_C_GEMV, which builds the C
 # definition alone), the program's softmem_m65.s over attic RAM, lmul65.s (cc65's 32-bit multiply
 # on the hardware multiplier, the runtime in both builds) and the driver.
-M65_SCT_C := softcore softvec fntab softgemv softattn softfloat exactsum
+M65_SCT_C := softcore softvec fntab softgemv softattn softfloat exactsum \
+	$(if $(findstring SC_C_GEMV,$(DEFS)),exactadd)
 M65_SCT_S := $(if $(findstring SC_C_GEMV,$(DEFS)),,softgemv65 softquant65 softvec65 exactsum65 exactround65)
 M65_SCT_OBJS := $(M65_TEST_OBJ)/crt0.o $(M65_TEST_OBJ)/softcore_test.c.o \
 	$(M65_TEST_OBJ)/softmem_m65.s.o $(M65_TEST_OBJ)/lmul65.s.o \
@@ -216,7 +219,7 @@ $(M65_SCT).prg: $(M65_SCT_OBJS) $(M65_TESTPRG)/softcore_test.cfg
 
 # softfloat_test.prg: softfloat.c and exactsum.c with the record driver (and exactround65.s, the
 # start of exactsum.c's rounding in cc65 builds, unless DEFS has -DSC_C_GEMV).
-M65_SFT_OBJS := $(M65_TEST_OBJ)/crt0.o $(addprefix $(M65_TEST_OBJ)/,softfloat.c.o exactsum.c.o \
+M65_SFT_OBJS := $(M65_TEST_OBJ)/crt0.o $(addprefix $(M65_TEST_OBJ)/,softfloat.c.o exactsum.c.o exactadd.c.o \
 	softfloat_ops.c.o softfloat_test.c.o $(if $(findstring SC_C_GEMV,$(DEFS)),,exactround65.s.o))
 mega65-softfloat-test: $(M65_OUT)/softfloat_test.prg
 $(M65_OUT)/softfloat_test.prg: $(M65_SFT_OBJS) $(M65_TESTPRG)/softfloat_test.cfg

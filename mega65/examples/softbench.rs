@@ -7,9 +7,9 @@
 //!
 //! * GEMV: one GEMV of 64 rows × 512 columns (8 rows for F16/F32/BF16) per weight format, Q8_0 at
 //!   stories260K's and MiniLM's shapes (192 × 64, 64 × 192, 64 × 64; 384 × 384, 1536 × 384,
-//!   384 × 1536), Q4_0 at 192 × 64 and 384 × 384, F16
-//!   and F32 at stories260K's shapes (64 × 64, 64 × 172), as a job `SETN; GEMV; HALT`, minus the
-//!   same job without the GEMV, divided by the weights.
+//!   384 × 1536), Q4_0 at 192 × 64 and 384 × 384, F16 and F32 at stories260K's shapes (64 × 64,
+//!   64 × 172; F16 also 64 × 192, 192 × 64) and F16 at 384 × 384, as a job `SETN; GEMV; HALT`,
+//!   minus the same job without the GEMV, divided by the weights.
 //! * tokens: llama images of about 260 K, 1 M and 5 M parameters (ssnail-synthetic models converted
 //!   at Q8_0 and Q4_0, context 64): the prompt's script run with 1 and with 3 generated tokens;
 //!   cycles per token = the difference / 2, tokens/s at 40.5 MHz. Beside elya-snes's 6.88 tokens/s
@@ -623,7 +623,8 @@ fn main() -> Result<()> {
         println!("| GEMV weights | rows × cols | cycles per weight |");
         println!("|---|---|---:|");
         // (float weights also at stories260K's shapes: dim 64, and ffn_down's 172 columns, which an
-        // image without the software core's padding stores as F16)
+        // image without the software core's padding stores as F16; its FFN as the software-core
+        // image pads it, 64 × 192 and 192 × 64; MiniLM's 384 × 384)
         for (fmt, rows, cols) in [
             (GgmlType::Q8_0, 64, 512),
             (GgmlType::Q4_0, 64, 512),
@@ -643,6 +644,9 @@ fn main() -> Result<()> {
             (GgmlType::F16, 64, 64),
             (GgmlType::F16, 64, 172),
             (GgmlType::F32, 64, 64),
+            (GgmlType::F16, 64, 192),
+            (GgmlType::F16, 192, 64),
+            (GgmlType::F16, 384, 384),
         ] {
             let c = gemv_cycles_per_weight(&prg, fmt, rows, cols)?;
             println!("| {} | {rows} × {cols} | {c:.1} |", fmt.name());

@@ -5,7 +5,7 @@
 ; links it too.
 
         .p4510
-        .import         _xs_acc
+        .import         _xs_tsrc
         .import         _xs_rneg, _xs_rh, _xs_rtop, _xs_rbelow, _xs_rsticky
         .export         _xs_top
 
@@ -18,21 +18,32 @@ mag:    .res    XS_BYTES                ; its magnitude, bytes 0..t (the accumul
         .code
 
 ; uint8_t xs_top(void): xs_round's first part (exactsum.c, its C for the PC): the sum S = acc - B
+; (acc: the 74 bytes at xs_tsrc, xs_acc or a row page of exactsum65.s, exactsum.c's xs_load)
 ; (xs_clear's bias B: $80 in bytes 0-72, $00 in byte 73, so the bytes above S's top byte t are B's),
 ; its sign (xs_rneg, 0 or 1), its magnitude in bytes 0..t of mag (acc - B or B - acc there), the
 ; index h of its top nonzero byte (xs_rh), that byte and the three below it (xs_rtop, bytes 3..0,
 ; zeros below byte 0), the next byte (xs_rbelow) and the OR of all bytes under it (xs_rsticky).
 ; Returns 1 (and nothing else) when the sum is 0.
 _xs_top:
+        lda     _xs_tsrc                ; the accumulator's address (xs_acc or a row page) into
+        sta     @a1+1                   ; the four loads
+        sta     @a2+1
+        sta     @a3+1
+        sta     @a4+1
+        lda     _xs_tsrc+1
+        sta     @a1+2
+        sta     @a2+2
+        sta     @a3+2
+        sta     @a4+2
         ldx     #XS_BYTES-1             ; t: the top byte that differs from B's
-        lda     _xs_acc,x
+@a1:    lda     $FFFF,x
         beq     @t
         cmp     #$80                    ; byte 73: below $80 S > 0, else S < 0 (|S| < 2^591)
         bcc     @pos
         bcs     @neg
 @t:     dex
         bmi     @zero
-        lda     _xs_acc,x
+@a2:    lda     $FFFF,x
         cmp     #$80
         beq     @t
         bcc     @neg                    ; below B's byte: S < 0
@@ -44,7 +55,8 @@ _xs_top:
         tay                             ; t + 1 bytes (DEY keeps C, a CPX would not)
         ldx     #0
         sec
-@ps:    lda     _xs_acc,x               ; acc - B
+@ps:
+@a3:    lda     $FFFF,x                 ; acc - B
         sbc     #$80
         sta     mag,x
         inx
@@ -68,7 +80,7 @@ _xs_top:
         ldx     #0
         sec
 @ns:    lda     #$80                    ; B - acc
-        sbc     _xs_acc,x
+@a4:    sbc     $FFFF,x
         sta     mag,x
         inx
         dey

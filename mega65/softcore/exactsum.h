@@ -14,23 +14,41 @@ void xs_add_product(f32 a, f32 b); /* acc += a·b exactly */
 void xs_add_product_f16(uint16_t w, f32 x);
 f32 xs_round(void);                /* the accumulated sum rounded once to single */
 
-/* The accumulator itself (little-endian two's complement, exactsum.c), for exactsum65.s. */
+/* The accumulator itself (little-endian two's complement, exactsum.c), for exactsum65.s, and
+ * its products that are not finite (exactsum.c's XS_* bits), shared with exactadd.c. */
 #define XS_BYTES 74
 extern uint8_t xs_acc[XS_BYTES];
+extern uint8_t xs_special;
+#define XS_PLUS_INF 1
+#define XS_MINUS_INF 2
+#define XS_NAN 4
 
 #if defined(__CC65__) && !defined(SC_C_GEMV)
-/* exactsum65.s (cc65 builds): xs_acc += w_j·x_j for j < xs_n (1..XS_PIECE), the weights of
- * format xs_fmt at xs_wb (4 or 2 bytes each) and the input at xs_xb — xs_add_product on each
- * pair, the same bytes; then xs_xb and xs_wb point past the piece. Pairs with a zero, subnormal,
- * inf or NaN operand go to xs_slow(j), which the caller defines as xs_add_product(widened
- * xs_wb's w_j, xs_xb[j]) (both pointers still at the piece). */
+/* exactsum65.s (cc65 builds): rows inner. softgemv.c keeps up to XR_ROWS rows at once, each in
+ * its own 256-byte page: its accumulator (XS_BYTES, biased as xs_clear leaves xs_acc) at offset 1
+ * (so that a product whose lowest byte lies below the accumulator's, always a zero byte, has one),
+ * the next row's page (high byte; 0 after the last) at XR_LINK, its special products (the XS_*
+ * bits below) at XR_SPEC, the chunk's xr_n weights of format xr_fmt at XR_W (2 or 4 bytes each;
+ * xr_n at most XR_N, XR_N32 for F32). xr_chunk adds w_rj·x_j for j < xr_n (the input at xr_x) to
+ * every row, each x_j unpacked once for the rows; a product with an infinite or NaN operand goes
+ * to the caller's xr_spec(page) (that row's page; j = xr_jy / 4), which must leave the hardware
+ * multiplier's inputs alone (xr_chunk keeps x_j in MULTINB for the rows after it). */
 #define XS_ASM 1 /* (and exactround65.s's xs_top starts xs_round, exactsum.c) */
-#define XS_PIECE 63
-extern uint8_t xs_fmt, xs_n;
-extern const f32 *xs_xb;
-extern const uint8_t *xs_wb;
-void xs_chunk(void);
-void xs_slow(uint8_t j);
+#define XR_ROWS 4
+#define XR_N 64
+#define XR_N32 44
+#define XR_LINK 75
+#define XR_SPEC 76
+#define XR_W 77
+extern uint8_t xr_fmt, xr_pg, xr_n, xr_jy;
+extern const f32 *xr_x;
+void xr_start(uint8_t nr); /* the first nr pages cleared (bias, no specials) and linked */
+void xr_chunk(void);
+void xr_spec(uint8_t page);
+/* xs_acc and the special products from one of those pages (then xs_round rounds that row) */
+void xs_load(const uint8_t *page);
+/* the special-product bits (XR_SPEC's) of a·b when a or b is infinite or NaN */
+uint8_t xs_spec(f32 a, f32 b);
 #endif
 
 #endif

@@ -1,345 +1,490 @@
 ; exactsum65.s: the F32/F16/BF16 GEMV inner loop of softgemv.c on the 45GS02 (cc65 builds; the C
-; in exactsum.c and softgemv.c stays the definition, used on the PC and with -DSC_C_GEMV). One call,
-; xs_chunk, adds the products w_j·x_j of one piece of a chunk (j < xs_n, the weights at xs_wb, the
-; input at xs_xb, both in sc_w.gb) to the exact accumulator xs_acc, as xs_add_product does, with
-; the same bytes, and moves xs_xb and xs_wb past the piece:
+; in exactsum.c and softgemv.c stays the definition, used on the PC and with -DSC_C_GEMV).
 ;
-; 1. x_j: its significand with the hidden bit to MULTINB bytes 0-2 (byte 3 stays 0), its
-;    exponent eb - 1 and its sign kept. Zero, subnormal, inf and NaN go to the C (xs_slow).
-; 2. w_j: its sign (the product's is the XOR), its exponent, so that the product's lowest bit is
-;    bit pos = ea + eb - 2 of the accumulator (exactsum.c; F16: ea = e5 + 125), and its
-;    significand ma in Q = A:X:Y:Z. Zero, subnormal, inf and NaN weights go to the C.
-; 3. ma·2^(pos mod 8) by 0-7 ASLQs (a patched BRA into the chain), stored to MULTINA: the
-;    multiplier (spec/mega65.md §M9, product ready one cycle after the write) gives the product
-;    already on byte boundaries, < 2^55 (F32 and BF16 as ma·2^16: 24 + 7 + 24 bits; F16 < 2^42).
-; 4. Its 7 bytes (6 for F16: the 7th is zero) added to or subtracted from xs_acc at byte
-;    pos / 8, then the carry (borrow) runs up while it is set, as exactsum.c's accumulate.
+; Rows inner: softgemv.c keeps up to XR_ROWS rows at once, each in its own 256-byte page
+; (exactsum.h: its 74-byte accumulator at offsets 1-74, biased as xs_clear leaves xs_acc, the
+; next row's page at XR_LINK (0 after the last), its special products at XR_SPEC (exactsum.c's
+; bits), its weights of the chunk at XR_W). xr_chunk adds w_rj·x_j for j < xr_n (the input at
+; xr_x, page-aligned) to every row's accumulator: the sums of xs_add_product on each pair, in
+; another order (an exact sum does not depend on it). x_j is unpacked once for all the rows:
 ;
-; The accumulator and loop state are absolute (the program's zero page is full); every x and w
-; byte is read with abs,X / abs,Y, the piece's addresses patched into those loads once per call
-; (the chunk is up to 1,536 bytes: a piece of at most 63 elements keeps 4·j in a byte). xs_slow is C and may use the
-; multiplier, so MULTINB byte 3 is cleared again after it.
+; * Its significand mb (hidden bit included; ±0 and subnormals with exponent 1) shifted left by
+;   b = (eb + K) mod 8 goes to MULTINB (< 2^31; spec/mega65.md §M9: the product is ready one
+;   cycle after the write); Q = (eb + K) div 8, its sign and the weights' offsets are patched into
+;   the row loop of the format. K = 6, F16 3 (below).
+; * Per row, with the base page B = the row's page (the accumulator bytes are base-page operands):
+;   the weight's significand ma (F32 24 bits, F16 11, BF16 8, hidden bit included; zero and
+;   subnormals with ea = 1, F16's with ea = 126) shifted left by a = ea' mod 8 (an ASLQ chain
+;   entered through a patched JMP) goes to MULTINA. exactsum.c puts the lowest bit of ma·mb at
+;   bit pos = ea + eb - 2 of the accumulator (F16: ea = e5 + 125; BF16's ma is the widened
+;   significand's top byte, 16 bits up). With ea' = ea + 6 - K, pos = ea' + (eb + K) - 8, so
+;   P = (ma·2^a)·(mb·2^b) has its lowest bit at bit 8·(ea' div 8 + Q - 1) (+ 16 for BF16), page
+;   byte ea' div 8 + Q (+ 2): P's bytes are added to or subtracted from the accumulator from that
+;   byte on — 6 of them (P < 2^48), 7 for F16 when b = 7 (P < 2^(35 + a + b)), 8 for F32 — then
+;   the carry (borrow) runs up while it is set. F16 reads a (as the chain's entry) and ea' div 8
+;   from two 64-byte tables indexed by the weight's high byte (its sign flipped by x's) shifted
+;   right twice. The page offset 1: a product whose lowest byte lies below the accumulator's
+;   (F32 ea' < 8 with eb = 1; that byte is then 0) has a byte to land on.
+; * An infinite or NaN weight or x_j goes to the C (xr_spec: the row's XR_SPEC as accumulate()
+;   marks it); ±0 weights and x = ±0 add zeros.
+;
+; Loop state is absolute; the row loop's operands are patched (the core runs from RAM).
 
         .p4510
         .include        "quad.inc"              ; quad instructions, the multiplier
         .include        "fn_tables.inc"         ; WT_F32, WT_F16 (anything else: BF16)
-        .import         _xs_acc, _xs_slow
-        .export         _xs_chunk, _xs_fmt, _xs_n, _xs_xb, _xs_wb
+        .import         _xr_spec
+        .export         _xr_chunk, _xr_start, _xr_pg, _xr_n, _xr_x, _xr_fmt, _xr_jy
+_xr_jy = y0q + 3                        ; 4·j (the LDQ's operand)
 
 XS_BYTES = 74                           ; exactsum.h
+XR_LINK = 75
+XR_SPEC = 76
+XR_W    = 77
 
         .bss
-_xs_fmt:.res    1                       ; WT_F32, WT_F16 or WT_BF16 (fn_tables.h)
-_xs_n:  .res    1                       ; elements in the piece (1..XS_PIECE, exactsum.h: 63, so
-                                        ; that xi and xend, 4 per element, are bytes)
-_xs_xb: .res    2                       ; the piece's input (f32[xs_n])
-_xs_wb: .res    2                       ; its weights
-xi:     .res    1                       ; 4·j
-xend:   .res    1                       ; 4·n
-sgx:    .res    1                       ; x_j's sign (bit 7)
-sg:     .res    1                       ; the product's sign (bit 7)
-ebm1:   .res    1                       ; x_j's biased exponent - 1
-bi:     .res    1                       ; pos / 8
+_xr_fmt:.res    1                       ; WT_F32, WT_F16 or WT_BF16 (fn_tables.h)
+_xr_pg: .res    1                       ; the first row's page (high byte)
+_xr_n:  .res    1                       ; elements, 1..XR_N (4·j is a byte)
+_xr_x:  .res    2                       ; the chunk's input, f32[xr_n]
+lastp:  .res    1                       ; xr_start: the page after the last row's
+bv:     .res    1                       ; b
+m7:     .res    1                       ; nonzero: r6a, r6s patched for 7 bytes (F16)
+hid:    .res    1                       ; the weight's hidden bit (BF16, F32)
+bt:     .res    1                       ; its byte index
+savb:   .res    1                       ; the caller's base page
 
         .code
 
-; C:A = pos (9 bits): bi = pos / 8, and the shift chain's BRA skips 7 - pos mod 8 ASLQs (3 bytes
-; each). Keeps Y. Inline in each weight path (a JSR/RTS pair is 11 cycles a weight).
-.macro  split
-        tax
-        ror     a
-        lsr     a
-        lsr     a
-        sta     bi
-        txa
-        and     #7
-        tax
-        lda     shofs,x
-        sta     shbra+1
-.endmacro
-
-;  the load at label L reads ptr + off (ptr a 16-bit variable): L's operand patched
-.macro  site    l, ptr, off
+; void xr_start(uint8_t nr): the first nr row pages from xr_pg on ready for a row block: the
+; accumulator (bytes 1-74; byte 0 too) biased as xs_clear leaves xs_acc, no special products,
+; each page linked to the next (the base page moved to each; the caller's back on return)
+_xr_start:
         clc
-        lda     ptr
-        adc     #off
-        sta     l+1
-        lda     ptr+1
-        adc     #0
-        sta     l+2
-.endmacro
-
-; void xs_chunk(void): xs_acc += Σ_{j < xs_n} w_j·x_j exactly, for xs_fmt weights; xs_xb and xs_wb
-; move past the piece.
-_xs_chunk:
-        lda     _xs_n
-        asl     a
-        asl     a
-        sta     xend
+        adc     _xr_pg
+        sta     lastp
+        tba
+        sta     savb
+        lda     _xr_pg
+@pg:    tab                             ; the page as the base page: 19 quad stores of $80s
+        pha
+        lda     #$80
+        tax
+        tay
+        taz
+.repeat 19, i
+        stq     4 * i                   ; bytes 0-75
+.endrepeat
         lda     #0
-        sta     xi
-        sta     MULB+3
-        ; the format's weight step and product length, patched once per call
-        ldx     #0
-        lda     _xs_fmt                 ; to 0, 1, 2 for the tables below
+        sta     XS_BYTES                ; byte 74: the accumulator's top byte (bias 0)
+        sta     XR_SPEC
+        pla
+        inc     a
+        cmp     lastp
+        bne     @l
+        lda     #0                      ; the last row: no next page
+@l:     sta     XR_LINK
+        bne     @pg
+        lda     savb
+        tab
+        ldz     #0
+        rts
+
+
+; void xr_chunk(void): every row += Σ_{j < xr_n} w_rj·x_j exactly, for xr_fmt weights. xr_x is
+; page-aligned (softgemv.c), so the low byte of the LDQ's operand is 4·j (xr_jy, for the C).
+_xr_chunk:
+        tba
+        sta     savb
+        lda     _xr_n
+        asl     a
+        asl     a
+        sta     jendop+1
+        lda     #0
+        sta     y0q+3
+        lda     _xr_x+1
+        sta     y0q+4
+        ldx     #0                      ; the format: 0, 1, 2 for the tables below
+        lda     _xr_fmt
         cmp     #WT_F32
         beq     @k
         inx
         cmp     #WT_F16
         beq     @k
         inx
-@k:     lda     wstep_lo,x
-        sta     wjmp+1
-        lda     wstep_hi,x
-        sta     wjmp+2
-        lda     b6skip,x
-        sta     b6bra+1
-        sta     b6bras+1
-        phx
-        ; the piece's addresses into the loads
-        site    x0a, _xs_xb, 0
-        site    x1a, _xs_xb, 1
-        site    x2a, _xs_xb, 2
-        site    x2b, _xs_xb, 2
-        site    x3a, _xs_xb, 3
-        site    x3b, _xs_xb, 3
-        plx
-        bne     @nf32
-        site    f0a, _xs_wb, 0
-        site    f1a, _xs_wb, 1
-        site    f2a, _xs_wb, 2
-        site    f2b, _xs_wb, 2
-        site    f3a, _xs_wb, 3
-        site    f3b, _xs_wb, 3
-        jmp     el
-@nf32:  dex
-        bne     @bf
-        site    h0a, _xs_wb, 0
-        site    h1a, _xs_wb, 1
-        site    h1b, _xs_wb, 1
-        jmp     el
-@bf:    site    b0a, _xs_wb, 0
-        site    b0b, _xs_wb, 0
-        site    b1a, _xs_wb, 1
-        site    b1b, _xs_wb, 1
+@k:     lda     rl_lo,x                 ; the row loop, the per-element patches, bytes 7 and 8
+        sta     rlj1+1
+        sta     rlj2+1
+        sta     rlj3+1
+        lda     rl_hi,x
+        sta     rlj1+2
+        sta     rlj2+2
+        sta     rlj3+2
+        lda     pt_lo,x
+        sta     ptjmp+1
+        lda     pt_hi,x
+        sta     ptjmp+2
+        lda     op7,x
+        sta     r7a
+        lda     op7s,x
+        sta     r7s
+        lda     op6,x
+        sta     r6a
+        lda     op6s,x
+        sta     r6s
+        lda     xkv,x
+        sta     xk+1
+        lda     ma_lo,x
+        sta     gma+1
+        lda     ma_hi,x
+        sta     gma+2
+        lda     #0
+        sta     m7
 
-; --- x_j ---
-el:     ldx     xi
-x3a:    lda     $FFFF,x                 ; x_j byte 3 (patched: xs_xb + 3)
-        and     #$80                    ; (w_f16 keeps the weight's other bits through the EOR)
-        sta     sgx
-x2a:    lda     $FFFF,x
-        asl     a
-x3b:    lda     $FFFF,x
-        rol     a                       ; eb
-        beq     slow                    ; zero or subnormal
-        cmp     #$FF
-        beq     slow                    ; inf or NaN
-        dec     a
-        sta     ebm1
-x0a:    lda     $FFFF,x
-        sta     MULB
-x1a:    lda     $FFFF,x
-        sta     MULB+1
-x2b:    lda     $FFFF,x
-        ora     #$80
-        sta     MULB+2
-wjmp:   jmp     w_f16                   ; patched: w_f16, w_bf16 or w_f32
-
-; --- w_j, F32: sign, ea, then Q = ma (hidden bit in byte 2) ---
-w_f32:
-f3a:    lda     $FFFF,x                 ; w_j byte 3 (patched: xs_wb + 3)
-        eor     sgx
-        sta     sg
-f2a:    lda     $FFFF,x
-        asl     a
-f3b:    lda     $FFFF,x
-        rol     a                       ; ea
-        beq     slow
-        cmp     #$FF
-        beq     slow
-        dec     a                       ; C = 0 after the CMP
-        adc     ebm1                    ; C:A = pos
-        ldy     xi
-        split
-        ldz     #0
-f1a:    ldx     $FFFF,y
-f2b:    lda     $FFFF,y
-        ora     #$80
+; --- x_j, once for the rows ---
+xjl:
+y0q:    ldq     $FF00                   ; x_j (patched: the chunk's page, 4·j): A X Y Z = bytes 0-3
         pha
-f0a:    lda     $FFFF,y
-        ply
-        jmp     shbra                   ; (out of BRA's reach past the inline splits)
-
-slow:   lda     xi                      ; the C: xs_add_product(widen(w_j), x_j)
-        lsr     a
-        lsr     a
-        ldz     #0                      ; Z = 0 for the C (softvec65.s's convention)
-        jsr     _xs_slow
-        lda     #0
-        sta     MULB+3
-        jmp     next
-
-; --- w_j, BF16: Q = ma·2^16 (8 bits) ---
-w_bf16: txa
-        lsr     a
-        tay                             ; 2·j
-b1a:    lda     $FFFF,y                 ; (patched: xs_wb + 1)
-        eor     sgx
-        sta     sg
-b0a:    lda     $FFFF,y
+        tza
+        and     #$80
+        sta     sxop+1                  ; x's sign, into the F16 row loop (the others copy it)
+        tya
         asl     a
-b1b:    lda     $FFFF,y
-        rol     a                       ; ea
-        beq     slow
+        tza
+        rol     a                       ; eb
+        beq     xzs
         cmp     #$FF
-        beq     slow
-        dec     a
-        adc     ebm1
-        split
-b0b:    lda     $FFFF,y                 ; ma·2^16: the widened significand's place (pos is
-        ora     #$80                    ; for 24-bit significands), so 7 product bytes
-        tay
-        lda     #0
-        tax
+        beq     xspc
         taz
-        bra     shbra
+        tya
+        ora     #$80                    ; the hidden bit
+        tay
+        tza
+xgo:                                    ; (C = 0)
+xk:     adc     #6                      ; (patched: K = 6, F16 3: see the tables)
+        taz
+        ror     a                       ; (eb + K) div 8, the carry pulled in
+        lsr     a
+        lsr     a
+        sta     qop+1                   ; Q, into the F16 row loop (the others copy it)
+        tza
+        and     #7
+        sta     bv                      ; b
+        asl     a                       ; the chain's entry: xs0 - 3·b
+        adc     bv
+        eor     #$FF
+        adc     #<(xs0 + 1)
+        sta     xjmp+1
+        ldz     #0                      ; Q = A X Y Z = mb
+        pla
+xjmp:   jmp     xs7                     ; (patched: 7 - b ASLQs skipped)
+xs7:    aslq
+        aslq
+        aslq
+        aslq
+        aslq
+        aslq
+        aslq
+xs0:    stq     MULB                    ; mb·2^b
+        lda     y0q+3                   ; 4·j
+ptjmp:  jmp     pt_f16                  ; (patched: the format's operand patches)
+xzs:    lda     #1                      ; ±0 or subnormal: exponent 1, no hidden bit
+        clc
+        bra     xgo
+xspc:   pla
+        lda     savb                    ; inf or NaN: the C marks every row
+        tab
+        lda     _xr_pg
+xsl:    sta     xlk+2
+        ldz     #0
+        jsr     _xr_spec
+xlk:    lda     $FF00+XR_LINK
+        bne     xsl
 
-; --- w_j, F16: ea = e5 + 125, Q = ma (11 bits) ---
-w_f16:  txa
+xjnext: lda     y0q+3
+        clc
+        adc     #4
+        sta     y0q+3
+jendop: cmp     #0                      ; (patched: 4·n mod 256)
+        lbne    xjl
+        lda     savb
+        tab
+        ldz     #0
+        rts
+
+; per element (A = 4·j): the weight's offset in the row pages, x's sign and Q into the format's
+; row loop, then the rows from the first page on
+pt_bf:  lsr     a
+        adc     #XR_W                   ; XR_W + 2·j
+        ldx     #2
+        bra     pt_g
+pt_f32: clc
+        adc     #XR_W                   ; XR_W + 4·j
+        sta     gw0+1
+        inc     a
+        sta     gw1+1
+        inc     a
+        ldx     #0
+pt_g:   sta     gl+1
+        sta     gl2+1
+        inc     a
+        sta     gh+1
+        sta     gh2+1
+        lda     sxop+1
+        sta     gsx+1
+        txa
+        clc
+        adc     qop+1
+        sta     gqop+1
+        lda     _xr_pg
+        tab
+        jmp     rl_g
+
+; --- the rows (B = the row's page) ---
+; F16: the tables give the chain's entry and ea div 8 (+ 128: a negative product)
+pt_f16: lsr     a
+        adc     #XR_W                   ; (C = 0: 4·j is even) XR_W + 2·j
+        sta     wl+1
+        inc     a
+        sta     wh1+1
+        lda     bv                      ; b = 7: on to the 7th byte (r6a, r6s BRA)
+        cmp     #7
+        beq     @7
+        lda     m7
+        beq     @go
+        lda     #$B0                    ; BCS, BCC again
+        sta     r6a
+        lda     #$90
+        sta     r6s
+        lda     #0
+        sta     m7
+        bra     @go
+@7:     lda     #$80
+        sta     r6a
+        sta     r6s
+        sta     m7
+@go:    lda     _xr_pg
+        tab                             ; (on into the rows)
+rl_f16:
+wh1:    ldx     $00                     ; w_rj high byte (patched: XR_W + 2j + 1)
+        txa
+sxop:   eor     #$00                    ; (patched: x_j's sign)
         lsr     a
-        tay                             ; 2·j
-h1a:    lda     $FFFF,y                 ; s eeeee mm (patched: xs_wb + 1)
-        eor     sgx
-        sta     sg
-        and     #$7C
-        beq     slow                    ; zero or subnormal
-        cmp     #$7C
-        beq     slow                    ; inf or NaN
         lsr     a
-        lsr     a                       ; e5, C = 0
-        adc     #124
-        adc     ebm1                    ; C:A = pos = e5 + 124 + eb - 1
-        split
-h1b:    lda     $FFFF,y
+        tay                             ; the product's sign·32 + e5
+        lda     tsh,y
+        sta     rjmp+1
+        lda     tby,y
+        clc
+qop:    adc     #$00                    ; (patched: Q)
+        pha
+        txa
         and     #3
         ora     #4
         tax
-h0a:    lda     $FFFF,y
+wl:     lda     $00                     ; w_rj low byte (patched: XR_W + 2j)
         ldy     #0
         ldz     #0
-
-; --- ma·2^(pos mod 8) to MULTINA; the product's bytes into xs_acc at pos / 8 ---
-shbra:  bra     sh7                     ; patched by split: 7 - pos mod 8 ASLQs skipped
-sh7:    aslq
+rjmp:   jmp     rs7                     ; (patched: 7 - a ASLQs skipped, or a stub)
+wsubn:  dex                             ; e5 = 0: no hidden bit, ea = 126 (a = 1)
+        dex
+        dex
+        dex
+        jmp     rs1
+wspecs: pla                             ; e5 = 31: an infinite or NaN weight
+        jmp     wspec
+rs7:    aslq
         aslq
         aslq
         aslq
         aslq
         aslq
-        aslq
-        stq     MULA
-        ldx     bi
-        bit     sg
-        bmi     sub
-        clc
-        lda     _xs_acc,x
+rs1:    aslq
+rs0:    stq     MULA                    ; ma·2^a
+        plx                             ; byte index (+ 128: negative)
+        bmi     rsub
+        clc                             ; bytes 0-1 by X, 2-5 by one quad (which loads X too)
+        lda     0,x
         adc     MULO
-        sta     _xs_acc,x
-        lda     _xs_acc+1,x
+        sta     0,x
+        lda     1,x
         adc     MULO+1
-        sta     _xs_acc+1,x
-        lda     _xs_acc+2,x
-        adc     MULO+2
-        sta     _xs_acc+2,x
-        lda     _xs_acc+3,x
-        adc     MULO+3
-        sta     _xs_acc+3,x
-        lda     _xs_acc+4,x
-        adc     MULO+4
-        sta     _xs_acc+4,x
-        lda     _xs_acc+5,x
-        adc     MULO+5
-        sta     _xs_acc+5,x
-b6bra:  bra     b6a                     ; patched: F32 and BF16 add byte 6, F16 skips it
-b6a:    lda     _xs_acc+6,x
+        sta     1,x
+        inx
+        inx
+        stx     aq1+3
+        stx     aq2+3
+aq1:    ldq     $00                     ; (patched: the index + 2)
+        adcq    MULO+2
+aq2:    stq     $00
+r6a:    bcs     r6c                     ; (patched: BRA where byte 6 can be nonzero)
+        lda     XR_LINK                 ; the next row's page, 0 after the last
+        tab
+        beq     xjn1
+rlj1:   jmp     rl_f16                  ; (patched: the format's row loop)
+xjn1:   jmp     xjnext
+r6c:    ldx     aq1+3                   ; the index + 2
+        lda     4,x
         adc     MULO+6
-        sta     _xs_acc+6,x
+        sta     4,x
+r7a:    bcs     r7c                     ; (patched: BRA for F32)
+        bcc     rnext
+r7c:    lda     5,x
+        adc     MULO+7
+        sta     5,x
+        bcc     rnext
+@c:     inc     6,x                     ; up to the top byte (a carry out of it is dropped)
+        bne     rnext
         inx
-b6ae:   bcc     next
-@carry: inc     _xs_acc+6,x             ; up to the top byte: a sum turning from negative to
-        bne     next                    ; positive carries out of it (dropped)
-        inx
-        cpx     #XS_BYTES - 6
-        bne     @carry
-        beq     next
-
-sub:    sec
-        lda     _xs_acc,x
-        sbc     MULO
-        sta     _xs_acc,x
-        lda     _xs_acc+1,x
+        cpx     #XS_BYTES - 5
+        bne     @c
+        beq     rnext
+rsub:   sec                             ; X = index + 128: operands $80 + i wrap to the index
+        lda     $80,x                   ; (base-page indexing stays in the page, as 6502
+        sbc     MULO                    ; zero-page indexing: xemu cpu65.c's _zpx())
+        sta     $80,x
+        lda     $81,x
         sbc     MULO+1
-        sta     _xs_acc+1,x
-        lda     _xs_acc+2,x
-        sbc     MULO+2
-        sta     _xs_acc+2,x
-        lda     _xs_acc+3,x
-        sbc     MULO+3
-        sta     _xs_acc+3,x
-        lda     _xs_acc+4,x
-        sbc     MULO+4
-        sta     _xs_acc+4,x
-        lda     _xs_acc+5,x
-        sbc     MULO+5
-        sta     _xs_acc+5,x
-b6bras: bra     b6s                     ; patched like b6bra
-b6s:    lda     _xs_acc+6,x
+        sta     $81,x
+        inx
+        inx
+        txa
+        and     #$7F
+        sta     sq1+3
+        sta     sq2+3
+sq1:    ldq     $00                     ; (patched: the index + 2)
+        sbcq    MULO+2
+sq2:    stq     $00
+r6s:    bcc     r6d                     ; (patched like r6a)
+        lda     XR_LINK
+        tab
+        beq     xjn1
+rlj2:   jmp     rl_f16                  ; (patched like rlj1)
+r6d:    lda     sq1+3
+        ora     #$80
+        tax                             ; the index + 2 + 128
+        lda     $84,x
         sbc     MULO+6
-        sta     _xs_acc+6,x
-        inx
-b6se:   bcs     next
-@borrow:lda     _xs_acc+6,x
-        dec     _xs_acc+6,x
+        sta     $84,x
+r7s:    bcc     r7d                     ; (patched like r7a)
+        bcs     rnext
+r7d:    lda     $85,x
+        sbc     MULO+7
+        sta     $85,x
+        bcs     rnext
+@b:     lda     $86,x
+        dec     $86,x
         tay
-        bne     next                    ; the byte was not 0: the borrow stops here
+        bne     rnext                   ; the byte was not 0: the borrow stops here
         inx
-        cpx     #XS_BYTES - 6           ; (or out of the top byte, dropped)
-        bne     @borrow
+        cpx     #$80 + XS_BYTES - 5
+        bne     @b
+rnext:  lda     XR_LINK
+        tab
+        beq     xjn2
+rlj3:   jmp     rl_f16                  ; (patched like rlj1)
+xjn2:   jmp     xjnext
 
-next:   lda     xi
-        clc
-        adc     #4
-        sta     xi
-        cmp     xend
-        beq     done
-        jmp     el
-done:   clc                             ; xs_xb += 4·n
-        lda     _xs_xb
-        adc     xend
-        sta     _xs_xb
-        bcc     @xh
-        inc     _xs_xb+1
-@xh:    lda     _xs_n                   ; xs_wb += n·(2 or 4)
+; BF16 and F32: ea from the byte with its low bit (BF16's low byte, F32's byte 2) and the top
+; byte; ma: BF16 the low byte's 7 bits and the hidden bit, F32 bytes 0-2
+rl_g:
+gl:     lda     $00                     ; e mmmmmmm (patched: BF16 XR_W + 2j, F32 XR_W + 4j + 2)
         asl     a
-        ldx     _xs_fmt
-        cpx     #WT_F32
-        bne     @w2
-        asl     a                       ; (4·63 < 256)
-@w2:    clc
-        adc     _xs_wb
-        sta     _xs_wb
-        bcc     @wh
-        inc     _xs_wb+1
-@wh:    ldz     #0                      ; and on return
-        rts
+gh:     lda     $00                     ; s eeeeeee (patched: that + 1)
+        rol     a                       ; ea
+        beq     gsub
+        cmp     #$FF
+        beq     wspec
+        ldx     #$80
+gn:     stx     hid
+        tax
+        and     #7
+        tay
+        lda     tsh8,y
+        sta     rjmp+1
+        txa
+        lsr     a
+        lsr     a
+        lsr     a
+        clc
+gqop:   adc     #0                      ; (patched: Q, BF16 Q + 2: ma is the widened top byte)
+        sta     bt
+gh2:    lda     $00                     ; (patched like gh)
+gsx:    eor     #0                      ; (patched: x_j's sign)
+        and     #$80
+        ora     bt
+        pha
+gl2:    lda     $00                     ; (patched like gl)
+        and     #$7F
+        ora     hid
+gma:    jmp     gbf                     ; (patched: gbf or gf32)
+gbf:    ldx     #0
+        ldy     #0
+        ldz     #0
+        jmp     rjmp
+gf32:   tay
+gw1:    ldx     $00                     ; (patched: XR_W + 4j + 1)
+gw0:    lda     $00                     ; (patched: XR_W + 4j)
+        ldz     #0
+        jmp     rjmp
+gsub:   lda     #1
+        ldx     #0
+        bra     gn
+
+; an infinite or NaN weight: the C marks the row (xr_spec(page))
+wspec:  tba
+        pha
+        lda     savb
+        tab
+        pla
+        pha
+        ldz     #0
+        jsr     _xr_spec                ; (it leaves the multiplier alone: exactsum.h)
+        pla
+        tab
+        jmp     rnext
 
         .rodata
-shofs:  .byte   21, 18, 15, 12, 9, 6, 3, 0
-; per format (WT_F32, WT_F16, WT_BF16): the weight step, and the BRA offset at b6bra (0: add
-; byte 6; F16: skip it and its INX)
-wstep_lo:
-        .byte   <w_f32, <w_f16, <w_bf16
-wstep_hi:
-        .byte   >w_f32, >w_f16, >w_bf16
-b6skip: .byte   0, b6ae - b6a, 0
+; the JMP targets' low bytes: 7 - a ASLQs skipped in the row chain
+tsh8:   .byte   <rs0, <(rs7+18), <(rs7+15), <(rs7+12), <(rs7+9), <(rs7+6), <(rs7+3), <rs7
+        .assert >xs7 = >xs0, error, "exactsum65.s: the x chain crosses a page"
+        .assert <xs7 < <xs0, error, "exactsum65.s: the x chain crosses a page"
+        .assert >rs7 = >rs0 && >wsubn = >rs0 && >wspecs = >rs0, error, "exactsum65.s: the row chain crosses a page"
+; per format (WT_F32, WT_F16, WT_BF16): the row loop, the per-element patches, the opcodes at
+; r6a/r6s and r7a/r7s (BCS/BCC: on to the next byte only with a carry (borrow), BRA: always)
+rl_lo:  .byte   <rl_g, <rl_f16, <rl_g
+rl_hi:  .byte   >rl_g, >rl_f16, >rl_g
+ma_lo:  .byte   <gf32, <gbf, <gbf
+ma_hi:  .byte   >gf32, >gbf, >gbf
+pt_lo:  .byte   <pt_f32, <pt_f16, <pt_bf
+pt_hi:  .byte   >pt_f32, >pt_f16, >pt_bf
+xkv:    .byte   6, 3, 6
+op6:    .byte   $80, $B0, $B0
+op6s:   .byte   $80, $90, $90
+op7:    .byte   $80, $B0, $B0
+op7s:   .byte   $80, $90, $90
+; F16 per b: 7 bytes when b = 7
+t6:     .byte   $B0, $B0, $B0, $B0, $B0, $B0, $B0, $80
+t6s:    .byte   $90, $90, $90, $90, $90, $90, $90, $80
+; F16, indexed by sign·32 + e5: the chain's entry (7 - a ASLQs skipped) and ea' div 8 (+ 128 for
+; the negative half), ea' = ea + 3 (e5 + 128; 129 for e5 = 0) and a = ea' mod 8: the split of
+; pos between a and b is free (the x side takes eb + 3 for it, K), and this one gives the
+; weights of a model, |w| 2^-7 to 2^-4 (e5 8-11), the shortest shifts (a = 0-3)
+tsh:
+.repeat 64, i
+  .if (i .mod 32) = 0
+        .byte   <wsubn
+  .elseif (i .mod 32) = 31
+        .byte   <wspecs
+  .else
+        .byte   <(rs7 + (7 - ((i .mod 32) .mod 8)) * 3)
+  .endif
+.endrepeat
+tby:
+.repeat 64, i
+  .if (i .mod 32) = 0
+        .byte   16 + (i / 32) * 128
+  .else
+        .byte   (((i .mod 32) + 128) / 8) + (i / 32) * 128
+  .endif
+.endrepeat

@@ -65,16 +65,6 @@ static uint8_t format(uint8_t fmt)
     return 1;
 }
 
-/* Element j of a float-format chunk widened exactly. */
-static f32 widen(uint8_t fmt, uint16_t j)
-{
-    if (fmt == WT_F32)
-        return sc_w.gf.w.f[j];
-    if (fmt == WT_F16)
-        return sf_from_f16(sc_w.gf.w.h[j]);
-    return sf_from_bf16(sc_w.gf.w.h[j]);
-}
-
 /* Weight j of a float GEMV chunk at w (sc_w.gb) widened exactly. */
 static f32 widen_at(uint8_t fmt, const uint8_t *w, uint16_t j)
 {
@@ -274,67 +264,102 @@ static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t 
 }
 #endif
 
-#ifdef XS_ASM
-/* exactsum65.s's fallback for a pair with a special operand: the definition */
-void xs_slow(uint8_t j)
-{
-    xs_add_product(widen_at(xs_fmt, xs_wb, j), xs_xb[j]);
-}
-#endif
-
 /* The row and chunk state lives in statics and the addresses move on by additions: cc65 keeps
  * 32-bit locals on its C stack and multiplies through the runtime. A chunk is SC_GF_N16 (F32:
  * SC_GF_N32) elements of x and of the row, read by one DMA job each (x once per GEMV when it fits
- * one chunk); exactsum65.s takes it in pieces of at most XS_PIECE. */
-static uint32_t gf_wp, gf_xp, gf_left;
-static uint16_t gf_n, gf_wn, gf_cap;
+ * one chunk). cc65 builds (exactsum65.s) take XR_ROWS rows at a time (GF_ROWS), each in a 256-byte
+ * page of sc_w.gb (its accumulator, link, special products and the chunk's XR_N or XR_N32 weights,
+ * exactsum.h), the input chunk after the pages; xr_chunk unpacks each x_j once for the rows. */
 #ifdef XS_ASM
-static uint16_t gf_j;
+#define GF_ROWS XR_ROWS
+#if 255 + 256 * XR_ROWS + 4 * XR_N > SC_GF_BYTES || XR_W + 4 * XR_N32 > 256 || XR_W + 2 * XR_N > 256
+#error "softgemv.c: the row pages do not fit sc_w.gb"
+#endif
+#else
+#define GF_ROWS 1
+#endif
+static uint32_t gf_wr, gf_w0, gf_a, gf_rb, gf_xp, gf_left, gf_r0, gf_rl;
+static uint16_t gf_n, gf_wn, gf_cap;
+static uint8_t gf_k, gf_nr, gf_xread, *gf_p;
+
+#ifdef XS_ASM
+static uint8_t *gf_pg;
+
+/* xr_chunk's products with an infinite or NaN operand: x_j·(the weight of the row at page) into
+ * the row's special bits, as accumulate() sets them (j = xr_jy / 4) */
+void xr_spec(uint8_t page)
+{
+    uint8_t *p = (uint8_t *)((uint16_t)page << 8);
+    uint8_t j = xr_jy >> 2;
+    p[XR_SPEC] |= xs_spec(widen_at(xr_fmt, p + XR_W, j), xr_x[j]);
+}
 #endif
 
 static void gemv_float(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols, uint32_t rows, uint32_t rb)
 {
-    uint32_t r;
     f32 *xb = (f32 *)sc_w.gb.b;
     uint8_t *wb;
-    uint8_t xreread;
-#ifndef XS_ASM
-    uint16_t j;
+#ifdef XS_ASM
+    /* the first page boundary in the buffer: the row pages (their weights at XR_W), then the
+     * input chunk */
+    gf_pg = (uint8_t *)(((uint16_t)sc_w.gb.b + 255) & 0xFF00);
+    wb = gf_pg + XR_W;
+    xr_pg = (uint8_t)((uint16_t)gf_pg >> 8);
+    xr_x = xb = (f32 *)(gf_pg + 256 * XR_ROWS);
+    xr_fmt = fmt;
+    gf_cap = bbytes == 4 ? XR_N32 : XR_N;
 #else
-    xs_fmt = fmt;
-#endif
+    uint16_t j;
     gf_cap = bbytes == 4 ? SC_GF_N32 : SC_GF_N16;
     wb = sc_w.gb.b + 4 * gf_cap;
-    /* x is read once when it fits one chunk, else again for every row */
-    xreread = cols > gf_cap;
-    for (r = 0; r < rows; ++r, w += rb) {
+#endif
+    /* x is read for the first block of rows, and again for every block when it is more than a
+     * chunk */
+    gf_xread = 1;
+    gf_rb = rb;
+    gf_wr = w;
+    gf_r0 = 0;
+    for (gf_rl = rows; gf_rl != 0; gf_rl -= gf_nr) {
+        gf_nr = gf_rl < GF_ROWS ? (uint8_t)gf_rl : GF_ROWS;
+        gf_w0 = gf_wr; /* the block's first row, this chunk of it */
+#ifdef XS_ASM
+        xr_start(gf_nr);
+#else
         xs_clear();
-        gf_wp = w;
+#endif
         gf_xp = x;
         for (gf_left = cols; gf_left != 0; gf_left -= gf_n) {
             if (SC_POLL())
                 return;
             gf_n = gf_left < gf_cap ? (uint16_t)gf_left : gf_cap;
             gf_wn = bbytes == 4 ? gf_n << 2 : gf_n << 1; /* (bbytes is 4 or 2: no multiply) */
-            if (r == 0 || xreread) {
+            if (gf_xread) {
                 sm_read(gf_xp, xb, 4 * gf_n);
                 gf_xp += 4 * gf_n;
             }
-            sm_read(gf_wp, wb, gf_wn);
-            gf_wp += gf_wn;
+            for (gf_k = gf_nr, gf_a = gf_w0, gf_p = wb; gf_k != 0; --gf_k, gf_a += gf_rb, gf_p += 256)
+                sm_read(gf_a, gf_p, gf_wn);
+            gf_w0 += gf_wn;
 #ifdef XS_ASM
-            xs_xb = xb;
-            xs_wb = wb;
-            for (gf_j = 0; gf_j < gf_n; gf_j += xs_n) {
-                xs_n = gf_n - gf_j < XS_PIECE ? (uint8_t)(gf_n - gf_j) : XS_PIECE;
-                xs_chunk(); /* and xs_xb, xs_wb on by the piece */
-            }
+            xr_n = (uint8_t)gf_n;
+            xr_chunk();
 #else
             for (j = 0; j < gf_n; ++j)
                 xs_add_product(widen_at(fmt, wb, j), xb[j]);
 #endif
         }
-        store(flags, z, r, xs_round());
+        gf_xread = cols > gf_cap;
+#ifdef XS_ASM
+        gf_p = gf_pg;
+#endif
+        for (gf_k = 0; gf_k < gf_nr; ++gf_k, gf_wr += gf_rb) {
+#ifdef XS_ASM
+            xs_load(gf_p);
+            gf_p += 256;
+#endif
+            store(flags, z, gf_r0 + gf_k, xs_round());
+        }
+        gf_r0 += gf_nr;
     }
 }
 
@@ -398,7 +423,7 @@ uint8_t sg_deqrow(uint8_t fmt, uint32_t src, uint32_t z, uint32_t n0)
         n = n0 - at < SC_VEC ? (uint16_t)(n0 - at) : SC_VEC;
         sm_read(src + at * bbytes, &sc_w.gf.w, n * bbytes);
         for (j = 0; j < n; ++j)
-            sc_w.gf.x[j] = widen(fmt, j);
+            sc_w.gf.x[j] = widen_at(fmt, (const uint8_t *)&sc_w.gf.w, j);
         sm_write(z + 4 * at, sc_w.gf.x, 4 * n);
     }
     return SC_OK;
