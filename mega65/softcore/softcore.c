@@ -55,12 +55,21 @@ static uint32_t sc_n[3];
 static uint32_t sc_pc;
 static uint8_t sc_state = SOFT_HALT; /* SOFT_BUSY while a job runs, else how it ended */
 
-/* The instruction being executed: op, a, b, reserved, X, Y, Z (§3.1). */
-static uint8_t ins[16];
-#define I_OP ins[0]
-#define I_A ins[1]
-#define I_B ins[2]
+/* The instruction being executed: op, a, b, reserved, X, Y, Z (§3.1, little-endian words). */
+static union {
+    uint8_t b[16];
+    uint32_t w[4];
+} ins;
+#define I_OP ins.b[0]
+#define I_A ins.b[1]
+#define I_B ins.b[2]
+#ifdef __CC65__ /* the 45GS02 is little-endian: X, Y, Z are the words as they are */
+#define ix ins.w[1]
+#define iy ins.w[2]
+#define iz ins.w[3]
+#else
 static uint32_t ix, iy, iz;
+#endif
 
 uint8_t sc_span(uint32_t addr, uint32_t len)
 {
@@ -85,10 +94,12 @@ uint32_t sc_mul_sat(uint32_t a, uint32_t b)
 #endif
 }
 
+#ifndef __CC65__
 static uint32_t le32(const uint8_t *p)
 {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
+#endif
 
 /* addr(op), §3.2: bit 31 clear → op & $0FFFFFFF; set → A[bits 27-24] + bits 23-0, the sum not
  * masked (A < 2²⁸, so it fits 32 bits; a sum past memory faults where it is used). */
@@ -198,13 +209,15 @@ static uint8_t step(uint8_t *next)
         return SS_ERR_MISALIGNED_PC;
     if ((e = sc_span(sc_pc, 16)) != 0)
         return e;
-    sm_read(sc_pc, ins, 16);
+    sm_read(sc_pc, ins.b, 16);
     ++sc_count;
     if (soft_work_limit)
         sc_work_add(16);
-    ix = le32(ins + 4);
-    iy = le32(ins + 8);
-    iz = le32(ins + 12);
+#ifndef __CC65__
+    ix = le32(ins.b + 4);
+    iy = le32(ins.b + 8);
+    iz = le32(ins.b + 12);
+#endif
     sc_pc += 16;
     switch (I_OP) {
     case OP_NOP:
