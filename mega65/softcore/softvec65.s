@@ -100,6 +100,9 @@ tkhi:   .res    4
 tcur:   .res    2                       ; the descriptor set up last (0: none)
 twin:   .res    4                       ; min(|lo|, hi) when lo < 0 < hi, else 0: |x| below it
                                         ; is inside the table's range
+fxok:   .res    1                       ; 1: tabf may take the segment from P
+fmk:    .res    4                       ; k's significand (24 bits)
+fc0:    .res    4                       ; floor(|lo|·k·2^24)
 
         .code
 
@@ -942,6 +945,7 @@ table:  lda     v+3                     ; |v| below twin: inside lo..hi, no rule
         rts
 @ident: movf    _sv_r, v
         rts
+tseg    = @seg                          ; A = the segment: its c0 + c1·v (tabf's entry)
 
 ; ---------------------------------------------------------------------------------------------
 ; Kernels over sv_n elements (1..255). Pointers advance as they go.
@@ -981,8 +985,9 @@ _sv_tab1:
 ; SILUMUL (and any table times y): x[i] = single(table(x[i])·y[i]), p = x, q = y, sv_tabd set
 _sv_k_tabmul:
         jsr     tsetup
+        jsr     fsetup
 @loop:  getf    v, _sv_p, 0
-        jsr     table
+        jsr     tabf
         movf    _sv_a, _sv_r
         getf    _sv_b, _sv_q, 0
         jsr     _sv_mul
@@ -990,6 +995,128 @@ _sv_k_tabmul:
         jsr     incp
         jsr     incq
         next    @loop
+
+; The segment without its two roundings (SILUMUL's tables). i = floor(single(single(v − lo)·k))
+; for |v| below twin (so 0 < v − lo < 2·|lo|) is floor(u·k) of the exact u = v − lo unless u·k
+; lies within the two roundings' error of an integer: with |lo| < 16 and 8 <= k < 16, s1 =
+; single(u) is within 2^-20 of u (u < 32) and s2 = single(s1·k) (< 512) within 2^-16 of s1·k,
+; so |s2 − u·k| < 2^-15. P = floor(|lo|·k·2^24) ± floor(|v|·k·2^24) is u·k·2^24 within 2
+; units (2^-23), so when P's top fraction byte is neither $00 nor $FF (u·k at least 2^-8 clear of
+; an integer) floor(s2) is P's integer byte; else (and on a carry or borrow) the exact steps.
+
+; fsetup: fxok, fmk and fc0 for the table tsetup set up: fxok = 1 when twin > 0,
+; k's exponent is 130 (8 <= k < 16) and |lo| < 16; fmk = k's significand; fc0 = |lo|·k's P
+fsetup:
+        lda     #0
+        sta     fxok
+        lda     twin
+        ora     twin+1
+        ora     twin+2
+        ora     twin+3
+        beq     @r                      ; no window: lo >= 0 or hi <= 0
+        lda     tk+2
+        asl     a
+        lda     tk+3
+        rol     a
+        cmp     #130
+        bne     @r
+        lda     tk
+        sta     fmk
+        lda     tk+1
+        sta     fmk+1
+        lda     tk+2
+        ora     #$80
+        sta     fmk+2
+        lda     #0
+        sta     fmk+3
+        lda     tmlo+2                  ; tmlo = −lo > 0
+        asl     a
+        lda     tmlo+3
+        rol     a
+        cmp     #131
+        bcs     @r
+        movf    v, tmlo
+        jsr     fxk
+        stq     fc0
+        lda     #1
+        sta     fxok
+@r:     rts
+
+; Q = floor(|v|·k·2^24) for v's exponent e <= 130 (fmk set): the significands' product is
+; m·mk, and |v|·k·2^24 = m·mk·2^(e − 146) = floor(m·mk / 2^16) >> (130 − e) (nested floors of
+; divisions by powers of two are one floor)
+fxk:    lda     v+2
+        asl     a
+        lda     v+3
+        rol     a
+        eor     #$FF                    ; 255 − e
+        sec
+        sbc     #125                    ; d = 130 − e
+        cmp     #32
+        bcs     @zero                   ; below one unit: 0 (zeros and subnormals too)
+        sta     ey
+        ldq     fmk
+        stq     MULB
+        lda     v
+        sta     MULA
+        lda     v+1
+        sta     MULA+1
+        lda     v+2
+        ora     #$80
+        sta     MULA+2
+        lda     #0
+        sta     MULA+3
+        ldq     MULO+2
+        inc     ey
+@sh:    dec     ey
+        beq     @r
+        lsrq
+        bra     @sh
+@zero:  lda     #0
+        tax
+        tay
+        taz
+@r:     rts
+
+; sv_r = the table's value at v (tsetup and fsetup done): the segment from P when it is clear
+; of an edge, else table's own steps
+tabf:   lda     fxok
+        beq     @ex
+        lda     v+3                     ; |v| below twin
+        and     #$7F
+        cmp     twin+3
+        bcc     @in
+        bne     @ex
+        lda     v+2
+        cmp     twin+2
+        bcc     @in
+        bne     @ex
+        lda     v+1
+        cmp     twin+1
+        bcc     @in
+        bne     @ex
+        lda     v
+        cmp     twin
+        bcs     @ex
+@in:    jsr     fxk
+        bit     v+3
+        bmi     @neg
+        clc                             ; v > 0: P = C0 + |v|·k's part
+        adcq    fc0
+        bcs     @ex
+        bra     @chk
+@neg:   stq     kt                      ; v < 0: P = C0 − |v|·k's part
+        ldq     fc0
+        sec
+        sbcq    kt
+        bcc     @ex
+@chk:   tya                             ; the top fraction byte
+        beq     @ex
+        cmp     #$FF
+        beq     @ex
+        tza                             ; the integer byte: the segment
+        jmp     tseg
+@ex:    jmp     table
 
 ; RMSNORM's sum: acc = single(acc + single(x[i]·x[i])), p = x
 _sv_k_sumsq:

@@ -837,6 +837,48 @@ fn function_tables_agree_at_every_segment_and_at_their_edges() {
 }
 
 #[test]
+fn silumul_segments_near_the_roundings_edges_agree() {
+    // The 45GS02's SILUMUL takes a segment from the exact (x − lo)·k when it is at least 2^-8
+    // clear of an integer and the definition's two roundings otherwise: around every segment
+    // edge the 8 singles each side and the points 2^-8 (and 2^-8 ± 2^-12) from the edge on both
+    // sides, tiny and zero x of both signs, and the window's ends.
+    let k = f64::from(f32::from_bits(0x412A_AAAB));
+    let mut x: Vec<f32> = Vec::new();
+    for n in 0..=256u32 {
+        let edge = (n as f64 / k - 12.0) as f32;
+        let mut v = edge;
+        for _ in 0..8 {
+            v = v.next_down();
+        }
+        for _ in 0..17 {
+            x.push(v);
+            v = v.next_up();
+        }
+        for off in [1.0 / 256.0, 1.0 / 256.0 - 1.0 / 4096.0, 1.0 / 256.0 + 1.0 / 4096.0] {
+            for sgn in [-1.0, 1.0] {
+                let p = ((n as f64 + sgn * off) / k - 12.0) as f32;
+                x.extend([p.next_down(), p, p.next_up()]);
+            }
+        }
+    }
+    for e in 0..48 {
+        let t = 2f32.powi(-e);
+        x.extend([t, -t, t.next_up(), -t.next_down()]);
+    }
+    x.extend([0.0, -0.0, 12f32.next_down(), -12f32.next_down(), 11.999, -11.999]);
+    x.retain(|v| v.abs() < 12.0);
+    let n0 = x.len() as u32;
+    let mut c = Case::new("SILUMUL near segment edges".into(), 3950, 1 << 19);
+    let xa = c.f32s(&x);
+    let y = c.vector(n0);
+    let ya = c.f32s(&y);
+    let za = c.alloc(4 * n0, true);
+    c.setn(n0, 0, 0);
+    c.i(Op::SiluMul, 0, 0, xa, ya, za);
+    c.run();
+}
+
+#[test]
 fn rope_meanrows_and_argmax_agree_bit_for_bit() {
     for k in 0..16u64 {
         // ROPE: any N0 (an odd last element stays), N1 even, one (cos, sin) row for every head
