@@ -854,7 +854,11 @@ fn silumul_segments_near_the_roundings_edges_agree() {
             x.push(v);
             v = v.next_up();
         }
-        for off in [1.0 / 256.0, 1.0 / 256.0 - 1.0 / 4096.0, 1.0 / 256.0 + 1.0 / 4096.0] {
+        for off in [
+            1.0 / 256.0,
+            1.0 / 256.0 - 1.0 / 4096.0,
+            1.0 / 256.0 + 1.0 / 4096.0,
+        ] {
             for sgn in [-1.0, 1.0] {
                 let p = ((n as f64 + sgn * off) / k - 12.0) as f32;
                 x.extend([p.next_down(), p, p.next_up()]);
@@ -865,7 +869,14 @@ fn silumul_segments_near_the_roundings_edges_agree() {
         let t = 2f32.powi(-e);
         x.extend([t, -t, t.next_up(), -t.next_down()]);
     }
-    x.extend([0.0, -0.0, 12f32.next_down(), -12f32.next_down(), 11.999, -11.999]);
+    x.extend([
+        0.0,
+        -0.0,
+        12f32.next_down(),
+        -12f32.next_down(),
+        11.999,
+        -11.999,
+    ]);
     x.retain(|v| v.abs() < 12.0);
     let n0 = x.len() as u32;
     let mut c = Case::new("SILUMUL near segment edges".into(), 3950, 1 << 19);
