@@ -5,9 +5,9 @@
  *   s_t = sequential sum over i of single(q_i·k_t,i), then single(s_t·rsqrt(head_dim));
  *   m = max s_t (NaN ignored); e_t = EXP_table(single(s_t − m)); z = sequential sum of e_t;
  *   w_t = single(e_t·recip(z)); out = +0, then out = single(out + single(w_t·v_t)) for t in order.
- * Streaming: q, K and V rows pass in SC_VEC-element chunks; the T scores (then exp values) are
+ * Streaming: q, K and V rows pass in SC_ATTN_VEC-element chunks; the T scores (then exp values) are
  * kept in sc_w.at.s when T ≤ SC_ATTN_T, else recomputed in each pass (the same singles: each is
- * a fixed sequence of roundings). The output goes in SC_VEC-element chunks of head_dim, each
+ * a fixed sequence of roundings). The output goes in SC_ATTN_VEC-element chunks of head_dim, each
  * accumulated over all t before it is written. */
 #include "softcore.h"
 #include "softcore_int.h"
@@ -52,7 +52,7 @@ static f32 score(uint32_t kt)
 #endif
     f32 s = SF_ZERO;
     for (i0 = 0; i0 < hd && !SC_POLL(); i0 += n) {
-        n = hd - i0 < SC_VEC ? (uint16_t)(hd - i0) : SC_VEC;
+        n = hd - i0 < SC_ATTN_VEC ? (uint16_t)(hd - i0) : SC_ATTN_VEC;
         if (!q_kept)
             sm_read(qh + 4 * (uint32_t)i0, sc_w.at.q, 4 * n);
         sm_read(kt, &sc_w.at.k, n * esz);
@@ -140,7 +140,7 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
     sv_rl = (uint16_t)last;
     sv_kb = &sc_w.at.k;
 #endif
-    q_kept = hd <= SC_VEC;
+    q_kept = hd <= SC_ATTN_VEC;
     /* head h: q at q + 4·h·head_dim, its KV head h / group at kc (vc) + (h / group)·head_dim·esz,
      * the addresses stepped (no division per head) */
     qh = q;
@@ -221,7 +221,7 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
         }
 #endif
         for (i0 = 0; i0 < hd; i0 += n) {
-            n = hd - i0 < SC_VEC ? (uint16_t)(hd - i0) : SC_VEC;
+            n = hd - i0 < SC_ATTN_VEC ? (uint16_t)(hd - i0) : SC_ATTN_VEC;
             for (i = 0; i < n; ++i)
                 sc_w.at.o[i] = SF_ZERO;
             kt = kh;
