@@ -84,6 +84,7 @@ union sc_work {
     struct {
         uint8_t blk[34];
         f32 out[32];
+        int8_t q4[32]; /* a Q4_0 block's quants as int8s (cc65 builds) */
     } dq; /* DEQROW of a Q8_0/Q4_0 block */
     struct {
         f32 q[SC_ATTN_VEC]; /* query chunk */

@@ -56,6 +56,8 @@ void sv_k_tab(void);
 void sv_k_vop(uint8_t mul);
 /* F16 y[i] (2 bytes each at sv_q) = x[i] rounded to nearest even */
 void sv_k_cvt16(void);
+/* x[i] = single(d·q[i]) for the int8s q at sv_q, d the F16 sv_h (DEQROW's Q blocks) */
+void sv_k_deq(void);
 /* ARGMAX's chunk: 1 + the index of the last element whose order key beats sv_acc (updated), or 0 */
 uint8_t sv_k_argmax(void);
 /* s[i] = exp_table(single(s[i] + sv_c)), sv_acc = single(sv_acc + s[i]) (ATTN, sv_c = −max) */

@@ -23,7 +23,7 @@
         .export         _sv_mul, _sv_mulz, _sv_add, _sv_f16, _sv_sqrt
         .export         _sv_tab1, _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale, _sv_k_scale2, _sv_k_rope
         .export         _sv_k_dot, _sv_k_axpy, _sv_k_vop, _sv_k_tab, _sv_k_expsum
-        .export         _sv_k_argmax, _sv_k_cvt16
+        .export         _sv_k_argmax, _sv_k_cvt16, _sv_k_deq
         .export         _sv_k_scores, _sv_k_avs, _sv_ra, _sv_rs, _sv_rb, _sv_rl, _sv_rn, _sv_m, _sv_qb, _sv_kb, _sv_sp
         .import         _sc_poll, _sc_stop, _sc_tick
         .import         SC_NEAR_DELTA           ; a near buffer's chip RAM address is its own + this
@@ -1560,6 +1560,46 @@ _sv_k_argmax:
         lda     ey
         ldx     #0
         rts
+
+; DEQROW of a Q block: x[i] = single(d·q[i]), p = x, q = the int8 quants, sv_h = d (F16). Each q
+; is a single by bit work (exact: |q| <= 128 has 8 bits), then sv_mul with d widened by sv_f16
+; (zero, subnormal, inf and NaN d through softfloat.c, as sf_mul(d, single(q)))
+_sv_k_deq:
+        jsr     _sv_f16
+        movf    _sv_c, _sv_b
+@loop:  lda     #0
+        sta     _sv_a
+        sta     _sv_a+1
+        sta     _sv_a+2
+        sta     _sv_a+3
+        tax                             ; the sign
+        tay
+        lda     (_sv_q),y
+        beq     @mul                    ; +0
+        bpl     :+
+        eor     #$FF                    ; |q|, 1..128
+        inc     a
+        ldx     #$80
+:       ldy     #134                    ; 127 + 7: the exponent with bit 7 the leading 1
+@norm:  cmp     #$80
+        bcs     :+
+        asl     a
+        dey
+        bra     @norm
+:       asl     a                       ; the fraction's top 7 bits, hidden bit out
+        sta     _sv_a+2
+        tya
+        lsr     a                       ; C = the exponent's low bit
+        ror     _sv_a+2
+        sta     _sv_a+3
+        txa
+        tsb     _sv_a+3
+@mul:   movf    _sv_b, _sv_c
+        jsr     _sv_mul
+        putf    _sv_p, _sv_r
+        jsr     incp
+        inw     _sv_q
+        next    @loop
 
 ; CVT16: h[i] = x[i] rounded to nearest even as an F16, p = x, q = h (2 bytes each). Fast path:
 ; exponents 113..142, the F16 normals (and their roundings up to infinity); the rest (zeros,

@@ -721,6 +721,46 @@ fn gemv_with_a_row_stride_of_64_kb_and_more_agrees() {
 }
 
 #[test]
+fn deqrow_of_q_blocks_with_every_quant_and_special_scales_agrees() {
+    // The 45GS02 makes each quant a single by bit work and multiplies it with its fast single
+    // product: every Q8_0 quant (−128..127) and Q4_0 nibble under scales ±0, subnormal, the
+    // smallest and largest normals, ±1, ±inf and NaN.
+    let scales: [u16; 12] = [
+        0x0000, 0x8000, 0x0001, 0x83FF, 0x0400, 0x7BFF, 0xFBFF, 0x3C00, 0xBC00, 0x7C00, 0xFC00,
+        0x7E01,
+    ];
+    for fmt in [GgmlType::Q8_0, GgmlType::Q4_0] {
+        let mut c = Case::new(
+            format!("DEQROW {} quants and scales", fmt.name()),
+            2090,
+            1 << 18,
+        );
+        let mut w = Vec::new();
+        let mut blocks = 0u32;
+        for &d in &scales {
+            for part in 0..8u32 {
+                w.extend(d.to_le_bytes());
+                if fmt == GgmlType::Q8_0 {
+                    w.extend((0..32u32).map(|j| (part * 32 + j) as u8));
+                } else {
+                    w.extend((0..16u32).map(|j| ((j + part) % 16 | (15 - j) << 4) as u8));
+                }
+                blocks += 1;
+            }
+        }
+        let n0 = 32 * blocks;
+        let wa = c.bytes(&w, false);
+        let za = c.alloc(4 * n0, true);
+        // NaN scales and ±inf times a zero quant make NaNs, whose bits may differ (any NaN)
+        c.nan_ok(za, n0, 4);
+        let (wo, zo) = (c.operand(wa), c.operand(za));
+        c.setn(n0, 0, 0);
+        c.i(Op::DeqRow, fmt as u8, 0, wo, 0, zo);
+        c.run();
+    }
+}
+
+#[test]
 fn deqrow_in_every_weight_format_agrees_bit_for_bit() {
     for (fi, &fmt) in FORMATS.iter().enumerate() {
         for k in 0..4u64 {
