@@ -9,6 +9,7 @@
  * kept in sc_w.at.s when T ≤ SC_ATTN_T, else recomputed in each pass (the same singles: each is
  * a fixed sequence of roundings). The output goes in SC_ATTN_VEC-element chunks of head_dim, each
  * accumulated over all t before it is written. */
+#include <string.h>
 #include "softcore.h"
 #include "softcore_int.h"
 #include "softmem.h"
@@ -82,8 +83,11 @@ static f32 score(uint32_t kt)
 /* ATTN with the parameter block at blk, the query at q, the output to z, rows 0..last. */
 uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
 {
-    uint32_t kc, vc, nh, nkv, fmt, group, h, t, hdw, kh, vh, kt, hi, lo, bytes, head_bytes;
-    uint16_t n, i, i0, ts;
+    uint32_t kc, vc, nh, nkv, fmt, group, h, t, hdw, kh, vh, kt, hi, lo, bytes, head_bytes, head_q;
+    uint16_t n, i0, ts;
+#ifndef SV_ASM
+    uint16_t i;
+#endif
     uint32_t g;
     uint8_t e, keep;
     f32 m, s, sum, rz, w;
@@ -129,6 +133,7 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
     group = nh / nkv;
     row_bytes = nkv * hdw * esz;
     head_bytes = hdw * esz;
+    head_q = 4 * hdw;
     if (scale_hd != hd) {
         scale = sf_rsqrt(sf_from_u32(hdw));
         scale_hd = hd;
@@ -220,12 +225,12 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
             }
         }
 #endif
+        lo = vh; /* row 0's chunk of V */
         for (i0 = 0; i0 < hd; i0 += n) {
             n = hd - i0 < SC_ATTN_VEC ? (uint16_t)(hd - i0) : SC_ATTN_VEC;
-            for (i = 0; i < n; ++i)
-                sc_w.at.o[i] = SF_ZERO;
+            memset(sc_w.at.o, 0, 4 * n); /* +0 */
             kt = kh;
-            lo = vh + (uint32_t)i0 * esz; /* row t's chunk of V */
+            hi = lo + n * esz; /* the next chunk's */
 #ifdef SV_ASM
             if (keep) { /* the loop over t in softvec65.s */
                 sv_ra = lo;
@@ -259,10 +264,11 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
                     sc_w.at.o[i] = sf_add(sc_w.at.o[i], sf_mul(w, esz == 4 ? sc_w.at.k.f[i] : sf_from_f16(sc_w.at.k.h[i])));
 #endif
             }
-            sm_write(z + 4 * (uint32_t)i0, sc_w.at.o, 4 * n);
+            sm_write(z, sc_w.at.o, 4 * n);
+            z += 4 * n;
+            lo = hi;
         }
-        z += 4 * hdw;
-        qh += 4 * hdw;
+        qh += head_q;
         if (++g == group) {
             g = 0;
             kh += head_bytes;
