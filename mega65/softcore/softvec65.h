@@ -68,7 +68,10 @@ void sv_k_sumsq(void);
 void sv_k_scale(void);
 /* x[i] = single(single(x[i]·sv_c)·y[i]) */
 void sv_k_scale2(void);
-/* sv_n pairs of x, (c, s) pairs at sv_q: ROPE's rotation */
+/* sv_n pairs of x, (c, s) pairs at sv_q: ROPE's rotation; the pairs start again at sv_rq after
+ * sv_rw pairs and every sv_rh pairs after that (sv_rw = 0: not within a call) */
+extern uint8_t sv_rw, sv_rh;
+extern const f32 *sv_rq;
 void sv_k_rope(void);
 /* sv_acc = single(sv_acc + single(x[i]·k[i])), k F32 or (f16) F16 */
 void sv_k_dot(uint8_t f16);

@@ -23,7 +23,7 @@
         .export         _sv_mul, _sv_mulz, _sv_add, _sv_f16, _sv_sqrt
         .export         _sv_tab1, _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale, _sv_k_scale2, _sv_k_rope
         .export         _sv_k_dot, _sv_k_axpy, _sv_k_vop, _sv_k_tab, _sv_k_expsum
-        .export         _sv_k_argmax, _sv_k_cvt16, _sv_k_deq
+        .export         _sv_k_argmax, _sv_k_cvt16, _sv_k_deq, _sv_rw, _sv_rh, _sv_rq
         .export         _sv_k_scores, _sv_k_avs, _sv_ra, _sv_rs, _sv_rb, _sv_rl, _sv_rn, _sv_m, _sv_qb, _sv_kb, _sv_sp
         .import         _sc_poll, _sc_stop, _sc_tick
         .import         SC_NEAR_DELTA           ; a near buffer's chip RAM address is its own + this
@@ -83,6 +83,9 @@ _sv_qb: .res    2
 _sv_kb: .res    2
 _sv_sp: .res    2
 _sv_rn: .res    1
+_sv_rw: .res    1                       ; ROPE: pairs to the (c, s) table's end, its pairs, its start
+_sv_rh: .res    1
+_sv_rq: .res    2
 sc_t:   .res    2
 sc_f16: .res    1
 sc_avs: .res    1                       ; 1: sv_k_avs, 0: sv_k_scores
@@ -1152,7 +1155,8 @@ _sv_k_scale2:
         jsr     incq
         next    @loop
 
-; ROPE over sv_n pairs: p = x (v0, v1), q = (c, s) per pair;
+; ROPE over sv_n pairs: p = x (v0, v1), q = (c, s) per pair, which start again at sv_rq after
+; sv_rw pairs and then every sv_rh (sv_rw = 0: not within a call's 255 pairs);
 ; v0' = single(single(v0·c) − single(v1·s)), v1' = single(single(v0·s) + single(v1·c))
 _sv_k_rope:
 @loop:  getf    v, _sv_p, 0             ; v0
@@ -1186,7 +1190,15 @@ _sv_k_rope:
         jsr     incp
         jsr     incq
         jsr     incq
-        dec     _sv_n
+        dec     _sv_rw                  ; the (c, s) table's end: back to its start
+        bne     :+
+        lda     _sv_rq
+        sta     _sv_q
+        lda     _sv_rq+1
+        sta     _sv_q+1
+        lda     _sv_rh
+        sta     _sv_rw
+:       dec     _sv_n
         lbne    @loop
         ldz     #0
         rts

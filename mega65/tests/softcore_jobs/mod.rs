@@ -930,6 +930,41 @@ fn silumul_segments_near_the_roundings_edges_agree() {
 }
 
 #[test]
+fn rope_with_cos_sin_tables_shorter_and_longer_than_a_chunk_agrees() {
+    // The 45GS02 reads a (cos, sin) table of at most a chunk (64 singles) once and starts it
+    // again every N1/2 pairs inside its kernel, and a longer one in runs per chunk: tables of
+    // one pair, of a chunk less a pair, of a chunk, of a chunk and a pair and of two and more,
+    // over vectors that end inside a chunk and in an odd element.
+    for (k, (n0, n1)) in [
+        (131u32, 2u32),
+        (259, 62),
+        (200, 64),
+        (260, 66),
+        (301, 130),
+        (64, 128),
+        (97, 6),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut c = Case::new(format!("ROPE N0 {n0} N1 {n1}"), 4050 + k as u64, 1 << 18);
+        let cs: Vec<f32> = (0..n1 / 2)
+            .flat_map(|_| {
+                let t = c.rng.uniform() * 40.0;
+                [t.cos() as f32, t.sin() as f32]
+            })
+            .collect();
+        let x = c.vector(n0);
+        let xa = c.f32s(&x);
+        let ca = c.f32s(&cs);
+        let (xo, co) = (c.operand(xa), c.operand(ca));
+        c.setn(n0, n1, 0);
+        c.i(Op::Rope, 0, 0, xo, co, 0);
+        c.run();
+    }
+}
+
+#[test]
 fn rope_meanrows_and_argmax_agree_bit_for_bit() {
     for k in 0..16u64 {
         // ROPE: any N0 (an odd last element stays), N1 even, one (cos, sin) row for every head
