@@ -19,8 +19,9 @@
 #define SC_VEC 64
 #endif
 /* ATTN's q, K/V and output chunks: 32 (or SC_VEC when smaller), so that its member of the union
- * stays within the GEMV's; 64-element vector chunks take the norms, RoPE and SILUMUL of a dim-64
- * model in one chunk (docs/FINDINGS.md "Software core: SILUMUL, the norms, RoPE and dispatch") */
+ * stays within the GEMV's; 64-element vector chunks take the norms and RoPE of a dim-64 model in
+ * one chunk (docs/FINDINGS.md "Software core: SILUMUL, DEQROW, RoPE, dispatch and the padded
+ * FFN") */
 #ifndef SC_ATTN_VEC
 #if SC_VEC < 32
 #define SC_ATTN_VEC SC_VEC
