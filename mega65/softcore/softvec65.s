@@ -1121,6 +1121,93 @@ tabf:   lda     fxok
         jmp     tseg
 @ex:    jmp     table
 
+; The exp table's segment the same way (a table with hi = +0, k = 2^s·8 for s = 0 or 1, and
+; |lo|·k = 256, i.e. exp's lo = −16, k = 16): single(s1·k) is exact, so i = ⌊s1·k⌋ with s1 =
+; single(v − lo) within k·2^-20 <= 2^-15 of (v − lo)·k for v in (−16, 0), and P = 2^32 −
+; ⌊|v|·k·2^24⌋ (|lo|·k·2^24 = 2^32) is that within a unit of 2^-24.
+; esetup: fxok, fmk for tcur's table as such a table, else fxok = 0
+esetup: lda     #0
+        sta     fxok
+        lda     thi                     ; hi = +0
+        ora     thi+1
+        ora     thi+2
+        ora     thi+3
+        bne     @r
+        lda     tk                      ; k = 2^e exactly, 8 <= k < 32
+        ora     tk+1
+        bne     @r
+        lda     tk+2
+        and     #$7F
+        bne     @r
+        lda     tk+2
+        asl     a
+        lda     tk+3
+        rol     a
+        sec
+        sbc     #130
+        cmp     #2
+        bcs     @r
+        sta     ey                      ; s: k = 2^(3 + s)
+        lda     tmlo+3                  ; −lo = 2^(8 − 3 − s) exactly: |lo|·k = 256
+        bmi     @r
+        lda     tmlo
+        ora     tmlo+1
+        bne     @r
+        lda     tmlo+2
+        and     #$7F
+        bne     @r
+        lda     tmlo+2
+        asl     a
+        lda     tmlo+3
+        rol     a
+        clc
+        adc     ey
+        cmp     #132
+        bne     @r
+        lda     #0                      ; fmk = 2^(23 + s)
+        sta     fmk
+        sta     fmk+1
+        sta     fmk+2
+        sta     fmk+3
+        lda     ey
+        bne     :+
+        lda     #$80                    ; 2^23
+        sta     fmk+2
+        bra     :++
+:       lda     #1                      ; 2^24
+        sta     fmk+3
+:       lda     #1
+        sta     fxok
+@r:     rts
+
+; sv_r = the table's value at v (tsetup and esetup done): a negative v above −16 from P when
+; it is clear of a segment edge, else table's own steps (its rules for v >= −0 and v <= lo)
+texp:   lda     fxok
+        beq     @ex
+        lda     v+3
+        bpl     @ex                     ; +0 and above: the rule
+        lda     v+2
+        asl     a
+        lda     v+3
+        rol     a
+        cmp     #131
+        bcs     @ex                     ; |v| >= 16, inf, NaN
+        jsr     fxk
+        stq     kt
+        lda     #0
+        tax
+        tay
+        taz
+        sec
+        sbcq    kt                      ; 2^32 − that (0 when it is 0: then the test below)
+        tya                             ; the top fraction byte
+        beq     @ex
+        cmp     #$FF
+        beq     @ex
+        tza                             ; the integer byte: the segment
+        jmp     tseg
+@ex:    jmp     table
+
 ; RMSNORM's sum: acc = single(acc + single(x[i]·x[i])), p = x
 _sv_k_sumsq:
 @loop:  getf    _sv_a, _sv_p, 0
@@ -1520,11 +1607,12 @@ _sv_k_tab:
 ; sv_tabd = the exp table
 _sv_k_expsum:
         jsr     tsetup
+        jsr     esetup
 @loop:  getf    _sv_a, _sv_p, 0
         movf    _sv_b, _sv_c
         jsr     _sv_add
         movf    v, _sv_r
-        jsr     table
+        jsr     texp
         putf    _sv_p, _sv_r
         movf    _sv_a, _sv_acc
         movf    _sv_b, _sv_r

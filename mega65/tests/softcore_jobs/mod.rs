@@ -1251,6 +1251,63 @@ fn attention_scores_with_nans_infinities_zeros_and_ties_take_the_definitions_max
 /// (inf − inf in the softmax) and then any NaN counts. (Scores that small cannot be seen in the
 /// output: exp(s − m) of a difference that tiny is 1 either way.)
 #[test]
+fn attention_softmax_arguments_near_the_exp_tables_segment_edges_agree() {
+    // With head_dim 4 (scale 0.5 exactly), q = (2, 0, 0, 0) and an F32 cache a score is k_t,0
+    // itself, and row 0's 0 is the maximum, so the exp table's argument is k_t,0 exactly: around
+    // every segment edge −16 + j/16 the 4 singles each side and the points 2^-12 (2^-8 of a
+    // segment: the 45GS02's fixed-point margin) away, tiny negatives and −16's neighbours; the
+    // output's weighted sum over the rows shows any exp value that differs.
+    let mut x: Vec<f32> = Vec::new();
+    for j in 1..256u32 {
+        let edge = -16.0 + j as f32 / 16.0;
+        let mut v = edge;
+        for _ in 0..4 {
+            v = v.next_down();
+        }
+        for _ in 0..9 {
+            x.push(v);
+            v = v.next_up();
+        }
+        for off in [-1.0f32 / 4096.0, 1.0 / 4096.0] {
+            let p = edge + off;
+            x.extend([p.next_down(), p, p.next_up()]);
+        }
+    }
+    for e in 0..40 {
+        x.push(-(2f32.powi(-e)));
+    }
+    x.extend([(-16f32).next_up(), -15.999, -0.0]);
+    let mut c = Case::new("ATTN exp table edges".into(), 5150, 1 << 20);
+    let qa = c.f32s(&[2.0, 0.0, 0.0, 0.0]);
+    for rows in x.chunks(255) {
+        let t = rows.len() as u32 + 1;
+        let mut k = vec![0.0f32; 4];
+        let mut v: Vec<f32> = (0..4).map(|_| c.rng.normal() as f32).collect();
+        for &s in rows {
+            k.push(s);
+            for _ in 0..3 {
+                k.push(c.rng.normal() as f32);
+            }
+            for _ in 0..4 {
+                v.push(c.rng.normal() as f32);
+            }
+        }
+        let ka = c.f32s(&k);
+        let va = c.f32s(&v);
+        let blk = AttnBlock {
+            k_cache: ka,
+            v_cache: va,
+            n_heads: 1,
+            n_kv_heads: 1,
+            head_dim: 4,
+            kv_format: KV_F32,
+        };
+        c.attn(&blk, qa, t, None, false);
+    }
+    c.run();
+}
+
+#[test]
 fn attention_over_f16_caches_at_the_halfs_edges_agrees() {
     let halves: [u16; 16] = [
         0x0000, 0x8000, 0x0001, 0x03FF, 0x0400, 0x8401, 0x07FF, 0x0800, 0x0C03, 0x7BFF, 0xFBFF,
