@@ -743,7 +743,7 @@ fn deqrow_of_q_blocks_with_every_quant_and_special_scales_agrees() {
                 if fmt == GgmlType::Q8_0 {
                     w.extend((0..32u32).map(|j| (part * 32 + j) as u8));
                 } else {
-                    w.extend((0..16u32).map(|j| ((j + part) % 16 | (15 - j) << 4) as u8));
+                    w.extend((0..16u32).map(|j| (((j + part) % 16) | ((15 - j) << 4)) as u8));
                 }
                 blocks += 1;
             }
