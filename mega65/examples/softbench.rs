@@ -14,7 +14,7 @@
 //!   at Q8_0 and Q4_0, context 64): the prompt's script run with 1 and with 3 generated tokens;
 //!   cycles per token = the difference / 2, tokens/s at 40.5 MHz. Beside elya-snes's 6.88 tokens/s
 //!   for 102,400 weights on a 2.68 MHz 65816 (/work/shared/seeds/elya-snes-README.txt).
-//! * stories: stories260K's shape as the software-core image holds it (Q8_0, hidden padded to 192,
+//! * stories: stories260K's shape as the software-core image held it (Q8_0, hidden padded to 192,
 //!   vocabulary 512, tied): cycles per generated token as above and per prompt token ((a prompt of
 //!   10 − a prompt of 2) / 8, each generating 1).
 //! * --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|stories: the Q8_0 (F16, F32, BF16) GEMV above
@@ -174,8 +174,10 @@ fn llama(dim: usize, layers: usize, hidden: usize, heads: usize, wtype: GgmlType
     common::test_images::image(opts.with_wtype(wtype), 64)
 }
 
-/// stories260K's shape as the software-core image holds it: dim 64, 5 layers, 8 heads, 4 KV
-/// heads, hidden 172 zero-padded to 192 (so every matrix is whole Q8_0 blocks), vocabulary 512,
+/// stories260K's shape as the software-core image held it before its gate and up kept their 172
+/// rows (spec §4.4; `--image` of a converted stand-in times today's layout, 12,800 weights a
+/// token fewer): dim 64, 5 layers, 8 heads, 4 KV heads, hidden 192 (172 zero-padded, so every
+/// matrix is whole Q8_0 blocks), vocabulary 512,
 /// the classifier tied to the embedding; context 64. Random weights of a model's scale (N(0,1)/√cols,
 /// the embedding N(0,1), gains 1 + 0.1·N(0,1)) and the §10.1 SentencePiece vocabulary with
 /// fillers up to 512 tokens, written as a GGUF and converted at `wtype`.

@@ -5,10 +5,11 @@
  *   s_t = sequential sum over i of single(q_i·k_t,i), then single(s_t·rsqrt(head_dim));
  *   m = max s_t (NaN ignored); e_t = EXP_table(single(s_t − m)); z = sequential sum of e_t;
  *   w_t = single(e_t·recip(z)); out = +0, then out = single(out + single(w_t·v_t)) for t in order.
- * Streaming: q, K and V rows pass in SC_VEC-element chunks; the T scores (then exp values) are
+ * Streaming: q, K and V rows pass in SC_ATTN_VEC-element chunks; the T scores (then exp values) are
  * kept in sc_w.at.s when T ≤ SC_ATTN_T, else recomputed in each pass (the same singles: each is
- * a fixed sequence of roundings). The output goes in SC_VEC-element chunks of head_dim, each
+ * a fixed sequence of roundings). The output goes in SC_ATTN_VEC-element chunks of head_dim, each
  * accumulated over all t before it is written. */
+#include <string.h>
 #include "softcore.h"
 #include "softcore_int.h"
 #include "softmem.h"
@@ -52,7 +53,7 @@ static f32 score(uint32_t kt)
 #endif
     f32 s = SF_ZERO;
     for (i0 = 0; i0 < hd && !SC_POLL(); i0 += n) {
-        n = hd - i0 < SC_VEC ? (uint16_t)(hd - i0) : SC_VEC;
+        n = hd - i0 < SC_ATTN_VEC ? (uint16_t)(hd - i0) : SC_ATTN_VEC;
         if (!q_kept)
             sm_read(qh + 4 * (uint32_t)i0, sc_w.at.q, 4 * n);
         sm_read(kt, &sc_w.at.k, n * esz);
@@ -82,8 +83,11 @@ static f32 score(uint32_t kt)
 /* ATTN with the parameter block at blk, the query at q, the output to z, rows 0..last. */
 uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
 {
-    uint32_t kc, vc, nh, nkv, fmt, group, h, t, hdw, kh, vh, kt, hi, lo, bytes, head_bytes;
-    uint16_t n, i, i0, ts;
+    uint32_t kc, vc, nh, nkv, fmt, group, h, t, hdw, kh, vh, kt, hi, lo, bytes, head_bytes, head_q;
+    uint16_t n, i0, ts;
+#ifndef SV_ASM
+    uint16_t i;
+#endif
     uint32_t g;
     uint8_t e, keep;
     f32 m, s, sum, rz, w;
@@ -129,6 +133,7 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
     group = nh / nkv;
     row_bytes = nkv * hdw * esz;
     head_bytes = hdw * esz;
+    head_q = 4 * hdw;
     if (scale_hd != hd) {
         scale = sf_rsqrt(sf_from_u32(hdw));
         scale_hd = hd;
@@ -140,7 +145,7 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
     sv_rl = (uint16_t)last;
     sv_kb = &sc_w.at.k;
 #endif
-    q_kept = hd <= SC_VEC;
+    q_kept = hd <= SC_ATTN_VEC;
     /* head h: q at q + 4·h·head_dim, its KV head h / group at kc (vc) + (h / group)·head_dim·esz,
      * the addresses stepped (no division per head) */
     qh = q;
@@ -220,12 +225,12 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
             }
         }
 #endif
+        lo = vh; /* row 0's chunk of V */
         for (i0 = 0; i0 < hd; i0 += n) {
-            n = hd - i0 < SC_VEC ? (uint16_t)(hd - i0) : SC_VEC;
-            for (i = 0; i < n; ++i)
-                sc_w.at.o[i] = SF_ZERO;
+            n = hd - i0 < SC_ATTN_VEC ? (uint16_t)(hd - i0) : SC_ATTN_VEC;
+            memset(sc_w.at.o, 0, 4 * n); /* +0 */
             kt = kh;
-            lo = vh + (uint32_t)i0 * esz; /* row t's chunk of V */
+            hi = lo + n * esz; /* the next chunk's */
 #ifdef SV_ASM
             if (keep) { /* the loop over t in softvec65.s */
                 sv_ra = lo;
@@ -259,10 +264,11 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
                     sc_w.at.o[i] = sf_add(sc_w.at.o[i], sf_mul(w, esz == 4 ? sc_w.at.k.f[i] : sf_from_f16(sc_w.at.k.h[i])));
 #endif
             }
-            sm_write(z + 4 * (uint32_t)i0, sc_w.at.o, 4 * n);
+            sm_write(z, sc_w.at.o, 4 * n);
+            z += 4 * n;
+            lo = hi;
         }
-        z += 4 * hdw;
-        qh += 4 * hdw;
+        qh += head_q;
         if (++g == group) {
             g = 0;
             kh += head_bytes;

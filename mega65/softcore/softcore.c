@@ -55,12 +55,26 @@ static uint32_t sc_n[3];
 static uint32_t sc_pc;
 static uint8_t sc_state = SOFT_HALT; /* SOFT_BUSY while a job runs, else how it ended */
 
-/* The instruction being executed: op, a, b, reserved, X, Y, Z (§3.1). */
-static uint8_t ins[16];
-#define I_OP ins[0]
-#define I_A ins[1]
-#define I_B ins[2]
-static uint32_t ix, iy, iz;
+/* The instruction being executed: op, a, b, reserved, X, Y, Z (§3.1, little-endian words). */
+static union {
+    uint8_t b[16];
+    uint32_t w[4];
+} ins;
+#define I_OP ins.b[0]
+#define I_A ins.b[1]
+#define I_B ins.b[2]
+/* X, Y, Z: on the 45GS02 (little-endian) the words as fetched; the PC build puts them in place.
+ * OP_TOP(w): bits 31-24 of word w. */
+#define ix ins.w[1]
+#define iy ins.w[2]
+#define iz ins.w[3]
+#ifdef __CC65__
+#define OP_TOP(w) ins.b[4 * (w) + 3]
+#else
+#define OP_TOP(w) ((uint8_t)(ins.w[w] >> 24))
+#endif
+/* The last PC whose 16 bytes lie in SSNAIL memory (soft_go: soft_mem_end − 16, or 0) */
+static uint32_t sc_pc_last;
 
 uint8_t sc_span(uint32_t addr, uint32_t len)
 {
@@ -85,18 +99,22 @@ uint32_t sc_mul_sat(uint32_t a, uint32_t b)
 #endif
 }
 
+#ifndef __CC65__
 static uint32_t le32(const uint8_t *p)
 {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
+#endif
 
-/* addr(op), §3.2: bit 31 clear → op & $0FFFFFFF; set → A[bits 27-24] + bits 23-0, the sum not
- * masked (A < 2²⁸, so it fits 32 bits; a sum past memory faults where it is used). */
-static uint32_t addr(uint32_t op)
+/* addr(op) of the instruction's word w (1 = X, 2 = Y, 3 = Z), §3.2: bit 31 clear → op & $0FFFFFFF;
+ * set → A[bits 27-24] + bits 23-0, the sum not masked (A < 2²⁸, so it fits 32 bits; a sum past
+ * memory faults where it is used). */
+static uint32_t addr(uint8_t w)
 {
-    if (op & ADDR_REL)
-        return sc_a[(uint8_t)(op >> 24) & 15] + (op & ADDR_OFFSET);
-    return op & ADDR_MASK;
+    uint8_t t = OP_TOP(w);
+    if (t & (uint8_t)(ADDR_REL >> 24))
+        return sc_a[t & 15] + (ins.w[w] & ADDR_OFFSET);
+    return ins.w[w] & ADDR_MASK;
 }
 
 static uint32_t reg(uint8_t n)
@@ -196,15 +214,17 @@ static uint8_t step(uint8_t *next)
         return SS_ERR_INSTR_LIMIT;
     if (sc_pc & 15)
         return SS_ERR_MISALIGNED_PC;
-    if ((e = sc_span(sc_pc, 16)) != 0)
-        return e;
-    sm_read(sc_pc, ins, 16);
+    if (sc_pc < IMG_BASE || sc_pc > sc_pc_last) /* sc_span(sc_pc, 16) */
+        return SS_ERR_ADDRESS;
+    sm_read(sc_pc, ins.b, 16);
     ++sc_count;
     if (soft_work_limit)
         sc_work_add(16);
-    ix = le32(ins + 4);
-    iy = le32(ins + 8);
-    iz = le32(ins + 12);
+#ifndef __CC65__
+    ix = le32(ins.b + 4);
+    iy = le32(ins.b + 8);
+    iz = le32(ins.b + 12);
+#endif
     sc_pc += 16;
     switch (I_OP) {
     case OP_NOP:
@@ -217,7 +237,7 @@ static uint8_t step(uint8_t *next)
         *next = SOFT_SYNC;
         break;
     case OP_COPY:
-        e = copy(addr(ix), addr(iy), (uint16_t)iz);
+        e = copy(addr(1), addr(2), (uint16_t)iz);
         break;
     case OP_SETN:
         sc_n[0] = ix;
@@ -228,12 +248,12 @@ static uint8_t step(uint8_t *next)
         set_reg(I_A, iz);
         break;
     case OP_LDR:
-        v = addr(ix);
+        v = addr(1);
         if ((e = sc_span(v, 4)) == 0)
             set_reg(I_A, sm_read32(v));
         break;
     case OP_STR:
-        v = addr(ix);
+        v = addr(1);
         if ((e = sc_span(v, 4)) == 0)
             sm_write32(v, reg(I_A));
         break;
@@ -242,28 +262,28 @@ static uint8_t step(uint8_t *next)
         break;
     case OP_LEA:
         /* (addr(X) + R[b]·Z) & $0FFFFFFF: the 28-bit result only needs the product mod 2³² */
-        sc_a[I_A & 15] = (addr(ix) + reg(I_B) * iz) & ADDR_MASK;
+        sc_a[I_A & 15] = (addr(1) + reg(I_B) * iz) & ADDR_MASK;
         break;
     case OP_BEQ:
         if (reg(I_A) == reg(I_B))
-            sc_pc = addr(ix);
+            sc_pc = addr(1);
         break;
     case OP_BNE:
         if (reg(I_A) != reg(I_B))
-            sc_pc = addr(ix);
+            sc_pc = addr(1);
         break;
     case OP_BLT:
         if (reg(I_A) < reg(I_B))
-            sc_pc = addr(ix);
+            sc_pc = addr(1);
         break;
     case OP_GEMV:
-        e = sg_gemv(I_A, I_B, addr(ix), addr(iy), addr(iz), sc_n[0], sc_n[1]);
+        e = sg_gemv(I_A, I_B, addr(1), addr(2), addr(3), sc_n[0], sc_n[1]);
         break;
     case OP_DEQROW:
-        e = sg_deqrow(I_A, addr(ix), addr(iz), sc_n[0]);
+        e = sg_deqrow(I_A, addr(1), addr(3), sc_n[0]);
         break;
     case OP_ARGMAX:
-        if ((e = sv_argmax(addr(ix), sc_n[0], &v)) == 0)
+        if ((e = sv_argmax(addr(1), sc_n[0], &v)) == 0)
             set_reg(I_A, v);
         break;
     case OP_VADD:
@@ -271,22 +291,22 @@ static uint8_t step(uint8_t *next)
     case OP_SILUMUL:
     case OP_GELU:
     case OP_CVT16:
-        e = sv_map(I_OP, addr(ix), addr(iy), addr(iz), sc_n[0]);
+        e = sv_map(I_OP, addr(1), addr(2), addr(3), sc_n[0]);
         break;
     case OP_RMSNORM:
-        e = sv_rmsnorm(addr(ix), addr(iy), addr(iz), sc_n[0], sc_n[2]);
+        e = sv_rmsnorm(addr(1), addr(2), addr(3), sc_n[0], sc_n[2]);
         break;
     case OP_ROPE:
-        e = sv_rope(addr(ix), addr(iy), sc_n[0], sc_n[1]);
+        e = sv_rope(addr(1), addr(2), sc_n[0], sc_n[1]);
         break;
     case OP_ATTN:
-        e = sa_attn(addr(ix), addr(iy), addr(iz), reg(I_A));
+        e = sa_attn(addr(1), addr(2), addr(3), reg(I_A));
         break;
     case OP_LAYERNORM:
-        e = sv_layernorm(addr(ix), addr(iy), addr(iz), sc_n[0], sc_n[2]);
+        e = sv_layernorm(addr(1), addr(2), addr(3), sc_n[0], sc_n[2]);
         break;
     case OP_MEANROWS:
-        e = sv_meanrows(addr(ix), addr(iz), sc_n[0], reg(I_A));
+        e = sv_meanrows(addr(1), addr(3), sc_n[0], reg(I_A));
         break;
     default:
         e = SS_ERR_ILLEGAL_OPCODE;
@@ -305,6 +325,7 @@ void soft_go(uint32_t job)
     }
     sc_n[0] = sc_n[1] = sc_n[2] = 0;
     sc_pc = soft_pc = job;
+    sc_pc_last = soft_mem_end >= 16 ? soft_mem_end - 16 : 0;
     sc_count = sc_work = 0;
     sc_stop = 0;
     soft_error = 0;

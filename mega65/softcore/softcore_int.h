@@ -7,7 +7,8 @@
 #include <stdint.h>
 #include "softfloat.h"
 
-/* Near-memory buffers. Vectors stream through SC_VEC-element chunks (even, for ROPE's pairs);
+/* Near-memory buffers. Vectors stream through SC_VEC-element chunks (even, for ROPE's pairs; ATTN's
+ * through SC_ATTN_VEC);
  * GEMV with Q8_0/Q4_0 weights quantises at most SC_GEMV_COLS input elements at a time (a
  * multiple of 32) and carries SC_GEMV_ROWS row sums; ATTN keeps up to SC_ATTN_T scores and
  * recomputes them beyond that. The PC tests build the core with tiny values too, so that every
@@ -15,7 +16,18 @@
  * 704-column down projection of a 5 M-parameter llama is quantised once, not per 32 rows (6.8 %
  * of its token for 162 bytes; docs/FINDINGS.md "Software core: the second speed pass"). */
 #ifndef SC_VEC
-#define SC_VEC 32
+#define SC_VEC 64
+#endif
+/* ATTN's q, K/V and output chunks: 32 (or SC_VEC when smaller), so that its member of the union
+ * stays within the GEMV's; 64-element vector chunks take the norms and RoPE of a dim-64 model in
+ * one chunk (docs/FINDINGS.md "Software core: SILUMUL, DEQROW, RoPE, dispatch and the padded
+ * FFN") */
+#ifndef SC_ATTN_VEC
+#if SC_VEC < 32
+#define SC_ATTN_VEC SC_VEC
+#else
+#define SC_ATTN_VEC 32
+#endif
 #endif
 #ifndef SC_GEMV_COLS
 #define SC_GEMV_COLS 1024
@@ -41,7 +53,7 @@
 #else
 #define SC_GF_BYTES (6 * SC_GF_N16)
 #endif
-#if SC_VEC < 2 || SC_VEC % 2 != 0 || SC_GEMV_COLS < 32 || SC_GEMV_COLS % 32 != 0 || SC_GEMV_ROWS < 1 || SC_GEMV_ROWS > 255 || SC_ATTN_T < 1 || SC_GF_N16 < 1 || SC_GF_N32 < 1
+#if SC_VEC < 2 || SC_VEC % 2 != 0 || SC_ATTN_VEC < 1 || SC_ATTN_VEC > SC_VEC || SC_GEMV_COLS < 32 || SC_GEMV_COLS % 32 != 0 || SC_GEMV_ROWS < 1 || SC_GEMV_ROWS > 255 || SC_ATTN_T < 1 || SC_GF_N16 < 1 || SC_GF_N32 < 1
 #error "softcore_int.h: bad buffer sizes"
 #endif
 
@@ -73,14 +85,15 @@ union sc_work {
     struct {
         uint8_t blk[34];
         f32 out[32];
+        int8_t q4[32]; /* a Q4_0 block's quants as int8s (cc65 builds) */
     } dq; /* DEQROW of a Q8_0/Q4_0 block */
     struct {
-        f32 q[SC_VEC];      /* query chunk */
+        f32 q[SC_ATTN_VEC]; /* query chunk */
         union {
-            f32 f[SC_VEC];
-            uint16_t h[SC_VEC];
+            f32 f[SC_ATTN_VEC];
+            uint16_t h[SC_ATTN_VEC];
         } k;                /* K or V chunk, F32 or F16 */
-        f32 o[SC_VEC];      /* output chunk */
+        f32 o[SC_ATTN_VEC]; /* output chunk */
         f32 s[SC_ATTN_T];   /* scores, then exp values */
     } at;
 };

@@ -395,7 +395,9 @@ uint8_t sg_deqrow(uint8_t fmt, uint32_t src, uint32_t z, uint32_t n0)
 {
     uint32_t at;
     uint16_t n, j;
+#ifndef SV_ASM
     f32 d;
+#endif
     uint8_t e;
     const uint8_t *qs = sc_w.dq.blk + 2;
     if (!format(fmt) || n0 % blen != 0)
@@ -405,6 +407,20 @@ uint8_t sg_deqrow(uint8_t fmt, uint32_t src, uint32_t z, uint32_t n0)
     if (blen == 32) {
         for (at = 0; at < n0 && !SC_POLL(); at += 32, src += bbytes) {
             sm_read(src, sc_w.dq.blk, bbytes);
+#ifdef SV_ASM
+            sv_h = sc_w.dq.blk[0] | (uint16_t)sc_w.dq.blk[1] << 8;
+            sv_q = qs;
+            if (fmt != WT_Q8_0) {
+                for (j = 0; j < 16; ++j) {
+                    sc_w.dq.q4[j] = (int8_t)((qs[j] & 15) - 8);
+                    sc_w.dq.q4[j + 16] = (int8_t)((qs[j] >> 4) - 8);
+                }
+                sv_q = sc_w.dq.q4;
+            }
+            sv_p = sc_w.dq.out;
+            sv_n = 32;
+            sv_k_deq();
+#else
             d = sf_from_f16(sc_w.dq.blk[0] | (uint16_t)sc_w.dq.blk[1] << 8);
             if (fmt == WT_Q8_0) {
                 for (j = 0; j < 32; ++j)
@@ -415,6 +431,7 @@ uint8_t sg_deqrow(uint8_t fmt, uint32_t src, uint32_t z, uint32_t n0)
                     sc_w.dq.out[j + 16] = sf_mul(d, sf_from_i32((int16_t)(qs[j] >> 4) - 8));
                 }
             }
+#endif
             sm_write(z + 4 * at, sc_w.dq.out, 128);
         }
         return SC_OK;

@@ -390,6 +390,7 @@ uint8_t sv_rope(uint32_t x, uint32_t cs, uint32_t n0, uint32_t n1)
     uint32_t j, half = n1 / 2;
 #ifdef SV_ASM
     uint16_t m;
+    uint8_t j8 = 0, whole;
 #else
     f32 v0, v1, c, s;
 #endif
@@ -398,20 +399,36 @@ uint8_t sv_rope(uint32_t x, uint32_t cs, uint32_t n0, uint32_t n1)
         return SS_ERR_BAD_OPERAND;
     if ((e = span4(x, n0)) != 0 || (e = span4(cs, n1)) != 0)
         return e;
+#ifdef SV_ASM
+    /* a (c, s) table that fits y is read once, and the kernel starts it again after half pairs */
+    whole = n1 <= SC_VEC;
+    sv_rw = 0;
+    if (whole) {
+        sm_read(cs, sc_w.v.y, 4 * (uint16_t)n1);
+        sv_rq = sc_w.v.y;
+        sv_rh = (uint8_t)half;
+    }
+#endif
     j = 0;
     for (at = 0; more(n0 & ~1UL); at += n) {
         get(x, sc_w.v.x);
 #ifdef SV_ASM
-        /* the chunk's (c, s) pairs into y, one read per run up to the wrap at half */
-        for (i = 0; i < n; i += m) {
-            m = half - j < (uint32_t)(n - i) / 2 ? 2 * (uint16_t)(half - j) : n - i;
-            sm_read(cs + 8 * j, sc_w.v.y + i, 4 * m);
-            j += m / 2;
-            if (j == half)
-                j = 0;
-        }
-        sv_p = sc_w.v.x;
         sv_q = sc_w.v.y;
+        if (whole) { /* the chunk starts at pair j8 of the table (j8 + n/2 < SC_VEC) */
+            sv_q = sc_w.v.y + 2 * j8;
+            sv_rw = sv_rh - j8;
+            j8 += (uint8_t)(n / 2);
+            while (j8 >= sv_rh)
+                j8 -= sv_rh;
+        } else /* the chunk's (c, s) pairs into y, one read per run up to the wrap at half */
+            for (i = 0; i < n; i += m) {
+                m = half - j < (uint32_t)(n - i) / 2 ? 2 * (uint16_t)(half - j) : n - i;
+                sm_read(cs + 8 * j, sc_w.v.y + i, 4 * m);
+                j += m / 2;
+                if (j == half)
+                    j = 0;
+            }
+        sv_p = sc_w.v.x;
         sv_n = (uint8_t)(n / 2);
         sv_k_rope();
 #else

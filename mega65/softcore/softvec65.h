@@ -56,6 +56,8 @@ void sv_k_tab(void);
 void sv_k_vop(uint8_t mul);
 /* F16 y[i] (2 bytes each at sv_q) = x[i] rounded to nearest even */
 void sv_k_cvt16(void);
+/* x[i] = single(d·q[i]) for the int8s q at sv_q, d the F16 sv_h (DEQROW's Q blocks) */
+void sv_k_deq(void);
 /* ARGMAX's chunk: 1 + the index of the last element whose order key beats sv_acc (updated), or 0 */
 uint8_t sv_k_argmax(void);
 /* s[i] = exp_table(single(s[i] + sv_c)), sv_acc = single(sv_acc + s[i]) (ATTN, sv_c = −max) */
@@ -73,7 +75,10 @@ void sv_k_lnout(uint8_t boff);
 void sv_k_scale(void);
 /* x[i] = single(single(x[i]·sv_c)·y[i]) */
 void sv_k_scale2(void);
-/* sv_n pairs of x, (c, s) pairs at sv_q: ROPE's rotation */
+/* sv_n pairs of x, (c, s) pairs at sv_q: ROPE's rotation; the pairs start again at sv_rq after
+ * sv_rw pairs and every sv_rh pairs after that (sv_rw = 0: not within a call) */
+extern uint8_t sv_rw, sv_rh;
+extern const f32 *sv_rq;
 void sv_k_rope(void);
 /* sv_acc = single(sv_acc + single(x[i]·k[i])), k F32 or (f16) F16 */
 void sv_k_dot(uint8_t f16);

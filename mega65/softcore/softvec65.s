@@ -24,6 +24,7 @@
         .export         _sv_tab1, _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale, _sv_k_scale2, _sv_k_rope
         .export         _sv_k_dot, _sv_k_axpy, _sv_k_vop, _sv_k_tab, _sv_k_expsum
         .export         _sv_k_argmax, _sv_k_cvt16, _sv_k_sum, _sv_k_sumsqd, _sv_k_lnout
+        .export         _sv_k_deq, _sv_rw, _sv_rh, _sv_rq
         .export         _sv_k_scores, _sv_k_avs, _sv_ra, _sv_rs, _sv_rb, _sv_rl, _sv_rn, _sv_m, _sv_qb, _sv_kb, _sv_sp
         .import         _sc_poll, _sc_stop, _sc_tick
         .import         SC_NEAR_DELTA           ; a near buffer's chip RAM address is its own + this
@@ -84,6 +85,9 @@ _sv_qb: .res    2
 _sv_kb: .res    2
 _sv_sp: .res    2
 _sv_rn: .res    1
+_sv_rw: .res    1                       ; ROPE: pairs to the (c, s) table's end, its pairs, its start
+_sv_rh: .res    1
+_sv_rq: .res    2
 sc_t:   .res    2
 sc_f16: .res    1
 sc_avs: .res    1                       ; 1: sv_k_avs, 0: sv_k_scores
@@ -103,6 +107,9 @@ twin:   .res    4                       ; min(|lo|, hi) when lo < 0 < hi, else 0
                                         ; is inside the table's range
 tgelu:  .res    1                       ; nonzero: the table is GELU's (gseg)
 vopv:   .res    2                       ; sv_k_vop's operation
+fxok:   .res    1                       ; 1: tabf may take the segment from P
+fmk:    .res    4                       ; k's significand (24 bits)
+fc0:    .res    4                       ; floor(|lo|·k·2^24)
 
         .code
 
@@ -954,6 +961,7 @@ table:  lda     v+3                     ; |v| below twin: inside lo..hi, no rule
         rts
 @ident: movf    _sv_r, v
         rts
+tseg    = @seg                          ; A = the segment: its c0 + c1·v (tabf's entry)
 
 ; GELU's segment without the two roundings, for |v| < 6 (lo = -6, hi = 6, k = 21.333334 as
 ; fn_tables.h has them; softvec.c stops the build if they change): t = (v + 6)·k in fixed point,
@@ -1079,8 +1087,9 @@ _sv_tab1:
 ; SILUMUL (and any table times y): x[i] = single(table(x[i])·y[i]), p = x, q = y, sv_tabd set
 _sv_k_tabmul:
         jsr     tsetup
+        jsr     fsetup
 @loop:  getf    v, _sv_p, 0
-        jsr     table
+        jsr     tabf
         movf    _sv_a, _sv_r
         getf    _sv_b, _sv_q, 0
         jsr     _sv_mul
@@ -1088,6 +1097,215 @@ _sv_k_tabmul:
         jsr     incp
         jsr     incq
         next    @loop
+
+; The segment without its two roundings (SILUMUL's tables). i = floor(single(single(v − lo)·k))
+; for |v| below twin (so 0 < v − lo < 2·|lo|) is floor(u·k) of the exact u = v − lo unless u·k
+; lies within the two roundings' error of an integer: with |lo| < 16 and 8 <= k < 16, s1 =
+; single(u) is within 2^-20 of u (u < 32) and s2 = single(s1·k) (< 512) within 2^-16 of s1·k,
+; so |s2 − u·k| < 2^-15. P = floor(|lo|·k·2^24) ± floor(|v|·k·2^24) is u·k·2^24 within 2
+; units (2^-23), so when P's top fraction byte is neither $00 nor $FF (u·k at least 2^-8 clear of
+; an integer) floor(s2) is P's integer byte; else (and on a carry or borrow) the exact steps.
+
+; fsetup: fxok, fmk and fc0 for the table tsetup set up: fxok = 1 when twin > 0,
+; k's exponent is 130 (8 <= k < 16) and |lo| < 16; fmk = k's significand; fc0 = |lo|·k's P
+fsetup:
+        lda     #0
+        sta     fxok
+        lda     twin
+        ora     twin+1
+        ora     twin+2
+        ora     twin+3
+        beq     @r                      ; no window: lo >= 0 or hi <= 0
+        lda     tk+2
+        asl     a
+        lda     tk+3
+        rol     a
+        cmp     #130
+        bne     @r
+        lda     tk
+        sta     fmk
+        lda     tk+1
+        sta     fmk+1
+        lda     tk+2
+        ora     #$80
+        sta     fmk+2
+        lda     #0
+        sta     fmk+3
+        lda     tmlo+2                  ; tmlo = −lo > 0
+        asl     a
+        lda     tmlo+3
+        rol     a
+        cmp     #131
+        bcs     @r
+        movf    v, tmlo
+        jsr     fxk
+        stq     fc0
+        lda     #1
+        sta     fxok
+@r:     rts
+
+; Q = floor(|v|·k·2^24) for v's exponent e <= 130 (fmk set): the significands' product is
+; m·mk, and |v|·k·2^24 = m·mk·2^(e − 146) = floor(m·mk / 2^16) >> (130 − e) (nested floors of
+; divisions by powers of two are one floor)
+fxk:    lda     v+2
+        asl     a
+        lda     v+3
+        rol     a
+        eor     #$FF                    ; 255 − e
+        sec
+        sbc     #125                    ; d = 130 − e
+        cmp     #32
+        bcs     @zero                   ; below one unit: 0 (zeros and subnormals too)
+        sta     ey
+        ldq     fmk
+        stq     MULB
+        lda     v
+        sta     MULA
+        lda     v+1
+        sta     MULA+1
+        lda     v+2
+        ora     #$80
+        sta     MULA+2
+        lda     #0
+        sta     MULA+3
+        ldq     MULO+2
+        inc     ey
+@sh:    dec     ey
+        beq     @r
+        lsrq
+        bra     @sh
+@zero:  lda     #0
+        tax
+        tay
+        taz
+@r:     rts
+
+; sv_r = the table's value at v (tsetup and fsetup done): the segment from P when it is clear
+; of an edge, else table's own steps
+tabf:   lda     fxok
+        beq     @ex
+        lda     v+3                     ; |v| below twin
+        and     #$7F
+        cmp     twin+3
+        bcc     @in
+        bne     @ex
+        lda     v+2
+        cmp     twin+2
+        bcc     @in
+        bne     @ex
+        lda     v+1
+        cmp     twin+1
+        bcc     @in
+        bne     @ex
+        lda     v
+        cmp     twin
+        bcs     @ex
+@in:    jsr     fxk
+        bit     v+3
+        bmi     @neg
+        clc                             ; v > 0: P = C0 + |v|·k's part
+        adcq    fc0
+        bcs     @ex
+        bra     @chk
+@neg:   stq     kt                      ; v < 0: P = C0 − |v|·k's part
+        ldq     fc0
+        sec
+        sbcq    kt
+        bcc     @ex
+@chk:   tya                             ; the top fraction byte
+        beq     @ex
+        cmp     #$FF
+        beq     @ex
+        tza                             ; the integer byte: the segment
+        jmp     tseg
+@ex:    jmp     table
+
+; The exp table's segment the same way (a table with hi = +0, k = 2^s·8 for s = 0 or 1, and
+; |lo|·k = 256, i.e. exp's lo = −16, k = 16): single(s1·k) is exact, so i = ⌊s1·k⌋ with s1 =
+; single(v − lo) within k·2^-20 <= 2^-15 of (v − lo)·k for v in (−16, 0), and P = 2^32 −
+; ⌊|v|·k·2^24⌋ (|lo|·k·2^24 = 2^32) is that within a unit of 2^-24.
+; esetup: fxok, fmk for tcur's table as such a table, else fxok = 0
+esetup: lda     #0
+        sta     fxok
+        lda     thi                     ; hi = +0
+        ora     thi+1
+        ora     thi+2
+        ora     thi+3
+        bne     @r
+        lda     tk                      ; k = 2^e exactly, 8 <= k < 32
+        ora     tk+1
+        bne     @r
+        lda     tk+2
+        and     #$7F
+        bne     @r
+        lda     tk+2
+        asl     a
+        lda     tk+3
+        rol     a
+        sec
+        sbc     #130
+        cmp     #2
+        bcs     @r
+        sta     ey                      ; s: k = 2^(3 + s)
+        lda     tmlo+3                  ; −lo = 2^(8 − 3 − s) exactly: |lo|·k = 256
+        bmi     @r
+        lda     tmlo
+        ora     tmlo+1
+        bne     @r
+        lda     tmlo+2
+        and     #$7F
+        bne     @r
+        lda     tmlo+2
+        asl     a
+        lda     tmlo+3
+        rol     a
+        clc
+        adc     ey
+        cmp     #132
+        bne     @r
+        lda     #0                      ; fmk = 2^(23 + s)
+        sta     fmk
+        sta     fmk+1
+        sta     fmk+2
+        sta     fmk+3
+        lda     ey
+        bne     :+
+        lda     #$80                    ; 2^23
+        sta     fmk+2
+        bra     :++
+:       lda     #1                      ; 2^24
+        sta     fmk+3
+:       lda     #1
+        sta     fxok
+@r:     rts
+
+; sv_r = the table's value at v (tsetup and esetup done): a negative v above −16 from P when
+; it is clear of a segment edge, else table's own steps (its rules for v >= −0 and v <= lo)
+texp:   lda     fxok
+        beq     @ex
+        lda     v+3
+        bpl     @ex                     ; +0 and above: the rule
+        lda     v+2
+        asl     a
+        lda     v+3
+        rol     a
+        cmp     #131
+        bcs     @ex                     ; |v| >= 16, inf, NaN
+        jsr     fxk
+        stq     kt
+        lda     #0
+        tax
+        tay
+        taz
+        sec
+        sbcq    kt                      ; 2^32 − that (0 when it is 0: then the test below)
+        tya                             ; the top fraction byte
+        beq     @ex
+        cmp     #$FF
+        beq     @ex
+        tza                             ; the integer byte: the segment
+        jmp     tseg
+@ex:    jmp     table
 
 ; RMSNORM's sum: acc = single(acc + single(x[i]·x[i])), p = x
 _sv_k_sumsq:
@@ -1183,7 +1401,8 @@ _sv_k_lnout:
         jsr     incq
         next    @loop
 
-; ROPE over sv_n pairs: p = x (v0, v1), q = (c, s) per pair;
+; ROPE over sv_n pairs: p = x (v0, v1), q = (c, s) per pair, which start again at sv_rq after
+; sv_rw pairs and then every sv_rh (sv_rw = 0: not within a call's 255 pairs);
 ; v0' = single(single(v0·c) − single(v1·s)), v1' = single(single(v0·s) + single(v1·c))
 _sv_k_rope:
 @loop:  getf    v, _sv_p, 0             ; v0
@@ -1217,7 +1436,15 @@ _sv_k_rope:
         jsr     incp
         jsr     incq
         jsr     incq
-        dec     _sv_n
+        dec     _sv_rw                  ; the (c, s) table's end: back to its start
+        bne     :+
+        lda     _sv_rq
+        sta     _sv_q
+        lda     _sv_rq+1
+        sta     _sv_q+1
+        lda     _sv_rh
+        sta     _sv_rw
+:       dec     _sv_n
         lbne    @loop
         ldz     #0
         rts
@@ -1555,11 +1782,12 @@ _sv_k_tab:
 ; sv_tabd = the exp table
 _sv_k_expsum:
         jsr     tsetup
+        jsr     esetup
 @loop:  getf    _sv_a, _sv_p, 0
         movf    _sv_b, _sv_c
         jsr     _sv_add
         movf    v, _sv_r
-        jsr     table
+        jsr     texp
         putf    _sv_p, _sv_r
         movf    _sv_a, _sv_acc
         movf    _sv_b, _sv_r
@@ -1607,6 +1835,46 @@ _sv_k_argmax:
         lda     ey
         ldx     #0
         rts
+
+; DEQROW of a Q block: x[i] = single(d·q[i]), p = x, q = the int8 quants, sv_h = d (F16). Each q
+; is a single by bit work (exact: |q| <= 128 has 8 bits), then sv_mul with d widened by sv_f16
+; (zero, subnormal, inf and NaN d through softfloat.c, as sf_mul(d, single(q)))
+_sv_k_deq:
+        jsr     _sv_f16
+        movf    _sv_c, _sv_b
+@loop:  lda     #0
+        sta     _sv_a
+        sta     _sv_a+1
+        sta     _sv_a+2
+        sta     _sv_a+3
+        tax                             ; the sign
+        tay
+        lda     (_sv_q),y
+        beq     @mul                    ; +0
+        bpl     :+
+        eor     #$FF                    ; |q|, 1..128
+        inc     a
+        ldx     #$80
+:       ldy     #134                    ; 127 + 7: the exponent with bit 7 the leading 1
+@norm:  cmp     #$80
+        bcs     :+
+        asl     a
+        dey
+        bra     @norm
+:       asl     a                       ; the fraction's top 7 bits, hidden bit out
+        sta     _sv_a+2
+        tya
+        lsr     a                       ; C = the exponent's low bit
+        ror     _sv_a+2
+        sta     _sv_a+3
+        txa
+        tsb     _sv_a+3
+@mul:   movf    _sv_b, _sv_c
+        jsr     _sv_mul
+        putf    _sv_p, _sv_r
+        jsr     incp
+        inw     _sv_q
+        next    @loop
 
 ; CVT16: h[i] = x[i] rounded to nearest even as an F16, p = x, q = h (2 bytes each). Fast path:
 ; exponents 113..142, the F16 normals (and their roundings up to infinity); the rest (zeros,

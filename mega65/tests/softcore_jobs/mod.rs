@@ -721,6 +721,46 @@ fn gemv_with_a_row_stride_of_64_kb_and_more_agrees() {
 }
 
 #[test]
+fn deqrow_of_q_blocks_with_every_quant_and_special_scales_agrees() {
+    // The 45GS02 makes each quant a single by bit work and multiplies it with its fast single
+    // product: every Q8_0 quant (−128..127) and Q4_0 nibble under scales ±0, subnormal, the
+    // smallest and largest normals, ±1, ±inf and NaN.
+    let scales: [u16; 12] = [
+        0x0000, 0x8000, 0x0001, 0x83FF, 0x0400, 0x7BFF, 0xFBFF, 0x3C00, 0xBC00, 0x7C00, 0xFC00,
+        0x7E01,
+    ];
+    for fmt in [GgmlType::Q8_0, GgmlType::Q4_0] {
+        let mut c = Case::new(
+            format!("DEQROW {} quants and scales", fmt.name()),
+            2090,
+            1 << 18,
+        );
+        let mut w = Vec::new();
+        let mut blocks = 0u32;
+        for &d in &scales {
+            for part in 0..8u32 {
+                w.extend(d.to_le_bytes());
+                if fmt == GgmlType::Q8_0 {
+                    w.extend((0..32u32).map(|j| (part * 32 + j) as u8));
+                } else {
+                    w.extend((0..16u32).map(|j| (((j + part) % 16) | ((15 - j) << 4)) as u8));
+                }
+                blocks += 1;
+            }
+        }
+        let n0 = 32 * blocks;
+        let wa = c.bytes(&w, false);
+        let za = c.alloc(4 * n0, true);
+        // NaN scales and ±inf times a zero quant make NaNs, whose bits may differ (any NaN)
+        c.nan_ok(za, n0, 4);
+        let (wo, zo) = (c.operand(wa), c.operand(za));
+        c.setn(n0, 0, 0);
+        c.i(Op::DeqRow, fmt as u8, 0, wo, 0, zo);
+        c.run();
+    }
+}
+
+#[test]
 fn deqrow_in_every_weight_format_agrees_bit_for_bit() {
     for (fi, &fmt) in FORMATS.iter().enumerate() {
         for k in 0..4u64 {
@@ -889,6 +929,94 @@ fn gelu_agrees_at_every_segment_change() {
     c.setn(n0, 0, 0);
     c.i(Op::Gelu, 0, 0, xa, 0, za);
     c.run();
+}
+
+#[test]
+fn silumul_segments_near_the_roundings_edges_agree() {
+    // The 45GS02's SILUMUL takes a segment from the exact (x − lo)·k when it is at least 2^-8
+    // clear of an integer and the definition's two roundings otherwise: around every segment
+    // edge the 8 singles each side and the points 2^-8 (and 2^-8 ± 2^-12) from the edge on both
+    // sides, tiny and zero x of both signs, and the window's ends.
+    let k = f64::from(f32::from_bits(0x412A_AAAB));
+    let mut x: Vec<f32> = Vec::new();
+    for n in 0..=256u32 {
+        let edge = (n as f64 / k - 12.0) as f32;
+        let mut v = edge;
+        for _ in 0..8 {
+            v = v.next_down();
+        }
+        for _ in 0..17 {
+            x.push(v);
+            v = v.next_up();
+        }
+        for off in [
+            1.0 / 256.0,
+            1.0 / 256.0 - 1.0 / 4096.0,
+            1.0 / 256.0 + 1.0 / 4096.0,
+        ] {
+            for sgn in [-1.0, 1.0] {
+                let p = ((n as f64 + sgn * off) / k - 12.0) as f32;
+                x.extend([p.next_down(), p, p.next_up()]);
+            }
+        }
+    }
+    for e in 0..48 {
+        let t = 2f32.powi(-e);
+        x.extend([t, -t, t.next_up(), -t.next_down()]);
+    }
+    x.extend([
+        0.0,
+        -0.0,
+        12f32.next_down(),
+        -12f32.next_down(),
+        11.999,
+        -11.999,
+    ]);
+    x.retain(|v| v.abs() < 12.0);
+    let n0 = x.len() as u32;
+    let mut c = Case::new("SILUMUL near segment edges".into(), 3950, 1 << 19);
+    let xa = c.f32s(&x);
+    let y = c.vector(n0);
+    let ya = c.f32s(&y);
+    let za = c.alloc(4 * n0, true);
+    c.setn(n0, 0, 0);
+    c.i(Op::SiluMul, 0, 0, xa, ya, za);
+    c.run();
+}
+
+#[test]
+fn rope_with_cos_sin_tables_shorter_and_longer_than_a_chunk_agrees() {
+    // The 45GS02 reads a (cos, sin) table of at most a chunk (64 singles) once and starts it
+    // again every N1/2 pairs inside its kernel, and a longer one in runs per chunk: tables of
+    // one pair, of a chunk less a pair, of a chunk, of a chunk and a pair and of two and more,
+    // over vectors that end inside a chunk and in an odd element.
+    for (k, (n0, n1)) in [
+        (131u32, 2u32),
+        (259, 62),
+        (200, 64),
+        (260, 66),
+        (301, 130),
+        (64, 128),
+        (97, 6),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut c = Case::new(format!("ROPE N0 {n0} N1 {n1}"), 4050 + k as u64, 1 << 18);
+        let cs: Vec<f32> = (0..n1 / 2)
+            .flat_map(|_| {
+                let t = c.rng.uniform() * 40.0;
+                [t.cos() as f32, t.sin() as f32]
+            })
+            .collect();
+        let x = c.vector(n0);
+        let xa = c.f32s(&x);
+        let ca = c.f32s(&cs);
+        let (xo, co) = (c.operand(xa), c.operand(ca));
+        c.setn(n0, n1, 0);
+        c.i(Op::Rope, 0, 0, xo, co, 0);
+        c.run();
+    }
 }
 
 #[test]
@@ -1323,6 +1451,63 @@ fn attention_scores_with_nans_infinities_zeros_and_ties_take_the_definitions_max
 /// product with a half (no widened single made) at the edges of its fast path. Outputs may be NaN
 /// (inf − inf in the softmax) and then any NaN counts. (Scores that small cannot be seen in the
 /// output: exp(s − m) of a difference that tiny is 1 either way.)
+#[test]
+fn attention_softmax_arguments_near_the_exp_tables_segment_edges_agree() {
+    // With head_dim 4 (scale 0.5 exactly), q = (2, 0, 0, 0) and an F32 cache a score is k_t,0
+    // itself, and row 0's 0 is the maximum, so the exp table's argument is k_t,0 exactly: around
+    // every segment edge −16 + j/16 the 4 singles each side and the points 2^-12 (2^-8 of a
+    // segment: the 45GS02's fixed-point margin) away, tiny negatives and −16's neighbours; the
+    // output's weighted sum over the rows shows any exp value that differs.
+    let mut x: Vec<f32> = Vec::new();
+    for j in 1..256u32 {
+        let edge = -16.0 + j as f32 / 16.0;
+        let mut v = edge;
+        for _ in 0..4 {
+            v = v.next_down();
+        }
+        for _ in 0..9 {
+            x.push(v);
+            v = v.next_up();
+        }
+        for off in [-1.0f32 / 4096.0, 1.0 / 4096.0] {
+            let p = edge + off;
+            x.extend([p.next_down(), p, p.next_up()]);
+        }
+    }
+    for e in 0..40 {
+        x.push(-(2f32.powi(-e)));
+    }
+    x.extend([(-16f32).next_up(), -15.999, -0.0]);
+    let mut c = Case::new("ATTN exp table edges".into(), 5150, 1 << 20);
+    let qa = c.f32s(&[2.0, 0.0, 0.0, 0.0]);
+    for rows in x.chunks(255) {
+        let t = rows.len() as u32 + 1;
+        let mut k = vec![0.0f32; 4];
+        let mut v: Vec<f32> = (0..4).map(|_| c.rng.normal() as f32).collect();
+        for &s in rows {
+            k.push(s);
+            for _ in 0..3 {
+                k.push(c.rng.normal() as f32);
+            }
+            for _ in 0..4 {
+                v.push(c.rng.normal() as f32);
+            }
+        }
+        let ka = c.f32s(&k);
+        let va = c.f32s(&v);
+        let blk = AttnBlock {
+            k_cache: ka,
+            v_cache: va,
+            n_heads: 1,
+            n_kv_heads: 1,
+            head_dim: 4,
+            kv_format: KV_F32,
+        };
+        c.attn(&blk, qa, t, None, false);
+    }
+    c.run();
+}
+
 #[test]
 fn attention_over_f16_caches_at_the_halfs_edges_agrees() {
     let halves: [u16; 16] = [

@@ -260,12 +260,13 @@ pub(crate) fn llama<'a>(b: &mut Builder<'a, '_>, code: u32) -> Result<ArchOut, C
     let (hd, kvd) = (hp.head_dim, hp.kv_dim);
     let embd_t = tn.get("token_embd.weight", dim, Some(hp.vocab_rows))?;
     let embd = b.matrix(embd_t)?;
-    // The software core's FFN width (§4.4): gate and up get zero rows, so
-    // the activations' tail is exactly zero, and down zero columns.
+    // The software core's FFN width (§4.4): down gets zero columns; gate and
+    // up keep their rows, and the script zeroes the activations' tail once
+    // a job (a COPY from a blob of zeros), which no instruction writes.
     let hidden_p = b.padded_hidden(tn.get(&blk(0, "ffn_down.weight"), hidden, Some(dim))?);
     if hidden_p != hidden {
         b.notes.push(format!(
-            "ffn_gate, ffn_up, ffn_down: hidden {hidden} padded with zeros to {hidden_p} (whole 32-element blocks for the software core)"
+            "ffn_down: hidden {hidden} padded with zeros to {hidden_p} (whole 32-element blocks for the software core; ffn_gate and ffn_up keep {hidden} rows, the script zeroes the tail)"
         ));
     }
     let mut layers = Vec::new();
@@ -278,8 +279,8 @@ pub(crate) fn llama<'a>(b: &mut Builder<'a, '_>, code: u32) -> Result<ArchOut, C
             ("attn_k.weight", dim, kvd, dim, kvd),
             ("attn_v.weight", dim, kvd, dim, kvd),
             ("attn_output.weight", dim, dim, dim, dim),
-            ("ffn_gate.weight", dim, hidden, dim, hidden_p),
-            ("ffn_up.weight", dim, hidden, dim, hidden_p),
+            ("ffn_gate.weight", dim, hidden, dim, hidden),
+            ("ffn_up.weight", dim, hidden, dim, hidden),
             ("ffn_down.weight", hidden, dim, hidden_p, dim),
         ] {
             let t = tn.get(&blk(i, name), cols, Some(rows))?;
@@ -311,6 +312,12 @@ pub(crate) fn llama<'a>(b: &mut Builder<'a, '_>, code: u32) -> Result<ArchOut, C
     for _ in 0..l {
         attn_blocks.push(b.bytes("attention block", vec![0; 32]));
     }
+    let ffn_tail_zeros = (hidden_p != hidden).then(|| {
+        b.bytes(
+            "zeros for hb's tail",
+            vec![0; 4 * (hidden_p - hidden) as usize],
+        )
+    });
     let mut s = Scratch::new(PAYLOAD_BASE as u64 + b.lay.payload_len());
     let sc = DecoderScratch {
         x: s.alloc(4 * dim as u64),
@@ -366,6 +373,8 @@ pub(crate) fn llama<'a>(b: &mut Builder<'a, '_>, code: u32) -> Result<ArchOut, C
         rope,
         s: sc,
         hb2,
+        ffn_rows: hidden,
+        ffn_tail_zeros,
     };
     for i in 0..l as usize {
         let ab = AttnBlock {

@@ -293,13 +293,23 @@ pub struct Llama {
     pub rope: u32,
     pub s: DecoderScratch,
     pub hb2: u32,
+    /// Rows of gate and up, elements of SILUMUL: the model's hidden size
+    /// (`c.hidden` is down's columns, hidden_p with `--core soft`'s padding).
+    pub ffn_rows: u32,
+    /// With that padding: zeros that the script copies to hb's tail (hb
+    /// from element ffn_rows on) once a job, before the first position (§4.4).
+    pub ffn_tail_zeros: Option<u32>,
 }
 
 pub fn llama(m: &Llama) -> Vec<Instr> {
     let c = &m.c;
     let (dim, hd, kvd, hidden, eps) = (c.dim, m.head_dim, m.kv_dim, c.hidden, c.eps_bits);
+    let rows = m.ffn_rows;
     let sc = &m.s;
     let mut s = Asm::new(c.base);
+    if let Some(z) = m.ffn_tail_zeros {
+        s.copy(z, sc.hb + 4 * rows, 4 * (hidden - rows));
+    }
     let labels = prologue(&mut s, c, m.eos);
 
     s.lea(0, TOKENS, POS, 4);
@@ -355,10 +365,10 @@ pub fn llama(m: &Llama) -> Vec<Instr> {
         s.gemv(l.wo.addr, l.wo.fmt, GEMV_ACC, sc.att, sc.x);
         s.setn(dim, 0, eps);
         s.rmsnorm(sc.x, l.ffn_norm, sc.xb);
-        s.setn(dim, hidden, 0);
+        s.setn(dim, rows, 0);
         s.gemv(l.w1.addr, l.w1.fmt, 0, sc.xb, sc.hb);
         s.gemv(l.w3.addr, l.w3.fmt, 0, sc.xb, m.hb2);
-        s.setn(hidden, 0, 0);
+        s.setn(rows, 0, 0);
         s.silumul(sc.hb, m.hb2, sc.hb);
         s.setn(hidden, dim, 0);
         s.gemv(l.w2.addr, l.w2.fmt, GEMV_ACC, sc.hb, sc.x);

@@ -161,12 +161,13 @@ fn the_padded_q8_0_ffn_down_gives_the_unpadded_row_math_bit_for_bit() {
         .rev()
         .find(|i| i.op() == Some(Op::SetN))
         .unwrap();
-    assert_eq!(setn.x, 192, "SILUMUL over the padded hidden size");
+    assert_eq!(setn.x, 172, "SILUMUL over the model's hidden size");
     assert_eq!(down.a, GgmlType::Q8_0 as u8);
     let (rows, cols, hidden) = (64usize, 192usize, 172usize);
     let w = common::bytes_at(&c.image, down.x, rows * cols / 32 * 34);
     let w_ref = f32s(&g, "blk.0.ffn_down.weight");
-    // Inputs as SILUMUL leaves them: 172 values, then ±0 (silu(+0)·(+0)).
+    // Inputs as the script leaves them: 172 values from SILUMUL, then the
+    // COPY's +0 (and −0, which the earlier padded gate rows left).
     let mut rng = 12345u64;
     for trial in 0..50 {
         let mut x = vec![0.0f32; cols];
@@ -210,7 +211,14 @@ fn the_padded_q8_0_ffn_down_gives_the_unpadded_row_math_bit_for_bit() {
 }
 
 #[test]
-fn the_padded_ffn_activations_end_in_zeros_while_the_image_runs() {
+fn the_ffn_activations_tail_is_zero_even_when_scratch_starts_as_junk() {
+    // Gate and up have the model's 172 rows and SILUMUL runs over 172, so
+    // nothing computes hb's elements 172-191, which ffn_down reads: the
+    // script copies zeros there once a job. Scratch need not be cleared
+    // (§1.1), so it starts here as bytes $4F (singles of 3.5e9, which would
+    // set the last input block's scale of ffn_down; a NaN would not): the
+    // tokens, the logits and hb's tail must be those of a run on cleared
+    // scratch.
     let (_d, g) = stories260k();
     let c = made_for(Core::Soft, &g);
     let code = script(&c.image);
@@ -219,19 +227,31 @@ fn the_padded_ffn_activations_end_in_zeros_while_the_image_runs() {
         .filter(|i| i.op() == Some(Op::SiluMul))
         .collect();
     assert_eq!(silu.len(), 5);
-    let (hb, hb2) = (silu[0].z, silu[0].y);
-    let (mut dev, _) = Ssnail::load_bytes(&c.image, None).unwrap();
-    dev.machine.numerics = Numerics::Hardware;
-    let g2 = dev.generate(&[1, 259, 82, 273], 4, &mut NoHost).unwrap();
-    assert_eq!(g2.tokens.len(), 4);
-    let mem = dev.machine.mem();
+    let hb = silu[0].z;
+    let copies: Vec<&Instr> = code.iter().filter(|i| i.op() == Some(Op::Copy)).collect();
+    assert_eq!(copies.len(), 1, "one COPY a job");
+    assert_eq!((copies[0].y, copies[0].z), (hb + 4 * 172, 4 * 20));
+    let h = ssnail_format::image::Header::parse(&c.image).unwrap();
     let off = |a: u32| (a - ssnail_format::image::BASE) as usize;
-    for (what, a) in [("silu(gate)·up", hb), ("up", hb2)] {
-        let tail = &mem[off(a) + 4 * 172..off(a) + 4 * 192];
-        for (j, c4) in tail.chunks_exact(4).enumerate() {
-            let v = f32::from_le_bytes(c4.try_into().unwrap());
-            assert!(v == 0.0, "{what}[{}] = {v} after the last layer", 172 + j);
+    let run = |junk: bool| {
+        let (mut dev, _) = Ssnail::load_bytes(&c.image, None).unwrap();
+        dev.machine.numerics = Numerics::Hardware;
+        if junk {
+            dev.machine.mem_mut()[off(h.scratch)..].fill(0x4F);
         }
+        let g2 = dev.generate(&[1, 259, 82, 273], 4, &mut NoHost).unwrap();
+        assert_eq!(g2.tokens.len(), 4);
+        let mem = dev.machine.mem();
+        let logits = mem[off(h.output)..off(h.output) + 4 * 512].to_vec();
+        let tail = mem[off(hb) + 4 * 172..off(hb) + 4 * 192].to_vec();
+        (g2.tokens, logits, tail)
+    };
+    let (clean, junk) = (run(false), run(true));
+    assert_eq!(clean.0, junk.0, "tokens");
+    assert!(clean.1 == junk.1, "logits");
+    for (j, c4) in junk.2.chunks_exact(4).enumerate() {
+        let v = u32::from_le_bytes(c4.try_into().unwrap());
+        assert_eq!(v, 0, "hb[{}] after the last layer", 172 + j);
     }
 }
 
