@@ -61,7 +61,6 @@ uint8_t xs_spec(f32 a, f32 b)
 #endif
 
 static uint8_t neg;
-static uint16_t t;
 static uint8_t h, i, sh, sticky, below;
 static sf_word top;
 static int16_t e;
@@ -74,6 +73,7 @@ sf_word xs_rtop;
 uint8_t xs_top(void);
 #else
 static uint8_t mag[XS_BYTES];
+static uint16_t t;
 #endif
 
 f32 xs_round(void)
