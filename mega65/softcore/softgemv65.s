@@ -89,29 +89,30 @@ ncol:   .res    1                       ; block columns left (sgq_cols)
 lastc:  .res    1                       ; sgq_last of the chunk (sgq_cols)
 
         .data
-; the DMA job (F018B; addresses cross megabyte boundaries instead of wrapping inside them, option
-; $01, docs/spec/mega65.md §M3.2-§M3.3; source and destination megabyte), as softmem_m65.s.
+; the DMA job: an F018A entry (11 bytes, no sub-command), addresses cross megabyte boundaries
+; instead of wrapping inside them (option $01), the source megabyte; the destination's megabyte is
+; 0 (wbuf is in chip RAM: the .assert below), which every job starts with (options reset after a
+; job's last entry, gs4510.vhdl dmagic_reset_options; docs/spec/mega65.md §M3.2-§M3.3). 16 list
+; bytes a row instead of 19.
 ; Each row after the first starts it by writing DMA_ETRIGGER alone, but a job leaves the list address
 ; registers after its list (gs4510.vhdl increments reg_dmagic_addr over every list byte; spec
 ; §M3.1): DMA_ETRIGGER puts back only bits 0-7, so the list and the byte after it must share a 256-byte
-; page. 32-byte alignment (the linker configurations align DATA to 32) keeps the 19 bytes inside
+; page. 32-byte alignment (the linker configurations align DATA to 32) keeps the 16 bytes inside
 ; one; the .assert below stops the link if they ever are not.
         .align  32
-list:   .byte   DMA_OPT_F018B, DMA_OPT_CROSS_MB, DMA_OPT_SRC_MB
+list:   .byte   DMA_OPT_F018A, DMA_OPT_CROSS_MB, DMA_OPT_SRC_MB
 src_mb: .byte   0
-        .byte   DMA_OPT_DST_MB
-        .byte   <((wbuf + SC_NEAR_DELTA) >> 20)
         .byte   DMA_OPT_END             ; end of options
         .byte   DMA_COPY                ; COPY
 count:  .word   WT_Q8_0_BLOCK_BYTES
 src:    .word   0
-src_bk: .byte   0
+src_bk: .byte   0                       ; (F018A: bits 4-7 are flags, 0)
         .word   (wbuf + SC_NEAR_DELTA) & $FFFF
         .byte   <(((wbuf + SC_NEAR_DELTA) >> 16) & $0F)
-        .byte   0                       ; sub-command
         .word   0                       ; modulo
 list_end:                               ; where a job leaves the list address
 LIST_PHYS = list + SC_NEAR_DELTA
+        .assert (wbuf + SC_NEAR_DELTA) < $100000, lderror, "softgemv65.s: wbuf outside the first megabyte (the DMA job leaves the destination MB 0)"
         .assert >list = >list_end, lderror, "softgemv65.s: the DMA list crosses a page (sgq_block writes only DMA_ETRIGGER per row)"
 
         .code
@@ -232,14 +233,16 @@ _sgq_block:
         sta     tsg+1
         lda     ex10
         sta     tex+1
-        ldx     #<term                  ; dx no normal F16: every term of the column by the C
-        ldy     #>term
+        ldx     #<term                  ; the isum code's tail jumps to the term (term_dx: dx
+        ldy     #>term                  ; no normal F16, every term of the column by the C)
         lda     ex10
         bne     :+
         ldx     #<term_dx
         ldy     #>term_dx
-:       stx     term_call+1
-        sty     term_call+2
+:       stx     q8tail+1
+        sty     q8tail+2
+        stx     q4tail+1
+        sty     q4tail+2
         lda     #^LIST_PHYS             ; the DMA list's address: each row only writes DMA_ETRIGGER
         sta     DMA_ADDRBANK            ; ($D702 first: writing it clears $D704)
         lda     #<(LIST_PHYS >> 20)
@@ -301,9 +304,8 @@ ncx:    ldx     #0                      ; Q = -corr (patched); A and the carry a
 ncy:    ldy     #0                      ; ADCQ adds byte 2 = 0 to A (at most 128, the last |x|)
 ncz:    ldz     #0                      ; and a carry out of Z only ever reaches A
 isum_call:
-        jsr     q8sum                   ; X:Y:Z = Σ c·b − corr = isum
-term_call:
-        jsr     term                    ; (patched: term_dx when dx is no normal F16)
+        jsr     q8sum                   ; X:Y:Z = Σ c·b − corr = isum, then its tail's JMP to the
+                                        ; term, which returns here
         clc                             ; next row: the job's source one row stride on
         lda     src
 rb0:    adc     #0
@@ -651,8 +653,8 @@ q8sum:
 .repeat 16, p
         Q8PAIR  p
 .endrepeat
-        rts
-        .assert (* - q8sum) = 16 * Q8SIZE + 1, error, "Q8SIZE"
+q8tail: jmp     term                    ; (patched: term or term_dx; slow makes it an RTS)
+        .assert (* - q8sum) = 16 * Q8SIZE + 3, error, "Q8SIZE"
 
 .macro  Q4BYTE  k
         lda     wbuf+2+k                ; +0
@@ -677,8 +679,8 @@ q4sum:
 .repeat 16, k
         Q4BYTE  k
 .endrepeat
-        rts
-        .assert (* - q4sum) = 16 * Q4SIZE + 1, error, "Q4SIZE"
+q4tail: jmp     term                    ; (as q8tail)
+        .assert (* - q4sum) = 16 * Q4SIZE + 3, error, "Q4SIZE"
 
 
 ;---------------------------------------------------------------------------------------------
@@ -1062,8 +1064,23 @@ sum_done:
         rorq
         bcc     :+
         ora     #1
-:       inc     eb
-        bra     round
+:       inc     eb                      ; (now possibly 255: rounded as below, then pack's check)
+        cmp     #$80
+        bcc     pack
+        and     #$7F
+        bne     @up
+        txa
+        lsr     a
+        bcc     pack
+@up:    inx
+        bne     pack
+        iny
+        bne     pack
+        inz
+        bne     pack
+        ldz     #$80
+        inc     eb
+        bra     pack
 ; the signs differ: the larger minus the smaller, zero only when they are equal (+0)
 diff_done:
         bne     sub_norm
@@ -1080,20 +1097,23 @@ sub_norm:
         dec     eb
         bra     sub_norm
 
-; X:Y:Z significand, A guard byte: round to nearest even, store with eb, sb
+; X:Y:Z significand, A guard byte: round to nearest even, store with eb, sb. Entered with eb
+; 1-254 and straight to pk unless the rounding carries out: eb is the larger operand's exponent
+; (acc's E 1-254, or the product's pe, 99-183), or after a cancellation at least the larger's less
+; 24, which is 75 or more (d < 26: acc is the larger with E >= pe, or the product with E >= pe − 25).
 round:  cmp     #$80
-        bcc     pack
+        bcc     pk
         and     #$7F
         bne     @up
         txa
         lsr     a
-        bcc     pack
+        bcc     pk
 @up:    inx
-        bne     pack
+        bne     pk
         iny
-        bne     pack
+        bne     pk
         inz
-        bne     pack
+        bne     pk
         ldz     #$80
         inc     eb
 ; X:Y:Z significand (Z.7 set), eb, sb: acc = W [eb, X, Y, (Z & $7F) | sb], or in the last block
@@ -1214,10 +1234,16 @@ slow:   lda     bcall+1                 ; the caller's base page
         sta     <(MULA+2)
         sta     <(MULB+1)
         sta     <(MULB+2)
+        lda     #$60                    ; RTS: the isum code returns here instead of going on
+        sta     q8tail                  ; to the term
+        sta     q4tail
         ldx     ncx+1                   ; -corr
         ldy     ncy+1
         ldz     ncz+1
         jsr     (isum_call+1)
+        lda     #$4C                    ; JMP again
+        sta     q8tail
+        sta     q4tail
         lda     bcall+1                 ; the caller's base page
         tab
         stx     _sgq_s
@@ -1240,8 +1266,9 @@ slow:   lda     bcall+1                 ; the caller's base page
         sta     _sgq_accp+1
         jsr     _sgq_slow
         bit     lst
-        bpl     f2w                     ; not the last block column: back to W
-        rts
+        bmi     :+
+        jmp     f2w                     ; not the last block column: back to W
+:       rts
 
         .rodata
 lowmask:
