@@ -58,7 +58,6 @@
         .zeropage
 qp:     .res    2                       ; the input block's int8 quants
 accp:   .res    2                       ; this row's acc
-nr:     .res    1                       ; rows left
 sg:     .res    1                       ; the product's sign (bit 7)
 sgx:    .res    1                       ; dx's sign (bit 7)
 pe:     .res    1                       ; the product's biased exponent
@@ -202,13 +201,13 @@ _sgq_block:
         sta     tz_jmp+2
 :       stx     add_jmp+1
         sty     add_jmp+2
-        ldx     #<(pack_w - pk - 2)     ; the sums out as W, or (a row chunk's last block
-        lda     _sgq_last               ; column) as singles
+        ldx     #$C9                    ; the sums out as W (CMP #: on into pack_w), or (a row
+        lda     _sgq_last               ; chunk's last block column) as singles (BRA pack_f)
         beq     :+
-        ldx     #<(pack_f - pk - 2)
+        ldx     #$80
         lda     #$80
 :       sta     lst
-        stx     pk+1
+        stx     pk
         tba                             ; the caller's base page, put back after each isum
         sta     bcall+1
         lda     #0
@@ -226,8 +225,19 @@ _sgq_block:
         lda     _sgq_acc+1
         sta     accp+1
         jsr     set_accp
+        lda     #0                      ; the rows end where accp reaches sgq_acc + 4·sgq_nr: its
+        sta     t                       ; bytes into the row loop's compares
         lda     _sgq_nr
-        sta     nr
+        asl     a
+        rol     t
+        asl     a
+        rol     t
+        clc
+        adc     accp
+        sta     ae_lo+1
+        lda     t
+        adc     accp+1
+        sta     ae_hi+1
         jsr     dx_params
         lda     sgx                     ; dx's sign and exponent into the term's immediates
         sta     tsg+1
@@ -321,11 +331,14 @@ next_acc:
         sta     accp
         sta     acc_e+1
         sta     acc_st+3
-        bcc     :+
+        bcc     ae_lo
         inc     accp+1
         inc     acc_e+2
         inc     acc_st+4
-:       dec     nr
+ae_lo:  cmp     #0                      ; (patched: the end's low byte; it recurs every 64 rows,
+        bne     rowloop                 ; so the high byte decides then)
+        lda     accp+1
+ae_hi:  cmp     #0                      ; (patched: the end's high byte)
         bne     rowloop
         ldz     #0                      ; (cc65 code takes (zp) as (zp),Z)
         rts
@@ -927,12 +940,14 @@ acc_keep:                               ; acc as it is
         rts
 w2f_j:  jmp     w2f
 
-acc_ge: beq     add_eqe
+j_eqe:  jmp     add_eqe                 ; (add_eqe and ab_far sit beyond the rounding, out of a
+j_far:  jmp     ab_far                  ; branch's reach)
+acc_ge: beq     j_eqe
         sbc     pe                      ; acc is larger: d = E − pe (C = 1)
         cmp     #26
         bcs     acc_keep
         cmp     #8
-        bcs     ab_far
+        bcs     j_far
         SHOFF   ab_br
         lda     #0
 ab_br:  bra     *+2
@@ -950,19 +965,114 @@ ab_sum: stq     tq                      ; the product aligned (guard byte A)
         taz
         lda     #0
         clc
-        adcq    tq
-        jmp     sum_done
+        adcq    tq                      ; on into sum_done
+; the same signs: X:Y:Z significand, A guard byte, C the carry out of the top
+sum_done:
+        bcc     round
+        rorq
+        bcc     :+
+        ora     #1
+:       inc     eb                      ; (now possibly 255: rounded as below, then pack's check)
+        cmp     #$80
+        bcc     pack
+        and     #$7F
+        bne     @up
+        txa
+        lsr     a
+        bcc     pack
+@up:    inx
+        bne     pack
+        iny
+        bne     pack
+        inz
+        bne     pack
+        ldz     #$80
+        inc     eb
+        bra     pack
 ab_sub: tza
         ora     #$80
         taz
         lda     #0
         sec
         sbcq    tq
-        jmp     diff_done
+                                        ; on into diff_done
+; the signs differ: the larger minus the smaller, zero only when they are equal (+0)
+diff_done:
+        bne     sub_norm
+        ldy     #3                      ; exact cancellation: +0
+        lda     #0
+:       sta     (accp),y
+        dey
+        bpl     :-
+        rts
+sub_norm:
+        cpz     #$80
+        bcs     round
+        aslq
+        dec     eb
+        bra     sub_norm
+
+; X:Y:Z significand, A guard byte: round to nearest even, store with eb, sb. Entered with eb
+; 1-254 and straight to pk unless the rounding carries out: eb is the larger operand's exponent
+; (acc's E 1-254, or the product's pe, 99-183), or after a cancellation at least the larger's less
+; 24, which is 75 or more (d < 26: acc is the larger with E >= pe, or the product with E >= pe − 25).
+round:  cmp     #$80
+        bcc     pk
+        and     #$7F
+        bne     @up
+        txa
+        lsr     a
+        bcc     pk
+@up:    inx
+        bne     pk
+        iny
+        bne     pk
+        inz
+        bne     pk
+        ldz     #$80
+        inc     eb
+; X:Y:Z significand (Z.7 set), eb, sb: acc = W [eb, X, Y, (Z & $7F) | sb], or in the last block
+; column the single [X, Y, (Z & $7F) | E.0 << 7, sb | E >> 1]; eb must be 1-254
+pack:   lda     eb
+        beq     pack_slow
+        cmp     #$FF
+        beq     pack_slow
+pk:     bra     pack_f                  ; (patched: CMP #, on into pack_w, but in a row chunk's
+                                        ; last block column)
+pack_w: tza
+        and     #$7F
+        ora     sb
+        taz
+        lda     eb
+acc_st: stq     $FFFF                   ; (the operand is accp, patched per row)
+        rts
+prod_w: tza                             ; a row chunk's first block column, not its last: the
+        and     #$7F                    ; product as it is, as W (pe is always 99-183)
+        ora     sg
+        taz
+        lda     pe
+        bra     acc_st
+pack_f: lda     eb
+        lsr     a                       ; C = E.0
+        ora     sb
+        sta     t2
+        tza
+        and     #$7F
+        bcc     :+
+        ora     #$80
+:       phy                             ; Q = [m0, m1, that, t2]
+        tay
+        txa
+        plx
+        ldz     t2
+        bra     acc_st
+pack_slow:
+        jmp     slow
+
 ab_far: sta     dd
         lda     #0
         jsr     shr_far
-        bra     ab_sum
+        jmp     ab_sum
 add_eqe:                                ; equal exponents (d = 0): the larger by significand
         stx     pq+1
         sty     pq+2
@@ -992,6 +1102,7 @@ add_eqe:                                ; equal exponents (d = 0): the larger by
         sec
         sbcq    tq
         jmp     diff_done
+
 
 ; Q = acc's significand with a zero guard byte: [0, m0, m1, m2 | $80]; sa = acc's sign, opp
 ; bit 7: the signs differ
@@ -1057,101 +1168,6 @@ shr_far:
         lsrq
         ora     jamv
         rts
-
-; the same signs: X:Y:Z significand, A guard byte, C the carry out of the top
-sum_done:
-        bcc     round
-        rorq
-        bcc     :+
-        ora     #1
-:       inc     eb                      ; (now possibly 255: rounded as below, then pack's check)
-        cmp     #$80
-        bcc     pack
-        and     #$7F
-        bne     @up
-        txa
-        lsr     a
-        bcc     pack
-@up:    inx
-        bne     pack
-        iny
-        bne     pack
-        inz
-        bne     pack
-        ldz     #$80
-        inc     eb
-        bra     pack
-; the signs differ: the larger minus the smaller, zero only when they are equal (+0)
-diff_done:
-        bne     sub_norm
-        ldy     #3                      ; exact cancellation: +0
-        lda     #0
-:       sta     (accp),y
-        dey
-        bpl     :-
-        rts
-sub_norm:
-        cpz     #$80
-        bcs     round
-        aslq
-        dec     eb
-        bra     sub_norm
-
-; X:Y:Z significand, A guard byte: round to nearest even, store with eb, sb. Entered with eb
-; 1-254 and straight to pk unless the rounding carries out: eb is the larger operand's exponent
-; (acc's E 1-254, or the product's pe, 99-183), or after a cancellation at least the larger's less
-; 24, which is 75 or more (d < 26: acc is the larger with E >= pe, or the product with E >= pe − 25).
-round:  cmp     #$80
-        bcc     pk
-        and     #$7F
-        bne     @up
-        txa
-        lsr     a
-        bcc     pk
-@up:    inx
-        bne     pk
-        iny
-        bne     pk
-        inz
-        bne     pk
-        ldz     #$80
-        inc     eb
-; X:Y:Z significand (Z.7 set), eb, sb: acc = W [eb, X, Y, (Z & $7F) | sb], or in the last block
-; column the single [X, Y, (Z & $7F) | E.0 << 7, sb | E >> 1]; eb must be 1-254
-pack:   lda     eb
-        beq     pack_slow
-        cmp     #$FF
-        beq     pack_slow
-pk:     bra     pack_w                  ; (patched: pack_f in a row chunk's last block column)
-pack_w: tza
-        and     #$7F
-        ora     sb
-        taz
-        lda     eb
-acc_st: stq     $FFFF                   ; (the operand is accp, patched per row)
-        rts
-prod_w: tza                             ; a row chunk's first block column, not its last: the
-        and     #$7F                    ; product as it is, as W (pe is always 99-183)
-        ora     sg
-        taz
-        lda     pe
-        bra     acc_st
-pack_f: lda     eb
-        lsr     a                       ; C = E.0
-        ora     sb
-        sta     t2
-        tza
-        and     #$7F
-        bcc     :+
-        ora     #$80
-:       phy                             ; Q = [m0, m1, that, t2]
-        tay
-        txa
-        plx
-        ldz     t2
-        bra     acc_st
-pack_slow:
-        jmp     slow
 
 rts_first:                              ; isum = 0 into a +0 sum: +0 (the sum's word is
         ldy     #3                      ; not cleared beforehand; the same bytes in W)
