@@ -241,7 +241,9 @@ _sgq_block:
         jsr     dx_params
         lda     sgx                     ; dx's sign and exponent into the term's immediates
         sta     tsg+1
-        lda     ex10
+        lda     ex10                    ; (less 8: the common n of two bytes moves up by one)
+        sec
+        sbc     #8
         sta     tex+1
         ldx     #<term                  ; the isum code's tail jumps to the term (term_dx: dx
         ldy     #>term                  ; no normal F16, every term of the column by the C)
@@ -710,6 +712,15 @@ term_zero:
         lda     bcall+1                 ; the caller's base page
         tab
 tz_jmp: jmp     isum_zero               ; (patched: rts_first when the sums are +0)
+term_n0:                                ; n below 2^8 (the term's pe is 8 below its value)
+        txa
+        beq     term_zero               ; isum = 0
+        stz     <MULA                   ; (Z = 0) MULA = n·2^8
+        stx     <(MULA+1)
+        lda     a:pe
+        sec
+        sbc     #8
+        bra     term_lz8
 ; Entered with B = $D7 (the multiplier's page, as the isum left it): the multiplier's inputs and
 ; output are base-page operands up to the second product; the caller's B is back (bcall) before
 ; the product is rounded, and on every way out before that. Zero-page variables meanwhile are
@@ -726,7 +737,7 @@ tsg:    eor     #0                      ; (patched: dx's sign)
         beq     term_slow               ; inf or NaN
         lsr     a
         lsr     a
-tex:    adc     #0                      ; (patched: ex10) (C = 0) eh + ex + 10: 124-182
+tex:    adc     #0                      ; (patched: ex10 − 8) (C = 0) eh + ex + 2: 116-174
         sta     a:pe
         lda     #0                      ; MULB = mw, the F16 significand (MULB+2 is 0 from the
         sta     <(MULA+3)               ; row loop; +3 and MULA+3 held the isum's last pair)
@@ -757,24 +768,16 @@ tex:    adc     #0                      ; (patched: ex10) (C = 0) eh + ex + 10: 
         ; P = that · mx·2^(2+lz) (· 2^8 unless the top byte is byte 2): P in [2^45, 2^48), the
         ; exact product of single(isum) and dw·dx; pe −= 8 per byte moved up, − lz
         tza
-        bne     @n2
+        bne     term_n2
         tya
-        bne     @n1
-        txa
-        beq     term_zero               ; isum = 0
-        stz     <MULA                   ; (Z = 0) MULA = n·2^8
-        stx     <(MULA+1)
-        lda     a:pe
-        sec
-        sbc     #16
-        bra     @lz8
-@n1:    stx     <MULA                   ; MULA = n (MULA+2 is 0 from the row loop)
+        beq     term_n0
+        stx     <MULA                   ; n of two bytes: MULA = n (MULA+2 is 0 from the row loop)
         sty     <(MULA+1)
         tax
         lda     a:pe
         sec
-        sbc     #8
-@lz8:   sbc     lz8,x                   ; (no borrow: pe >= 124)
+term_lz8:
+        sbc     lz8,x                   ; (no borrow: pe >= 116)
         sta     a:pe
         ldq     <MULO                   ; MULB = the first product
         stq     <MULB
@@ -788,25 +791,6 @@ tex:    adc     #0                      ; (patched: ex10) (C = 0) eh + ex + 10: 
         sta     <(MULA+2)
         lda     mxs_hi,y
         sta     <(MULA+3)
-        bra     bcall
-@n2:    stx     <MULA                   ; MULA = n
-        sty     <(MULA+1)
-        stz     <(MULA+2)
-        tax
-        lda     a:pe
-        sec
-        sbc     lz8,x                   ; (no borrow: pe >= 124)
-        sta     a:pe
-        ldq     <MULO                   ; MULB = the first product
-        stq     <MULB
-        ldx     <(MULA+2)               ; n's top byte again (LDQ took X)
-        ldy     lz8,x
-        lda     mxs_lo,y                ; MULA = mx·2^(2+lz) (MULA+3 is still 0)
-        sta     <MULA
-        lda     mxs_mid,y
-        sta     <(MULA+1)
-        lda     mxs_hi,y
-        sta     <(MULA+2)
 bcall:  lda     #0                      ; (patched: the caller's base page)
         tab
         ldq     MULO+2                  ; A = bits 16-23, X:Y:Z = bits 24-47
@@ -837,6 +821,27 @@ bcall:  lda     #0                      ; (patched: the caller's base page)
         inc     pe
 @done:                                  ; the product: X:Y:Z (Z.7 set), pe, sg
 add_jmp:jmp     add                     ; (patched: prod_only when the sums are +0)
+term_n2:                                ; n of three bytes
+        stx     <MULA                   ; MULA = n
+        sty     <(MULA+1)
+        stz     <(MULA+2)
+        tax
+        lda     a:pe
+        sec
+        sbc     lz8,x                   ; (no borrow: pe >= 116)
+        adc     #7                      ; (C = 1) + 8
+        sta     a:pe
+        ldq     <MULO                   ; MULB = the first product
+        stq     <MULB
+        ldx     <(MULA+2)               ; n's top byte again (LDQ took X)
+        ldy     lz8,x
+        lda     mxs_lo,y                ; MULA = mx·2^(2+lz) (MULA+3 is still 0)
+        sta     <MULA
+        lda     mxs_mid,y
+        sta     <(MULA+1)
+        lda     mxs_hi,y
+        sta     <(MULA+2)
+        bra     bcall
 
 ; The sums wait between block columns as W = [E, m0, m1, s|m2] (sc_w.gq.acc): the single's own
 ; bits in another order (E the biased exponent, m0-m2 the 23 fraction bits, s the sign), so that
