@@ -12,9 +12,11 @@
  * GEMV with Q8_0/Q4_0 weights quantises at most SC_GEMV_COLS input elements at a time (a
  * multiple of 32) and carries SC_GEMV_ROWS row sums; ATTN keeps up to SC_ATTN_T scores and
  * recomputes them beyond that. The PC tests build the core with tiny values too, so that every
- * chunk boundary is crossed (mega65/tests/softcore_on_the_pc.rs). 1024 columns and 64 rows: the
- * 704-column down projection of a 5 M-parameter llama is quantised once, not per 32 rows (6.8 %
- * of its token for 162 bytes; docs/FINDINGS.md "Software core: the second speed pass"). */
+ * chunk boundary is crossed (mega65/tests/softcore_on_the_pc.rs). 768 columns and 128 rows in
+ * the float GEMV's 1,536 bytes: the 704- and 768-column down projections of the 5 M llama and
+ * stories15M are quantised once, and MiniLM's 384-row GEMVs take 3 row chunks (each block column's
+ * set-up is paid per chunk; its 1,536-column input is quantised 3 times, not 6: docs/FINDINGS.md
+ * "Software core: the Q8_0 GEMV's rows"). */
 #ifndef SC_VEC
 #define SC_VEC 64
 #endif
@@ -30,10 +32,10 @@
 #endif
 #endif
 #ifndef SC_GEMV_COLS
-#define SC_GEMV_COLS 1024
+#define SC_GEMV_COLS 768
 #endif
 #ifndef SC_GEMV_ROWS
-#define SC_GEMV_ROWS 64
+#define SC_GEMV_ROWS 128
 #endif
 #ifndef SC_ATTN_T
 #define SC_ATTN_T 256
@@ -67,8 +69,10 @@ union sc_work {
         int8_t q[SC_GEMV_COLS];       /* the input chunk quantised to Q8_0 (§5.3) */
         f32 d[SC_GEMV_COLS / 32];     /* its block scales (F16-rounded, widened) */
         f32 acc[SC_GEMV_ROWS];        /* running row sums of this row chunk */
-        uint8_t blk[34];              /* one weight block */
-        f32 x[32];                    /* one input block while quantising */
+#if !defined(__CC65__) || defined(SC_C_GEMV)
+        uint8_t blk[34]; /* one weight block (softgemv65.s has its own) */
+#endif
+        f32 x[32]; /* one input block while quantising */
     } gq;
     struct {
         f32 x[SC_VEC]; /* input chunk */

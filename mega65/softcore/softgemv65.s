@@ -58,7 +58,6 @@
         .zeropage
 qp:     .res    2                       ; the input block's int8 quants
 accp:   .res    2                       ; this row's acc
-nr:     .res    1                       ; rows left
 sg:     .res    1                       ; the product's sign (bit 7)
 sgx:    .res    1                       ; dx's sign (bit 7)
 pe:     .res    1                       ; the product's biased exponent
@@ -89,29 +88,30 @@ ncol:   .res    1                       ; block columns left (sgq_cols)
 lastc:  .res    1                       ; sgq_last of the chunk (sgq_cols)
 
         .data
-; the DMA job (F018B; addresses cross megabyte boundaries instead of wrapping inside them, option
-; $01, docs/spec/mega65.md §M3.2-§M3.3; source and destination megabyte), as softmem_m65.s.
+; the DMA job: an F018A entry (11 bytes, no sub-command), addresses cross megabyte boundaries
+; instead of wrapping inside them (option $01), the source megabyte; the destination's megabyte is
+; 0 (wbuf is in chip RAM: the .assert below), which every job starts with (options reset after a
+; job's last entry, gs4510.vhdl dmagic_reset_options; docs/spec/mega65.md §M3.2-§M3.3). 16 list
+; bytes a row instead of 19.
 ; Each row after the first starts it by writing DMA_ETRIGGER alone, but a job leaves the list address
 ; registers after its list (gs4510.vhdl increments reg_dmagic_addr over every list byte; spec
 ; §M3.1): DMA_ETRIGGER puts back only bits 0-7, so the list and the byte after it must share a 256-byte
-; page. 32-byte alignment (the linker configurations align DATA to 32) keeps the 19 bytes inside
+; page. 32-byte alignment (the linker configurations align DATA to 32) keeps the 16 bytes inside
 ; one; the .assert below stops the link if they ever are not.
         .align  32
-list:   .byte   DMA_OPT_F018B, DMA_OPT_CROSS_MB, DMA_OPT_SRC_MB
+list:   .byte   DMA_OPT_F018A, DMA_OPT_CROSS_MB, DMA_OPT_SRC_MB
 src_mb: .byte   0
-        .byte   DMA_OPT_DST_MB
-        .byte   <((wbuf + SC_NEAR_DELTA) >> 20)
         .byte   DMA_OPT_END             ; end of options
         .byte   DMA_COPY                ; COPY
 count:  .word   WT_Q8_0_BLOCK_BYTES
 src:    .word   0
-src_bk: .byte   0
+src_bk: .byte   0                       ; (F018A: bits 4-7 are flags, 0)
         .word   (wbuf + SC_NEAR_DELTA) & $FFFF
         .byte   <(((wbuf + SC_NEAR_DELTA) >> 16) & $0F)
-        .byte   0                       ; sub-command
         .word   0                       ; modulo
 list_end:                               ; where a job leaves the list address
 LIST_PHYS = list + SC_NEAR_DELTA
+        .assert (wbuf + SC_NEAR_DELTA) < $100000, lderror, "softgemv65.s: wbuf outside the first megabyte (the DMA job leaves the destination MB 0)"
         .assert >list = >list_end, lderror, "softgemv65.s: the DMA list crosses a page (sgq_block writes only DMA_ETRIGGER per row)"
 
         .code
@@ -201,13 +201,13 @@ _sgq_block:
         sta     tz_jmp+2
 :       stx     add_jmp+1
         sty     add_jmp+2
-        ldx     #<(pack_w - pk - 2)     ; the sums out as W, or (a row chunk's last block
-        lda     _sgq_last               ; column) as singles
+        ldx     #$C9                    ; the sums out as W (CMP #: on into pack_w), or (a row
+        lda     _sgq_last               ; chunk's last block column) as singles (BRA pack_f)
         beq     :+
-        ldx     #<(pack_f - pk - 2)
+        ldx     #$80
         lda     #$80
 :       sta     lst
-        stx     pk+1
+        stx     pk
         tba                             ; the caller's base page, put back after each isum
         sta     bcall+1
         lda     #0
@@ -225,21 +225,36 @@ _sgq_block:
         lda     _sgq_acc+1
         sta     accp+1
         jsr     set_accp
+        lda     #0                      ; the rows end where accp reaches sgq_acc + 4·sgq_nr: its
+        sta     t                       ; bytes into the row loop's compares
         lda     _sgq_nr
-        sta     nr
+        asl     a
+        rol     t
+        asl     a
+        rol     t
+        clc
+        adc     accp
+        sta     ae_lo+1
+        lda     t
+        adc     accp+1
+        sta     ae_hi+1
         jsr     dx_params
         lda     sgx                     ; dx's sign and exponent into the term's immediates
         sta     tsg+1
-        lda     ex10
+        lda     ex10                    ; (less 8: the common n of two bytes moves up by one)
+        sec
+        sbc     #8
         sta     tex+1
-        ldx     #<term                  ; dx no normal F16: every term of the column by the C
-        ldy     #>term
+        ldx     #<term                  ; the isum code's tail jumps to the term (term_dx: dx
+        ldy     #>term                  ; no normal F16, every term of the column by the C)
         lda     ex10
         bne     :+
         ldx     #<term_dx
         ldy     #>term_dx
-:       stx     term_call+1
-        sty     term_call+2
+:       stx     q8tail+1
+        sty     q8tail+2
+        stx     q4tail+1
+        sty     q4tail+2
         lda     #^LIST_PHYS             ; the DMA list's address: each row only writes DMA_ETRIGGER
         sta     DMA_ADDRBANK            ; ($D702 first: writing it clears $D704)
         lda     #<(LIST_PHYS >> 20)
@@ -301,9 +316,8 @@ ncx:    ldx     #0                      ; Q = -corr (patched); A and the carry a
 ncy:    ldy     #0                      ; ADCQ adds byte 2 = 0 to A (at most 128, the last |x|)
 ncz:    ldz     #0                      ; and a carry out of Z only ever reaches A
 isum_call:
-        jsr     q8sum                   ; X:Y:Z = Σ c·b − corr = isum
-term_call:
-        jsr     term                    ; (patched: term_dx when dx is no normal F16)
+        jsr     q8sum                   ; X:Y:Z = Σ c·b − corr = isum, then its tail's JMP to the
+                                        ; term, which returns here
         clc                             ; next row: the job's source one row stride on
         lda     src
 rb0:    adc     #0
@@ -319,11 +333,14 @@ next_acc:
         sta     accp
         sta     acc_e+1
         sta     acc_st+3
-        bcc     :+
+        bcc     ae_lo
         inc     accp+1
         inc     acc_e+2
         inc     acc_st+4
-:       dec     nr
+ae_lo:  cmp     #0                      ; (patched: the end's low byte; it recurs every 64 rows,
+        bne     rowloop                 ; so the high byte decides then)
+        lda     accp+1
+ae_hi:  cmp     #0                      ; (patched: the end's high byte)
         bne     rowloop
         ldz     #0                      ; (cc65 code takes (zp) as (zp),Z)
         rts
@@ -651,8 +668,8 @@ q8sum:
 .repeat 16, p
         Q8PAIR  p
 .endrepeat
-        rts
-        .assert (* - q8sum) = 16 * Q8SIZE + 1, error, "Q8SIZE"
+q8tail: jmp     term                    ; (patched: term or term_dx; slow makes it an RTS)
+        .assert (* - q8sum) = 16 * Q8SIZE + 3, error, "Q8SIZE"
 
 .macro  Q4BYTE  k
         lda     wbuf+2+k                ; +0
@@ -677,8 +694,8 @@ q4sum:
 .repeat 16, k
         Q4BYTE  k
 .endrepeat
-        rts
-        .assert (* - q4sum) = 16 * Q4SIZE + 1, error, "Q4SIZE"
+q4tail: jmp     term                    ; (as q8tail)
+        .assert (* - q4sum) = 16 * Q4SIZE + 3, error, "Q4SIZE"
 
 
 ;---------------------------------------------------------------------------------------------
@@ -695,6 +712,15 @@ term_zero:
         lda     bcall+1                 ; the caller's base page
         tab
 tz_jmp: jmp     isum_zero               ; (patched: rts_first when the sums are +0)
+term_n0:                                ; n below 2^8 (the term's pe is 8 below its value)
+        txa
+        beq     term_zero               ; isum = 0
+        stz     <MULA                   ; (Z = 0) MULA = n·2^8
+        stx     <(MULA+1)
+        lda     a:pe
+        sec
+        sbc     #8
+        bra     term_lz8
 ; Entered with B = $D7 (the multiplier's page, as the isum left it): the multiplier's inputs and
 ; output are base-page operands up to the second product; the caller's B is back (bcall) before
 ; the product is rounded, and on every way out before that. Zero-page variables meanwhile are
@@ -711,7 +737,7 @@ tsg:    eor     #0                      ; (patched: dx's sign)
         beq     term_slow               ; inf or NaN
         lsr     a
         lsr     a
-tex:    adc     #0                      ; (patched: ex10) (C = 0) eh + ex + 10: 124-182
+tex:    adc     #0                      ; (patched: ex10 − 8) (C = 0) eh + ex + 2: 116-174
         sta     a:pe
         lda     #0                      ; MULB = mw, the F16 significand (MULB+2 is 0 from the
         sta     <(MULA+3)               ; row loop; +3 and MULA+3 held the isum's last pair)
@@ -742,24 +768,16 @@ tex:    adc     #0                      ; (patched: ex10) (C = 0) eh + ex + 10: 
         ; P = that · mx·2^(2+lz) (· 2^8 unless the top byte is byte 2): P in [2^45, 2^48), the
         ; exact product of single(isum) and dw·dx; pe −= 8 per byte moved up, − lz
         tza
-        bne     @n2
+        bne     term_n2
         tya
-        bne     @n1
-        txa
-        beq     term_zero               ; isum = 0
-        stz     <MULA                   ; (Z = 0) MULA = n·2^8
-        stx     <(MULA+1)
-        lda     a:pe
-        sec
-        sbc     #16
-        bra     @lz8
-@n1:    stx     <MULA                   ; MULA = n (MULA+2 is 0 from the row loop)
+        beq     term_n0
+        stx     <MULA                   ; n of two bytes: MULA = n (MULA+2 is 0 from the row loop)
         sty     <(MULA+1)
         tax
         lda     a:pe
         sec
-        sbc     #8
-@lz8:   sbc     lz8,x                   ; (no borrow: pe >= 124)
+term_lz8:
+        sbc     lz8,x                   ; (no borrow: pe >= 116)
         sta     a:pe
         ldq     <MULO                   ; MULB = the first product
         stq     <MULB
@@ -773,25 +791,6 @@ tex:    adc     #0                      ; (patched: ex10) (C = 0) eh + ex + 10: 
         sta     <(MULA+2)
         lda     mxs_hi,y
         sta     <(MULA+3)
-        bra     bcall
-@n2:    stx     <MULA                   ; MULA = n
-        sty     <(MULA+1)
-        stz     <(MULA+2)
-        tax
-        lda     a:pe
-        sec
-        sbc     lz8,x                   ; (no borrow: pe >= 124)
-        sta     a:pe
-        ldq     <MULO                   ; MULB = the first product
-        stq     <MULB
-        ldx     <(MULA+2)               ; n's top byte again (LDQ took X)
-        ldy     lz8,x
-        lda     mxs_lo,y                ; MULA = mx·2^(2+lz) (MULA+3 is still 0)
-        sta     <MULA
-        lda     mxs_mid,y
-        sta     <(MULA+1)
-        lda     mxs_hi,y
-        sta     <(MULA+2)
 bcall:  lda     #0                      ; (patched: the caller's base page)
         tab
         ldq     MULO+2                  ; A = bits 16-23, X:Y:Z = bits 24-47
@@ -822,6 +821,27 @@ bcall:  lda     #0                      ; (patched: the caller's base page)
         inc     pe
 @done:                                  ; the product: X:Y:Z (Z.7 set), pe, sg
 add_jmp:jmp     add                     ; (patched: prod_only when the sums are +0)
+term_n2:                                ; n of three bytes
+        stx     <MULA                   ; MULA = n
+        sty     <(MULA+1)
+        stz     <(MULA+2)
+        tax
+        lda     a:pe
+        sec
+        sbc     lz8,x                   ; (no borrow: pe >= 116)
+        adc     #7                      ; (C = 1) + 8
+        sta     a:pe
+        ldq     <MULO                   ; MULB = the first product
+        stq     <MULB
+        ldx     <(MULA+2)               ; n's top byte again (LDQ took X)
+        ldy     lz8,x
+        lda     mxs_lo,y                ; MULA = mx·2^(2+lz) (MULA+3 is still 0)
+        sta     <MULA
+        lda     mxs_mid,y
+        sta     <(MULA+1)
+        lda     mxs_hi,y
+        sta     <(MULA+2)
+        bra     bcall
 
 ; The sums wait between block columns as W = [E, m0, m1, s|m2] (sc_w.gq.acc): the single's own
 ; bits in another order (E the biased exponent, m0-m2 the 23 fraction bits, s the sign), so that
@@ -925,12 +945,14 @@ acc_keep:                               ; acc as it is
         rts
 w2f_j:  jmp     w2f
 
-acc_ge: beq     add_eqe
+j_eqe:  jmp     add_eqe                 ; (add_eqe and ab_far sit beyond the rounding, out of a
+j_far:  jmp     ab_far                  ; branch's reach)
+acc_ge: beq     j_eqe
         sbc     pe                      ; acc is larger: d = E − pe (C = 1)
         cmp     #26
         bcs     acc_keep
         cmp     #8
-        bcs     ab_far
+        bcs     j_far
         SHOFF   ab_br
         lda     #0
 ab_br:  bra     *+2
@@ -948,19 +970,114 @@ ab_sum: stq     tq                      ; the product aligned (guard byte A)
         taz
         lda     #0
         clc
-        adcq    tq
-        jmp     sum_done
+        adcq    tq                      ; on into sum_done
+; the same signs: X:Y:Z significand, A guard byte, C the carry out of the top
+sum_done:
+        bcc     round
+        rorq
+        bcc     :+
+        ora     #1
+:       inc     eb                      ; (now possibly 255: rounded as below, then pack's check)
+        cmp     #$80
+        bcc     pack
+        and     #$7F
+        bne     @up
+        txa
+        lsr     a
+        bcc     pack
+@up:    inx
+        bne     pack
+        iny
+        bne     pack
+        inz
+        bne     pack
+        ldz     #$80
+        inc     eb
+        bra     pack
 ab_sub: tza
         ora     #$80
         taz
         lda     #0
         sec
         sbcq    tq
-        jmp     diff_done
+                                        ; on into diff_done
+; the signs differ: the larger minus the smaller, zero only when they are equal (+0)
+diff_done:
+        bne     sub_norm
+        ldy     #3                      ; exact cancellation: +0
+        lda     #0
+:       sta     (accp),y
+        dey
+        bpl     :-
+        rts
+sub_norm:
+        cpz     #$80
+        bcs     round
+        aslq
+        dec     eb
+        bra     sub_norm
+
+; X:Y:Z significand, A guard byte: round to nearest even, store with eb, sb. Entered with eb
+; 1-254 and straight to pk unless the rounding carries out: eb is the larger operand's exponent
+; (acc's E 1-254, or the product's pe, 99-183), or after a cancellation at least the larger's less
+; 24, which is 75 or more (d < 26: acc is the larger with E >= pe, or the product with E >= pe − 25).
+round:  cmp     #$80
+        bcc     pk
+        and     #$7F
+        bne     @up
+        txa
+        lsr     a
+        bcc     pk
+@up:    inx
+        bne     pk
+        iny
+        bne     pk
+        inz
+        bne     pk
+        ldz     #$80
+        inc     eb
+; X:Y:Z significand (Z.7 set), eb, sb: acc = W [eb, X, Y, (Z & $7F) | sb], or in the last block
+; column the single [X, Y, (Z & $7F) | E.0 << 7, sb | E >> 1]; eb must be 1-254
+pack:   lda     eb
+        beq     pack_slow
+        cmp     #$FF
+        beq     pack_slow
+pk:     bra     pack_f                  ; (patched: CMP #, on into pack_w, but in a row chunk's
+                                        ; last block column)
+pack_w: tza
+        and     #$7F
+        ora     sb
+        taz
+        lda     eb
+acc_st: stq     $FFFF                   ; (the operand is accp, patched per row)
+        rts
+prod_w: tza                             ; a row chunk's first block column, not its last: the
+        and     #$7F                    ; product as it is, as W (pe is always 99-183)
+        ora     sg
+        taz
+        lda     pe
+        bra     acc_st
+pack_f: lda     eb
+        lsr     a                       ; C = E.0
+        ora     sb
+        sta     t2
+        tza
+        and     #$7F
+        bcc     :+
+        ora     #$80
+:       phy                             ; Q = [m0, m1, that, t2]
+        tay
+        txa
+        plx
+        ldz     t2
+        bra     acc_st
+pack_slow:
+        jmp     slow
+
 ab_far: sta     dd
         lda     #0
         jsr     shr_far
-        bra     ab_sum
+        jmp     ab_sum
 add_eqe:                                ; equal exponents (d = 0): the larger by significand
         stx     pq+1
         sty     pq+2
@@ -990,6 +1107,7 @@ add_eqe:                                ; equal exponents (d = 0): the larger by
         sec
         sbcq    tq
         jmp     diff_done
+
 
 ; Q = acc's significand with a zero guard byte: [0, m0, m1, m2 | $80]; sa = acc's sign, opp
 ; bit 7: the signs differ
@@ -1055,83 +1173,6 @@ shr_far:
         lsrq
         ora     jamv
         rts
-
-; the same signs: X:Y:Z significand, A guard byte, C the carry out of the top
-sum_done:
-        bcc     round
-        rorq
-        bcc     :+
-        ora     #1
-:       inc     eb
-        bra     round
-; the signs differ: the larger minus the smaller, zero only when they are equal (+0)
-diff_done:
-        bne     sub_norm
-        ldy     #3                      ; exact cancellation: +0
-        lda     #0
-:       sta     (accp),y
-        dey
-        bpl     :-
-        rts
-sub_norm:
-        cpz     #$80
-        bcs     round
-        aslq
-        dec     eb
-        bra     sub_norm
-
-; X:Y:Z significand, A guard byte: round to nearest even, store with eb, sb
-round:  cmp     #$80
-        bcc     pack
-        and     #$7F
-        bne     @up
-        txa
-        lsr     a
-        bcc     pack
-@up:    inx
-        bne     pack
-        iny
-        bne     pack
-        inz
-        bne     pack
-        ldz     #$80
-        inc     eb
-; X:Y:Z significand (Z.7 set), eb, sb: acc = W [eb, X, Y, (Z & $7F) | sb], or in the last block
-; column the single [X, Y, (Z & $7F) | E.0 << 7, sb | E >> 1]; eb must be 1-254
-pack:   lda     eb
-        beq     pack_slow
-        cmp     #$FF
-        beq     pack_slow
-pk:     bra     pack_w                  ; (patched: pack_f in a row chunk's last block column)
-pack_w: tza
-        and     #$7F
-        ora     sb
-        taz
-        lda     eb
-acc_st: stq     $FFFF                   ; (the operand is accp, patched per row)
-        rts
-prod_w: tza                             ; a row chunk's first block column, not its last: the
-        and     #$7F                    ; product as it is, as W (pe is always 99-183)
-        ora     sg
-        taz
-        lda     pe
-        bra     acc_st
-pack_f: lda     eb
-        lsr     a                       ; C = E.0
-        ora     sb
-        sta     t2
-        tza
-        and     #$7F
-        bcc     :+
-        ora     #$80
-:       phy                             ; Q = [m0, m1, that, t2]
-        tay
-        txa
-        plx
-        ldz     t2
-        bra     acc_st
-pack_slow:
-        jmp     slow
 
 rts_first:                              ; isum = 0 into a +0 sum: +0 (the sum's word is
         ldy     #3                      ; not cleared beforehand; the same bytes in W)
@@ -1214,10 +1255,16 @@ slow:   lda     bcall+1                 ; the caller's base page
         sta     <(MULA+2)
         sta     <(MULB+1)
         sta     <(MULB+2)
+        lda     #$60                    ; RTS: the isum code returns here instead of going on
+        sta     q8tail                  ; to the term
+        sta     q4tail
         ldx     ncx+1                   ; -corr
         ldy     ncy+1
         ldz     ncz+1
         jsr     (isum_call+1)
+        lda     #$4C                    ; JMP again
+        sta     q8tail
+        sta     q4tail
         lda     bcall+1                 ; the caller's base page
         tab
         stx     _sgq_s
@@ -1240,8 +1287,9 @@ slow:   lda     bcall+1                 ; the caller's base page
         sta     _sgq_accp+1
         jsr     _sgq_slow
         bit     lst
-        bpl     f2w                     ; not the last block column: back to W
-        rts
+        bmi     :+
+        jmp     f2w                     ; not the last block column: back to W
+:       rts
 
         .rodata
 lowmask:

@@ -408,8 +408,9 @@ fn gemv_in_every_weight_format_and_flag_combination_agrees_bit_for_bit() {
 
 #[test]
 fn gemv_with_inputs_wider_than_the_quantised_buffer_and_many_rows_agrees() {
-    // 1088 columns: 17 chunks of the tiny build's 64 and two of the default 1024; 140 rows: 47
-    // row chunks of the tiny build's 3 and three of the default 64.
+    // 1088 columns: 17 chunks of the tiny build's 64 and two of the default 768; 140 rows: 47
+    // row chunks of the tiny build's 3 and two of the default 128 (whose 512 bytes of sums pass
+    // the end's low address byte at row 64 before they end).
     for (k, fmt) in [GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::F16]
         .into_iter()
         .enumerate()
