@@ -34,20 +34,32 @@
         .include        "quad.inc"              ; quad instructions, the multiplier
         .include        "fn_tables.inc"         ; WT_F32, WT_F16 (anything else: BF16)
         .import         _xr_spec
-        .export         _xr_chunk, _xr_start, _xr_pg, _xr_n, _xr_x, _xr_fmt, _xr_jy
+        .export         _xr_chunk, _xr_start, _xr_pg, _xr_n, _xr_x, _xr_fmt, _xr_jy, _xr_pgs
+        .export         _xr_stk
+; the lowest pages of the core's 1 KB C stack (exactsum.h): XR_SROWS of them hold row pages while
+; a GEMV runs with the stack above them
+        .include        "softcore_abi.inc"      ; SC_STACK
+.ifdef SC_UNMAPPED
+        .import         __STACKTOP__
+_xr_stk = __STACKTOP__ - SC_STACK       ; the test PRG: as low under its stack's top as the core's
+.else
+_xr_stk = SC_WIN_END - SC_STACK         ; the core's C stack (linker/softcore.cfg)
+.endif
 _xr_jy = y0q + 3                        ; 4·j (the LDQ's operand)
 
 XS_BYTES = 74                           ; exactsum.h
 XR_LINK = 75
 XR_SPEC = 76
 XR_W    = 77
+XR_ROWS = 8
 
         .bss
 _xr_fmt:.res    1                       ; WT_F32, WT_F16 or WT_BF16 (fn_tables.h)
 _xr_pg: .res    1                       ; the first row's page (high byte)
+_xr_pgs:.res    XR_ROWS                 ; the rows' pages (high bytes), in order
 _xr_n:  .res    1                       ; elements, 1..XR_N (4·j is a byte)
 _xr_x:  .res    2                       ; the chunk's input, f32[xr_n]
-lastp:  .res    1                       ; xr_start: the page after the last row's
+lastp:  .res    1                       ; xr_start: rows left
 bv:     .res    1                       ; b
 m7:     .res    1                       ; nonzero: r6a, r6s patched for 7 bytes (F16)
 hid:    .res    1                       ; the weight's hidden bit (BF16, F32)
@@ -56,18 +68,20 @@ savb:   .res    1                       ; the caller's base page
 
         .code
 
-; void xr_start(uint8_t nr): the first nr row pages from xr_pg on ready for a row block: the
-; accumulator (bytes 1-74; byte 0 too) biased as xs_clear leaves xs_acc, no special products,
-; each page linked to the next (the base page moved to each; the caller's back on return)
+; void xr_start(uint8_t nr): the pages xr_pgs[0..nr-1] ready for a row block: the accumulator
+; (bytes 1-74; byte 0 too) biased as xs_clear leaves xs_acc, no special products, each page
+; linked to the next in xr_pgs (the base page moved to each; the caller's back on return); xr_pg
+; the first
 _xr_start:
-        clc
-        adc     _xr_pg
-        sta     lastp
+        sta     lastp                   ; rows left
         tba
         sta     savb
-        lda     _xr_pg
-@pg:    tab                             ; the page as the base page: 19 quad stores of $80s
-        pha
+        lda     _xr_pgs
+        sta     _xr_pg
+        ldx     #0
+@pg:    lda     _xr_pgs,x
+        tab                             ; the page as the base page: 19 quad stores of $80s
+        phx
         lda     #$80
         tax
         tay
@@ -78,11 +92,11 @@ _xr_start:
         lda     #0
         sta     XS_BYTES                ; byte 74: the accumulator's top byte (bias 0)
         sta     XR_SPEC
-        pla
-        inc     a
-        cmp     lastp
-        bne     @l
-        lda     #0                      ; the last row: no next page
+        plx
+        inx
+        dec     lastp
+        beq     @l                      ; the last row: no next page (A = 0)
+        lda     _xr_pgs,x
 @l:     sta     XR_LINK
         bne     @pg
         lda     savb
