@@ -2716,9 +2716,7 @@ fn float_rows_job(mut c: Case, fmt: GgmlType, rows: u32, cols: u32, special: boo
         // zeros and subnormals, and in some rows an infinity or a NaN
         let at = c.below(cols as u64) as usize;
         ws[at] = match fmt {
-            GgmlType::F32 => {
-                [0, 0x8000_0000, 0x0000_0123, 0x807F_FFFF][c.below(4) as usize]
-            }
+            GgmlType::F32 => [0, 0x8000_0000, 0x0000_0123, 0x807F_FFFF][c.below(4) as usize],
             GgmlType::F16 => [0, 0x8000, 0x0001, 0x83FF][c.below(4) as usize],
             _ => [0, 0x8000, 0x0001, 0x807F][c.below(4) as usize],
         };
