@@ -53,6 +53,11 @@ extern uint8_t xr_pgs[XR_ROWS]; /* the block's pages (high bytes), in row order 
 extern uint8_t xr_stk[];        /* the C stack's lowest page */
 void xr_start(uint8_t nr); /* xr_pgs' first nr pages cleared (bias, no specials) and linked */
 void xr_chunk(void);
+/* the chunk's xr_wn bytes of each of the block's rows from xr_wa on (rows xr_rb bytes apart) into
+ * their pages at XR_W; xr_wa += xr_wn */
+extern uint32_t xr_wa, xr_rb;
+extern uint8_t xr_wn;
+void xr_load(void);
 void xr_spec(uint8_t page);
 /* xs_acc and the special products from one of those pages (then xs_round rounds that row) */
 void xs_load(const uint8_t *page);

@@ -276,12 +276,11 @@ static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t 
 #error "softgemv.c: the row pages do not fit sc_w.gb"
 #endif
 #endif
-static uint32_t gf_wr, gf_w0, gf_rb, gf_xp, gf_left, gf_r0, gf_rl;
+static uint32_t gf_wr, gf_rb, gf_xp, gf_left, gf_r0, gf_rl;
 static uint16_t gf_n, gf_wn, gf_cap;
 static uint8_t gf_k, gf_nr, gf_rows, gf_xread;
 
 #ifdef XS_ASM
-static uint32_t gf_a;
 static uint8_t *gf_pg;
 
 /* xr_chunk's products with an infinite or NaN operand: x_j·(the weight of the row at page) into
@@ -316,6 +315,7 @@ static void gemv_float(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint3
 #else
     uint16_t j;
     uint8_t *wb;
+    static uint32_t gf_w0;
     gf_rows = 1;
     gf_cap = bbytes == 4 ? SC_GF_N32 : SC_GF_N16;
     wb = sc_w.gb.b + 4 * gf_cap;
@@ -324,14 +324,18 @@ static void gemv_float(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint3
      * chunk */
     gf_xread = 1;
     gf_rb = rb;
+#ifdef XS_ASM
+    xr_rb = rb;
+#endif
     gf_wr = w;
     gf_r0 = 0;
     for (gf_rl = rows; gf_rl != 0; gf_rl -= gf_nr) {
         gf_nr = gf_rl < gf_rows ? (uint8_t)gf_rl : gf_rows;
-        gf_w0 = gf_wr; /* the block's first row, this chunk of it */
 #ifdef XS_ASM
+        xr_wa = gf_wr; /* the block's first row, this chunk of it */
         xr_start(gf_nr);
 #else
+        gf_w0 = gf_wr;
         xs_clear();
 #endif
         gf_xp = x;
@@ -345,16 +349,13 @@ static void gemv_float(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint3
                 gf_xp += 4 * gf_n;
             }
 #ifdef XS_ASM
-            for (gf_k = 0, gf_a = gf_w0; gf_k != gf_nr; ++gf_k, gf_a += gf_rb)
-                sm_read(gf_a, (uint8_t *)((uint16_t)xr_pgs[gf_k] << 8) + XR_W, gf_wn);
-#else
-            sm_read(gf_w0, wb, gf_wn);
-#endif
-            gf_w0 += gf_wn;
-#ifdef XS_ASM
+            xr_wn = (uint8_t)gf_wn;
+            xr_load();
             xr_n = (uint8_t)gf_n;
             xr_chunk();
 #else
+            sm_read(gf_w0, wb, gf_wn);
+            gf_w0 += gf_wn;
             for (j = 0; j < gf_n; ++j)
                 xs_add_product(widen_at(fmt, wb, j), xb[j]);
 #endif
