@@ -34,7 +34,14 @@ extern uint8_t xs_special;
  * to the caller's xr_spec(page) (that row's page; j = xr_jy / 4), which must leave the hardware
  * multiplier's inputs alone (xr_chunk keeps x_j in MULTINB for the rows after it). */
 #define XS_ASM 1 /* (and exactround65.s's xs_top starts xs_round, exactsum.c) */
-#define XR_ROWS 4
+/* XR_ROWS rows a block: XR_UROWS pages in the buffer union (sc_w.gb), the input's page after
+ * them, and XR_SROWS at xr_stk, the lowest pages of the core's C stack, when the stack is above
+ * them by XR_DEPTH bytes or more at gemv_float's arguments (the most its calls below take, with
+ * room to spare); else blocks of XR_UROWS. */
+#define XR_ROWS 8
+#define XR_UROWS 5
+#define XR_SROWS (XR_ROWS - XR_UROWS)
+#define XR_DEPTH 128
 #define XR_N 64
 #define XR_N32 44
 #define XR_LINK 75
@@ -42,8 +49,15 @@ extern uint8_t xs_special;
 #define XR_W 77
 extern uint8_t xr_fmt, xr_pg, xr_n, xr_jy;
 extern const f32 *xr_x;
-void xr_start(uint8_t nr); /* the first nr pages cleared (bias, no specials) and linked */
+extern uint8_t xr_pgs[XR_ROWS]; /* the block's pages (high bytes), in row order */
+extern uint8_t xr_stk[];        /* the C stack's lowest page */
+void xr_start(uint8_t nr); /* xr_pgs' first nr pages cleared (bias, no specials) and linked */
 void xr_chunk(void);
+/* the chunk's xr_wn bytes of each of the block's rows from xr_wa on (rows xr_rb bytes apart) into
+ * their pages at XR_W; xr_wa += xr_wn */
+extern uint32_t xr_wa, xr_rb;
+extern uint8_t xr_wn;
+void xr_load(void);
 void xr_spec(uint8_t page);
 /* xs_acc and the special products from one of those pages (then xs_round rounds that row) */
 void xs_load(const uint8_t *page);

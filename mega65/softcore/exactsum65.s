@@ -34,40 +34,80 @@
         .include        "quad.inc"              ; quad instructions, the multiplier
         .include        "fn_tables.inc"         ; WT_F32, WT_F16 (anything else: BF16)
         .import         _xr_spec
-        .export         _xr_chunk, _xr_start, _xr_pg, _xr_n, _xr_x, _xr_fmt, _xr_jy
+        .export         _xr_chunk, _xr_start, _xr_pg, _xr_n, _xr_x, _xr_fmt, _xr_jy, _xr_pgs
+        .export         _xr_stk, _xr_load, _xr_wa, _xr_rb, _xr_wn
+        .import         SC_NEAR_DELTA
+; the lowest pages of the core's 1 KB C stack (exactsum.h): XR_SROWS of them hold row pages while
+; a GEMV runs with the stack above them
+        .include        "softcore_abi.inc"      ; SC_STACK
+.ifdef SC_UNMAPPED
+        .import         __STACKTOP__
+_xr_stk = __STACKTOP__ - SC_STACK       ; the test PRG: as low under its stack's top as the core's
+.else
+_xr_stk = SC_WIN_END - SC_STACK         ; the core's C stack (linker/softcore.cfg)
+.endif
 _xr_jy = y0q + 3                        ; 4·j (the LDQ's operand)
 
 XS_BYTES = 74                           ; exactsum.h
 XR_LINK = 75
 XR_SPEC = 76
 XR_W    = 77
+XR_ROWS = 8
 
         .bss
 _xr_fmt:.res    1                       ; WT_F32, WT_F16 or WT_BF16 (fn_tables.h)
 _xr_pg: .res    1                       ; the first row's page (high byte)
+_xr_pgs:.res    XR_ROWS                 ; the rows' pages (high bytes), in order
 _xr_n:  .res    1                       ; elements, 1..XR_N (4·j is a byte)
 _xr_x:  .res    2                       ; the chunk's input, f32[xr_n]
-lastp:  .res    1                       ; xr_start: the page after the last row's
+lastp:  .res    1                       ; xr_start: rows left
 bv:     .res    1                       ; b
 m7:     .res    1                       ; nonzero: r6a, r6s patched for 7 bytes (F16)
 hid:    .res    1                       ; the weight's hidden bit (BF16, F32)
 bt:     .res    1                       ; its byte index
 savb:   .res    1                       ; the caller's base page
+nrow:   .res    1                       ; the block's rows (xr_start)
+_xr_wa: .res    4                       ; the first row's weights of the next chunk
+_xr_rb: .res    4                       ; the row stride
+_xr_wn: .res    1                       ; the chunk's weight bytes a row
+xa:     .res    4                       ; xr_load: this row's
+
+        .data
+; xr_load's DMA job: an F018A entry (no sub-command), addresses crossing megabyte boundaries
+; instead of wrapping inside them (option $01), the source megabyte; the destination's megabyte
+; is 0 (the row pages are chip RAM: options reset after a job's last entry, gs4510.vhdl
+; dmagic_reset_options; docs/spec/mega65.md §M3.2-§M3.3), as softgemv65.s's job
+xl_list:.byte   DMA_OPT_F018A, DMA_OPT_CROSS_MB, DMA_OPT_SRC_MB
+xl_smb: .byte   0
+        .byte   DMA_OPT_END             ; end of options
+        .byte   DMA_COPY                ; COPY
+xl_cnt: .word   0
+xl_src: .word   0
+xl_sbk: .byte   0
+        .byte   XR_W                    ; the destination: the row's page at XR_W
+xl_dhi: .byte   0
+xl_dbk: .byte   0
+        .word   0                       ; modulo
+XL_PHYS = xl_list + SC_NEAR_DELTA
+        .assert (SC_NEAR_DELTA & $FF) = 0, lderror, "exactsum65.s: a page's chip RAM address is not a page's"
 
         .code
 
-; void xr_start(uint8_t nr): the first nr row pages from xr_pg on ready for a row block: the
-; accumulator (bytes 1-74; byte 0 too) biased as xs_clear leaves xs_acc, no special products,
-; each page linked to the next (the base page moved to each; the caller's back on return)
+; void xr_start(uint8_t nr): the pages xr_pgs[0..nr-1] ready for a row block: the accumulator
+; (bytes 1-74; byte 0 too) biased as xs_clear leaves xs_acc, no special products, each page
+; linked to the next in xr_pgs (the base page moved to each; the caller's back on return); xr_pg
+; the first
 _xr_start:
-        clc
-        adc     _xr_pg
-        sta     lastp
+        sta     nrow
+        sta     lastp                   ; rows left
         tba
         sta     savb
-        lda     _xr_pg
-@pg:    tab                             ; the page as the base page: 19 quad stores of $80s
-        pha
+        lda     _xr_pgs
+        sta     _xr_pg
+        ldx     #0
+@pg:    lda     _xr_pgs,x
+        tab                             ; the page as the base page: 19 quad stores of $80s
+        phx
         lda     #$80
         tax
         tay
@@ -78,17 +118,94 @@ _xr_start:
         lda     #0
         sta     XS_BYTES                ; byte 74: the accumulator's top byte (bias 0)
         sta     XR_SPEC
-        pla
-        inc     a
-        cmp     lastp
-        bne     @l
-        lda     #0                      ; the last row: no next page
+        plx
+        inx
+        dec     lastp
+        beq     @l                      ; the last row: no next page (A = 0)
+        lda     _xr_pgs,x
 @l:     sta     XR_LINK
         bne     @pg
         lda     savb
         tab
         ldz     #0
         rts
+
+
+; void xr_load(void): the chunk's xr_wn weight bytes of every row of the block (xr_start's) from
+; xr_wa on (a row every xr_rb bytes) into the rows' pages at XR_W, one DMA job a row; xr_wa moves on
+; by xr_wn. SSNAIL addresses are flat attic addresses (softmem_m65.s): bits 0-19 the job's
+; address and bank, 20-27 its megabyte.
+_xr_load:
+        lda     _xr_wn
+        sta     xl_cnt
+        ldx     #3
+@cp:    lda     _xr_wa,x
+        sta     xa,x
+        dex
+        bpl     @cp
+        inx
+@row:   lda     xa
+        sta     xl_src
+        lda     xa+1
+        sta     xl_src+1
+        lda     xa+2
+        and     #$0F
+        sta     xl_sbk
+        lda     xa+3
+        asl     a
+        asl     a
+        asl     a
+        asl     a
+        sta     xl_smb
+        lda     xa+2
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        ora     xl_smb
+        sta     xl_smb
+        lda     _xr_pgs,x               ; the page's chip RAM address
+        clc
+        adc     #>SC_NEAR_DELTA
+        sta     xl_dhi
+        lda     #^SC_NEAR_DELTA
+        adc     #0
+        sta     xl_dbk
+        lda     #^XL_PHYS               ; ($D702 first: writing it clears $D704)
+        sta     DMA_ADDRBANK
+        lda     #<(XL_PHYS >> 20)
+        sta     DMA_ADDRMB
+        lda     #>XL_PHYS
+        sta     DMA_ADDRMSB
+        lda     #<XL_PHYS
+        sta     DMA_ETRIGGER            ; the CPU waits until the job is done
+        clc
+        lda     xa
+        adc     _xr_rb
+        sta     xa
+        lda     xa+1
+        adc     _xr_rb+1
+        sta     xa+1
+        lda     xa+2
+        adc     _xr_rb+2
+        sta     xa+2
+        lda     xa+3
+        adc     _xr_rb+3
+        sta     xa+3
+        inx
+        cpx     nrow
+        bne     @row
+        clc
+        lda     _xr_wa
+        adc     _xr_wn
+        sta     _xr_wa
+        bcc     @done
+        inc     _xr_wa+1
+        bne     @done
+        inc     _xr_wa+2
+        bne     @done
+        inc     _xr_wa+3
+@done:  rts
 
 
 ; void xr_chunk(void): every row += Σ_{j < xr_n} w_rj·x_j exactly, for xr_fmt weights. xr_x is

@@ -50,7 +50,11 @@
 #ifndef SC_GF_N32
 #define SC_GF_N32 192
 #endif
-#if 8 * SC_GF_N32 > 6 * SC_GF_N16
+#if defined(__CC65__) && !defined(SC_C_GEMV)
+/* the float GEMV's five row pages and the input's page from the buffer's first page boundary on
+ * (exactsum.h's XR_UROWS; softgemv.c checks) */
+#define SC_GF_BYTES (255 + 6 * 256)
+#elif 8 * SC_GF_N32 > 6 * SC_GF_N16
 #define SC_GF_BYTES (8 * SC_GF_N32)
 #else
 #define SC_GF_BYTES (6 * SC_GF_N16)

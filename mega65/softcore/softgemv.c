@@ -267,20 +267,18 @@ static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t 
 /* The row and chunk state lives in statics and the addresses move on by additions: cc65 keeps
  * 32-bit locals on its C stack and multiplies through the runtime. A chunk is SC_GF_N16 (F32:
  * SC_GF_N32) elements of x and of the row, read by one DMA job each (x once per GEMV when it fits
- * one chunk). cc65 builds (exactsum65.s) take XR_ROWS rows at a time (GF_ROWS), each in a 256-byte
- * page of sc_w.gb (its accumulator, link, special products and the chunk's XR_N or XR_N32 weights,
- * exactsum.h), the input chunk after the pages; xr_chunk unpacks each x_j once for the rows. */
+ * one chunk). cc65 builds (exactsum65.s) take XR_ROWS rows at a time (XR_UROWS when the C stack is
+ * low), each in a 256-byte page (its accumulator, link, special products and the chunk's XR_N or
+ * XR_N32 weights, exactsum.h): XR_UROWS in sc_w.gb with the input chunk after them, the others the
+ * C stack's lowest pages; xr_chunk unpacks each x_j once for the rows. */
 #ifdef XS_ASM
-#define GF_ROWS XR_ROWS
-#if 255 + 256 * XR_ROWS + 4 * XR_N > SC_GF_BYTES || XR_W + 4 * XR_N32 > 256 || XR_W + 2 * XR_N > 256
+#if 255 + 256 * XR_UROWS + 4 * XR_N > SC_GF_BYTES || XR_W + 4 * XR_N32 > 256 || XR_W + 2 * XR_N > 256
 #error "softgemv.c: the row pages do not fit sc_w.gb"
 #endif
-#else
-#define GF_ROWS 1
 #endif
-static uint32_t gf_wr, gf_w0, gf_a, gf_rb, gf_xp, gf_left, gf_r0, gf_rl;
+static uint32_t gf_wr, gf_rb, gf_xp, gf_left, gf_r0, gf_rl;
 static uint16_t gf_n, gf_wn, gf_cap;
-static uint8_t gf_k, gf_nr, gf_xread, *gf_p;
+static uint8_t gf_k, gf_nr, gf_rows, gf_xread;
 
 #ifdef XS_ASM
 static uint8_t *gf_pg;
@@ -298,18 +296,27 @@ void xr_spec(uint8_t page)
 static void gemv_float(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols, uint32_t rows, uint32_t rb)
 {
     f32 *xb = (f32 *)sc_w.gb.b;
-    uint8_t *wb;
 #ifdef XS_ASM
     /* the first page boundary in the buffer: the row pages (their weights at XR_W), then the
      * input chunk */
     gf_pg = (uint8_t *)(((uint16_t)sc_w.gb.b + 255) & 0xFF00);
-    wb = gf_pg + XR_W;
-    xr_pg = (uint8_t)((uint16_t)gf_pg >> 8);
-    xr_x = xb = (f32 *)(gf_pg + 256 * XR_ROWS);
+    xr_x = xb = (f32 *)(gf_pg + 256 * XR_UROWS);
+    for (gf_k = 0; gf_k < XR_UROWS; ++gf_k)
+        xr_pgs[gf_k] = (uint8_t)((uint16_t)gf_pg >> 8) + gf_k;
+    /* the C stack's lowest pages too while the stack stays above them (exactsum.h) */
+    gf_rows = XR_UROWS;
+    if ((uint16_t)&fmt >= (uint16_t)xr_stk + 256 * XR_SROWS + XR_DEPTH) {
+        for (gf_k = 0; gf_k < XR_SROWS; ++gf_k)
+            xr_pgs[XR_UROWS + gf_k] = (uint8_t)((uint16_t)xr_stk >> 8) + gf_k;
+        gf_rows = XR_ROWS;
+    }
     xr_fmt = fmt;
     gf_cap = bbytes == 4 ? XR_N32 : XR_N;
 #else
     uint16_t j;
+    uint8_t *wb;
+    static uint32_t gf_w0;
+    gf_rows = 1;
     gf_cap = bbytes == 4 ? SC_GF_N32 : SC_GF_N16;
     wb = sc_w.gb.b + 4 * gf_cap;
 #endif
@@ -317,14 +324,18 @@ static void gemv_float(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint3
      * chunk */
     gf_xread = 1;
     gf_rb = rb;
+#ifdef XS_ASM
+    xr_rb = rb;
+#endif
     gf_wr = w;
     gf_r0 = 0;
     for (gf_rl = rows; gf_rl != 0; gf_rl -= gf_nr) {
-        gf_nr = gf_rl < GF_ROWS ? (uint8_t)gf_rl : GF_ROWS;
-        gf_w0 = gf_wr; /* the block's first row, this chunk of it */
+        gf_nr = gf_rl < gf_rows ? (uint8_t)gf_rl : gf_rows;
 #ifdef XS_ASM
+        xr_wa = gf_wr; /* the block's first row, this chunk of it */
         xr_start(gf_nr);
 #else
+        gf_w0 = gf_wr;
         xs_clear();
 #endif
         gf_xp = x;
@@ -337,25 +348,22 @@ static void gemv_float(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint3
                 sm_read(gf_xp, xb, 4 * gf_n);
                 gf_xp += 4 * gf_n;
             }
-            for (gf_k = gf_nr, gf_a = gf_w0, gf_p = wb; gf_k != 0; --gf_k, gf_a += gf_rb, gf_p += 256)
-                sm_read(gf_a, gf_p, gf_wn);
-            gf_w0 += gf_wn;
 #ifdef XS_ASM
+            xr_wn = (uint8_t)gf_wn;
+            xr_load();
             xr_n = (uint8_t)gf_n;
             xr_chunk();
 #else
+            sm_read(gf_w0, wb, gf_wn);
+            gf_w0 += gf_wn;
             for (j = 0; j < gf_n; ++j)
                 xs_add_product(widen_at(fmt, wb, j), xb[j]);
 #endif
         }
         gf_xread = cols > gf_cap;
-#ifdef XS_ASM
-        gf_p = gf_pg;
-#endif
         for (gf_k = 0; gf_k < gf_nr; ++gf_k, gf_wr += gf_rb) {
 #ifdef XS_ASM
-            xs_load(gf_p);
-            gf_p += 256;
+            xs_load((uint8_t *)((uint16_t)xr_pgs[gf_k] << 8));
 #endif
             store(flags, z, gf_r0 + gf_k, xs_round());
         }

@@ -2652,6 +2652,111 @@ fn gemv_with_float_weights_across_piece_and_chunk_edges_agrees() {
     assert_eq!(n, 33);
 }
 
+/// One float-weight GEMV of `rows` × `cols` for the rows-inner tests: every exponent residue of x
+/// (its shift b) against every residue of the weight's exponent, all-ones significands half the
+/// time, a zero or subnormal weight in every row; with `special` an infinite or NaN input (the
+/// 8th of every 23) and an infinite or NaN weight in every odd row; rows 2, 6, 10, ... with a
+/// second half that cancels the first.
+fn float_rows_job(mut c: Case, fmt: GgmlType, rows: u32, cols: u32, special: bool) {
+    let mut x = Vec::new();
+    for j in 0..cols {
+        // every residue of x's exponent, all-ones or short significands
+        let e = 100 + (j % 8) + 8 * c.below(4) as u32;
+        let keep = c.below(24) as u32;
+        let frac = if c.below(2) == 0 {
+            0x7F_FFFF
+        } else {
+            short_fraction(&mut c, keep)
+        };
+        x.push(match (special, j % 23) {
+            (true, 7) => [f32::INFINITY, f32::NEG_INFINITY, f32::NAN][c.below(3) as usize],
+            (_, 11) => [0.0, -0.0, 1e-40, -3e-39][c.below(4) as usize],
+            _ => fields(c.below(2) == 0, e, frac),
+        });
+    }
+    let xa = c.f32s(&x);
+    let mut w = Vec::new();
+    for r in 0..rows {
+        let mut ws: Vec<u32> = Vec::new();
+        for _ in 0..cols {
+            let neg = c.below(2) == 0;
+            let bits = match fmt {
+                GgmlType::F16 => {
+                    // e5 over all residues, all-ones significands half the time
+                    let e5 = 1 + c.below(30) as u32;
+                    let m = if c.below(2) == 0 {
+                        0x3FF
+                    } else {
+                        c.below(1024) as u32
+                    };
+                    (neg as u32) << 15 | e5 << 10 | m
+                }
+                GgmlType::Bf16 => {
+                    let e = 100 + c.below(56) as u32;
+                    let m = if c.below(2) == 0 {
+                        0x7F
+                    } else {
+                        c.below(128) as u32
+                    };
+                    (neg as u32) << 15 | e << 7 | m
+                }
+                _ => {
+                    let e = 100 + c.below(56) as u32;
+                    let keep = c.below(24) as u32;
+                    let m = if c.below(2) == 0 {
+                        0x7F_FFFF
+                    } else {
+                        short_fraction(&mut c, keep)
+                    };
+                    fields(neg, e, m).to_bits()
+                }
+            };
+            ws.push(bits);
+        }
+        // zeros and subnormals, and in some rows an infinity or a NaN
+        let at = c.below(cols as u64) as usize;
+        ws[at] = match fmt {
+            GgmlType::F32 => [0, 0x8000_0000, 0x0000_0123, 0x807F_FFFF][c.below(4) as usize],
+            GgmlType::F16 => [0, 0x8000, 0x0001, 0x83FF][c.below(4) as usize],
+            _ => [0, 0x8000, 0x0001, 0x807F][c.below(4) as usize],
+        };
+        if special && r % 2 == 1 {
+            let at = c.below(cols as u64) as usize;
+            ws[at] = match (fmt, c.below(2)) {
+                (GgmlType::F32, 0) => 0xFF80_0000,
+                (GgmlType::F32, _) => 0x7FC0_0001,
+                (GgmlType::F16, 0) => 0xFC00,
+                (GgmlType::F16, _) => 0x7E01,
+                (_, 0) => 0xFF80,
+                (_, _) => 0x7FC1,
+            };
+        }
+        if r % 4 == 2 {
+            // the second half the first negated: a sum that cancels to what is left
+            let flip = if fmt == GgmlType::F32 {
+                1 << 31
+            } else {
+                1 << 15
+            };
+            for j in cols as usize / 2..cols as usize {
+                ws[j] = ws[j - cols as usize / 2] ^ flip;
+            }
+        }
+        for b in ws {
+            match fmt {
+                GgmlType::F32 => w.extend(b.to_le_bytes()),
+                _ => w.extend((b as u16).to_le_bytes()),
+            }
+        }
+    }
+    let wa = c.bytes(&w, false);
+    let za = c.alloc(4 * rows, true);
+    c.nan_ok(za, rows, 4);
+    c.setn(cols, rows, 0);
+    c.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
+    c.run();
+}
+
 /// Float-weight GEMVs through exactsum65.s's rows-inner loop (cc65 builds: four rows at a time,
 /// each x_j unpacked once for them, chunks of 64 elements, 45 for F32): row counts that leave
 /// one to three rows in the last block, lengths around the chunk, every exponent residue of x
@@ -2678,115 +2783,46 @@ fn gemv_with_float_weights_rows_at_a_time_agrees() {
         .into_iter()
         .enumerate()
         {
-            let mut c = Case::new(
+            let c = Case::new(
                 format!("GEMV {} rows at a time, {rows} × {cols}", fmt.name()),
                 13_000 + 100 * fi as u64 + k as u64,
                 1 << 18,
             );
-            let special = k % 2 == 1;
-            let mut x = Vec::new();
-            for j in 0..cols {
-                // every residue of x's exponent, all-ones or short significands
-                let e = 100 + (j % 8) + 8 * c.below(4) as u32;
-                let keep = c.below(24) as u32;
-                let frac = if c.below(2) == 0 {
-                    0x7F_FFFF
-                } else {
-                    short_fraction(&mut c, keep)
-                };
-                x.push(match (special, j % 23) {
-                    (true, 7) => [f32::INFINITY, f32::NEG_INFINITY, f32::NAN][c.below(3) as usize],
-                    (_, 11) => [0.0, -0.0, 1e-40, -3e-39][c.below(4) as usize],
-                    _ => fields(c.below(2) == 0, e, frac),
-                });
-            }
-            let xa = c.f32s(&x);
-            let mut w = Vec::new();
-            for r in 0..rows {
-                let mut ws: Vec<u32> = Vec::new();
-                for _ in 0..cols {
-                    let neg = c.below(2) == 0;
-                    let bits = match fmt {
-                        GgmlType::F16 => {
-                            // e5 over all residues, all-ones significands half the time
-                            let e5 = 1 + c.below(30) as u32;
-                            let m = if c.below(2) == 0 {
-                                0x3FF
-                            } else {
-                                c.below(1024) as u32
-                            };
-                            (neg as u32) << 15 | e5 << 10 | m
-                        }
-                        GgmlType::Bf16 => {
-                            let e = 100 + c.below(56) as u32;
-                            let m = if c.below(2) == 0 {
-                                0x7F
-                            } else {
-                                c.below(128) as u32
-                            };
-                            (neg as u32) << 15 | e << 7 | m
-                        }
-                        _ => {
-                            let e = 100 + c.below(56) as u32;
-                            let keep = c.below(24) as u32;
-                            let m = if c.below(2) == 0 {
-                                0x7F_FFFF
-                            } else {
-                                short_fraction(&mut c, keep)
-                            };
-                            fields(neg, e, m).to_bits()
-                        }
-                    };
-                    ws.push(bits);
-                }
-                // zeros and subnormals, and in some rows an infinity or a NaN
-                let at = c.below(cols as u64) as usize;
-                ws[at] = match fmt {
-                    GgmlType::F32 => {
-                        [0, 0x8000_0000, 0x0000_0123, 0x807F_FFFF][c.below(4) as usize]
-                    }
-                    GgmlType::F16 => [0, 0x8000, 0x0001, 0x83FF][c.below(4) as usize],
-                    _ => [0, 0x8000, 0x0001, 0x807F][c.below(4) as usize],
-                };
-                if special && r % 2 == 1 {
-                    let at = c.below(cols as u64) as usize;
-                    ws[at] = match (fmt, c.below(2)) {
-                        (GgmlType::F32, 0) => 0xFF80_0000,
-                        (GgmlType::F32, _) => 0x7FC0_0001,
-                        (GgmlType::F16, 0) => 0xFC00,
-                        (GgmlType::F16, _) => 0x7E01,
-                        (_, 0) => 0xFF80,
-                        (_, _) => 0x7FC1,
-                    };
-                }
-                if r == 2 {
-                    // the second half the first negated: a sum that cancels to what is left
-                    let flip = if fmt == GgmlType::F32 {
-                        1 << 31
-                    } else {
-                        1 << 15
-                    };
-                    for j in cols as usize / 2..cols as usize {
-                        ws[j] = ws[j - cols as usize / 2] ^ flip;
-                    }
-                }
-                for b in ws {
-                    match fmt {
-                        GgmlType::F32 => w.extend(b.to_le_bytes()),
-                        _ => w.extend((b as u16).to_le_bytes()),
-                    }
-                }
-            }
-            let wa = c.bytes(&w, false);
-            let za = c.alloc(4 * rows, true);
-            c.nan_ok(za, rows, 4);
-            c.setn(cols, rows, 0);
-            c.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
-            c.run();
+            float_rows_job(c, fmt, rows, cols, k % 2 == 1);
             n += 1;
         }
     }
     assert_eq!(n, 21);
+}
+
+/// Float-weight GEMVs in blocks of eight rows (cc65 builds: five row pages in the buffer union,
+/// three at the bottom of the core's C stack, linked in that order; chunks of 64 elements, 44 for
+/// F32): every row count 1-17 with F16 (blocks that end in the union's pages, in the stack's, and
+/// a second and third block), lengths around the chunk, and with BF16 and F32 counts around the
+/// block; infinities and NaNs, zero and subnormal weights and cancelling sums fall in the stack's
+/// rows too (rows 5-7 of a block).
+#[test]
+fn gemv_with_float_weights_eight_rows_at_a_time_agrees() {
+    let mut n = 0;
+    let f16 = (1..=17).map(|rows| (GgmlType::F16, rows, [64, 65, 63, 129][rows as usize % 4]));
+    let others = [
+        (GgmlType::Bf16, 8, 64),
+        (GgmlType::Bf16, 9, 65),
+        (GgmlType::Bf16, 16, 129),
+        (GgmlType::F32, 8, 44),
+        (GgmlType::F32, 7, 45),
+        (GgmlType::F32, 17, 89),
+    ];
+    for (k, (fmt, rows, cols)) in f16.chain(others).enumerate() {
+        let c = Case::new(
+            format!("GEMV {} eight rows at a time, {rows} × {cols}", fmt.name()),
+            13_500 + k as u64,
+            1 << 18,
+        );
+        float_rows_job(c, fmt, rows, cols, k % 3 == 0);
+        n += 1;
+    }
+    assert_eq!(n, 23);
 }
 
 /// Float-weight GEMV rows whose exact sums test its one rounding (xs_round; exactsum65.s's
