@@ -478,6 +478,40 @@ fn gemv_isums_at_the_negations_edges_agree() {
     }
 }
 
+/// Q8_0/Q4_0 GEMVs whose row chunks are as large as the buffer leaves room for beside the input
+/// chunk (softgemv.c GQ_LAYOUT: 216 rows beside a wide input's 448 columns, 232 beside 384, 136
+/// beside 768, 255 beside 32), each with one row more than whole chunks, so that the last chunk
+/// has a single row and the sums of every full chunk end at the buffer's end.
+#[test]
+fn gemv_with_row_chunks_as_large_as_the_input_chunk_leaves_room_for_agrees() {
+    let shapes = [(1088, 433), (384, 465), (800, 217), (768, 137), (32, 256)];
+    for (k, &(cols, rows)) in shapes.iter().enumerate() {
+        let fmt = if k == 1 {
+            GgmlType::Q4_0
+        } else {
+            GgmlType::Q8_0
+        };
+        let name = format!("GEMV {} {rows} x {cols} in large row chunks", fmt.name());
+        let mut c = Case::new(name, 9995 + k as u64, 1 << 20);
+        let x = c.vector(cols);
+        let xa = c.f32s(&x);
+        let w = weight_rows(&mut c, fmt, rows, cols);
+        let wa = c.bytes(&w, false);
+        let old = c.vector(rows);
+        let za = c.f32s(&old);
+        c.setn(cols, rows, 0);
+        c.i(
+            Op::Gemv,
+            fmt as u8,
+            if k % 2 == 0 { GEMV_ACC } else { 0 },
+            wa,
+            xa,
+            za,
+        );
+        c.run();
+    }
+}
+
 #[test]
 fn gemv_with_inputs_wider_than_the_quantised_buffer_and_many_rows_agrees() {
     // 1088 columns: 17 chunks of the tiny build's 64 and two of the default 768; 140 rows: 47
