@@ -40,16 +40,16 @@
 /* The quants, their scales and the row sums share SC_GQ_BYTES, laid out per GEMV (softgemv.c
  * GQ_LAYOUT): the whole input up to SC_GEMV_COLS columns, a wider one SC_GEMV_WCOLS at a time,
  * and as many rows (at most SC_GEMV_ROWS) as the rest leaves room for: 232 beside MiniLM's 384
- * columns (2 row chunks of its 384 rows, 7 of its 1,536), 216 beside 448 (its 1,536-column input
+ * columns (2 row chunks of its 384 rows, 7 of its 1,536), 200 beside 512 (its 1,536-column input
  * quantised twice), 136 beside 768. */
 #ifndef SC_GQ_BYTES
 #define SC_GQ_BYTES 1408
 #endif
 #ifndef SC_GEMV_WCOLS
-#if SC_GEMV_COLS < 448
+#if SC_GEMV_COLS < 512
 #define SC_GEMV_WCOLS SC_GEMV_COLS
 #else
-#define SC_GEMV_WCOLS 448
+#define SC_GEMV_WCOLS 512
 #endif
 #endif
 #ifndef SC_ATTN_T
