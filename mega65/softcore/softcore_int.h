@@ -12,11 +12,11 @@
  * GEMV with Q8_0/Q4_0 weights quantises at most SC_GEMV_COLS input elements at a time (a
  * multiple of 32) and carries SC_GEMV_ROWS row sums; ATTN keeps up to SC_ATTN_T scores and
  * recomputes them beyond that. The PC tests build the core with tiny values too, so that every
- * chunk boundary is crossed (mega65/tests/softcore_on_the_pc.rs). 768 columns and 128 rows in
- * the float GEMV's 1,536 bytes: the 704- and 768-column down projections of the 5 M llama and
- * stories15M are quantised once, and MiniLM's 384-row GEMVs take 3 row chunks (each block column's
- * set-up is paid per chunk; its 1,536-column input is quantised 3 times, not 6: docs/FINDINGS.md
- * "Software core: the Q8_0 GEMV's rows"). */
+ * chunk boundary is crossed (mega65/tests/softcore_on_the_pc.rs). The Q8_0/Q4_0 buffers are laid
+ * out per GEMV in the float GEMV's 1,536 bytes (SC_GQ_BYTES below): MiniLM's 384-row GEMVs take 2
+ * row chunks of 192 (each block column's set-up is paid per chunk), its 1536-row ffn up 7, and
+ * its 1,536-column ffn down input is quantised twice (docs/FINDINGS.md "Software core: the Q8_0
+ * GEMV's negation and buffers laid out per GEMV"). */
 #ifndef SC_VEC
 #define SC_VEC 64
 #endif
@@ -35,7 +35,22 @@
 #define SC_GEMV_COLS 768
 #endif
 #ifndef SC_GEMV_ROWS
-#define SC_GEMV_ROWS 128
+#define SC_GEMV_ROWS 255
+#endif
+/* The quants, their scales and the row sums share SC_GQ_BYTES, laid out per GEMV (softgemv.c
+ * GQ_LAYOUT): the whole input up to SC_GEMV_COLS columns, a wider one SC_GEMV_WCOLS at a time,
+ * and as many rows (at most SC_GEMV_ROWS) as the rest leaves room for: 232 beside MiniLM's 384
+ * columns (2 row chunks of its 384 rows, 7 of its 1,536), 200 beside 512 (its 1,536-column input
+ * quantised twice), 136 beside 768. */
+#ifndef SC_GQ_BYTES
+#define SC_GQ_BYTES 1408
+#endif
+#ifndef SC_GEMV_WCOLS
+#if SC_GEMV_COLS < 512
+#define SC_GEMV_WCOLS SC_GEMV_COLS
+#else
+#define SC_GEMV_WCOLS 512
+#endif
 #endif
 #ifndef SC_ATTN_T
 #define SC_ATTN_T 256
@@ -59,7 +74,7 @@
 #else
 #define SC_GF_BYTES (6 * SC_GF_N16)
 #endif
-#if SC_VEC < 2 || SC_VEC % 2 != 0 || SC_ATTN_VEC < 1 || SC_ATTN_VEC > SC_VEC || SC_GEMV_COLS < 32 || SC_GEMV_COLS % 32 != 0 || SC_GEMV_ROWS < 1 || SC_GEMV_ROWS > 255 || SC_ATTN_T < 1 || SC_GF_N16 < 1 || SC_GF_N32 < 1
+#if SC_VEC < 2 || SC_VEC % 2 != 0 || SC_ATTN_VEC < 1 || SC_ATTN_VEC > SC_VEC || SC_GEMV_COLS < 32 || SC_GEMV_COLS % 32 != 0 || SC_GEMV_ROWS < 1 || SC_GEMV_ROWS > 255 || SC_GQ_BYTES % 4 != 0 || SC_GQ_BYTES < SC_GEMV_COLS / 32 * 36 + 4 || SC_GEMV_WCOLS < 32 || SC_GEMV_WCOLS % 32 != 0 || SC_GEMV_WCOLS > SC_GEMV_COLS || SC_ATTN_T < 1 || SC_GF_N16 < 1 || SC_GF_N32 < 1
 #error "softcore_int.h: bad buffer sizes"
 #endif
 
@@ -70,9 +85,10 @@ union sc_work {
         uint16_t h[SC_VEC]; /* CVT16's output */
     } v; /* vector ops: operands, results overwrite x */
     struct {
-        int8_t q[SC_GEMV_COLS];       /* the input chunk quantised to Q8_0 (§5.3) */
-        f32 d[SC_GEMV_COLS / 32];     /* its block scales (F16-rounded, widened) */
-        f32 acc[SC_GEMV_ROWS];        /* running row sums of this row chunk */
+        /* the input chunk quantised to Q8_0 (§5.3), then the running row sums of this row
+         * chunk (softgemv.c's gq_q and gq_acc, laid out per GEMV) */
+        f32 qa[(SC_GQ_BYTES - SC_GEMV_COLS / 8) / 4];
+        f32 d[SC_GEMV_COLS / 32]; /* the chunk's block scales (F16-rounded, widened) */
 #if !defined(__CC65__) || defined(SC_C_GEMV)
         uint8_t blk[34]; /* one weight block (softgemv65.s has its own) */
 #endif

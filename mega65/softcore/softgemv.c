@@ -2,10 +2,10 @@
  * in hardware numerics (§5.3); the reference is emu/core/src/gemv.rs (quantize_input and
  * row_hw_definition) and format/src/ggml.rs (dequantize_native).
  *
- * Q8_0/Q4_0 weights: the input is quantised to Q8_0 block by block (at most SC_GEMV_COLS
- * elements at a time, once if the whole input fits); per row and block in order the exact
- * integer isum, then acc = single(acc + single(single(isum)·single(dw·dx))). Rows go in chunks
- * of SC_GEMV_ROWS whose sums wait in sc_w.gq.acc while the column chunks pass, so neither the
+ * Q8_0/Q4_0 weights: the input is quantised to Q8_0 block by block (at most gq_nc elements at
+ * a time, once if the whole input fits); per row and block in order the exact integer isum, then
+ * acc = single(acc + single(single(isum)·single(dw·dx))). Rows go in chunks of gq_nr (GQ_LAYOUT)
+ * whose sums wait in gq_acc while the column chunks pass, so neither the
  * input nor a row has to fit near memory. F32/F16/BF16 weights: every product goes into the
  * exact accumulator (exactsum.h), one row at a time, rounded once. */
 #include <string.h>
@@ -65,6 +65,27 @@ static uint8_t format(uint8_t fmt)
     return 1;
 }
 
+/* The Q8_0/Q4_0 buffers of one GEMV (GQ_LAYOUT): input chunks of gq_nc columns (the whole input
+ * up to SC_GEMV_COLS, a wider one SC_GEMV_WCOLS at a time), their quants at the start of
+ * sc_w.gq.qa and the row sums right after them (gq_acc), in chunks of as many rows as the rest
+ * holds (gq_nr, at most SC_GEMV_ROWS). Fewer row chunks pay fewer block-column set-ups and, for
+ * an input wider than a chunk, fewer quantisations. */
+static uint8_t gq_nr;
+static uint16_t gq_nc, gq_r;
+#ifdef SG_ASM
+#define gq_acc sgq_acc /* softgemv65.s's row sums */
+#else
+static f32 *gq_acc;
+#endif
+#define gq_q ((int8_t *)sc_w.gq.qa)
+#define GQ_LAYOUT(wide, cols)                                                  \
+    do {                                                                       \
+        gq_nc = (wide) ? SC_GEMV_WCOLS : (uint16_t)(cols);                     \
+        gq_r = (sizeof sc_w.gq.qa - gq_nc) / 4;                                \
+        gq_nr = gq_r > SC_GEMV_ROWS ? SC_GEMV_ROWS : (uint8_t)gq_r;            \
+        gq_acc = (f32 *)(gq_q + gq_nc);                                        \
+    } while (0)
+
 /* Weight j of a float GEMV chunk at w (sc_w.gb) widened exactly. */
 static f32 widen_at(uint8_t fmt, const uint8_t *w, uint16_t j)
 {
@@ -88,7 +109,7 @@ static void quantise(uint32_t xa, uint16_t nc)
     int8_t *qb;
     for (b = 0, xp = xa; b < nc / 32; ++b, xp += 128) {
         sm_read(xp, sc_w.gq.x, 128);
-        qb = sc_w.gq.q + 32 * b;
+        qb = gq_q + 32 * b;
 #ifdef SG_ASM
         sgq_qb = qb;
         sgq_dp = sc_w.gq.d + b;
@@ -171,13 +192,13 @@ static void store_chunk(uint8_t flags, uint32_t z, uint32_t r0, uint8_t nr)
     static uint8_t r, k;
     for (r = 0; r < nr; r += k) {
         k = nr - r < 32 ? nr - r : 32;
-        sv_p = sc_w.gq.acc + r;
+        sv_p = gq_acc + r;
         sv_n = k;
         if (flags & GEMV_ACC) {
             sm_read(z + 4 * (r0 + r), sc_w.gq.x, 4 * k);
             sv_q = sc_w.gq.x;
             sv_k_vop(0);
-            sv_p = sc_w.gq.acc + r;
+            sv_p = gq_acc + r;
             sv_n = k;
         }
         if (flags & GEMV_F16OUT) {
@@ -187,7 +208,7 @@ static void store_chunk(uint8_t flags, uint32_t z, uint32_t r0, uint8_t nr)
         }
     }
     if (!(flags & GEMV_F16OUT))
-        sm_write(z + 4 * r0, sc_w.gq.acc, 4 * nr);
+        sm_write(z + 4 * r0, gq_acc, 4 * nr);
 }
 #endif
 
@@ -203,25 +224,31 @@ static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t 
     static uint16_t nc;
     sgq_fmt = fmt;
     sgq_rb = rb;
-    sgq_acc = sc_w.gq.acc;
-    sgq_d = sc_w.gq.d;
     requant = cols > SC_GEMV_COLS; /* the input quantised again for every row chunk */
+    GQ_LAYOUT(requant, cols);
+    sgq_d = sc_w.gq.d;
     for (rleft = rows, r0 = 0; rleft != 0; rleft -= nr, r0 += nr, w += (uint32_t)nr * rb) {
-        nr = rleft < SC_GEMV_ROWS ? (uint8_t)rleft : SC_GEMV_ROWS;
+        nr = gq_nr;
+        if (rleft < 256 && (uint8_t)rleft < nr)
+            nr = (uint8_t)rleft;
         if (cols == 0) /* else the first block column writes every sum (sgq_first) */
-            memset(sc_w.gq.acc, 0, 4 * nr); /* SF_ZERO: +0 is all zero bits */
+            memset(gq_acc, 0, 4 * nr); /* SF_ZERO: +0 is all zero bits */
         sgq_nr = nr;
         sgq_first = 1; /* the sums are +0, their words not yet written */
         sgq_pc = w;    /* row r0's first block; sgq_cols moves it on */
         for (cleft = cols, xp = x; cleft != 0; cleft -= nc, xp += 4 * nc) {
             if (sc_poll()) /* RUN/STOP (softcore_int.h) */
                 return;
-            nc = cleft < SC_GEMV_COLS ? (uint16_t)cleft : SC_GEMV_COLS;
+            nc = gq_nc;
+            sgq_last = 0; /* the sums leave as singles (between: W) */
+            if (cleft <= SC_GEMV_COLS && (uint16_t)cleft <= nc) {
+                nc = (uint16_t)cleft;
+                sgq_last = 1;
+            }
             if (r0 == 0 || requant)
                 quantise(xp, nc);
-            sgq_q = sc_w.gq.q;
+            sgq_q = gq_q;
             sgq_nb = (uint8_t)(nc / 32);
-            sgq_last = cleft <= SC_GEMV_COLS; /* the sums leave as singles (between: W) */
             sgq_cols();
         }
         store_chunk(flags, z, r0, nr);
@@ -236,30 +263,31 @@ static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t 
     int32_t s;
     cl = cols;
     rw = rows;
+    GQ_LAYOUT(cl > SC_GEMV_COLS, cols);
     for (r0 = 0, wr0 = w; r0 < rw; r0 += nr, wr0 += (uint32_t)nr * rb) {
-        nr = rw - r0 < SC_GEMV_ROWS ? (uint16_t)(rw - r0) : SC_GEMV_ROWS;
-        memset(sc_w.gq.acc, 0, 4 * nr); /* SF_ZERO: +0 is all zero bits */
+        nr = rw - r0 < gq_nr ? (uint16_t)(rw - r0) : gq_nr;
+        memset(gq_acc, 0, 4 * nr); /* SF_ZERO: +0 is all zero bits */
         for (c0 = 0, p = wr0; c0 < cl; c0 += nc) {
             if (sc_poll()) /* RUN/STOP (softcore_int.h) */
                 return;
-            nc = cl - c0 < SC_GEMV_COLS ? (uint16_t)(cl - c0) : SC_GEMV_COLS;
-            if (r0 == 0 || cl > SC_GEMV_COLS)
+            nc = cl - c0 < gq_nc ? (uint16_t)(cl - c0) : gq_nc;
+            if (r0 == 0 || cl > gq_nc)
                 quantise(x + 4 * c0, nc);
             for (r = 0; r < nr; ++r) {
                 p = wr0 + r * rb + c0 / 32 * bbytes;
-                q = sc_w.gq.q;
+                q = gq_q;
                 for (b = 0; b < nc / 32; ++b, p += bbytes, q += 32) {
                     sm_read(p, sc_w.gq.blk, bbytes);
                     s = fmt == WT_Q8_0 ? isum_q8(q) : isum_q4(q);
-                    sc_w.gq.acc[r] = block_term(sc_w.gq.acc[r], s, sc_w.gq.blk[0] | (uint16_t)sc_w.gq.blk[1] << 8, sc_w.gq.d[b]);
+                    gq_acc[r] = block_term(gq_acc[r], s, sc_w.gq.blk[0] | (uint16_t)sc_w.gq.blk[1] << 8, sc_w.gq.d[b]);
                 }
             }
         }
         if (flags == 0) /* plain f32 stores: the chunk's sums as they are, in one go */
-            sm_write(z + 4 * r0, sc_w.gq.acc, 4 * nr);
+            sm_write(z + 4 * r0, gq_acc, 4 * nr);
         else
             for (r = 0; r < nr; ++r)
-                store(flags, z, r0 + r, sc_w.gq.acc[r]);
+                store(flags, z, r0 + r, gq_acc[r]);
     }
 }
 #endif

@@ -712,9 +712,55 @@ term_zero:
         lda     bcall+1                 ; the caller's base page
         tab
 tz_jmp: jmp     isum_zero               ; (patched: rts_first when the sums are +0)
+; A negative isum (Z = $F8-$FF): the usual one, above −2^16 (Z = $FF), is negated straight into
+; MULA as n = 2^16 − Y:X, with Z = 0 left for the ways on; the rest by the full negation.
+term_negf:                              ; isum <= −2^16: the full negation (Z put back)
+        dez
+        txa
+        eor     #$FF
+        tax
+        tya
+        eor     #$FF
+        tay
+        tza
+        eor     #$FF
+        taz
+        inx
+        bne     term_n
+        iny
+        bne     term_n
+        inz
+        jmp     term_n
+term_neg:
+        inz
+        bne     term_negf               ; isum <= −2^16
+        txa
+        neg                             ; n's low byte: −X
+        sta     <MULA
+        beq     @x0                     ; X = 0: n's high byte is −Y
+        tya
+        eor     #$FF                    ; X > 0: n's high byte is ~Y (the borrow taken)
+        beq     @small                  ; n below 2^8
+        sta     <(MULA+1)
+        tax
+        jmp     term_n1
+@x0:    tya
+        neg
+        beq     @n16                    ; Y:X = 0: n = 2^16, of three bytes
+        sta     <(MULA+1)
+        tax
+        jmp     term_n1
+@n16:   inz                             ; Z:Y:X = 2^16 (X, Y 0)
+        lda     #1
+        jmp     term_n2
+@small: txa
+        neg
+        tax                             ; X = n (1-255), Z = 0
+        jmp     term_n0x
 term_n0:                                ; n below 2^8 (the term's pe is 8 below its value)
         txa
         beq     term_zero               ; isum = 0
+term_n0x:
         stz     <MULA                   ; (Z = 0) MULA = n·2^8
         stx     <(MULA+1)
         lda     a:pe
@@ -748,32 +794,18 @@ tex:    adc     #0                      ; (patched: ex10 − 8) (C = 0) eh + ex 
         and     #3
         ora     #4
         sta     <(MULB+1)
-        tza                             ; n = |isum| (< 2^19)
-        bpl     @pos
-        txa
-        eor     #$FF
-        tax
-        tya
-        eor     #$FF
-        tay
-        tza
-        eor     #$FF
-        taz
-        inx
-        bne     @pos
-        iny
-        bne     @pos
-        inz
-@pos:   ; first product n·mw·2^(8k) (< 2^30) with n's top byte moved up to byte 1 or 2, then
+term_n: tza                             ; n = |isum| (< 2^19); a negative isum: term_neg
+        bmi     term_neg
+        ; first product n·mw·2^(8k) (< 2^30) with n's top byte moved up to byte 1 or 2, then
         ; P = that · mx·2^(2+lz) (· 2^8 unless the top byte is byte 2): P in [2^45, 2^48), the
         ; exact product of single(isum) and dw·dx; pe −= 8 per byte moved up, − lz
-        tza
         bne     term_n2
         tya
         beq     term_n0
         stx     <MULA                   ; n of two bytes: MULA = n (MULA+2 is 0 from the row loop)
         sty     <(MULA+1)
         tax
+term_n1:                                ; MULA, MULA+1 = n of two bytes, X = its top byte
         lda     a:pe
         sec
 term_lz8:

@@ -406,6 +406,112 @@ fn gemv_in_every_weight_format_and_flag_combination_agrees_bit_for_bit() {
     assert_eq!(n, 80);
 }
 
+/// Q8_0/Q4_0 isums of chosen values at the term's negation edges (softgemv65.s `term_neg`):
+/// −1, −255 and −256 (a low byte of 0), −65,280 (two bytes, low byte 0), −65,535, −65,536 (three
+/// bytes from a two-byte pattern), −65,537, −2^18 and the largest negatives, with positive twins
+/// (Q4_0 reaches |isum| < 2^15 only). The input block is 24 × 127 then 8 × 1 (scale 1, quants the
+/// values), so a row's isum is 127 · (the sum of its first 24 weights) + the sum of the last 8.
+#[test]
+fn gemv_isums_at_the_negations_edges_agree() {
+    let targets = [
+        -1, -255, -256, -257, -512, -32_512, -65_280, -65_535, -65_536, -65_537, -65_792, -262_144,
+        -390_000, 1, 256, 65_536, 65_537,
+    ];
+    for fmt in [GgmlType::Q8_0, GgmlType::Q4_0] {
+        let (lo, hi) = if fmt == GgmlType::Q8_0 {
+            (-128, 127)
+        } else {
+            (-8, 7)
+        };
+        // a block's 32 quants for isum t, if its weights can make it: the first 24 (under inputs
+        // 127) summing to t less its remainder mod 127 in [−63, 63], the last 8 (under 1s) to that
+        let quants = |t: i32| -> Option<Vec<i32>> {
+            let r = (t % 127 + 127 + 63) % 127 - 63;
+            let spread = |mut s: i32, n: usize| -> (Vec<i32>, i32) {
+                let q = (0..n)
+                    .map(|_| {
+                        let v = s.clamp(lo, hi);
+                        s -= v;
+                        v
+                    })
+                    .collect();
+                (q, s)
+            };
+            let (mut q, s0) = spread((t - r) / 127, 24);
+            let (q8, s1) = spread(r, 8);
+            q.extend(q8);
+            (s0 == 0 && s1 == 0).then_some(q)
+        };
+        let ts: Vec<Vec<i32>> = targets.iter().filter_map(|&t| quants(t)).collect();
+        assert_eq!(ts.len(), if fmt == GgmlType::Q8_0 { 17 } else { 7 });
+        let name = format!("GEMV {} isums at the negation's edges", fmt.name());
+        let mut c = Case::new(name, 9990, 1 << 18);
+        let xb = [&[127.0f32; 24][..], &[1.0; 8]].concat();
+        let x = [&xb[..], &xb].concat();
+        let xa = c.f32s(&x);
+        // every target in the first and in the second block column
+        let mut w = Vec::new();
+        let n = ts.len();
+        for i in 0..2 * n {
+            let pair = if i < n {
+                [i, (i + 1) % n]
+            } else {
+                [(i + 1) % n, i - n]
+            };
+            for k in pair {
+                let q = &ts[k];
+                let d = ggml::f32_to_f16((c.rng.normal() * 0.02) as f32);
+                w.extend(d.to_le_bytes());
+                if fmt == GgmlType::Q8_0 {
+                    w.extend(q.iter().map(|&v| v as i8 as u8));
+                } else {
+                    w.extend((0..16).map(|j| ((q[j] + 8) | (q[j + 16] + 8) << 4) as u8));
+                }
+            }
+        }
+        let rows = 2 * n as u32;
+        let wa = c.bytes(&w, false);
+        let za = c.alloc(4 * rows, true);
+        c.setn(64, rows, 0);
+        c.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
+        c.run();
+    }
+}
+
+/// Q8_0/Q4_0 GEMVs whose row chunks are as large as the buffer leaves room for beside the input
+/// chunk (softgemv.c GQ_LAYOUT: 200 rows beside a wide input's 512 columns, 232 beside 384, 136
+/// beside 768, 255 beside 32), each with one row more than whole chunks, so that the last chunk
+/// has a single row and the sums of every full chunk end at the buffer's end.
+#[test]
+fn gemv_with_row_chunks_as_large_as_the_input_chunk_leaves_room_for_agrees() {
+    let shapes = [(1088, 401), (384, 465), (800, 201), (768, 137), (32, 256)];
+    for (k, &(cols, rows)) in shapes.iter().enumerate() {
+        let fmt = if k == 1 {
+            GgmlType::Q4_0
+        } else {
+            GgmlType::Q8_0
+        };
+        let name = format!("GEMV {} {rows} x {cols} in large row chunks", fmt.name());
+        let mut c = Case::new(name, 9995 + k as u64, 1 << 20);
+        let x = c.vector(cols);
+        let xa = c.f32s(&x);
+        let w = weight_rows(&mut c, fmt, rows, cols);
+        let wa = c.bytes(&w, false);
+        let old = c.vector(rows);
+        let za = c.f32s(&old);
+        c.setn(cols, rows, 0);
+        c.i(
+            Op::Gemv,
+            fmt as u8,
+            if k % 2 == 0 { GEMV_ACC } else { 0 },
+            wa,
+            xa,
+            za,
+        );
+        c.run();
+    }
+}
+
 #[test]
 fn gemv_with_inputs_wider_than_the_quantised_buffer_and_many_rows_agrees() {
     // 1088 columns: 17 chunks of the tiny build's 64 and two of the default 768; 140 rows: 47
