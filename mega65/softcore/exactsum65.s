@@ -403,6 +403,9 @@ wl:     lda     $00                     ; w_rj low byte (patched: XR_W + 2j)
         ldy     #0
         ldz     #0
 rjmp:   jmp     rs7                     ; (patched: 7 - a ASLQs skipped, or a stub)
+        ; rjmp's targets, wsubn to rs0 (33 bytes), must share a page (only the JMP's low byte is
+        ; patched): from a 64-byte boundary they do wherever the linker puts this module
+        .align  64
 wsubn:  dex                             ; e5 = 0: no hidden bit, ea = 126 (a = 1)
         dex
         dex
