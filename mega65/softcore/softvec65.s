@@ -360,7 +360,7 @@ round:  lda     wx
         beq     inf
 pack:   bit     ukeep
         bmi     upks
-        lda     ex
+pkw:    lda     ex
         lsr     a                       ; C = the exponent's low bit
         ora     rs
         sta     _sv_r+3
@@ -1418,7 +1418,8 @@ texp:   lda     fxok
 
 ; RMSNORM's sum: acc = single(acc + single(x[i]·x[i])), p = x (the sum in the A form, fadd)
 _sv_k_sumsq:
-        jsr     kbeg
+        lda     #0                      ; the sum packed in sv_acc
+        sta     aok
 @loop:  getf    _sv_a, _sv_p, 0
         movf    _sv_b, _sv_a
         lda     #$C0
@@ -1452,35 +1453,14 @@ _sv_k_scale2:
         jsr     incq
         next    @loop
 
-; LAYERNORM's mean: acc = single(acc + x[i]), p = x (the sum in the A form, a normal x[i] to
-; fadd unpacked)
+; LAYERNORM's mean: acc = single(acc + x[i]), p = x
 _sv_k_sum:
-        jsr     kbeg
-@loop:  getf    _sv_r, _sv_p, 0
-        lda     #$C0
-        sta     ukeep
-        lda     _sv_r+2
-        asl     a
-        lda     _sv_r+3
-        rol     a
-        beq     @gen
-        cmp     #$FF
-        beq     @gen
-        sta     ex
-        lda     _sv_r+3
-        and     #$80
-        sta     rs
-        lda     _sv_r+2
-        ora     #$80
-        taz
-        ldx     _sv_r
-        ldy     _sv_r+1
-        jsr     fadd
-@gen:   jsr     kpost
+@loop:  movf    _sv_a, _sv_acc
+        getf    _sv_b, _sv_p, 0
+        jsr     _sv_add
+        movf    _sv_acc, _sv_r
         jsr     incp
-        dec     _sv_n
-        bne     @loop
-        jmp     kend
+        next    @loop
 
 ; LAYERNORM's variance: d = single(x[i] + c) (c = −mu: softfloat.c's sf_sub is that addition),
 ; acc = single(acc + single(d·d)), p = x; A != 0: d is kept in x[i] (for sv_k_lnout)
@@ -1614,7 +1594,8 @@ mulsec: lda     f16
 ; (the sum in the A form, fadd)
 _sv_k_dot:
         sta     f16
-        jsr     kbeg
+        lda     #0                      ; the sum packed in sv_acc
+        sta     aok
 @loop:  getf    _sv_a, _sv_p, 0
         lda     #$C0
         sta     ukeep
@@ -1629,6 +1610,7 @@ _sv_k_dot:
 ; normal o[i] goes to fadd in the A form, the product unpacked
 _sv_k_axpy:
         sta     f16
+        movf    _sv_a, _sv_c            ; (the products' c: only kgen writes sv_a)
 @loop:  getf    _sv_acc, _sv_p, 0
         lda     #0
         sta     aok
@@ -1651,13 +1633,13 @@ _sv_k_axpy:
         lda     _sv_acc
         sta     wx+1
         inc     aok
-@mul:   movf    _sv_a, _sv_c
-        lda     #$C0
+@mul:   lda     #$C0
         sta     ukeep
         jsr     mulsec
         bit     ukeep
         bvc     :+
         jsr     kgen
+        movf    _sv_a, _sv_c
 :       lda     aok
         beq     :+
         jsr     aput
@@ -1667,13 +1649,11 @@ _sv_k_axpy:
         lbne    @loop
         jmp     kend
 
-; The kernels' running sums (A form: fadd). kbeg: the sum in sv_acc; a step sets ukeep to $C0
-; before its product, which rounds to fadd; kpost: the step's addition when its product was not
-; normal (kgen: packed in sv_r, sv_add on the packed sum), the sum packed in sv_acc when it is not
-; in the A form; kend: the sum packed to sv_acc and sv_r, the roundings packing again, Z = 0.
-kbeg:   lda     #0
-        sta     aok
-        rts
+; The kernels' running sums (A form: fadd), which start packed in sv_acc (aok = 0); a step sets
+; ukeep to $C0 before its product, which rounds to fadd; kpost: the step's addition when its
+; product was not normal (kgen: packed in sv_r, sv_add on the packed sum), the sum packed in
+; sv_acc when it is not in the A form; kend: the sum packed to sv_acc and sv_r, the roundings
+; packing again, Z = 0.
 kpost:  bit     ukeep
         bvc     kdone
 kgen:   lda     #$80
@@ -1700,20 +1680,12 @@ kend:   lda     #0
         movf    _sv_acc, _sv_r
 :       ldz     #0
         rts
-; sv_r = the A form packed
+; sv_r = the A form packed (pack's steps; ex and rs are scratch here)
 aput:   lda     ae
-        lsr     a                       ; C = the exponent's low bit
-        ora     as
-        sta     _sv_r+3
-        lda     wx+3
-        bcs     :+
-        and     #$7F
-:       sta     _sv_r+2
-        lda     wx+2
-        sta     _sv_r+1
-        lda     wx+1
-        sta     _sv_r
-        rts
+        sta     ex
+        lda     as
+        sta     rs
+        jmp     pkw
 
 ; ATTN's kept scores for one head (softattn.c, the scores kept and q one chunk): for t = 0..sv_rl
 ; while SC_POLL() (softcore_int.h) sees no RUN/STOP, the K row at sv_ra (sv_rb bytes, sv_rn
