@@ -83,6 +83,12 @@ ukeep:  .res    1                       ; bit 7: a normal rounded result stays u
                                         ; the A form; bit 6 with it: a product goes to fadd (which
                                         ; clears bit 6: still set after a step, the product was
                                         ; packed in sv_r)
+sc_t:   .res    2                       ; sv_k_scores's and sv_k_avs's row and format
+sc_f16: .res    1
+sc_avs: .res    1                       ; 1: sv_k_avs, 0: sv_k_scores
+tbelow: .res    1                       ; the function table's below and above rules
+tabove: .res    1
+fxok:   .res    1                       ; 1: tabf may take the segment from P
 
         .bss
 ; sv_k_scores's operands (softvec65.h) and its own count and format
@@ -98,18 +104,14 @@ _sv_rn: .res    1
 _sv_rw: .res    1                       ; ROPE: pairs to the (c, s) table's end, its pairs, its start
 _sv_rh: .res    1
 _sv_rq: .res    2
-sc_t:   .res    2
-sc_f16: .res    1
-sc_avs: .res    1                       ; 1: sv_k_avs, 0: sv_k_scores
 ; the function table, a copy of softvec.c's struct sv_tab: lo (made −lo), hi, k, the table
 ; (c0, c1 per segment), below and above rules (FN_OUT_*); then lo's and hi's order keys
+; (below and above in zero page, above)
 tmlo:   .res    4
 thi:    .res    4
 tk:     .res    4
 ttab:   .res    2                       ; the table's SV_TAB_* number, then its flat address
 tbank:  .res    2                       ; (bits 16-31)
-tbelow: .res    1
-tabove: .res    1
 tklo:   .res    4
 tkhi:   .res    4
 tcur:   .res    2                       ; the descriptor set up last (0: none)
@@ -117,7 +119,6 @@ twin:   .res    4                       ; min(|lo|, hi) when lo < 0 < hi, else 0
                                         ; is inside the table's range
 tgelu:  .res    1                       ; nonzero: the table is GELU's (gseg)
 vopv:   .res    2                       ; sv_k_vop's operation
-fxok:   .res    1                       ; 1: tabf may take the segment from P
 fmk:    .res    4                       ; k's significand (24 bits)
 fc0:    .res    4                       ; floor(|lo|·k·2^24)
 
@@ -375,7 +376,7 @@ pkw:    lda     ex
         rts
 ; ukeep: a product (bit 6) to fadd, a sum to the A form, from Q's X:Y:Z (rndq) or wx (pack)
 upkq:   bvs     fadd
-        stx     wx+1
+upka:   stx     wx+1
         sty     wx+2
         stz     wx+3
 upks:   lda     ex
@@ -403,8 +404,9 @@ fadd:   lda     #$80                    ; the sum's rounding: to the A form
         sta     ukeep
         lda     aok
         beq     @pk
-        lda     #0
-        sta     aok
+        lda     rs                      ; (aok 0 again below: until the sum's rounding)
+        eor     as
+        sta     opp
         lda     ex
         cmp     ae
         bcc     @ab
@@ -429,9 +431,6 @@ fadd:   lda     #$80                    ; the sum's rounding: to the A form
         stz     wx+3
         lda     ae
         sta     ey
-        lda     rs
-        eor     as
-        sta     opp
         bra     @go
 @ab:    stx     wy+1                    ; the sum the larger (it stays in wx)
         sty     wy+2
@@ -440,12 +439,10 @@ fadd:   lda     #$80                    ; the sum's rounding: to the A form
         sta     ey
         lda     ae
         sta     ex
-        lda     rs
-        eor     as
-        sta     opp
         lda     as
         sta     rs
 @go:    lda     #0
+        sta     aok
         sta     wx
         sta     wy
         sta     stk
@@ -456,10 +453,7 @@ fadd:   lda     #$80                    ; the sum's rounding: to the A form
         ora     _sv_acc+1
         ora     _sv_acc
         bne     @pq
-        stx     wx+1
-        sty     wx+2
-        stz     wx+3
-        jmp     upks
+        jmp     upka
 @pq:    lda     #$C0
         sta     ukeep
         jmp     pkq
@@ -654,10 +648,9 @@ ad_copy:  lda     _sv_a,x
         rts
 ad_sub0: ; below exponent 1: the difference is subnormal and exact (the operands' exponents are
         ; at most 1 apart, so nothing was lost below the guard byte): its fraction is wx·2^(ex − 9)
-        lda     #9
-        sec
+        lda     #10                     ; (C = 0 here)
         sbc     ex
-        sta     ey                      ; 1..8 places right
+        sta     ey                      ; 9 − ex: 1..8 places right
         ldq     wx
 :       lsrq
         dec     ey
@@ -1656,30 +1649,28 @@ _sv_k_axpy:
 ; packing again, Z = 0.
 kpost:  bit     ukeep
         bvc     kdone
-kgen:   lda     #$80
+kgen:   movf    _sv_b, _sv_r
+        jsr     kpk                     ; the sum packed in sv_acc
+        movf    _sv_a, _sv_acc
+        lda     #$80
         sta     ukeep
-        movf    _sv_b, _sv_r
-        lda     aok
-        beq     @pa
-        jsr     aput
-        movf    _sv_a, _sv_r
-        lda     #0
-        sta     aok
-        bra     @add
-@pa:    movf    _sv_a, _sv_acc
-@add:   jsr     _sv_add
+        jsr     _sv_add
 kdone:  lda     aok
         bne     :+
         movf    _sv_acc, _sv_r
 :       rts
-kend:   lda     #0
-        sta     ukeep
-        lda     aok
+kend:   lsr     ukeep                   ; (bit 7 clear: the roundings pack)
+        jsr     kpk
+        ldz     #0
+        rts
+; the A form (when aok) packed into sv_acc and sv_r, aok = 0
+kpk:    lda     aok
         beq     :+
         jsr     aput
         movf    _sv_acc, _sv_r
-:       ldz     #0
-        rts
+        lda     #0
+        sta     aok
+:       rts
 ; sv_r = the A form packed (pack's steps; ex and rs are scratch here)
 aput:   lda     ae
         sta     ex
@@ -1763,10 +1754,10 @@ rows:   sty     sc_avs
         jsr     _sv_k_axpy
         bra     @next
 @dot:   lda     #0                      ; sv_acc = +0, the dot product over the row
-        sta     _sv_acc
-        sta     _sv_acc+1
-        sta     _sv_acc+2
-        sta     _sv_acc+3
+        tax
+        tay
+        taz
+        stq     _sv_acc
         lda     _sv_qb
         sta     _sv_p
         lda     _sv_qb+1
