@@ -5,9 +5,9 @@
 ; Calling convention: operands and result in zero page (sv_a, sv_b -> sv_r), so a hot loop never
 ; passes 32-bit values on cc65's C stack. The fast paths take normal operands (and zeros where
 ; the answer is a zero or the other operand) and normal results; anything else -- NaN, infinity,
-; subnormal operands, results below the normal range -- goes to sv_slow_mul / sv_slow_add (C:
-; sf_mul / sf_add themselves). A rounding that carries past the largest exponent gives
-; infinity, as softfloat.c's pack.
+; subnormal operands, products below the normal range -- goes to sv_slow_mul / sv_slow_add (C:
+; sf_mul / sf_add themselves); a sum below the normal range is exact and packed here (ad_sub0).
+; A rounding that carries past the largest exponent gives infinity, as softfloat.c's pack.
 ;
 ; The steps mirror softfloat.c so the bits agree by construction: the working significand has
 ; its leading 1 at bit 31 and 8 guard bits, every bit shifted out below them jammed into bit 0,
