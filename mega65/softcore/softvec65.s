@@ -361,7 +361,7 @@ round:  lda     wx
         beq     inf
 pack:   bit     ukeep
         bmi     upks
-pkw:    lda     ex
+        lda     ex
         lsr     a                       ; C = the exponent's low bit
         ora     rs
         sta     _sv_r+3
@@ -1671,12 +1671,20 @@ kpk:    lda     aok
         lda     #0
         sta     aok
 :       rts
-; sv_r = the A form packed (pack's steps; ex and rs are scratch here)
+; sv_r = the A form packed (pack's steps)
 aput:   lda     ae
-        sta     ex
-        lda     as
-        sta     rs
-        jmp     pkw
+        lsr     a                       ; C = the exponent's low bit
+        ora     as
+        sta     _sv_r+3
+        lda     wx+3
+        bcs     :+
+        and     #$7F
+:       sta     _sv_r+2
+        lda     wx+2
+        sta     _sv_r+1
+        lda     wx+1
+        sta     _sv_r
+        rts
 
 ; ATTN's kept scores for one head (softattn.c, the scores kept and q one chunk): for t = 0..sv_rl
 ; while SC_POLL() (softcore_int.h) sees no RUN/STOP, the K row at sv_ra (sv_rb bytes, sv_rn
