@@ -1318,9 +1318,9 @@ fn layernorm_at_its_edges_agrees() {
 }
 
 /// Steps of a running sum that each meet an edge of the rounding, as sequences of terms: a tie
-/// to even that stays, one that rounds up, a carry into the next binade (2 − 2^-23 + 2^-24 and
-/// + 2^-23), a sum past the largest single (inf) and on, cancellation to +0 and a sum that
-/// starts again from it, −0 terms on a zero sum, a difference below the normal range (a
+/// to even that stays, one that rounds up, a carry into the next binade (2 − 2^-23 plus 2^-24,
+/// and plus 2^-23), a sum past the largest single (inf) and on, cancellation to +0 and a sum
+/// that starts again from it, −0 terms on a zero sum, a difference below the normal range (a
 /// subnormal sum, exact) and back, terms far apart (sticky bits), NaN and ±inf terms.
 const SUM_EDGES: [[f32; 4]; 13] = [
     [1.0, 5.960_464_5e-8, 5.960_464_5e-8, 5.960_464_5e-8],
