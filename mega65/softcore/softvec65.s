@@ -5,9 +5,9 @@
 ; Calling convention: operands and result in zero page (sv_a, sv_b -> sv_r), so a hot loop never
 ; passes 32-bit values on cc65's C stack. The fast paths take normal operands (and zeros where
 ; the answer is a zero or the other operand) and normal results; anything else -- NaN, infinity,
-; subnormal operands, results below the normal range -- goes to sv_slow_mul / sv_slow_add (C:
-; sf_mul / sf_add themselves). A rounding that carries past the largest exponent gives
-; infinity, as softfloat.c's pack.
+; subnormal operands, products below the normal range -- goes to sv_slow_mul / sv_slow_add (C:
+; sf_mul / sf_add themselves); a sum below the normal range is exact and packed here (ad_sub0).
+; A rounding that carries past the largest exponent gives infinity, as softfloat.c's pack.
 ;
 ; The steps mirror softfloat.c so the bits agree by construction: the working significand has
 ; its leading 1 at bit 31 and 8 guard bits, every bit shifted out below them jammed into bit 0,
@@ -73,6 +73,22 @@ tp:     .res    4                       ; the table segment's c0, c1 (flat addre
 f16:    .res    1                       ; kernels: 0 F32 second operand, else F16 (LAYERNORM:
                                         ; b's offset)
 t16:    .res    1                       ; mulh: the half's significand, top bits
+; The running sum of a dot product or a sum kept unpacked between its steps (the kernels' A form):
+; significand wx bytes 1-3 (bit 23 the leading 1), biased exponent ae (1..254), sign as (bit 7),
+; while it is a normal number (aok = 1); else it is packed in sv_acc (aok = 0).
+ae:     .res    1
+as:     .res    1
+aok:    .res    1
+ukeep:  .res    1                       ; bit 7: a normal rounded result stays unpacked: a sum in
+                                        ; the A form; bit 6 with it: a product goes to fadd (which
+                                        ; clears bit 6: still set after a step, the product was
+                                        ; packed in sv_r)
+sc_t:   .res    2                       ; sv_k_scores's and sv_k_avs's row and format
+sc_f16: .res    1
+sc_avs: .res    1                       ; 1: sv_k_avs, 0: sv_k_scores
+tbelow: .res    1                       ; the function table's below and above rules
+tabove: .res    1
+fxok:   .res    1                       ; 1: tabf may take the segment from P
 
         .bss
 ; sv_k_scores's operands (softvec65.h) and its own count and format
@@ -88,18 +104,14 @@ _sv_rn: .res    1
 _sv_rw: .res    1                       ; ROPE: pairs to the (c, s) table's end, its pairs, its start
 _sv_rh: .res    1
 _sv_rq: .res    2
-sc_t:   .res    2
-sc_f16: .res    1
-sc_avs: .res    1                       ; 1: sv_k_avs, 0: sv_k_scores
 ; the function table, a copy of softvec.c's struct sv_tab: lo (made −lo), hi, k, the table
 ; (c0, c1 per segment), below and above rules (FN_OUT_*); then lo's and hi's order keys
+; (below and above in zero page, above)
 tmlo:   .res    4
 thi:    .res    4
 tk:     .res    4
 ttab:   .res    2                       ; the table's SV_TAB_* number, then its flat address
 tbank:  .res    2                       ; (bits 16-31)
-tbelow: .res    1
-tabove: .res    1
 tklo:   .res    4
 tkhi:   .res    4
 tcur:   .res    2                       ; the descriptor set up last (0: none)
@@ -107,7 +119,6 @@ twin:   .res    4                       ; min(|lo|, hi) when lo < 0 < hi, else 0
                                         ; is inside the table's range
 tgelu:  .res    1                       ; nonzero: the table is GELU's (gseg)
 vopv:   .res    2                       ; sv_k_vop's operation
-fxok:   .res    1                       ; 1: tabf may take the segment from P
 fmk:    .res    4                       ; k's significand (24 bits)
 fc0:    .res    4                       ; floor(|lo|·k·2^24)
 
@@ -309,7 +320,9 @@ rndq:   cmp     #$80
         bne     @pk
         ldz     #0
         jmp     inf
-@pk:    stx     _sv_r
+@pk:    bit     ukeep
+        bmi     upkq
+pkq:    stx     _sv_r
         sty     _sv_r+1
         lda     ex
         lsr     a                       ; C = the exponent's low bit
@@ -346,7 +359,9 @@ round:  lda     wx
         lda     ex
         cmp     #$FF
         beq     inf
-pack:   lda     ex
+pack:   bit     ukeep
+        bmi     upks
+        lda     ex
         lsr     a                       ; C = the exponent's low bit
         ora     rs
         sta     _sv_r+3
@@ -359,6 +374,18 @@ pack:   lda     ex
         lda     wx+1
         sta     _sv_r
         rts
+; ukeep: a product (bit 6) to fadd, a sum to the A form, from Q's X:Y:Z (rndq) or wx (pack)
+upkq:   bvs     fadd
+upka:   stx     wx+1
+        sty     wx+2
+        stz     wx+3
+upks:   lda     ex
+        sta     ae
+        lda     rs
+        sta     as
+        lda     #1
+        sta     aok
+        rts
 inf:    lda     rs
         ora     #$7F
         sta     _sv_r+3
@@ -368,6 +395,68 @@ inf:    lda     rs
         sta     _sv_r+1
         sta     _sv_r
         rts
+
+; A step of a kernel's running sum: acc = single(acc + the rounded product in X:Y:Z, ex, rs (or an
+; addend unpacked so)), as sv_add with acc as a, the product as b: the larger magnitude (acc when
+; they are equal) to wx, ex, rs, the other to wy, ey, and on into sv_add's alignment. The sum
+; ends in the A form (aok) when it is normal, else packed in sv_r.
+fadd:   lda     #$80                    ; the sum's rounding: to the A form
+        sta     ukeep
+        lda     aok
+        beq     @pk
+        lda     rs                      ; (aok 0 again below: until the sum's rounding)
+        eor     as
+        sta     opp
+        lda     ex
+        cmp     ae
+        bcc     @ab
+        bne     @pb
+        cpz     wx+3
+        bcc     @ab
+        bne     @pb
+        cpy     wx+2
+        bcc     @ab
+        bne     @pb
+        cpx     wx+1
+        bcc     @ab
+        beq     @ab
+@pb:    lda     wx+1                    ; the product the larger: the sum to wy
+        sta     wy+1
+        lda     wx+2
+        sta     wy+2
+        lda     wx+3
+        sta     wy+3
+        stx     wx+1
+        sty     wx+2
+        stz     wx+3
+        lda     ae
+        sta     ey
+        bra     @go
+@ab:    stx     wy+1                    ; the sum the larger (it stays in wx)
+        sty     wy+2
+        stz     wy+3
+        lda     ex
+        sta     ey
+        lda     ae
+        sta     ex
+        lda     as
+        sta     rs
+@go:    lda     #0
+        sta     aok
+        sta     wx
+        sta     wy
+        sta     stk
+        jmp     addal
+@pk:    lda     _sv_acc+3               ; the sum packed: ±0 + the product is the product; else
+        and     #$7F                    ; the product packed in sv_r (ukeep bit 6 set again: the
+        ora     _sv_acc+2               ; kernel's kgen adds the two packed)
+        ora     _sv_acc+1
+        ora     _sv_acc
+        bne     @pq
+        jmp     upka
+@pq:    lda     #$C0
+        sta     ukeep
+        jmp     pkq
 
 ; ---------------------------------------------------------------------------------------------
 ; sv_r = single(sv_a + sv_b)
@@ -383,33 +472,33 @@ _sv_add:
         rol     a
         sta     ey
         cmp     #$FF
-        lbeq    @slow
+        lbeq    ad_slow
         lda     ex
         cmp     #$FF
-        lbeq    @slow
+        lbeq    ad_slow
         lda     ey
-        lbeq    @bzero
+        lbeq    ad_bzero
         lda     ex
-        lbeq    @azero
+        lbeq    ad_azero
         ; order by magnitude: X = 0 when |a| >= |b| (a is the larger), else 4
         cmp     ey
-        bne     @ord
+        bne     ad_ord
         lda     _sv_a+2                 ; equal exponents: bit 7 of byte 2 equal too
         cmp     _sv_b+2
-        bne     @ord
+        bne     ad_ord
         lda     _sv_a+1
         cmp     _sv_b+1
-        bne     @ord
+        bne     ad_ord
         lda     _sv_a
         cmp     _sv_b
-@ord:   ldx     #0
-        bcs     @load
+ad_ord:   ldx     #0
+        bcs     ad_load
         ldx     #4
         lda     ex                      ; exponents swap with the operands
         ldy     ey
         sta     ey
         sty     ex
-@load:  lda     _sv_a+3,x
+ad_load:  lda     _sv_a+3,x
         and     #$80
         sta     rs
         lda     _sv_a+2,x
@@ -437,29 +526,29 @@ _sv_add:
         sta     wx
         sta     wy
         sta     stk
-        ; align the smaller: wy >>= ex − ey, the bits shifted out into stk
-        sec
+        ; align the smaller: wy >>= ex − ey, the bits shifted out into stk (fadd joins here)
+addal:  sec
         lda     ex
         sbc     ey
-        lbeq    @aligned
+        lbeq    ad_aligned
         cmp     #32
-        bcc     @bytes
+        bcc     ad_bytes
         lda     #1                      ; all of it below the guard byte: sticky only
         sta     wy
         lda     #0
         sta     wy+1
         sta     wy+2
         sta     wy+3
-        lbra    @aligned
-@bytes: tax                             ; places, 1..31
+        lbra    ad_aligned
+ad_bytes: tax                             ; places, 1..31
         cpx     #8
-        bcs     @bl
+        bcs     ad_bl
         ; 1-7 places: the guard byte is 0, so the shift loses only zeros (no sticky); a chain
         ; of LSRQs entered through a patched BRA, then the sum from Q directly
         lda     shofs7,x
-        sta     @br+1
+        sta     ad_br+1
         ldq     wy
-@br:    bra     *+2                     ; (patched: skips 7 - d of the shifts)
+ad_br:    bra     *+2                     ; (patched: skips 7 - d of the shifts)
         lsrq
         lsrq
         lsrq
@@ -468,14 +557,14 @@ _sv_add:
         lsrq
         lsrq
         bit     opp
-        bmi     @fsub
+        bmi     ad_fsub
         clc
         adcq    wx                      ; wy + wx: the same sum as wx + wy
-        jmp     @sum
-@fsub:  stq     wy
-        jmp     @sub
-@bl:    cpx     #8
-        bcc     @bits
+        jmp     ad_sum
+ad_fsub:  stq     wy
+        jmp     ad_sub
+ad_bl:    cpx     #8
+        bcc     ad_bits
         lda     wy                      ; a whole byte out
         ora     stk
         sta     stk
@@ -490,9 +579,9 @@ _sv_add:
         txa
         sbc     #8                      ; C = 1
         tax
-        bne     @bl
-        bra     @jam
-@bits:  ; by 1-7 places with the multiplier: wy·2^(8−k), bytes 1-4 (byte 0 is shifted out)
+        bne     ad_bl
+        bra     ad_jam
+ad_bits:  ; by 1-7 places with the multiplier: wy·2^(8−k), bytes 1-4 (byte 0 is shifted out)
         lda     pow2,x
         sta     MULB
         lda     #0
@@ -506,20 +595,20 @@ _sv_add:
         sta     stk
         ldq     MULO+1
         stq     wy
-@jam:   lda     stk
-        beq     @aligned
+ad_jam:   lda     stk
+        beq     ad_aligned
         lda     wy
         ora     #1
         sta     wy
         lda     #0
         sta     stk
-@aligned:
+ad_aligned:
         bit     opp
-        bmi     @sub
+        bmi     ad_sub
         clc
         ldq     wx
         adcq    wy
-@sum:   lbcc    rndq                    ; no carry: Q is the sum (stk is 0 here: the bits
+ad_sum:   lbcc    rndq                    ; no carry: Q is the sum (stk is 0 here: the bits
                                         ; lost in the alignment are in the guard byte)
         rorq                            ; a 33-bit sum: one place right (C = 1 the new bit 31)
         bcc     :+
@@ -528,27 +617,27 @@ _sv_add:
         inc     ex
         lda     ex
         cmp     #$FF
-        bne     @done
+        bne     ad_done
         jmp     inf
-@done:  jmp     round
-@slow:  ldz     #0
+ad_done:  jmp     round
+ad_slow:  ldz     #0
         jmp     _sv_slow_add
-@bzero: lda     _sv_b+2                 ; b = ±0: the sum is a (when a is normal)
+ad_bzero: lda     _sv_b+2                 ; b = ±0: the sum is a (when a is normal)
         and     #$7F
         ora     _sv_b+1
         ora     _sv_b
-        bne     @slow
+        bne     ad_slow
         lda     ex
-        beq     @slow
+        beq     ad_slow
         ldx     #0
-        bra     @copy
-@azero: lda     _sv_a+2                 ; a = ±0, b normal: the sum is b
+        bra     ad_copy
+ad_azero: lda     _sv_a+2                 ; a = ±0, b normal: the sum is b
         and     #$7F
         ora     _sv_a+1
         ora     _sv_a
-        bne     @slow
+        bne     ad_slow
         ldx     #4
-@copy:  lda     _sv_a,x
+ad_copy:  lda     _sv_a,x
         sta     _sv_r
         lda     _sv_a+1,x
         sta     _sv_r+1
@@ -557,18 +646,31 @@ _sv_add:
         lda     _sv_a+3,x
         sta     _sv_r+3
         rts
-@sub:   sec
+ad_sub0: ; below exponent 1: the difference is subnormal and exact (the operands' exponents are
+        ; at most 1 apart, so nothing was lost below the guard byte): its fraction is wx·2^(ex − 9)
+        lda     #10                     ; (C = 0 here)
+        sbc     ex
+        sta     ey                      ; 9 − ex: 1..8 places right
+        ldq     wx
+:       lsrq
+        dec     ey
+        bne     :-
+        stq     _sv_r
+        lda     rs
+        sta     _sv_r+3                 ; (the fraction is below 2^23: byte 3 was 0)
+        rts
+ad_sub:   sec
         ldq     wx
         sbcq    wy                      ; (Z: all 32 bits zero; the prefix of a following
-        bne     @nz                     ; STQ would set Z from A alone)
+        bne     ad_nz                     ; STQ would set Z from A alone)
         stq     _sv_r                   ; x − x = +0
         rts
-@nz:    stq     wx
-@norm:  lda     wx+3                    ; cancellation: normalise; below exponent 1 is slow
-        bne     @nbits
+ad_nz:    stq     wx
+ad_norm:  lda     wx+3                    ; cancellation: normalise; below exponent 1 is slow
+        bne     ad_nbits
         lda     ex
         cmp     #9
-        bcc     @slow
+        bcc     ad_sub0
         sbc     #8
         sta     ex
         lda     wx+2
@@ -579,15 +681,15 @@ _sv_add:
         sta     wx+1
         lda     #0
         sta     wx
-        lbra    @norm
-@nbits: lbmi    @done
-@nl:    lda     ex
+        lbra    ad_norm
+ad_nbits: lbmi    ad_done
+ad_nl:  lda     ex
         cmp     #2
-        lbcc    @slow
+        lbcc    ad_sub0
         dec     ex
         aslqm   wx
-        bpl     @nl
-        lbra    @done
+        bpl     ad_nl
+        lbra    ad_done
 
 ; ---------------------------------------------------------------------------------------------
 ; sv_r = the square root of sv_a, rounded to nearest even (softfloat.c's sf_sqrt, same steps), for
@@ -1307,17 +1409,20 @@ texp:   lda     fxok
         jmp     tseg
 @ex:    jmp     table
 
-; RMSNORM's sum: acc = single(acc + single(x[i]·x[i])), p = x
+; RMSNORM's sum: acc = single(acc + single(x[i]·x[i])), p = x (the sum in the A form, fadd)
 _sv_k_sumsq:
+        lda     #0                      ; the sum packed in sv_acc
+        sta     aok
 @loop:  getf    _sv_a, _sv_p, 0
         movf    _sv_b, _sv_a
+        lda     #$C0
+        sta     ukeep
         jsr     _sv_mul
-        movf    _sv_a, _sv_acc
-        movf    _sv_b, _sv_r
-        jsr     _sv_add
-        movf    _sv_acc, _sv_r
+        jsr     kpost
         jsr     incp
-        next    @loop
+        dec     _sv_n
+        bne     @loop
+        jmp     kend
 
 ; ATTN's weights: x[i] = single(x[i]·c), p = x
 _sv_k_scale:
@@ -1479,28 +1584,107 @@ mulsec: lda     f16
         jmp     mulh
 
 ; ATTN's score: acc = single(acc + single(x[i]·k[i])), p = q's chunk, q = K (F16 when A != 0)
+; (the sum in the A form, fadd)
 _sv_k_dot:
         sta     f16
+        lda     #0                      ; the sum packed in sv_acc
+        sta     aok
 @loop:  getf    _sv_a, _sv_p, 0
+        lda     #$C0
+        sta     ukeep
         jsr     mulsec
-        movf    _sv_a, _sv_acc
-        movf    _sv_b, _sv_r
-        jsr     _sv_add
-        movf    _sv_acc, _sv_r
+        jsr     kpost
         jsr     incp
-        next    @loop
+        dec     _sv_n
+        bne     @loop
+        jmp     kend
 
-; ATTN's output: o[i] = single(o[i] + single(c·v[i])), p = o, q = V (F16 when A != 0)
+; ATTN's output: o[i] = single(o[i] + single(c·v[i])), p = o, q = V (F16 when A != 0); a
+; normal o[i] goes to fadd in the A form, the product unpacked
 _sv_k_axpy:
         sta     f16
-@loop:  movf    _sv_a, _sv_c
+        movf    _sv_a, _sv_c            ; (the products' c: only kgen writes sv_a)
+@loop:  getf    _sv_acc, _sv_p, 0
+        lda     #0
+        sta     aok
+        lda     _sv_acc+2
+        asl     a
+        lda     _sv_acc+3
+        rol     a
+        beq     @mul
+        cmp     #$FF
+        beq     @mul
+        sta     ae
+        lda     _sv_acc+3
+        and     #$80
+        sta     as
+        lda     _sv_acc+2
+        ora     #$80
+        sta     wx+3
+        lda     _sv_acc+1
+        sta     wx+2
+        lda     _sv_acc
+        sta     wx+1
+        inc     aok
+@mul:   lda     #$C0
+        sta     ukeep
         jsr     mulsec
-        getf    _sv_a, _sv_p, 0
-        movf    _sv_b, _sv_r
-        jsr     _sv_add
-        putf    _sv_p, _sv_r
+        bit     ukeep
+        bvc     :+
+        jsr     kgen
+        movf    _sv_a, _sv_c
+:       lda     aok
+        beq     :+
+        jsr     aput
+:       putf    _sv_p, _sv_r
         jsr     incp
-        next    @loop
+        dec     _sv_n
+        lbne    @loop
+        jmp     kend
+
+; The kernels' running sums (A form: fadd), which start packed in sv_acc (aok = 0); a step sets
+; ukeep to $C0 before its product, which rounds to fadd; kpost: the step's addition when its
+; product was not normal (kgen: packed in sv_r, sv_add on the packed sum), the sum packed in
+; sv_acc when it is not in the A form; kend: the sum packed to sv_acc and sv_r, the roundings
+; packing again, Z = 0.
+kpost:  bit     ukeep
+        bvc     kdone
+kgen:   movf    _sv_b, _sv_r
+        jsr     kpk                     ; the sum packed in sv_acc
+        movf    _sv_a, _sv_acc
+        lda     #$80
+        sta     ukeep
+        jsr     _sv_add
+kdone:  lda     aok
+        bne     :+
+        movf    _sv_acc, _sv_r
+:       rts
+kend:   lsr     ukeep                   ; (bit 7 clear: the roundings pack)
+        jsr     kpk
+        ldz     #0
+        rts
+; the A form (when aok) packed into sv_acc and sv_r, aok = 0
+kpk:    lda     aok
+        beq     :+
+        jsr     aput
+        movf    _sv_acc, _sv_r
+        lda     #0
+        sta     aok
+:       rts
+; sv_r = the A form packed (pack's steps)
+aput:   lda     ae
+        lsr     a                       ; C = the exponent's low bit
+        ora     as
+        sta     _sv_r+3
+        lda     wx+3
+        bcs     :+
+        and     #$7F
+:       sta     _sv_r+2
+        lda     wx+2
+        sta     _sv_r+1
+        lda     wx+1
+        sta     _sv_r
+        rts
 
 ; ATTN's kept scores for one head (softattn.c, the scores kept and q one chunk): for t = 0..sv_rl
 ; while SC_POLL() (softcore_int.h) sees no RUN/STOP, the K row at sv_ra (sv_rb bytes, sv_rn
@@ -1578,10 +1762,10 @@ rows:   sty     sc_avs
         jsr     _sv_k_axpy
         bra     @next
 @dot:   lda     #0                      ; sv_acc = +0, the dot product over the row
-        sta     _sv_acc
-        sta     _sv_acc+1
-        sta     _sv_acc+2
-        sta     _sv_acc+3
+        tax
+        tay
+        taz
+        stq     _sv_acc
         lda     _sv_qb
         sta     _sv_p
         lda     _sv_qb+1

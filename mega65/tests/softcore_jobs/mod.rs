@@ -1423,6 +1423,112 @@ fn layernorm_at_its_edges_agrees() {
     }
 }
 
+/// Steps of a running sum that each meet an edge of the rounding, as sequences of terms: a tie
+/// to even that stays, one that rounds up, a carry into the next binade (2 − 2^-23 plus 2^-24,
+/// and plus 2^-23), a sum past the largest single (inf) and on, cancellation to +0 and a sum
+/// that starts again from it, −0 terms on a zero sum, a difference below the normal range (a
+/// subnormal sum, exact) and back, terms far apart (sticky bits), NaN and ±inf terms.
+const SUM_EDGES: [[f32; 4]; 13] = [
+    [1.0, 5.960_464_5e-8, 5.960_464_5e-8, 5.960_464_5e-8],
+    [1.000_000_1, 5.960_464_5e-8, 1.0, -2.0],
+    [1.999_999_9, 5.960_464_5e-8, -1.0, 1.192_092_9e-7],
+    [1.999_999_9, 1.192_092_9e-7, 3.0, -1.0],
+    [1.7e38, 1.7e38, 1.7e38, -1.0],
+    [1.25, -1.25, 3.5e-3, -7.0],
+    [-0.0, -0.0, 2.0, -2.0],
+    [
+        1.763_241_2e-38,
+        -1.175_494_4e-38,
+        1.175_494_4e-38,
+        -1.763_241_2e-38,
+    ],
+    [1.0, 1e-30, -1.0, 1e-30],
+    [1.0, f32::NAN, 2.0, 3.0],
+    [f32::INFINITY, 1.0, f32::NEG_INFINITY, 1.0],
+    [-3.0, 1.5, 1.5, 2.5e-20],
+    [1.175_494_4e-38, -1.175_494_2e-38, 6.0, -6.0],
+];
+
+/// The running sums the assembler keeps unpacked between their steps (ATTN's scores and weighted
+/// sums, LAYERNORM's mean, RMSNORM's sum of squares) through `SUM_EDGES`: every step rounds to
+/// single as the definition's, so each result must agree bit for bit (NaN anywhere then).
+/// ATTN: K rows 0 and 1 all +0 and all 1, so a head's score over q's four terms is their sum
+/// (times 1/2) and the weights show it; with four equal K rows each weight is 1/4 exactly and
+/// V's columns hold four times the terms, so each output is their sum.
+#[test]
+fn running_sums_kept_unpacked_agree_at_ties_carries_overflow_subnormals_and_cancellation() {
+    let terms: Vec<f32> = SUM_EDGES.iter().flatten().copied().collect();
+    for (k, kv) in [KV_F32, KV_F16, KV_F32].into_iter().enumerate() {
+        let mut c = Case::new(format!("unpacked sums #{k}"), 8100 + k as u64, 1 << 20);
+        let nh = SUM_EDGES.len() as u32;
+        let enc = |c: &mut Case, v: &[f32]| -> u32 {
+            let b: Vec<u8> = if kv == KV_F16 {
+                v.iter()
+                    .flat_map(|x| ggml::f32_to_f16(*x).to_le_bytes())
+                    .collect()
+            } else {
+                v.iter().flat_map(|x| x.to_le_bytes()).collect()
+            };
+            c.bytes(&b, true)
+        };
+        // scores: q = the terms (head h the sequence h), K rows 0 = +0 and 1 = 1, head_dim 4
+        let mut kc = vec![0.0f32; 4];
+        kc.extend([1.0f32; 4]);
+        let va: Vec<f32> = (0..8).map(|_| c.rng.normal() as f32).collect();
+        let blk = AttnBlock {
+            k_cache: enc(&mut c, &kc),
+            v_cache: enc(&mut c, &va),
+            n_heads: nh,
+            n_kv_heads: 1,
+            head_dim: 4,
+            kv_format: kv,
+        };
+        let qa = c.f32s(&terms);
+        c.attn(&blk, qa, 2, None, true);
+        // weighted sums: 4 equal K rows (weights 1/4), V row t column j = 4 · sequence j's term t
+        // (F16 caches: the terms an F16 holds, times 4, scaled into its range)
+        let cols = SUM_EDGES.len();
+        let mut vc = vec![0.0f32; 4 * cols];
+        for (j, s) in SUM_EDGES.iter().enumerate() {
+            for t in 0..4 {
+                let x = if kv == KV_F16 && s[t].is_finite() {
+                    ggml::f16_to_f32(ggml::f32_to_f16(s[t].clamp(-8000.0, 8000.0)))
+                } else {
+                    s[t]
+                };
+                vc[t * cols + j] = 4.0 * x;
+            }
+        }
+        let qz = vec![0.0f32; cols];
+        let blk = AttnBlock {
+            k_cache: enc(&mut c, &vec![0.5f32; 4 * cols]),
+            v_cache: enc(&mut c, &vc),
+            n_heads: 1,
+            n_kv_heads: 1,
+            head_dim: cols as u32,
+            kv_format: kv,
+        };
+        let qa = c.f32s(&qz);
+        c.attn(&blk, qa, 4, None, true);
+        // LAYERNORM's mean and RMSNORM's sum of squares over the terms, in chunks of 4 and whole
+        for n0 in [4u32, terms.len() as u32] {
+            for (i, xs) in terms.chunks(n0 as usize).enumerate() {
+                let op = [Op::LayerNorm, Op::RmsNorm][(i + k) % 2];
+                let xa = c.f32s(xs);
+                let y_len = if op == Op::LayerNorm { 2 * n0 } else { n0 };
+                let y = c.spread(y_len, 0.5, 2.0);
+                let ya = c.f32s(&y);
+                let za = c.alloc(4 * n0, true);
+                c.nan_ok(za, n0, 4);
+                let (xo, yo, zo) = (c.operand(xa), c.operand(ya), c.operand(za));
+                c.setn(n0, 0, 0);
+                c.i(op, 0, 0, xo, yo, zo);
+            }
+        }
+        c.run();
+    }
+}
+
 /// MEANROWS at its edges: columns of −0 only (the sums start at +0, so their mean is +0), columns
 /// that cancel exactly, columns with ±inf (a NaN mean where both meet), NaN, subnormals and the
 /// largest singles (a sum that overflows), over 1, 2, 3, 10 and 255 rows and lengths around the
