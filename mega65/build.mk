@@ -100,7 +100,7 @@ mega65-core: $(M65_CORE)
 $(M65_CORE_OBJ)/%.c.o: $(M65_CORE_DIR)/%.c $(wildcard $(M65_CORE_DIR)/*.h) $(M65_DIR)/include/mega65_io.h
 	@mkdir -p $(M65_CORE_OBJ)
 	$(CL65) $(M65_CORE_CFLAGS) -c -o $@ $<
-$(M65_CORE_OBJ)/%.s.o: $(M65_CORE_DIR)/%.s $(M65_SOFTCORE_INC) $(M65_CORE_DIR)/quad.inc \
+$(M65_CORE_OBJ)/%.s.o: $(M65_CORE_DIR)/%.s $(M65_SOFTCORE_INC) $(M65_CORE_DIR)/quad.inc $(M65_CORE_DIR)/dmajob.inc \
 		$(M65_CORE_DIR)/fn_tables.inc $(M65_DIR)/include/mega65_io.inc
 	@mkdir -p $(M65_CORE_OBJ)
 	$(CL65) -t none --asm-include-dir $(M65_DIR)/include --asm-include-dir $(M65_CORE_DIR) -c -o $@ $<
@@ -191,7 +191,7 @@ $(M65_TEST_OBJ)/%.c.o: $(M65_TEST_OBJ)/%.c.s
 	ca65 -t none -g -o $@ $<
 # The core's ca65 sources for the test PRGs, which hold the core in bank 0 with no MAP window
 # (SC_UNMAPPED: softcore_window.inc).
-$(M65_TEST_OBJ)/%.s.o: $(M65_CORE_DIR)/%.s $(M65_CORE_DIR)/quad.inc $(M65_CORE_DIR)/fn_tables.inc \
+$(M65_TEST_OBJ)/%.s.o: $(M65_CORE_DIR)/%.s $(M65_CORE_DIR)/quad.inc $(M65_CORE_DIR)/dmajob.inc $(M65_CORE_DIR)/fn_tables.inc \
 		$(M65_SOFTCORE_INC) $(M65_DIR)/include/mega65_io.inc
 	@mkdir -p $(M65_TEST_OBJ)
 	ca65 -t none -g -I $(M65_CORE_DIR) -I $(M65_DIR)/include -D SC_UNMAPPED $(DEFS) -o $@ $<

@@ -32,6 +32,7 @@
 
         .p4510
         .include        "quad.inc"              ; quad instructions, the multiplier
+        .include        "dmajob.inc"            ; a job list's address, its start
         .include        "fn_tables.inc"         ; WT_F32, WT_F16 (anything else: BF16)
         .import         _xr_spec
         .export         _xr_chunk, _xr_start, _xr_pg, _xr_n, _xr_x, _xr_fmt, _xr_jy, _xr_pgs
@@ -171,14 +172,7 @@ _xr_load:
         lda     #^SC_NEAR_DELTA
         adc     #0
         sta     xl_dbk
-        lda     #^XL_PHYS               ; ($D702 first: writing it clears $D704)
-        sta     DMA_ADDRBANK
-        lda     #<(XL_PHYS >> 20)
-        sta     DMA_ADDRMB
-        lda     #>XL_PHYS
-        sta     DMA_ADDRMSB
-        lda     #<XL_PHYS
-        sta     DMA_ETRIGGER            ; the CPU waits until the job is done
+        dma_run XL_PHYS                 ; the CPU waits until the job is done
         clc
         lda     xa
         adc     _xr_rb

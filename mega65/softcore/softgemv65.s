@@ -45,6 +45,7 @@
 
         .p4510
         .include        "quad.inc"
+        .include        "dmajob.inc"            ; the row job list's address
         .include        "fn_tables.inc"         ; WT_Q8_0, its block bytes
         .import         _sgq_slow
         .import         _sgq_q, _sgq_dx, _sgq_p, _sgq_rb, _sgq_nr, _sgq_fmt, _sgq_acc
@@ -255,12 +256,7 @@ _sgq_block:
         sty     q8tail+2
         stx     q4tail+1
         sty     q4tail+2
-        lda     #^LIST_PHYS             ; the DMA list's address: each row only writes DMA_ETRIGGER
-        sta     DMA_ADDRBANK            ; ($D702 first: writing it clears $D704)
-        lda     #<(LIST_PHYS >> 20)
-        sta     DMA_ADDRMB
-        lda     #>LIST_PHYS
-        sta     DMA_ADDRMSB
+        dma_list LIST_PHYS              ; the DMA list's address: each row only writes DMA_ETRIGGER
         lda     _sgq_p                  ; row r0's block: the job's source
         sta     src
         lda     _sgq_p+1

@@ -11,6 +11,7 @@
         .p4510
         .include        "softcore_window.inc"
         .include        "mega65_io.inc"
+        .include        "dmajob.inc"            ; a job list's address, its start
         .import         popax, popeax
         .importzp       sreg
         .export         _sm_read8, _sm_read16, _sm_read32, _sm_write16, _sm_write32
@@ -237,14 +238,7 @@ near_phys:
 @bank0: lda     #0
         rts
 
-; run the job: list at its physical address ($D702 bank first, as writing it clears $D704)
+; run the job: list at its physical address
 run_list:
-        lda     #^LIST_PHYS
-        sta     DMA_ADDRBANK
-        lda     #<(LIST_PHYS >> 20)
-        sta     DMA_ADDRMB
-        lda     #>LIST_PHYS
-        sta     DMA_ADDRMSB
-        lda     #<LIST_PHYS
-        sta     DMA_ETRIGGER            ; the CPU waits until the job is done
+        dma_run LIST_PHYS
         rts

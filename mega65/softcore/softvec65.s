@@ -18,6 +18,7 @@
 
         .p4510
         .include        "quad.inc"              ; quad instructions, the multiplier
+        .include        "dmajob.inc"            ; a job list's address, its start
         .import         _sv_slow_mul, _sv_slow_add, _sv_slow_f16, _sv_slow_cvt, _sv_slow_sqrt
         .exportzp       _sv_a, _sv_b, _sv_r, _sv_c, _sv_acc, _sv_p, _sv_q, _sv_n, _sv_h, _sv_tabd
         .export         _sv_mul, _sv_mulz, _sv_add, _sv_f16, _sv_sqrt
@@ -1830,14 +1831,7 @@ rowdma: lda     _sv_ra
         lsr     a
         ora     rl_srcmb
         sta     rl_srcmb
-        lda     #^RL_PHYS               ; ($D702 first: writing it clears $D704)
-        sta     DMA_ADDRBANK
-        lda     #<(RL_PHYS >> 20)
-        sta     DMA_ADDRMB
-        lda     #>RL_PHYS
-        sta     DMA_ADDRMSB
-        lda     #<RL_PHYS
-        sta     DMA_ETRIGGER            ; the CPU waits until the job is done
+        dma_run RL_PHYS                 ; the CPU waits until the job is done
         rts
 
 ; if (sf_lt(sv_m, sv_r)) sv_m = sv_r (softfloat.c's order: false when either is NaN or both are
