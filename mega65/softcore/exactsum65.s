@@ -454,8 +454,8 @@ r7c:    lda     5,x
         bne     @c
         beq     rnext
 rsub:   sec                             ; X = index + 128: operands $80 + i wrap to the index
-        lda     $80,x                   ; (base-page indexing stays in the page, as 6502
-        sbc     MULO                    ; zero-page indexing: xemu cpu65.c's _zpx())
+        lda     $80,x                   ; (base-page indexing stays in the page: B & (nn + X),
+        sbc     MULO                    ; an 8-bit sum, gs4510.vhdl line 7453; xemu's _zpx())
         sta     $80,x
         lda     $81,x
         sbc     MULO+1
