@@ -1,8 +1,9 @@
 //! Images made for the software core (`ssnail convert --core soft`, spec §4.4) on a stock board:
 //! stories260K's exact shape (random weights, F32 as llama.cpp's `convert-llama2c-to-ggml`
 //! writes it) runs in the MEGA65 program's software core in the headless MEGA65 exactly as
-//! `ssnail run --hw` runs it, and the model browser marks an image whose matrices are F32, F16
-//! or BF16 ("fits, slow") when the software core is the one in use.
+//! `ssnail run --hw` runs it, and so do small F16 and BF16 llamas through the float GEMV; the
+//! model browser marks an image whose matrices are F32, F16 or BF16 ("fits, slow") when the
+//! software core is the one in use.
 
 use ssnail_mega65_program as common;
 use ssnail_mega65_program::{
@@ -71,13 +72,19 @@ fn run(
     m
 }
 
-#[test]
-fn stories260k_made_for_the_software_core_runs_on_a_stock_board_as_ssnail_run_hw_runs_it() {
-    let img = image(&ModelOpts::stories260k(), Core::Soft, 64);
+/// `img` (as `name` on the D81) in the program's software core on `boards`, prompt `prompt`, `n`
+/// tokens greedy: the answer is `ssnail run --hw`'s, and every byte the 45GS02 computed (KV
+/// cache, activations, logits, token buffer) equals ssnail_core's memory after the same job.
+fn runs_in_the_program_as_run_hw_runs_it(
+    img: &[u8],
+    name: &str,
+    prompt: &str,
+    n: usize,
+    boards: &[Board],
+) {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s260k.ssnail");
-    std::fs::write(&path, &img).unwrap();
-    let (prompt, n) = ("the cat sat on the mat", 12);
+    let path = dir.path().join(name);
+    std::fs::write(&path, img).unwrap();
     // The PC: `ssnail run --hw`, its token ids.
     let o = Command::new(ssnail_bin())
         .arg("run")
@@ -103,7 +110,7 @@ fn stories260k_made_for_the_software_core_runs_on_a_stock_board_as_ssnail_run_hw
         .collect();
     assert_eq!(ids.len(), n);
     // The same job on ssnail_core (what `run --hw` does) for the memory the MEGA65 must hold.
-    let (mut dev, _) = Ssnail::load_bytes(&img, None).unwrap();
+    let (mut dev, _) = Ssnail::load_bytes(img, None).unwrap();
     dev.machine.numerics = Numerics::Hardware;
     let g = dev.generate(&prompt_ids, n as u32, &mut NoHost).unwrap();
     assert_eq!(g.tokens, ids, "ssnail_core and ssnail run --hw");
@@ -112,17 +119,14 @@ fn stories260k_made_for_the_software_core_runs_on_a_stock_board_as_ssnail_run_hw
     for &t in &ids {
         f.push(&dev.vocab_piece(t), &mut want);
     }
-    for board in [Board::R3, Board::R4] {
+    for &board in boards {
         let keys = format!("{{RETURN}}/temp 0{{RETURN}}/n {n}{{RETURN}}{prompt}{{RETURN}}");
         let mut m = run(
             (board, 0),
             program_disk(
                 prg(),
                 false,
-                &[
-                    (common::SOFT_CORE_FILE, soft_core()),
-                    ("s260k.ssnail", &img),
-                ],
+                &[(common::SOFT_CORE_FILE, soft_core()), (name, img)],
             ),
             None,
             &keys,
@@ -132,14 +136,45 @@ fn stories260k_made_for_the_software_core_runs_on_a_stock_board_as_ssnail_run_hw
         );
         let t = transcript(&m);
         assert!(t.contains("The software core runs models"), "{t}");
-        assert!(t.contains("Loaded s260k.ssnail"), "{t}");
+        assert!(t.contains(&format!("Loaded {name}")), "{t}");
         assert_eq!(answer(&t, prompt), want, "{board:?}: {t}");
-        // Every byte the 45GS02 computed: KV cache, activations, logits, token buffer.
         let mem = dev.machine.mem();
         let len = Header::parse(mem).unwrap().mem_needed as usize;
         let got = m.peek_phys(BASE, len);
         let diff = (0..len).filter(|&i| got[i] != mem[i]).count();
-        assert_eq!(diff, 0, "{board:?}: bytes of SSNAIL memory differ");
+        assert_eq!(diff, 0, "{board:?}: {name}: bytes of SSNAIL memory differ");
+    }
+}
+
+#[test]
+fn stories260k_made_for_the_software_core_runs_on_a_stock_board_as_ssnail_run_hw_runs_it() {
+    let img = image(&ModelOpts::stories260k(), Core::Soft, 64);
+    runs_in_the_program_as_run_hw_runs_it(
+        &img,
+        "s260k.ssnail",
+        "the cat sat on the mat",
+        12,
+        &[Board::R3, Board::R4],
+    );
+}
+
+#[test]
+fn f16_and_bf16_llamas_run_their_float_gemvs_in_the_program_as_ssnail_run_hw_runs_them() {
+    // Float matrices stay float in an image for the FPGA core; the software core runs them in
+    // its float GEMV's eight-row blocks. Gate and up have 100 rows (twelve blocks of eight and
+    // four left over), down 100 columns, the KV projections 32 rows.
+    for t in [GgmlType::F16, GgmlType::Bf16] {
+        let opts = ModelOpts {
+            dim: 64,
+            n_heads: 4,
+            n_kv_heads: 2,
+            hidden: 100,
+            n_layers: 1,
+            ..ModelOpts::llama()
+        }
+        .with_wtype(t);
+        let img = image(&opts, Core::Fpga, 32);
+        runs_in_the_program_as_run_hw_runs_it(&img, "float.ssnail", "the cat", 6, &[Board::R3]);
     }
 }
 
