@@ -65,6 +65,7 @@ lastp:  .res    1                       ; xr_start: rows left
 bv:     .res    1                       ; b
 m7:     .res    1                       ; nonzero: r6a, r6s patched for 7 bytes (F16)
 hid:    .res    1                       ; the weight's hidden bit (BF16, F32)
+xsg:    .res    1                       ; x_j's sign (bit 7)
 bt:     .res    1                       ; its byte index
 savb:   .res    1                       ; the caller's base page
 nrow:   .res    1                       ; the block's rows (xr_start)
@@ -223,14 +224,18 @@ _xr_chunk:
         cmp     #WT_F16
         beq     @k
         inx
-@k:     lda     rl_lo,x                 ; the row loop, the per-element patches, bytes 7 and 8
+@k:     txa                             ; the row loop (the offsets of the links' long BNEs), the
+        asl     a                       ; per-element patches, bytes 7 and 8
+        asl     a
+        tay
+        lda     rlo,y
         sta     rlj1+1
-        sta     rlj2+1
-        sta     rlj3+1
-        lda     rl_hi,x
+        lda     rlo+1,y
         sta     rlj1+2
+        lda     rlo+2,y
+        sta     rlj2+1
+        lda     rlo+3,y
         sta     rlj2+2
-        sta     rlj3+2
         lda     pt_lo,x
         sta     ptjmp+1
         lda     pt_hi,x
@@ -258,7 +263,7 @@ y0q:    ldq     $FF00                   ; x_j (patched: the chunk's page, 4·j):
         pha
         tza
         and     #$80
-        sta     sxop+1                  ; x's sign, into the F16 row loop (the others copy it)
+        sta     xsg                     ; x's sign, into Q's bit 7 below
         tya
         asl     a
         tza
@@ -277,7 +282,10 @@ xk:     adc     #6                      ; (patched: K = 6, F16 3: see the tables
         ror     a                       ; (eb + K) div 8, the carry pulled in
         lsr     a
         lsr     a
-        sta     qop+1                   ; Q, into the F16 row loop (the others copy it)
+        ora     xsg                     ; (Q <= 32)
+        sta     qop+1                   ; Q + 128 for a negative x, into the F16 row loop (the
+                                        ; others copy it): the index's bit 7 is then the
+                                        ; product's sign, the weight's flipped by x's
         tza
         and     #7
         sta     bv                      ; b
@@ -341,8 +349,6 @@ pt_g:   sta     gl+1
         inc     a
         sta     gh+1
         sta     gh2+1
-        lda     sxop+1
-        sta     gsx+1
         txa
         clc
         adc     qop+1
@@ -379,15 +385,15 @@ pt_f16: lsr     a
 rl_f16:
 wh1:    ldx     $00                     ; w_rj high byte (patched: XR_W + 2j + 1)
         txa
-sxop:   eor     #$00                    ; (patched: x_j's sign)
         lsr     a
         lsr     a
-        tay                             ; the product's sign·32 + e5
+        tay                             ; the weight's sign·32 + e5
         lda     tsh,y
         sta     rjmp+1
         lda     tby,y
         clc
-qop:    adc     #$00                    ; (patched: Q)
+qop:    adc     #$00                    ; (patched: Q + 128·x's sign; bit 7 of the sum: the
+                                        ; product's sign, as tby's flipped)
         pha
         txa
         and     #3
@@ -397,7 +403,7 @@ wl:     lda     $00                     ; w_rj low byte (patched: XR_W + 2j)
         ldy     #0
         ldz     #0
 rjmp:   jmp     rs7                     ; (patched: 7 - a ASLQs skipped, or a stub)
-        ; rjmp's targets, wsubn to rs0 (33 bytes), must share a page (only the JMP's low byte is
+        ; rjmp's targets, wsubn to rs0 (43 bytes), must share a page (only the JMP's low byte is
         ; patched): from a 64-byte boundary they do wherever the linker puts this module
         .align  64
 wsubn:  dex                             ; e5 = 0: no hidden bit, ea = 126 (a = 1)
@@ -407,6 +413,12 @@ wsubn:  dex                             ; e5 = 0: no hidden bit, ea = 126 (a = 1
         jmp     rs1
 wspecs: pla                             ; e5 = 31: an infinite or NaN weight
         jmp     wspec
+rr7:    phx                             ; a = 7 (F16: A X Y Z = ma, 0, 0): ma·2^8 (A X Y = 0, its
+        tax                             ; low byte, its high byte) shifted right once, 20 cycles
+        ply                             ; instead of seven ASLQs' 28
+        lda     #0
+        lsrq
+        bra     rs0
 rs7:    aslq
         aslq
         aslq
@@ -432,11 +444,10 @@ aq1:    ldq     $00                     ; (patched: the index + 2)
         adcq    MULO+2
 aq2:    stq     $00
 r6a:    bcs     r6c                     ; (patched: BRA where byte 6 can be nonzero)
-        lda     XR_LINK                 ; the next row's page, 0 after the last
+rnext:  lda     XR_LINK                 ; the next row's page, 0 after the last
         tab
-        beq     xjn1
-rlj1:   jmp     rl_f16                  ; (patched: the format's row loop)
-xjn1:   jmp     xjnext
+rlj1:   lbne    rl_f16                  ; (patched: the format's row loop; a 16-bit branch takes
+        jmp     xjnext                  ; 4 cycles taken or not, a JMP 5)
 r6c:    ldx     aq1+3                   ; the index + 2
         lda     4,x
         adc     MULO+6
@@ -472,8 +483,8 @@ sq2:    stq     $00
 r6s:    bcc     r6d                     ; (patched like r6a)
         lda     XR_LINK
         tab
-        beq     xjn1
-rlj2:   jmp     rl_f16                  ; (patched like rlj1)
+rlj2:   lbne    rl_f16                  ; (patched like rlj1)
+        jmp     xjnext
 r6d:    lda     sq1+3
         ora     #$80
         tax                             ; the index + 2 + 128
@@ -493,11 +504,7 @@ r7d:    lda     $85,x
         inx
         cpx     #$80 + XS_BYTES - 5
         bne     @b
-rnext:  lda     XR_LINK
-        tab
-        beq     xjn2
-rlj3:   jmp     rl_f16                  ; (patched like rlj1)
-xjn2:   jmp     xjnext
+        jmp     rnext
 
 ; BF16 and F32: ea from the byte with its low bit (BF16's low byte, F32's byte 2) and the top
 ; byte; ma: BF16 the low byte's 7 bits and the hidden bit, F32 bytes 0-2
@@ -521,12 +528,11 @@ gn:     stx     hid
         lsr     a
         lsr     a
         clc
-gqop:   adc     #0                      ; (patched: Q, BF16 Q + 2: ma is the widened top byte)
-        sta     bt
+gqop:   adc     #0                      ; (patched: Q, BF16 Q + 2, + 128 for a negative x)
+        sta     bt                      ; (ea div 8 + Q + 2 < 128: bit 7 is x's sign)
 gh2:    lda     $00                     ; (patched like gh)
-gsx:    eor     #0                      ; (patched: x_j's sign)
         and     #$80
-        ora     bt
+        eor     bt                      ; bit 7: the product's sign
         pha
 gl2:    lda     $00                     ; (patched like gl)
         and     #$7F
@@ -563,11 +569,12 @@ wspec:  tba
 tsh8:   .byte   <rs0, <(rs7+18), <(rs7+15), <(rs7+12), <(rs7+9), <(rs7+6), <(rs7+3), <rs7
         .assert >xs7 = >xs0, error, "exactsum65.s: the x chain crosses a page"
         .assert <xs7 < <xs0, error, "exactsum65.s: the x chain crosses a page"
-        .assert >rs7 = >rs0 && >wsubn = >rs0 && >wspecs = >rs0, error, "exactsum65.s: the row chain crosses a page"
+        .assert >rs7 = >rs0 && >wsubn = >rs0 && >wspecs = >rs0 && >rr7 = >rs0, error, "exactsum65.s: the row chain crosses a page"
 ; per format (WT_F32, WT_F16, WT_BF16): the row loop, the per-element patches, the opcodes at
 ; r6a/r6s and r7a/r7s (BCS/BCC: on to the next byte only with a carry (borrow), BRA: always)
-rl_lo:  .byte   <rl_g, <rl_f16, <rl_g
-rl_hi:  .byte   >rl_g, >rl_f16, >rl_g
+rlo:    .word   (rl_g - rlj1 - 2) & $FFFF, (rl_g - rlj2 - 2) & $FFFF     ; (a 16-bit branch's
+        .word   (rl_f16 - rlj1 - 2) & $FFFF, (rl_f16 - rlj2 - 2) & $FFFF ; offset is from its
+        .word   (rl_g - rlj1 - 2) & $FFFF, (rl_g - rlj2 - 2) & $FFFF     ; operand's second byte)
 ma_lo:  .byte   <gf32, <gbf, <gbf
 ma_hi:  .byte   >gf32, >gbf, >gbf
 pt_lo:  .byte   <pt_f32, <pt_f16, <pt_bf
@@ -590,6 +597,8 @@ tsh:
         .byte   <wsubn
   .elseif (i .mod 32) = 31
         .byte   <wspecs
+  .elseif (i .mod 8) = 7
+        .byte   <rr7
   .else
         .byte   <(rs7 + (7 - ((i .mod 32) .mod 8)) * 3)
   .endif
