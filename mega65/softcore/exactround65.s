@@ -13,7 +13,9 @@ XS_BYTES = 74                           ; exactsum.h
 
         .bss
 tt:     .res    1                       ; the sum's top byte t
-mag:    .res    XS_BYTES                ; its magnitude, bytes 0..t (the accumulator is left as it is)
+mag:    .res    XS_BYTES                ; its magnitude, bytes lo..t (the accumulator is left as it is)
+lo:     .res    1                       ; max(t - 5, 0)
+stl:    .res    1                       ; nonzero: a magnitude byte below lo is nonzero
 
         .code
 
@@ -26,35 +28,72 @@ mag:    .res    XS_BYTES                ; its magnitude, bytes 0..t (the accumul
 ; Returns 1 (and nothing else) when the sum is 0.
 _xs_top:
         lda     _xs_tsrc                ; the accumulator's address (xs_acc or a row page) into
-        sta     @a1+1                   ; the four loads
+        sta     @a1+1                   ; the loads
         sta     @a2+1
         sta     @a3+1
         sta     @a4+1
+        sta     @a5+1
         lda     _xs_tsrc+1
         sta     @a1+2
         sta     @a2+2
         sta     @a3+2
         sta     @a4+2
+        sta     @a5+2
         ldx     #XS_BYTES-1             ; t: the top byte that differs from B's
 @a1:    lda     $FFFF,x
         beq     @t
         cmp     #$80                    ; byte 73: below $80 S > 0, else S < 0 (|S| < 2^591)
-        bcc     @pos
-        bcs     @neg
+        ldy     #0
+        bcc     @sgn
+        iny
+        bra     @sgn
+@zero:  lda     #1                      ; an exact zero (only the bias left)
+        ldx     #0
+        rts
 @t:     dex
         bmi     @zero
 @a2:    lda     $FFFF,x
         cmp     #$80
         beq     @t
-        bcc     @neg                    ; below B's byte: S < 0
-@pos:   lda     #0
-        sta     _xs_rneg
+        ldy     #0                      ; above B's byte: S > 0
+        bcs     @sgn
+        iny                             ; below it: S < 0
+@sgn:   sty     _xs_rneg
         stx     tt
-        inx
+        ; Only bytes lo = max(t - 5, 0) to t of the magnitude are made: its top nonzero byte h is t
+        ; or t - 1 (byte t of the difference is at least 1 before the borrow from below; when
+        ; that borrow clears it, byte t - 1 borrowed too and holds $7F or more; t = 0 has no
+        ; borrow), and below h - 5 only whether anything is nonzero counts
+        ; (the sticky) and the borrow it hands up. Both come from the first byte below lo that is
+        ; not B's: none, no borrow and no sticky; S > 0 and that byte below $80, or S < 0 and above
+        ; it, a borrow; either way a sticky bit.
+        lda     #0
+        sta     stl
         txa
-        tay                             ; t + 1 bytes (DEY keeps C, a CPX would not)
-        ldx     #0
+        ldy     #6                      ; t - lo + 1 bytes: 6, or t + 1 when t < 5
         sec
+        sbc     #5
+        bcs     @lo
+        ldy     tt
+        iny
+        lda     #0
+@lo:    sta     lo
+        tax
+        sec                             ; (no byte below: no borrow)
+@b:     dex
+        bmi     @mk
+@a5:    lda     $FFFF,x
+        cmp     #$80
+        beq     @b
+        inc     stl
+        lda     #0                      ; C: the byte is above $80; S > 0 borrows when it is below
+        rol     a                       ; (SBC's carry is C), S < 0 when it is above (not C)
+        eor     _xs_rneg
+        lsr     a
+@mk:    ldx     lo                      ; (C: the carry SBC starts bytes lo..t with; DEY keeps
+                                        ; it, a CPX would not)
+        lda     _xs_rneg
+        bne     @ns
 @ps:
 @a3:    lda     $FFFF,x                 ; acc - B
         sbc     #$80
@@ -62,40 +101,23 @@ _xs_top:
         inx
         dey
         bne     @ps
-        cpx     #XS_BYTES
-        bne     @scan
-        lda     mag+XS_BYTES-1          ; byte 73: B's is 0, so $80 back on (mod 256)
-        eor     #$80
-        sta     mag+XS_BYTES-1
-        bra     @scan
-@zero:  lda     #1                      ; an exact zero
-        ldx     #0
-        rts
-@neg:   lda     #1
-        sta     _xs_rneg
-        stx     tt
-        inx
-        txa
-        tay
-        ldx     #0
-        sec
+        beq     @top
 @ns:    lda     #$80                    ; B - acc
 @a4:    sbc     $FFFF,x
         sta     mag,x
         inx
         dey
         bne     @ns
-        cpx     #XS_BYTES
+@top:   cpx     #XS_BYTES
         bne     @scan
-        lda     mag+XS_BYTES-1          ; byte 73: 0 - acc, not $80 - acc: $80 off (mod 256)
-        eor     #$80
+        lda     mag+XS_BYTES-1          ; byte 73: B's is 0 (acc - 0, 0 - acc): $80 off again
+        eor     #$80                    ; (mod 256)
         sta     mag+XS_BYTES-1
-@scan:  ldx     tt                      ; h: the magnitude's top nonzero byte, at most t
-@h:     lda     mag,x
+@scan:  ldx     tt                      ; h: the magnitude's top nonzero byte, t or else t - 1
+        lda     mag,x                   ; (t - 1 >= lo when byte t is 0: the comment above)
         bne     @found
         dex
-        bpl     @h
-        bra     @zero                   ; (cannot happen: S is not 0)
+        lda     mag,x
 @found: stx     _xs_rh
         sta     _xs_rtop+3
         dex
@@ -114,11 +136,12 @@ _xs_top:
         bmi     @zb
         lda     mag,x
         sta     _xs_rbelow
-        lda     #0
-@st:    dex
+        lda     stl                     ; the bytes under h - 4: below lo, and h - 5 when it is lo
+        dex
         bmi     @sd
+        cpx     lo
+        bcc     @sd
         ora     mag,x
-        bra     @st
 @sd:    sta     _xs_rsticky
         lda     #0
         tax
