@@ -63,7 +63,6 @@ _xr_n:  .res    1                       ; elements, 1..XR_N (4·j is a byte)
 _xr_x:  .res    2                       ; the chunk's input, f32[xr_n]
 lastp:  .res    1                       ; xr_start: rows left
 bv:     .res    1                       ; b
-m7:     .res    1                       ; nonzero: r6a, r6s patched for 7 bytes (F16)
 hid:    .res    1                       ; the weight's hidden bit (BF16, F32)
 xsg:    .res    1                       ; x_j's sign (bit 7)
 bt:     .res    1                       ; its byte index
@@ -94,6 +93,112 @@ XL_PHYS = xl_list + SC_NEAR_DELTA
         .assert (SC_NEAR_DELTA & $FF) = 0, lderror, "exactsum65.s: a page's chip RAM address is not a page's"
 
         .code
+
+; --- the rows' shift chain and addition (B = the row's page), first in the module: rjmp's targets,
+; wsubn to rs0 (43 bytes), must share a page (only the JMP's low byte is patched): from a 64-byte
+; boundary they do wherever the linker puts this module, and first here they leave no gap in it
+        .align  64
+wsubn:  dex                             ; e5 = 0: no hidden bit, ea = 126 (a = 1)
+        dex
+        dex
+        dex
+        jmp     rs1
+wspecs: pla                             ; e5 = 31: an infinite or NaN weight
+        jmp     wspec
+rr7:    phx                             ; a = 7 (F16: A X Y Z = ma, 0, 0): ma·2^8 (A X Y = 0, its
+        tax                             ; low byte, its high byte) shifted right once, 20 cycles
+        ply                             ; instead of seven ASLQs' 28
+        lda     #0
+        lsrq
+        bra     rs0
+rs7:    aslq
+        aslq
+        aslq
+        aslq
+        aslq
+        aslq
+rs1:    aslq
+rs0:    stq     MULA                    ; ma·2^a
+        plx                             ; byte index (+ 128: negative)
+        bmi     rsub
+        clc                             ; bytes 0-1 by X, 2-5 by one quad (which loads X too)
+        lda     0,x
+        adc     MULO
+        sta     0,x
+        lda     1,x
+        adc     MULO+1
+        sta     1,x
+        inx
+        inx
+        stx     aq1+3
+        stx     aq2+3
+aq1:    ldq     $00                     ; (patched: the index + 2)
+        adcq    MULO+2
+aq2:    stq     $00
+r6a:    bcs     r6c                     ; (patched: BRA where byte 6 can be nonzero)
+rnext:  lda     XR_LINK                 ; the next row's page, 0 after the last
+        tab
+rlj1:   lbne    rl_f16                  ; (patched: the format's row loop; a 16-bit branch takes
+        jmp     xjnext                  ; 4 cycles taken or not, a JMP 5)
+r6c:    ldx     aq1+3                   ; the index + 2
+        lda     4,x
+        adc     MULO+6
+        sta     4,x
+r7a:    bcs     r7c                     ; (patched: BRA for F32)
+        bcc     rnext
+r7c:    lda     5,x
+        adc     MULO+7
+        sta     5,x
+        bcc     rnext
+@c:     inc     6,x                     ; up to the top byte (a carry out of it is dropped)
+        bne     rnext
+        inx
+        cpx     #XS_BYTES - 5
+        bne     @c
+        beq     rnext
+rsub:   sec                             ; X = index + 128: operands $80 + i wrap to the index
+        lda     $80,x                   ; (base-page indexing stays in the page: B & (nn + X),
+        sbc     MULO                    ; an 8-bit sum, gs4510.vhdl line 7453; xemu's _zpx())
+        sta     $80,x
+        lda     $81,x
+        sbc     MULO+1
+        sta     $81,x
+        inx
+        inx
+        txa
+        and     #$7F
+        sta     sq1+3
+        sta     sq2+3
+sq1:    ldq     $00                     ; (patched: the index + 2)
+        sbcq    MULO+2
+sq2:    stq     $00
+r6s:    bcc     r6d                     ; (patched like r6a)
+        lda     XR_LINK
+        tab
+rlj2:   lbne    rl_f16                  ; (patched like rlj1)
+        jmp     xjnext
+r6d:    lda     sq1+3
+        ora     #$80
+        tax                             ; the index + 2 + 128
+        lda     $84,x
+        sbc     MULO+6
+        sta     $84,x
+r7s:    bcc     r7d                     ; (patched like r7a)
+        bcs     rnext
+r7d:    lda     $85,x
+        sbc     MULO+7
+        sta     $85,x
+        bcs     rnext
+@b:     lda     $86,x
+        dec     $86,x
+        tay
+        bne     rnext                   ; the byte was not 0: the borrow stops here
+        inx
+        cpx     #$80 + XS_BYTES - 5
+        bne     @b
+        jmp     rnext
+
+
 
 ; void xr_start(uint8_t nr): the pages xr_pgs[0..nr-1] ready for a row block: the accumulator
 ; (bytes 1-74; byte 0 too) biased as xs_clear leaves xs_acc, no special products, each page
@@ -254,8 +359,6 @@ _xr_chunk:
         sta     gma+1
         lda     ma_hi,x
         sta     gma+2
-        lda     #0
-        sta     m7
 
 ; --- x_j, once for the rows ---
 xjl:
@@ -359,28 +462,38 @@ pt_g:   sta     gl+1
 
 ; --- the rows (B = the row's page) ---
 ; F16: the tables give the chain's entry and ea div 8 (+ 128: a negative product)
-pt_f16: lsr     a
+pt_f16m:lsr     a                       ; (ptjmp while r6a, r6s are BRAs: the last x_j had b = 7)
+        adc     #XR_W
+        sta     wl+1
+        inc     a
+        sta     wh1+1
+        lda     bv
+        cmp     #7
+        beq     pf_go
+        lda     #$B0                    ; b < 7: BCS, BCC again, and ptjmp back to pt_f16
+        sta     r6a
+        lda     #$90
+        sta     r6s
+        lda     #<pt_f16
+        ldx     #>pt_f16
+        bra     pf_pt
+pf_7:   lda     #$80                    ; b = 7: on to the 7th byte (r6a, r6s BRA) until an x_j
+        sta     r6a                     ; with b < 7 (pt_f16m)
+        sta     r6s
+        lda     #<pt_f16m
+        ldx     #>pt_f16m
+pf_pt:  sta     ptjmp+1
+        stx     ptjmp+2
+        bra     pf_go
+pt_f16: lsr     a                       ; (ptjmp while r6a, r6s are BCS, BCC, as xr_chunk sets them)
         adc     #XR_W                   ; (C = 0: 4·j is even) XR_W + 2·j
         sta     wl+1
         inc     a
         sta     wh1+1
-        lda     bv                      ; b = 7: on to the 7th byte (r6a, r6s BRA)
+        lda     bv
         cmp     #7
-        beq     @7
-        lda     m7
-        beq     @go
-        lda     #$B0                    ; BCS, BCC again
-        sta     r6a
-        lda     #$90
-        sta     r6s
-        lda     #0
-        sta     m7
-        bra     @go
-@7:     lda     #$80
-        sta     r6a
-        sta     r6s
-        sta     m7
-@go:    lda     _xr_pg
+        beq     pf_7
+pf_go:  lda     _xr_pg
         tab                             ; (on into the rows)
 rl_f16:
 wh1:    ldx     $00                     ; w_rj high byte (patched: XR_W + 2j + 1)
@@ -403,109 +516,6 @@ wl:     lda     $00                     ; w_rj low byte (patched: XR_W + 2j)
         ldy     #0
         ldz     #0
 rjmp:   jmp     rs7                     ; (patched: 7 - a ASLQs skipped, or a stub)
-        ; rjmp's targets, wsubn to rs0 (43 bytes), must share a page (only the JMP's low byte is
-        ; patched): from a 64-byte boundary they do wherever the linker puts this module
-        .align  64
-wsubn:  dex                             ; e5 = 0: no hidden bit, ea = 126 (a = 1)
-        dex
-        dex
-        dex
-        jmp     rs1
-wspecs: pla                             ; e5 = 31: an infinite or NaN weight
-        jmp     wspec
-rr7:    phx                             ; a = 7 (F16: A X Y Z = ma, 0, 0): ma·2^8 (A X Y = 0, its
-        tax                             ; low byte, its high byte) shifted right once, 20 cycles
-        ply                             ; instead of seven ASLQs' 28
-        lda     #0
-        lsrq
-        bra     rs0
-rs7:    aslq
-        aslq
-        aslq
-        aslq
-        aslq
-        aslq
-rs1:    aslq
-rs0:    stq     MULA                    ; ma·2^a
-        plx                             ; byte index (+ 128: negative)
-        bmi     rsub
-        clc                             ; bytes 0-1 by X, 2-5 by one quad (which loads X too)
-        lda     0,x
-        adc     MULO
-        sta     0,x
-        lda     1,x
-        adc     MULO+1
-        sta     1,x
-        inx
-        inx
-        stx     aq1+3
-        stx     aq2+3
-aq1:    ldq     $00                     ; (patched: the index + 2)
-        adcq    MULO+2
-aq2:    stq     $00
-r6a:    bcs     r6c                     ; (patched: BRA where byte 6 can be nonzero)
-rnext:  lda     XR_LINK                 ; the next row's page, 0 after the last
-        tab
-rlj1:   lbne    rl_f16                  ; (patched: the format's row loop; a 16-bit branch takes
-        jmp     xjnext                  ; 4 cycles taken or not, a JMP 5)
-r6c:    ldx     aq1+3                   ; the index + 2
-        lda     4,x
-        adc     MULO+6
-        sta     4,x
-r7a:    bcs     r7c                     ; (patched: BRA for F32)
-        bcc     rnext
-r7c:    lda     5,x
-        adc     MULO+7
-        sta     5,x
-        bcc     rnext
-@c:     inc     6,x                     ; up to the top byte (a carry out of it is dropped)
-        bne     rnext
-        inx
-        cpx     #XS_BYTES - 5
-        bne     @c
-        beq     rnext
-rsub:   sec                             ; X = index + 128: operands $80 + i wrap to the index
-        lda     $80,x                   ; (base-page indexing stays in the page: B & (nn + X),
-        sbc     MULO                    ; an 8-bit sum, gs4510.vhdl line 7453; xemu's _zpx())
-        sta     $80,x
-        lda     $81,x
-        sbc     MULO+1
-        sta     $81,x
-        inx
-        inx
-        txa
-        and     #$7F
-        sta     sq1+3
-        sta     sq2+3
-sq1:    ldq     $00                     ; (patched: the index + 2)
-        sbcq    MULO+2
-sq2:    stq     $00
-r6s:    bcc     r6d                     ; (patched like r6a)
-        lda     XR_LINK
-        tab
-rlj2:   lbne    rl_f16                  ; (patched like rlj1)
-        jmp     xjnext
-r6d:    lda     sq1+3
-        ora     #$80
-        tax                             ; the index + 2 + 128
-        lda     $84,x
-        sbc     MULO+6
-        sta     $84,x
-r7s:    bcc     r7d                     ; (patched like r7a)
-        bcs     rnext
-r7d:    lda     $85,x
-        sbc     MULO+7
-        sta     $85,x
-        bcs     rnext
-@b:     lda     $86,x
-        dec     $86,x
-        tay
-        bne     rnext                   ; the byte was not 0: the borrow stops here
-        inx
-        cpx     #$80 + XS_BYTES - 5
-        bne     @b
-        jmp     rnext
-
 ; BF16 and F32: ea from the byte with its low bit (BF16's low byte, F32's byte 2) and the top
 ; byte; ma: BF16 the low byte's 7 bits and the hidden bit, F32 bytes 0-2
 rl_g:
@@ -584,9 +594,6 @@ op6:    .byte   $80, $B0, $B0
 op6s:   .byte   $80, $90, $90
 op7:    .byte   $80, $B0, $B0
 op7s:   .byte   $80, $90, $90
-; F16 per b: 7 bytes when b = 7
-t6:     .byte   $B0, $B0, $B0, $B0, $B0, $B0, $B0, $80
-t6s:    .byte   $90, $90, $90, $90, $90, $90, $90, $80
 ; F16, indexed by sign·32 + e5: the chain's entry (7 - a ASLQs skipped) and ea' div 8 (+ 128 for
 ; the negative half), ea' = ea + 3 (e5 + 128; 129 for e5 = 0) and a = ea' mod 8: the split of
 ; pos between a and b is free (the x side takes eb + 3 for it, K), and this one gives the
