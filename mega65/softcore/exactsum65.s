@@ -72,6 +72,7 @@ _xr_wa: .res    4                       ; the first row's weights of the next ch
 _xr_rb: .res    4                       ; the row stride
 _xr_wn: .res    1                       ; the chunk's weight bytes a row
 xa:     .res    4                       ; xr_load: this row's
+rbhi:   .res    1                       ; xr_load: the row stride's bytes 2-3 ORed
 
         .data
 ; xr_load's DMA job: an F018A entry (no sub-command), addresses crossing megabyte boundaries
@@ -245,17 +246,16 @@ _xr_start:
 _xr_load:
         lda     _xr_wn
         sta     xl_cnt
+        lda     _xr_rb+2                ; nonzero: every row's step reaches the bank or megabyte
+        ora     _xr_rb+3
+        sta     rbhi
         ldx     #3
 @cp:    lda     _xr_wa,x
         sta     xa,x
         dex
         bpl     @cp
         inx
-@row:   lda     xa
-        sta     xl_src
-        lda     xa+1
-        sta     xl_src+1
-        lda     xa+2
+@hi:    lda     xa+2                    ; the bank and megabyte, again only when they change
         and     #$0F
         sta     xl_sbk
         lda     xa+3
@@ -271,6 +271,10 @@ _xr_load:
         lsr     a
         ora     xl_smb
         sta     xl_smb
+@row:   lda     xa
+        sta     xl_src
+        lda     xa+1
+        sta     xl_src+1
         lda     _xr_pgs,x               ; the page's chip RAM address
         clc
         adc     #>SC_NEAR_DELTA
@@ -279,6 +283,9 @@ _xr_load:
         adc     #0
         sta     xl_dbk
         dma_run XL_PHYS                 ; the CPU waits until the job is done
+        inx
+        cpx     nrow
+        beq     @end
         clc
         lda     xa
         adc     _xr_rb
@@ -286,16 +293,17 @@ _xr_load:
         lda     xa+1
         adc     _xr_rb+1
         sta     xa+1
-        lda     xa+2
+        bcs     @c                      ; (C = 1 into the high half)
+        lda     rbhi
+        beq     @row                    ; the same bank and megabyte
+@c:     lda     xa+2
         adc     _xr_rb+2
         sta     xa+2
         lda     xa+3
         adc     _xr_rb+3
         sta     xa+3
-        inx
-        cpx     nrow
-        bne     @row
-        clc
+        jmp     @hi
+@end:   clc
         lda     _xr_wa
         adc     _xr_wn
         sta     _xr_wa

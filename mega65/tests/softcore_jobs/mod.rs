@@ -803,14 +803,22 @@ fn gemv_sums_whose_terms_lie_any_number_of_binades_apart_agree() {
     }
 }
 
-/// Rows 64 KB and more apart: softgemv65.s moves each row's DMA source by the stride's low 16
-/// bits and, on a carry or a stride of 64 KB or more, by its high bits.
+/// Rows 64 KB and more apart: softgemv65.s (and exactsum65.s's xr_load for float weights) moves
+/// each row's DMA source by the stride's low 16 bits and, on a carry or a stride of 64 KB or more,
+/// by its high bits.
 #[test]
 fn gemv_with_a_row_stride_of_64_kb_and_more_agrees() {
-    // Q8_0: 1928 blocks of 34 bytes = 65,552; Q4_0: 3641 of 18 = 65,538
-    for (k, (fmt, blocks, rows)) in [(GgmlType::Q8_0, 1928u32, 3u32), (GgmlType::Q4_0, 3641, 2)]
-        .into_iter()
-        .enumerate()
+    // Q8_0: 1928 blocks of 34 bytes = 65,552; Q4_0: 3641 of 18 = 65,538; F16 1024 × 32 columns:
+    // exactly 65,536 (no carry out of the low half); F32 513 × 32 · 4 = 65,664; BF16 65,600
+    for (k, (fmt, blocks, rows)) in [
+        (GgmlType::Q8_0, 1928u32, 3u32),
+        (GgmlType::Q4_0, 3641, 2),
+        (GgmlType::F16, 1024, 3),
+        (GgmlType::F32, 513, 3),
+        (GgmlType::Bf16, 1025, 2),
+    ]
+    .into_iter()
+    .enumerate()
     {
         let name = format!("GEMV {} with a 64 KB row stride", fmt.name());
         let mut c = Case::new(name, 9994 + k as u64, 1 << 20);
