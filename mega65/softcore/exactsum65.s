@@ -214,15 +214,19 @@ _xr_start:
         sta     _xr_pg
         ldx     #0
 @pg:    lda     _xr_pgs,x
-        tab                             ; the page as the base page: 19 quad stores of $80s
+        tab                             ; the page as the base page: $80 into bytes 0-75
         phx
         lda     #$80
-        tax
-        tay
-        taz
-.repeat 19, i
-        stq     4 * i                   ; bytes 0-75
-.endrepeat
+        ldx     #72
+@f:     sta     0,x                     ; (four a pass: 378 cycles, 76 bytes fewer than 19 STQs)
+        sta     1,x
+        sta     2,x
+        sta     3,x
+        dex
+        dex
+        dex
+        dex
+        bpl     @f
         lda     #0
         sta     XS_BYTES                ; byte 74: the accumulator's top byte (bias 0)
         sta     XR_SPEC
@@ -361,6 +365,8 @@ _xr_chunk:
         sta     r6a
         lda     op6s,x
         sta     r6s
+        lda     #$F0                    ; (BEQ: r6a, r6s as op6 sets them)
+        sta     pfb
         lda     xkv,x
         sta     xk+1
         lda     ma_lo,x
@@ -470,37 +476,30 @@ pt_g:   sta     gl+1
 
 ; --- the rows (B = the row's page) ---
 ; F16: the tables give the chain's entry and ea div 8 (+ 128: a negative product)
-pt_f16m:lsr     a                       ; (ptjmp while r6a, r6s are BRAs: the last x_j had b = 7)
-        adc     #XR_W
-        sta     wl+1
-        inc     a
-        sta     wh1+1
-        lda     bv
-        cmp     #7
-        beq     pf_go
-        lda     #$B0                    ; b < 7: BCS, BCC again, and ptjmp back to pt_f16
+; F16: b = 7 needs the product's 7th byte (r6a, r6s BRA instead of BCS, BCC); pfb (a BEQ while
+; they are BCS/BCC, as xr_chunk sets them, a BNE while they are BRAs) finds the x_j that change it
+pf_sw:  lda     pfb                     ; BEQ <-> BNE
+        eor     #$F0 ^ $D0
+        sta     pfb
+        cmp     #$D0
+        beq     @b7
+        lda     #$B0                    ; b < 7 again: BCS, BCC
         sta     r6a
         lda     #$90
         sta     r6s
-        lda     #<pt_f16
-        ldx     #>pt_f16
-        bra     pf_pt
-pf_7:   lda     #$80                    ; b = 7: on to the 7th byte (r6a, r6s BRA) until an x_j
-        sta     r6a                     ; with b < 7 (pt_f16m)
-        sta     r6s
-        lda     #<pt_f16m
-        ldx     #>pt_f16m
-pf_pt:  sta     ptjmp+1
-        stx     ptjmp+2
         bra     pf_go
-pt_f16: lsr     a                       ; (ptjmp while r6a, r6s are BCS, BCC, as xr_chunk sets them)
+@b7:    lda     #$80                    ; b = 7: BRA
+        sta     r6a
+        sta     r6s
+        bra     pf_go
+pt_f16: lsr     a
         adc     #XR_W                   ; (C = 0: 4·j is even) XR_W + 2·j
         sta     wl+1
         inc     a
         sta     wh1+1
         lda     bv
         cmp     #7
-        beq     pf_7
+pfb:    beq     pf_sw                   ; (patched: BEQ, or BNE while r6a, r6s are BRAs)
 pf_go:  lda     _xr_pg
         tab                             ; (on into the rows)
 rl_f16:
