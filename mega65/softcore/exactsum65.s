@@ -22,8 +22,9 @@
 ;   byte ea' div 8 + Q (+ 2): P's bytes are added to or subtracted from the accumulator from that
 ;   byte on — 6 of them (P < 2^48), 7 for F16 when b = 7 (P < 2^(35 + a + b)), 8 for F32 — then
 ;   the carry (borrow) runs up while it is set. F16 reads a (as the chain's entry) and ea' div 8
-;   from two 64-byte tables indexed by the weight's high byte (its sign flipped by x's) shifted
-;   right twice. The page offset 1: a product whose lowest byte lies below the accumulator's
+;   (+ 128 for a negative weight) from two 64-byte tables indexed by the weight's high byte
+;   shifted right twice; Q carries x's sign in bit 7, so the sum's bit 7 is the product's sign
+;   (P's 7th byte: P < 2^(35 + a + b) reaches it only when a = b = 7). The page offset 1: a product whose lowest byte lies below the accumulator's
 ;   (F32 ea' < 8 with eb = 1; that byte is then 0) has a byte to land on.
 ; * An infinite or NaN weight or x_j goes to the C (xr_spec: the row's XR_SPEC as accumulate()
 ;   marks it); ±0 weights and x = ±0 add zeros.
@@ -608,7 +609,7 @@ op6:    .byte   $80, $B0, $B0
 op6s:   .byte   $80, $90, $90
 op7:    .byte   $80, $B0, $B0
 op7s:   .byte   $80, $90, $90
-; F16, indexed by sign·32 + e5: the chain's entry (7 - a ASLQs skipped) and ea' div 8 (+ 128 for
+; F16, indexed by the weight's sign·32 + e5: the chain's entry (7 - a ASLQs skipped) and ea' div 8 (+ 128 for
 ; the negative half), ea' = ea + 3 (e5 + 128; 129 for e5 = 0) and a = ea' mod 8: the split of
 ; pos between a and b is free (the x side takes eb + 3 for it, K), and this one gives the
 ; weights of a model, |w| 2^-7 to 2^-4 (e5 8-11), the shortest shifts (a = 0-3)
