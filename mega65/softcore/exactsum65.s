@@ -92,8 +92,9 @@ xl_dhi: .byte   0
 xl_dbk: .byte   0
         .word   0                       ; modulo
 XL_PHYS = xl_list + SC_NEAR_DELTA
-; xr_start's DMA job: an F018A fill (the value in the source's low byte, docs/spec/mega65.md
-; §M3.2) of a row page's bytes 0-75 with the bias $80, in chip RAM as xr_load's destinations
+; xr_start's DMA job: an F018A fill (the value in the source address's low byte: docs/spec/
+; mega65.md §M3.2; xemu dma65.c takes filler_byte from it) of a row page's bytes 0-75 with the
+; bias $80, in chip RAM as xr_load's destinations
 xf_list:.byte   DMA_OPT_F018A, DMA_OPT_END
         .byte   DMA_FILL
         .word   76                      ; bytes 0-75
@@ -153,7 +154,8 @@ r6a:    bcs     r6c                     ; (patched: BRA where byte 6 can be nonz
 rnext:  lda     XR_LINK                 ; the next row's page, 0 after the last
         tab
 rlj1:   lbne    rl_f16                  ; (patched: the format's row loop; a 16-bit branch takes
-        jmp     xjnext                  ; 4 cycles taken or not, a JMP 5)
+        jmp     xjnext                  ; 4 cycles taken or not, a JMP 5: xemu's measured 40.5 MHz
+                                        ; table, emu/mega65/src/opcodes.rs)
 r6c:    ldx     aq1+3                   ; the index + 2
         lda     4,x
         adc     MULO+6
