@@ -8,12 +8,15 @@
         .import         _xs_tsrc
         .import         _xs_rneg, _xs_rh, _xs_rtop, _xs_rbelow, _xs_rsticky
         .export         _xs_top
+        .importzp       ptr1
 
 XS_BYTES = 74                           ; exactsum.h
 
         .bss
 tt:     .res    1                       ; the sum's top byte t
-mag:    .res    XS_BYTES                ; its magnitude, bytes 0..t (the accumulator is left as it is)
+mag:    .res    XS_BYTES                ; its magnitude, bytes lo..t (the accumulator is left as it is)
+lo:     .res    1                       ; max(t - 5, 0)
+stl:    .res    1                       ; nonzero: a magnitude byte below lo is nonzero
 
         .code
 
@@ -25,77 +28,85 @@ mag:    .res    XS_BYTES                ; its magnitude, bytes 0..t (the accumul
 ; zeros below byte 0), the next byte (xs_rbelow) and the OR of all bytes under it (xs_rsticky).
 ; Returns 1 (and nothing else) when the sum is 0.
 _xs_top:
-        lda     _xs_tsrc                ; the accumulator's address (xs_acc or a row page) into
-        sta     @a1+1                   ; the four loads
-        sta     @a2+1
-        sta     @a3+1
-        sta     @a4+1
+        lda     _xs_tsrc                ; the accumulator's address (xs_acc or a row page): into
+        sta     @a2+1                   ; the scan's load, and ptr1 for the others
+        sta     ptr1
         lda     _xs_tsrc+1
-        sta     @a1+2
         sta     @a2+2
-        sta     @a3+2
-        sta     @a4+2
-        ldx     #XS_BYTES-1             ; t: the top byte that differs from B's
-@a1:    lda     $FFFF,x
-        beq     @t
-        cmp     #$80                    ; byte 73: below $80 S > 0, else S < 0 (|S| < 2^591)
-        bcc     @pos
-        bcs     @neg
+        sta     ptr1+1
+        ldy     #XS_BYTES-1             ; t: the top byte that differs from B's; byte 73 (B's 0)
+        lda     (ptr1),y                ; with $80 flipped is like the others (B's $80): $80 for
+        eor     #$80                    ; nothing, above it S > 0, below it S < 0 (|S| < 2^591)
+        ldx     #XS_BYTES-1
+        bra     @c
+@zero:  lda     #1                      ; an exact zero (only the bias left)
+        ldx     #0
+        rts
 @t:     dex
         bmi     @zero
 @a2:    lda     $FFFF,x
-        cmp     #$80
+@c:     cmp     #$80
         beq     @t
-        bcc     @neg                    ; below B's byte: S < 0
-@pos:   lda     #0
-        sta     _xs_rneg
         stx     tt
-        inx
+        lda     #0                      ; (C: above B's byte)
+        rol     a
+        eor     #1
+        sta     _xs_rneg
+        ; Only bytes lo = max(t - 5, 0) to t of the magnitude are made: its top nonzero byte h is t
+        ; or t - 1 (byte t of the difference is at least 1 before the borrow from below; when
+        ; that borrow clears it, byte t - 1 borrowed too and holds $7F or more; t = 0 has no
+        ; borrow), and below h - 5 only whether anything is nonzero counts (the sticky) and the
+        ; borrow it hands up. Both come from the first byte below lo that is not B's: none, no
+        ; borrow and no sticky; S > 0 and that byte below $80, or S < 0 and above it, a borrow;
+        ; either way a sticky bit. The magnitude's bytes are acc - B (S > 0) or B - acc, that is
+        ; (acc EOR $FF) - $7F, with the borrow: one loop, its EOR and SBC operands patched.
+        eor     #$FF                    ; (A = 0 or -1)
+        clc
+        adc     #1
+        sta     @m+1
+        clc
+        adc     #$80
+        sta     @k+1
+        stz     stl                     ; (Z = 0: cc65's convention)
         txa
-        tay                             ; t + 1 bytes (DEY keeps C, a CPX would not)
-        ldx     #0
+        ldx     #6                      ; t - lo + 1 bytes: 6, or t + 1 when t < 5
         sec
-@ps:
-@a3:    lda     $FFFF,x                 ; acc - B
-        sbc     #$80
-        sta     mag,x
+        sbc     #5
+        bcs     @lo
+        ldx     tt
         inx
-        dey
-        bne     @ps
-        cpx     #XS_BYTES
-        bne     @scan
-        lda     mag+XS_BYTES-1          ; byte 73: B's is 0, so $80 back on (mod 256)
-        eor     #$80
-        sta     mag+XS_BYTES-1
-        bra     @scan
-@zero:  lda     #1                      ; an exact zero
-        ldx     #0
-        rts
-@neg:   lda     #1
-        sta     _xs_rneg
-        stx     tt
-        inx
-        txa
+        lda     #0
+@lo:    sta     lo
         tay
-        ldx     #0
-        sec
-@ns:    lda     #$80                    ; B - acc
-@a4:    sbc     $FFFF,x
-        sta     mag,x
-        inx
-        dey
-        bne     @ns
-        cpx     #XS_BYTES
+        sec                             ; (no byte below: no borrow)
+@b:     dey
+        bmi     @mk
+        lda     (ptr1),y
+        cmp     #$80
+        beq     @b
+        inc     stl
+        lda     #0                      ; C: the byte is above $80; S > 0 borrows when it is below
+        rol     a                       ; (SBC's carry is C), S < 0 when it is above (not C)
+        eor     _xs_rneg
+        lsr     a
+@mk:    ldy     lo                      ; (DEX keeps C, a CPY would not)
+@ms:    lda     (ptr1),y
+@m:     eor     #0                      ; (patched: 0, or $FF when S < 0)
+@k:     sbc     #$80                    ; (patched: $80, or $7F when S < 0)
+        sta     mag,y
+        iny
+        dex
+        bne     @ms
+        cpy     #XS_BYTES
         bne     @scan
-        lda     mag+XS_BYTES-1          ; byte 73: 0 - acc, not $80 - acc: $80 off (mod 256)
-        eor     #$80
+        lda     mag+XS_BYTES-1          ; byte 73: B's is 0 (acc - 0, 0 - acc): $80 off again
+        eor     #$80                    ; (mod 256)
         sta     mag+XS_BYTES-1
-@scan:  ldx     tt                      ; h: the magnitude's top nonzero byte, at most t
-@h:     lda     mag,x
+@scan:  ldx     tt                      ; h: the magnitude's top nonzero byte, t or else t - 1
+        lda     mag,x                   ; (t - 1 >= lo when byte t is 0: the comment above)
         bne     @found
         dex
-        bpl     @h
-        bra     @zero                   ; (cannot happen: S is not 0)
+        lda     mag,x
 @found: stx     _xs_rh
         sta     _xs_rtop+3
         dex
@@ -114,23 +125,21 @@ _xs_top:
         bmi     @zb
         lda     mag,x
         sta     _xs_rbelow
-        lda     #0
-@st:    dex
+        lda     stl                     ; the bytes under h - 4: below lo, and h - 5 when it is lo
+        dex
         bmi     @sd
+        cpx     lo
+        bcc     @sd
         ora     mag,x
-        bra     @st
 @sd:    sta     _xs_rsticky
         lda     #0
         tax
         rts
-@z2:    lda     #0
-        sta     _xs_rtop+2
-@z1:    lda     #0
-        sta     _xs_rtop+1
-@z0:    lda     #0
-        sta     _xs_rtop
-@zb:    lda     #0
-        sta     _xs_rbelow
-        sta     _xs_rsticky
+@z2:    stz     _xs_rtop+2              ; (Z = 0)
+@z1:    stz     _xs_rtop+1
+@z0:    stz     _xs_rtop
+@zb:    stz     _xs_rbelow
+        stz     _xs_rsticky
+        lda     #0
         tax
         rts

@@ -22,8 +22,9 @@
 ;   byte ea' div 8 + Q (+ 2): P's bytes are added to or subtracted from the accumulator from that
 ;   byte on — 6 of them (P < 2^48), 7 for F16 when b = 7 (P < 2^(35 + a + b)), 8 for F32 — then
 ;   the carry (borrow) runs up while it is set. F16 reads a (as the chain's entry) and ea' div 8
-;   from two 64-byte tables indexed by the weight's high byte (its sign flipped by x's) shifted
-;   right twice. The page offset 1: a product whose lowest byte lies below the accumulator's
+;   (+ 128 for a negative weight) from two 64-byte tables indexed by the weight's high byte
+;   shifted right twice; Q carries x's sign in bit 7, so the sum's bit 7 is the product's sign
+;   (P's 7th byte: P < 2^(35 + a + b) reaches it only when a = b = 7). The page offset 1: a product whose lowest byte lies below the accumulator's
 ;   (F32 ea' < 8 with eb = 1; that byte is then 0) has a byte to land on.
 ; * An infinite or NaN weight or x_j goes to the C (xr_spec: the row's XR_SPEC as accumulate()
 ;   marks it); ±0 weights and x = ±0 add zeros.
@@ -63,8 +64,8 @@ _xr_n:  .res    1                       ; elements, 1..XR_N (4·j is a byte)
 _xr_x:  .res    2                       ; the chunk's input, f32[xr_n]
 lastp:  .res    1                       ; xr_start: rows left
 bv:     .res    1                       ; b
-m7:     .res    1                       ; nonzero: r6a, r6s patched for 7 bytes (F16)
 hid:    .res    1                       ; the weight's hidden bit (BF16, F32)
+xsg:    .res    1                       ; x_j's sign (bit 7)
 bt:     .res    1                       ; its byte index
 savb:   .res    1                       ; the caller's base page
 nrow:   .res    1                       ; the block's rows (xr_start)
@@ -72,6 +73,7 @@ _xr_wa: .res    4                       ; the first row's weights of the next ch
 _xr_rb: .res    4                       ; the row stride
 _xr_wn: .res    1                       ; the chunk's weight bytes a row
 xa:     .res    4                       ; xr_load: this row's
+rbhi:   .res    1                       ; xr_load: the row stride's bytes 2-3 ORed
 
         .data
 ; xr_load's DMA job: an F018A entry (no sub-command), addresses crossing megabyte boundaries
@@ -90,9 +92,129 @@ xl_dhi: .byte   0
 xl_dbk: .byte   0
         .word   0                       ; modulo
 XL_PHYS = xl_list + SC_NEAR_DELTA
+; xr_start's DMA job: an F018A fill (the value in the source address's low byte: docs/spec/
+; mega65.md §M3.2; xemu dma65.c takes filler_byte from it) of a row page's bytes 0-75 with the
+; bias $80, in chip RAM as xr_load's destinations
+xf_list:.byte   DMA_OPT_F018A, DMA_OPT_END
+        .byte   DMA_FILL
+        .word   76                      ; bytes 0-75
+        .word   $80                     ; the value
+        .byte   0
+        .byte   0                       ; the destination: the page from byte 0
+xf_dhi: .byte   0
+xf_dbk: .byte   0
+        .word   0                       ; modulo
+XF_PHYS = xf_list + SC_NEAR_DELTA
         .assert (SC_NEAR_DELTA & $FF) = 0, lderror, "exactsum65.s: a page's chip RAM address is not a page's"
 
         .code
+
+; --- the rows' shift chain and addition (B = the row's page), first in the module: rjmp's targets,
+; wsubn to rs0 (43 bytes), must share a page (only the JMP's low byte is patched): from a 64-byte
+; boundary they do wherever the linker puts this module, and first here they leave no gap in it
+        .align  64
+wsubn:  dex                             ; e5 = 0: no hidden bit, ea = 126 (a = 1)
+        dex
+        dex
+        dex
+        jmp     rs1
+wspecs: pla                             ; e5 = 31: an infinite or NaN weight
+        jmp     wspec
+rr7:    phx                             ; a = 7 (F16: A X Y Z = ma, 0, 0): ma·2^8 (A X Y = 0, its
+        tax                             ; low byte, its high byte) shifted right once, 20 cycles
+        ply                             ; instead of seven ASLQs' 28
+        lda     #0
+        lsrq
+        bra     rs0
+rs7:    aslq
+        aslq
+        aslq
+        aslq
+        aslq
+        aslq
+rs1:    aslq
+rs0:    stq     MULA                    ; ma·2^a
+        plx                             ; byte index (+ 128: negative)
+        bmi     rsub
+        clc                             ; bytes 0-1 by X, 2-5 by one quad (which loads X too)
+        lda     0,x
+        adc     MULO
+        sta     0,x
+        lda     1,x
+        adc     MULO+1
+        sta     1,x
+        inx
+        inx
+        stx     aq1+3
+        stx     aq2+3
+aq1:    ldq     $00                     ; (patched: the index + 2)
+        adcq    MULO+2
+aq2:    stq     $00
+r6a:    bcs     r6c                     ; (patched: BRA where byte 6 can be nonzero)
+rnext:  lda     XR_LINK                 ; the next row's page, 0 after the last
+        tab
+rlj1:   lbne    rl_f16                  ; (patched: the format's row loop; a 16-bit branch takes
+        jmp     xjnext                  ; 4 cycles taken or not, a JMP 5: xemu's measured 40.5 MHz
+                                        ; table, emu/mega65/src/opcodes.rs)
+r6c:    ldx     aq1+3                   ; the index + 2
+        lda     4,x
+        adc     MULO+6
+        sta     4,x
+r7a:    bcs     r7c                     ; (patched: BRA for F32)
+        bcc     rnext
+r7c:    lda     5,x
+        adc     MULO+7
+        sta     5,x
+        bcc     rnext
+@c:     inc     6,x                     ; up to the top byte (a carry out of it is dropped)
+        bne     rnext
+        inx
+        cpx     #XS_BYTES - 5
+        bne     @c
+        beq     rnext
+rsub:   sec                             ; X = index + 128: operands $80 + i wrap to the index
+        lda     $80,x                   ; (base-page indexing stays in the page: B & (nn + X),
+        sbc     MULO                    ; an 8-bit sum, gs4510.vhdl line 7453; xemu's _zpx())
+        sta     $80,x
+        lda     $81,x
+        sbc     MULO+1
+        sta     $81,x
+        inx
+        inx
+        txa
+        and     #$7F
+        sta     sq1+3
+        sta     sq2+3
+sq1:    ldq     $00                     ; (patched: the index + 2)
+        sbcq    MULO+2
+sq2:    stq     $00
+r6s:    bcc     r6d                     ; (patched like r6a)
+        lda     XR_LINK
+        tab
+rlj2:   lbne    rl_f16                  ; (patched like rlj1)
+        jmp     xjnext
+r6d:    lda     sq1+3
+        ora     #$80
+        tax                             ; the index + 2 + 128
+        lda     $84,x
+        sbc     MULO+6
+        sta     $84,x
+r7s:    bcc     r7d                     ; (patched like r7a)
+        bcs     rnext
+r7d:    lda     $85,x
+        sbc     MULO+7
+        sta     $85,x
+        bcs     rnext
+@b:     lda     $86,x
+        dec     $86,x
+        tay
+        bne     rnext                   ; the byte was not 0: the borrow stops here
+        inx
+        cpx     #$80 + XS_BYTES - 5
+        bne     @b
+        jmp     rnext
+
+
 
 ; void xr_start(uint8_t nr): the pages xr_pgs[0..nr-1] ready for a row block: the accumulator
 ; (bytes 1-74; byte 0 too) biased as xs_clear leaves xs_acc, no special products, each page
@@ -106,20 +228,19 @@ _xr_start:
         lda     _xr_pgs
         sta     _xr_pg
         ldx     #0
-@pg:    lda     _xr_pgs,x
-        tab                             ; the page as the base page: 19 quad stores of $80s
-        phx
-        lda     #$80
-        tax
-        tay
-        taz
-.repeat 19, i
-        stq     4 * i                   ; bytes 0-75
-.endrepeat
+@pg:    lda     _xr_pgs,x               ; bytes 0-75 of the page: $80, by a DMA fill (76 cycles
+        clc                             ; and its 14-byte list)
+        adc     #>SC_NEAR_DELTA
+        sta     xf_dhi
+        lda     #^SC_NEAR_DELTA
+        adc     #0
+        sta     xf_dbk
+        dma_run XF_PHYS
+        lda     _xr_pgs,x
+        tab
         lda     #0
         sta     XS_BYTES                ; byte 74: the accumulator's top byte (bias 0)
         sta     XR_SPEC
-        plx
         inx
         dec     lastp
         beq     @l                      ; the last row: no next page (A = 0)
@@ -139,17 +260,16 @@ _xr_start:
 _xr_load:
         lda     _xr_wn
         sta     xl_cnt
+        lda     _xr_rb+2                ; nonzero: every row's step reaches the bank or megabyte
+        ora     _xr_rb+3
+        sta     rbhi
         ldx     #3
 @cp:    lda     _xr_wa,x
         sta     xa,x
         dex
         bpl     @cp
         inx
-@row:   lda     xa
-        sta     xl_src
-        lda     xa+1
-        sta     xl_src+1
-        lda     xa+2
+@hi:    lda     xa+2                    ; the bank and megabyte, again only when they change
         and     #$0F
         sta     xl_sbk
         lda     xa+3
@@ -165,6 +285,10 @@ _xr_load:
         lsr     a
         ora     xl_smb
         sta     xl_smb
+@row:   lda     xa
+        sta     xl_src
+        lda     xa+1
+        sta     xl_src+1
         lda     _xr_pgs,x               ; the page's chip RAM address
         clc
         adc     #>SC_NEAR_DELTA
@@ -173,6 +297,9 @@ _xr_load:
         adc     #0
         sta     xl_dbk
         dma_run XL_PHYS                 ; the CPU waits until the job is done
+        inx
+        cpx     nrow
+        beq     @end
         clc
         lda     xa
         adc     _xr_rb
@@ -180,16 +307,17 @@ _xr_load:
         lda     xa+1
         adc     _xr_rb+1
         sta     xa+1
-        lda     xa+2
+        bcs     @c                      ; (C = 1 into the high half)
+        lda     rbhi
+        beq     @row                    ; the same bank and megabyte
+@c:     lda     xa+2
         adc     _xr_rb+2
         sta     xa+2
         lda     xa+3
         adc     _xr_rb+3
         sta     xa+3
-        inx
-        cpx     nrow
-        bne     @row
-        clc
+        jmp     @hi
+@end:   clc
         lda     _xr_wa
         adc     _xr_wn
         sta     _xr_wa
@@ -223,14 +351,18 @@ _xr_chunk:
         cmp     #WT_F16
         beq     @k
         inx
-@k:     lda     rl_lo,x                 ; the row loop, the per-element patches, bytes 7 and 8
+@k:     txa                             ; the row loop (the offsets of the links' long BNEs), the
+        asl     a                       ; per-element patches, bytes 7 and 8
+        asl     a
+        tay
+        lda     rlo,y
         sta     rlj1+1
-        sta     rlj2+1
-        sta     rlj3+1
-        lda     rl_hi,x
+        lda     rlo+1,y
         sta     rlj1+2
+        lda     rlo+2,y
+        sta     rlj2+1
+        lda     rlo+3,y
         sta     rlj2+2
-        sta     rlj3+2
         lda     pt_lo,x
         sta     ptjmp+1
         lda     pt_hi,x
@@ -243,14 +375,14 @@ _xr_chunk:
         sta     r6a
         lda     op6s,x
         sta     r6s
+        lda     #$F0                    ; (BEQ: r6a, r6s as op6 sets them)
+        sta     pfb
         lda     xkv,x
         sta     xk+1
         lda     ma_lo,x
         sta     gma+1
         lda     ma_hi,x
         sta     gma+2
-        lda     #0
-        sta     m7
 
 ; --- x_j, once for the rows ---
 xjl:
@@ -258,7 +390,7 @@ y0q:    ldq     $FF00                   ; x_j (patched: the chunk's page, 4·j):
         pha
         tza
         and     #$80
-        sta     sxop+1                  ; x's sign, into the F16 row loop (the others copy it)
+        sta     xsg                     ; x's sign, into Q's bit 7 below
         tya
         asl     a
         tza
@@ -277,7 +409,10 @@ xk:     adc     #6                      ; (patched: K = 6, F16 3: see the tables
         ror     a                       ; (eb + K) div 8, the carry pulled in
         lsr     a
         lsr     a
-        sta     qop+1                   ; Q, into the F16 row loop (the others copy it)
+        ora     xsg                     ; (Q <= 32)
+        sta     qop+1                   ; Q + 128 for a negative x, into the F16 row loop (the
+                                        ; others copy it): the index's bit 7 is then the
+                                        ; product's sign, the weight's flipped by x's
         tza
         and     #7
         sta     bv                      ; b
@@ -341,8 +476,6 @@ pt_g:   sta     gl+1
         inc     a
         sta     gh+1
         sta     gh2+1
-        lda     sxop+1
-        sta     gsx+1
         txa
         clc
         adc     qop+1
@@ -353,41 +486,44 @@ pt_g:   sta     gl+1
 
 ; --- the rows (B = the row's page) ---
 ; F16: the tables give the chain's entry and ea div 8 (+ 128: a negative product)
+; F16: b = 7 needs the product's 7th byte (r6a, r6s BRA instead of BCS, BCC); pfb (a BEQ while
+; they are BCS/BCC, as xr_chunk sets them, a BNE while they are BRAs) finds the x_j that change it
+pf_sw:  lda     pfb                     ; BEQ <-> BNE
+        eor     #$F0 ^ $D0
+        sta     pfb
+        cmp     #$D0
+        beq     @b7
+        lda     #$B0                    ; b < 7 again: BCS, BCC
+        sta     r6a
+        lda     #$90
+        sta     r6s
+        bra     pf_go
+@b7:    lda     #$80                    ; b = 7: BRA
+        sta     r6a
+        sta     r6s
+        bra     pf_go
 pt_f16: lsr     a
         adc     #XR_W                   ; (C = 0: 4·j is even) XR_W + 2·j
         sta     wl+1
         inc     a
         sta     wh1+1
-        lda     bv                      ; b = 7: on to the 7th byte (r6a, r6s BRA)
+        lda     bv
         cmp     #7
-        beq     @7
-        lda     m7
-        beq     @go
-        lda     #$B0                    ; BCS, BCC again
-        sta     r6a
-        lda     #$90
-        sta     r6s
-        lda     #0
-        sta     m7
-        bra     @go
-@7:     lda     #$80
-        sta     r6a
-        sta     r6s
-        sta     m7
-@go:    lda     _xr_pg
+pfb:    beq     pf_sw                   ; (patched: BEQ, or BNE while r6a, r6s are BRAs)
+pf_go:  lda     _xr_pg
         tab                             ; (on into the rows)
 rl_f16:
 wh1:    ldx     $00                     ; w_rj high byte (patched: XR_W + 2j + 1)
         txa
-sxop:   eor     #$00                    ; (patched: x_j's sign)
         lsr     a
         lsr     a
-        tay                             ; the product's sign·32 + e5
+        tay                             ; the weight's sign·32 + e5
         lda     tsh,y
         sta     rjmp+1
         lda     tby,y
         clc
-qop:    adc     #$00                    ; (patched: Q)
+qop:    adc     #$00                    ; (patched: Q + 128·x's sign; bit 7 of the sum: the
+                                        ; product's sign, as tby's flipped)
         pha
         txa
         and     #3
@@ -397,108 +533,6 @@ wl:     lda     $00                     ; w_rj low byte (patched: XR_W + 2j)
         ldy     #0
         ldz     #0
 rjmp:   jmp     rs7                     ; (patched: 7 - a ASLQs skipped, or a stub)
-        ; rjmp's targets, wsubn to rs0 (33 bytes), must share a page (only the JMP's low byte is
-        ; patched): from a 64-byte boundary they do wherever the linker puts this module
-        .align  64
-wsubn:  dex                             ; e5 = 0: no hidden bit, ea = 126 (a = 1)
-        dex
-        dex
-        dex
-        jmp     rs1
-wspecs: pla                             ; e5 = 31: an infinite or NaN weight
-        jmp     wspec
-rs7:    aslq
-        aslq
-        aslq
-        aslq
-        aslq
-        aslq
-rs1:    aslq
-rs0:    stq     MULA                    ; ma·2^a
-        plx                             ; byte index (+ 128: negative)
-        bmi     rsub
-        clc                             ; bytes 0-1 by X, 2-5 by one quad (which loads X too)
-        lda     0,x
-        adc     MULO
-        sta     0,x
-        lda     1,x
-        adc     MULO+1
-        sta     1,x
-        inx
-        inx
-        stx     aq1+3
-        stx     aq2+3
-aq1:    ldq     $00                     ; (patched: the index + 2)
-        adcq    MULO+2
-aq2:    stq     $00
-r6a:    bcs     r6c                     ; (patched: BRA where byte 6 can be nonzero)
-        lda     XR_LINK                 ; the next row's page, 0 after the last
-        tab
-        beq     xjn1
-rlj1:   jmp     rl_f16                  ; (patched: the format's row loop)
-xjn1:   jmp     xjnext
-r6c:    ldx     aq1+3                   ; the index + 2
-        lda     4,x
-        adc     MULO+6
-        sta     4,x
-r7a:    bcs     r7c                     ; (patched: BRA for F32)
-        bcc     rnext
-r7c:    lda     5,x
-        adc     MULO+7
-        sta     5,x
-        bcc     rnext
-@c:     inc     6,x                     ; up to the top byte (a carry out of it is dropped)
-        bne     rnext
-        inx
-        cpx     #XS_BYTES - 5
-        bne     @c
-        beq     rnext
-rsub:   sec                             ; X = index + 128: operands $80 + i wrap to the index
-        lda     $80,x                   ; (base-page indexing stays in the page: B & (nn + X),
-        sbc     MULO                    ; an 8-bit sum, gs4510.vhdl line 7453; xemu's _zpx())
-        sta     $80,x
-        lda     $81,x
-        sbc     MULO+1
-        sta     $81,x
-        inx
-        inx
-        txa
-        and     #$7F
-        sta     sq1+3
-        sta     sq2+3
-sq1:    ldq     $00                     ; (patched: the index + 2)
-        sbcq    MULO+2
-sq2:    stq     $00
-r6s:    bcc     r6d                     ; (patched like r6a)
-        lda     XR_LINK
-        tab
-        beq     xjn1
-rlj2:   jmp     rl_f16                  ; (patched like rlj1)
-r6d:    lda     sq1+3
-        ora     #$80
-        tax                             ; the index + 2 + 128
-        lda     $84,x
-        sbc     MULO+6
-        sta     $84,x
-r7s:    bcc     r7d                     ; (patched like r7a)
-        bcs     rnext
-r7d:    lda     $85,x
-        sbc     MULO+7
-        sta     $85,x
-        bcs     rnext
-@b:     lda     $86,x
-        dec     $86,x
-        tay
-        bne     rnext                   ; the byte was not 0: the borrow stops here
-        inx
-        cpx     #$80 + XS_BYTES - 5
-        bne     @b
-rnext:  lda     XR_LINK
-        tab
-        beq     xjn2
-rlj3:   jmp     rl_f16                  ; (patched like rlj1)
-xjn2:   jmp     xjnext
-
 ; BF16 and F32: ea from the byte with its low bit (BF16's low byte, F32's byte 2) and the top
 ; byte; ma: BF16 the low byte's 7 bits and the hidden bit, F32 bytes 0-2
 rl_g:
@@ -521,12 +555,11 @@ gn:     stx     hid
         lsr     a
         lsr     a
         clc
-gqop:   adc     #0                      ; (patched: Q, BF16 Q + 2: ma is the widened top byte)
-        sta     bt
+gqop:   adc     #0                      ; (patched: Q, BF16 Q + 2, + 128 for a negative x)
+        sta     bt                      ; (ea div 8 + Q + 2 < 128: bit 7 is x's sign)
 gh2:    lda     $00                     ; (patched like gh)
-gsx:    eor     #0                      ; (patched: x_j's sign)
         and     #$80
-        ora     bt
+        eor     bt                      ; bit 7: the product's sign
         pha
 gl2:    lda     $00                     ; (patched like gl)
         and     #$7F
@@ -563,11 +596,12 @@ wspec:  tba
 tsh8:   .byte   <rs0, <(rs7+18), <(rs7+15), <(rs7+12), <(rs7+9), <(rs7+6), <(rs7+3), <rs7
         .assert >xs7 = >xs0, error, "exactsum65.s: the x chain crosses a page"
         .assert <xs7 < <xs0, error, "exactsum65.s: the x chain crosses a page"
-        .assert >rs7 = >rs0 && >wsubn = >rs0 && >wspecs = >rs0, error, "exactsum65.s: the row chain crosses a page"
+        .assert >rs7 = >rs0 && >wsubn = >rs0 && >wspecs = >rs0 && >rr7 = >rs0, error, "exactsum65.s: the row chain crosses a page"
 ; per format (WT_F32, WT_F16, WT_BF16): the row loop, the per-element patches, the opcodes at
 ; r6a/r6s and r7a/r7s (BCS/BCC: on to the next byte only with a carry (borrow), BRA: always)
-rl_lo:  .byte   <rl_g, <rl_f16, <rl_g
-rl_hi:  .byte   >rl_g, >rl_f16, >rl_g
+rlo:    .word   (rl_g - rlj1 - 2) & $FFFF, (rl_g - rlj2 - 2) & $FFFF     ; (a 16-bit branch's
+        .word   (rl_f16 - rlj1 - 2) & $FFFF, (rl_f16 - rlj2 - 2) & $FFFF ; offset is from its
+        .word   (rl_g - rlj1 - 2) & $FFFF, (rl_g - rlj2 - 2) & $FFFF     ; operand's second byte)
 ma_lo:  .byte   <gf32, <gbf, <gbf
 ma_hi:  .byte   >gf32, >gbf, >gbf
 pt_lo:  .byte   <pt_f32, <pt_f16, <pt_bf
@@ -577,10 +611,7 @@ op6:    .byte   $80, $B0, $B0
 op6s:   .byte   $80, $90, $90
 op7:    .byte   $80, $B0, $B0
 op7s:   .byte   $80, $90, $90
-; F16 per b: 7 bytes when b = 7
-t6:     .byte   $B0, $B0, $B0, $B0, $B0, $B0, $B0, $80
-t6s:    .byte   $90, $90, $90, $90, $90, $90, $90, $80
-; F16, indexed by sign·32 + e5: the chain's entry (7 - a ASLQs skipped) and ea' div 8 (+ 128 for
+; F16, indexed by the weight's sign·32 + e5: the chain's entry (7 - a ASLQs skipped) and ea' div 8 (+ 128 for
 ; the negative half), ea' = ea + 3 (e5 + 128; 129 for e5 = 0) and a = ea' mod 8: the split of
 ; pos between a and b is free (the x side takes eb + 3 for it, K), and this one gives the
 ; weights of a model, |w| 2^-7 to 2^-4 (e5 8-11), the shortest shifts (a = 0-3)
@@ -590,6 +621,8 @@ tsh:
         .byte   <wsubn
   .elseif (i .mod 32) = 31
         .byte   <wspecs
+  .elseif (i .mod 8) = 7
+        .byte   <rr7
   .else
         .byte   <(rs7 + (7 - ((i .mod 32) .mod 8)) * 3)
   .endif

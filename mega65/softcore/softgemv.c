@@ -310,6 +310,7 @@ static uint8_t gf_k, gf_nr, gf_rows, gf_xread;
 
 #ifdef XS_ASM
 static uint8_t *gf_pg;
+static uint32_t gf_z; /* the next plain f32 output */
 
 /* xr_chunk's products with an infinite or NaN operand: x_j·(the weight of the row at page) into
  * the row's special bits, as accumulate() sets them (j = xr_jy / 4) */
@@ -340,6 +341,7 @@ static void gemv_float(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint3
     }
     xr_fmt = fmt;
     gf_cap = bbytes == 4 ? XR_N32 : XR_N;
+    gf_z = z;
 #else
     uint16_t j;
     uint8_t *wb;
@@ -392,6 +394,11 @@ static void gemv_float(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint3
         for (gf_k = 0; gf_k < gf_nr; ++gf_k, gf_wr += gf_rb) {
 #ifdef XS_ASM
             xs_load((uint8_t *)((uint16_t)xr_pgs[gf_k] << 8));
+            if (flags == 0) { /* plain f32 stores: the running output address, no store() */
+                sm_write32(gf_z, xs_round());
+                gf_z += 4;
+                continue;
+            }
 #endif
             store(flags, z, gf_r0 + gf_k, xs_round());
         }

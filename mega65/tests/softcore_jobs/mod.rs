@@ -803,14 +803,22 @@ fn gemv_sums_whose_terms_lie_any_number_of_binades_apart_agree() {
     }
 }
 
-/// Rows 64 KB and more apart: softgemv65.s moves each row's DMA source by the stride's low 16
-/// bits and, on a carry or a stride of 64 KB or more, by its high bits.
+/// Rows 64 KB and more apart: softgemv65.s (and exactsum65.s's xr_load for float weights) moves
+/// each row's DMA source by the stride's low 16 bits and, on a carry or a stride of 64 KB or more,
+/// by its high bits.
 #[test]
 fn gemv_with_a_row_stride_of_64_kb_and_more_agrees() {
-    // Q8_0: 1928 blocks of 34 bytes = 65,552; Q4_0: 3641 of 18 = 65,538
-    for (k, (fmt, blocks, rows)) in [(GgmlType::Q8_0, 1928u32, 3u32), (GgmlType::Q4_0, 3641, 2)]
-        .into_iter()
-        .enumerate()
+    // Q8_0: 1928 blocks of 34 bytes = 65,552; Q4_0: 3641 of 18 = 65,538; F16 1024 × 32 columns:
+    // exactly 65,536 (no carry out of the low half); F32 513 × 32 · 4 = 65,664; BF16 65,600
+    for (k, (fmt, blocks, rows)) in [
+        (GgmlType::Q8_0, 1928u32, 3u32),
+        (GgmlType::Q4_0, 3641, 2),
+        (GgmlType::F16, 1024, 3),
+        (GgmlType::F32, 513, 3),
+        (GgmlType::Bf16, 1025, 2),
+    ]
+    .into_iter()
+    .enumerate()
     {
         let name = format!("GEMV {} with a 64 KB row stride", fmt.name());
         let mut c = Case::new(name, 9994 + k as u64, 1 << 20);
@@ -3113,6 +3121,87 @@ fn gemv_with_float_weights_rounds_exact_sums_at_ties_and_sticky_bits_agree() {
             let (wb, xb) = (c.f32s(&wsub), c.f32s(&xsub));
             let zb = c.alloc(4, true);
             c.i(Op::Gemv, fmt as u8, 0, wb, xb, zb);
+        }
+        c.run();
+    }
+}
+
+/// Float-weight GEMV rows whose exact sums meet the shortcuts of its rounding's magnitude
+/// (exactsum65.s's xs_top makes only the bytes from five below the sum's top byte t on, takes the
+/// magnitude's top byte as t or t - 1, and the borrow and sticky bit from the first byte below
+/// those that is not the bias): sums just under and just over a power of two in 16 consecutive
+/// binades (so some lie just under a byte boundary of the accumulator, where the borrow clears
+/// byte t), with the remainder 1-72 places down (at every byte below the kept ones, up to a long
+/// run of bias bytes), of both signs; and F32 sums at the accumulator's bottom (products of
+/// subnormals, t from 0 to 8), so that fewer than five bytes lie below t.
+#[test]
+fn gemv_with_float_weights_rounds_sums_whose_low_bytes_decide_the_borrow_agree() {
+    let two = |e: i32| 2f32.powi(e);
+    for (k, fmt) in [GgmlType::F32, GgmlType::F16, GgmlType::Bf16]
+        .into_iter()
+        .cycle()
+        .take(6)
+        .enumerate()
+    {
+        let mut c = Case::new(
+            format!(
+                "GEMV {} borrows below the rounding's bytes #{k}",
+                fmt.name()
+            ),
+            13_900 + k as u64,
+            1 << 18,
+        );
+        let rows = 32u32;
+        let cols = 3u32;
+        let mut x = Vec::new();
+        let mut w: Vec<u8> = Vec::new();
+        for r in 0..rows {
+            let s = if r % 2 == 0 { 1.0f32 } else { -1.0 }; // the sum's sign
+            let m = 8 * k as i32 - 24 + (r as i32 / 2) % 16; // 16 binades in a row
+            let d = 1 + c.below(72) as i32;
+            let under = c.below(2) == 0;
+            let rest = if under { -s } else { s } * two(m - 24 - d);
+            let third = if c.below(3) == 0 {
+                s * two(m - 24)
+            } else {
+                0.0
+            };
+            x.extend([s * two(m), rest, third]);
+            let ones = vec![1.0f32; cols as usize];
+            ggml::quantize_native(fmt, &ones, &mut w);
+        }
+        let wa = c.bytes(&w, false);
+        let xa = c.f32s(&x);
+        let za = c.alloc(4 * rows, true);
+        c.setn(cols, 1, 0);
+        for r in 0..rows {
+            c.i(Op::Gemv, fmt as u8, 0, wa, xa + 4 * cols * r, za + 4 * r);
+        }
+        if fmt == GgmlType::F32 {
+            // the accumulator's bottom: w = 2^-149·(1..), x subnormal or tiny normal, t 0..8
+            for t in 0..24u32 {
+                let wsub: Vec<f32> = (0..cols)
+                    .map(|j| f32::from_bits(1 + c.below(1 << (t % 9 + 1)) as u32 * (j + 1)))
+                    .collect();
+                let xsub: Vec<f32> = (0..cols)
+                    .map(|j| {
+                        let e = c.below(40) as i32 - 149;
+                        let v = if e < -126 {
+                            f32::from_bits(1 << (e + 149))
+                        } else {
+                            two(e)
+                        };
+                        if (j + t) % 3 == 1 {
+                            -v
+                        } else {
+                            v
+                        }
+                    })
+                    .collect();
+                let (wb, xb) = (c.f32s(&wsub), c.f32s(&xsub));
+                let zb = c.alloc(4, true);
+                c.i(Op::Gemv, fmt as u8, 0, wb, xb, zb);
+            }
         }
         c.run();
     }
