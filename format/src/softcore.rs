@@ -72,11 +72,60 @@ fn outside(o: Outside) -> &'static str {
     }
 }
 
+/// The exact sum's accumulator (mega65/softcore/exactsum.c): a two's-complement integer in units
+/// of 2^−298 (the lowest bit of the smallest product, 2^−149 · 2^−149). A product of two finite
+/// singles is below 2^256, so it ends below bit 298 + 256 = 554; 37 bits above that and the sign
+/// hold any sum of fewer than 2^36 products.
+pub const XS_BITS: u64 = 298 + 256 + 37 + 1;
+
+/// `XS_`: the exact sum's accumulator and its products that are not finite (exactsum.c, exactadd.c,
+/// exactsum65.s, exactround65.s).
+fn exact_sum() -> Group {
+    assert_eq!(XS_BITS % 8, 0);
+    Group::new(
+        "XS_",
+        "mega65/softcore/exactsum.c: the exact sum's accumulator (bytes) and its non-finite products (bits)",
+        Radix::Decimal,
+    )
+    .fact("BYTES", XS_BITS / 8, "the accumulator, little-endian two's complement")
+    .fact("PLUS_INF", 1, "a +inf product")
+    .fact("MINUS_INF", 2, "a −inf product")
+    .fact("NAN", 4, "a NaN product (or inf·0)")
+}
+
+/// `XR_`: the 45GS02 float GEMV's row pages (mega65/softcore/exactsum.h, exactsum65.s, softgemv.c).
+/// A block of rows keeps each row in its own 256-byte page: the accumulator at offset 1 (so a
+/// product whose lowest byte lies below the accumulator's, always a zero byte, has one), the next
+/// row's page at LINK, the row's non-finite products at SPEC, the chunk's weights from W on.
+fn row_pages() -> Group {
+    let link = 1 + XS_BITS / 8;
+    let w = link + 2;
+    let (n, n32) = (64, (256 - w) / 4);
+    assert!(w + 2 * n <= 256 && w + 4 * n32 <= 256);
+    let (rows, urows) = (8, 5);
+    Group::new(
+        "XR_",
+        "mega65/softcore/exactsum.h: the float GEMV's row pages (offsets in a 256-byte page) and blocks",
+        Radix::Decimal,
+    )
+    .fact("ROWS", rows, "rows a block")
+    .fact("UROWS", urows, "of them in the buffer union (the rest: the C stack's lowest pages)")
+    .fact("SROWS", rows - urows, "of them at the C stack's lowest pages")
+    .fact("DEPTH", 128, "the C stack's bytes above those pages that the stack rows need")
+    .fact("N", n, "F16 and BF16 weights a chunk")
+    .fact("N32", n32, "F32 weights a chunk")
+    .fact("LINK", link, "the next row's page (high byte; 0 after the last)")
+    .fact("SPEC", link + 1, "the row's non-finite products (XS_ bits)")
+    .fact("W", w, "the chunk's weights")
+}
+
 /// Every group both fn_tables files hold, in their order.
 pub fn groups() -> Vec<Group> {
     let mut g = crate::isa::groups();
     g.push(weight_formats());
     g.push(outside_group());
+    g.push(exact_sum());
+    g.push(row_pages());
     g
 }
 

@@ -10,7 +10,7 @@
         .export         _xs_top
         .importzp       ptr1
 
-XS_BYTES = 74                           ; exactsum.h
+        .include        "fn_tables.inc"         ; XS_BYTES
 
         .bss
 tt:     .res    1                       ; the sum's top byte t

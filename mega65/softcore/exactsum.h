@@ -6,6 +6,7 @@
 #ifndef EXACTSUM_H
 #define EXACTSUM_H
 #include "softfloat.h"
+#include "fn_tables.h" /* XS_ and XR_: the accumulator and the row pages */
 
 void xs_clear(void);
 void xs_add_product(f32 a, f32 b); /* acc += a·b exactly */
@@ -15,20 +16,17 @@ void xs_add_product_f16(uint16_t w, f32 x);
 f32 xs_round(void);                /* the accumulated sum rounded once to single */
 
 /* The accumulator itself (little-endian two's complement, exactsum.c), for exactsum65.s, and
- * its products that are not finite (exactsum.c's XS_* bits), shared with exactadd.c. */
-#define XS_BYTES 74
+ * its products that are not finite (XS_ bits), shared with exactadd.c. The XS_ and XR_ numbers
+ * are fn_tables.h's (generated, one definition for the C and the ca65). */
 extern uint8_t xs_acc[XS_BYTES];
 extern uint8_t xs_special;
-#define XS_PLUS_INF 1
-#define XS_MINUS_INF 2
-#define XS_NAN 4
 
 #if defined(__CC65__) && !defined(SC_C_GEMV)
 /* exactsum65.s (cc65 builds): rows inner. softgemv.c keeps up to XR_ROWS rows at once, each in
  * its own 256-byte page: its accumulator (XS_BYTES, biased as xs_clear leaves xs_acc) at offset 1
  * (so that a product whose lowest byte lies below the accumulator's, always a zero byte, has one),
- * the next row's page (high byte; 0 after the last) at XR_LINK, its special products (the XS_*
- * bits below) at XR_SPEC, the chunk's xr_n weights of format xr_fmt at XR_W (2 or 4 bytes each;
+ * the next row's page (high byte; 0 after the last) at XR_LINK, its special products (the XS_
+ * bits) at XR_SPEC, the chunk's xr_n weights of format xr_fmt at XR_W (2 or 4 bytes each;
  * xr_n at most XR_N, XR_N32 for F32). xr_chunk adds w_rj·x_j for j < xr_n (the input at xr_x) to
  * every row, each x_j unpacked once for the rows; a product with an infinite or NaN operand goes
  * to the caller's xr_spec(page) (that row's page; j = xr_jy / 4), which must leave the hardware
@@ -38,15 +36,6 @@ extern uint8_t xs_special;
  * them, and XR_SROWS at xr_stk, the lowest pages of the core's C stack, when the stack is above
  * them by XR_DEPTH bytes or more at gemv_float's arguments (the most its calls below take, with
  * room to spare); else blocks of XR_UROWS. */
-#define XR_ROWS 8
-#define XR_UROWS 5
-#define XR_SROWS (XR_ROWS - XR_UROWS)
-#define XR_DEPTH 128
-#define XR_N 64
-#define XR_N32 44
-#define XR_LINK 75
-#define XR_SPEC 76
-#define XR_W 77
 extern uint8_t xr_fmt, xr_pg, xr_n, xr_jy;
 extern const f32 *xr_x;
 extern uint8_t xr_pgs[XR_ROWS]; /* the block's pages (high bytes), in row order */

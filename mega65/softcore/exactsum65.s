@@ -34,7 +34,7 @@
         .p4510
         .include        "quad.inc"              ; quad instructions, the multiplier
         .include        "dmajob.inc"            ; a job list's address, its start
-        .include        "fn_tables.inc"         ; WT_F32, WT_F16 (anything else: BF16)
+        .include        "fn_tables.inc"         ; WT_F32, WT_F16 (anything else: BF16), XS_, XR_
         .import         _xr_spec
         .export         _xr_chunk, _xr_start, _xr_pg, _xr_n, _xr_x, _xr_fmt, _xr_jy, _xr_pgs
         .export         _xr_stk, _xr_load, _xr_wa, _xr_rb, _xr_wn
@@ -50,11 +50,6 @@ _xr_stk = SC_WIN_END - SC_STACK         ; the core's C stack (linker/softcore.cf
 .endif
 _xr_jy = y0q + 3                        ; 4·j (the LDQ's operand)
 
-XS_BYTES = 74                           ; exactsum.h
-XR_LINK = 75
-XR_SPEC = 76
-XR_W    = 77
-XR_ROWS = 8
 
         .bss
 _xr_fmt:.res    1                       ; WT_F32, WT_F16 or WT_BF16 (fn_tables.h)

@@ -78,6 +78,23 @@
 #define FN_OUT_ONE               1            /* 1 */
 #define FN_OUT_IDENTITY          2            /* x */
 
+/* mega65/softcore/exactsum.c: the exact sum's accumulator (bytes) and its non-finite products (bits) */
+#define XS_BYTES                 74           /* the accumulator, little-endian two's complement */
+#define XS_PLUS_INF              1            /* a +inf product */
+#define XS_MINUS_INF             2            /* a −inf product */
+#define XS_NAN                   4            /* a NaN product (or inf·0) */
+
+/* mega65/softcore/exactsum.h: the float GEMV's row pages (offsets in a 256-byte page) and blocks */
+#define XR_ROWS                  8            /* rows a block */
+#define XR_UROWS                 5            /* of them in the buffer union (the rest: the C stack's lowest pages) */
+#define XR_SROWS                 3            /* of them at the C stack's lowest pages */
+#define XR_DEPTH                 128          /* the C stack's bytes above those pages that the stack rows need */
+#define XR_N                     64           /* F16 and BF16 weights a chunk */
+#define XR_N32                   44           /* F32 weights a chunk */
+#define XR_LINK                  75           /* the next row's page (high byte; 0 after the last) */
+#define XR_SPEC                  76           /* the row's non-finite products (XS_ bits) */
+#define XR_W                     77           /* the chunk's weights */
+
 /* exp for softmax: [-16, 0) */
 #define FN_EXP_LO     0xC1800000UL /* -16.0 */
 #define FN_EXP_HI     0x00000000UL /* 0.0 */
