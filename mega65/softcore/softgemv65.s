@@ -76,6 +76,7 @@ sump:   .res    2                       ; Σ_{x>=0} |x|
 sumn:   .res    2                       ; Σ_{x<0} |x|
 qp16:   .res    2                       ; qp + 16 (Q4_0's high nibbles)
 dptr:   .res    2                       ; the block columns' scales (sgq_cols)
+dptr2:  .res    2                       ; fmt_set's byte
 
         .bss
 corr:   .res    3                       ; the block's correction (24-bit)
@@ -83,37 +84,12 @@ ex10:   .res    1                       ; dx's exponent + 10; 0 = dx is no norma
 mxs_lo: .res    8                       ; dx's significand·2^(2+lz), lz = 0..7, 3 bytes
 mxs_mid:.res    8
 mxs_hi: .res    8
-wbuf:   .res    34                      ; the row's weight block (DMA destination)
+wbuf:   .res    WT_Q4_0_BLOCK_BYTES     ; dw (both formats), Q4_0's quants (its DMA destination)
+pbh:    .res    2                       ; bits 16-31 of job B's source (Q8_0: the block's byte 18)
+blkb:   .res    1                       ; the format's block bytes (sgq_cols)
 jamv:   .res    1                       ; 1 when the alignment dropped nonzero bits
 ncol:   .res    1                       ; block columns left (sgq_cols)
 lastc:  .res    1                       ; sgq_last of the chunk (sgq_cols)
-
-        .data
-; the DMA job: an F018A entry (11 bytes, no sub-command), addresses cross megabyte boundaries
-; instead of wrapping inside them (option $01), the source megabyte; the destination's megabyte is
-; 0 (wbuf is in chip RAM: the .assert below), which every job starts with (options reset after a
-; job's last entry, gs4510.vhdl dmagic_reset_options; docs/spec/mega65.md §M3.2-§M3.3). 16 list
-; bytes a row instead of 19.
-; Each row after the first starts it by writing DMA_ETRIGGER alone, but a job leaves the list address
-; registers after its list (gs4510.vhdl increments reg_dmagic_addr over every list byte; spec
-; §M3.1): DMA_ETRIGGER puts back only bits 0-7, so the list and the byte after it must share a 256-byte
-; page. 32-byte alignment (the linker configurations align DATA to 32) keeps the 16 bytes inside
-; one; the .assert below stops the link if they ever are not.
-        .align  32
-list:   .byte   DMA_OPT_F018A, DMA_OPT_CROSS_MB, DMA_OPT_SRC_MB
-src_mb: .byte   0
-        .byte   DMA_OPT_END             ; end of options
-        .byte   DMA_COPY                ; COPY
-count:  .word   WT_Q8_0_BLOCK_BYTES
-src:    .word   0
-src_bk: .byte   0                       ; (F018A: bits 4-7 are flags, 0)
-        .word   (wbuf + SC_NEAR_DELTA) & $FFFF
-        .byte   <(((wbuf + SC_NEAR_DELTA) >> 16) & $0F)
-        .word   0                       ; modulo
-list_end:                               ; where a job leaves the list address
-LIST_PHYS = list + SC_NEAR_DELTA
-        .assert (wbuf + SC_NEAR_DELTA) < $100000, lderror, "softgemv65.s: wbuf outside the first megabyte (the DMA job leaves the destination MB 0)"
-        .assert >list = >list_end, lderror, "softgemv65.s: the DMA list crosses a page (sgq_block writes only DMA_ETRIGGER per row)"
 
         .code
 
@@ -148,7 +124,7 @@ _sgq_cols:
         sta     _sgq_first
         clc                             ; sgq_pc += the block's bytes
         lda     _sgq_pc
-        adc     count
+        adc     blkb
         sta     _sgq_pc
         bcc     :+
         inc     _sgq_pc+1
@@ -256,38 +232,53 @@ _sgq_block:
         sty     q8tail+2
         stx     q4tail+1
         sty     q4tail+2
-        dma_list LIST_PHYS              ; the DMA list's address: each row only writes DMA_ETRIGGER
-        lda     _sgq_p                  ; row r0's block: the job's source
+        lda     _sgq_p                  ; row r0's block: job A's source
         sta     src
         lda     _sgq_p+1
         sta     src+1
         jsr     set_srchi
         lda     _sgq_rb                 ; the row stride's low 16 bits as immediates; a stride
-        sta     rb0+1                   ; of 64 KB or more takes the far step every row
+        sta     rb0a+1                  ; of 64 KB or more takes the far step every row
+        sta     rb0b+1
+        sta     rb04+1
         lda     _sgq_rb+1
-        sta     rb1+1
+        sta     rb1a+1
+        sta     rb1b+1
+        sta     rb14+1
         lda     _sgq_rb+2
         ora     _sgq_rb+3
         beq     :+
         lda     #$80                    ; BRA
         bra     :++
 :       lda     #$B0                    ; BCS
-:       sta     rbhi
+:       sta     rbha
+        sta     rbhb
+        sta     rbh4
         lda     _sgq_fmt
         cmp     #WT_Q8_0
         bne     @q4
         jsr     patch8
-        lda     #WT_Q8_0_BLOCK_BYTES
-        ldx     #<q8sum
-        ldy     #>q8sum
+        ldx     #0                      ; the format's bytes of the row (fmt_at): Q8_0's
+        jsr     fmt_set
+        clc                             ; job B's source: the block's byte 18 on
+        lda     _sgq_p
+        adc     #18
+        sta     srcB
+        lda     _sgq_p+1
+        adc     #0
+        sta     srcB+1
+        lda     _sgq_p+2
+        adc     #0
+        sta     pbh
+        lda     _sgq_p+3
+        adc     #0
+        sta     pbh+1
+        jsr     set_srchib
         bra     @fmt
 @q4:    jsr     patch4
-        lda     #WT_Q4_0_BLOCK_BYTES
-        ldx     #<q4sum
-        ldy     #>q4sum
-@fmt:   sta     count
-        stx     isum_call+1
-        sty     isum_call+2
+        ldx     #NFMT                   ; Q4_0's
+        jsr     fmt_set
+@fmt:
         sec                             ; X:Y:Z start at -corr, so the isum code leaves isum
         lda     #0
         sbc     corr
@@ -298,11 +289,48 @@ _sgq_block:
         lda     #0
         sbc     corr+2
         sta     ncz+1
+; Each row's block comes by one inline DMA job (the list follows the STA DMA_INLINE and the CPU
+; goes on after it; its list is read through the CPU's memory map: gs4510.vhdl 8986-8995, spec
+; §M3.1; xemu dma65.c takes the list at the CPU's PC and puts the PC after it), so no list address
+; is kept between rows. Q8_0: two chained entries whose destination steps by 24 bytes (option $85:
+; the skip rate's whole bytes, which persist along a chain; spec §M3.2-§M3.3): entry A copies the
+; block's bytes 0-17 (dw, w0-w15) to q8pre+1, +25 and the immediates of w_k in pair k's code, entry B
+; bytes 18-33 (w16-w31) to the immediates of w_k+16, so the isum reads its weights as immediates
+; (LDA # 2 cycles, against 5 for LDA abs). Q4_0: entry A alone (no chain bit, destination step 1)
+; copies the 18-byte block to wbuf, and the CPU goes on at entry B's options, which begin with the
+; BRA opcode ($80 is also the source-MB option): its offset (mbB) jumps over entry B.
 rowloop:
         lda     #>MULA                  ; base page = the I/O page of the DMA registers and the
         tab                             ; multiplier: STA 3 cycles instead of 4, ADCQ 11 for 12
-        lda     #<LIST_PHYS
-        sta     <DMA_ETRIGGER           ; the enhanced job runs; the CPU waits
+        sta     <DMA_INLINE             ; (any value) the job; the CPU waits, then goes on after it
+        .byte   DMA_OPT_F018A, DMA_OPT_CROSS_MB, DMA_OPT_DST_SKIP
+skip:   .byte   24                      ; (patched: Q8_0 24, Q4_0 1)
+        .byte   DMA_OPT_SRC_MB
+src_mb: .byte   0
+        .byte   DMA_OPT_END
+cmd_a:  .byte   DMA_COPY | DMA_CHAIN    ; (patched: Q4_0 without the chain)
+        .word   WT_Q4_0_BLOCK_BYTES     ; (18: Q4_0's block, Q8_0's bytes 0-17)
+src:    .word   0
+src_bk: .byte   0                       ; (F018A: bits 4-7 are flags, 0)
+dst_a:  .word   0                       ; (patched: q8pre + 1, or wbuf)
+        .byte   <(((wbuf + SC_NEAR_DELTA) >> 16) & $0F)
+        .word   0                       ; modulo
+bopt:   .byte   DMA_OPT_SRC_MB          ; (Q4_0: BRA over entry B)
+mbB:    .byte   0                       ; (Q4_0: the BRA's offset)
+        .byte   DMA_OPT_END
+        .byte   DMA_COPY
+        .word   WT_Q8_0_BLOCK_BYTES - WT_Q4_0_BLOCK_BYTES
+srcB:   .word   0
+srcB_bk:.byte   0
+        .word   (q8sum + 7 + SC_NEAR_DELTA) & $FFFF
+        .byte   <(((q8sum + 7 + SC_NEAR_DELTA) >> 16) & $0F)
+        .word   0
+ilist_end:
+BRA_B   = ilist_end - (bopt + 2)        ; Q4_0's BRA offset
+        .assert WT_Q8_0_BLOCK_BYTES = 34 && WT_Q4_0_BLOCK_BYTES = 18, error, "softgemv65.s: the jobs split the blocks as 18 + 16 bytes"
+        .assert ((wbuf + SC_NEAR_DELTA) >> 16) = ((q8pre + 1 + SC_NEAR_DELTA) >> 16), lderror, "softgemv65.s: wbuf and q8pre in different banks (dst_a patches 16 bits)"
+        .assert (q8sum + 400 + SC_NEAR_DELTA) < $100000, lderror, "softgemv65.s: the isum code outside the first megabyte (the jobs leave the destination MB 0)"
+        .assert (wbuf + SC_NEAR_DELTA) < $100000, lderror, "softgemv65.s: wbuf outside the first megabyte (the jobs leave the destination MB 0)"
         lda     #0                      ; the gaps of the two fields (the last term's
         sta     <(MULA+1)               ; multiplications, or softfloat, wrote them)
         sta     <(MULA+2)
@@ -312,16 +340,8 @@ ncx:    ldx     #0                      ; Q = -corr (patched); A and the carry a
 ncy:    ldy     #0                      ; ADCQ adds byte 2 = 0 to A (at most 128, the last |x|)
 ncz:    ldz     #0                      ; and a carry out of Z only ever reaches A
 isum_call:
-        jsr     q8sum                   ; X:Y:Z = Σ c·b − corr = isum, then its tail's JMP to the
-                                        ; term, which returns here
-        clc                             ; next row: the job's source one row stride on
-        lda     src
-rb0:    adc     #0
-        sta     src
-        lda     src+1
-rb1:    adc     #0
-        sta     src+1
-rbhi:   bcs     far_row                 ; (BRA when the stride is 64 KB or more)
+        jsr     q8pre                   ; the next row's sources, X:Y:Z = Σ c·b − corr = isum,
+                                        ; then its tail's JMP to the term, which returns here
 next_acc:
         clc                             ; accp += 4, also in the LDQ and STQ of acc
         lda     accp
@@ -340,35 +360,72 @@ ae_hi:  cmp     #0                      ; (patched: the end's high byte)
         bne     rowloop
         ldz     #0                      ; (cc65 code takes (zp) as (zp),Z)
         rts
-far_row:                                ; C = the carry out of bit 15
-        lda     _sgq_p+2
+
+; The row's bytes of each format (fmt_set: X = 0 Q8_0, NFMT Q4_0): where, then the values
+fmt_set:
+        stx     t
+        ldy     #NFMT-1
+@l:     tya
+        asl     a
+        tax
+        lda     fmt_at,x
+        sta     dptr2
+        lda     fmt_at+1,x
+        sta     dptr2+1
+        tya
+        clc
+        adc     t
+        tax
+        lda     fmt_v,x
+        ldz     #0
+        sta     (dptr2),z
+        dey
+        bpl     @l
+        rts
+
+; Job A's and job B's sources one row on when their 16-bit add carried (or every row for a stride
+; of 64 KB or more). Entered from q8pre/q4pre with C the carry, B = $D7 and X:Y:Z the isum's start:
+; absolute addresses and A only.
+far_a:  lda     _sgq_p+2
         adc     _sgq_rb+2
         sta     _sgq_p+2
         lda     _sgq_p+3
         adc     _sgq_rb+3
         sta     _sgq_p+3
-        jsr     set_srchi
-        bra     next_acc
+        jmp     set_srchi
+far_bb: lda     pbh
+        adc     _sgq_rb+2
+        sta     pbh
+        lda     pbh+1
+        adc     _sgq_rb+3
+        sta     pbh+1
+        jmp     set_srchib
 
-; the job's source bank (address bits 16-19) and megabyte (20-27) from sgq_p's bits 16-31
-set_srchi:
-        lda     _sgq_p+2
+; a job's source bank (address bits 16-19) and megabyte (20-27) from bits 16-31 of its address
+; (from any base page: absolute addresses and A only)
+.macro  SRCHI   hi, bk, mb
+        lda     hi
         and     #$0F
-        sta     src_bk
-        lda     _sgq_p+2
+        sta     bk
+        lda     hi
         lsr     a
         lsr     a
         lsr     a
         lsr     a
-        sta     t
-        lda     _sgq_p+3
+        sta     a:t
+        lda     hi+1
         asl     a
         asl     a
         asl     a
         asl     a
-        ora     t
-        sta     src_mb
+        ora     a:t
+        sta     mb
         rts
+.endmacro
+set_srchi:
+        SRCHI   _sgq_p+2, src_bk, src_mb
+set_srchib:
+        SRCHI   pbh, srcB_bk, mbB
 
 ; accp into the operands of the LDQ and STQ that load and store acc
 set_accp:
@@ -435,23 +492,24 @@ dx_params:
         sta     ex10
         rts
 
-Q8SIZE  = 26                            ; bytes of one pair's code (q8sum)
+Q8SIZE  = 24                            ; bytes of one pair's code (q8sum)
 Q4SIZE  = 32                            ; bytes of one byte's code (q4sum)
 
 ; The quants (at qp) into the isum code and the correction's sums. Per quant: |x| (Q8_0 mask
-; $80 for x >= 0, $7F for x < 0 in Z) stored by STA/STZ abs,X at the field's offset in pair p's
-; code, X = p·Q8SIZE (Q4_0: byte k's, X = k·Q4SIZE); |x| added to sump (x >= 0) or sumn (x < 0).
+; $80 for x >= 0, $7F for x < 0 in Z) stored by STA/STZ abs,X at the field's offset in pair k's
+; code, X = k·Q8SIZE (Q4_0: byte k's, X = k·Q4SIZE); |x| added to sump (x >= 0) or sumn (x < 0).
 ; X passes 255 once: from there the stores' operands are a page on (their high bytes +1), and
 ; back at the end.
 
-; Q8_0: pair p (columns 2p, 2p+1): mask of 2p at +4, of 2p+1 at +11, |x_2p| at +15, |x_2p+1| at +19
+; Q8_0: pair k (columns k, k+16): mask of k at +3, of k+16 at +9, |x_k| at +13, |x_k+16| at +17
 patch8: jsr     clear_sums
         tax                             ; (A = 0)
         tay
-p8_pair:  lda     (qp),y                  ; column 2p
+        jsr     set_qp16
+p8_pair:  lda     (qp),y                  ; column k
         bmi     p8_n0
         ldz     #$80
-p8a:    sta     q8sum+15,x
+p8a:    sta     q8sum+13,x
         clc
         adc     sump
         sta     sump
@@ -461,19 +519,18 @@ p8a:    sta     q8sum+15,x
 p8_n0:    eor     #$FF
         inc     a                       ; -128 -> 128
         ldz     #$7F
-p8b:    sta     q8sum+15,x
+p8b:    sta     q8sum+13,x
         clc
         adc     sumn
         sta     sumn
         bcc     p8_m0
         inc     sumn+1
 p8_m0:
-p8c:    stz     q8sum+4,x
-        iny
-        lda     (qp),y                  ; column 2p+1
+p8c:    stz     q8sum+3,x
+        lda     (qp16),y                ; column k+16
         bmi     p8_n1
         ldz     #$80
-p8d:    sta     q8sum+19,x
+p8d:    sta     q8sum+17,x
         clc
         adc     sump
         sta     sump
@@ -483,16 +540,16 @@ p8d:    sta     q8sum+19,x
 p8_n1:    eor     #$FF
         inc     a
         ldz     #$7F
-p8e:    sta     q8sum+19,x
+p8e:    sta     q8sum+17,x
         clc
         adc     sumn
         sta     sumn
         bcc     p8_m1
         inc     sumn+1
 p8_m1:
-p8f:    stz     q8sum+11,x
+p8f:    stz     q8sum+9,x
         iny
-        cpy     #32
+        cpy     #16
         beq     p8_done
         txa
         clc
@@ -515,11 +572,8 @@ p8_done:  dec     p8a+2
         ldx     #7                      ; corr = 128·Σpos + 127·Σneg
         jmp     set_corr
 
-; Q4_0: byte k (columns k: low nibble, k+16: high nibble): mask at +4 and +13, |x_k+16| at
-; +21, |x_k| at +25
-patch4: jsr     clear_sums
-        tax                             ; (A = 0)
-        tay
+; qp16 = qp + 16 (the second half's quants)
+set_qp16:
         clc
         lda     qp
         adc     #16
@@ -527,6 +581,14 @@ patch4: jsr     clear_sums
         lda     qp+1
         adc     #0
         sta     qp16+1
+        rts
+
+; Q4_0: byte k (columns k: low nibble, k+16: high nibble): mask at +4 and +13, |x_k+16| at
+; +21, |x_k| at +25
+patch4: jsr     clear_sums
+        tax                             ; (A = 0)
+        tay
+        jsr     set_qp16
 p4_byte:  lda     (qp),y                  ; column k
         bmi     p4_n0
 p4a:    sta     q4sum+25,x
@@ -646,27 +708,66 @@ set_corr:
 ; I/O page ($D7: the multiplier as base page), X:Y:Z = -corr and the fields' gaps (MULA+1, +2,
 ; MULB+1, +2) zero; leaves Σ c·b − corr in X:Y:Z.
 
-.macro  Q8PAIR  p
-        lda     wbuf+2+2*p              ; +0
-        eor     #0                      ; +4: mask of column 2p
+.macro  Q8PAIR  k
+        lda     #0                      ; +0: w_k (job A writes +1)
+        eor     #0                      ; +2: mask of column k
         sta     <MULA
-        lda     wbuf+3+2*p              ; +7
-        eor     #0                      ; +11: mask of column 2p+1
+        lda     #0                      ; +6: w_k+16 (job B writes +7)
+        eor     #0                      ; +8: mask of column k+16
         sta     <(MULA+3)
-        lda     #0                      ; +15: |x_2p| (pairs with MULA, byte 0)
+        lda     #0                      ; +12: |x_k| (pairs with MULA, byte 0)
         sta     <(MULB+3)
-        lda     #0                      ; +19: |x_2p+1| (pairs with MULA+3)
+        lda     #0                      ; +16: |x_k+16| (pairs with MULA+3)
         sta     <MULB
-        adcq    <(MULO+2)               ; +22
+        adcq    <(MULO+2)               ; +20
 .endmacro
 
+; Q8_0's row, from the row loop with B = $D7 after its job: the stride of job A's destination
+; puts dw's bytes into the two LDA # here (q8pre+1, +25), which keep them in wbuf for the term,
+; and each 24 bytes holds the next row's step of one job's source (the list is read by now).
+far_a8: jsr     far_a                   ; (within the branches' reach)
+        jmp     q8pre2
+far_b:  jsr     far_bb
+        jmp     q8sum
+q8pre:  lda     #0                      ; +0: dw's low byte (job A writes +1)
+        sta     wbuf
+        clc                             ; job A's source one row stride on
+        lda     src
+rb0a:   adc     #0
+        sta     src
+        lda     src+1
+rb1a:   adc     #0
+        sta     src+1
+rbha:   bcs     far_a8                  ; (BRA when the stride is 64 KB or more)
+q8pre2: lda     #0                      ; +24: dw's high byte (job A writes +25)
+        sta     wbuf+1
+        clc                             ; job B's source
+        lda     srcB
+rb0b:   adc     #0
+        sta     srcB
+        lda     srcB+1
+rb1b:   adc     #0
+        sta     srcB+1
+rbhb:   bcs     far_b
 q8sum:
-.repeat 16, p
-        Q8PAIR  p
+.repeat 16, k
+        Q8PAIR  k
 .endrepeat
 q8tail: jmp     term                    ; (patched: term or term_dx; slow makes it an RTS)
         .assert (* - q8sum) = 16 * Q8SIZE + 3, error, "Q8SIZE"
+        .assert q8pre2 = q8pre + 24 && q8sum = q8pre + 48, error, "softgemv65.s: dw's bytes and the weights are 24 bytes apart (job A's step)"
 
+far_a4: jsr     far_a
+        jmp     q4sum
+; Q4_0's row: job A's source one row on, then the isum
+q4pre:  clc
+        lda     src
+rb04:   adc     #0
+        sta     src
+        lda     src+1
+rb14:   adc     #0
+        sta     src+1
+rbh4:   bcs     far_a4
 .macro  Q4BYTE  k
         lda     wbuf+2+k                ; +0
         eor     #0                      ; +4: the two nibbles' masks
@@ -1289,7 +1390,8 @@ slow:   lda     bcall+1                 ; the caller's base page
         ldx     ncx+1                   ; -corr
         ldy     ncy+1
         ldz     ncz+1
-        jsr     (isum_call+1)
+slow_call:
+        jsr     q8sum                   ; (patched: q4sum) the isum alone (no source steps)
         lda     #$4C                    ; JMP again
         sta     q8tail
         sta     q4tail
@@ -1320,6 +1422,14 @@ slow:   lda     bcall+1                 ; the caller's base page
 :       rts
 
         .rodata
+; fmt_set's bytes: where, then Q8_0's values and Q4_0's
+fmt_at: .word   skip, cmd_a, dst_a, dst_a+1, blkb, isum_call+1, isum_call+2, slow_call+1
+        .word   slow_call+2, mbB
+NFMT    = 10
+fmt_v:  .byte   24, DMA_COPY | DMA_CHAIN, <(q8pre + 1 + SC_NEAR_DELTA), >(q8pre + 1 + SC_NEAR_DELTA)
+        .byte   WT_Q8_0_BLOCK_BYTES, <q8pre, >q8pre, <q8sum, >q8sum, 0
+        .byte   1, DMA_COPY, <(wbuf + SC_NEAR_DELTA), >(wbuf + SC_NEAR_DELTA)
+        .byte   WT_Q4_0_BLOCK_BYTES, <q4pre, >q4pre, <q4sum, >q4sum, BRA_B
 lowmask:
         .byte   $00, $01, $03, $07, $0F, $1F, $3F, $7F
 ; branch offsets into a chain of 7 LSRQs (3 bytes each) for a shift by 0-7
