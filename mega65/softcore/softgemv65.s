@@ -218,9 +218,11 @@ _sgq_block:
         jsr     dx_params
         lda     sgx                     ; dx's sign and exponent into the term's immediates
         sta     tsg+1
-        lda     ex10                    ; (less 8: the common n of two bytes moves up by one)
-        sec
+        lda     ex10                    ; (less 8: the common n of two bytes moves up by one;
+        sec                             ; its way less 7, as it subtracts lz + 1)
         sbc     #8
+        sta     tex2+1
+        inc     a
         sta     tex+1
         ldx     #<term                  ; the isum code's tail jumps to the term (term_dx: dx
         ldy     #>term                  ; no normal F16, every term of the column by the C)
@@ -798,6 +800,24 @@ q4tail: jmp     term                    ; (as q8tail)
 ;---------------------------------------------------------------------------------------------
 ; The term: acc (at accp) += single(isum)·single(dw·dx); X:Y:Z = isum (24-bit two's complement).
 
+; A = dw's exponent + dx's + 2 (eh + ex + 2: 116-174), C = 0; dw zero, subnormal, inf or NaN: its
+; ways (the return address dropped)
+pe_calc:
+        lda     wbuf+1                  ; dw: F16, exponent bits 10-14
+        and     #$7C
+        beq     pe_z                    ; zero or subnormal
+        cmp     #$7C
+        beq     pe_s                    ; inf or NaN
+        lsr     a
+        lsr     a
+tex2:   adc     #0                      ; (patched: ex10 − 8)
+        rts
+pe_z:   pla
+        pla
+        bra     dw_sub
+pe_s:   pla
+        pla
+        bra     term_slow
 term_dx:                                ; (term_call patched: dx is no normal F16) the definition
 term_slow:
         jmp     slow                    ; (slow sets B itself)
@@ -856,14 +876,17 @@ term_neg:
         jmp     term_n0x
 term_n0:                                ; n below 2^8 (the term's pe is 8 below its value)
         txa
-        beq     term_zero               ; isum = 0
+        bne     term_n0x
+        jsr     pe_calc                 ; isum = 0: dw's ways first (inf or NaN: the C's NaN)
+        bra     term_zero
 term_n0x:
         stz     <MULA                   ; (Z = 0) MULA = n·2^8
         stx     <(MULA+1)
-        lda     a:pe
-        sec
-        sbc     #8
+        jsr     pe_calc                 ; (C = 0) − 8, then lz
+        sbc     #7
         bra     term_lz8
+n1_z:   jmp     dw_sub                  ; (term_n1's ways, within its branches' reach)
+n1_s:   jmp     term_slow
 ; Entered with B = $D7 (the multiplier's page, as the isum left it): the multiplier's inputs and
 ; output are base-page operands up to the second product; the caller's B is back (bcall) before
 ; the product is rounded, and on every way out before that. Zero-page variables meanwhile are
@@ -873,15 +896,6 @@ term:   tza                             ; the product's sign: isum's, dw's, dx's
 tsg:    eor     #0                      ; (patched: dx's sign)
         and     #$80
         sta     a:sg
-        lda     wbuf+1                  ; dw: F16, exponent bits 10-14
-        and     #$7C
-        beq     dw_sub                  ; zero or subnormal
-        cmp     #$7C
-        beq     term_slow               ; inf or NaN
-        lsr     a
-        lsr     a
-tex:    adc     #0                      ; (patched: ex10 − 8) (C = 0) eh + ex + 2: 116-174
-        sta     a:pe
         lda     #0                      ; MULB = mw, the F16 significand (MULB+2 is 0 from the
         sta     <(MULA+3)               ; row loop; +3 and MULA+3 held the isum's last pair)
         sta     <(MULB+3)
@@ -903,10 +917,16 @@ term_n: tza                             ; n = |isum| (< 2^19); a negative isum: 
         sty     <(MULA+1)
         tax
 term_n1:                                ; MULA, MULA+1 = n of two bytes, X = its top byte
-        lda     a:pe
-        sec
+        lda     wbuf+1                  ; dw: F16, exponent bits 10-14 (pe_calc's steps inline)
+        and     #$7C
+        beq     n1_z                    ; zero or subnormal
+        cmp     #$7C
+        beq     n1_s                    ; inf or NaN
+        lsr     a
+        lsr     a
+tex:    adc     #0                      ; (patched: ex10 − 7) (C = 0) eh + ex + 3: 117-175
 term_lz8:
-        sbc     lz8,x                   ; (no borrow: pe >= 116)
+        sbc     lz8,x                   ; (no borrow; C = 0 takes one more)
         sta     a:pe
         ldq     <MULO                   ; MULB = the first product
         stq     <MULB
@@ -955,10 +975,9 @@ term_n2:                                ; n of three bytes
         sty     <(MULA+1)
         stz     <(MULA+2)
         tax
-        lda     a:pe
-        sec
-        sbc     lz8,x                   ; (no borrow: pe >= 116)
-        adc     #7                      ; (C = 1) + 8
+        jsr     pe_calc                 ; (C = 0)
+        sbc     lz8,x                   ; (no borrow) − lz − 1
+        adc     #8                      ; (C = 1) + 9
         sta     a:pe
         ldq     <MULO                   ; MULB = the first product
         stq     <MULB
