@@ -76,7 +76,6 @@ sump:   .res    2                       ; Σ_{x>=0} |x|
 sumn:   .res    2                       ; Σ_{x<0} |x|
 qp16:   .res    2                       ; qp + 16 (Q4_0's high nibbles)
 dptr:   .res    2                       ; the block columns' scales (sgq_cols)
-dptr2:  .res    2                       ; fmt_set's byte
 
         .bss
 corr:   .res    3                       ; the block's correction (24-bit)
@@ -84,7 +83,6 @@ ex10:   .res    1                       ; dx's exponent + 10; 0 = dx is no norma
 mxs_lo: .res    8                       ; dx's significand·2^(2+lz), lz = 0..7, 3 bytes
 mxs_mid:.res    8
 mxs_hi: .res    8
-wbuf:   .res    WT_Q4_0_BLOCK_BYTES     ; dw (both formats), Q4_0's quants (its DMA destination)
 pbh:    .res    2                       ; bits 16-31 of job B's source (Q8_0: the block's byte 18)
 blkb:   .res    1                       ; the format's block bytes (sgq_cols)
 jamv:   .res    1                       ; 1 when the alignment dropped nonzero bits
@@ -260,8 +258,18 @@ _sgq_block:
         cmp     #WT_Q8_0
         bne     @q4
         jsr     patch8
-        ldx     #0                      ; the format's bytes of the row (fmt_at): Q8_0's
-        jsr     fmt_set
+        lda     #DMA_COPY | DMA_CHAIN   ; both entries
+        sta     cmd_a
+        lda     #WT_Q8_0_BLOCK_BYTES
+        sta     blkb
+        lda     #<q8sum                 ; (sgq_slow's isum: without the row's source steps)
+        sta     slow_call+1
+        lda     #>q8sum
+        sta     slow_call+2
+        ldx     #<q8pre
+        ldy     #>q8pre
+        stx     isum_call+1
+        sty     isum_call+2
         clc                             ; job B's source: the block's byte 18 on
         lda     _sgq_p
         adc     #18
@@ -278,16 +286,30 @@ _sgq_block:
         jsr     set_srchib
         bra     @fmt
 @q4:    jsr     patch4
-        ldx     #NFMT                   ; Q4_0's
-        jsr     fmt_set
+        lda     #DMA_COPY               ; entry A alone
+        sta     cmd_a
+        lda     #WT_Q4_0_BLOCK_BYTES
+        sta     blkb
+        lda     #BRA_B                  ; at entry B's options, as code: a BRA over it
+        sta     mbB
+        lda     #<q4sum
+        sta     slow_call+1
+        lda     #>q4sum
+        sta     slow_call+2
+        ldx     #<q4pre
+        ldy     #>q4pre
+        stx     isum_call+1
+        sty     isum_call+2
 @fmt:
         sec                             ; X:Y:Z start at -corr, so the isum code leaves isum
         lda     #0
         sbc     corr
         sta     ncx+1
+        sta     ncx4+1
         lda     #0
         sbc     corr+1
         sta     ncy+1
+        sta     ncy4+1
         lda     #0
         sbc     corr+2
         sta     ncz+1
@@ -306,7 +328,7 @@ rowloop:
         tab                             ; multiplier: STA 3 cycles instead of 4, ADCQ 11 for 12
         sta     <DMA_INLINE             ; (any value) the job; the CPU waits, then goes on after it
         .byte   DMA_OPT_F018A, DMA_OPT_CROSS_MB, DMA_OPT_DST_SKIP
-skip:   .byte   24                      ; (patched: Q8_0 24, Q4_0 1)
+        .byte   24
         .byte   DMA_OPT_SRC_MB
 src_mb: .byte   0
         .byte   DMA_OPT_END
@@ -314,8 +336,8 @@ cmd_a:  .byte   DMA_COPY | DMA_CHAIN    ; (patched: Q4_0 without the chain)
         .word   WT_Q4_0_BLOCK_BYTES     ; (18: Q4_0's block, Q8_0's bytes 0-17)
 src:    .word   0
 src_bk: .byte   0                       ; (F018A: bits 4-7 are flags, 0)
-dst_a:  .word   0                       ; (patched: q8pre + 1, or wbuf)
-        .byte   <(((wbuf + SC_NEAR_DELTA) >> 16) & $0F)
+        .word   (q8pre + 1 + SC_NEAR_DELTA) & $FFFF
+        .byte   <(((q8pre + 1 + SC_NEAR_DELTA) >> 16) & $0F)
         .word   0                       ; modulo
 bopt:   .byte   DMA_OPT_SRC_MB          ; (Q4_0: BRA over entry B)
 mbB:    .byte   0                       ; (Q4_0: the BRA's offset)
@@ -330,17 +352,13 @@ srcB_bk:.byte   0
 ilist_end:
 BRA_B   = ilist_end - (bopt + 2)        ; Q4_0's BRA offset
         .assert WT_Q8_0_BLOCK_BYTES = 34 && WT_Q4_0_BLOCK_BYTES = 18, error, "softgemv65.s: the jobs split the blocks as 18 + 16 bytes"
-        .assert ((wbuf + SC_NEAR_DELTA) >> 16) = ((q8pre + 1 + SC_NEAR_DELTA) >> 16), lderror, "softgemv65.s: wbuf and q8pre in different banks (dst_a patches 16 bits)"
         .assert (q8sum + 400 + SC_NEAR_DELTA) < $100000, lderror, "softgemv65.s: the isum code outside the first megabyte (the jobs leave the destination MB 0)"
-        .assert (wbuf + SC_NEAR_DELTA) < $100000, lderror, "softgemv65.s: wbuf outside the first megabyte (the jobs leave the destination MB 0)"
         lda     #0                      ; the gaps of the two fields (the last term's
         sta     <(MULA+1)               ; multiplications, or softfloat, wrote them)
         sta     <(MULA+2)
         sta     <(MULB+1)
         sta     <(MULB+2)
-ncx:    ldx     #0                      ; Q = -corr (patched); A and the carry are free: each
-ncy:    ldy     #0                      ; ADCQ adds byte 2 = 0 to A (at most 128, the last |x|)
-ncz:    ldz     #0                      ; and a carry out of Z only ever reaches A
+ncz:    ldz     #0                      ; Q = -corr (patched; X, Y in q8pre, q4pre)
 isum_call:
         jsr     q8pre                   ; the next row's sources, X:Y:Z = Σ c·b − corr = isum,
                                         ; then its tail's JMP to the term, which returns here
@@ -361,28 +379,6 @@ ae_lo:  cmp     #0                      ; (patched: the end's low byte; it recur
 ae_hi:  cmp     #0                      ; (patched: the end's high byte)
         bne     rowloop
         ldz     #0                      ; (cc65 code takes (zp) as (zp),Z)
-        rts
-
-; The row's bytes of each format (fmt_set: X = 0 Q8_0, NFMT Q4_0): where, then the values
-fmt_set:
-        stx     t
-        ldy     #NFMT-1
-@l:     tya
-        asl     a
-        tax
-        lda     fmt_at,x
-        sta     dptr2
-        lda     fmt_at+1,x
-        sta     dptr2+1
-        tya
-        clc
-        adc     t
-        tax
-        lda     fmt_v,x
-        ldz     #0
-        sta     (dptr2),z
-        dey
-        bpl     @l
         rts
 
 ; Job A's and job B's sources one row on when their 16-bit add carried (or every row for a stride
@@ -731,9 +727,10 @@ far_a8: jsr     far_a                   ; (within the branches' reach)
         jmp     q8pre2
 far_b:  jsr     far_bb
         jmp     q8sum
-q8pre:  lda     #0                      ; +0: dw's low byte (job A writes +1)
-        sta     wbuf
-        clc                             ; job A's source one row stride on
+q8pre:  cmp     #0                      ; +0: dw's low byte (job A writes +1; the term reads it)
+ncx:    ldx     #0                      ; Q = -corr (patched); A and the carry are free: each
+        clc                             ; ADCQ adds byte 2 = 0 to A (at most 128, the last |x|)
+        clc                             ; and a carry out of Z only ever reaches A. Job A's source
         lda     src
 rb0a:   adc     #0
         sta     src
@@ -741,8 +738,9 @@ rb0a:   adc     #0
 rb1a:   adc     #0
         sta     src+1
 rbha:   bcs     far_a8                  ; (BRA when the stride is 64 KB or more)
-q8pre2: lda     #0                      ; +24: dw's high byte (job A writes +25)
-        sta     wbuf+1
+q8pre2: cmp     #0                      ; +24: dw's high byte (job A writes +25)
+ncy:    ldy     #0
+        clc                             ; (the 24 bytes' last one)
         clc                             ; job B's source
         lda     srcB
 rb0b:   adc     #0
@@ -751,6 +749,8 @@ rb0b:   adc     #0
 rb1b:   adc     #0
         sta     srcB+1
 rbhb:   bcs     far_b
+wlo     = q8pre + 1                     ; dw's bytes as job A leaves them (both formats)
+whi     = q8pre2 + 1
 q8sum:
 .repeat 16, k
         Q8PAIR  k
@@ -761,8 +761,11 @@ q8tail: jmp     term                    ; (patched: term or term_dx; slow makes 
 
 far_a4: jsr     far_a
         jmp     q4sum
-; Q4_0's row: job A's source one row on, then the isum
-q4pre:  clc
+; Q4_0's row: X:Y = -corr, job A's source one row on, then the isum
+q4pre:
+ncx4:   ldx     #0
+ncy4:   ldy     #0
+        clc
         lda     src
 rb04:   adc     #0
         sta     src
@@ -771,11 +774,11 @@ rb14:   adc     #0
         sta     src+1
 rbh4:   bcs     far_a4
 .macro  Q4BYTE  k
-        lda     wbuf+2+k                ; +0
+        lda     q8sum+1+Q8SIZE*k        ; +0 (job A's step puts byte k there)
         eor     #0                      ; +4: the two nibbles' masks
         and     #$0F
         sta     <MULA                   ; column k
-        lda     wbuf+2+k                ; +9 (a second load beats a temporary)
+        lda     q8sum+1+Q8SIZE*k        ; +9 (a second load beats a temporary)
         eor     #0                      ; +13: the same masks
         lsr     a
         lsr     a
@@ -803,7 +806,7 @@ q4tail: jmp     term                    ; (as q8tail)
 ; A = dw's exponent + dx's + 2 (eh + ex + 2: 116-174), C = 0; dw zero, subnormal, inf or NaN: its
 ; ways (the return address dropped)
 pe_calc:
-        lda     wbuf+1                  ; dw: F16, exponent bits 10-14
+        lda     whi                  ; dw: F16, exponent bits 10-14
         and     #$7C
         beq     pe_z                    ; zero or subnormal
         cmp     #$7C
@@ -821,9 +824,9 @@ pe_s:   pla
 term_dx:                                ; (term_call patched: dx is no normal F16) the definition
 term_slow:
         jmp     slow                    ; (slow sets B itself)
-dw_sub: lda     wbuf+1                  ; dw's exponent 0: ±0 makes the product ±0 (isum and dx
+dw_sub: lda     whi                  ; dw's exponent 0: ±0 makes the product ±0 (isum and dx
         and     #3                      ; finite), as isum = 0 does; a subnormal dw: the definition
-        ora     wbuf
+        ora     wlo
         bne     term_slow
 term_zero:
         lda     bcall+1                 ; the caller's base page
@@ -892,16 +895,16 @@ n1_s:   jmp     term_slow
 ; the product is rounded, and on every way out before that. Zero-page variables meanwhile are
 ; written as absolute (a:).
 term:   tza                             ; the product's sign: isum's, dw's, dx's
-        eor     wbuf+1
+        eor     whi
 tsg:    eor     #0                      ; (patched: dx's sign)
         and     #$80
         sta     a:sg
         lda     #0                      ; MULB = mw, the F16 significand (MULB+2 is 0 from the
         sta     <(MULA+3)               ; row loop; +3 and MULA+3 held the isum's last pair)
         sta     <(MULB+3)
-        lda     wbuf
+        lda     wlo
         sta     <MULB
-        lda     wbuf+1
+        lda     whi
         and     #3
         ora     #4
         sta     <(MULB+1)
@@ -917,7 +920,7 @@ term_n: tza                             ; n = |isum| (< 2^19); a negative isum: 
         sty     <(MULA+1)
         tax
 term_n1:                                ; MULA, MULA+1 = n of two bytes, X = its top byte
-        lda     wbuf+1                  ; dw: F16, exponent bits 10-14 (pe_calc's steps inline)
+        lda     whi                  ; dw: F16, exponent bits 10-14 (pe_calc's steps inline)
         and     #$7C
         beq     n1_z                    ; zero or subnormal
         cmp     #$7C
@@ -1426,9 +1429,9 @@ slow_call:
         eor     #$FF                    ; sign extension
         sta     _sgq_s+3
         ldz     #0
-        lda     wbuf
+        lda     wlo
         sta     _sgq_dw
-        lda     wbuf+1
+        lda     whi
         sta     _sgq_dw+1
         lda     accp
         sta     _sgq_accp
@@ -1441,14 +1444,6 @@ slow_call:
 :       rts
 
         .rodata
-; fmt_set's bytes: where, then Q8_0's values and Q4_0's
-fmt_at: .word   skip, cmd_a, dst_a, dst_a+1, blkb, isum_call+1, isum_call+2, slow_call+1
-        .word   slow_call+2, mbB
-NFMT    = 10
-fmt_v:  .byte   24, DMA_COPY | DMA_CHAIN, <(q8pre + 1 + SC_NEAR_DELTA), >(q8pre + 1 + SC_NEAR_DELTA)
-        .byte   WT_Q8_0_BLOCK_BYTES, <q8pre, >q8pre, <q8sum, >q8sum, 0
-        .byte   1, DMA_COPY, <(wbuf + SC_NEAR_DELTA), >(wbuf + SC_NEAR_DELTA)
-        .byte   WT_Q4_0_BLOCK_BYTES, <q4pre, >q4pre, <q4sum, >q4sum, BRA_B
 lowmask:
         .byte   $00, $01, $03, $07, $0F, $1F, $3F, $7F
 ; branch offsets into a chain of 7 LSRQs (3 bytes each) for a shift by 0-7
