@@ -83,7 +83,6 @@ ex10:   .res    1                       ; dx's exponent + 10; 0 = dx is no norma
 mxs_lo: .res    8                       ; dx's significand·2^(2+lz), lz = 0..7, 3 bytes
 mxs_mid:.res    8
 mxs_hi: .res    8
-pbh:    .res    2                       ; bits 16-31 of job B's source (Q8_0: the block's byte 18)
 blkb:   .res    1                       ; the format's block bytes (sgq_cols)
 jamv:   .res    1                       ; 1 when the alignment dropped nonzero bits
 ncol:   .res    1                       ; block columns left (sgq_cols)
@@ -262,10 +261,6 @@ _sgq_block:
         sta     cmd_a
         lda     #WT_Q8_0_BLOCK_BYTES
         sta     blkb
-        lda     #<q8sum                 ; (sgq_slow's isum: without the row's source steps)
-        sta     slow_call+1
-        lda     #>q8sum
-        sta     slow_call+2
         ldx     #<q8pre
         ldy     #>q8pre
         stx     isum_call+1
@@ -277,13 +272,7 @@ _sgq_block:
         lda     _sgq_p+1
         adc     #0
         sta     srcB+1
-        lda     _sgq_p+2
-        adc     #0
-        sta     pbh
-        lda     _sgq_p+3
-        adc     #0
-        sta     pbh+1
-        jsr     set_srchib
+        jsr     far_bb
         bra     @fmt
 @q4:    jsr     patch4
         lda     #DMA_COPY               ; entry A alone
@@ -292,10 +281,6 @@ _sgq_block:
         sta     blkb
         lda     #BRA_B                  ; at entry B's options, as code: a BRA over it
         sta     mbB
-        lda     #<q4sum
-        sta     slow_call+1
-        lda     #>q4sum
-        sta     slow_call+2
         ldx     #<q4pre
         ldy     #>q4pre
         stx     isum_call+1
@@ -391,13 +376,25 @@ far_a:  lda     _sgq_p+2
         adc     _sgq_rb+3
         sta     _sgq_p+3
         jmp     set_srchi
-far_bb: lda     pbh
-        adc     _sgq_rb+2
-        sta     pbh
-        lda     pbh+1
-        adc     _sgq_rb+3
-        sta     pbh+1
-        jmp     set_srchib
+; job B's source bank and megabyte: job A's (as its list has them for the row), one bank on when
+; B's low 16 bits wrapped past A's (srcB < 18: B = A + 18)
+far_bb: lda     src_bk
+        sta     srcB_bk
+        lda     src_mb
+        sta     mbB
+        lda     srcB+1
+        bne     @done
+        lda     srcB
+        cmp     #18
+        bcs     @done
+        inc     srcB_bk
+        lda     srcB_bk
+        cmp     #16
+        bne     @done
+        lda     #0
+        sta     srcB_bk
+        inc     mbB
+@done:  rts
 
 ; a job's source bank (address bits 16-19) and megabyte (20-27) from bits 16-31 of its address
 ; (from any base page: absolute addresses and A only)
@@ -422,8 +419,6 @@ far_bb: lda     pbh
 .endmacro
 set_srchi:
         SRCHI   _sgq_p+2, src_bk, src_mb
-set_srchib:
-        SRCHI   pbh, srcB_bk, mbB
 
 ; accp into the operands of the LDQ and STQ that load and store acc
 set_accp:
@@ -1412,8 +1407,13 @@ slow:   lda     bcall+1                 ; the caller's base page
         ldx     ncx+1                   ; -corr
         ldy     ncy+1
         ldz     ncz+1
-slow_call:
-        jsr     q8sum                   ; (patched: q4sum) the isum alone (no source steps)
+        lda     _sgq_fmt                ; the isum alone (no source steps)
+        cmp     #WT_Q8_0
+        bne     :+
+        jsr     q8sum
+        bra     :++
+:       jsr     q4sum
+:
         lda     #$4C                    ; JMP again
         sta     q8tail
         sta     q4tail
