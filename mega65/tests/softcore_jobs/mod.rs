@@ -744,6 +744,40 @@ fn gemv_with_rows_or_input_across_a_megabyte_boundary_agrees() {
     }
 }
 
+/// A Q8_0 row's block comes by two chained DMA entries (softgemv65.s: bytes 0-17, then 18-33, each
+/// with its own source bank and megabyte) and a Q4_0 block by one: the megabyte boundary at every
+/// kind of place inside a block of the middle row (in entry A, between the entries, in entry B).
+#[test]
+fn gemv_with_a_block_split_by_a_megabyte_boundary_anywhere_agrees() {
+    for (k, (fmt, at)) in [
+        (GgmlType::Q8_0, 1u32),
+        (GgmlType::Q8_0, 17),
+        (GgmlType::Q8_0, 18),
+        (GgmlType::Q8_0, 19),
+        (GgmlType::Q8_0, 33),
+        (GgmlType::Q4_0, 9),
+        (GgmlType::Q4_0, 17),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let name = format!("GEMV {} with $8100000 at byte {at} of a block", fmt.name());
+        let mut c = Case::new(name, 9960 + k as u64, 2 << 20);
+        let (cols, rows) = (96, 3);
+        let x = c.vector(cols);
+        let xa = c.f32s(&x);
+        let za = c.alloc(4 * rows, true);
+        let w = weight_rows(&mut c, fmt, rows, cols);
+        // row 1's block 1 starts `at` bytes below the boundary
+        let row = w.len() as u32 / rows;
+        let wa = BASE + 0x10_0000 - (row + fmt.block_bytes() as u32 + at);
+        c.put(wa, &w);
+        c.setn(cols, rows, 0);
+        c.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
+        c.run();
+    }
+}
+
 /// Q8_0/Q4_0 rows whose block scales have random signs and F16 exponents over the whole normal
 /// range, against input blocks of magnitudes 2^-12 to 2^12: the single addition of each block
 /// term to its row's sum (softgemv65.s) meets every exponent difference in both orders (the
