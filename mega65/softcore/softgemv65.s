@@ -45,7 +45,6 @@
 
         .p4510
         .include        "quad.inc"
-        .include        "dmajob.inc"            ; the row job list's address
         .include        "fn_tables.inc"         ; WT_Q8_0, its block bytes
         .import         _sgq_slow
         .import         _sgq_q, _sgq_dx, _sgq_p, _sgq_rb, _sgq_nr, _sgq_fmt, _sgq_acc
@@ -76,17 +75,16 @@ sump:   .res    2                       ; Σ_{x>=0} |x|
 sumn:   .res    2                       ; Σ_{x<0} |x|
 qp16:   .res    2                       ; qp + 16 (Q4_0's high nibbles)
 dptr:   .res    2                       ; the block columns' scales (sgq_cols)
-
-        .bss
 corr:   .res    3                       ; the block's correction (24-bit)
 ex10:   .res    1                       ; dx's exponent + 10; 0 = dx is no normal F16
-mxs_lo: .res    8                       ; dx's significand·2^(2+lz), lz = 0..7, 3 bytes
-mxs_mid:.res    8
-mxs_hi: .res    8
-blkb:   .res    1                       ; the format's block bytes (sgq_cols)
 jamv:   .res    1                       ; 1 when the alignment dropped nonzero bits
 ncol:   .res    1                       ; block columns left (sgq_cols)
 lastc:  .res    1                       ; sgq_last of the chunk (sgq_cols)
+
+        .bss
+mxs_lo: .res    8                       ; dx's significand·2^(2+lz), lz = 0..7, 3 bytes
+mxs_mid:.res    8
+mxs_hi: .res    8
 
         .code
 
@@ -119,9 +117,11 @@ _sgq_cols:
         jsr     _sgq_block
         lda     #0
         sta     _sgq_first
-        clc                             ; sgq_pc += the block's bytes
-        lda     _sgq_pc
-        adc     blkb
+        lda     cmd_a                   ; sgq_pc += the block's bytes: 18 + 4·cmd_a's chain bit
+        asl     a                       ; (34 for Q8_0's two entries, 18 for Q4_0's one)
+        asl     a
+        adc     #WT_Q4_0_BLOCK_BYTES    ; (C = 0)
+        adc     _sgq_pc
         sta     _sgq_pc
         bcc     :+
         inc     _sgq_pc+1
@@ -186,7 +186,6 @@ _sgq_block:
         sta     bcall+1
         lda     #0
         sta     pq                      ; the product's guard byte
-        lda     #0
         sta     tq+4
         sta     tq+5
         sta     tq+6
@@ -259,12 +258,8 @@ _sgq_block:
         jsr     patch8
         lda     #DMA_COPY | DMA_CHAIN   ; both entries
         sta     cmd_a
-        lda     #WT_Q8_0_BLOCK_BYTES
-        sta     blkb
         ldx     #<q8pre
         ldy     #>q8pre
-        stx     isum_call+1
-        sty     isum_call+2
         clc                             ; job B's source: the block's byte 18 on
         lda     _sgq_p
         adc     #18
@@ -277,15 +272,12 @@ _sgq_block:
 @q4:    jsr     patch4
         lda     #DMA_COPY               ; entry A alone
         sta     cmd_a
-        lda     #WT_Q4_0_BLOCK_BYTES
-        sta     blkb
         lda     #BRA_B                  ; at entry B's options, as code: a BRA over it
         sta     mbB
         ldx     #<q4pre
         ldy     #>q4pre
-        stx     isum_call+1
+@fmt:   stx     isum_call+1
         sty     isum_call+2
-@fmt:
         sec                             ; X:Y:Z start at -corr, so the isum code leaves isum
         lda     #0
         sbc     corr
@@ -336,7 +328,7 @@ srcB_bk:.byte   0
         .word   0
 ilist_end:
 BRA_B   = ilist_end - (bopt + 2)        ; Q4_0's BRA offset
-        .assert WT_Q8_0_BLOCK_BYTES = 34 && WT_Q4_0_BLOCK_BYTES = 18, error, "softgemv65.s: the jobs split the blocks as 18 + 16 bytes"
+        .assert WT_Q8_0_BLOCK_BYTES = 34 && WT_Q4_0_BLOCK_BYTES = 18 && DMA_CHAIN = 4, error, "softgemv65.s: the jobs split the blocks as 18 + 16 bytes"
         .assert (q8sum + 400 + SC_NEAR_DELTA) < $100000, lderror, "softgemv65.s: the isum code outside the first megabyte (the jobs leave the destination MB 0)"
         lda     #0                      ; the gaps of the two fields (the last term's
         sta     <(MULA+1)               ; multiplications, or softfloat, wrote them)
