@@ -625,6 +625,9 @@ fn edge_case(c: &mut Case, fmt: GgmlType, flags: u8, exact: bool) {
             (false, 5) => (row[0].0, row[5].0) = (max, min),
             (false, 6) => row.iter_mut().for_each(|b| b.1 = Some(low)),
             (false, 7) => row[0].1 = Some(zero),
+            // an infinite or NaN scale over zero weights (isum 0): 0·inf is NaN, not acc + 0
+            (false, 8) => row[0] = (0x7C00, Some(zero)),
+            (false, 9) => row[1] = (0xFE00, Some(zero)),
             _ => {}
         }
         rows.push((row, copy));
