@@ -5,9 +5,10 @@
 ;     acc_r = single(acc_r + single(single(isum)·single(dw·dx)))
 ; with the same bits as softgemv.c's C loop. Per row:
 ;
-; 1. DMA: the row's 34- or 18-byte block from attic RAM to wbuf (one job, 2 cycles a byte). The
-;    job's source moves on by the row stride with 16-bit adds; its bank and megabyte only on a
-;    carry (or every row for a stride of 64 KB or more).
+; 1. DMA: the row's 34- or 18-byte block from attic RAM (one inline job, 2 cycles a byte) straight
+;    into the code, 24 bytes a byte (rowloop): dw into q8pre, the weights into the isum code's
+;    immediates. The jobs' sources move on by the row stride with 16-bit adds; their bank and
+;    megabyte only on a carry (or every row for a stride of 64 KB or more).
 ; 2. isum, exact, with the hardware multiplier (MULTINA $D770, MULTINB $D774, MULTOUT $D778;
 ;    "64-bit unsigned product A×B", spec/mega65.md §M9, ready one cycle after a write). Two
 ;    products per multiplication: A = c0 + c1·2^24 (two weights), B = b1 + b0·2^24 (two |x|),
@@ -297,8 +298,9 @@ _sgq_block:
 ; the skip rate's whole bytes, which persist along a chain; spec §M3.2-§M3.3): entry A copies the
 ; block's bytes 0-17 (dw, w0-w15) to q8pre+1, +25 and the immediates of w_k in pair k's code, entry B
 ; bytes 18-33 (w16-w31) to the immediates of w_k+16, so the isum reads its weights as immediates
-; (LDA # 2 cycles, against 5 for LDA abs). Q4_0: entry A alone (no chain bit, destination step 1)
-; copies the 18-byte block to wbuf, and the CPU goes on at entry B's options, which begin with the
+; (LDA # 2 cycles, against 5 for LDA abs). Q4_0: entry A alone (no chain bit)
+; copies the 18-byte block the same 24-byte steps (its quant bytes where Q8_0's w_k go, which the
+; Q4_0 code reads with LDA abs), and the CPU goes on at entry B's options, which begin with the
 ; BRA opcode ($80 is also the source-MB option): its offset (mbB) jumps over entry B.
 rowloop:
         lda     #>MULA                  ; base page = the I/O page of the DMA registers and the
@@ -708,7 +710,7 @@ set_corr:
 .endmacro
 
 ; Q8_0's row, from the row loop with B = $D7 after its job: the stride of job A's destination
-; puts dw's bytes into the two LDA # here (q8pre+1, +25), which keep them in wbuf for the term,
+; puts dw's bytes into the two CMP # here (q8pre+1, +25: wlo, whi, where the term reads them),
 ; and each 24 bytes holds the next row's step of one job's source (the list is read by now).
 far_a8: jsr     far_a                   ; (within the branches' reach)
         jmp     q8pre2
@@ -1381,7 +1383,7 @@ f2w:    ldz     #0
         rts
 
 ; the term in C (sgq_slow: the definition) with isum, dw and acc. The isum is computed again (the
-; term's registers are gone by now): the block is still in wbuf and the isum code still holds the
+; term's registers are gone by now): the block is still in the code and the isum code still holds the
 ; block column's immediates. From any base page.
 slow:   lda     bcall+1                 ; the caller's base page
         tab
