@@ -155,24 +155,27 @@ _sgq_cols:
 ; product without loading acc, a zero isum stores +0, and sgq_slow takes +0 for acc, so the
 ; sums' words need not be cleared before.
 _sgq_block:
-        ldx     #<(add - (add_jmp + 2)) ; the term's way on (a BRA): the addition, or (sums
-                                        ; +0) the product stored as it is
+        ldx     #<add                   ; the term's way on: the addition, or (sums +0) the
+        ldy     #>add                   ; product stored as it is
         lda     #<isum_zero
         sta     tz_jmp+1
         lda     #>isum_zero
         sta     tz_jmp+2
         lda     _sgq_first
         beq     :+
-        ldx     #<(prod_w - (add_jmp + 2)) ; (a single block column: singles out)
+        ldx     #<prod_w                ; (a single block column: singles out)
+        ldy     #>prod_w
         lda     _sgq_last
         beq     @w
-        ldx     #<(prod_only - (add_jmp + 2))
+        ldx     #<prod_only
+        ldy     #>prod_only
 @w:
         lda     #<rts_first
         sta     tz_jmp+1
         lda     #>rts_first
         sta     tz_jmp+2
 :       stx     add_jmp+1
+        sty     add_jmp+2
         ldx     #$C9                    ; the sums out as W (CMP #: on into pack_w), or (a row
         lda     _sgq_last               ; chunk's last block column) as singles (BRA pack_f)
         beq     :+
@@ -958,7 +961,7 @@ bcall:  lda     #0                      ; (patched: the caller's base page)
         ldz     #$80
         inc     pe
 @done:                                  ; the product: X:Y:Z (Z.7 set), pe, sg
-add_jmp:bra     add                     ; (patched: prod_w or prod_only when the sums are +0)
+add_jmp:jmp     add                     ; (patched: prod_only when the sums are +0)
 term_n2:                                ; n of three bytes
         stx     <MULA                   ; MULA = n
         sty     <(MULA+1)
@@ -1033,13 +1036,6 @@ prod_only:                              ; the product as it is
         jmp     pk
 add_slow:
         jmp     slow
-        .assert add - (add_jmp + 2) < 128 && prod_w - (add_jmp + 2) < 128, error, "softgemv65.s: the term's BRA out of reach"
-prod_w: tza                             ; a row chunk's first block column, not its last: the
-        and     #$7F                    ; product as it is, as W (pe is always 99-183)
-        ora     sg
-        taz
-        lda     pe
-        jmp     acc_st
 
 add:
 acc_e:  lda     $FFFF                   ; acc's E (the operand is accp, patched per row)
@@ -1195,6 +1191,12 @@ pack_w: tza
         lda     eb
 acc_st: stq     $FFFF                   ; (the operand is accp, patched per row)
         rts
+prod_w: tza                             ; a row chunk's first block column, not its last: the
+        and     #$7F                    ; product as it is, as W (pe is always 99-183)
+        ora     sg
+        taz
+        lda     pe
+        bra     acc_st
 pack_f: lda     eb
         lsr     a                       ; C = E.0
         ora     sb
