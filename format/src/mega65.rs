@@ -315,10 +315,14 @@ group! {
         pub const OPT_SRC_MB: u8 = 0x80;
         /// option + 1 byte: the destination MB
         pub const OPT_DST_MB: u8 = 0x81;
+        /// option + 1 byte: the destination's step in whole bytes (skip rate bits 8-15; 1 by default)
+        pub const OPT_DST_SKIP: u8 = 0x85;
         /// command bits 0-1: copy
         pub const COPY: u8 = 0x00;
         /// command bits 0-1: fill (source byte 0 is the value)
         pub const FILL: u8 = 0x03;
+        /// command bit 2: another entry follows (enhanced jobs: with its own options)
+        pub const CHAIN: u8 = 0x04;
         /// F018B sub-command bit 1: the source address is held
         pub const SUB_SRC_HOLD: u8 = 0x02;
         /// F018B sub-command bit 3: the destination address is held (one register)

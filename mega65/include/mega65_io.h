@@ -142,8 +142,10 @@
 #define DMA_OPT_F018B                0x0B         /* option: this job's list is F018B */
 #define DMA_OPT_SRC_MB               0x80         /* option + 1 byte: the source MB (address bits 20-27) */
 #define DMA_OPT_DST_MB               0x81         /* option + 1 byte: the destination MB */
+#define DMA_OPT_DST_SKIP             0x85         /* option + 1 byte: the destination's step in whole bytes (skip rate bits 8-15; 1 by default) */
 #define DMA_COPY                     0x00         /* command bits 0-1: copy */
 #define DMA_FILL                     0x03         /* command bits 0-1: fill (source byte 0 is the value) */
+#define DMA_CHAIN                    0x04         /* command bit 2: another entry follows (enhanced jobs: with its own options) */
 #define DMA_SUB_SRC_HOLD             0x02         /* F018B sub-command bit 1: the source address is held */
 #define DMA_SUB_DST_HOLD             0x08         /* F018B sub-command bit 3: the destination address is held (one register) */
 

@@ -5,9 +5,10 @@
 ;     acc_r = single(acc_r + single(single(isum)·single(dw·dx)))
 ; with the same bits as softgemv.c's C loop. Per row:
 ;
-; 1. DMA: the row's 34- or 18-byte block from attic RAM to wbuf (one job, 2 cycles a byte). The
-;    job's source moves on by the row stride with 16-bit adds; its bank and megabyte only on a
-;    carry (or every row for a stride of 64 KB or more).
+; 1. DMA: the row's 34- or 18-byte block from attic RAM (one inline job, 2 cycles a byte) straight
+;    into the code, 24 bytes a byte (rowloop): dw into q8pre, the weights into the isum code's
+;    immediates. The jobs' sources move on by the row stride with 16-bit adds; their bank and
+;    megabyte only on a carry (or every row for a stride of 64 KB or more).
 ; 2. isum, exact, with the hardware multiplier (MULTINA $D770, MULTINB $D774, MULTOUT $D778;
 ;    "64-bit unsigned product A×B", spec/mega65.md §M9, ready one cycle after a write). Two
 ;    products per multiplication: A = c0 + c1·2^24 (two weights), B = b1 + b0·2^24 (two |x|),
@@ -45,7 +46,6 @@
 
         .p4510
         .include        "quad.inc"
-        .include        "dmajob.inc"            ; the row job list's address
         .include        "fn_tables.inc"         ; WT_Q8_0, its block bytes
         .import         _sgq_slow
         .import         _sgq_q, _sgq_dx, _sgq_p, _sgq_rb, _sgq_nr, _sgq_fmt, _sgq_acc
@@ -76,44 +76,16 @@ sump:   .res    2                       ; Σ_{x>=0} |x|
 sumn:   .res    2                       ; Σ_{x<0} |x|
 qp16:   .res    2                       ; qp + 16 (Q4_0's high nibbles)
 dptr:   .res    2                       ; the block columns' scales (sgq_cols)
-
-        .bss
 corr:   .res    3                       ; the block's correction (24-bit)
 ex10:   .res    1                       ; dx's exponent + 10; 0 = dx is no normal F16
-mxs_lo: .res    8                       ; dx's significand·2^(2+lz), lz = 0..7, 3 bytes
-mxs_mid:.res    8
-mxs_hi: .res    8
-wbuf:   .res    34                      ; the row's weight block (DMA destination)
 jamv:   .res    1                       ; 1 when the alignment dropped nonzero bits
 ncol:   .res    1                       ; block columns left (sgq_cols)
 lastc:  .res    1                       ; sgq_last of the chunk (sgq_cols)
 
-        .data
-; the DMA job: an F018A entry (11 bytes, no sub-command), addresses cross megabyte boundaries
-; instead of wrapping inside them (option $01), the source megabyte; the destination's megabyte is
-; 0 (wbuf is in chip RAM: the .assert below), which every job starts with (options reset after a
-; job's last entry, gs4510.vhdl dmagic_reset_options; docs/spec/mega65.md §M3.2-§M3.3). 16 list
-; bytes a row instead of 19.
-; Each row after the first starts it by writing DMA_ETRIGGER alone, but a job leaves the list address
-; registers after its list (gs4510.vhdl increments reg_dmagic_addr over every list byte; spec
-; §M3.1): DMA_ETRIGGER puts back only bits 0-7, so the list and the byte after it must share a 256-byte
-; page. 32-byte alignment (the linker configurations align DATA to 32) keeps the 16 bytes inside
-; one; the .assert below stops the link if they ever are not.
-        .align  32
-list:   .byte   DMA_OPT_F018A, DMA_OPT_CROSS_MB, DMA_OPT_SRC_MB
-src_mb: .byte   0
-        .byte   DMA_OPT_END             ; end of options
-        .byte   DMA_COPY                ; COPY
-count:  .word   WT_Q8_0_BLOCK_BYTES
-src:    .word   0
-src_bk: .byte   0                       ; (F018A: bits 4-7 are flags, 0)
-        .word   (wbuf + SC_NEAR_DELTA) & $FFFF
-        .byte   <(((wbuf + SC_NEAR_DELTA) >> 16) & $0F)
-        .word   0                       ; modulo
-list_end:                               ; where a job leaves the list address
-LIST_PHYS = list + SC_NEAR_DELTA
-        .assert (wbuf + SC_NEAR_DELTA) < $100000, lderror, "softgemv65.s: wbuf outside the first megabyte (the DMA job leaves the destination MB 0)"
-        .assert >list = >list_end, lderror, "softgemv65.s: the DMA list crosses a page (sgq_block writes only DMA_ETRIGGER per row)"
+        .bss
+mxs_lo: .res    8                       ; dx's significand·2^(2+lz), lz = 0..7, 3 bytes
+mxs_mid:.res    8
+mxs_hi: .res    8
 
         .code
 
@@ -146,9 +118,11 @@ _sgq_cols:
         jsr     _sgq_block
         lda     #0
         sta     _sgq_first
-        clc                             ; sgq_pc += the block's bytes
-        lda     _sgq_pc
-        adc     count
+        lda     cmd_a                   ; sgq_pc += the block's bytes: 18 + 4·cmd_a's chain bit
+        asl     a                       ; (34 for Q8_0's two entries, 18 for Q4_0's one)
+        asl     a
+        adc     #WT_Q4_0_BLOCK_BYTES    ; (C = 0)
+        adc     _sgq_pc
         sta     _sgq_pc
         bcc     :+
         inc     _sgq_pc+1
@@ -213,7 +187,6 @@ _sgq_block:
         sta     bcall+1
         lda     #0
         sta     pq                      ; the product's guard byte
-        lda     #0
         sta     tq+4
         sta     tq+5
         sta     tq+6
@@ -242,9 +215,11 @@ _sgq_block:
         jsr     dx_params
         lda     sgx                     ; dx's sign and exponent into the term's immediates
         sta     tsg+1
-        lda     ex10                    ; (less 8: the common n of two bytes moves up by one)
-        sec
+        lda     ex10                    ; (less 8: the common n of two bytes moves up by one;
+        sec                             ; its way less 7, as it subtracts lz + 1)
         sbc     #8
+        sta     tex2+1
+        inc     a
         sta     tex+1
         ldx     #<term                  ; the isum code's tail jumps to the term (term_dx: dx
         ldy     #>term                  ; no normal F16, every term of the column by the C)
@@ -256,72 +231,116 @@ _sgq_block:
         sty     q8tail+2
         stx     q4tail+1
         sty     q4tail+2
-        dma_list LIST_PHYS              ; the DMA list's address: each row only writes DMA_ETRIGGER
-        lda     _sgq_p                  ; row r0's block: the job's source
+        lda     _sgq_p                  ; row r0's block: job A's source
         sta     src
         lda     _sgq_p+1
         sta     src+1
         jsr     set_srchi
         lda     _sgq_rb                 ; the row stride's low 16 bits as immediates; a stride
-        sta     rb0+1                   ; of 64 KB or more takes the far step every row
+        sta     rb0a+1                  ; of 64 KB or more takes the far step every row
+        sta     rb0b+1
+        sta     rb04+1
         lda     _sgq_rb+1
-        sta     rb1+1
+        sta     rb1a+1
+        sta     rb1b+1
+        sta     rb14+1
         lda     _sgq_rb+2
         ora     _sgq_rb+3
         beq     :+
         lda     #$80                    ; BRA
         bra     :++
 :       lda     #$B0                    ; BCS
-:       sta     rbhi
+:       sta     rbha
+        sta     rbhb
+        sta     rbh4
         lda     _sgq_fmt
         cmp     #WT_Q8_0
         bne     @q4
         jsr     patch8
-        lda     #WT_Q8_0_BLOCK_BYTES
-        ldx     #<q8sum
-        ldy     #>q8sum
+        lda     #DMA_COPY | DMA_CHAIN   ; both entries
+        sta     cmd_a
+        ldx     #<q8pre
+        ldy     #>q8pre
+        clc                             ; job B's source: the block's byte 18 on
+        lda     _sgq_p
+        adc     #18
+        sta     srcB
+        lda     _sgq_p+1
+        adc     #0
+        sta     srcB+1
+        jsr     far_bb
         bra     @fmt
 @q4:    jsr     patch4
-        lda     #WT_Q4_0_BLOCK_BYTES
-        ldx     #<q4sum
-        ldy     #>q4sum
-@fmt:   sta     count
-        stx     isum_call+1
+        lda     #DMA_COPY               ; entry A alone
+        sta     cmd_a
+        lda     #BRA_B                  ; at entry B's options, as code: a BRA over it
+        sta     mbB
+        ldx     #<q4pre
+        ldy     #>q4pre
+@fmt:   stx     isum_call+1
         sty     isum_call+2
         sec                             ; X:Y:Z start at -corr, so the isum code leaves isum
         lda     #0
         sbc     corr
         sta     ncx+1
+        sta     ncx4+1
         lda     #0
         sbc     corr+1
         sta     ncy+1
+        sta     ncy4+1
         lda     #0
         sbc     corr+2
         sta     ncz+1
+; Each row's block comes by one inline DMA job (the list follows the STA DMA_INLINE and the CPU
+; goes on after it; its list is read through the CPU's memory map: gs4510.vhdl 8986-8995, spec
+; §M3.1; xemu dma65.c takes the list at the CPU's PC and puts the PC after it), so no list address
+; is kept between rows. Q8_0: two chained entries whose destination steps by 24 bytes (option $85:
+; the skip rate's whole bytes, which persist along a chain; spec §M3.2-§M3.3): entry A copies the
+; block's bytes 0-17 (dw, w0-w15) to q8pre+1, +25 and the immediates of w_k in pair k's code, entry B
+; bytes 18-33 (w16-w31) to the immediates of w_k+16, so the isum reads its weights as immediates
+; (LDA # 2 cycles, against 5 for LDA abs). Q4_0: entry A alone (no chain bit)
+; copies the 18-byte block the same 24-byte steps (its quant bytes where Q8_0's w_k go, which the
+; Q4_0 code reads with LDA abs), and the CPU goes on at entry B's options, which begin with the
+; BRA opcode ($80 is also the source-MB option): its offset (mbB) jumps over entry B.
 rowloop:
         lda     #>MULA                  ; base page = the I/O page of the DMA registers and the
         tab                             ; multiplier: STA 3 cycles instead of 4, ADCQ 11 for 12
-        lda     #<LIST_PHYS
-        sta     <DMA_ETRIGGER           ; the enhanced job runs; the CPU waits
+        sta     <DMA_INLINE             ; (any value) the job; the CPU waits, then goes on after it
+        .byte   DMA_OPT_F018A, DMA_OPT_CROSS_MB, DMA_OPT_DST_SKIP
+        .byte   24
+        .byte   DMA_OPT_SRC_MB
+src_mb: .byte   0
+        .byte   DMA_OPT_END
+cmd_a:  .byte   DMA_COPY | DMA_CHAIN    ; (patched: Q4_0 without the chain)
+        .word   WT_Q4_0_BLOCK_BYTES     ; (18: Q4_0's block, Q8_0's bytes 0-17)
+src:    .word   0
+src_bk: .byte   0                       ; (F018A: bits 4-7 are flags, 0)
+        .word   (q8pre + 1 + SC_NEAR_DELTA) & $FFFF
+        .byte   <(((q8pre + 1 + SC_NEAR_DELTA) >> 16) & $0F)
+        .word   0                       ; modulo
+bopt:   .byte   DMA_OPT_SRC_MB          ; (Q4_0: BRA over entry B)
+mbB:    .byte   0                       ; (Q4_0: the BRA's offset)
+        .byte   DMA_OPT_END
+        .byte   DMA_COPY
+        .word   WT_Q8_0_BLOCK_BYTES - WT_Q4_0_BLOCK_BYTES
+srcB:   .word   0
+srcB_bk:.byte   0
+        .word   (q8sum + 7 + SC_NEAR_DELTA) & $FFFF
+        .byte   <(((q8sum + 7 + SC_NEAR_DELTA) >> 16) & $0F)
+        .word   0
+ilist_end:
+BRA_B   = ilist_end - (bopt + 2)        ; Q4_0's BRA offset
+        .assert WT_Q8_0_BLOCK_BYTES = 34 && WT_Q4_0_BLOCK_BYTES = 18 && DMA_CHAIN = 4, error, "softgemv65.s: the jobs split the blocks as 18 + 16 bytes"
+        .assert (q8sum + 400 + SC_NEAR_DELTA) < $100000, lderror, "softgemv65.s: the isum code outside the first megabyte (the jobs leave the destination MB 0)"
         lda     #0                      ; the gaps of the two fields (the last term's
         sta     <(MULA+1)               ; multiplications, or softfloat, wrote them)
         sta     <(MULA+2)
         sta     <(MULB+1)
         sta     <(MULB+2)
-ncx:    ldx     #0                      ; Q = -corr (patched); A and the carry are free: each
-ncy:    ldy     #0                      ; ADCQ adds byte 2 = 0 to A (at most 128, the last |x|)
-ncz:    ldz     #0                      ; and a carry out of Z only ever reaches A
+ncz:    ldz     #0                      ; Q = -corr (patched; X, Y in q8pre, q4pre)
 isum_call:
-        jsr     q8sum                   ; X:Y:Z = Σ c·b − corr = isum, then its tail's JMP to the
-                                        ; term, which returns here
-        clc                             ; next row: the job's source one row stride on
-        lda     src
-rb0:    adc     #0
-        sta     src
-        lda     src+1
-rb1:    adc     #0
-        sta     src+1
-rbhi:   bcs     far_row                 ; (BRA when the stride is 64 KB or more)
+        jsr     q8pre                   ; the next row's sources, X:Y:Z = Σ c·b − corr = isum,
+                                        ; then its tail's JMP to the term, which returns here
 next_acc:
         clc                             ; accp += 4, also in the LDQ and STQ of acc
         lda     accp
@@ -340,35 +359,60 @@ ae_hi:  cmp     #0                      ; (patched: the end's high byte)
         bne     rowloop
         ldz     #0                      ; (cc65 code takes (zp) as (zp),Z)
         rts
-far_row:                                ; C = the carry out of bit 15
-        lda     _sgq_p+2
+
+; Job A's and job B's sources one row on when their 16-bit add carried (or every row for a stride
+; of 64 KB or more). Entered from q8pre/q4pre with C the carry, B = $D7 and X:Y:Z the isum's start:
+; absolute addresses and A only.
+far_a:  lda     _sgq_p+2
         adc     _sgq_rb+2
         sta     _sgq_p+2
         lda     _sgq_p+3
         adc     _sgq_rb+3
         sta     _sgq_p+3
-        jsr     set_srchi
-        bra     next_acc
+        jmp     set_srchi
+; job B's source bank and megabyte: job A's (as its list has them for the row), one bank on when
+; B's low 16 bits wrapped past A's (srcB < 18: B = A + 18)
+far_bb: lda     src_bk
+        sta     srcB_bk
+        lda     src_mb
+        sta     mbB
+        lda     srcB+1
+        bne     @done
+        lda     srcB
+        cmp     #18
+        bcs     @done
+        inc     srcB_bk
+        lda     srcB_bk
+        cmp     #16
+        bne     @done
+        lda     #0
+        sta     srcB_bk
+        inc     mbB
+@done:  rts
 
-; the job's source bank (address bits 16-19) and megabyte (20-27) from sgq_p's bits 16-31
-set_srchi:
-        lda     _sgq_p+2
+; a job's source bank (address bits 16-19) and megabyte (20-27) from bits 16-31 of its address
+; (from any base page: absolute addresses and A only)
+.macro  SRCHI   hi, bk, mb
+        lda     hi
         and     #$0F
-        sta     src_bk
-        lda     _sgq_p+2
+        sta     bk
+        lda     hi
         lsr     a
         lsr     a
         lsr     a
         lsr     a
-        sta     t
-        lda     _sgq_p+3
+        sta     a:t
+        lda     hi+1
         asl     a
         asl     a
         asl     a
         asl     a
-        ora     t
-        sta     src_mb
+        ora     a:t
+        sta     mb
         rts
+.endmacro
+set_srchi:
+        SRCHI   _sgq_p+2, src_bk, src_mb
 
 ; accp into the operands of the LDQ and STQ that load and store acc
 set_accp:
@@ -435,23 +479,24 @@ dx_params:
         sta     ex10
         rts
 
-Q8SIZE  = 26                            ; bytes of one pair's code (q8sum)
+Q8SIZE  = 24                            ; bytes of one pair's code (q8sum)
 Q4SIZE  = 32                            ; bytes of one byte's code (q4sum)
 
 ; The quants (at qp) into the isum code and the correction's sums. Per quant: |x| (Q8_0 mask
-; $80 for x >= 0, $7F for x < 0 in Z) stored by STA/STZ abs,X at the field's offset in pair p's
-; code, X = p·Q8SIZE (Q4_0: byte k's, X = k·Q4SIZE); |x| added to sump (x >= 0) or sumn (x < 0).
+; $80 for x >= 0, $7F for x < 0 in Z) stored by STA/STZ abs,X at the field's offset in pair k's
+; code, X = k·Q8SIZE (Q4_0: byte k's, X = k·Q4SIZE); |x| added to sump (x >= 0) or sumn (x < 0).
 ; X passes 255 once: from there the stores' operands are a page on (their high bytes +1), and
 ; back at the end.
 
-; Q8_0: pair p (columns 2p, 2p+1): mask of 2p at +4, of 2p+1 at +11, |x_2p| at +15, |x_2p+1| at +19
+; Q8_0: pair k (columns k, k+16): mask of k at +3, of k+16 at +9, |x_k| at +13, |x_k+16| at +17
 patch8: jsr     clear_sums
         tax                             ; (A = 0)
         tay
-p8_pair:  lda     (qp),y                  ; column 2p
+        jsr     set_qp16
+p8_pair:  lda     (qp),y                  ; column k
         bmi     p8_n0
         ldz     #$80
-p8a:    sta     q8sum+15,x
+p8a:    sta     q8sum+13,x
         clc
         adc     sump
         sta     sump
@@ -461,19 +506,18 @@ p8a:    sta     q8sum+15,x
 p8_n0:    eor     #$FF
         inc     a                       ; -128 -> 128
         ldz     #$7F
-p8b:    sta     q8sum+15,x
+p8b:    sta     q8sum+13,x
         clc
         adc     sumn
         sta     sumn
         bcc     p8_m0
         inc     sumn+1
 p8_m0:
-p8c:    stz     q8sum+4,x
-        iny
-        lda     (qp),y                  ; column 2p+1
+p8c:    stz     q8sum+3,x
+        lda     (qp16),y                ; column k+16
         bmi     p8_n1
         ldz     #$80
-p8d:    sta     q8sum+19,x
+p8d:    sta     q8sum+17,x
         clc
         adc     sump
         sta     sump
@@ -483,16 +527,16 @@ p8d:    sta     q8sum+19,x
 p8_n1:    eor     #$FF
         inc     a
         ldz     #$7F
-p8e:    sta     q8sum+19,x
+p8e:    sta     q8sum+17,x
         clc
         adc     sumn
         sta     sumn
         bcc     p8_m1
         inc     sumn+1
 p8_m1:
-p8f:    stz     q8sum+11,x
+p8f:    stz     q8sum+9,x
         iny
-        cpy     #32
+        cpy     #16
         beq     p8_done
         txa
         clc
@@ -515,11 +559,8 @@ p8_done:  dec     p8a+2
         ldx     #7                      ; corr = 128·Σpos + 127·Σneg
         jmp     set_corr
 
-; Q4_0: byte k (columns k: low nibble, k+16: high nibble): mask at +4 and +13, |x_k+16| at
-; +21, |x_k| at +25
-patch4: jsr     clear_sums
-        tax                             ; (A = 0)
-        tay
+; qp16 = qp + 16 (the second half's quants)
+set_qp16:
         clc
         lda     qp
         adc     #16
@@ -527,6 +568,14 @@ patch4: jsr     clear_sums
         lda     qp+1
         adc     #0
         sta     qp16+1
+        rts
+
+; Q4_0: byte k (columns k: low nibble, k+16: high nibble): mask at +4 and +13, |x_k+16| at
+; +21, |x_k| at +25
+patch4: jsr     clear_sums
+        tax                             ; (A = 0)
+        tay
+        jsr     set_qp16
 p4_byte:  lda     (qp),y                  ; column k
         bmi     p4_n0
 p4a:    sta     q4sum+25,x
@@ -646,33 +695,79 @@ set_corr:
 ; I/O page ($D7: the multiplier as base page), X:Y:Z = -corr and the fields' gaps (MULA+1, +2,
 ; MULB+1, +2) zero; leaves Σ c·b − corr in X:Y:Z.
 
-.macro  Q8PAIR  p
-        lda     wbuf+2+2*p              ; +0
-        eor     #0                      ; +4: mask of column 2p
+.macro  Q8PAIR  k
+        lda     #0                      ; +0: w_k (job A writes +1)
+        eor     #0                      ; +2: mask of column k
         sta     <MULA
-        lda     wbuf+3+2*p              ; +7
-        eor     #0                      ; +11: mask of column 2p+1
+        lda     #0                      ; +6: w_k+16 (job B writes +7)
+        eor     #0                      ; +8: mask of column k+16
         sta     <(MULA+3)
-        lda     #0                      ; +15: |x_2p| (pairs with MULA, byte 0)
+        lda     #0                      ; +12: |x_k| (pairs with MULA, byte 0)
         sta     <(MULB+3)
-        lda     #0                      ; +19: |x_2p+1| (pairs with MULA+3)
+        lda     #0                      ; +16: |x_k+16| (pairs with MULA+3)
         sta     <MULB
-        adcq    <(MULO+2)               ; +22
+        adcq    <(MULO+2)               ; +20
 .endmacro
 
+; Q8_0's row, from the row loop with B = $D7 after its job: the stride of job A's destination
+; puts dw's bytes into the two CMP # here (q8pre+1, +25: wlo, whi, where the term reads them),
+; and each 24 bytes holds the next row's step of one job's source (the list is read by now).
+far_a8: jsr     far_a                   ; (within the branches' reach)
+        jmp     q8pre2
+far_b:  jsr     far_bb
+        jmp     q8sum
+q8pre:  cmp     #0                      ; +0: dw's low byte (job A writes +1; the term reads it)
+ncx:    ldx     #0                      ; Q = -corr (patched); A and the carry are free: each
+        clc                             ; ADCQ adds byte 2 = 0 to A (at most 128, the last |x|)
+        clc                             ; and a carry out of Z only ever reaches A. Job A's source
+        lda     src
+rb0a:   adc     #0
+        sta     src
+        lda     src+1
+rb1a:   adc     #0
+        sta     src+1
+rbha:   bcs     far_a8                  ; (BRA when the stride is 64 KB or more)
+q8pre2: cmp     #0                      ; +24: dw's high byte (job A writes +25)
+ncy:    ldy     #0
+        clc                             ; (the 24 bytes' last one)
+        clc                             ; job B's source
+        lda     srcB
+rb0b:   adc     #0
+        sta     srcB
+        lda     srcB+1
+rb1b:   adc     #0
+        sta     srcB+1
+rbhb:   bcs     far_b
+wlo     = q8pre + 1                     ; dw's bytes as job A leaves them (both formats)
+whi     = q8pre2 + 1
 q8sum:
-.repeat 16, p
-        Q8PAIR  p
+.repeat 16, k
+        Q8PAIR  k
 .endrepeat
 q8tail: jmp     term                    ; (patched: term or term_dx; slow makes it an RTS)
         .assert (* - q8sum) = 16 * Q8SIZE + 3, error, "Q8SIZE"
+        .assert q8pre2 = q8pre + 24 && q8sum = q8pre + 48, error, "softgemv65.s: dw's bytes and the weights are 24 bytes apart (job A's step)"
 
+far_a4: jsr     far_a
+        jmp     q4sum
+; Q4_0's row: X:Y = -corr, job A's source one row on, then the isum
+q4pre:
+ncx4:   ldx     #0
+ncy4:   ldy     #0
+        clc
+        lda     src
+rb04:   adc     #0
+        sta     src
+        lda     src+1
+rb14:   adc     #0
+        sta     src+1
+rbh4:   bcs     far_a4
 .macro  Q4BYTE  k
-        lda     wbuf+2+k                ; +0
+        lda     q8sum+1+Q8SIZE*k        ; +0 (job A's step puts byte k there)
         eor     #0                      ; +4: the two nibbles' masks
         and     #$0F
         sta     <MULA                   ; column k
-        lda     wbuf+2+k                ; +9 (a second load beats a temporary)
+        lda     q8sum+1+Q8SIZE*k        ; +9 (a second load beats a temporary)
         eor     #0                      ; +13: the same masks
         lsr     a
         lsr     a
@@ -697,12 +792,30 @@ q4tail: jmp     term                    ; (as q8tail)
 ;---------------------------------------------------------------------------------------------
 ; The term: acc (at accp) += single(isum)·single(dw·dx); X:Y:Z = isum (24-bit two's complement).
 
+; A = dw's exponent + dx's + 2 (eh + ex + 2: 116-174), C = 0; dw zero, subnormal, inf or NaN: its
+; ways (the return address dropped)
+pe_calc:
+        lda     whi                  ; dw: F16, exponent bits 10-14
+        and     #$7C
+        beq     pe_z                    ; zero or subnormal
+        cmp     #$7C
+        beq     pe_s                    ; inf or NaN
+        lsr     a
+        lsr     a
+tex2:   adc     #0                      ; (patched: ex10 − 8)
+        rts
+pe_z:   pla
+        pla
+        bra     dw_sub
+pe_s:   pla
+        pla
+        bra     term_slow
 term_dx:                                ; (term_call patched: dx is no normal F16) the definition
 term_slow:
         jmp     slow                    ; (slow sets B itself)
-dw_sub: lda     wbuf+1                  ; dw's exponent 0: ±0 makes the product ±0 (isum and dx
+dw_sub: lda     whi                  ; dw's exponent 0: ±0 makes the product ±0 (isum and dx
         and     #3                      ; finite), as isum = 0 does; a subnormal dw: the definition
-        ora     wbuf
+        ora     wlo
         bne     term_slow
 term_zero:
         lda     bcall+1                 ; the caller's base page
@@ -755,38 +868,32 @@ term_neg:
         jmp     term_n0x
 term_n0:                                ; n below 2^8 (the term's pe is 8 below its value)
         txa
-        beq     term_zero               ; isum = 0
+        bne     term_n0x
+        jsr     pe_calc                 ; isum = 0: dw's ways first (inf or NaN: the C's NaN)
+        bra     term_zero
 term_n0x:
         stz     <MULA                   ; (Z = 0) MULA = n·2^8
         stx     <(MULA+1)
-        lda     a:pe
-        sec
-        sbc     #8
+        jsr     pe_calc                 ; (C = 0) − 8, then lz
+        sbc     #7
         bra     term_lz8
+n1_z:   jmp     dw_sub                  ; (term_n1's ways, within its branches' reach)
+n1_s:   jmp     term_slow
 ; Entered with B = $D7 (the multiplier's page, as the isum left it): the multiplier's inputs and
 ; output are base-page operands up to the second product; the caller's B is back (bcall) before
 ; the product is rounded, and on every way out before that. Zero-page variables meanwhile are
 ; written as absolute (a:).
 term:   tza                             ; the product's sign: isum's, dw's, dx's
-        eor     wbuf+1
+        eor     whi
 tsg:    eor     #0                      ; (patched: dx's sign)
         and     #$80
         sta     a:sg
-        lda     wbuf+1                  ; dw: F16, exponent bits 10-14
-        and     #$7C
-        beq     dw_sub                  ; zero or subnormal
-        cmp     #$7C
-        beq     term_slow               ; inf or NaN
-        lsr     a
-        lsr     a
-tex:    adc     #0                      ; (patched: ex10 − 8) (C = 0) eh + ex + 2: 116-174
-        sta     a:pe
         lda     #0                      ; MULB = mw, the F16 significand (MULB+2 is 0 from the
         sta     <(MULA+3)               ; row loop; +3 and MULA+3 held the isum's last pair)
         sta     <(MULB+3)
-        lda     wbuf
+        lda     wlo
         sta     <MULB
-        lda     wbuf+1
+        lda     whi
         and     #3
         ora     #4
         sta     <(MULB+1)
@@ -802,10 +909,16 @@ term_n: tza                             ; n = |isum| (< 2^19); a negative isum: 
         sty     <(MULA+1)
         tax
 term_n1:                                ; MULA, MULA+1 = n of two bytes, X = its top byte
-        lda     a:pe
-        sec
+        lda     whi                  ; dw: F16, exponent bits 10-14 (pe_calc's steps inline)
+        and     #$7C
+        beq     n1_z                    ; zero or subnormal
+        cmp     #$7C
+        beq     n1_s                    ; inf or NaN
+        lsr     a
+        lsr     a
+tex:    adc     #0                      ; (patched: ex10 − 7) (C = 0) eh + ex + 3: 117-175
 term_lz8:
-        sbc     lz8,x                   ; (no borrow: pe >= 116)
+        sbc     lz8,x                   ; (no borrow; C = 0 takes one more)
         sta     a:pe
         ldq     <MULO                   ; MULB = the first product
         stq     <MULB
@@ -854,10 +967,9 @@ term_n2:                                ; n of three bytes
         sty     <(MULA+1)
         stz     <(MULA+2)
         tax
-        lda     a:pe
-        sec
-        sbc     lz8,x                   ; (no borrow: pe >= 116)
-        adc     #7                      ; (C = 1) + 8
+        jsr     pe_calc                 ; (C = 0)
+        sbc     lz8,x                   ; (no borrow) − lz − 1
+        adc     #8                      ; (C = 1) + 9
         sta     a:pe
         ldq     <MULO                   ; MULB = the first product
         stq     <MULB
@@ -1271,7 +1383,7 @@ f2w:    ldz     #0
         rts
 
 ; the term in C (sgq_slow: the definition) with isum, dw and acc. The isum is computed again (the
-; term's registers are gone by now): the block is still in wbuf and the isum code still holds the
+; term's registers are gone by now): the block is still in the code and the isum code still holds the
 ; block column's immediates. From any base page.
 slow:   lda     bcall+1                 ; the caller's base page
         tab
@@ -1289,7 +1401,13 @@ slow:   lda     bcall+1                 ; the caller's base page
         ldx     ncx+1                   ; -corr
         ldy     ncy+1
         ldz     ncz+1
-        jsr     (isum_call+1)
+        lda     _sgq_fmt                ; the isum alone (no source steps)
+        cmp     #WT_Q8_0
+        bne     :+
+        jsr     q8sum
+        bra     :++
+:       jsr     q4sum
+:
         lda     #$4C                    ; JMP again
         sta     q8tail
         sta     q4tail
@@ -1305,9 +1423,9 @@ slow:   lda     bcall+1                 ; the caller's base page
         eor     #$FF                    ; sign extension
         sta     _sgq_s+3
         ldz     #0
-        lda     wbuf
+        lda     wlo
         sta     _sgq_dw
-        lda     wbuf+1
+        lda     whi
         sta     _sgq_dw+1
         lda     accp
         sta     _sgq_accp

@@ -625,6 +625,9 @@ fn edge_case(c: &mut Case, fmt: GgmlType, flags: u8, exact: bool) {
             (false, 5) => (row[0].0, row[5].0) = (max, min),
             (false, 6) => row.iter_mut().for_each(|b| b.1 = Some(low)),
             (false, 7) => row[0].1 = Some(zero),
+            // an infinite or NaN scale over zero weights (isum 0): 0·inf is NaN, not acc + 0
+            (false, 8) => row[0] = (0x7C00, Some(zero)),
+            (false, 9) => row[1] = (0xFE00, Some(zero)),
             _ => {}
         }
         rows.push((row, copy));
@@ -741,6 +744,40 @@ fn gemv_with_rows_or_input_across_a_megabyte_boundary_agrees() {
             c.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
             c.run();
         }
+    }
+}
+
+/// A Q8_0 row's block comes by two chained DMA entries (softgemv65.s: bytes 0-17, then 18-33, each
+/// with its own source bank and megabyte) and a Q4_0 block by one: the megabyte boundary at every
+/// kind of place inside a block of the middle row (in entry A, between the entries, in entry B).
+#[test]
+fn gemv_with_a_block_split_by_a_megabyte_boundary_anywhere_agrees() {
+    for (k, (fmt, at)) in [
+        (GgmlType::Q8_0, 1u32),
+        (GgmlType::Q8_0, 17),
+        (GgmlType::Q8_0, 18),
+        (GgmlType::Q8_0, 19),
+        (GgmlType::Q8_0, 33),
+        (GgmlType::Q4_0, 9),
+        (GgmlType::Q4_0, 17),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let name = format!("GEMV {} with $8100000 at byte {at} of a block", fmt.name());
+        let mut c = Case::new(name, 9960 + k as u64, 2 << 20);
+        let (cols, rows) = (96, 3);
+        let x = c.vector(cols);
+        let xa = c.f32s(&x);
+        let za = c.alloc(4 * rows, true);
+        let w = weight_rows(&mut c, fmt, rows, cols);
+        // row 1's block 1 starts `at` bytes below the boundary
+        let row = w.len() as u32 / rows;
+        let wa = BASE + 0x10_0000 - (row + fmt.block_bytes() as u32 + at);
+        c.put(wa, &w);
+        c.setn(cols, rows, 0);
+        c.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
+        c.run();
     }
 }
 
