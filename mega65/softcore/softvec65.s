@@ -23,11 +23,12 @@
         .exportzp       _sv_a, _sv_b, _sv_r, _sv_c, _sv_acc, _sv_p, _sv_q, _sv_n, _sv_h, _sv_tabd
         .export         _sv_mul, _sv_mulz, _sv_add, _sv_f16, _sv_sqrt
         .export         _sv_tab1, _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale, _sv_k_scale2, _sv_k_rope
-        .export         _sv_k_dot, _sv_k_axpy, _sv_k_vop, _sv_k_tab, _sv_k_expsum
+        .export         _sv_k_dot, _sv_k_vop, _sv_k_tab, _sv_k_expsum
         .export         _sv_k_argmax, _sv_k_cvt16, _sv_k_sum, _sv_k_sumsqd, _sv_k_lnout
         .export         _sv_k_deq, _sv_rw, _sv_rh, _sv_rq
         .export         _sv_k_scores, _sv_k_avs, _sv_ra, _sv_rs, _sv_rb, _sv_rl, _sv_rn, _sv_m, _sv_qb, _sv_kb, _sv_sp
         .import         _sc_poll, _sc_stop, _sc_tick
+        .import         _sv_vend                ; the end of sv_k_avs's buffer (softattn.c)
         .import         SC_NEAR_DELTA           ; a near buffer's chip RAM address is its own + this
 
 ; Quad loads and stores (quad.inc): LDQ (bp),Z adds Z, STQ (bp) does not. LDQ leaves a byte in
@@ -86,7 +87,7 @@ ukeep:  .res    1                       ; bit 7: a normal rounded result stays u
                                         ; packed in sv_r)
 sc_t:   .res    2                       ; sv_k_scores's and sv_k_avs's row and format
 sc_f16: .res    1
-sc_avs: .res    1                       ; 1: sv_k_avs, 0: sv_k_scores
+kstr:   .res    1                       ; mulsec: the step from one element of q to the next
 tbelow: .res    1                       ; the function table's below and above rules
 tabove: .res    1
 fxok:   .res    1                       ; 1: tabf may take the segment from P
@@ -1572,7 +1573,7 @@ mulq:   lda     0,x
 mulsec: lda     f16
         bne     @h
         getf    _sv_b, _sv_q, 0
-        jsr     incq
+        jsr     stepq
         jmp     _sv_mul
 @h:     ldy     #0
         lda     (_sv_q),y
@@ -1580,41 +1581,38 @@ mulsec: lda     f16
         iny
         lda     (_sv_q),y
         sta     _sv_h+1
-        inw     _sv_q
-        inw     _sv_q
+        jsr     stepq
         jmp     mulh
+; sv_q += kstr (the element's size, or sv_k_avs's row of V)
+stepq:  clc
+        lda     _sv_q
+        adc     kstr
+        sta     _sv_q
+        bcc     :+
+        inc     _sv_q+1
+:       rts
+; f16 = A (0: F32 elements, else F16) and kstr = their size
+fmt:    sta     f16
+        ldx     #4
+        tay
+        beq     :+
+        ldx     #2
+:       stx     kstr
+        rts
 
 ; ATTN's score: acc = single(acc + single(x[i]·k[i])), p = q's chunk, q = K (F16 when A != 0)
-; (the sum in the A form, fadd)
+; (the sum in the A form, fadd; kdot: f16 and kstr, k's step, set, as sv_k_avs's columns)
 _sv_k_dot:
-        sta     f16
-        lda     #0                      ; the sum packed in sv_acc
-        sta     aok
-@loop:  getf    _sv_a, _sv_p, 0
-        lda     #$C0
-        sta     ukeep
-        jsr     mulsec
-        jsr     kpost
-        jsr     incp
-        dec     _sv_n
-        bne     @loop
-        jmp     kend
-
-; ATTN's output: o[i] = single(o[i] + single(c·v[i])), p = o, q = V (F16 when A != 0); a
-; normal o[i] goes to fadd in the A form, the product unpacked
-_sv_k_axpy:
-        sta     f16
-        movf    _sv_a, _sv_c            ; (the products' c: only kgen writes sv_a)
-@loop:  getf    _sv_acc, _sv_p, 0
-        lda     #0
-        sta     aok
+        jsr     fmt
+kdot:   lda     #0                      ; the sum in the A form when it is a normal number (aok
+        sta     aok                     ; = 1), else packed in sv_acc (aok = 0)
         lda     _sv_acc+2
         asl     a
         lda     _sv_acc+3
         rol     a
-        beq     @mul
+        beq     @loop
         cmp     #$FF
-        beq     @mul
+        beq     @loop
         sta     ae
         lda     _sv_acc+3
         and     #$80
@@ -1627,20 +1625,14 @@ _sv_k_axpy:
         lda     _sv_acc
         sta     wx+1
         inc     aok
-@mul:   lda     #$C0
+@loop:  getf    _sv_a, _sv_p, 0
+        lda     #$C0
         sta     ukeep
         jsr     mulsec
-        bit     ukeep
-        bvc     :+
-        jsr     kgen
-        movf    _sv_a, _sv_c
-:       lda     aok
-        beq     :+
-        jsr     aput
-:       putf    _sv_p, _sv_r
+        jsr     kpost
         jsr     incp
         dec     _sv_n
-        lbne    @loop
+        bne     @loop
         jmp     kend
 
 ; The kernels' running sums (A form: fadd), which start packed in sv_acc (aok = 0); a step sets
@@ -1693,75 +1685,11 @@ aput:   lda     ae
 ; times sv_c (rsqrt(head_dim)), single, stored at sv_sp on; sv_m = the largest as sf_lt orders
 ; them; sv_ra steps by sv_rs (a row of the cache). What score() and its caller's loop compute.
 _sv_k_scores:
-        ldy     #0
-        bra     rows
-; ATTN's output over the kept weights, one chunk of V: for t = 0..sv_rl (while SC_POLL() sees no
-; RUN/STOP) the chunk of V row t at sv_ra (sv_rb bytes, sv_rn elements, F16 when A != 0) is read
-; to sv_kb and o[i] = single(o[i] + single(w_t·v_i)) with o at sv_qb and w_t at sv_sp (moving
-; on); sv_ra steps by sv_rs. What the loop over t in softattn.c computes with the weights kept.
-_sv_k_avs:
-        ldy     #1
-rows:   sty     sc_avs
-        sta     sc_f16
-        lda     _sv_rb                  ; the job's count and destination, the same for every row
-        sta     rl_count
-        lda     _sv_rb+1
-        sta     rl_count+1
-        clc
-        lda     _sv_kb
-        adc     #<SC_NEAR_DELTA
-        sta     rl_dst
-        lda     _sv_kb+1
-        adc     #>SC_NEAR_DELTA
-        sta     rl_dst+1
-        lda     #^SC_NEAR_DELTA
-        adc     #0                      ; (the window does not cross a bank: softmem_m65.s)
-        sta     rl_dstbk
-        lda     #0
-        sta     sc_t
-        sta     sc_t+1
-@loop:  lda     _sv_rl+1                ; t > sv_rl: done
-        cmp     sc_t+1
-        bcc     @done
-        bne     @poll
-        lda     _sv_rl
-        cmp     sc_t
-        bcc     @done
-@poll:  lda     _sc_stop                ; SC_POLL()
-        bne     @done
-        inc     _sc_tick
-        bne     @read
-        jsr     _sc_poll
-        tax
-        beq     @read
-@done:  ldz     #0
-        rts
-@read:  jsr     rowdma                  ; the row into sv_kb (sm_read(sv_ra, sv_kb, sv_rb))
-        clc                             ; sv_ra += sv_rs
-        ldx     #0
-        ldy     #4
-@step:  lda     _sv_ra,x
-        adc     _sv_rs,x
-        sta     _sv_ra,x
-        inx
-        dey
-        bne     @step
-        lda     sc_avs
-        beq     @dot
-        lda     _sv_sp                  ; sv_c = w_t; sv_sp moves on
-        sta     _sv_p
-        lda     _sv_sp+1
-        sta     _sv_p+1
-        getf    _sv_c, _sv_p, 0
-        jsr     nextw
-        lda     _sv_qb                  ; o += w_t·v
-        sta     _sv_p
-        lda     _sv_qb+1
-        sta     _sv_p+1
-        jsr     kpoint
+        jsr     rsetup
+@loop:  jsr     getrow                  ; the row into sv_kb (sm_read(sv_ra, sv_kb, sv_rb))
+        bcc     @dot
         ldz     #0
-        jsr     _sv_k_axpy
-        bra     @next
+        rts
 @dot:   lda     #0                      ; sv_acc = +0, the dot product over the row
         tax
         tay
@@ -1784,10 +1712,179 @@ rows:   sty     sc_avs
         ldz     #0
         jsr     nextw
         jsr     ltmax                   ; if (sf_lt(sv_m, s_t)) sv_m = s_t
-@next:  inc     sc_t
+        bra     @loop
+
+; ATTN's output over the kept weights, one chunk of V: for t = 0..sv_rl (while SC_POLL() sees no
+; RUN/STOP) o[i] = single(o[i] + single(w_t·v_t,i)) with o at sv_qb (sv_rn elements), w_t at
+; sv_sp on and the chunk of V row t at sv_ra (sv_rb bytes, F16 when A != 0), sv_ra stepping by
+; sv_rs: what the loop over t in softattn.c computes with the weights kept. The rows come in
+; blocks, as many as fit (at most 255) from the head's sv_rl + 1 weights' end (vbase = sv_sp +
+; 4·(sv_rl + 1)) to sv_vend; for each block each o[i] is a running sum of sv_k_dot's with the
+; block's weights as p and V's column i as q (kstr = sv_rb): the same roundings in the same
+; order, o[i] unpacked and packed once a block instead of once a row. Here kv = vbase, kv+2 the
+; next row's place (then column i's), kt the row's end (then o[i]'s address), kt+2 the block's
+; rows, kt+3 the columns left, v an element's bytes.
+_sv_k_avs:
+        jsr     rsetup
+        jsr     fmt
+        lda     kstr
+        sta     v
+        lda     _sv_rb                  ; (at most 128: 32 F32 elements)
+        sta     kstr
+        lda     _sv_rl                  ; vbase
+        ldx     _sv_rl+1
+        inc     a
+        bne     :+
+        inx
+:       stx     kv+1
+        asl     a
+        rol     kv+1
+        asl     a
+        rol     kv+1
+        clc
+        adc     _sv_sp
+        sta     kv
+        lda     kv+1
+        adc     _sv_sp+1
+        sta     kv+1
+@blk:   lda     kv                      ; a block: its rows from vbase on
+        sta     kv+2
+        lda     kv+1
+        sta     kv+3
+        lda     #0
+        sta     kt+2
+@row:   clc                             ; the row's end must be at most sv_vend
+        lda     kv+2
+        adc     _sv_rb
+        sta     kt
+        lda     kv+3
+        adc     #0
+        sta     kt+1
+        cmp     _sv_vend+1
+        bcc     @fit
+        bne     @cols
+        lda     _sv_vend
+        cmp     kt
+        bcc     @cols
+@fit:   lda     kt+2                    ; and at most 255 rows a block
+        inc     a
+        beq     @cols
+        lda     kv+2
+        ldx     kv+3
+        jsr     setdst
+        jsr     getrow
+        bcs     @cols
+        inc     kt+2
+        lda     kt
+        sta     kv+2
+        lda     kt+1
+        sta     kv+3
+        bra     @row
+@cols:  lda     kt+2                    ; no rows: done (or RUN/STOP)
+        bne     :+
+        ldz     #0
+        rts
+:       lda     _sv_qb
+        sta     kt
+        lda     _sv_qb+1
+        sta     kt+1
+        lda     kv
+        sta     kv+2
+        lda     kv+1
+        sta     kv+3
+        lda     _sv_rn
+        sta     kt+3
+@col:   getf    _sv_acc, kt, 0          ; o[i] over the block's rows
+        lda     _sv_sp
+        sta     _sv_p
+        lda     _sv_sp+1
+        sta     _sv_p+1
+        lda     kv+2
+        sta     _sv_q
+        lda     kv+3
+        sta     _sv_q+1
+        lda     kt+2
+        sta     _sv_n
+        jsr     kdot
+        putf    kt, _sv_acc
+        clc
+        lda     kt
+        adc     #4
+        sta     kt
+        bcc     :+
+        inc     kt+1
+:       clc
+        lda     kv+2
+        adc     v
+        sta     kv+2
+        bcc     :+
+        inc     kv+3
+:       dec     kt+3
+        bne     @col
+        lda     _sv_p                   ; the next block's weights: kdot left p after these
+        sta     _sv_sp
+        lda     _sv_p+1
+        sta     _sv_sp+1
+        jmp     @blk
+
+; the row loops' set-up: the format (A), the job's count and destination (sv_kb), t = 0
+rsetup: sta     sc_f16
+        lda     _sv_rb
+        sta     rl_count
+        lda     _sv_rb+1
+        sta     rl_count+1
+        lda     #0
+        sta     sc_t
+        sta     sc_t+1
+        lda     _sv_kb
+        ldx     _sv_kb+1
+        jsr     setdst
+        lda     sc_f16
+        rts
+; the row job's destination: the chip RAM address of the near address X:A
+setdst: clc
+        adc     #<SC_NEAR_DELTA
+        sta     rl_dst
+        txa
+        adc     #>SC_NEAR_DELTA
+        sta     rl_dst+1
+        lda     #^SC_NEAR_DELTA
+        adc     #0                      ; (the window does not cross a bank: softmem_m65.s)
+        sta     rl_dstbk
+        rts
+; row t = sc_t, when t <= sv_rl and SC_POLL() sees no RUN/STOP: read to the job's destination,
+; sv_ra on by sv_rs, t + 1, C = 0; else C = 1
+getrow: lda     _sv_rl+1
+        cmp     sc_t+1
+        bcc     @end
+        bne     @poll
+        lda     _sv_rl
+        cmp     sc_t
+        bcc     @end
+@poll:  lda     _sc_stop                ; SC_POLL()
+        bne     @end
+        inc     _sc_tick
+        bne     @read
+        jsr     _sc_poll
+        tax
+        bne     @end
+@read:  jsr     rowdma
+        clc                             ; sv_ra += sv_rs
+        ldx     #0
+        ldy     #4
+@step:  lda     _sv_ra,x
+        adc     _sv_rs,x
+        sta     _sv_ra,x
+        inx
+        dey
+        bne     @step
+        inc     sc_t
         bne     :+
         inc     sc_t+1
-:       jmp     @loop
+:       clc
+        rts
+@end:   sec
+        rts
         .data
 ; ATTN's row job (rowdma): F018B, addresses crossing megabyte boundaries (option $01, as
 ; softmem_m65.s), source and destination megabytes
@@ -1892,7 +1989,7 @@ ltmax:  lda     _sv_r+3                 ; s_t NaN: no
         bpl     @max
         rts
 
-; sv_q = the row (sv_kb), sv_n = its elements, A = its format, for sv_k_dot and sv_k_axpy
+; sv_q = the row (sv_kb), sv_n = its elements, A = its format, for sv_k_dot
 kpoint: lda     _sv_kb
         sta     _sv_q
         lda     _sv_kb+1
