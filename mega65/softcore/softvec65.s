@@ -460,6 +460,17 @@ fadd:   lda     #$80                    ; the sum's rounding: to the A form
         sta     ukeep
         jmp     pkq
 
+; sv_add's special operands (A = the exponent − 1, 254 or 255 here)
+ad_spb:   cmp     #$FE                    ; (A = ey − 1) ey = 255: b inf or NaN
+        lbeq    ad_slow
+        lda     ex                      ; ey = 0: a inf or NaN is slow, else b = ±0 or
+        cmp     #$FF                    ; subnormal (ad_bzero)
+        lbne    ad_bzero
+        lbra    ad_slow
+ad_spa:   cmp     #$FE                    ; (A = ex − 1) ex = 255: a inf or NaN
+        lbeq    ad_slow
+        lbra    ad_azero               ; ex = 0 with b normal
+
 ; ---------------------------------------------------------------------------------------------
 ; sv_r = single(sv_a + sv_b)
 _sv_add:
@@ -473,16 +484,15 @@ _sv_add:
         lda     _sv_b+3
         rol     a
         sta     ey
-        cmp     #$FF
-        lbeq    ad_slow
+        dec     a                       ; exponents 1..254 (normal) -> 0..253
+        cmp     #$FE
+        lbcs    ad_spb                  ; b zero, subnormal, inf or NaN
         lda     ex
-        cmp     #$FF
-        lbeq    ad_slow
-        lda     ey
-        lbeq    ad_bzero
+        dec     a
+        cmp     #$FE
+        lbcs    ad_spa                  ; a zero, subnormal, inf or NaN (b normal)
+        ; order by magnitude: a is the larger when |a| >= |b|
         lda     ex
-        lbeq    ad_azero
-        ; order by magnitude: X = 0 when |a| >= |b| (a is the larger), else 4
         cmp     ey
         bne     ad_ord
         lda     _sv_a+2                 ; equal exponents: bit 7 of byte 2 equal too
@@ -493,37 +503,41 @@ _sv_add:
         bne     ad_ord
         lda     _sv_a
         cmp     _sv_b
-ad_ord:   ldx     #0
-        bcs     ad_load
-        ldx     #4
-        lda     ex                      ; exponents swap with the operands
+ad_ord:   bcc     ad_blg
+        ldq     _sv_a                   ; a the larger: its significand to wx (the leading 1
+        sta     wx+1                    ; set), its sign to rs; b to wy
+        stx     wx+2
+        tya
+        ora     #$80
+        sta     wx+3
+        tza
+        and     #$80
+        sta     rs
+        ldq     _sv_b
+        bra     ad_ldy
+ad_blg:   lda     ex                      ; b the larger: the exponents swap with the operands
         ldy     ey
         sta     ey
         sty     ex
-ad_load:  lda     _sv_a+3,x
-        and     #$80
-        sta     rs
-        lda     _sv_a+2,x
+        ldq     _sv_b
+        sta     wx+1
+        stx     wx+2
+        tya
         ora     #$80
         sta     wx+3
-        lda     _sv_a+1,x
-        sta     wx+2
-        lda     _sv_a,x
-        sta     wx+1
-        txa
-        eor     #4
-        tax
-        lda     _sv_a+3,x
+        tza
+        and     #$80
+        sta     rs
+        ldq     _sv_a
+ad_ldy:   sta     wy+1                    ; Q = the smaller: its significand to wy, opp
+        stx     wy+2
+        tya
+        ora     #$80
+        sta     wy+3
+        tza
         and     #$80
         eor     rs
         sta     opp                     ; bit 7: the signs differ
-        lda     _sv_a+2,x
-        ora     #$80
-        sta     wy+3
-        lda     _sv_a+1,x
-        sta     wy+2
-        lda     _sv_a,x
-        sta     wy+1
         lda     #0
         sta     wx
         sta     wy
