@@ -1583,28 +1583,6 @@ mulq:   lda     0,x
         stq     _sv_b
         jmp     _sv_mul
 
-; sv_r = single(sv_a · the element at q (F32, or F16 when f16 is nonzero)), q advanced
-mulsec: lda     f16
-        bne     @h
-        getf    _sv_b, _sv_q, 0
-        jsr     stepq
-        jmp     _sv_mul
-@h:     ldy     #0
-        lda     (_sv_q),y
-        sta     _sv_h
-        iny
-        lda     (_sv_q),y
-        sta     _sv_h+1
-        jsr     stepq
-        jmp     mulh
-; sv_q += kstr (the element's size, or sv_k_avs's row of V)
-stepq:  clc
-        lda     _sv_q
-        adc     kstr
-        sta     _sv_q
-        bcc     :+
-        inc     _sv_q+1
-:       rts
 ; f16 = A (0: F32 elements, else F16) and kstr = their size
 fmt:    sta     f16
         ldx     #4
@@ -1639,14 +1617,48 @@ kdot:   lda     #0                      ; the sum in the A form when it is a nor
         lda     _sv_acc
         sta     wx+1
         inc     aok
-@loop:  getf    _sv_a, _sv_p, 0
+@loop:  getf    _sv_a, _sv_p, 0          ; x[i]
         lda     #$C0
         sta     ukeep
-        jsr     mulsec
-        jsr     kpost
-        jsr     incp
-        dec     _sv_n
-        bne     @loop
+        lda     f16                     ; times k[i] (F32, or F16 when f16), q on by kstr
+        bne     @h
+        getf    _sv_b, _sv_q, 0
+        clc
+        lda     _sv_q
+        adc     kstr
+        sta     _sv_q
+        bcc     :+
+        inc     _sv_q+1
+:       jsr     _sv_mul
+        bra     @post
+@h:     ldy     #0
+        lda     (_sv_q),y
+        sta     _sv_h
+        iny
+        lda     (_sv_q),y
+        sta     _sv_h+1
+        clc
+        lda     _sv_q
+        adc     kstr
+        sta     _sv_q
+        bcc     :+
+        inc     _sv_q+1
+:       jsr     mulh
+@post:  bit     ukeep                   ; kpost's steps
+        bvc     @nk
+        jsr     kgen
+        bra     @p
+@nk:    lda     aok
+        bne     @p
+        movf    _sv_acc, _sv_r
+@p:     clc                             ; p on
+        lda     _sv_p
+        adc     #4
+        sta     _sv_p
+        bcc     :+
+        inc     _sv_p+1
+:       dec     _sv_n
+        lbne    @loop
         jmp     kend
 
 ; The kernels' running sums (A form: fadd), which start packed in sv_acc (aok = 0); a step sets
