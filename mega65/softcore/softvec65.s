@@ -279,17 +279,19 @@ mulh:   lda     _sv_h+1
         asl     a
         asl     a
         sta     MULB+1
-        lda     _sv_h+1                 ; byte 2: hidden bit and the fraction's top 7 bits
-        and     #3
-        ora     #4
+        lda     _sv_h+1                 ; byte 2: hidden bit and the fraction's top 7 bits:
+        asl     a                       ; the half's bits 8-9 to 5-6 (its exponent's low bit,
+        asl     a                       ; shifted to bit 7, is the hidden bit's place), then
+        asl     a                       ; its bits 3-7 to 0-4
+        asl     a
+        asl     a
+        ora     #$80
         sta     t16
         lda     _sv_h
-        lsr     t16
-        ror     a
-        lsr     t16
-        ror     a
-        lsr     t16
-        ror     a
+        lsr     a
+        lsr     a
+        lsr     a
+        ora     t16
         sta     MULB+2
         lda     _sv_a+3
         eor     _sv_h+1
