@@ -120,7 +120,6 @@ tcur:   .res    2                       ; the descriptor set up last (0: none)
 twin:   .res    4                       ; min(|lo|, hi) when lo < 0 < hi, else 0: |x| below it
                                         ; is inside the table's range
 tgelu:  .res    1                       ; nonzero: the table is GELU's (gseg)
-vopv:   .res    2                       ; sv_k_vop's operation
 fmk:    .res    4                       ; k's significand (24 bits)
 fc0:    .res    4                       ; floor(|lo|·k·2^24)
 
@@ -2056,7 +2055,7 @@ bits:   .byte   $01, $02, $04, $08, $10, $20, $40, $80   ; 2^k
 
 ; ---------------------------------------------------------------------------------------------
 ; VADD / VMUL: x[i] = single(x[i] + y[i]) (A = 0) or single(x[i]·y[i]) (A != 0), p = x, q = y
-; (the operation through a vector set once a call; the pointers move on in the loop itself)
+; (the operation patched into the loop's JSR once a call; the pointers move on in the loop itself)
 _sv_k_vop:
         tax
         beq     :+
@@ -2065,11 +2064,11 @@ _sv_k_vop:
         bra     @set
 :       lda     #<_sv_add
         ldx     #>_sv_add
-@set:   sta     vopv
-        stx     vopv+1
+@set:   sta     @op+1                   ; the loop's JSR patched (the core runs from RAM)
+        stx     @op+2
 @loop:  getf    _sv_a, _sv_p, 0
         getf    _sv_b, _sv_q, 0
-        jsr     (vopv)
+@op:    jsr     _sv_add
         putf    _sv_p, _sv_r
         clc
         lda     _sv_p
