@@ -103,7 +103,7 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
     nkv = sm_read32(blk + ATTN_N_KV_HEADS);
     hdw = sm_read32(blk + ATTN_HEAD_DIM);
     fmt = sm_read32(blk + ATTN_KV_FORMAT);
-    if (nh == 0 || nkv == 0 || hdw == 0 || nkv > nh || nh % nkv != 0)
+    if (nh == 0 || nkv == 0 || hdw == 0 || nkv > nh || (group = nh / nkv) * nkv != nh) /* one division */
         return SS_ERR_BAD_OPERAND;
     if (fmt == KV_F32)
         esz = 4;
@@ -134,7 +134,6 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
         sc_work_add(bytes);
     }
     hd = (uint16_t)hdw;
-    group = nh / nkv;
     row_bytes = nkv * hdw * esz;
     head_bytes = hdw * esz;
     head_q = 4 * hdw;
