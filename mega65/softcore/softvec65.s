@@ -1033,17 +1033,21 @@ table:  lda     v+3                     ; |v| below twin: inside lo..hi, no rule
 @i0:    lda     #0
         bra     @seg
 @i255:  lda     #255
-@seg:   ldx     #0                      ; tp = the table + 8·i (flat)
-        stx     tp+1
+@seg:   tay                             ; tp = the table + 8·i (flat): 8·i's high byte, i >> 5
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        tax
+        tya                             ; and its low byte
         asl     a
-        rol     tp+1
         asl     a
-        rol     tp+1
         asl     a
-        rol     tp+1
+        clc
         adc     ttab
         sta     tp
-        lda     tp+1
+        txa
         adc     ttab+1
         sta     tp+1
         lda     tbank
