@@ -432,24 +432,27 @@ fadd:   lda     #$80                    ; the sum's rounding: to the A form
         stx     wx+1
         sty     wx+2
         stz     wx+3
-        lda     ae
-        sta     ey
+        sec                             ; the places apart: ex − ae
+        lda     ex
+        sbc     ae
         bra     @go
 @ab:    stx     wy+1                    ; the sum the larger (it stays in wx)
         sty     wy+2
         stz     wy+3
-        lda     ex
-        sta     ey
-        lda     ae
-        sta     ex
-        lda     as
-        sta     rs
-@go:    lda     #0
-        sta     aok
-        sta     wx
-        sta     wy
-        sta     stk
-        jmp     addal
+        sec                             ; the places apart: ae − ex; the sum's exponent and
+        lda     ae                      ; sign are the result's
+        sbc     ex
+        ldy     ae
+        sty     ex
+        ldy     as
+        sty     rs
+@go:    ldy     #0
+        sty     aok
+        sty     wx
+        sty     wy
+        sty     stk
+        tay                             ; (Z: no places)
+        jmp     addd
 @pk:    lda     _sv_acc+3               ; the sum packed: ±0 + the product is the product; else
         and     #$7F                    ; the product packed in sv_r (ukeep bit 6 set again: the
         ora     _sv_acc+2               ; kernel's kgen adds the two packed)
@@ -543,11 +546,11 @@ ad_ldy:   sta     wy+1                    ; Q = the smaller: its significand to 
         sta     wx
         sta     wy
         sta     stk
-        ; align the smaller: wy >>= ex − ey, the bits shifted out into stk (fadd joins here)
+        ; align the smaller: wy >>= ex − ey, the bits shifted out into stk (fadd joins below)
 addal:  sec
         lda     ex
         sbc     ey
-        lbeq    ad_aligned
+addd:   lbeq    ad_aligned              ; (fadd joins here with A = the places, Z set on 0)
         cmp     #32
         bcc     ad_bytes
         lda     #1                      ; all of it below the guard byte: sticky only
