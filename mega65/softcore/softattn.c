@@ -25,6 +25,10 @@ static uint8_t esz, q_kept;
 static f32 scale;
 /* rsqrt(head_dim) of the last ATTN (0: none yet); the same head_dim gives the same scale */
 static uint16_t scale_hd;
+#ifdef SV_ASM
+/* sv_k_avs's blocks of V rows end here: the union's end */
+const void *const sv_vend = (const uint8_t *)&sc_w + sizeof sc_w;
+#endif
 
 /* (hi, lo) ·= m as a 64-bit unsigned number; 1 if the product does not fit 64 bits. */
 static uint8_t mul64(uint32_t *hi, uint32_t *lo, uint32_t m)
@@ -99,7 +103,7 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
     nkv = sm_read32(blk + ATTN_N_KV_HEADS);
     hdw = sm_read32(blk + ATTN_HEAD_DIM);
     fmt = sm_read32(blk + ATTN_KV_FORMAT);
-    if (nh == 0 || nkv == 0 || hdw == 0 || nkv > nh || nh % nkv != 0)
+    if (nh == 0 || nkv == 0 || hdw == 0 || nkv > nh || (group = nh / nkv) * nkv != nh) /* one division */
         return SS_ERR_BAD_OPERAND;
     if (fmt == KV_F32)
         esz = 4;
@@ -130,7 +134,6 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
         sc_work_add(bytes);
     }
     hd = (uint16_t)hdw;
-    group = nh / nkv;
     row_bytes = nkv * hdw * esz;
     head_bytes = hdw * esz;
     head_q = 4 * hdw;
@@ -142,7 +145,7 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
 #ifdef SV_ASM
     /* sv_k_scores's and sv_k_avs's operands that hold for every head (the scores kept) */
     sv_rs = row_bytes;
-    sv_rl = (uint16_t)last;
+    sv_rl = keep ? (uint16_t)last : 0; /* (not kept: sv_k_avs one row at a time) */
     sv_kb = &sc_w.at.k;
 #endif
     q_kept = hd <= SC_ATTN_VEC;
@@ -232,12 +235,12 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
             kt = kh;
             hi = lo + n * esz; /* the next chunk's */
 #ifdef SV_ASM
+            sv_qb = sc_w.at.o;
+            sv_rb = n * esz;
+            sv_rn = (uint8_t)n;
             if (keep) { /* the loop over t in softvec65.s */
                 sv_ra = lo;
                 sv_sp = sc_w.at.s;
-                sv_qb = sc_w.at.o;
-                sv_rb = n * esz;
-                sv_rn = (uint8_t)n;
                 sv_k_avs(esz == 2);
             } else
 #endif
@@ -251,18 +254,17 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
                     w = sf_mul(sv_exp(sf_sub(score(kt), m)), rz);
                     kt += row_bytes;
                 }
-                sm_read(lo, &sc_w.at.k, n * esz);
-                lo += row_bytes;
-#ifdef SV_ASM
-                sv_c = w;
-                sv_p = sc_w.at.o;
-                sv_q = &sc_w.at.k;
-                sv_n = (uint8_t)n;
-                sv_k_axpy(esz == 2);
+#ifdef SV_ASM /* row t alone through sv_k_avs: its weight in s[0], which is not kept here */
+                sc_w.at.s[0] = w;
+                sv_ra = lo;
+                sv_sp = sc_w.at.s;
+                sv_k_avs(esz == 2);
 #else
+                sm_read(lo, &sc_w.at.k, n * esz);
                 for (i = 0; i < n; ++i)
                     sc_w.at.o[i] = sf_add(sc_w.at.o[i], sf_mul(w, esz == 4 ? sc_w.at.k.f[i] : sf_from_f16(sc_w.at.k.h[i])));
 #endif
+                lo += row_bytes;
             }
             sm_write(z, sc_w.at.o, 4 * n);
             z += 4 * n;

@@ -112,13 +112,14 @@ union sc_work {
         int8_t q4[32]; /* a Q4_0 block's quants as int8s (cc65 builds) */
     } dq; /* DEQROW of a Q8_0/Q4_0 block */
     struct {
+        f32 o[SC_ATTN_VEC]; /* output chunk */
+        f32 s[SC_ATTN_T];   /* scores, then exp values */
         f32 q[SC_ATTN_VEC]; /* query chunk */
         union {
             f32 f[SC_ATTN_VEC];
             uint16_t h[SC_ATTN_VEC];
-        } k;                /* K or V chunk, F32 or F16 */
-        f32 o[SC_ATTN_VEC]; /* output chunk */
-        f32 s[SC_ATTN_T];   /* scores, then exp values */
+        } k; /* K or V chunk, F32 or F16 */
+        /* cc65 builds: the weighted sums read blocks of V rows from s[T] to the union's end */
     } at;
 };
 extern union sc_work sc_w;

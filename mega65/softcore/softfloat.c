@@ -136,35 +136,48 @@ static const uint8_t pow2[9] = {1, 2, 4, 8, 16, 32, 64, 128, 0};
     } while (0)
 #endif
 
-/* W >>= sn (any count); returns nonzero when a 1 bit was shifted out. One function per
- * register (cc65 reaches a static directly, a pointer only through slow indirection). */
+/* R >>= sn (any count); returns nonzero when a 1 bit was shifted out. */
 static uint16_t sn;
 static uint8_t lost;
-#define DEFINE_SHR_LOST(NAME, W)                                                                 \
-    static uint8_t NAME(void)                                                                    \
-    {                                                                                            \
-        if (sn >= 32) {                                                                          \
-            lost = (W).b[0] | (W).b[1] | (W).b[2] | (W).b[3];                                    \
-            (W).w[0] = 0;                                                                        \
-            (W).w[1] = 0;                                                                        \
-            return lost;                                                                         \
-        }                                                                                        \
-        lost = 0;                                                                                \
-        while (sn >= 8) {                                                                        \
-            lost |= (W).b[0];                                                                    \
-            (W).b[0] = (W).b[1];                                                                 \
-            (W).b[1] = (W).b[2];                                                                 \
-            (W).b[2] = (W).b[3];                                                                 \
-            (W).b[3] = 0;                                                                        \
-            sn -= 8;                                                                             \
-        }                                                                                        \
-        if (sn)                                                                                  \
-            SHR_BITS(W, sn);                                                                     \
-        return lost;                                                                             \
+static uint8_t shr_lost_r(void)
+{
+    if (sn >= 32) {
+        lost = R.b[0] | R.b[1] | R.b[2] | R.b[3];
+        R.w[0] = 0;
+        R.w[1] = 0;
+        return lost;
     }
-DEFINE_SHR_LOST(shr_lost_x, X)
-DEFINE_SHR_LOST(shr_lost_y, Y)
-DEFINE_SHR_LOST(shr_lost_r, R)
+    lost = 0;
+    while (sn >= 8) {
+        lost |= R.b[0];
+        R.b[0] = R.b[1];
+        R.b[1] = R.b[2];
+        R.b[2] = R.b[3];
+        R.b[3] = 0;
+        sn -= 8;
+    }
+    if (sn)
+        SHR_BITS(R, sn);
+    return lost;
+}
+
+/* X >>= sn and Y >>= sn the same way through R (where their callers have nothing in R yet: one
+ * copy of the shift instead of one per register, 500 bytes of the core's window) */
+static uint8_t shr_lost_x(void)
+{
+    R.u = X.u;
+    shr_lost_r();
+    X.u = R.u;
+    return lost;
+}
+
+static uint8_t shr_lost_y(void)
+{
+    R.u = Y.u;
+    shr_lost_r();
+    Y.u = R.u;
+    return lost;
+}
 
 /* R's nonzero significand with its leading 1 brought to bit 31, lowering re. */
 static void normalise_r(void)

@@ -82,8 +82,6 @@ extern const f32 *sv_rq;
 void sv_k_rope(void);
 /* sv_acc = single(sv_acc + single(x[i]·k[i])), k F32 or (f16) F16 */
 void sv_k_dot(uint8_t f16);
-/* x[i] = single(x[i] + single(sv_c·v[i])), v F32 or (f16) F16 */
-void sv_k_axpy(uint8_t f16);
 /* ATTN's kept scores for one head, q one chunk: for t = 0..sv_rl (until SC_POLL() sees RUN/STOP)
  * the K row at sv_ra (sv_rb bytes, sv_rn elements, F16 when f16) into sv_kb, its score
  * single(dot(q at sv_qb, row)·sv_c) to sv_sp[t], their maximum (sf_lt) in sv_m from its value
@@ -96,9 +94,12 @@ extern void *sv_kb;
 extern uint8_t sv_rn;
 void sv_k_scores(uint8_t f16);
 /* ATTN's output chunk over the kept weights: for t = 0..sv_rl (until SC_POLL() sees RUN/STOP)
- * the chunk of V row t at sv_ra (sv_rb bytes, sv_rn elements, F16 when f16) into sv_kb, then
- * o[i] = single(o[i] + single(w_t·v_i)), o at sv_qb, w_t at sv_sp[t]; sv_ra steps by sv_rs */
+ * o[i] = single(o[i] + single(w_t·v_t,i)), o at sv_qb (sv_rn elements), w_t at sv_sp[t], the
+ * chunk of V row t at sv_ra (sv_rb bytes, F16 when f16), sv_ra stepping by sv_rs; the rows come
+ * as many at a time (at most 255) as fit from the weights' end (sv_sp[sv_rl + 1]) to sv_vend */
 void sv_k_avs(uint8_t f16);
+/* the end of sv_k_avs's buffer (softattn.c): the union sc_w's */
+extern const void *const sv_vend;
 /* the fallbacks, softfloat.c's operations on the same operands (softvec.c) */
 void sv_slow_mul(void);
 void sv_slow_add(void);

@@ -23,11 +23,12 @@
         .exportzp       _sv_a, _sv_b, _sv_r, _sv_c, _sv_acc, _sv_p, _sv_q, _sv_n, _sv_h, _sv_tabd
         .export         _sv_mul, _sv_mulz, _sv_add, _sv_f16, _sv_sqrt
         .export         _sv_tab1, _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale, _sv_k_scale2, _sv_k_rope
-        .export         _sv_k_dot, _sv_k_axpy, _sv_k_vop, _sv_k_tab, _sv_k_expsum
+        .export         _sv_k_dot, _sv_k_vop, _sv_k_tab, _sv_k_expsum
         .export         _sv_k_argmax, _sv_k_cvt16, _sv_k_sum, _sv_k_sumsqd, _sv_k_lnout
         .export         _sv_k_deq, _sv_rw, _sv_rh, _sv_rq
         .export         _sv_k_scores, _sv_k_avs, _sv_ra, _sv_rs, _sv_rb, _sv_rl, _sv_rn, _sv_m, _sv_qb, _sv_kb, _sv_sp
         .import         _sc_poll, _sc_stop, _sc_tick
+        .import         _sv_vend                ; the end of sv_k_avs's buffer (softattn.c)
         .import         SC_NEAR_DELTA           ; a near buffer's chip RAM address is its own + this
 
 ; Quad loads and stores (quad.inc): LDQ (bp),Z adds Z, STQ (bp) does not. LDQ leaves a byte in
@@ -86,7 +87,7 @@ ukeep:  .res    1                       ; bit 7: a normal rounded result stays u
                                         ; packed in sv_r)
 sc_t:   .res    2                       ; sv_k_scores's and sv_k_avs's row and format
 sc_f16: .res    1
-sc_avs: .res    1                       ; 1: sv_k_avs, 0: sv_k_scores
+kstr:   .res    1                       ; mulsec: the step from one element of q to the next
 tbelow: .res    1                       ; the function table's below and above rules
 tabove: .res    1
 fxok:   .res    1                       ; 1: tabf may take the segment from P
@@ -119,7 +120,6 @@ tcur:   .res    2                       ; the descriptor set up last (0: none)
 twin:   .res    4                       ; min(|lo|, hi) when lo < 0 < hi, else 0: |x| below it
                                         ; is inside the table's range
 tgelu:  .res    1                       ; nonzero: the table is GELU's (gseg)
-vopv:   .res    2                       ; sv_k_vop's operation
 fmk:    .res    4                       ; k's significand (24 bits)
 fc0:    .res    4                       ; floor(|lo|·k·2^24)
 
@@ -278,17 +278,19 @@ mulh:   lda     _sv_h+1
         asl     a
         asl     a
         sta     MULB+1
-        lda     _sv_h+1                 ; byte 2: hidden bit and the fraction's top 7 bits
-        and     #3
-        ora     #4
+        lda     _sv_h+1                 ; byte 2: hidden bit and the fraction's top 7 bits:
+        asl     a                       ; the half's bits 8-9 to 5-6 (its exponent's low bit,
+        asl     a                       ; shifted to bit 7, is the hidden bit's place), then
+        asl     a                       ; its bits 3-7 to 0-4
+        asl     a
+        asl     a
+        ora     #$80
         sta     t16
         lda     _sv_h
-        lsr     t16
-        ror     a
-        lsr     t16
-        ror     a
-        lsr     t16
-        ror     a
+        lsr     a
+        lsr     a
+        lsr     a
+        ora     t16
         sta     MULB+2
         lda     _sv_a+3
         eor     _sv_h+1
@@ -430,24 +432,27 @@ fadd:   lda     #$80                    ; the sum's rounding: to the A form
         stx     wx+1
         sty     wx+2
         stz     wx+3
-        lda     ae
-        sta     ey
+        sec                             ; the places apart: ex − ae
+        lda     ex
+        sbc     ae
         bra     @go
 @ab:    stx     wy+1                    ; the sum the larger (it stays in wx)
         sty     wy+2
         stz     wy+3
-        lda     ex
-        sta     ey
-        lda     ae
-        sta     ex
-        lda     as
-        sta     rs
-@go:    lda     #0
-        sta     aok
-        sta     wx
-        sta     wy
-        sta     stk
-        jmp     addal
+        sec                             ; the places apart: ae − ex; the sum's exponent and
+        lda     ae                      ; sign are the result's
+        sbc     ex
+        ldy     ae
+        sty     ex
+        ldy     as
+        sty     rs
+@go:    ldy     #0
+        sty     aok
+        sty     wx
+        sty     wy
+        sty     stk
+        tay                             ; (Z: no places)
+        jmp     addd
 @pk:    lda     _sv_acc+3               ; the sum packed: ±0 + the product is the product; else
         and     #$7F                    ; the product packed in sv_r (ukeep bit 6 set again: the
         ora     _sv_acc+2               ; kernel's kgen adds the two packed)
@@ -458,6 +463,17 @@ fadd:   lda     #$80                    ; the sum's rounding: to the A form
 @pq:    lda     #$C0
         sta     ukeep
         jmp     pkq
+
+; sv_add's special operands (A = the exponent − 1, 254 or 255 here)
+ad_spb:   cmp     #$FE                    ; (A = ey − 1) ey = 255: b inf or NaN
+        lbeq    ad_slow
+        lda     ex                      ; ey = 0: a inf or NaN is slow, else b = ±0 or
+        cmp     #$FF                    ; subnormal (ad_bzero)
+        lbne    ad_bzero
+        lbra    ad_slow
+ad_spa:   cmp     #$FE                    ; (A = ex − 1) ex = 255: a inf or NaN
+        lbeq    ad_slow
+        lbra    ad_azero               ; ex = 0 with b normal
 
 ; ---------------------------------------------------------------------------------------------
 ; sv_r = single(sv_a + sv_b)
@@ -472,16 +488,15 @@ _sv_add:
         lda     _sv_b+3
         rol     a
         sta     ey
-        cmp     #$FF
-        lbeq    ad_slow
+        dec     a                       ; exponents 1..254 (normal) -> 0..253
+        cmp     #$FE
+        lbcs    ad_spb                  ; b zero, subnormal, inf or NaN
         lda     ex
-        cmp     #$FF
-        lbeq    ad_slow
-        lda     ey
-        lbeq    ad_bzero
+        dec     a
+        cmp     #$FE
+        lbcs    ad_spa                  ; a zero, subnormal, inf or NaN (b normal)
+        ; order by magnitude: a is the larger when |a| >= |b|
         lda     ex
-        lbeq    ad_azero
-        ; order by magnitude: X = 0 when |a| >= |b| (a is the larger), else 4
         cmp     ey
         bne     ad_ord
         lda     _sv_a+2                 ; equal exponents: bit 7 of byte 2 equal too
@@ -492,46 +507,50 @@ _sv_add:
         bne     ad_ord
         lda     _sv_a
         cmp     _sv_b
-ad_ord:   ldx     #0
-        bcs     ad_load
-        ldx     #4
-        lda     ex                      ; exponents swap with the operands
+ad_ord:   bcc     ad_blg
+        ldq     _sv_a                   ; a the larger: its significand to wx (the leading 1
+        sta     wx+1                    ; set), its sign to rs; b to wy
+        stx     wx+2
+        tya
+        ora     #$80
+        sta     wx+3
+        tza
+        and     #$80
+        sta     rs
+        ldq     _sv_b
+        bra     ad_ldy
+ad_blg:   lda     ex                      ; b the larger: the exponents swap with the operands
         ldy     ey
         sta     ey
         sty     ex
-ad_load:  lda     _sv_a+3,x
-        and     #$80
-        sta     rs
-        lda     _sv_a+2,x
+        ldq     _sv_b
+        sta     wx+1
+        stx     wx+2
+        tya
         ora     #$80
         sta     wx+3
-        lda     _sv_a+1,x
-        sta     wx+2
-        lda     _sv_a,x
-        sta     wx+1
-        txa
-        eor     #4
-        tax
-        lda     _sv_a+3,x
+        tza
+        and     #$80
+        sta     rs
+        ldq     _sv_a
+ad_ldy:   sta     wy+1                    ; Q = the smaller: its significand to wy, opp
+        stx     wy+2
+        tya
+        ora     #$80
+        sta     wy+3
+        tza
         and     #$80
         eor     rs
         sta     opp                     ; bit 7: the signs differ
-        lda     _sv_a+2,x
-        ora     #$80
-        sta     wy+3
-        lda     _sv_a+1,x
-        sta     wy+2
-        lda     _sv_a,x
-        sta     wy+1
         lda     #0
         sta     wx
         sta     wy
         sta     stk
-        ; align the smaller: wy >>= ex − ey, the bits shifted out into stk (fadd joins here)
+        ; align the smaller: wy >>= ex − ey, the bits shifted out into stk (fadd joins below)
 addal:  sec
         lda     ex
         sbc     ey
-        lbeq    ad_aligned
+addd:   lbeq    ad_aligned              ; (fadd joins here with A = the places, Z set on 0)
         cmp     #32
         bcc     ad_bytes
         lda     #1                      ; all of it below the guard byte: sticky only
@@ -1017,17 +1036,21 @@ table:  lda     v+3                     ; |v| below twin: inside lo..hi, no rule
 @i0:    lda     #0
         bra     @seg
 @i255:  lda     #255
-@seg:   ldx     #0                      ; tp = the table + 8·i (flat)
-        stx     tp+1
+@seg:   tay                             ; tp = the table + 8·i (flat): 8·i's high byte, i >> 5
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        tax
+        tya                             ; and its low byte
         asl     a
-        rol     tp+1
         asl     a
-        rol     tp+1
         asl     a
-        rol     tp+1
+        clc
         adc     ttab
         sta     tp
-        lda     tp+1
+        txa
         adc     ttab+1
         sta     tp+1
         lda     tbank
@@ -1171,6 +1194,21 @@ incq:   clc
         inc     _sv_q+1
 :       rts
 
+; ptr += n (4: a single) in the loop itself (a JSR and RTS cost 11 of incp's 24 cycles)
+.macro  step4   ptr, n
+        clc
+        lda     ptr
+.ifblank n
+        adc     #4
+.else
+        adc     #n
+.endif
+        sta     ptr
+        bcc     :+
+        inc     ptr+1
+:
+.endmacro
+
 ; the end of a kernel's loop: one element fewer; Z = 0 for the C at the end
 .macro  next    loop
         dec     _sv_n
@@ -1197,8 +1235,8 @@ _sv_k_tabmul:
         getf    _sv_b, _sv_q, 0
         jsr     _sv_mul
         putf    _sv_p, _sv_r
-        jsr     incp
-        jsr     incq
+        step4   _sv_p
+        step4   _sv_q
         next    @loop
 
 ; The segment without its two roundings (SILUMUL's tables). i = floor(single(single(v − lo)·k))
@@ -1420,7 +1458,7 @@ _sv_k_sumsq:
         sta     ukeep
         jsr     _sv_mul
         jsr     kpost
-        jsr     incp
+        step4   _sv_p
         dec     _sv_n
         bne     @loop
         jmp     kend
@@ -1443,8 +1481,8 @@ _sv_k_scale2:
         getf    _sv_b, _sv_q, 0
         jsr     _sv_mul
         putf    _sv_p, _sv_r
-        jsr     incp
-        jsr     incq
+        step4   _sv_p
+        step4   _sv_q
         next    @loop
 
 ; LAYERNORM's mean: acc = single(acc + x[i]), p = x
@@ -1453,7 +1491,7 @@ _sv_k_sum:
         getf    _sv_b, _sv_p, 0
         jsr     _sv_add
         movf    _sv_acc, _sv_r
-        jsr     incp
+        step4   _sv_p
         next    @loop
 
 ; LAYERNORM's variance: d = single(x[i] + c) (c = −mu: softfloat.c's sf_sub is that addition),
@@ -1473,7 +1511,7 @@ _sv_k_sumsqd:
         movf    _sv_b, _sv_r
         jsr     _sv_add
         movf    _sv_acc, _sv_r
-        jsr     incp
+        step4   _sv_p
         next    @loop
 
 ; LAYERNORM's output: x[i] = single(single(single(d·acc)·g[i]) + b[i]) with d = single(x[i] + c)
@@ -1503,8 +1541,8 @@ _sv_k_lnout:
         stq     _sv_b
         jsr     _sv_add                 ; + b
         putf    _sv_p, _sv_r
-        jsr     incp
-        jsr     incq
+        step4   _sv_p
+        step4   _sv_q
         next    @loop
 
 ; ROPE over sv_n pairs: p = x (v0, v1), q = (c, s) per pair, which start again at sv_rq after
@@ -1527,7 +1565,7 @@ _sv_k_rope:
         sta     _sv_b+3
         jsr     _sv_add
         putf    _sv_p, _sv_r
-        jsr     incp
+        step4   _sv_p
         ldx     #v
         ldz     #4
         jsr     mulq                    ; v0·s
@@ -1539,9 +1577,8 @@ _sv_k_rope:
         movf    _sv_b, _sv_r
         jsr     _sv_add
         putf    _sv_p, _sv_r
-        jsr     incp
-        jsr     incq
-        jsr     incq
+        step4   _sv_p
+        step4   _sv_q, 8
         dec     _sv_rw                  ; the (c, s) table's end: back to its start
         bne     :+
         lda     _sv_rq
@@ -1568,53 +1605,28 @@ mulq:   lda     0,x
         stq     _sv_b
         jmp     _sv_mul
 
-; sv_r = single(sv_a · the element at q (F32, or F16 when f16 is nonzero)), q advanced
-mulsec: lda     f16
-        bne     @h
-        getf    _sv_b, _sv_q, 0
-        jsr     incq
-        jmp     _sv_mul
-@h:     ldy     #0
-        lda     (_sv_q),y
-        sta     _sv_h
-        iny
-        lda     (_sv_q),y
-        sta     _sv_h+1
-        inw     _sv_q
-        inw     _sv_q
-        jmp     mulh
+; f16 = A (0: F32 elements, else F16) and kstr = their size
+fmt:    sta     f16
+        ldx     #4
+        tay
+        beq     :+
+        ldx     #2
+:       stx     kstr
+        rts
 
 ; ATTN's score: acc = single(acc + single(x[i]·k[i])), p = q's chunk, q = K (F16 when A != 0)
-; (the sum in the A form, fadd)
+; (the sum in the A form, fadd; kdot: f16 and kstr, k's step, set, as sv_k_avs's columns)
 _sv_k_dot:
-        sta     f16
-        lda     #0                      ; the sum packed in sv_acc
-        sta     aok
-@loop:  getf    _sv_a, _sv_p, 0
-        lda     #$C0
-        sta     ukeep
-        jsr     mulsec
-        jsr     kpost
-        jsr     incp
-        dec     _sv_n
-        bne     @loop
-        jmp     kend
-
-; ATTN's output: o[i] = single(o[i] + single(c·v[i])), p = o, q = V (F16 when A != 0); a
-; normal o[i] goes to fadd in the A form, the product unpacked
-_sv_k_axpy:
-        sta     f16
-        movf    _sv_a, _sv_c            ; (the products' c: only kgen writes sv_a)
-@loop:  getf    _sv_acc, _sv_p, 0
-        lda     #0
-        sta     aok
+        jsr     fmt
+kdot:   lda     #0                      ; the sum in the A form when it is a normal number (aok
+        sta     aok                     ; = 1), else packed in sv_acc (aok = 0)
         lda     _sv_acc+2
         asl     a
         lda     _sv_acc+3
         rol     a
-        beq     @mul
+        beq     @loop
         cmp     #$FF
-        beq     @mul
+        beq     @loop
         sta     ae
         lda     _sv_acc+3
         and     #$80
@@ -1627,19 +1639,47 @@ _sv_k_axpy:
         lda     _sv_acc
         sta     wx+1
         inc     aok
-@mul:   lda     #$C0
+@loop:  getf    _sv_a, _sv_p, 0          ; x[i]
+        lda     #$C0
         sta     ukeep
-        jsr     mulsec
-        bit     ukeep
-        bvc     :+
+        lda     f16                     ; times k[i] (F32, or F16 when f16), q on by kstr
+        bne     @h
+        getf    _sv_b, _sv_q, 0
+        clc
+        lda     _sv_q
+        adc     kstr
+        sta     _sv_q
+        bcc     :+
+        inc     _sv_q+1
+:       jsr     _sv_mul
+        bra     @post
+@h:     ldy     #0
+        lda     (_sv_q),y
+        sta     _sv_h
+        iny
+        lda     (_sv_q),y
+        sta     _sv_h+1
+        clc
+        lda     _sv_q
+        adc     kstr
+        sta     _sv_q
+        bcc     :+
+        inc     _sv_q+1
+:       jsr     mulh
+@post:  bit     ukeep                   ; kpost's steps
+        bvc     @nk
         jsr     kgen
-        movf    _sv_a, _sv_c
-:       lda     aok
-        beq     :+
-        jsr     aput
-:       putf    _sv_p, _sv_r
-        jsr     incp
-        dec     _sv_n
+        bra     @p
+@nk:    lda     aok
+        bne     @p
+        movf    _sv_acc, _sv_r
+@p:     clc                             ; p on
+        lda     _sv_p
+        adc     #4
+        sta     _sv_p
+        bcc     :+
+        inc     _sv_p+1
+:       dec     _sv_n
         lbne    @loop
         jmp     kend
 
@@ -1693,75 +1733,11 @@ aput:   lda     ae
 ; times sv_c (rsqrt(head_dim)), single, stored at sv_sp on; sv_m = the largest as sf_lt orders
 ; them; sv_ra steps by sv_rs (a row of the cache). What score() and its caller's loop compute.
 _sv_k_scores:
-        ldy     #0
-        bra     rows
-; ATTN's output over the kept weights, one chunk of V: for t = 0..sv_rl (while SC_POLL() sees no
-; RUN/STOP) the chunk of V row t at sv_ra (sv_rb bytes, sv_rn elements, F16 when A != 0) is read
-; to sv_kb and o[i] = single(o[i] + single(w_t·v_i)) with o at sv_qb and w_t at sv_sp (moving
-; on); sv_ra steps by sv_rs. What the loop over t in softattn.c computes with the weights kept.
-_sv_k_avs:
-        ldy     #1
-rows:   sty     sc_avs
-        sta     sc_f16
-        lda     _sv_rb                  ; the job's count and destination, the same for every row
-        sta     rl_count
-        lda     _sv_rb+1
-        sta     rl_count+1
-        clc
-        lda     _sv_kb
-        adc     #<SC_NEAR_DELTA
-        sta     rl_dst
-        lda     _sv_kb+1
-        adc     #>SC_NEAR_DELTA
-        sta     rl_dst+1
-        lda     #^SC_NEAR_DELTA
-        adc     #0                      ; (the window does not cross a bank: softmem_m65.s)
-        sta     rl_dstbk
-        lda     #0
-        sta     sc_t
-        sta     sc_t+1
-@loop:  lda     _sv_rl+1                ; t > sv_rl: done
-        cmp     sc_t+1
-        bcc     @done
-        bne     @poll
-        lda     _sv_rl
-        cmp     sc_t
-        bcc     @done
-@poll:  lda     _sc_stop                ; SC_POLL()
-        bne     @done
-        inc     _sc_tick
-        bne     @read
-        jsr     _sc_poll
-        tax
-        beq     @read
-@done:  ldz     #0
-        rts
-@read:  jsr     rowdma                  ; the row into sv_kb (sm_read(sv_ra, sv_kb, sv_rb))
-        clc                             ; sv_ra += sv_rs
-        ldx     #0
-        ldy     #4
-@step:  lda     _sv_ra,x
-        adc     _sv_rs,x
-        sta     _sv_ra,x
-        inx
-        dey
-        bne     @step
-        lda     sc_avs
-        beq     @dot
-        lda     _sv_sp                  ; sv_c = w_t; sv_sp moves on
-        sta     _sv_p
-        lda     _sv_sp+1
-        sta     _sv_p+1
-        getf    _sv_c, _sv_p, 0
-        jsr     nextw
-        lda     _sv_qb                  ; o += w_t·v
-        sta     _sv_p
-        lda     _sv_qb+1
-        sta     _sv_p+1
-        jsr     kpoint
+        jsr     rsetup
+@loop:  jsr     getrow                  ; the row into sv_kb (sm_read(sv_ra, sv_kb, sv_rb))
+        bcc     @dot
         ldz     #0
-        jsr     _sv_k_axpy
-        bra     @next
+        rts
 @dot:   lda     #0                      ; sv_acc = +0, the dot product over the row
         tax
         tay
@@ -1784,10 +1760,179 @@ rows:   sty     sc_avs
         ldz     #0
         jsr     nextw
         jsr     ltmax                   ; if (sf_lt(sv_m, s_t)) sv_m = s_t
-@next:  inc     sc_t
+        bra     @loop
+
+; ATTN's output over the kept weights, one chunk of V: for t = 0..sv_rl (while SC_POLL() sees no
+; RUN/STOP) o[i] = single(o[i] + single(w_t·v_t,i)) with o at sv_qb (sv_rn elements), w_t at
+; sv_sp on and the chunk of V row t at sv_ra (sv_rb bytes, F16 when A != 0), sv_ra stepping by
+; sv_rs: what the loop over t in softattn.c computes with the weights kept. The rows come in
+; blocks, as many as fit (at most 255) from the head's sv_rl + 1 weights' end (vbase = sv_sp +
+; 4·(sv_rl + 1)) to sv_vend; for each block each o[i] is a running sum of sv_k_dot's with the
+; block's weights as p and V's column i as q (kstr = sv_rb): the same roundings in the same
+; order, o[i] unpacked and packed once a block instead of once a row. Here kv = vbase, kv+2 the
+; next row's place (then column i's), kt the row's end (then o[i]'s address), kt+2 the block's
+; rows, kt+3 the columns left, v an element's bytes.
+_sv_k_avs:
+        jsr     rsetup
+        jsr     fmt
+        lda     kstr
+        sta     v
+        lda     _sv_rb                  ; (at most 128: 32 F32 elements)
+        sta     kstr
+        lda     _sv_rl                  ; vbase
+        ldx     _sv_rl+1
+        inc     a
+        bne     :+
+        inx
+:       stx     kv+1
+        asl     a
+        rol     kv+1
+        asl     a
+        rol     kv+1
+        clc
+        adc     _sv_sp
+        sta     kv
+        lda     kv+1
+        adc     _sv_sp+1
+        sta     kv+1
+@blk:   lda     kv                      ; a block: its rows from vbase on
+        sta     kv+2
+        lda     kv+1
+        sta     kv+3
+        lda     #0
+        sta     kt+2
+@row:   clc                             ; the row's end must be at most sv_vend
+        lda     kv+2
+        adc     _sv_rb
+        sta     kt
+        lda     kv+3
+        adc     #0
+        sta     kt+1
+        cmp     _sv_vend+1
+        bcc     @fit
+        bne     @cols
+        lda     _sv_vend
+        cmp     kt
+        bcc     @cols
+@fit:   lda     kt+2                    ; and at most 255 rows a block
+        inc     a
+        beq     @cols
+        lda     kv+2
+        ldx     kv+3
+        jsr     setdst
+        jsr     getrow
+        bcs     @cols
+        inc     kt+2
+        lda     kt
+        sta     kv+2
+        lda     kt+1
+        sta     kv+3
+        bra     @row
+@cols:  lda     kt+2                    ; no rows: done (or RUN/STOP)
+        bne     :+
+        ldz     #0
+        rts
+:       lda     _sv_qb
+        sta     kt
+        lda     _sv_qb+1
+        sta     kt+1
+        lda     kv
+        sta     kv+2
+        lda     kv+1
+        sta     kv+3
+        lda     _sv_rn
+        sta     kt+3
+@col:   getf    _sv_acc, kt, 0          ; o[i] over the block's rows
+        lda     _sv_sp
+        sta     _sv_p
+        lda     _sv_sp+1
+        sta     _sv_p+1
+        lda     kv+2
+        sta     _sv_q
+        lda     kv+3
+        sta     _sv_q+1
+        lda     kt+2
+        sta     _sv_n
+        jsr     kdot
+        putf    kt, _sv_acc
+        clc
+        lda     kt
+        adc     #4
+        sta     kt
+        bcc     :+
+        inc     kt+1
+:       clc
+        lda     kv+2
+        adc     v
+        sta     kv+2
+        bcc     :+
+        inc     kv+3
+:       dec     kt+3
+        bne     @col
+        lda     _sv_p                   ; the next block's weights: kdot left p after these
+        sta     _sv_sp
+        lda     _sv_p+1
+        sta     _sv_sp+1
+        jmp     @blk
+
+; the row loops' set-up: the format (A), the job's count and destination (sv_kb), t = 0
+rsetup: sta     sc_f16
+        lda     _sv_rb
+        sta     rl_count
+        lda     _sv_rb+1
+        sta     rl_count+1
+        lda     #0
+        sta     sc_t
+        sta     sc_t+1
+        lda     _sv_kb
+        ldx     _sv_kb+1
+        jsr     setdst
+        lda     sc_f16
+        rts
+; the row job's destination: the chip RAM address of the near address X:A
+setdst: clc
+        adc     #<SC_NEAR_DELTA
+        sta     rl_dst
+        txa
+        adc     #>SC_NEAR_DELTA
+        sta     rl_dst+1
+        lda     #^SC_NEAR_DELTA
+        adc     #0                      ; (the window does not cross a bank: softmem_m65.s)
+        sta     rl_dstbk
+        rts
+; row t = sc_t, when t <= sv_rl and SC_POLL() sees no RUN/STOP: read to the job's destination,
+; sv_ra on by sv_rs, t + 1, C = 0; else C = 1
+getrow: lda     _sv_rl+1
+        cmp     sc_t+1
+        bcc     @end
+        bne     @poll
+        lda     _sv_rl
+        cmp     sc_t
+        bcc     @end
+@poll:  lda     _sc_stop                ; SC_POLL()
+        bne     @end
+        inc     _sc_tick
+        bne     @read
+        jsr     _sc_poll
+        tax
+        bne     @end
+@read:  jsr     rowdma
+        clc                             ; sv_ra += sv_rs
+        ldx     #0
+        ldy     #4
+@step:  lda     _sv_ra,x
+        adc     _sv_rs,x
+        sta     _sv_ra,x
+        inx
+        dey
+        bne     @step
+        inc     sc_t
         bne     :+
         inc     sc_t+1
-:       jmp     @loop
+:       clc
+        rts
+@end:   sec
+        rts
         .data
 ; ATTN's row job (rowdma): F018B, addresses crossing megabyte boundaries (option $01, as
 ; softmem_m65.s), source and destination megabytes
@@ -1892,7 +2037,7 @@ ltmax:  lda     _sv_r+3                 ; s_t NaN: no
         bpl     @max
         rts
 
-; sv_q = the row (sv_kb), sv_n = its elements, A = its format, for sv_k_dot and sv_k_axpy
+; sv_q = the row (sv_kb), sv_n = its elements, A = its format, for sv_k_dot
 kpoint: lda     _sv_kb
         sta     _sv_q
         lda     _sv_kb+1
@@ -1917,7 +2062,7 @@ bits:   .byte   $01, $02, $04, $08, $10, $20, $40, $80   ; 2^k
 
 ; ---------------------------------------------------------------------------------------------
 ; VADD / VMUL: x[i] = single(x[i] + y[i]) (A = 0) or single(x[i]·y[i]) (A != 0), p = x, q = y
-; (the operation through a vector set once a call; the pointers move on in the loop itself)
+; (the operation patched into the loop's JSR once a call; the pointers move on in the loop itself)
 _sv_k_vop:
         tax
         beq     :+
@@ -1926,11 +2071,11 @@ _sv_k_vop:
         bra     @set
 :       lda     #<_sv_add
         ldx     #>_sv_add
-@set:   sta     vopv
-        stx     vopv+1
+@set:   sta     @op+1                   ; the loop's JSR patched (the core runs from RAM)
+        stx     @op+2
 @loop:  getf    _sv_a, _sv_p, 0
         getf    _sv_b, _sv_q, 0
-        jsr     (vopv)
+@op:    jsr     _sv_add
         putf    _sv_p, _sv_r
         clc
         lda     _sv_p
@@ -1952,7 +2097,7 @@ _sv_k_tab:
 @loop:  getf    v, _sv_p, 0
         jsr     table
         putf    _sv_p, _sv_r
-        jsr     incp
+        step4   _sv_p
         next    @loop
 
 ; ATTN's softmax numerators: s[i] = exp_table(single(s[i] − m)), acc = single(acc + s[i]);
@@ -2099,7 +2244,7 @@ _sv_k_cvt16:
         lda     kv+2
         dey
         sta     (_sv_q),y
-@next:  jsr     incp
+@next:  step4   _sv_p
         clc
         lda     _sv_q
         adc     #2

@@ -1826,6 +1826,73 @@ fn attention_over_f16_caches_at_the_halfs_edges_agrees() {
     }
 }
 
+/// ATTN's weighted sums carried from one block of V rows to the next (the assembler reads as many
+/// V rows as fit after the kept weights, 11 or 23 of a 32-element chunk here, and keeps each output
+/// in a running sum over a block): 32 equal scores (K all +0), and V columns whose sums are +0,
+/// +inf, NaN, subnormal (then products near the normal range's end), overflowing, cancelled to +0
+/// or +inf meeting -inf at a block's end, in
+/// F32 and F16 caches, over 32 rows (blocks of 11, 11, 10 and 23, 9) and 300 rows (more than the
+/// 256 kept scores: a row at a time).
+#[test]
+fn attention_weighted_sums_carried_across_blocks_of_v_rows_agree_at_zeros_infinities_nans_and_subnormals(
+) {
+    for (k, (kv, t)) in [(KV_F32, 32u32), (KV_F16, 32), (KV_F16, 300), (KV_F32, 257)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut c = Case::new(format!("ATTN V blocks #{k}"), 8300 + k as u64, 1 << 20);
+        let hd = 32usize;
+        let big = if kv == KV_F16 { 65504.0f32 } else { f32::MAX };
+        let tiny = if kv == KV_F16 { 6e-8f32 } else { 1e-39 };
+        // (F32: products just above the normal range, which a subnormal sum still changes)
+        let near = if kv == KV_F16 { 1e-4f32 } else { 5e-37 };
+        let mut vc = vec![0.0f32; t as usize * hd];
+        for r in 0..t as usize {
+            for j in 0..hd {
+                let x = c.rng.normal() as f32;
+                vc[r * hd + j] = match j {
+                    0 if r < 23 => 0.0,
+                    1 if r == 3 => f32::INFINITY,
+                    2 if r == 5 => f32::NAN,
+                    3 if r < 22 => tiny * (1 + r % 3) as f32,
+                    3 => near * (1 + r % 3) as f32,
+                    4 if r == 9 || r == 10 => big,
+                    5 if r < 9 => 0.0,
+                    5 if r == 9 => 0.75,
+                    5 if r == 10 => -0.75,
+                    6 if r == 2 => f32::INFINITY,
+                    6 if r == 12 || r == 24 => f32::NEG_INFINITY,
+                    7 if r == 10 || r == 22 => -big,
+                    7 if r == 11 || r == 23 => big,
+                    _ => x,
+                };
+            }
+        }
+        let enc = |c: &mut Case, v: &[f32]| -> u32 {
+            let b: Vec<u8> = if kv == KV_F16 {
+                v.iter()
+                    .flat_map(|x| ggml::f32_to_f16(*x).to_le_bytes())
+                    .collect()
+            } else {
+                v.iter().flat_map(|x| x.to_le_bytes()).collect()
+            };
+            c.bytes(&b, true)
+        };
+        let blk = AttnBlock {
+            k_cache: enc(&mut c, &vec![0.0f32; t as usize * hd]),
+            v_cache: enc(&mut c, &vc),
+            n_heads: 1,
+            n_kv_heads: 1,
+            head_dim: hd as u32,
+            kv_format: kv,
+        };
+        let q: Vec<f32> = (0..hd).map(|_| c.rng.normal() as f32).collect();
+        let qa = c.f32s(&q);
+        c.attn(&blk, qa, t, None, true);
+        c.run();
+    }
+}
+
 #[test]
 fn attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit() {
     let shapes = [
