@@ -253,6 +253,16 @@ _sgq_block:
 :       sta     rbha
         sta     rbhb
         sta     rbh4
+        lda     _sgq_rb+1               ; a stride below 256 bytes: no carry out of the low byte
+        ora     _sgq_rb+2               ; skips the high byte's step (BCC over it), else the
+        ora     _sgq_rb+3               ; branch goes to the next instruction either way
+        beq     :+
+        lda     #0
+        bra     :++
+:       lda     #RBSKIP
+:       sta     rbca+1
+        sta     rbcb+1
+        sta     rbc4+1
         lda     _sgq_fmt
         cmp     #WT_Q8_0
         bne     @q4
@@ -291,6 +301,7 @@ _sgq_block:
         lda     #0
         sbc     corr+2
         sta     ncz+1
+        clc                             ; (q8pre and q4pre step the sources with C = 0)
 ; Each row's block comes by one inline DMA job (the list follows the STA DMA_INLINE and the CPU
 ; goes on after it; its list is read through the CPU's memory map: gs4510.vhdl 8986-8995, spec
 ; §M3.1; xemu dma65.c takes the list at the CPU's PC and puts the PC after it), so no list address
@@ -352,10 +363,11 @@ next_acc:
         inc     accp+1
         inc     acc_e+2
         inc     acc_st+4
-ae_lo:  cmp     #0                      ; (patched: the end's low byte; it recurs every 64 rows,
-        bne     rowloop                 ; so the high byte decides then)
+        clc                             ; (the row loop enters q8pre/q4pre with C = 0)
+ae_lo:  eor     #0                      ; (patched: the end's low byte; it recurs every 64 rows,
+        bne     rowloop                 ; so the high byte decides then; EOR keeps C)
         lda     accp+1
-ae_hi:  cmp     #0                      ; (patched: the end's high byte)
+ae_hi:  eor     #0                      ; (patched: the end's high byte)
         bne     rowloop
         ldz     #0                      ; (cc65 code takes (zp) as (zp),Z)
         rts
@@ -480,6 +492,7 @@ dx_params:
         rts
 
 Q8SIZE  = 24                            ; bytes of one pair's code (q8sum)
+RBSKIP  = 10                            ; a source step's high-byte add and far test (q8pre)
 Q4SIZE  = 32                            ; bytes of one byte's code (q4sum)
 
 ; The quants (at qp) into the isum code and the correction's sums. Per quant: |x| (Q8_0 mask
@@ -713,27 +726,29 @@ set_corr:
 ; puts dw's bytes into the two CMP # here (q8pre+1, +25: wlo, whi, where the term reads them),
 ; and each 24 bytes holds the next row's step of one job's source (the list is read by now).
 far_a8: jsr     far_a                   ; (within the branches' reach)
+        clc                             ; (q8pre2's add)
         jmp     q8pre2
 far_b:  jsr     far_bb
         jmp     q8sum
-q8pre:  cmp     #0                      ; +0: dw's low byte (job A writes +1; the term reads it)
+; Entered with C = 0 (the row loop's and far_a8's promise); LDA # holds dw's bytes and keeps C.
+q8pre:  lda     #0                      ; +0: dw's low byte (job A writes +1; the term reads it)
 ncx:    ldx     #0                      ; Q = -corr (patched); A and the carry are free: each
-        clc                             ; ADCQ adds byte 2 = 0 to A (at most 128, the last |x|)
-        clc                             ; and a carry out of Z only ever reaches A. Job A's source
+                                        ; ADCQ adds byte 2 = 0 to A (at most 128, the last |x|)
+                                        ; and a carry out of Z only ever reaches A. Job A's source
         lda     src
 rb0a:   adc     #0
         sta     src
-        lda     src+1
+rbca:   bcc     q8pre2                  ; (patched: offset 0 unless the stride is below 256
+        lda     src+1                   ; bytes; then no carry leaves the high byte as it is)
 rb1a:   adc     #0
         sta     src+1
 rbha:   bcs     far_a8                  ; (BRA when the stride is 64 KB or more)
-q8pre2: cmp     #0                      ; +24: dw's high byte (job A writes +25)
+q8pre2: lda     #0                      ; +24: dw's high byte (job A writes +25); C = 0 here
 ncy:    ldy     #0
-        clc                             ; (the 24 bytes' last one)
-        clc                             ; job B's source
-        lda     srcB
+        lda     srcB                    ; job B's source
 rb0b:   adc     #0
         sta     srcB
+rbcb:   bcc     q8sum                   ; (as rbca)
         lda     srcB+1
 rb1b:   adc     #0
         sta     srcB+1
@@ -747,17 +762,18 @@ q8sum:
 q8tail: jmp     term                    ; (patched: term or term_dx; slow makes it an RTS)
         .assert (* - q8sum) = 16 * Q8SIZE + 3, error, "Q8SIZE"
         .assert q8pre2 = q8pre + 24 && q8sum = q8pre + 48, error, "softgemv65.s: dw's bytes and the weights are 24 bytes apart (job A's step)"
+        .assert q8pre2 - (rbca + 2) = RBSKIP && q8sum - (rbcb + 2) = RBSKIP && q4sum - (rbc4 + 2) = RBSKIP, error, "softgemv65.s: the source steps' skips"
 
 far_a4: jsr     far_a
         jmp     q4sum
 ; Q4_0's row: X:Y = -corr, job A's source one row on, then the isum
-q4pre:
+q4pre:                                  ; (C = 0, as q8pre)
 ncx4:   ldx     #0
 ncy4:   ldy     #0
-        clc
         lda     src
 rb04:   adc     #0
         sta     src
+rbc4:   bcc     q4sum                   ; (as rbca)
         lda     src+1
 rb14:   adc     #0
         sta     src+1
