@@ -747,6 +747,35 @@ fn gemv_with_rows_or_input_across_a_megabyte_boundary_agrees() {
     }
 }
 
+/// Row strides just below and just above 256 bytes (Q8_0 7 and 8 blocks, Q4_0 14 and 15), the
+/// rows straddling the 64 KB bank boundary at $8010000: below 256 bytes softgemv65.s steps a block
+/// source's high byte only when its low byte carries, and its bank only when the 16 bits wrap.
+#[test]
+fn gemv_with_row_strides_either_side_of_256_bytes_across_a_bank_boundary_agrees() {
+    for (k, (fmt, cols)) in [
+        (GgmlType::Q8_0, 224u32),
+        (GgmlType::Q8_0, 256),
+        (GgmlType::Q4_0, 448),
+        (GgmlType::Q4_0, 480),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let name = format!("GEMV {} of {cols} columns across $8010000", fmt.name());
+        let mut c = Case::new(name, 9970 + k as u64, 1 << 18);
+        let rows = 40;
+        let x = c.vector(cols);
+        let xa = c.f32s(&x);
+        let za = c.alloc(4 * rows, true);
+        let w = weight_rows(&mut c, fmt, rows, cols);
+        let wa = BASE + 0x1_0000 - w.len() as u32 / 2 - 7;
+        c.put(wa, &w);
+        c.setn(cols, rows, 0);
+        c.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
+        c.run();
+    }
+}
+
 /// A Q8_0 row's block comes by two chained DMA entries (softgemv65.s: bytes 0-17, then 18-33, each
 /// with its own source bank and megabyte) and a Q4_0 block by one: the megabyte boundary at every
 /// kind of place inside a block of the middle row (in entry A, between the entries, in entry B).
