@@ -92,8 +92,40 @@ mxs_hi: .res    8
 ; void sgq_cols(void): sgq_nb block columns of a column chunk, one sgq_block each: the quants at
 ; sgq_q (32 a column), the scales at sgq_d (one f32 a column), row r0's first block at sgq_pc,
 ; which moves on by a block a column; sgq_first (the chunk's first column's sums are +0) and
-; sgq_last (the chunk ends the rows: its last column stores singles) as flags of the chunk.
+; sgq_last (the chunk ends the rows: its last column stores singles) as flags of the chunk. The
+; row stride sgq_rb goes into the row loop's source steps here, once for the chunk's columns.
 _sgq_cols:
+        lda     _sgq_rb                 ; the row stride's low 16 bits as immediates; a stride
+        sta     rb0a+1                  ; of 64 KB or more takes the far step every row
+        sta     rb0b+1
+        sta     rb04+1
+        lda     _sgq_rb+1
+        sta     rb1a+1
+        sta     rb1b+1
+        sta     rb14+1
+        lda     _sgq_rb+2
+        ora     _sgq_rb+3
+        beq     :+
+        lda     #$80                    ; BRA
+        bra     :++
+:       lda     #$B0                    ; BCS
+:       sta     rbha
+        sta     rbhb
+        sta     rbh4
+        ldx     #$90                    ; a stride below 256 bytes: no carry out of the low byte
+        ldy     #RBSKIP                 ; skips the high byte's step (BCC over it); else two TXA
+        lda     _sgq_rb+1               ; (A is loaded next; X, Y and C stay), as fast as a
+        ora     _sgq_rb+2               ; branch that is never taken would not be
+        ora     _sgq_rb+3
+        beq     :+
+        ldx     #$8A                    ; TXA
+        ldy     #$8A
+:       stx     rbca
+        stx     rbcb
+        stx     rbc4
+        sty     rbca+1
+        sty     rbcb+1
+        sty     rbc4+1
         lda     _sgq_last
         sta     lastc
         lda     _sgq_nb
@@ -147,8 +179,8 @@ _sgq_cols:
         rts
 
 ; sgq_block: sgq_fmt (WT_Q8_0 or WT_Q4_0), sgq_q (32 quants), sgq_dx (their scale,
-; F16-rounded), sgq_p (row r0's block), sgq_rb (row stride), sgq_nr (rows, >= 1), sgq_acc (their
-; running sums, f32 each). sgq_p is used up (its bits 16-31 follow the rows). sgq_first nonzero:
+; F16-rounded), sgq_p (row r0's block), sgq_rb (row stride, patched in by sgq_cols), sgq_nr
+; (rows, >= 1), sgq_acc (their running sums, f32 each). sgq_p is used up (its bits 16-31 follow the rows). sgq_first nonzero:
 ; every running sum is +0 (a row chunk's first block column), so acc + the product is the
 ; product itself (+0 + p = p for every nonzero p; the product's rounding and range checks are
 ; the same) and acc + ±0 (isum = 0) is +0 (+0 + −0 = +0 to nearest): the term stores the
@@ -236,33 +268,6 @@ _sgq_block:
         lda     _sgq_p+1
         sta     src+1
         jsr     set_srchi
-        lda     _sgq_rb                 ; the row stride's low 16 bits as immediates; a stride
-        sta     rb0a+1                  ; of 64 KB or more takes the far step every row
-        sta     rb0b+1
-        sta     rb04+1
-        lda     _sgq_rb+1
-        sta     rb1a+1
-        sta     rb1b+1
-        sta     rb14+1
-        lda     _sgq_rb+2
-        ora     _sgq_rb+3
-        beq     :+
-        lda     #$80                    ; BRA
-        bra     :++
-:       lda     #$B0                    ; BCS
-:       sta     rbha
-        sta     rbhb
-        sta     rbh4
-        lda     _sgq_rb+1               ; a stride below 256 bytes: no carry out of the low byte
-        ora     _sgq_rb+2               ; skips the high byte's step (BCC over it), else the
-        ora     _sgq_rb+3               ; branch goes to the next instruction either way
-        beq     :+
-        lda     #0
-        bra     :++
-:       lda     #RBSKIP
-:       sta     rbca+1
-        sta     rbcb+1
-        sta     rbc4+1
         lda     _sgq_fmt
         cmp     #WT_Q8_0
         bne     @q4
@@ -738,7 +743,7 @@ ncx:    ldx     #0                      ; Q = -corr (patched); A and the carry a
         lda     src
 rb0a:   adc     #0
         sta     src
-rbca:   bcc     q8pre2                  ; (patched: offset 0 unless the stride is below 256
+rbca:   bcc     q8pre2                  ; (patched: TXA TXA unless the stride is below 256
         lda     src+1                   ; bytes; then no carry leaves the high byte as it is)
 rb1a:   adc     #0
         sta     src+1
