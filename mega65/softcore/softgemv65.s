@@ -103,21 +103,18 @@ _sgq_cols:
         sta     rb1a+1
         sta     rb1b+1
         sta     rb14+1
+        ldx     #$B0                    ; BCS
         lda     _sgq_rb+2
         ora     _sgq_rb+3
         beq     :+
-        lda     #$80                    ; BRA
-        bra     :++
-:       lda     #$B0                    ; BCS
-:       sta     rbha
-        sta     rbhb
-        sta     rbh4
+        ldx     #$80                    ; BRA
+:       stx     rbha
+        stx     rbhb
+        stx     rbh4
         ldx     #$90                    ; a stride below 256 bytes: no carry out of the low byte
         ldy     #RBSKIP                 ; skips the high byte's step (BCC over it); else two TXA
-        lda     _sgq_rb+1               ; (A is loaded next; X, Y and C stay), as fast as a
-        ora     _sgq_rb+2               ; branch that is never taken would not be
-        ora     _sgq_rb+3
-        beq     :+
+        ora     _sgq_rb+1               ; (A is loaded next; X, Y and C stay), as fast as a
+        beq     :+                      ; branch that is never taken would not be
         ldx     #$8A                    ; TXA
         ldy     #$8A
 :       stx     rbca
