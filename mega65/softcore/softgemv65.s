@@ -725,7 +725,7 @@ set_corr:
 .endmacro
 
 ; Q8_0's row, from the row loop with B = $D7 after its job: the stride of job A's destination
-; puts dw's bytes into the two CMP # here (q8pre+1, +25: wlo, whi, where the term reads them),
+; puts dw's bytes into the two LDA # here (q8pre+1, +25: wlo, whi, where the term reads them),
 ; and each 24 bytes holds the next row's step of one job's source (the list is read by now).
 far_a8: jsr     far_a                   ; (within the branches' reach)
         clc                             ; (q8pre2's add)
