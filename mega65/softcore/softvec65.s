@@ -28,6 +28,10 @@
         .export         _sv_k_deq, _sv_rw, _sv_rh, _sv_rq
         .export         _sv_k_scores, _sv_k_avs, _sv_ra, _sv_rs, _sv_rb, _sv_rl, _sv_rn, _sv_m, _sv_qb, _sv_kb, _sv_sp
         .import         _sc_poll, _sc_stop, _sc_tick
+        .import         _soft_mem_end, popeax   ; sc_span's end of SSNAIL memory, cc65's argument pop
+        .importzp       sreg
+        .export         _sc_span
+        .include        "ssnail_regs.inc"       ; IMG_BASE, SS_ERR_ADDRESS
         .import         _sv_vend                ; the end of sv_k_avs's buffer (softattn.c)
         .import         SC_NEAR_DELTA           ; a near buffer's chip RAM address is its own + this
 
@@ -124,6 +128,36 @@ fmk:    .res    4                       ; k's significand (24 bits)
 fc0:    .res    4                       ; floor(|lo|·k·2^24)
 
         .code
+
+; ---------------------------------------------------------------------------------------------
+; sc_span(addr, len) (softcore_int.h; softcore.c's C where this file is not built): SC_OK when
+; IMG_BASE <= addr <= soft_mem_end and len <= soft_mem_end − addr, else SS_ERR_ADDRESS. cc65's
+; __fastcall__: len in A/X/sreg, addr on the C stack. Every instruction's range checks call it
+; (cc65's 32-bit compares and stack loads made it ≈ 250 cycles a call in C).
+_sc_span:
+        ldy     sreg
+        ldz     sreg+1
+        stq     kt                      ; len
+        jsr     popeax
+        ldy     sreg
+        ldz     sreg+1                  ; Q = addr
+        cpz     #IMG_BASE >> 24         ; (IMG_BASE's low 24 bits are 0)
+        bcc     @bad
+        stq     kv
+        ldq     _soft_mem_end
+        sec
+        sbcq    kv                      ; end − addr: a borrow when addr > end
+        bcc     @bad
+        sec
+        sbcq    kt                      ; a borrow when len > end − addr
+        bcc     @bad
+        lda     #0                      ; SC_OK
+        .byte   $2C                     ; (BIT abs: skips the LDA #)
+@bad:   lda     #SS_ERR_ADDRESS
+        ldx     #0
+        ldz     #0
+        rts
+        .assert (IMG_BASE & $FFFFFF) = 0, error, "sc_span compares IMG_BASE's top byte alone"
 
 ; ---------------------------------------------------------------------------------------------
 ; sv_r = single(sv_a · sv_b) for C: Z = 0 again on return (sv_mul leaves it as scratch)
