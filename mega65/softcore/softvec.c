@@ -50,11 +50,15 @@ static void put(uint32_t base, const f32 *buf)
     sm_write(base + 4 * at, buf, 4 * n);
 }
 
+#ifdef SV_ASM /* softvec65.s: sv_span4 */
+#define span4 sv_span4
+#else
 /* The range check of f32[n0] at a. */
 static uint8_t span4(uint32_t a, uint32_t n0)
 {
     return sc_span(a, sc_mul_sat(n0, 4));
 }
+#endif
 
 /* cc65 builds read the tables in softvec65.s only: exp's and SiLU's are not in the CPU's view in
  * the shipped core (fntab.c) */

@@ -15,6 +15,8 @@ extern f32 sv_a, sv_b, sv_r; /* sv_r = single(sv_a · sv_b), single(sv_a + sv_b)
 extern uint16_t sv_cn, sv_vmax;
 extern uint32_t sv_at;
 uint8_t sv_more(uint32_t len);
+/* sc_span(a, 4·n0) with the product saturated (softvec.c's span4) */
+uint8_t sv_span4(uint32_t a, uint32_t n0);
 extern f32 sv_c, sv_acc;     /* a kernel's scalar and running sum */
 extern f32 *sv_p;            /* kernel operands: x (overwritten), y / K / V */
 extern const void *sv_q;

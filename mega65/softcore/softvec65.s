@@ -30,7 +30,7 @@
         .import         _sc_poll, _sc_stop, _sc_tick
         .import         _soft_mem_end, popeax   ; sc_span's end of SSNAIL memory, cc65's argument pop
         .importzp       sreg
-        .export         _sc_span, _sv_more
+        .export         _sc_span, _sv_span4, _sv_more
         .import         _sv_cn, _sv_at, _sv_vmax ; sv_more's chunk state (softvec.c)
         .include        "ssnail_regs.inc"       ; IMG_BASE, SS_ERR_ADDRESS
         .import         _sv_vend                ; the end of sv_k_avs's buffer (softattn.c)
@@ -138,7 +138,7 @@ fc0:    .res    4                       ; floor(|lo|·k·2^24)
 _sc_span:
         ldy     sreg
         ldz     sreg+1
-        stq     kt                      ; len
+spanq:  stq     kt                      ; len
         jsr     popeax
         ldy     sreg
         ldz     sreg+1                  ; Q = addr
@@ -159,6 +159,22 @@ _sc_span:
         ldz     #0
         rts
         .assert (IMG_BASE & $FFFFFF) = 0, error, "sc_span compares IMG_BASE's top byte alone"
+
+; sv_span4(a, n0) (softvec65.h): sc_span(a, 4·n0), the product saturated to 2^32 − 1 (which no
+; span from IMG_BASE on fits), as softvec.c's span4 with sc_mul_sat
+_sv_span4:
+        ldy     sreg
+        ldz     sreg+1
+        cpz     #$40
+        bcs     @sat                    ; n0 >= 2^30
+        aslq
+        aslq
+        bra     spanq
+@sat:   lda     #$FF
+        tax
+        tay
+        taz
+        bra     spanq
 
 ; sv_more(len) (softvec65.h; softvec.c's more() in C where this file is not built): 0 when
 ; sv_at = len or RUN/STOP (SC_POLL), else sv_cn = min(len − sv_at, sv_vmax) and 1; sv_at <= len.
