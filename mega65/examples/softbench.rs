@@ -23,6 +23,8 @@
 //!   10) stepped an instruction at a time, the cycles spent in each function (its own code, not its callees),
 //!   from the ld65 debug and label files (each instruction's functions down to 2 % of it, or
 //!   0.1 % with SOFTBENCH_ALL=1 in the environment).
+//!   SOFTBENCH_CALLERS=pusheax,ldeaxysp,... adds those functions' cycles and calls by their caller
+//!   (the function whose JSR reached them: where cc65's runtime helpers are paid for).
 //!
 //! * --image FILE: cycles per token and tokens/s of a decoder image of one's own instead of the
 //!   synthetic models (several: a table, e.g. one `ssnail convert` made with and one without
@@ -392,10 +394,40 @@ fn profile(prg: &[u8], out: &Path, what: &str, mem: &[u8], job: u32) -> Result<(
         .context("no _ins in the debug file")??;
     let mut per_op: HashMap<u8, u64> = HashMap::new();
     let mut per_op_fn: HashMap<(u8, usize), u64> = HashMap::new();
+    // SOFTBENCH_CALLERS=f,g,...: the cycles and calls of those functions (cc65's runtime helpers
+    // such as pusheax) by the function that called them, the JSR's return address on the stack
+    // (page 1: cc65's programs run with the 6502 stack) giving the caller
+    let helpers: Vec<usize> = std::env::var("SOFTBENCH_CALLERS")
+        .map(|v| {
+            v.split(',')
+                .filter_map(|n| funcs.iter().position(|(_, f)| f == n))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut by_caller: HashMap<(usize, usize), (u64, u64)> = HashMap::new();
+    let mut inside: Option<(usize, usize, u16)> = None;
     loop {
         let pc = m.pc;
         let before = m.cycles;
+        let fi = funcs.partition_point(|(a, _)| *a <= pc).saturating_sub(1);
+        if inside.is_none() && funcs[fi].0 == pc && helpers.contains(&fi) {
+            let s = m.sp;
+            let r = m.peek_phys(0x100 | u32::from(s.wrapping_add(1) & 0xFF), 1)[0] as u16
+                | (m.peek_phys(0x100 | u32::from(s.wrapping_add(2) & 0xFF), 1)[0] as u16) << 8;
+            let ret = r.wrapping_add(1);
+            let caller = funcs
+                .partition_point(|(a, _)| *a <= ret.wrapping_sub(3))
+                .saturating_sub(1);
+            by_caller.entry((fi, caller)).or_default().1 += 1;
+            inside = Some((fi, caller, ret));
+        }
         let stop = m.run_one();
+        if let Some((h, c, ret)) = inside {
+            by_caller.entry((h, c)).or_default().0 += m.cycles - before;
+            if m.pc == ret {
+                inside = None;
+            }
+        }
         let i = funcs.partition_point(|(a, _)| *a <= pc).saturating_sub(1);
         *per.entry(i).or_default() += m.cycles - before;
         let op = m.peek_phys(ins, 1)[0];
@@ -444,6 +476,15 @@ fn profile(prg: &[u8], out: &Path, what: &str, mem: &[u8], job: u32) -> Result<(
             .collect();
         let name = Op::from_u8(op).map_or("?", |o| o.name());
         println!("| {name}: {} |", list.join(", "));
+    }
+    if !helpers.is_empty() {
+        let mut v: Vec<((usize, usize), (u64, u64))> = by_caller.into_iter().collect();
+        v.sort_by_key(|&(_, (c, _))| std::cmp::Reverse(c));
+        println!("| helper | caller | cycles | calls |");
+        println!("|---|---|---:|---:|");
+        for ((h, c), (cy, n)) in v.into_iter().take(40) {
+            println!("| {} | {} | {cy} | {n} |", funcs[h].1, funcs[c].1);
+        }
     }
     let mut v: Vec<(usize, u64)> = per.into_iter().collect();
     v.sort_by_key(|&(_, c)| std::cmp::Reverse(c));

@@ -7,8 +7,10 @@
         .p4510
         .import         _xs_tsrc
         .import         _xs_rneg, _xs_rh, _xs_rtop, _xs_rbelow, _xs_rsticky
-        .export         _xs_top
-        .importzp       ptr1
+        .export         _xs_top, _sf_recip65
+        .importzp       ptr1, sreg
+
+        .include        "mega65_io.inc"         ; the multiplier and divider
 
         .include        "fn_tables.inc"         ; XS_BYTES
 
@@ -18,7 +20,97 @@ mag:    .res    XS_BYTES                ; its magnitude, bytes lo..t (the accumu
 lo:     .res    1                       ; max(t - 5, 0)
 stl:    .res    1                       ; nonzero: a magnitude byte below lo is nonzero
 
+rre:    .res    1                       ; sf_recip65: the result's exponent, sign, fraction
+rsg:    .res    1
+rfr:    .res    3
+
         .code
+
+; f32 sf_recip65(f32 a) (softfloat.h; cc65's __fastcall__: a and the result in A/X/sreg):
+; single(1/a) by the divider for a normal a with 1 <= e <= 252 (the result normal too), else
+; SF_RECIP_NO ($FFFFFFFF, a NaN that no such reciprocal is) and sf_recip divides. With m = a's
+; significand (2^23 <= m < 2^24), 1/|a| = 2^(253 − e)·(2^24/m), 2^24/m in (1, 2); for m = 2^23
+; it is 2^(254 − e) exactly. Else 2^24/m is never exact (m is no power of two), so it rounds to
+; nearest up exactly when its bit 24 below the point is 1, with no tie: with F = the quotient's 32
+; fraction bits (DIVOUT's), the fraction is (F + 2^8) >> 9. F's low byte $00 or $FF takes
+; sf_div's way (2 in 256): a last bit off by one either way then cannot move that result
+; (softfloat.c's sf_div does not rest on the divider's last bit either).
+_sf_recip65:
+        ldy     #0
+        sty     MATH_MULTINA            ; A = 2^24, B = m (docs/spec/mega65.md §M9)
+        sty     MATH_MULTINA+1
+        sty     MATH_MULTINA+2
+        sty     MATH_MULTINB+3
+        iny
+        sty     MATH_MULTINA+3
+        sta     MATH_MULTINB
+        stx     MATH_MULTINB+1
+        lda     sreg
+        ora     #$80
+        sta     MATH_MULTINB+2
+        lda     sreg+1
+        and     #$80
+        sta     rsg
+        lda     sreg                    ; e
+        asl     a
+        lda     sreg+1
+        rol     a
+        beq     @no                     ; zero or subnormal
+        cmp     #253
+        bcs     @no                     ; a result below the normal range; inf, NaN
+        eor     #$FF                    ; 253 − e = (255 − e) − 2
+        sec
+        sbc     #2
+        sta     rre
+        lda     sreg                    ; m = 2^23: the exact power of two
+        and     #$7F
+        ora     MATH_MULTINB+1
+        ora     MATH_MULTINB
+        beq     @two
+@busy:  bit     MATH_BUSY               ; DIVBUSY (bit 7)
+        bmi     @busy
+        lda     MATH_DIVOUT             ; F's low byte: clear of $00 and $FF
+        beq     @no
+        cmp     #$FF
+        beq     @no
+        clc                             ; F + 2^8, bytes 1-3 (no carry out: F < 2^32 − 2^21
+        lda     MATH_DIVOUT+1           ; for m > 2^23)
+        adc     #1
+        tax
+        lda     MATH_DIVOUT+2
+        adc     #0
+        tay
+        lda     MATH_DIVOUT+3
+        adc     #0
+        lsr     a                       ; >> 9: bits 16-22, 8-15, 0-7 of the fraction
+        sta     rfr+2
+        tya
+        ror     a
+        sta     rfr+1
+        txa
+        ror     a
+        sta     rfr
+@pk:    lda     rre
+        lsr     a                       ; C = the exponent's low bit
+        ora     rsg
+        sta     sreg+1
+        lda     rfr+2
+        bcc     :+
+        ora     #$80
+:       sta     sreg
+        lda     rfr
+        ldx     rfr+1
+        rts
+@two:   inc     rre                     ; 2^(254 − e): fraction 0
+        sta     rfr                     ; (A = 0)
+        sta     rfr+1
+        sta     rfr+2
+        bra     @pk
+@no:    lda     #$FF
+        sta     sreg
+        sta     sreg+1
+        tax
+        rts
 
 ; uint8_t xs_top(void): xs_round's first part (exactsum.c, its C for the PC): the sum S = acc - B
 ; (acc: the 74 bytes at xs_tsrc, xs_acc or a row page of exactsum65.s, exactsum.c's xs_load)

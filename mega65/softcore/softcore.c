@@ -8,6 +8,7 @@
 #include "fn_tables.h"
 #include "ssnail_regs.h"
 #include "mega65_io.h"
+#include "softvec65.h"
 
 uint8_t soft_error;
 uint32_t soft_fault_pc;
@@ -76,12 +77,14 @@ static union {
 /* The last PC whose 16 bytes lie in SSNAIL memory (soft_go: soft_mem_end − 16, or 0) */
 static uint32_t sc_pc_last;
 
+#ifndef SV_ASM /* cc65 builds with softvec65.s: sc_span there */
 uint8_t sc_span(uint32_t addr, uint32_t len)
 {
     if (addr < IMG_BASE || addr > soft_mem_end || len > soft_mem_end - addr)
         return SS_ERR_ADDRESS;
     return SC_OK;
 }
+#endif
 
 uint32_t sc_mul_sat(uint32_t a, uint32_t b)
 {

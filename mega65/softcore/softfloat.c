@@ -634,12 +634,17 @@ f32 sf_sqrt(f32 a)
 
 f32 sf_recip(f32 a)
 {
+#ifdef SF_RECIP_ASM
+    f32 r = sf_recip65(a);
+    if (r != SF_RECIP_NO)
+        return r;
+#endif
     return sf_div(SF_ONE, a);
 }
 
 f32 sf_rsqrt(f32 a)
 {
-    return sf_div(SF_ONE, sf_sqrt(a));
+    return sf_recip(sf_sqrt(a));
 }
 
 /* ------------------------------------------------------------------------------------------ */

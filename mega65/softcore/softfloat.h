@@ -66,6 +66,13 @@ f32 sf_sqrt(f32 a);
 /* recip(x) = 1/x correctly rounded; rsqrt(x) = recip(sqrt(x)), two roundings (§5.3) */
 f32 sf_recip(f32 a);
 f32 sf_rsqrt(f32 a);
+#if defined(SF_HWMUL) && !defined(SC_C_GEMV)
+/* exactround65.s: recip(a) by the divider for a normal a with a normal reciprocal, else
+ * SF_RECIP_NO (sf_recip then divides) */
+#define SF_RECIP_ASM 1
+#define SF_RECIP_NO 0xFFFFFFFFUL
+f32 sf_recip65(f32 a);
+#endif
 
 f32 sf_from_i32(int32_t v); /* rounded to nearest even */
 f32 sf_from_u32(uint32_t v);

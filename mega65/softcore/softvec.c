@@ -14,11 +14,21 @@
 #include "ssnail_regs.h"
 #include "softvec65.h"
 
-static uint16_t n;  /* elements in this chunk */
-static uint32_t at; /* elements done */
+#ifdef SV_ASM /* softvec65.s's sv_more: more() below, on these three as its sv_cn, sv_at, sv_vmax */
+#define n sv_cn
+#define at sv_at
+#define vmax sv_vmax
+#define more sv_more
+#define SV_STATE
+#else
+#define SV_STATE static
+#endif
+SV_STATE uint16_t n;  /* elements in this chunk */
+SV_STATE uint32_t at; /* elements done */
 
-static uint16_t vmax = SC_VEC; /* elements a chunk (cc65 builds: sv_map and LAYERNORM set more) */
+SV_STATE uint16_t vmax = SC_VEC; /* elements a chunk (cc65 builds: sv_map and LAYERNORM set more) */
 
+#ifndef SV_ASM
 /* The next chunk of a vector of `len` from element `at`: sets n; 0 when the vector is done. */
 static uint8_t more(uint32_t len)
 {
@@ -27,6 +37,7 @@ static uint8_t more(uint32_t len)
     n = len - at < vmax ? (uint16_t)(len - at) : vmax;
     return 1;
 }
+#endif
 
 /* The chunk's n singles of the vector at base, to or from buf. */
 static void get(uint32_t base, f32 *buf)
@@ -39,11 +50,15 @@ static void put(uint32_t base, const f32 *buf)
     sm_write(base + 4 * at, buf, 4 * n);
 }
 
+#ifdef SV_ASM /* softvec65.s: sv_span4 */
+#define span4 sv_span4
+#else
 /* The range check of f32[n0] at a. */
 static uint8_t span4(uint32_t a, uint32_t n0)
 {
     return sc_span(a, sc_mul_sat(n0, 4));
 }
+#endif
 
 /* cc65 builds read the tables in softvec65.s only: exp's and SiLU's are not in the CPU's view in
  * the shipped core (fntab.c) */

@@ -28,6 +28,11 @@
         .export         _sv_k_deq, _sv_rw, _sv_rh, _sv_rq
         .export         _sv_k_scores, _sv_k_avs, _sv_ra, _sv_rs, _sv_rb, _sv_rl, _sv_rn, _sv_m, _sv_qb, _sv_kb, _sv_sp
         .import         _sc_poll, _sc_stop, _sc_tick
+        .import         _soft_mem_end, popeax   ; sc_span's end of SSNAIL memory, cc65's argument pop
+        .importzp       sreg
+        .export         _sc_span, _sv_span4, _sv_more
+        .import         _sv_cn, _sv_at, _sv_vmax ; sv_more's chunk state (softvec.c)
+        .include        "ssnail_regs.inc"       ; IMG_BASE, SS_ERR_ADDRESS
         .import         _sv_vend                ; the end of sv_k_avs's buffer (softattn.c)
         .import         SC_NEAR_DELTA           ; a near buffer's chip RAM address is its own + this
 
@@ -124,6 +129,95 @@ fmk:    .res    4                       ; k's significand (24 bits)
 fc0:    .res    4                       ; floor(|lo|·k·2^24)
 
         .code
+
+; ---------------------------------------------------------------------------------------------
+; sc_span(addr, len) (softcore_int.h; softcore.c's C where this file is not built): SC_OK when
+; IMG_BASE <= addr <= soft_mem_end and len <= soft_mem_end − addr, else SS_ERR_ADDRESS. cc65's
+; __fastcall__: len in A/X/sreg, addr on the C stack. Every instruction's range checks call it
+; (cc65's 32-bit compares and stack loads made it ≈ 250 cycles a call in C).
+_sc_span:
+        ldy     sreg
+        ldz     sreg+1
+spanq:  stq     kt                      ; len
+        jsr     popeax
+        ldy     sreg
+        ldz     sreg+1                  ; Q = addr
+        cpz     #IMG_BASE >> 24         ; (IMG_BASE's low 24 bits are 0)
+        bcc     @bad
+        stq     kv
+        ldq     _soft_mem_end
+        sec
+        sbcq    kv                      ; end − addr: a borrow when addr > end
+        bcc     @bad
+        sec
+        sbcq    kt                      ; a borrow when len > end − addr
+        bcc     @bad
+        lda     #0                      ; SC_OK
+        .byte   $2C                     ; (BIT abs: skips the LDA #)
+@bad:   lda     #SS_ERR_ADDRESS
+        ldx     #0
+        ldz     #0
+        rts
+        .assert (IMG_BASE & $FFFFFF) = 0, error, "sc_span compares IMG_BASE's top byte alone"
+
+; sv_span4(a, n0) (softvec65.h): sc_span(a, 4·n0), the product saturated to 2^32 − 1 (which no
+; span from IMG_BASE on fits), as softvec.c's span4 with sc_mul_sat
+_sv_span4:
+        ldy     sreg
+        ldz     sreg+1
+        cpz     #$40
+        bcs     @sat                    ; n0 >= 2^30
+        aslq
+        aslq
+        bra     spanq
+@sat:   lda     #$FF
+        tax
+        tay
+        taz
+        bra     spanq
+
+; sv_more(len) (softvec65.h; softvec.c's more() in C where this file is not built): 0 when
+; sv_at = len or RUN/STOP (SC_POLL), else sv_cn = min(len − sv_at, sv_vmax) and 1; sv_at <= len.
+; In C its 32-bit compares and difference were ≈ 700 cycles a chunk.
+_sv_more:
+        ldy     sreg
+        ldz     sreg+1
+        sec
+        sbcq    _sv_at                  ; Q = len − at, the elements left
+        stq     kt
+        ora     kt+1
+        ora     kt+2
+        ora     kt+3
+        beq     @no
+        lda     _sc_stop                ; SC_POLL()
+        bne     @no
+        inc     _sc_tick
+        bne     @go
+        ldz     #0
+        jsr     _sc_poll
+        tax
+        bne     @no
+@go:    lda     kt+2
+        ora     kt+3
+        bne     @max
+        lda     kt
+        cmp     _sv_vmax
+        lda     kt+1
+        sbc     _sv_vmax+1
+        bcs     @max                    ; left >= vmax
+        lda     kt
+        ldx     kt+1
+        bra     @set
+@max:   lda     _sv_vmax
+        ldx     _sv_vmax+1
+@set:   sta     _sv_cn
+        stx     _sv_cn+1
+        lda     #1
+        .byte   $2C                     ; (BIT abs: skips the LDA #)
+@no:    lda     #0
+        ldx     #0
+        ldz     #0
+        rts
 
 ; ---------------------------------------------------------------------------------------------
 ; sv_r = single(sv_a · sv_b) for C: Z = 0 again on return (sv_mul leaves it as scratch)

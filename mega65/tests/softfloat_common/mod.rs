@@ -625,6 +625,23 @@ pub fn test_set(
             v.push(rec(o, a, 0));
         }
     }
+    // recip at the ends of the exponents whose reciprocal is normal (the 45GS02 build's divider
+    // path takes exponents 1..252 and leaves 253 and up to the division), each with the
+    // fractions at its ends, a middle one and a random one, both signs
+    for e in [1u32, 2, 126, 127, 128, 251, 252, 253, 254] {
+        for f in [
+            0u32,
+            1,
+            0x40_0000,
+            0x7F_FFFE,
+            0x7F_FFFF,
+            r.u32() & 0x7F_FFFF,
+        ] {
+            for s in [0u32, 0x8000_0000] {
+                v.push(rec(op::RECIP, s | e << 23 | f, 0));
+            }
+        }
+    }
     for o in [op::FROM_I32, op::FROM_U32] {
         for k in [
             0u32,
