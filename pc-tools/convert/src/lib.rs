@@ -94,8 +94,8 @@ impl Policy {
 
 /// `--core`: the SSNAIL core an image is made for (§4.4). The FPGA core
 /// streams every native format at the memory's speed; the software core on
-/// the 45GS02 spends about 49 cycles a Q8_0 weight, 51 a Q4_0 one and
-/// 436-479 an F16, BF16 or F32 one, so its images hold block formats only.
+/// the 45GS02 spends about 37-42 cycles a Q8_0 weight, 41-46 a Q4_0 one and
+/// 194-297 an F16, BF16 or F32 one, so its images hold block formats only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Core {
     /// Today's images: `auto` keeps the GGUF's formats when they fit.
