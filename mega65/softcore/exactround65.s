@@ -34,7 +34,8 @@ rfr:    .res    3
 ; nearest up exactly when its bit 24 below the point is 1, with no tie: with F = the quotient's 32
 ; fraction bits (DIVOUT's), the fraction is (F + 2^8) >> 9. F's low byte $00 or $FF takes
 ; sf_div's way (2 in 256): a last bit off by one either way then cannot move that result
-; (softfloat.c's sf_div does not rest on the divider's last bit either).
+; (softfloat.c's sf_div does not rest on the divider's last bit either; mega65-core's
+; fast_divide.vhdl finds the quotient by Goldschmidt steps, docs/spec/mega65.md §M9).
 _sf_recip65:
         ldy     #0
         sty     MATH_MULTINA            ; A = 2^24, B = m (docs/spec/mega65.md §M9)
