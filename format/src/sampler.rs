@@ -364,9 +364,20 @@ impl Sampler {
 pub fn c_tables() -> String {
     let t = exp_tables();
     let mut o = String::new();
+    // cc65's int is 16 bits: a constant above 32767 without a suffix is a long (and a warning)
+    let int = |x: u32| {
+        if x > 32767 {
+            format!("{x}U")
+        } else {
+            x.to_string()
+        }
+    };
     let row = |o: &mut String, v: &[u16]| {
         for chunk in v.chunks(8) {
-            let items: Vec<String> = chunk.iter().map(|x| format!("{x:5}")).collect();
+            let items: Vec<String> = chunk
+                .iter()
+                .map(|&x| format!("{:>5}", int(x as u32)))
+                .collect();
             writeln!(o, "    {},", items.join(", ")).unwrap();
         }
     };
@@ -383,7 +394,7 @@ pub fn c_tables() -> String {
         ("SMP_MAX_MILLI", MAX_MILLI),
         ("SMP_Z_CUT", Z_CUT),
     ] {
-        writeln!(o, "#define {name:<20} {v}").unwrap();
+        writeln!(o, "#define {name:<20} {}", int(v)).unwrap();
     }
     writeln!(o, "#define {:<20} 0x{LIMIT:08X}L", "SMP_LIMIT").unwrap();
     writeln!(
