@@ -458,7 +458,7 @@ round:  lda     wx
         beq     inf
 pack:   bit     ukeep
         bmi     upks
-        lda     ex
+ptail:  lda     ex                      ; (aput's way in: ex and rs from the A form)
         lsr     a                       ; C = the exponent's low bit
         ora     rs
         sta     _sv_r+3
@@ -1806,20 +1806,13 @@ kpk:    lda     aok
         lda     #0
         sta     aok
 :       rts
-; sv_r = the A form packed (pack's steps)
+; sv_r = the A form packed: pack's steps on its exponent and sign (ex and rs overwritten; kpk's
+; callers leave them to the next operation)
 aput:   lda     ae
-        lsr     a                       ; C = the exponent's low bit
-        ora     as
-        sta     _sv_r+3
-        lda     wx+3
-        bcs     :+
-        and     #$7F
-:       sta     _sv_r+2
-        lda     wx+2
-        sta     _sv_r+1
-        lda     wx+1
-        sta     _sv_r
-        rts
+        sta     ex
+        lda     as
+        sta     rs
+        jmp     ptail
 
 ; ATTN's kept scores for one head (softattn.c, the scores kept and q one chunk): for t = 0..sv_rl
 ; while SC_POLL() (softcore_int.h) sees no RUN/STOP, the K row at sv_ra (sv_rb bytes, sv_rn
