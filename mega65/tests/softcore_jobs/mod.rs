@@ -747,6 +747,26 @@ fn gemv_with_rows_or_input_across_a_megabyte_boundary_agrees() {
     }
 }
 
+/// One GEMV job of `rows` × `cols` random weights of `fmt` put where `place` says (given the rows'
+/// bytes), the input and output allocated before them.
+fn gemv_with_rows_placed(
+    mut c: Case,
+    fmt: GgmlType,
+    rows: u32,
+    cols: u32,
+    place: impl FnOnce(&[u8]) -> u32,
+) {
+    let x = c.vector(cols);
+    let xa = c.f32s(&x);
+    let za = c.alloc(4 * rows, true);
+    let w = weight_rows(&mut c, fmt, rows, cols);
+    let wa = place(&w);
+    c.put(wa, &w);
+    c.setn(cols, rows, 0);
+    c.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
+    c.run();
+}
+
 /// Row strides just below and just above 256 bytes (Q8_0 7 and 8 blocks, Q4_0 14 and 15), the
 /// rows straddling the 64 KB bank boundary at $8010000: below 256 bytes softgemv65.s steps a block
 /// source's high byte only when its low byte carries, and its bank only when the 16 bits wrap.
@@ -762,17 +782,10 @@ fn gemv_with_row_strides_either_side_of_256_bytes_across_a_bank_boundary_agrees(
     .enumerate()
     {
         let name = format!("GEMV {} of {cols} columns across $8010000", fmt.name());
-        let mut c = Case::new(name, 9970 + k as u64, 1 << 18);
-        let rows = 40;
-        let x = c.vector(cols);
-        let xa = c.f32s(&x);
-        let za = c.alloc(4 * rows, true);
-        let w = weight_rows(&mut c, fmt, rows, cols);
-        let wa = BASE + 0x1_0000 - w.len() as u32 / 2 - 7;
-        c.put(wa, &w);
-        c.setn(cols, rows, 0);
-        c.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
-        c.run();
+        let c = Case::new(name, 9970 + k as u64, 1 << 18);
+        gemv_with_rows_placed(c, fmt, 40, cols, |w| {
+            BASE + 0x1_0000 - w.len() as u32 / 2 - 7
+        });
     }
 }
 
@@ -794,19 +807,13 @@ fn gemv_with_a_block_split_by_a_megabyte_boundary_anywhere_agrees() {
     .enumerate()
     {
         let name = format!("GEMV {} with $8100000 at byte {at} of a block", fmt.name());
-        let mut c = Case::new(name, 9960 + k as u64, 2 << 20);
-        let (cols, rows) = (96, 3);
-        let x = c.vector(cols);
-        let xa = c.f32s(&x);
-        let za = c.alloc(4 * rows, true);
-        let w = weight_rows(&mut c, fmt, rows, cols);
-        // row 1's block 1 starts `at` bytes below the boundary
-        let row = w.len() as u32 / rows;
-        let wa = BASE + 0x10_0000 - (row + fmt.block_bytes() as u32 + at);
-        c.put(wa, &w);
-        c.setn(cols, rows, 0);
-        c.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
-        c.run();
+        let c = Case::new(name, 9960 + k as u64, 2 << 20);
+        let rows = 3;
+        gemv_with_rows_placed(c, fmt, rows, 96, |w| {
+            // row 1's block 1 starts `at` bytes below the boundary
+            let row = w.len() as u32 / rows;
+            BASE + 0x10_0000 - (row + fmt.block_bytes() as u32 + at)
+        });
     }
 }
 
