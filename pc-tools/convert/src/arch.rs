@@ -112,12 +112,27 @@ impl<'a, 'o> Builder<'a, 'o> {
         rows: usize,
         cols: usize,
     ) -> Result<W, ConvertError> {
+        self.matrix_placed(t, rows, cols, false)
+    }
+
+    /// As `matrix_padded`; with `after`, right after the previous blob with
+    /// no alignment, so that its rows continue that matrix's (§1.8).
+    pub fn matrix_placed(
+        &mut self,
+        t: &'a TensorInfo,
+        rows: usize,
+        cols: usize,
+        after: bool,
+    ) -> Result<W, ConvertError> {
         let (dst, instead) = choose(self.g, t, self.policy, self.opts.fallback, cols)?;
         let row_bytes = dst.row_bytes(cols);
         let len = rows * row_bytes;
-        let addr = self
-            .lay
-            .place(&t.name, len, Content::Matrix { t, dst, rows, cols });
+        let content = Content::Matrix { t, dst, rows, cols };
+        let addr = if after {
+            self.lay.place_after(&t.name, len, content)
+        } else {
+            self.lay.place(&t.name, len, content)
+        };
         self.stored.push(Stored {
             name: t.name.clone(),
             src: t.ty,
@@ -274,17 +289,19 @@ pub(crate) fn llama<'a>(b: &mut Builder<'a, '_>, code: u32) -> Result<ArchOut, C
         let an = b.vectors(&[tn.get(&blk(i, "attn_norm.weight"), dim, None)?])?;
         let fnm = b.vectors(&[tn.get(&blk(i, "ffn_norm.weight"), dim, None)?])?;
         let mut w = Vec::new();
-        for (name, cols, rows, cols_p, rows_p) in [
-            ("attn_q.weight", dim, dim, dim, dim),
-            ("attn_k.weight", dim, kvd, dim, kvd),
-            ("attn_v.weight", dim, kvd, dim, kvd),
-            ("attn_output.weight", dim, dim, dim, dim),
-            ("ffn_gate.weight", dim, hidden, dim, hidden),
-            ("ffn_up.weight", dim, hidden, dim, hidden),
-            ("ffn_down.weight", hidden, dim, hidden_p, dim),
+        // attn_k's rows right after attn_q's and ffn_up's after ffn_gate's
+        // (no alignment between): one GEMV makes q and k, or gate and up (§3.7).
+        for (name, cols, rows, cols_p, rows_p, after) in [
+            ("attn_q.weight", dim, dim, dim, dim, false),
+            ("attn_k.weight", dim, kvd, dim, kvd, true),
+            ("attn_v.weight", dim, kvd, dim, kvd, false),
+            ("attn_output.weight", dim, dim, dim, dim, false),
+            ("ffn_gate.weight", dim, hidden, dim, hidden, false),
+            ("ffn_up.weight", dim, hidden, dim, hidden, true),
+            ("ffn_down.weight", hidden, dim, hidden_p, dim, false),
         ] {
             let t = tn.get(&blk(i, name), cols, Some(rows))?;
-            w.push(b.matrix_padded(t, rows_p as usize, cols_p as usize)?);
+            w.push(b.matrix_placed(t, rows_p as usize, cols_p as usize, after)?);
         }
         let w: [W; 7] = w.try_into().expect("seven matrices");
         layers.push(([an, fnm], w));
@@ -319,19 +336,20 @@ pub(crate) fn llama<'a>(b: &mut Builder<'a, '_>, code: u32) -> Result<ArchOut, C
         )
     });
     let mut s = Scratch::new(PAYLOAD_BASE as u64 + b.lay.payload_len());
+    // q and kscr in one allocation, and gate's and up's outputs in one, so
+    // that one GEMV can make each pair (spec §1.9, §3.7).
+    let (x, xb) = (s.alloc(4 * dim as u64), s.alloc(4 * dim as u64));
+    let q = s.alloc(4 * (dim + kvd) as u64);
+    let att = s.alloc(4 * dim as u64);
+    let gate_up = s.alloc(8 * hidden as u64);
     let sc = DecoderScratch {
-        x: s.alloc(4 * dim as u64),
-        xb: s.alloc(4 * dim as u64),
-        q: s.alloc(4 * dim as u64),
-        att: s.alloc(4 * dim as u64),
-        kscr: s.alloc(4 * kvd as u64),
+        x,
+        xb,
+        q,
+        att,
+        kscr: q + 4 * dim,
         hb: s.alloc(4 * hidden_p as u64),
-        logits: 0,
-    };
-    let hb2 = s.alloc(4 * hidden_p as u64);
-    let sc = DecoderScratch {
         logits: s.alloc(4 * hp.vocab_rows as u64),
-        ..sc
     };
     let kc: Vec<u32> = (0..l)
         .map(|_| s.alloc(esz * ctx as u64 * kvd as u64))
@@ -372,7 +390,7 @@ pub(crate) fn llama<'a>(b: &mut Builder<'a, '_>, code: u32) -> Result<ArchOut, C
         classifier,
         rope,
         s: sc,
-        hb2,
+        gate_up,
         ffn_rows: hidden,
         ffn_tail_zeros,
     };

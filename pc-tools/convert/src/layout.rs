@@ -68,6 +68,18 @@ impl<'a> Layout<'a> {
         self.push_at(start, name, len, content)
     }
 
+    /// Place a blob right after the last one, with no alignment (a matrix
+    /// whose rows continue the previous one's, §1.8), or at `boundary` if it
+    /// would otherwise straddle it.
+    pub fn place_after(&mut self, name: &str, len: usize, content: Content<'a>) -> u32 {
+        let mut start = self.end;
+        let b = self.boundary as u64;
+        if start < b && start + len as u64 > b {
+            start = b;
+        }
+        self.push_at(start, name, len, content)
+    }
+
     fn push_at(&mut self, start: u64, name: &str, len: usize, content: Content<'a>) -> u32 {
         self.end = start + len as u64;
         // Addresses past 32 bits are caught by the memory check (end() is u64);

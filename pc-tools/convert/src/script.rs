@@ -292,7 +292,9 @@ pub struct Llama {
     pub classifier: W,
     pub rope: u32,
     pub s: DecoderScratch,
-    pub hb2: u32,
+    /// Gate's outputs (ffn_rows f32), then up's: one GEMV makes both when
+    /// up's rows follow gate's in the payload (spec §3.7).
+    pub gate_up: u32,
     /// Rows of gate and up, elements of SILUMUL: the model's hidden size
     /// (`c.hidden` is down's columns, hidden_p with `--core soft`'s padding).
     pub ffn_rows: u32,
@@ -318,8 +320,13 @@ pub fn llama(m: &Llama) -> Vec<Instr> {
     s.lea(1, m.embd.addr, TOK, m.embd.row_bytes);
     s.deqrow(areg(1, 0), m.embd.fmt, sc.x);
     s.lea(2, m.rope, POS, 4 * hd);
-    let query = |s: &mut Asm, l: &LlamaLayer| {
-        s.setn(dim, dim, 0);
+    // Rows of b that follow a's in the payload, in a's format, continue a's
+    // GEMV: one instruction makes both outputs when they are adjacent too.
+    let follows = |a: &W, rows: u32, b: &W| {
+        b.fmt == a.fmt && b.row_bytes == a.row_bytes && b.addr == a.addr + rows * a.row_bytes
+    };
+    let query = |s: &mut Asm, l: &LlamaLayer, with_k: bool| {
+        s.setn(dim, if with_k { dim + kvd } else { dim }, 0);
         s.gemv(l.wq.addr, l.wq.fmt, 0, sc.xb, sc.q);
     };
     let rope_query = |s: &mut Asm| {
@@ -330,16 +337,22 @@ pub fn llama(m: &Llama) -> Vec<Instr> {
         // The last layer's query feeds only this position's prediction: unless every
         // position's logits are wanted, it comes after the K/V cache writes and the skip.
         let skip_here = !c.all_logits && i + 1 == m.layers.len();
+        // With the F16 cache, K goes to kscr, which follows q: wq's GEMV
+        // makes it too (not in the last layer, whose query moves behind
+        // the prompt test).
+        let qk = c.kv_f16 && !skip_here && sc.kscr == sc.q + 4 * dim && follows(&l.wq, dim, &l.wk);
         s.setn(dim, 0, eps);
         s.rmsnorm(sc.x, l.attn_norm, sc.xb);
         if !skip_here {
-            query(&mut s, l);
+            query(&mut s, l, qk);
         }
         s.setn(dim, kvd, 0);
         s.lea(3, l.k_cache, POS, c.esz() * kvd);
         s.lea(4, l.v_cache, POS, c.esz() * kvd);
         if c.kv_f16 {
-            s.gemv(l.wk.addr, l.wk.fmt, 0, sc.xb, sc.kscr);
+            if !qk {
+                s.gemv(l.wk.addr, l.wk.fmt, 0, sc.xb, sc.kscr);
+            }
             s.gemv(l.wv.addr, l.wv.fmt, GEMV_F16OUT, sc.xb, areg(4, 0));
         } else {
             s.gemv(l.wk.addr, l.wk.fmt, 0, sc.xb, areg(3, 0));
@@ -357,7 +370,7 @@ pub fn llama(m: &Llama) -> Vec<Instr> {
         }
         if skip_here {
             skip_inside_prompt(&mut s, labels);
-            query(&mut s, l);
+            query(&mut s, l, false);
             rope_query(&mut s);
         }
         s.attn(POS, l.attn_block, sc.q, sc.att);
@@ -365,11 +378,17 @@ pub fn llama(m: &Llama) -> Vec<Instr> {
         s.gemv(l.wo.addr, l.wo.fmt, GEMV_ACC, sc.att, sc.x);
         s.setn(dim, 0, eps);
         s.rmsnorm(sc.x, l.ffn_norm, sc.xb);
-        s.setn(dim, rows, 0);
-        s.gemv(l.w1.addr, l.w1.fmt, 0, sc.xb, sc.hb);
-        s.gemv(l.w3.addr, l.w3.fmt, 0, sc.xb, m.hb2);
+        let up = m.gate_up + 4 * rows;
+        if follows(&l.w1, rows, &l.w3) {
+            s.setn(dim, 2 * rows, 0);
+            s.gemv(l.w1.addr, l.w1.fmt, 0, sc.xb, m.gate_up);
+        } else {
+            s.setn(dim, rows, 0);
+            s.gemv(l.w1.addr, l.w1.fmt, 0, sc.xb, m.gate_up);
+            s.gemv(l.w3.addr, l.w3.fmt, 0, sc.xb, up);
+        }
         s.setn(rows, 0, 0);
-        s.silumul(sc.hb, m.hb2, sc.hb);
+        s.silumul(m.gate_up, up, sc.hb);
         s.setn(hidden, dim, 0);
         s.gemv(l.w2.addr, l.w2.fmt, GEMV_ACC, sc.hb, sc.x);
     }

@@ -41,10 +41,26 @@ struct Mat {
 }
 
 fn place_matrix(w: &mut Walk, g: &Gguf, img: &[u8], t: &TensorInfo, dst: GgmlType) -> Mat {
+    place_matrix_at(w, g, img, t, dst, false)
+}
+
+/// As `place_matrix`; with `after`, right after the last blob (§1.8).
+fn place_matrix_at(
+    w: &mut Walk,
+    g: &Gguf,
+    img: &[u8],
+    t: &TensorInfo,
+    dst: GgmlType,
+    after: bool,
+) -> Mat {
     let cols = t.shape[0] as usize;
     let rows = t.shape[1] as usize;
     let rb = dst.row_bytes(cols);
-    let addr = w.place(rows * rb);
+    let addr = if after {
+        w.place_after(rows * rb)
+    } else {
+        w.place(rows * rb)
+    };
     if t.ty == dst {
         same(
             bytes_at(img, addr, rows * rb),
@@ -295,7 +311,11 @@ fn check_llama(m: &ModelOpts, o: &Options, boundary: u32) -> Vec<u8> {
             "ffn_down",
         ]
         .iter()
-        .map(|n| mat(&mut w, &format!("blk.{i}.{n}.weight")))
+        .map(|n| {
+            let ti = t(&format!("blk.{i}.{n}.weight"));
+            let after = matches!(*n, "attn_k" | "ffn_up");
+            place_matrix_at(&mut w, &g, img, ti, dst(ti), after)
+        })
         .collect();
         ls.push((an, fnm, ms));
     }
@@ -335,14 +355,13 @@ fn check_llama(m: &ModelOpts, o: &Options, boundary: u32) -> Vec<u8> {
     // Scratch (§1.9).
     let esz = if o.kv_f16 { 2u64 } else { 4 };
     let mut s = Scr((PAYLOAD + h.payload_len) as u64);
-    let (x, xb, q, att) = (
-        s.alloc(4 * dim as u64),
-        s.alloc(4 * dim as u64),
-        s.alloc(4 * dim as u64),
-        s.alloc(4 * dim as u64),
-    );
-    let kscr = s.alloc(4 * kvd as u64);
-    let (hb, hb2) = (s.alloc(4 * hidden as u64), s.alloc(4 * hidden as u64));
+    let (x, xb) = (s.alloc(4 * dim as u64), s.alloc(4 * dim as u64));
+    let q = s.alloc(4 * (dim + kvd) as u64);
+    let kscr = q + 4 * dim;
+    let att = s.alloc(4 * dim as u64);
+    let gate = s.alloc(8 * hidden as u64);
+    let up = gate + 4 * hidden;
+    let hb = s.alloc(4 * hidden as u64);
     let logits = s.alloc(4 * vocab as u64);
     let kc: Vec<u32> = (0..layers)
         .map(|_| s.alloc(esz * (ctx * kvd) as u64))
@@ -377,8 +396,14 @@ fn check_llama(m: &ModelOpts, o: &Options, boundary: u32) -> Vec<u8> {
         let [wq, wk, wv, wo, w1, w3, w2] = [&ms[0], &ms[1], &ms[2], &ms[3], &ms[4], &ms[5], &ms[6]];
         // The last layer without --all-logits: steps 1, 3, 4, 6, the prompt test, 2, 5, 7-12.
         let last = !o.all_logits && i + 1 == ls.len();
-        let step2 = |l: &mut Listing| {
-            l.i(SETN, 0, 0, dim, dim, 0);
+        // wk's rows follow wq's (a whole number of 32-byte units here), so
+        // with the F16 cache one GEMV makes q and kscr, except where the
+        // last layer's query moves behind the prompt test; likewise gate, up.
+        assert_eq!(wk.addr, wq.addr + dim * wq.rb, "attn_k follows attn_q");
+        assert_eq!(w3.addr, w1.addr + hidden * w1.rb, "ffn_up follows ffn_gate");
+        let qk = o.kv_f16 && !last;
+        let step2 = |l: &mut Listing, qk: bool| {
+            l.i(SETN, 0, 0, dim, if qk { dim + kvd } else { dim }, 0);
             l.i(GEMV, wq.fmt, 0, wq.addr, xb, q);
         };
         let step5 = |l: &mut Listing| {
@@ -388,13 +413,15 @@ fn check_llama(m: &ModelOpts, o: &Options, boundary: u32) -> Vec<u8> {
         l.i(SETN, 0, 0, dim, 0, eps);
         l.i(RMSNORM, 0, 0, x, *an, xb);
         if !last {
-            step2(&mut l);
+            step2(&mut l, qk);
         }
         l.i(SETN, 0, 0, dim, kvd, 0);
         l.i(LEA, 3, POS, kc[i], 0, esz as u32 * kvd);
         l.i(LEA, 4, POS, vc[i], 0, esz as u32 * kvd);
         if o.kv_f16 {
-            l.i(GEMV, wk.fmt, 0, wk.addr, xb, kscr);
+            if !qk {
+                l.i(GEMV, wk.fmt, 0, wk.addr, xb, kscr);
+            }
             l.i(GEMV, wv.fmt, 2, wv.addr, xb, a(4));
         } else {
             l.i(GEMV, wk.fmt, 0, wk.addr, xb, a(3));
@@ -412,7 +439,7 @@ fn check_llama(m: &ModelOpts, o: &Options, boundary: u32) -> Vec<u8> {
         }
         if last {
             prompt_test(&mut l);
-            step2(&mut l);
+            step2(&mut l, false);
             step5(&mut l);
         }
         l.i(ATTN, POS, 0, blocks[i], q, att);
@@ -420,11 +447,10 @@ fn check_llama(m: &ModelOpts, o: &Options, boundary: u32) -> Vec<u8> {
         l.i(GEMV, wo.fmt, 1, wo.addr, att, x);
         l.i(SETN, 0, 0, dim, 0, eps);
         l.i(RMSNORM, 0, 0, x, *fnm, xb);
-        l.i(SETN, 0, 0, dim, hidden, 0);
-        l.i(GEMV, w1.fmt, 0, w1.addr, xb, hb);
-        l.i(GEMV, w3.fmt, 0, w3.addr, xb, hb2);
+        l.i(SETN, 0, 0, dim, 2 * hidden, 0);
+        l.i(GEMV, w1.fmt, 0, w1.addr, xb, gate);
         l.i(SETN, 0, 0, hidden, 0, 0);
-        l.i(SILUMUL, 0, 0, hb, hb2, hb);
+        l.i(SILUMUL, 0, 0, gate, up, hb);
         l.i(SETN, 0, 0, hidden, dim, 0);
         l.i(GEMV, w2.fmt, 1, w2.addr, hb, x);
     }

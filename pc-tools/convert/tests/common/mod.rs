@@ -81,6 +81,16 @@ impl Walk {
         self.placed.push((a as u32, len));
         a as u32
     }
+    /// Right after the last blob, no alignment (llama's attn_k and ffn_up, §1.8).
+    pub fn place_after(&mut self, len: usize) -> u32 {
+        let mut a = self.end;
+        if a < self.boundary && a + len as u64 > self.boundary {
+            a = self.boundary;
+        }
+        self.end = a + len as u64;
+        self.placed.push((a as u32, len));
+        a as u32
+    }
     pub fn payload_len(&self) -> u32 {
         ((self.end - PAYLOAD as u64).div_ceil(256) * 256) as u32
     }
