@@ -207,7 +207,7 @@ $(M65_TEST_OBJ)/crt0.o: $(M65_TESTPRG)/crt0.s $(M65_DIR)/include/mega65_io.inc
 # on the hardware multiplier, the runtime in both builds) and the driver.
 M65_SCT_C := softcore softvec fntab softgemv softattn softfloat exactsum \
 	$(if $(findstring SC_C_GEMV,$(DEFS)),exactadd)
-M65_SCT_S := $(if $(findstring SC_C_GEMV,$(DEFS)),,softgemv65 softquant65 softvec65 exactsum65 exactround65)
+M65_SCT_S := $(if $(findstring SC_C_GEMV,$(DEFS)),,softgemv65 softquant65 softvec65 exactsum65 exactround65 softstep65)
 M65_SCT_OBJS := $(M65_TEST_OBJ)/crt0.o $(M65_TEST_OBJ)/softcore_test.c.o \
 	$(M65_TEST_OBJ)/softmem_m65.s.o $(M65_TEST_OBJ)/lmul65.s.o \
 	$(M65_SCT_C:%=$(M65_TEST_OBJ)/%.c.o) $(M65_SCT_S:%=$(M65_TEST_OBJ)/%.s.o)

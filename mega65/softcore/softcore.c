@@ -16,8 +16,16 @@ uint32_t soft_pc;
 uint32_t soft_mem_end;
 uint32_t soft_instr_limit = SS_INSTR_LIMIT;
 uint32_t soft_work_limit;
-static uint32_t sc_count; /* instructions fetched since GO */
-static uint32_t sc_work;  /* bytes of work since GO (with a work limit) */
+/* softstep65.s (cc65 builds with the ca65 kernels): the limits, the fetch and the scalar and branch
+ * instructions; it leaves the others to sc_exec below. Its state is these globals. */
+#if defined(__CC65__) && !defined(SC_C_GEMV)
+#define SC_ASM_STEP 1
+#define SC_STATE
+#else
+#define SC_STATE static
+#endif
+SC_STATE uint32_t sc_count; /* instructions fetched since GO */
+SC_STATE uint32_t sc_work;  /* bytes of work since GO (with a work limit) */
 
 void sc_work_add(uint32_t n)
 {
@@ -50,17 +58,18 @@ uint8_t sc_poll(void)
 union sc_work sc_w;
 
 /* Registers (§3.3): R15 reads 0, A are 28 bits, N0-N2 set together by SETN. */
-static uint32_t sc_r[16];
-static uint32_t sc_a[16];
-static uint32_t sc_n[3];
-static uint32_t sc_pc;
+SC_STATE uint32_t sc_r[16];
+SC_STATE uint32_t sc_a[16];
+SC_STATE uint32_t sc_n[3];
+SC_STATE uint32_t sc_pc;
 static uint8_t sc_state = SOFT_HALT; /* SOFT_BUSY while a job runs, else how it ended */
 
 /* The instruction being executed: op, a, b, reserved, X, Y, Z (§3.1, little-endian words). */
-static union {
+SC_STATE union {
     uint8_t b[16];
     uint32_t w[4];
-} ins;
+} sc_ins;
+#define ins sc_ins
 #define I_OP ins.b[0]
 #define I_A ins.b[1]
 #define I_B ins.b[2]
@@ -75,7 +84,7 @@ static union {
 #define OP_TOP(w) ((uint8_t)(ins.w[w] >> 24))
 #endif
 /* The last PC whose 16 bytes lie in SSNAIL memory (soft_go: soft_mem_end − 16, or 0) */
-static uint32_t sc_pc_last;
+SC_STATE uint32_t sc_pc_last;
 
 #ifndef SV_ASM /* cc65 builds with softvec65.s: sc_span there */
 uint8_t sc_span(uint32_t addr, uint32_t len)
@@ -205,12 +214,24 @@ static uint32_t traffic(void)
     }
     return 0;
 }
-/* One instruction at sc_pc: 0 and the next state (SOFT_BUSY, SOFT_SYNC, SOFT_HALT), or a fault. */
-static uint8_t step(uint8_t *next)
+/* The next state after the instruction that ran: SOFT_BUSY (set before each step), SOFT_SYNC,
+ * SOFT_HALT. */
+static uint8_t sc_next;
+
+#ifdef SC_ASM_STEP
+uint8_t sc_step(void);
+#define step sc_step
+/* The instruction softstep65.s fetched and left to C: the rest of step() below. */
+uint8_t sc_exec(void)
 {
     uint8_t e = SC_OK;
     uint32_t v;
-    *next = SOFT_BUSY;
+#else
+/* One instruction at sc_pc: 0 (sc_next: the next state), or a fault. */
+static uint8_t step(void)
+{
+    uint8_t e = SC_OK;
+    uint32_t v;
     if (sc_count >= soft_instr_limit) /* machine.rs step: the limits first, then the PC */
         return SS_ERR_INSTR_LIMIT;
     if (soft_work_limit && sc_work >= soft_work_limit)
@@ -229,19 +250,23 @@ static uint8_t step(uint8_t *next)
     iz = le32(ins.b + 12);
 #endif
     sc_pc += 16;
+#endif
     switch (I_OP) {
+#ifndef SC_ASM_STEP
     case OP_NOP:
         break;
+#endif
     case OP_HALT:
-        *next = SOFT_HALT;
+        sc_next = SOFT_HALT;
         break;
     case OP_SYNC:
         /* Every write went straight to SSNAIL memory: nothing to flush. */
-        *next = SOFT_SYNC;
+        sc_next = SOFT_SYNC;
         break;
     case OP_COPY:
         e = copy(addr(1), addr(2), (uint16_t)iz);
         break;
+#ifndef SC_ASM_STEP
     case OP_SETN:
         sc_n[0] = ix;
         sc_n[1] = iy;
@@ -250,6 +275,7 @@ static uint8_t step(uint8_t *next)
     case OP_LI:
         set_reg(I_A, iz);
         break;
+#endif
     case OP_LDR:
         v = addr(1);
         if ((e = sc_span(v, 4)) == 0)
@@ -260,6 +286,7 @@ static uint8_t step(uint8_t *next)
         if ((e = sc_span(v, 4)) == 0)
             sm_write32(v, reg(I_A));
         break;
+#ifndef SC_ASM_STEP
     case OP_ADDI:
         set_reg(I_A, reg(I_B) + iz);
         break;
@@ -279,6 +306,7 @@ static uint8_t step(uint8_t *next)
         if (reg(I_A) < reg(I_B))
             sc_pc = addr(1);
         break;
+#endif
     case OP_GEMV:
         e = sg_gemv(I_A, I_B, addr(1), addr(2), addr(3), sc_n[0], sc_n[1]);
         break;
@@ -344,7 +372,9 @@ uint8_t soft_run(uint16_t budget)
     sc_state = SOFT_BUSY;
     while (budget--) {
         pc = sc_pc;
-        soft_error = step(&next);
+        sc_next = SOFT_BUSY;
+        soft_error = step();
+        next = sc_next;
         soft_pc = sc_pc;
         if (sc_stop) {
             soft_error = 0;

@@ -24,6 +24,9 @@
 
         .zeropage
 fp:     .res    4                       ; flat pointer for [fp],Z
+        ; (softstep65.s fetches instructions through it too, between the calls here)
+sm_fp   = fp
+        .exportzp       sm_fp
 
         .bss
 val:    .res    4                       ; sm_write32/16's value

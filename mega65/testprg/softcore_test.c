@@ -7,7 +7,8 @@
 #include <stdint.h>
 #include "softcore.h"
 
-/* The box: in job, mem_end; out state (SOFT_HALT or SOFT_FAULT), error, fault_pc, syncs. */
+/* The box: in job, mem_end; out state (SOFT_HALT or SOFT_FAULT), error, fault_pc, syncs; in the
+ * instruction limit (0: softcore.h's default) and the work limit (0: none). */
 struct softcore_test_box {
     uint32_t job;
     uint32_t mem_end;
@@ -15,6 +16,8 @@ struct softcore_test_box {
     uint8_t error;
     uint32_t fault_pc;
     uint32_t syncs;
+    uint32_t instr_limit;
+    uint32_t work_limit;
 };
 #define SOFTCORE_TEST_BOX ((struct softcore_test_box *)0x0400)
 
@@ -23,6 +26,9 @@ int main(void)
     static uint8_t r;
     static uint32_t syncs;
     soft_mem_end = SOFTCORE_TEST_BOX->mem_end;
+    if (SOFTCORE_TEST_BOX->instr_limit)
+        soft_instr_limit = SOFTCORE_TEST_BOX->instr_limit;
+    soft_work_limit = SOFTCORE_TEST_BOX->work_limit;
     soft_go(SOFTCORE_TEST_BOX->job);
     syncs = 0;
     do {

@@ -10,7 +10,9 @@
 mod softcore_jobs;
 mod softcore_test_prg;
 
-use softcore_jobs::{compare, run_image, rust_core, NanOk, Outcome, PROMPTS};
+use softcore_jobs::{
+    compare, limit_cases, run_image, rust_core, rust_core_limited, NanOk, Outcome, PROMPTS,
+};
 use ssnail_mega65_program as common;
 use std::cell::Cell;
 use std::sync::OnceLock;
@@ -96,4 +98,47 @@ fn the_bert_test_image_runs_to_halt_with_the_same_memory_as_the_rust_core() {
     DEFAULT_ONLY.set(true);
     let img = common::test_images::bert();
     run_image("bert Q8_0, F16 KV", &img, &PROMPTS, 0);
+}
+
+/// The instruction and work limits (spec §6.1) in the cc65 builds, whose checks before each fetch
+/// are softstep65.s's in the default build: at each of softcore_jobs' limits of a llama job the
+/// PRG faults with code 4 at the Rust core's PC and leaves the same memory, and with the limits
+/// just above what the job needs both run to HALT.
+#[test]
+fn the_instruction_and_work_limits_fault_with_code_4_where_the_rust_core_does() {
+    let img = common::test_images::llama();
+    let (mem, job, n, halt_work, cases) = limit_cases("llama", &img);
+    let run = |limits: [u32; 2], what: &str, rust: &Outcome| {
+        for (build, prg) in prgs() {
+            let r =
+                softcore_test_prg::run_limited(ssnail_core::Board::R3, prg, &mem, job, limits, 600)
+                    .unwrap_or_else(|e| panic!("{what} ({build}): {e}"));
+            let c = Outcome {
+                mem: r.mem,
+                error: r.error,
+                fault_pc: r.fault_pc,
+                syncs: r.syncs as u64,
+            };
+            compare(what, build, rust, &c, &[]);
+        }
+    };
+    for (instr, work, what) in &cases {
+        let rust = rust_core_limited(&mem, job, *instr, *work);
+        assert_eq!(
+            rust.error, 4,
+            "{what}: the Rust core did not stop at the limit"
+        );
+        let limits = [
+            (*instr).min(u32::MAX as u64) as u32,
+            if *work == u64::MAX { 0 } else { *work as u32 },
+        ];
+        run(limits, what, &rust);
+    }
+    let rust = rust_core_limited(&mem, job, n, halt_work + 16);
+    assert_eq!(rust.error, 0, "llama: {n} instructions run to HALT");
+    run(
+        [n as u32, (halt_work + 16) as u32],
+        "llama within its limits",
+        &rust,
+    );
 }

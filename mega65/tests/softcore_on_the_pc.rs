@@ -17,7 +17,9 @@
 
 mod softcore_jobs;
 
-use softcore_jobs::{compare, run_image, rust_core, NanOk, Outcome, PROMPTS};
+use softcore_jobs::{
+    compare, limit_cases, run_image, rust_core, rust_core_limited, NanOk, Outcome, PROMPTS,
+};
 use ssnail_format::ggml::GgmlType;
 use ssnail_mega65_program as common;
 use std::path::{Path, PathBuf};
@@ -224,67 +226,6 @@ fn bert_images_run_to_halt_with_the_same_memory_as_the_rust_core() {
 // ---------------------------------------------------------------------------------------------
 // (c) The instruction and work limits (spec §6.1): code 4 where the Rust core gives it.
 
-/// The Rust core with `instr_limit` and `work_limit` (`u64::MAX`: none), as `rust_core`.
-fn rust_core_limited(mem: &[u8], job: u32, instr_limit: u64, work_limit: u64) -> Outcome {
-    let mut m = ssnail_core::Machine::new(mem.len());
-    m.numerics = ssnail_core::Numerics::Hardware;
-    m.instr_limit = instr_limit;
-    m.work_limit = work_limit;
-    m.mem_mut().copy_from_slice(mem);
-    struct Syncs(u64);
-    impl ssnail_core::Host for Syncs {
-        fn on_sync(&mut self, _m: &mut ssnail_core::Machine) {
-            self.0 += 1;
-        }
-    }
-    let mut host = Syncs(0);
-    let (error, fault_pc) = match m.run(job, &mut host) {
-        Ok(()) => (0, 0),
-        Err(f) => (f.code(), f.pc),
-    };
-    Outcome {
-        mem: m.mem().to_vec(),
-        error,
-        fault_pc,
-        syncs: host.0,
-    }
-}
-
-/// A prompt's job on `img`: its memory and the job pointer.
-fn prompt_job(img: &[u8], prompt: &[u32], n_generate: u32) -> (Vec<u8>, u32) {
-    use ssnail_format::image::{rt, BASE};
-    let (dev, _) = ssnail_core::Ssnail::load_bytes(img, None).unwrap();
-    let h = dev.header();
-    let mut m = dev.machine.mem().to_vec();
-    let mut poke = |addr: u32, v: u32| {
-        let o = (addr - BASE) as usize;
-        m[o..o + 4].copy_from_slice(&v.to_le_bytes());
-    };
-    for (i, &t) in prompt.iter().enumerate() {
-        poke(h.tokens + 4 * i as u32, t % h.n_vocab);
-    }
-    poke(BASE + rt::POS, 0);
-    poke(BASE + rt::PROMPT_LEN, prompt.len() as u32);
-    poke(BASE + rt::N_GENERATE, n_generate);
-    (m, h.code)
-}
-
-/// The work (Machine::work) before each instruction of the job, with its opcode, and at HALT.
-fn work_trace(mem: &[u8], job: u32) -> Vec<(u64, u8)> {
-    let mut m = ssnail_core::Machine::new(mem.len());
-    m.numerics = ssnail_core::Numerics::Hardware;
-    m.mem_mut().copy_from_slice(mem);
-    m.regs.pc = job;
-    let mut trace = Vec::new();
-    loop {
-        let pc = m.regs.pc as usize - ssnail_format::image::BASE as usize;
-        trace.push((m.work(), m.mem()[pc]));
-        if m.step(&mut ssnail_core::NoHost).unwrap() == ssnail_core::Step::Halt {
-            return trace;
-        }
-    }
-}
-
 /// The instruction limit at several points of a whole job, and the work limit exactly at the
 /// work before an instruction of every opcode the job has (one byte of traffic counted wrong
 /// anywhere before it moves the fault to another instruction), one byte above it, and inside
@@ -298,43 +239,7 @@ fn the_instruction_and_work_limits_fault_with_code_4_where_the_rust_core_does() 
         ("bert", common::test_images::bert()),
     ];
     for (name, img) in &images {
-        let (mem, job) = prompt_job(img, &[1, 17, 30, 5], 3);
-        let trace = work_trace(&mem, job);
-        let n = trace.len() as u64;
-        let mut cases: Vec<(u64, u64, String)> = [1, n / 3, n - 1]
-            .iter()
-            .map(|&l| (l, u64::MAX, format!("{name}: instruction limit {l} of {n}")))
-            .collect();
-        let mut seen = std::collections::HashSet::new();
-        for (k, &(w, op)) in trace.iter().enumerate() {
-            // the first instruction of each opcode after its first occurrence, so the work of
-            // every opcode before it is in the count
-            if k > 0 && seen.insert(trace[k - 1].1 as u16) {
-                // (one byte above the work before HALT lets HALT run)
-                let above = if op == ssnail_format::isa::Op::Halt as u8 {
-                    w
-                } else {
-                    w + 1
-                };
-                for l in [w, above] {
-                    cases.push((
-                        u64::MAX,
-                        l,
-                        format!("{name}: work limit {l} before #{k} (${op:02X})"),
-                    ));
-                }
-            }
-            if op == ssnail_format::isa::Op::Attn as u8 && seen.insert(0x100 + op as u16) {
-                let next = trace[k + 1].0;
-                for l in [next - 1, next - 2 * 4 * 128, w + 48] {
-                    cases.push((
-                        u64::MAX,
-                        l,
-                        format!("{name}: work limit {l} inside ATTN #{k}"),
-                    ));
-                }
-            }
-        }
+        let (mem, job, n, halt_work, cases) = limit_cases(name, img);
         for (instr, work, what) in &cases {
             let rust = rust_core_limited(&mem, job, *instr, *work);
             assert_eq!(
@@ -353,7 +258,7 @@ fn the_instruction_and_work_limits_fault_with_code_4_where_the_rust_core_does() 
         let rust = rust_core_limited(&mem, job, n, u64::MAX);
         assert_eq!(rust.error, 0, "{name}: {n} instructions run to HALT");
         for (build, exe) in &builds().exes {
-            let c = c_core_limited(exe, &mem, job, &[n, trace[trace.len() - 1].0 + 16]);
+            let c = c_core_limited(exe, &mem, job, &[n, halt_work + 16]);
             compare(&format!("{name} within its limits"), build, &rust, &c, &[]);
         }
     }

@@ -62,6 +62,116 @@ pub fn rust_core(mem: &[u8], job: u32) -> Outcome {
     }
 }
 
+/// The Rust core with `instr_limit` and `work_limit` (`u64::MAX`: none), as `rust_core`.
+pub fn rust_core_limited(mem: &[u8], job: u32, instr_limit: u64, work_limit: u64) -> Outcome {
+    let mut m = ssnail_core::Machine::new(mem.len());
+    m.numerics = ssnail_core::Numerics::Hardware;
+    m.instr_limit = instr_limit;
+    m.work_limit = work_limit;
+    m.mem_mut().copy_from_slice(mem);
+    struct Syncs(u64);
+    impl ssnail_core::Host for Syncs {
+        fn on_sync(&mut self, _m: &mut ssnail_core::Machine) {
+            self.0 += 1;
+        }
+    }
+    let mut host = Syncs(0);
+    let (error, fault_pc) = match m.run(job, &mut host) {
+        Ok(()) => (0, 0),
+        Err(f) => (f.code(), f.pc),
+    };
+    Outcome {
+        mem: m.mem().to_vec(),
+        error,
+        fault_pc,
+        syncs: host.0,
+    }
+}
+
+/// A prompt's job on `img`: its memory and the job pointer.
+pub fn prompt_job(img: &[u8], prompt: &[u32], n_generate: u32) -> (Vec<u8>, u32) {
+    use ssnail_format::image::{rt, BASE};
+    let (dev, _) = ssnail_core::Ssnail::load_bytes(img, None).unwrap();
+    let h = dev.header();
+    let mut m = dev.machine.mem().to_vec();
+    let mut poke = |addr: u32, v: u32| {
+        let o = (addr - BASE) as usize;
+        m[o..o + 4].copy_from_slice(&v.to_le_bytes());
+    };
+    for (i, &t) in prompt.iter().enumerate() {
+        poke(h.tokens + 4 * i as u32, t % h.n_vocab);
+    }
+    poke(BASE + rt::POS, 0);
+    poke(BASE + rt::PROMPT_LEN, prompt.len() as u32);
+    poke(BASE + rt::N_GENERATE, n_generate);
+    (m, h.code)
+}
+
+/// The work (Machine::work) before each instruction of the job, with its opcode, and at HALT.
+pub fn work_trace(mem: &[u8], job: u32) -> Vec<(u64, u8)> {
+    let mut m = ssnail_core::Machine::new(mem.len());
+    m.numerics = ssnail_core::Numerics::Hardware;
+    m.mem_mut().copy_from_slice(mem);
+    m.regs.pc = job;
+    let mut trace = Vec::new();
+    loop {
+        let pc = m.regs.pc as usize - ssnail_format::image::BASE as usize;
+        trace.push((m.work(), m.mem()[pc]));
+        if m.step(&mut ssnail_core::NoHost).unwrap() == ssnail_core::Step::Halt {
+            return trace;
+        }
+    }
+}
+
+/// A job on `img` (a 4-token prompt, 3 generated) and the limits that stop it (instruction, work;
+/// `u64::MAX`: none), each named: the instruction limit at 1, a third and all but one of its `n`
+/// instructions; the work limit exactly at the work before the first instruction after each
+/// opcode's first occurrence (one byte of traffic counted wrong anywhere before it moves the fault
+/// to another instruction) and one byte above it, and inside each ATTN's own work; and the work
+/// at HALT.
+#[allow(clippy::type_complexity)]
+pub fn limit_cases(name: &str, img: &[u8]) -> (Vec<u8>, u32, u64, u64, Vec<(u64, u64, String)>) {
+    let (mem, job) = prompt_job(img, &[1, 17, 30, 5], 3);
+    let trace = work_trace(&mem, job);
+    let n = trace.len() as u64;
+    let mut cases: Vec<(u64, u64, String)> = [1, n / 3, n - 1]
+        .iter()
+        .map(|&l| (l, u64::MAX, format!("{name}: instruction limit {l} of {n}")))
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    for (k, &(w, op)) in trace.iter().enumerate() {
+        // the first instruction of each opcode after its first occurrence, so the work of
+        // every opcode before it is in the count
+        if k > 0 && seen.insert(trace[k - 1].1 as u16) {
+            // (one byte above the work before HALT lets HALT run)
+            let above = if op == ssnail_format::isa::Op::Halt as u8 {
+                w
+            } else {
+                w + 1
+            };
+            for l in [w, above] {
+                cases.push((
+                    u64::MAX,
+                    l,
+                    format!("{name}: work limit {l} before #{k} (${op:02X})"),
+                ));
+            }
+        }
+        if op == ssnail_format::isa::Op::Attn as u8 && seen.insert(0x100 + op as u16) {
+            let next = trace[k + 1].0;
+            for l in [next - 1, next - 2 * 4 * 128, w + 48] {
+                cases.push((
+                    u64::MAX,
+                    l,
+                    format!("{name}: work limit {l} inside ATTN #{k}"),
+                ));
+            }
+        }
+    }
+    let halt_work = trace[trace.len() - 1].0;
+    (mem, job, n, halt_work, cases)
+}
+
 /// A region whose f32 (size 4) or F16 (size 2) words may hold NaN: two NaNs there are equal.
 #[derive(Clone, Copy)]
 pub struct NanOk {

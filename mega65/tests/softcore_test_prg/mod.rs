@@ -10,7 +10,8 @@ use ssnail_mega65::{Machine, StopReason, CPU_HZ};
 use ssnail_mega65_program as common;
 use std::path::Path;
 
-/// softcore_test.c's box: job (4), mem_end (4) in; state, error, fault_pc (4), syncs (4) out.
+/// softcore_test.c's box: job (4), mem_end (4) in; state, error, fault_pc (4), syncs (4) out;
+/// instruction limit (4, 0 = the default) and work limit (4, 0 = none) in.
 const BOX: u32 = 0x0400;
 /// soft_run's results (softcore.h).
 pub const SOFT_HALT: u8 = 2;
@@ -65,12 +66,26 @@ pub fn run_on(
     job: u32,
     max_seconds: u64,
 ) -> Result<Run, String> {
+    run_limited(board, prg, mem, job, [0, 0], max_seconds)
+}
+
+/// `run_on` with the instruction and work limits (softcore.h; 0: the default, none).
+pub fn run_limited(
+    board: Board,
+    prg: &[u8],
+    mem: &[u8],
+    job: u32,
+    limits: [u32; 2],
+    max_seconds: u64,
+) -> Result<Run, String> {
     let mut m = Machine::new();
     set_board(&mut m, board);
     let (_, entry) = m.load_prg(prg, None)?;
     m.poke_phys(BASE, mem);
     m.poke_phys(BOX, &job.to_le_bytes());
     m.poke_phys(BOX + 4, &(BASE + mem.len() as u32).to_le_bytes());
+    m.poke_phys(BOX + 18, &limits[0].to_le_bytes());
+    m.poke_phys(BOX + 22, &limits[1].to_le_bytes());
     m.start_at(entry);
     let start = m.cycles;
     match m.run(max_seconds * CPU_HZ) {

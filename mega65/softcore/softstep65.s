@@ -1,0 +1,337 @@
+; softstep65.s: the software core's instruction step on the 45GS02 (cc65 builds with the ca65
+; kernels; softcore.c's step() is the definition, used on the PC and with -DSC_C_GEMV). One call
+; runs one instruction at sc_pc as emu/core/src/machine.rs steps (its checks in its order):
+;   the instruction limit, the work limit, the PC's alignment and range, the fetch (16 bytes),
+;   the count and the fetch's 16 bytes of work, PC += 16, then the instruction.
+; NOP, SETN, LI, ADDI, LEA, BEQ, BNE and BLT run here (no memory access, no work past the fetch,
+; spec §6.4); every other opcode goes to softcore.c's sc_exec with the instruction fetched. Through
+; cc65's C each step cost about 2,000 cycles (32-bit compares, increments and the fetch's DMA job
+; through its argument passing), which a stories260K token pays about 160 times.
+;
+; uint8_t sc_step(void): 0, or the fault (SS_ERR_*), in A (X = 0).
+
+        .p4510
+        .include        "quad.inc"
+        .include        "fn_tables.inc"         ; OP_*, ADDR_*
+        .include        "ssnail_regs.inc"       ; SS_ERR_*, IMG_BASE
+        .import         _sc_count, _sc_work, _sc_r, _sc_a, _sc_n, _sc_pc, _sc_pc_last, _sc_ins
+        .import         _soft_instr_limit, _soft_work_limit
+        .import         _sc_exec, _sc_work_add
+        .importzp       sreg, sm_fp
+        .export         _sc_step
+
+INS_X   = _sc_ins + 4                   ; the instruction's words X, Y, Z (little-endian)
+INS_Y   = _sc_ins + 8
+INS_Z   = _sc_ins + 12
+
+        .code
+
+; the faults before the fetch (here: within the checks' branches)
+limit:  lda     #SS_ERR_INSTR_LIMIT
+        ldx     #0
+        rts
+misaligned:
+        lda     #SS_ERR_MISALIGNED_PC
+        ldx     #0
+        rts
+address:
+        lda     #SS_ERR_ADDRESS
+        ldx     #0
+        rts
+
+_sc_step:
+        sec                             ; sc_count >= soft_instr_limit: the instruction limit
+        lda     _sc_count
+        sbc     _soft_instr_limit
+        lda     _sc_count+1
+        sbc     _soft_instr_limit+1
+        lda     _sc_count+2
+        sbc     _soft_instr_limit+2
+        lda     _sc_count+3
+        sbc     _soft_instr_limit+3
+        bcs     limit
+        lda     _soft_work_limit        ; a work limit and sc_work >= it: the same fault
+        ora     _soft_work_limit+1
+        ora     _soft_work_limit+2
+        ora     _soft_work_limit+3
+        beq     @pc
+        sec
+        lda     _sc_work
+        sbc     _soft_work_limit
+        lda     _sc_work+1
+        sbc     _soft_work_limit+1
+        lda     _sc_work+2
+        sbc     _soft_work_limit+2
+        lda     _sc_work+3
+        sbc     _soft_work_limit+3
+        bcs     limit
+@pc:    lda     _sc_pc                  ; the PC: 16-byte aligned,
+        and     #15
+        bne     misaligned
+        lda     _sc_pc+3                ; at or above IMG_BASE (its low 24 bits are 0),
+        cmp     #>(IMG_BASE >> 16)
+        bcc     address
+        sec                             ; and at most sc_pc_last (its 16 bytes in memory)
+        lda     _sc_pc_last
+        sbc     _sc_pc
+        lda     _sc_pc_last+1
+        sbc     _sc_pc+1
+        lda     _sc_pc_last+2
+        sbc     _sc_pc+2
+        lda     _sc_pc_last+3
+        sbc     _sc_pc+3
+        bcc     address
+        .assert (IMG_BASE & $FFFFFF) = 0, error, "softstep65.s: IMG_BASE's low 24 bits"
+; the fetch: four quad loads through a flat pointer (LDQ [fp],Z with Z = 0, as sm_read32; SSNAIL
+; addresses are attic RAM's flat addresses, softmem_m65.s), the pointer's low byte the PC's with
+; 4, 8, 12 (the PC is 16-byte aligned)
+        lda     _sc_pc
+        sta     sm_fp
+        lda     _sc_pc+1
+        sta     sm_fp+1
+        lda     _sc_pc+2
+        sta     sm_fp+2
+        lda     _sc_pc+3
+        sta     sm_fp+3
+.repeat 4, k
+        ldz     #0
+        .byte   $42, $42, $EA           ; LDQ [sm_fp],Z
+        lda     (sm_fp),z
+        stq     _sc_ins + 4 * k
+  .if k < 3
+        lda     _sc_pc
+        ora     #4 * (k + 1)
+        sta     sm_fp
+  .endif
+.endrepeat
+        ldz     #0                      ; (cc65 code takes (zp) as (zp),Z)
+        inc     _sc_count               ; ++sc_count
+        bne     @counted
+        inc     _sc_count+1
+        bne     @counted
+        inc     _sc_count+2
+        bne     @counted
+        inc     _sc_count+3
+@counted:
+        lda     _soft_work_limit        ; with a work limit: sc_work_add(16)
+        ora     _soft_work_limit+1
+        ora     _soft_work_limit+2
+        ora     _soft_work_limit+3
+        beq     @step_pc
+        lda     #0
+        sta     sreg
+        sta     sreg+1
+        tax
+        lda     #16
+        jsr     _sc_work_add
+@step_pc:
+        clc                             ; sc_pc += 16
+        lda     _sc_pc
+        adc     #16
+        sta     _sc_pc
+        bcc     @op
+        inc     _sc_pc+1
+        bne     @op
+        inc     _sc_pc+2
+        bne     @op
+        inc     _sc_pc+3
+@op:    lda     _sc_ins                 ; the opcode: 0-15 through the table, the rest in C
+        cmp     #16
+        bcs     in_c
+        asl     a
+        tax
+        jmp     (ops,x)
+
+in_c:   jmp     _sc_exec
+
+        .rodata
+ops:    .word   op_nop, in_c, in_c, in_c, in_c, in_c, in_c, op_setn         ; $00-$07
+        .word   op_li, in_c, in_c, op_addi, op_lea, op_beq, op_bne, op_blt    ; $08-$0F
+        .assert OP_NOP = 0 && OP_SETN = 7 && OP_LI = 8 && OP_ADDI = $0B && OP_LEA = $0C, error, "softstep65.s: the opcode table"
+        .assert OP_BEQ = $0D && OP_BNE = $0E && OP_BLT = $0F && OP_GEMV = $10, error, "softstep65.s: the opcode table"
+        .code
+
+op_nop: lda     #0
+        tax
+        rts
+
+; SETN: N0, N1, N2 = X, Y, Z
+op_setn:
+        ldx     #11
+@cp:    lda     INS_X,x
+        sta     _sc_n,x
+        dex
+        bpl     @cp
+        lda     #0
+        tax
+        rts
+
+; R[a] = Z (R15 stays 0: set_reg's rule, so reading sc_r[15] needs no test)
+op_li:  lda     _sc_ins+1
+        and     #15
+        asl     a
+        asl     a
+        tax
+        lda     INS_Z
+        sta     _sc_r,x
+        lda     INS_Z+1
+        sta     _sc_r+1,x
+        lda     INS_Z+2
+        sta     _sc_r+2,x
+        lda     INS_Z+3
+        sta     _sc_r+3,x
+        ; (fall through)
+r15_zero:
+        lda     #0
+        sta     _sc_r+60
+        sta     _sc_r+61
+        sta     _sc_r+62
+        sta     _sc_r+63
+        tax
+        rts
+
+; R[a] = R[b] + Z
+op_addi:
+        jsr     rb_y                    ; Y = 4·b
+        lda     _sc_ins+1
+        and     #15
+        asl     a
+        asl     a
+        tax
+        clc
+        lda     _sc_r,y
+        adc     INS_Z
+        sta     _sc_r,x
+        lda     _sc_r+1,y
+        adc     INS_Z+1
+        sta     _sc_r+1,x
+        lda     _sc_r+2,y
+        adc     INS_Z+2
+        sta     _sc_r+2,x
+        lda     _sc_r+3,y
+        adc     INS_Z+3
+        sta     _sc_r+3,x
+        bra     r15_zero
+
+; Y = 4·(b & 15), b the instruction's byte 2
+rb_y:   lda     _sc_ins+2
+        and     #15
+        asl     a
+        asl     a
+        tay
+        rts
+
+; A[a] = (addr(X) + R[b]·Z) & ADDR_MASK: the product mod 2^32 is MULTOUT's low half (the
+; hardware multiplier, spec/mega65.md §M9)
+op_lea: jsr     rb_y
+        ldx     #0
+@in:    lda     _sc_r,y
+        sta     MULA,x
+        lda     INS_Z,x
+        sta     MULB,x
+        iny
+        inx
+        cpx     #4
+        bne     @in
+        jsr     addr_x                  ; res = addr(X)
+        lda     _sc_ins+1
+        and     #15
+        asl     a
+        asl     a
+        tax
+        clc
+        lda     res
+        adc     MULO
+        sta     _sc_a,x
+        lda     res+1
+        adc     MULO+1
+        sta     _sc_a+1,x
+        lda     res+2
+        adc     MULO+2
+        sta     _sc_a+2,x
+        lda     res+3
+        adc     MULO+3
+        and     #>(ADDR_MASK >> 16)
+        sta     _sc_a+3,x
+        lda     #0
+        tax
+        rts
+
+; res = addr(X) (spec §3.2): bit 31 clear → X & ADDR_MASK; set → A[bits 27-24] + bits 23-0, the
+; sum not masked (softcore.c addr)
+addr_x: lda     INS_X+3
+        bmi     @rel
+        and     #>(ADDR_MASK >> 16)
+        sta     res+3
+        lda     INS_X
+        sta     res
+        lda     INS_X+1
+        sta     res+1
+        lda     INS_X+2
+        sta     res+2
+        rts
+@rel:   and     #15
+        asl     a
+        asl     a
+        tay
+        clc
+        lda     _sc_a,y
+        adc     INS_X
+        sta     res
+        lda     _sc_a+1,y
+        adc     INS_X+1
+        sta     res+1
+        lda     _sc_a+2,y
+        adc     INS_X+2
+        sta     res+2
+        lda     _sc_a+3,y
+        adc     #0
+        sta     res+3
+        rts
+        .assert ADDR_REL = $80000000 && ADDR_OFFSET = $00FFFFFF && ADDR_MASK = $0FFFFFFF, error, "softstep65.s: the address operand's fields"
+
+; the branches: R[a] against R[b] (unsigned for BLT); taken: PC = addr(X)
+op_beq: jsr     cmp_ab
+        bne     not_taken
+taken:  jsr     addr_x
+        lda     res
+        sta     _sc_pc
+        lda     res+1
+        sta     _sc_pc+1
+        lda     res+2
+        sta     _sc_pc+2
+        lda     res+3
+        sta     _sc_pc+3
+not_taken:
+        lda     #0
+        tax
+        rts
+op_bne: jsr     cmp_ab
+        bne     taken
+        bra     not_taken
+op_blt: jsr     cmp_ab
+        bcc     taken
+        bra     not_taken
+
+; R[a] − R[b]: C clear when R[a] < R[b] (unsigned), Z set when they are equal
+cmp_ab: jsr     rb_y
+        lda     _sc_ins+1
+        and     #15
+        asl     a
+        asl     a
+        tax
+        lda     _sc_r+3,x               ; from the top byte down: the first that differs decides
+        cmp     _sc_r+3,y
+        bne     @done
+        lda     _sc_r+2,x
+        cmp     _sc_r+2,y
+        bne     @done
+        lda     _sc_r+1,x
+        cmp     _sc_r+1,y
+        bne     @done
+        lda     _sc_r,x
+        cmp     _sc_r,y
+@done:  rts
+
+        .bss
+res:    .res    4                       ; addr(X)
