@@ -384,14 +384,14 @@ fn profile(prg: &[u8], out: &Path, what: &str, mem: &[u8], job: u32) -> Result<(
     m.start_at(entry);
     let mut per: HashMap<usize, u64> = HashMap::new();
     let mut calls: HashMap<usize, u64> = HashMap::new();
-    // softcore.c's ins[0]: the opcode being executed, for cycles per SSNAIL instruction
+    // softcore.c's sc_ins[0]: the opcode being executed, for cycles per SSNAIL instruction
     let dbg = std::fs::read_to_string(out.join("mega65/softcore_test.dbg"))?;
     let ins = dbg
         .lines()
-        .filter(|l| l.starts_with("sym\t") && l.contains("name=\"_ins\""))
+        .filter(|l| l.starts_with("sym\t") && l.contains("name=\"_sc_ins\""))
         .find_map(|l| l.split(',').find_map(|f| f.strip_prefix("val=0x")))
         .map(|v| u32::from_str_radix(v, 16))
-        .context("no _ins in the debug file")??;
+        .context("no _sc_ins in the debug file")??;
     let mut per_op: HashMap<u8, u64> = HashMap::new();
     let mut per_op_fn: HashMap<(u8, usize), u64> = HashMap::new();
     // SOFTBENCH_CALLERS=f,g,...: the cycles and calls of those functions (cc65's runtime helpers
