@@ -157,11 +157,13 @@ op_nop: lda     #0
 
 ; SETN: N0, N1, N2 = X, Y, Z
 op_setn:
-        ldx     #11
-@cp:    lda     INS_X,x
-        sta     _sc_n,x
-        dex
-        bpl     @cp
+        ldq     INS_X
+        stq     _sc_n
+        ldq     INS_Y
+        stq     _sc_n+4
+        ldq     INS_Z
+        stq     _sc_n+8
+        ldz     #0                      ; (Z took a byte of each; cc65 code needs it 0)
         lda     #0
         tax
         rts
