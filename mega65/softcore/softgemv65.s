@@ -683,7 +683,7 @@ set_corr:
 ; first weight); the next row's step of the job's source runs around them (the list is read by
 ; now). Entered with C = 0 (the row loop's promise); LDA # keeps C.
 far_a8: jsr     far_a                   ; (within the branches' reach)
-        clc                             ; (the isum's start)
+        clc                             ; (the isum's start: SRCHI leaves C = bit 4 of address bits 24-31, 0 below 2^28)
         jmp     q8go
 q8pre:  lda     src
 rb0a:   adc     #0
