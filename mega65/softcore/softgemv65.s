@@ -253,7 +253,7 @@ _sgq_block:
         sty     q8tail+2
         stx     q4tail+1
         sty     q4tail+2
-        lda     _sgq_p                  ; row r0's block: job A's source
+        lda     _sgq_p                  ; row r0's block: the job's source
         sta     src
         lda     _sgq_p+1
         sta     src+1
