@@ -5,10 +5,10 @@
 ;     acc_r = single(acc_r + single(single(isum)·single(dw·dx)))
 ; with the same bits as softgemv.c's C loop. Per row:
 ;
-; 1. DMA: the row's 34- or 18-byte block from attic RAM (one inline job, 2 cycles a byte) straight
-;    into the code, 24 bytes a byte (rowloop): dw into q8pre, the weights into the isum code's
-;    immediates. The jobs' sources move on by the row stride with 16-bit adds; their bank and
-;    megabyte only on a carry (or every row for a stride of 64 KB or more).
+; 1. DMA: the row's 34- or 18-byte block from attic RAM (one inline job of one entry, 2 cycles a
+;    byte) straight into the code, 12 bytes a byte (rowloop): dw into q8pre, the weights into the
+;    isum code's immediates. The job's source moves on by the row stride with a 16-bit add; its
+;    bank and megabyte only on a carry (or every row for a stride of 64 KB or more).
 ; 2. isum, exact, with the hardware multiplier (MULTINA $D770, MULTINB $D774, MULTOUT $D778;
 ;    "64-bit unsigned product A×B", spec/mega65.md §M9, ready one cycle after a write). Two
 ;    products per multiplication: A = c0 + c1·2^24 (two weights), B = b1 + b0·2^24 (two |x|),
@@ -97,11 +97,9 @@ mxs_hi: .res    8
 _sgq_cols:
         lda     _sgq_rb                 ; the row stride's low 16 bits as immediates; a stride
         sta     rb0a+1                  ; of 64 KB or more takes the far step every row
-        sta     rb0b+1
         sta     rb04+1
         lda     _sgq_rb+1
         sta     rb1a+1
-        sta     rb1b+1
         sta     rb14+1
         ldx     #$B0                    ; BCS
         lda     _sgq_rb+2
@@ -109,7 +107,6 @@ _sgq_cols:
         beq     :+
         ldx     #$80                    ; BRA
 :       stx     rbha
-        stx     rbhb
         stx     rbh4
         ldx     #$90                    ; a stride below 256 bytes: no carry out of the low byte
         ldy     #RBSKIP                 ; skips the high byte's step (BCC over it); else two TXA
@@ -118,10 +115,8 @@ _sgq_cols:
         ldx     #$8A                    ; TXA
         ldy     #$8A
 :       stx     rbca
-        stx     rbcb
         stx     rbc4
         sty     rbca+1
-        sty     rbcb+1
         sty     rbc4+1
         lda     _sgq_last
         sta     lastc
@@ -147,10 +142,8 @@ _sgq_cols:
         jsr     _sgq_block
         lda     #0
         sta     _sgq_first
-        lda     cmd_a                   ; sgq_pc += the block's bytes: 18 + 4·cmd_a's chain bit
-        asl     a                       ; (34 for Q8_0's two entries, 18 for Q4_0's one)
-        asl     a
-        adc     #WT_Q4_0_BLOCK_BYTES    ; (C = 0)
+        clc                             ; sgq_pc += the block's bytes (the job's count)
+        lda     cnt
         adc     _sgq_pc
         sta     _sgq_pc
         bcc     :+
@@ -260,7 +253,7 @@ _sgq_block:
         sty     q8tail+2
         stx     q4tail+1
         sty     q4tail+2
-        lda     _sgq_p                  ; row r0's block: job A's source
+        lda     _sgq_p                  ; row r0's block: the job's source
         sta     src
         lda     _sgq_p+1
         sta     src+1
@@ -269,29 +262,19 @@ _sgq_block:
         cmp     #WT_Q8_0
         bne     @q4
         jsr     patch8
-        lda     #DMA_COPY | DMA_CHAIN   ; both entries
-        sta     cmd_a
+        lda     #WT_Q8_0_BLOCK_BYTES    ; the job's count: the block
         ldx     #<q8pre
         ldy     #>q8pre
-        clc                             ; job B's source: the block's byte 18 on
-        lda     _sgq_p
-        adc     #18
-        sta     srcB
-        lda     _sgq_p+1
-        adc     #0
-        sta     srcB+1
-        jsr     far_bb
         bra     @fmt
 @q4:    jsr     patch4
-        lda     #DMA_COPY               ; entry A alone
-        sta     cmd_a
-        lda     #BRA_B                  ; at entry B's options, as code: a BRA over it
-        sta     mbB
+        lda     #WT_Q4_0_BLOCK_BYTES
         ldx     #<q4pre
         ldy     #>q4pre
-@fmt:   stx     isum_call+1
+@fmt:   sta     cnt
+        stx     isum_call+1
         sty     isum_call+2
-        sec                             ; X:Y:Z start at -corr, so the isum code leaves isum
+        sec                             ; X:Y:Z start at 2^23 - corr, so the isum code leaves
+                                        ; isum + 2^23 (never wraps: |isum| < 2^20)
         lda     #0
         sbc     corr
         sta     ncx+1
@@ -302,57 +285,45 @@ _sgq_block:
         sta     ncy4+1
         lda     #0
         sbc     corr+2
+        eor     #$80
         sta     ncz+1
+        sta     ncz4+1
         clc                             ; (q8pre and q4pre step the sources with C = 0)
 ; Each row's block comes by one inline DMA job (the list follows the STA DMA_INLINE and the CPU
 ; goes on after it; its list is read through the CPU's memory map: gs4510.vhdl 8986-8995, spec
 ; §M3.1; xemu dma65.c takes the list at the CPU's PC and puts the PC after it), so no list address
-; is kept between rows. Q8_0: two chained entries whose destination steps by 24 bytes (option $85:
-; the skip rate's whole bytes, which persist along a chain; spec §M3.2-§M3.3): entry A copies the
-; block's bytes 0-17 (dw, w0-w15) to q8pre+1, +25 and the immediates of w_k in pair k's code, entry B
-; bytes 18-33 (w16-w31) to the immediates of w_k+16, so the isum reads its weights as immediates
-; (LDA # 2 cycles, against 5 for LDA abs). Q4_0: entry A alone (no chain bit)
-; copies the 18-byte block the same 24-byte steps (its quant bytes where Q8_0's w_k go, which the
-; Q4_0 code reads with LDA abs), and the CPU goes on at entry B's options, which begin with the
-; BRA opcode ($80 is also the source-MB option): its offset (mbB) jumps over entry B.
+; is kept between rows. One entry whose destination steps by 12 bytes (option $85: the skip rate's
+; whole bytes; spec §M3.2-§M3.3) lays the block's bytes 12 apart from wlo on: dw's two bytes into
+; the LDA # at wlo and whi of q8pre, then w_2k and w_2k+1 into the EOR # and the LDA # of pair k's
+; code, 12 bytes apart, so the isum reads its weights as immediates (2 cycles, against 5 for LDA
+; abs). Q4_0's 18-byte block goes the same way (count 18, patched): its quant byte k lands at
+; q8sum + 3 + 12k, where the Q4_0 code reads it with LDA abs.
 rowloop:
         lda     #>MULA                  ; base page = the I/O page of the DMA registers and the
         tab                             ; multiplier: STA 3 cycles instead of 4, ADCQ 11 for 12
         sta     <DMA_INLINE             ; (any value) the job; the CPU waits, then goes on after it
         .byte   DMA_OPT_F018A, DMA_OPT_CROSS_MB, DMA_OPT_DST_SKIP
-        .byte   24
+        .byte   12
         .byte   DMA_OPT_SRC_MB
 src_mb: .byte   0
         .byte   DMA_OPT_END
-cmd_a:  .byte   DMA_COPY | DMA_CHAIN    ; (patched: Q4_0 without the chain)
-        .word   WT_Q4_0_BLOCK_BYTES     ; (18: Q4_0's block, Q8_0's bytes 0-17)
+        .byte   DMA_COPY
+cnt:    .word   WT_Q8_0_BLOCK_BYTES     ; (patched: the format's block bytes)
 src:    .word   0
 src_bk: .byte   0                       ; (F018A: bits 4-7 are flags, 0)
-        .word   (q8pre + 1 + SC_NEAR_DELTA) & $FFFF
-        .byte   <(((q8pre + 1 + SC_NEAR_DELTA) >> 16) & $0F)
+        .word   (wlo + SC_NEAR_DELTA) & $FFFF
+        .byte   <(((wlo + SC_NEAR_DELTA) >> 16) & $0F)
         .word   0                       ; modulo
-bopt:   .byte   DMA_OPT_SRC_MB          ; (Q4_0: BRA over entry B)
-mbB:    .byte   0                       ; (Q4_0: the BRA's offset)
-        .byte   DMA_OPT_END
-        .byte   DMA_COPY
-        .word   WT_Q8_0_BLOCK_BYTES - WT_Q4_0_BLOCK_BYTES
-srcB:   .word   0
-srcB_bk:.byte   0
-        .word   (q8sum + 7 + SC_NEAR_DELTA) & $FFFF
-        .byte   <(((q8sum + 7 + SC_NEAR_DELTA) >> 16) & $0F)
-        .word   0
 ilist_end:
-BRA_B   = ilist_end - (bopt + 2)        ; Q4_0's BRA offset
-        .assert WT_Q8_0_BLOCK_BYTES = 34 && WT_Q4_0_BLOCK_BYTES = 18 && DMA_CHAIN = 4, error, "softgemv65.s: the jobs split the blocks as 18 + 16 bytes"
-        .assert (q8sum + 400 + SC_NEAR_DELTA) < $100000, lderror, "softgemv65.s: the isum code outside the first megabyte (the jobs leave the destination MB 0)"
+        .assert WT_Q8_0_BLOCK_BYTES = 34 && WT_Q4_0_BLOCK_BYTES = 18, error, "softgemv65.s: the job lays 34 or 18 bytes"
+        .assert (q8sum + 400 + SC_NEAR_DELTA) < $100000, lderror, "softgemv65.s: the isum code outside the first megabyte (the job leaves the destination MB 0)"
         lda     #0                      ; the gaps of the two fields (the last term's
         sta     <(MULA+1)               ; multiplications, or softfloat, wrote them)
         sta     <(MULA+2)
         sta     <(MULB+1)
         sta     <(MULB+2)
-ncz:    ldz     #0                      ; Q = -corr (patched; X, Y in q8pre, q4pre)
 isum_call:
-        jsr     q8pre                   ; the next row's sources, X:Y:Z = Σ c·b − corr = isum,
+        jsr     q8pre                   ; the next row's source, X:Y:Z = Σ c·b − corr + 2^23,
                                         ; then its tail's JMP to the term, which returns here
 next_acc:
         clc                             ; accp += 4, also in the LDQ and STQ of acc
@@ -374,9 +345,8 @@ ae_hi:  eor     #0                      ; (patched: the end's high byte)
         ldz     #0                      ; (cc65 code takes (zp) as (zp),Z)
         rts
 
-; Job A's and job B's sources one row on when their 16-bit add carried (or every row for a stride
-; of 64 KB or more). Entered from q8pre/q4pre with C the carry, B = $D7 and X:Y:Z the isum's start:
-; absolute addresses and A only.
+; The job's source one row on when its 16-bit add carried (or every row for a stride of 64 KB or
+; more). Entered from q8pre/q4pre with C the carry and B = $D7: absolute addresses and A only.
 far_a:  lda     _sgq_p+2
         adc     _sgq_rb+2
         sta     _sgq_p+2
@@ -384,26 +354,6 @@ far_a:  lda     _sgq_p+2
         adc     _sgq_rb+3
         sta     _sgq_p+3
         jmp     set_srchi
-; job B's source bank and megabyte: job A's (as its list has them for the row), one bank on when
-; B's low 16 bits wrapped past A's (srcB < 18: B = A + 18)
-far_bb: lda     src_bk
-        sta     srcB_bk
-        lda     src_mb
-        sta     mbB
-        lda     srcB+1
-        bne     @done
-        lda     srcB
-        cmp     #18
-        bcs     @done
-        inc     srcB_bk
-        lda     srcB_bk
-        cmp     #16
-        bne     @done
-        lda     #0
-        sta     srcB_bk
-        inc     mbB
-@done:  rts
-
 ; a job's source bank (address bits 16-19) and megabyte (20-27) from bits 16-31 of its address
 ; (from any base page: absolute addresses and A only)
 .macro  SRCHI   hi, bk, mb
@@ -494,7 +444,7 @@ dx_params:
         rts
 
 Q8SIZE  = 24                            ; bytes of one pair's code (q8sum)
-RBSKIP  = 10                            ; a source step's high-byte add and far test (q8pre)
+RBSKIP  = 12                            ; a source step's high-byte add, dw's high byte and the far test (q8pre)
 Q4SIZE  = 32                            ; bytes of one byte's code (q4sum)
 
 ; The quants (at qp) into the isum code and the correction's sums. Per quant: |x| (Q8_0 mask
@@ -503,15 +453,14 @@ Q4SIZE  = 32                            ; bytes of one byte's code (q4sum)
 ; X passes 255 once: from there the stores' operands are a page on (their high bytes +1), and
 ; back at the end.
 
-; Q8_0: pair k (columns k, k+16): mask of k at +3, of k+16 at +9, |x_k| at +13, |x_k+16| at +17
+; Q8_0: pair k (columns 2k, 2k+1): mask of 2k at +1, of 2k+1 at +17, |x_2k| at +7, |x_2k+1| at +11
 patch8: jsr     clear_sums
         tax                             ; (A = 0)
         tay
-        jsr     set_qp16
-p8_pair:  lda     (qp),y                  ; column k
+p8_pair:  lda     (qp),y                  ; column 2k
         bmi     p8_n0
         ldz     #$80
-p8a:    sta     q8sum+13,x
+p8a:    sta     q8sum+7,x
         clc
         adc     sump
         sta     sump
@@ -521,18 +470,19 @@ p8a:    sta     q8sum+13,x
 p8_n0:    eor     #$FF
         inc     a                       ; -128 -> 128
         ldz     #$7F
-p8b:    sta     q8sum+13,x
+p8b:    sta     q8sum+7,x
         clc
         adc     sumn
         sta     sumn
         bcc     p8_m0
         inc     sumn+1
 p8_m0:
-p8c:    stz     q8sum+3,x
-        lda     (qp16),y                ; column k+16
+p8c:    stz     q8sum+1,x
+        iny
+        lda     (qp),y                  ; column 2k+1
         bmi     p8_n1
         ldz     #$80
-p8d:    sta     q8sum+17,x
+p8d:    sta     q8sum+11,x
         clc
         adc     sump
         sta     sump
@@ -542,16 +492,16 @@ p8d:    sta     q8sum+17,x
 p8_n1:    eor     #$FF
         inc     a
         ldz     #$7F
-p8e:    sta     q8sum+17,x
+p8e:    sta     q8sum+11,x
         clc
         adc     sumn
         sta     sumn
         bcc     p8_m1
         inc     sumn+1
 p8_m1:
-p8f:    stz     q8sum+9,x
+p8f:    stz     q8sum+17,x
         iny
-        cpy     #16
+        cpy     #32
         beq     p8_done
         txa
         clc
@@ -707,71 +657,66 @@ set_corr:
 
 ; ---------------------------------------------------------------------------------------------
 ; The isum code, patched per block column (the immediates marked 0 here). Entered with B = the
-; I/O page ($D7: the multiplier as base page), X:Y:Z = -corr and the fields' gaps (MULA+1, +2,
-; MULB+1, +2) zero; leaves Σ c·b − corr in X:Y:Z.
+; I/O page ($D7: the multiplier as base page), X:Y:Z = 2^23 − corr, C = 0 and the fields' gaps
+; (MULA+1, +2, MULB+1, +2) zero; leaves Σ c·b − corr + 2^23 in X:Y:Z. The bias keeps the sum
+; inside 24 bits (2^23 − 2^19 < it < 2^23 + 2^20), so no ADCQ carries out of Z and C stays 0:
+; A, the pair's c_2k+1 (up to 255) when ADCQ adds byte 2 (0) to it, never carries into X.
+; The job's 12-byte step puts w_2k and w_2k+1 12 bytes apart, so a pair's code is the mask's
+; LDA # and EOR #w (column 2k), both |x| stores, then LDA #w and EOR # mask (column 2k+1).
 
 .macro  Q8PAIR  k
-        lda     #0                      ; +0: w_k (job A writes +1)
-        eor     #0                      ; +2: mask of column k
+        lda     #0                      ; +0: mask of column 2k
+        eor     #0                      ; +2: w_2k (the job writes +3)
         sta     <MULA
-        lda     #0                      ; +6: w_k+16 (job B writes +7)
-        eor     #0                      ; +8: mask of column k+16
-        sta     <(MULA+3)
-        lda     #0                      ; +12: |x_k| (pairs with MULA, byte 0)
+        lda     #0                      ; +6: |x_2k| (pairs with MULA, byte 0)
         sta     <(MULB+3)
-        lda     #0                      ; +16: |x_k+16| (pairs with MULA+3)
+        lda     #0                      ; +10: |x_2k+1| (pairs with MULA+3)
         sta     <MULB
+        lda     #0                      ; +14: w_2k+1 (the job writes +15)
+        eor     #0                      ; +16: mask of column 2k+1
+        sta     <(MULA+3)
         adcq    <(MULO+2)               ; +20
 .endmacro
 
-; Q8_0's row, from the row loop with B = $D7 after its job: the stride of job A's destination
-; puts dw's bytes into the two LDA # here (q8pre+1, +25: wlo, whi, where the term reads them),
-; and each 24 bytes holds the next row's step of one job's source (the list is read by now).
+; Q8_0's row, from the row loop with B = $D7 after its job: the job's 12-byte step puts dw's
+; bytes into the two LDA # here (wlo, whi, where the term reads them; 21 and 9 bytes before the
+; first weight); the next row's step of the job's source runs around them (the list is read by
+; now). Entered with C = 0 (the row loop's promise); LDA # keeps C.
 far_a8: jsr     far_a                   ; (within the branches' reach)
-        clc                             ; (q8pre2's add)
-        jmp     q8pre2
-far_b:  jsr     far_bb
-        jmp     q8sum
-; Entered with C = 0 (the row loop's and far_a8's promise); LDA # holds dw's bytes and keeps C.
-q8pre:  lda     #0                      ; +0: dw's low byte (job A writes +1; the term reads it)
-ncx:    ldx     #0                      ; Q = -corr (patched); A and the carry are free: each
-                                        ; ADCQ adds byte 2 = 0 to A (at most 128, the last |x|)
-                                        ; and a carry out of Z only ever reaches A. Job A's source
-        lda     src
+        clc                             ; (the isum's start: SRCHI leaves C = bit 4 of address bits 24-31, 0 below 2^28)
+        jmp     q8go
+q8pre:  lda     src
 rb0a:   adc     #0
         sta     src
-rbca:   bcc     q8pre2                  ; (patched: TXA TXA unless the stride is below 256
+        lda     #0                      ; dw's low byte (the job writes it)
+rbca:   bcc     q8go                    ; (patched: TXA TXA unless the stride is below 256
         lda     src+1                   ; bytes; then no carry leaves the high byte as it is)
 rb1a:   adc     #0
         sta     src+1
-rbha:   bcs     far_a8                  ; (BRA when the stride is 64 KB or more)
-q8pre2: lda     #0                      ; +24: dw's high byte (job A writes +25); C = 0 here
+        lda     #0                      ; dw's high byte (the job writes it; skipped or not, the
+rbha:   bcs     far_a8                  ; term reads it here) (BRA when the stride is 64 KB or more)
+q8go:                                   ; C = 0 here
+ncx:    ldx     #0                      ; Q = 2^23 − corr (patched)
 ncy:    ldy     #0
-        lda     srcB                    ; job B's source
-rb0b:   adc     #0
-        sta     srcB
-rbcb:   bcc     q8sum                   ; (as rbca)
-        lda     srcB+1
-rb1b:   adc     #0
-        sta     srcB+1
-rbhb:   bcs     far_b
-wlo     = q8pre + 1                     ; dw's bytes as job A leaves them (both formats)
-whi     = q8pre2 + 1
+ncz:    ldz     #0
+wlo     = rbca - 1                      ; dw's bytes as the job leaves them (both formats)
+whi     = rbha - 1
 q8sum:
 .repeat 16, k
         Q8PAIR  k
 .endrepeat
 q8tail: jmp     term                    ; (patched: term or term_dx; slow makes it an RTS)
         .assert (* - q8sum) = 16 * Q8SIZE + 3, error, "Q8SIZE"
-        .assert q8pre2 = q8pre + 24 && q8sum = q8pre + 48, error, "softgemv65.s: dw's bytes and the weights are 24 bytes apart (job A's step)"
-        .assert q8pre2 - (rbca + 2) = RBSKIP && q8sum - (rbcb + 2) = RBSKIP && q4sum - (rbc4 + 2) = RBSKIP, error, "softgemv65.s: the source steps' skips"
+        .assert whi = wlo + 12 && q8sum + 3 = whi + 12 && Q8SIZE = 24, error, "softgemv65.s: dw's bytes and the weights are 12 bytes apart (the job's step)"
+        .assert q8go - (rbca + 2) = RBSKIP && q4sum - (rbc4 + 2) = RBSKIP, error, "softgemv65.s: the source steps' skips"
 
 far_a4: jsr     far_a
         jmp     q4sum
-; Q4_0's row: X:Y = -corr, job A's source one row on, then the isum
+; Q4_0's row: X:Y:Z = 2^23 − corr, the job's source one row on, then the isum
 q4pre:                                  ; (C = 0, as q8pre)
 ncx4:   ldx     #0
 ncy4:   ldy     #0
+ncz4:   ldz     #0
         lda     src
 rb04:   adc     #0
         sta     src
@@ -779,13 +724,14 @@ rbc4:   bcc     q4sum                   ; (as rbca)
         lda     src+1
 rb14:   adc     #0
         sta     src+1
+        lda     #0                      ; (unused: q8pre's skip holds dw's high byte here)
 rbh4:   bcs     far_a4
 .macro  Q4BYTE  k
-        lda     q8sum+1+Q8SIZE*k        ; +0 (job A's step puts byte k there)
+        lda     q8sum+3+12*k            ; +0 (the job's step puts byte k there)
         eor     #0                      ; +4: the two nibbles' masks
         and     #$0F
         sta     <MULA                   ; column k
-        lda     q8sum+1+Q8SIZE*k        ; +9 (a second load beats a temporary)
+        lda     q8sum+3+12*k            ; +9 (a second load beats a temporary)
         eor     #0                      ; +13: the same masks
         lsr     a
         lsr     a
@@ -901,8 +847,10 @@ n1_s:   jmp     term_slow
 ; output are base-page operands up to the second product; the caller's B is back (bcall) before
 ; the product is rounded, and on every way out before that. Zero-page variables meanwhile are
 ; written as absolute (a:).
-term:   tza                             ; the product's sign: isum's, dw's, dx's
-        eor     whi
+term:   tza                             ; isum = X:Y:Z − 2^23 (the isum code's bias off)
+        eor     #$80
+        taz
+        eor     whi                     ; the product's sign: isum's, dw's, dx's
 tsg:    eor     #0                      ; (patched: dx's sign)
         and     #$80
         sta     a:sg
@@ -1416,11 +1364,12 @@ slow:   lda     bcall+1                 ; the caller's base page
         lda     #$60                    ; RTS: the isum code returns here instead of going on
         sta     q8tail                  ; to the term
         sta     q4tail
-        ldx     ncx+1                   ; -corr
+        ldx     ncx+1                   ; 2^23 − corr
         ldy     ncy+1
         ldz     ncz+1
         lda     _sgq_fmt                ; the isum alone (no source steps)
         cmp     #WT_Q8_0
+        clc                             ; (the isum code's promise; keeps CMP's Z)
         bne     :+
         jsr     q8sum
         bra     :++
@@ -1431,6 +1380,9 @@ slow:   lda     bcall+1                 ; the caller's base page
         sta     q4tail
         lda     bcall+1                 ; the caller's base page
         tab
+        tza                             ; the bias off
+        eor     #$80
+        taz
         stx     _sgq_s
         sty     _sgq_s+1
         stz     _sgq_s+2

@@ -588,6 +588,54 @@ fn gemv_isums_at_the_negations_edges_agree() {
     }
 }
 
+/// Q8_0 rows whose isum code meets the largest weight code (c = 255: w = 127 under x ≥ 0, −128
+/// under x < 0) in every odd column, while the running sum passes zero at pairs 7-15
+/// (softgemv65.s: the register A an ADCQ adds byte 2 and the carry to holds that c, so a carry
+/// out of the sum would reach X; the sum is biased by 2^23 so that it never carries). The input
+/// is 32 × 127 then 32 × −127 (quants ±127); each row's even columns hold one weight v (−128 to
+/// 127, v = −127 makes the isum 0 exactly) or random weights; the scales random normal F16, and
+/// every third row's first one subnormal (the term by the C, after the isum summed again).
+#[test]
+fn gemv_with_the_largest_weight_codes_after_the_sum_passes_zero_agrees() {
+    let mut c = Case::new("GEMV Q8_0 largest weight codes".into(), 9994, 1 << 18);
+    let x = [&[127.0f32; 32][..], &[-127.0; 32]].concat();
+    let xa = c.f32s(&x);
+    let mut w = Vec::new();
+    let mut rows = 0u32;
+    let evens: Vec<Option<i32>> = (-128..128)
+        .step_by(5)
+        .map(Some)
+        .chain([Some(-127), Some(127)])
+        .chain((0..24).map(|_| None))
+        .collect();
+    for (r, v) in evens.into_iter().enumerate() {
+        for odd in [127i32, -128] {
+            // every third row's first block under a subnormal scale: its terms by sgq_slow, which
+            // sums the isum again
+            let d = if r % 3 == 2 && odd == 127 {
+                1 + c.below(0x3FF) as u16
+            } else {
+                ggml::f32_to_f16((c.rng.normal() * 0.02) as f32)
+            };
+            w.extend(d.to_le_bytes());
+            for k in 0..32 {
+                let q = if k % 2 == 1 {
+                    odd
+                } else {
+                    v.unwrap_or_else(|| c.below(256) as i32 - 128)
+                };
+                w.push(q as i8 as u8);
+            }
+        }
+        rows += 1;
+    }
+    let wa = c.bytes(&w, false);
+    let za = c.alloc(4 * rows, true);
+    c.setn(64, rows, 0);
+    c.i(Op::Gemv, GgmlType::Q8_0 as u8, 0, wa, xa, za);
+    c.run();
+}
+
 /// Q8_0/Q4_0 GEMVs whose row chunks are as large as the buffer leaves room for beside the input
 /// chunk (softgemv.c GQ_LAYOUT: 200 rows beside a wide input's 512 columns, 232 beside 384, 136
 /// beside 768, 255 beside 32), each with one row more than whole chunks, so that the last chunk
