@@ -18,6 +18,7 @@ uint32_t soft_instr_limit = SS_INSTR_LIMIT;
 uint32_t soft_work_limit;
 static uint32_t sc_count; /* instructions fetched since GO */
 static uint32_t sc_work;  /* bytes of work since GO (with a work limit) */
+uint8_t sc_keep;          /* (softcore_int.h) */
 
 void sc_work_add(uint32_t n)
 {
@@ -229,6 +230,9 @@ static uint8_t step(uint8_t *next)
     iz = le32(ins.b + 12);
 #endif
     sc_pc += 16;
+    /* what may write SSNAIL memory or the near buffers ends sc_keep (GEMV sees to itself) */
+    if (I_OP > OP_GEMV || I_OP == OP_COPY || I_OP == OP_STR)
+        sc_keep = 0;
     switch (I_OP) {
     case OP_NOP:
         break;
@@ -330,6 +334,7 @@ void soft_go(uint32_t job)
     sc_pc = soft_pc = job;
     sc_pc_last = soft_mem_end >= 16 ? soft_mem_end - 16 : 0;
     sc_count = sc_work = 0;
+    sc_keep = 0;
     sc_stop = 0;
     soft_error = 0;
     sc_state = SOFT_BUSY;
@@ -341,6 +346,8 @@ uint8_t soft_run(uint16_t budget)
     uint32_t pc;
     if (sc_state != SOFT_BUSY && sc_state != SOFT_SYNC)
         return sc_state;
+    if (sc_state == SOFT_SYNC) /* the host may have written SSNAIL memory at the SYNC */
+        sc_keep = 0;
     sc_state = SOFT_BUSY;
     while (budget--) {
         pc = sc_pc;
