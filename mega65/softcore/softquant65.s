@@ -417,3 +417,333 @@ ed:     .res    1                       ; d's biased exponent
 pats:   .word   pb0, pa2, pa3, pb1, pb2, pb2b, pb3, pb3b
 patk:   .byte   0, 2, 3, 1, 2, 2, 3, 3
 NPAT    = 8
+
+; ---------------------------------------------------------------------------------------------
+; void sgq_gemv(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols,
+; uint32_t rows, uint32_t rb): softgemv.c's gemv_q on the 45GS02, the same steps (its C is the PC
+; build's and -DSC_C_GEMV's). Rows in chunks of the layout's gq_nr, columns in chunks of gq_nc
+; (the whole input up to SC_GEMV_COLS, else SC_GEMV_WCOLS at a time), each column chunk quantised
+; (quantise, C) for the first row chunk, or for every one when the input is wider than a chunk,
+; and its block columns by sgq_cols; the row chunk's sums stored by store_chunk (C). The
+; layout's numbers come from softgemv.c (sgq_lay), so -D sizes stay defined in one place. The
+; quantised input is kept: after a GEMV whose input was quantised once and whose output bytes
+; miss x, sc_keep (softcore_int.h) is set with x and cols here; a GEMV of the same x
+; and cols while it is still set takes the quants and scales in the buffer as they are
+; (stories260K's wk and wv after wq, w3 after w1). Called with cc65's convention: rb in A/X/sreg,
+; the others on the C stack (rows at (sp),0 .. fmt at 21), which this removes.
+        .import         _sc_keep, _sc_poll, _quantise, _store_chunk, _sgq_lay, _sgq_cols
+        .import         _sgq_fmt, _sgq_rb, _sgq_nr, _sgq_first, _sgq_last, _sgq_pc
+        .import         _sgq_q, _sgq_nb, _sgq_d, _sgq_acc
+        .import         pusheax, pusha, addysp
+        .p02                            ; (the 4510's ca65 takes sp for its stack register)
+        .importzp       sp
+        .p4510
+        .importzp       sreg
+        .export         _sgq_gemv
+        .include        "fn_tables.inc"         ; GEMV_F16OUT
+
+LAY_COLS = _sgq_lay                     ; SC_GEMV_COLS
+LAY_WCOLS = _sgq_lay + 2                ; SC_GEMV_WCOLS
+LAY_QA  = _sgq_lay + 4                  ; sizeof sc_w.gq.qa
+LAY_Q   = _sgq_lay + 6                  ; sc_w.gq.qa: the quants, then the row sums
+LAY_D   = _sgq_lay + 8                  ; sc_w.gq.d: the scales
+LAY_ROWS = _sgq_lay + 10                ; SC_GEMV_ROWS
+
+        .bss
+ga:     .res    22                      ; the arguments as the C stack had them
+G_ROWS  = ga
+G_COLS  = ga + 4
+G_Z     = ga + 8
+G_X     = ga + 12
+G_W     = ga + 16                       ; (row r0's first block: moves on by the row chunks)
+kx:     .res    4                       ; the kept quants' x and cols
+kc:     .res    4
+rleft:  .res    4                       ; rows left
+r0:     .res    4                       ; the row chunk's first row
+cleft:  .res    4                       ; columns left
+xp:     .res    4                       ; the column chunk's x
+gt:     .res    4                       ; scratch
+nc:     .res    4                       ; this column chunk's columns (< 2^16)
+nrq:    .res    4                       ; this row chunk's rows (< 256)
+gnc:    .res    2                       ; gq_nc
+gnr:    .res    1                       ; gq_nr
+gfl:    .res    1                       ; bit 7: quantised for every row chunk; bit 6: kept
+first:  .res    1                       ; nonzero for the first row chunk
+
+        .code
+_sgq_gemv:
+        sta     _sgq_rb
+        stx     _sgq_rb+1
+        lda     sreg
+        sta     _sgq_rb+2
+        lda     sreg+1
+        sta     _sgq_rb+3
+        ldy     #21
+        .p02
+:       lda     (sp),y
+        .p4510
+        sta     ga,y
+        dey
+        bpl     :-
+        ldy     #22
+        jsr     addysp
+        lda     ga+21
+        sta     _sgq_fmt
+        ldx     #0                      ; wide: cols > SC_GEMV_COLS
+        lda     G_COLS+2
+        ora     G_COLS+3
+        bne     @wide
+        lda     LAY_COLS
+        cmp     G_COLS
+        lda     LAY_COLS+1
+        sbc     G_COLS+1
+        bcs     @fits
+@wide:  ldx     #$80
+@fits:  stx     gfl
+        lda     _sc_keep                ; kept: sc_keep and the same x and cols
+        beq     @nk
+        ldq     G_X
+        cmpq    kx
+        bne     @nk
+        ldq     G_COLS
+        cmpq    kc
+        bne     @nk
+        lda     #$40
+        tsb     gfl
+@nk:    lda     #0
+        sta     _sc_keep
+        sta     first                   ; (then 1)
+        tax                             ; r0 = 0, the high bytes of nc and nr 0
+        tay
+        taz
+        stq     r0
+        stq     nc
+        stq     nrq
+        inc     first
+; GQ_LAYOUT: gq_nc, the sums after the quants, gq_nr = min((sizeof qa − gq_nc) / 4, SC_GEMV_ROWS)
+        lda     G_COLS
+        ldx     G_COLS+1
+        bit     gfl
+        bpl     :+
+        lda     LAY_WCOLS
+        ldx     LAY_WCOLS+1
+:       sta     gnc
+        stx     gnc+1
+        clc
+        adc     LAY_Q
+        sta     _sgq_acc
+        txa
+        adc     LAY_Q+1
+        sta     _sgq_acc+1
+        sec
+        lda     LAY_QA
+        sbc     gnc
+        sta     gt
+        lda     LAY_QA+1
+        sbc     gnc+1
+        lsr     a
+        ror     gt
+        lsr     a
+        ror     gt
+        cmp     #0
+        bne     @cap
+        lda     gt
+        cmp     LAY_ROWS
+        bcc     :+
+@cap:   lda     LAY_ROWS
+:       sta     gnr
+        lda     LAY_D
+        sta     _sgq_d
+        lda     LAY_D+1
+        sta     _sgq_d+1
+        ldq     G_ROWS
+        stq     rleft
+@rows:  ldq     rleft                   ; the row chunks
+        bne     :+
+        jmp     @done
+:       ldz     #0
+        lda     gnr                     ; nr = min(gq_nr, rows left)
+        sta     nrq
+        lda     rleft+1
+        ora     rleft+2
+        ora     rleft+3
+        bne     :+
+        lda     rleft
+        cmp     nrq
+        bcs     :+
+        sta     nrq
+:       lda     nrq
+        sta     _sgq_nr
+        ldq     G_COLS                  ; no columns: the sums are +0 (all zero bits)
+        bne     @sums
+        lda     _sgq_acc
+        sta     xq
+        lda     _sgq_acc+1
+        sta     xq+1
+        ldx     nrq
+@z4:    ldy     #3
+        lda     #0
+:       sta     (xq),y
+        dey
+        bpl     :-
+        lda     xq
+        clc
+        adc     #4
+        sta     xq
+        bcc     :+
+        inc     xq+1
+:       dex
+        bne     @z4
+@sums:  lda     #1                      ; the sums are +0, their words not yet written
+        sta     _sgq_first
+        ldq     G_W                     ; row r0's first block; sgq_cols moves it on
+        stq     _sgq_pc
+        ldq     G_COLS
+        stq     cleft
+        ldq     G_X
+        stq     xp
+@cols:  ldq     cleft                   ; the column chunks
+        bne     :+
+        jmp     @cdone
+:       ldz     #0
+        jsr     _sc_poll                ; RUN/STOP (softcore_int.h): out, sc_keep clear
+        tax
+        beq     :+
+        rts
+:       lda     gnc                     ; nc = gq_nc, or what is left when it ends the rows
+        sta     nc
+        lda     gnc+1
+        sta     nc+1
+        lda     cleft+2
+        ora     cleft+3
+        bne     @last
+        lda     LAY_COLS
+        cmp     cleft
+        lda     LAY_COLS+1
+        sbc     cleft+1
+        bcc     @last
+        lda     nc
+        cmp     cleft
+        lda     nc+1
+        sbc     cleft+1
+        bcc     @last
+        lda     cleft
+        sta     nc
+        lda     cleft+1
+        sta     nc+1
+        inx
+@last:  stx     _sgq_last               ; (1: the sums leave as singles)
+        bit     gfl
+        bmi     @quant
+        bvs     @qdone                  ; the quants kept
+        lda     first
+        beq     @qdone
+@quant: ldx     #xp - ga           ; quantise(xp, nc)
+        jsr     push4
+        lda     nc
+        ldx     nc+1
+        jsr     _quantise
+@qdone: lda     LAY_Q
+        sta     _sgq_q
+        lda     LAY_Q+1
+        sta     _sgq_q+1
+        ldq     nc                      ; nc / 32 (nc <= SC_GEMV_COLS)
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        sta     _sgq_nb
+        ldz     #0
+        jsr     _sgq_cols
+        ldq     cleft                   ; cleft −= nc, xp += 4·nc
+        sec
+        sbcq    nc
+        stq     cleft
+        ldq     nc
+        aslq
+        aslq
+        clc
+        adcq    xp
+        stq     xp
+        jmp     @cols
+@cdone: ldz     #0                      ; store_chunk(flags, z, r0, nr)
+        lda     ga+20
+        jsr     pusha
+        ldx     #G_Z - ga
+        jsr     push4
+        ldx     #r0 - ga
+        jsr     push4
+        lda     nrq
+        jsr     _store_chunk
+        lda     nrq                     ; w += nr·rb (the multiplier: spec/mega65.md §M9; the
+        ldx     #0                      ; weights lie in memory, so it fits 32 bits)
+        ldy     #0
+        ldz     #0
+        stq     MULA
+        ldq     _sgq_rb
+        stq     MULB
+        ldq     MULO
+        clc
+        adcq    G_W
+        stq     G_W
+        ldq     rleft                   ; rleft −= nr, r0 += nr
+        sec
+        sbcq    nrq
+        stq     rleft
+        ldq     r0
+        clc
+        adcq    nrq
+        stq     r0
+        ldz     #0
+        stz     first
+        jmp     @rows
+; kept for the next GEMV when the input was quantised once, there were rows, and y's bytes
+; [z, z + rows·2 or 4) miss x's [x, x + 4·cols) (both lie in memory: checked, no overflow)
+@done:  bit     gfl
+        bmi     @ret
+        ldq     G_ROWS
+        beq     @ret
+        ldq     G_COLS
+        aslq
+        aslq
+        clc
+        adcq    G_X
+        stq     gt
+        ldq     G_Z
+        cmpq    gt
+        bcs     @keep                   ; z >= x + 4·cols
+        ldq     G_ROWS
+        aslq
+        stq     gt
+        lda     ga+20
+        and     #GEMV_F16OUT
+        bne     :+
+        aslqm   gt
+:       ldq     gt
+        clc
+        adcq    G_Z
+        stq     gt
+        ldq     G_X
+        cmpq    gt
+        bcc     @ret                    ; x < z + y's bytes: they overlap
+@keep:  ldq     G_X
+        stq     kx
+        ldq     G_COLS
+        stq     kc
+        lda     #1
+        sta     _sc_keep
+@ret:   ldz     #0
+        rts
+
+; pusheax of the 4 bytes at ga + X (Z = 0)
+push4:  lda     ga+2,x
+        sta     sreg
+        lda     ga+3,x
+        sta     sreg+1
+        lda     ga,x
+        pha
+        lda     ga+1,x
+        tax
+        pla
+        jmp     pusheax
