@@ -227,8 +227,11 @@ L_f16b:  and     #$7F                    ; bytes: 0, bits 13-15, bits 16-22 | e 
 
 ; id = single(1/d), d = md·2^(ed−150): for md = 2^23, id = 2^(254−ed) as bits, exact; otherwise
 ; Q2 = floor(2^48/md) has 25 bits and 2^48/md is never exact (md is no power of two), so the
-; dropped bit 0 decides alone: mid = (Q2 + 1) >> 1, eid = 253 − ed. Long division, a quotient
-; bit per step, remainder in Q.
+; dropped bit 0 decides alone: mid = (Q2 + 1) >> 1, eid = 253 − ed. Q2 − 2^24 = F >> 8 with F
+; the 32 fraction bits of 2^24/md from the divider (DIVOUT, docs/spec/mega65.md §M9), as
+; softfloat's sf_recip65 takes 1/a: F's low byte $00 or $FF goes to the C (a last bit off by
+; one either way cannot move mid otherwise; mega65-core's fast_divide.vhdl finds the quotient by
+; Goldschmidt steps, whose last bit may be one off the floor).
         ldy     #$80
         lda     md
         ora     md+1
@@ -241,38 +244,30 @@ L_f16b:  and     #$7F                    ; bytes: 0, bits 13-15, bits 16-22 | e 
         lda     ed
         clc
         adc     #6
-        jmp     L_mid
-L_div:   lda     #0                      ; R = 2^24 − md (Q2's bit 24 is 1)
-        tax
-        tay
-        ldz     #1
-        sec
-        sbcq    md
-        stq     qrem
-.macro  divbyte k
-.local  lp, no
-        lda     #1                      ; a sentinel bit: 8 quotient bits, then it carries out
-        sta     qt+k
-        ldq     qrem
-lp:     aslq
-        cmpq    md
-        bcc     no
-        sbcq    md                      ; C stays set: the quotient bit
-no:     rol     qt+k
-        bcc     lp
-        stq     qrem
-.endmacro
-        divbyte 2
-        divbyte 1
-        divbyte 0
-        lda     qt                      ; mid = (2^24 + qt + 1) >> 1 (qt + 1 < 2^24: Q2 < 2^25 − 1)
-        clc
+        bra     L_mid
+L_div:   ldx     #0                      ; A = 2^24, B = md
+        stx     MULA
+        stx     MULA+1
+        stx     MULA+2
+        inx
+        stx     MULA+3
+        ldq     md
+        stq     MULB
+:       bit     MATH_BUSY               ; DIVBUSY (bit 7)
+        bmi     :-
+        ldz     #0
+        lda     MATH_DIVOUT             ; F's low byte: clear of $00 and $FF
+        beq     fb
+        cmp     #$FF
+        beq     fb
+        lda     MATH_DIVOUT+1           ; mid = (2^24 + (F >> 8) + 1) >> 1 ((F >> 8) + 1 < 2^24:
+        clc                             ; Q2 < 2^25 − 1)
         adc     #1
         tax
-        lda     qt+1
+        lda     MATH_DIVOUT+2
         adc     #0
         tay
-        lda     qt+2
+        lda     MATH_DIVOUT+3
         adc     #0
         sec
         ror     a
@@ -408,8 +403,6 @@ zblock: lda     _sgq_qb
 fb2:    jmp     fb
 
         .bss
-qrem:   .res    4                       ; the division's remainder between bytes
-qt:     .res    3                       ; floor(2^48/md) below its bit 24
 ed:     .res    1                       ; d's biased exponent
 
         .rodata
