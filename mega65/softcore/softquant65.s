@@ -227,11 +227,12 @@ L_f16b:  and     #$7F                    ; bytes: 0, bits 13-15, bits 16-22 | e 
 
 ; id = single(1/d), d = md·2^(ed−150): for md = 2^23, id = 2^(254−ed) as bits, exact; otherwise
 ; Q2 = floor(2^48/md) has 25 bits and 2^48/md is never exact (md is no power of two), so the
-; dropped bit 0 decides alone: mid = (Q2 + 1) >> 1, eid = 253 − ed. Q2 − 2^24 = F >> 8 with F
+; dropped bit 0 decides alone: mid = (Q2 + 1) >> 1, eid = 253 − ed. Q2 = 2^24 + (F >> 8) with F
 ; the 32 fraction bits of 2^24/md from the divider (DIVOUT, docs/spec/mega65.md §M9), as
-; softfloat's sf_recip65 takes 1/a: F's low byte $00 or $FF goes to the C (a last bit off by
-; one either way cannot move mid otherwise; mega65-core's fast_divide.vhdl finds the quotient by
-; Goldschmidt steps, whose last bit may be one off the floor).
+; softfloat's sf_recip65 takes 1/a. mega65-core's fast_divide.vhdl finds the quotient by
+; Goldschmidt steps, whose last bit may be one off the floor: that moves F >> 8 only when F's low
+; byte is $00 (then Q2 may be one less) or $FF (one more); there the multiplier decides,
+; (candidate)·md < 2^48 (it cannot be equal) keeping the larger candidate.
         ldy     #$80
         lda     md
         ora     md+1
@@ -255,28 +256,27 @@ L_div:   ldx     #0                      ; A = 2^24, B = md
         stq     MULB
 :       bit     MATH_BUSY               ; DIVBUSY (bit 7)
         bmi     :-
-        ldz     #0
-        lda     MATH_DIVOUT             ; F's low byte: clear of $00 and $FF
-        beq     fb
+        ldq     MATH_DIVOUT+1           ; F >> 8 and the integer part 1: the candidate Q2
+        stq     am
+        lda     MATH_DIVOUT
+        beq     L_dchk                  ; Q2 or one less
         cmp     #$FF
-        beq     fb
-        lda     MATH_DIVOUT+1           ; mid = (2^24 + (F >> 8) + 1) >> 1 ((F >> 8) + 1 < 2^24:
-        clc                             ; Q2 < 2^25 − 1)
-        adc     #1
-        tax
-        lda     MATH_DIVOUT+2
-        adc     #0
-        tay
-        lda     MATH_DIVOUT+3
-        adc     #0
-        sec
-        ror     a
-        sta     MULB+2
-        tya
-        ror     a
-        sta     MULB+1
-        txa
-        ror     a
+        bne     L_dok
+        ldq     am                      ; one more or Q2
+        inq
+        stq     am
+L_dchk: ldq     am                      ; (MULB is md)
+        stq     MULA
+        lda     MULO+6                  ; (candidate)·md < 2^48: it stands
+        beq     L_dok
+        ldq     am
+        deq
+        stq     am
+L_dok:  ldq     am                      ; mid = (Q2 + 1) >> 1 (Q2 + 1 < 2^25)
+        inq
+        lsrq
+        sty     MULB+2
+        stx     MULB+1
         tax
         lda     ed                      ; c1 = 260 − eid = ed + 7
         clc

@@ -2930,6 +2930,55 @@ fn gemv_with_float_weights_at_the_exact_sums_edges_agrees() {
 /// 127·2^17 and more, elements whose single product |x·id| lies just below one half (and on it),
 /// and x = ±amax. Two weight rows per block, ones and distinct values, so that any quant that
 /// differs shows in a sum.
+/// Q8_0 input blocks whose d's significand md makes the 32 fraction bits F of 2^24/md end in $00
+/// or $FF, where the 45GS02's quantiser does not take the divider's F >> 8 as it is but checks
+/// floor(2^48/md) with the multiplier (a divider's last bit one off would move it), and blocks
+/// where F ends in $01 and $FE; each with amax, −amax and 30 values of every size below it.
+#[test]
+fn q8_0_input_blocks_whose_reciprocals_fraction_ends_in_00_or_ff_agree() {
+    let mut c = Case::new(
+        "Q8_0 quantiser, 1/d at the divider's edges".into(),
+        9670,
+        1 << 18,
+    );
+    let mut want = [0u32; 4];
+    let mut x = Vec::new();
+    while want.iter().any(|&n| n < 3) {
+        let amax = (c.rng.uniform() * 100.0 + 0.01) as f32;
+        let d = amax / 127.0;
+        let md = (d.to_bits() & 0x7F_FFFF) as u128 | 0x80_0000;
+        if md == 0x80_0000 {
+            continue;
+        }
+        let f = ((1u128 << 56) / md) as u32; // 2^24/md's fraction bits
+        let k = match f & 0xFF {
+            0x00 => 0,
+            0xFF => 1,
+            0x01 => 2,
+            0xFE => 3,
+            _ => continue,
+        };
+        if want[k] >= 3 {
+            continue;
+        }
+        want[k] += 1;
+        x.push(amax);
+        x.push(-amax);
+        for _ in 0..30 {
+            let v = amax * c.rng.uniform().powi(1 + c.below(6) as i32) as f32;
+            x.push(if c.below(2) == 0 { v } else { -v });
+        }
+    }
+    let cols = x.len() as u32;
+    let xa = c.f32s(&x);
+    let w = weight_rows(&mut c, GgmlType::Q8_0, 3, cols);
+    let wa = c.bytes(&w, true);
+    let za = c.alloc(12, true);
+    c.setn(cols, 3, 0);
+    c.i(Op::Gemv, GgmlType::Q8_0 as u8, 0, wa, xa, za);
+    c.run();
+}
+
 #[test]
 fn q8_0_input_blocks_at_the_quantisers_edges_agree() {
     let mut c = Case::new("Q8_0 quantiser edges".into(), 9660, 1 << 18);
