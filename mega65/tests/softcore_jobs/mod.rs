@@ -2933,7 +2933,7 @@ fn gemv_with_float_weights_at_the_exact_sums_edges_agrees() {
 /// Q8_0 input blocks whose d's significand md makes the 32 fraction bits F of 2^24/md end in $00
 /// or $FF, where the 45GS02's quantiser does not take the divider's F >> 8 as it is but checks
 /// floor(2^48/md) with the multiplier (a divider's last bit one off would move it), and blocks
-/// where F ends in $01 and $FE; each with amax, −amax and 30 values of every size below it.
+/// where F ends in $01 and $FE; each with amax, −amax and 30 values just below half-way points.
 #[test]
 fn q8_0_input_blocks_whose_reciprocals_fraction_ends_in_00_or_ff_agree() {
     let mut c = Case::new(
@@ -2943,7 +2943,7 @@ fn q8_0_input_blocks_whose_reciprocals_fraction_ends_in_00_or_ff_agree() {
     );
     let mut want = [0u32; 4];
     let mut x = Vec::new();
-    while want.iter().any(|&n| n < 3) {
+    while want.iter().any(|&n| n < 6) {
         let amax = (c.rng.uniform() * 100.0 + 0.01) as f32;
         let d = amax / 127.0;
         let md = (d.to_bits() & 0x7F_FFFF) as u128 | 0x80_0000;
@@ -2958,14 +2958,24 @@ fn q8_0_input_blocks_whose_reciprocals_fraction_ends_in_00_or_ff_agree() {
             0xFE => 3,
             _ => continue,
         };
-        if want[k] >= 3 {
+        if want[k] >= 6 {
             continue;
         }
         want[k] += 1;
         x.push(amax);
         x.push(-amax);
+        let id = 1.0 / d;
         for _ in 0..30 {
-            let v = amax * c.rng.uniform().powi(1 + c.below(6) as i32) as f32;
+            // the largest |x| whose single product with id is below a half-way point: an id one
+            // place larger rounds many of them up
+            let h = c.below(126) as f32 + 0.5;
+            let mut v = h / id;
+            while v * id >= h {
+                v = f32::from_bits(v.to_bits() - 1);
+            }
+            while f32::from_bits(v.to_bits() + 1) * id < h {
+                v = f32::from_bits(v.to_bits() + 1);
+            }
             x.push(if c.below(2) == 0 { v } else { -v });
         }
     }
