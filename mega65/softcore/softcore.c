@@ -87,6 +87,7 @@ uint8_t sc_span(uint32_t addr, uint32_t len)
 }
 #endif
 
+#if !defined(__CC65__) || defined(SC_C_GEMV) /* cc65 builds with softgemv65.s: softquant65.s */
 uint32_t sc_mul_sat(uint32_t a, uint32_t b)
 {
 #ifdef SF_HWMUL
@@ -102,6 +103,7 @@ uint32_t sc_mul_sat(uint32_t a, uint32_t b)
     return a * b;
 #endif
 }
+#endif
 
 #ifndef __CC65__
 static uint32_t le32(const uint8_t *p)

@@ -432,7 +432,7 @@ NPAT    = 8
         .importzp       sp
         .p4510
         .importzp       sreg
-        .export         _sgq_gemv
+        .export         _sgq_gemv, _sc_mul_sat
         .include        "fn_tables.inc"         ; GEMV_F16OUT
 
 LAY_COLS = _sgq_lay                     ; SC_GEMV_COLS
@@ -740,3 +740,36 @@ push4:  lda     ga+2,x
         tax
         pla
         jmp     pusheax
+
+; uint32_t sc_mul_sat(uint32_t a, uint32_t b) (softcore_int.h; softcore.c has the C for the PC and
+; -DSC_C_GEMV): a·b by the multiplier's 64-bit product (docs/spec/mega65.md §M9), SC_HUGE when its
+; high half is not 0. b in A/X/sreg, a on the C stack, which this removes.
+_sc_mul_sat:
+        sta     MULB
+        stx     MULB+1
+        lda     sreg
+        sta     MULB+2
+        lda     sreg+1
+        sta     MULB+3
+        ldy     #3
+        .p02
+:       lda     (sp),y
+        .p4510
+        sta     MULA,y
+        dey
+        bpl     :-
+        ldy     #4
+        jsr     addysp
+        ldq     MULO+4
+        bne     @huge
+        ldq     MULO
+        sty     sreg
+        stz     sreg+1
+        ldz     #0
+        rts
+@huge:  lda     #$FF
+        tax
+        sta     sreg
+        sta     sreg+1
+        ldz     #0
+        rts
