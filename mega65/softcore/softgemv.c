@@ -41,8 +41,9 @@ int32_t sgq_s;
 uint16_t sgq_dw;
 f32 *sgq_accp;
 void sgq_cols(void);
-/* Quantising (quantise): sgq_qblock writes the quants of the block at sgq_x to sgq_qb and its
- * widened F16 scale to *sgq_dp, or returns 1 and leaves the block to the C (softquant65.s). */
+/* Quantising (softquant65.s's sgq_gemv, block by block): sgq_qblock writes the quants of the
+ * block at sgq_x to sgq_qb and its widened F16 scale to *sgq_dp, or returns 1 and leaves the
+ * block to the C (sgq_cblock). */
 const f32 *sgq_x = sc_w.gq.x;
 int8_t *sgq_qb;
 f32 *sgq_dp;
@@ -99,42 +100,50 @@ static f32 widen_at(uint8_t fmt, const uint8_t *w, uint16_t j)
     return sf_from_bf16(((const uint16_t *)w)[j]);
 }
 
-/* Q8_0 quantisation of nc input elements at xa (§5.3, llama.cpp's quantize_row_q8_0) into
- * gq_q and sc_w.gq.d (cc65 builds: called by sgq_gemv too), per block: amax = max|x| (NaN ignored), d = amax/127, id = recip(d) or 0, q = roundf(x·id)
- * saturated to int8 (NaN → 0), the scale d rounded to F16 and widened. */
-void quantise(uint32_t xa, uint16_t nc)
+/* Q8_0 quantisation (§5.3, llama.cpp's quantize_row_q8_0) of one block of 32 at sc_w.gq.x into
+ * qb[0..31] and *dp: amax = max|x| (NaN ignored), d = amax/127, id = recip(d) or 0, q =
+ * roundf(x·id) saturated to int8 (NaN → 0), the scale d rounded to F16 and widened. */
+static void qblock(int8_t *qb, f32 *dp)
 {
-    uint16_t b;
     uint8_t j;
-    uint32_t amax, a, xp;
+    uint32_t amax, a;
     f32 d, id;
     int32_t q;
-    int8_t *qb;
+    amax = 0;
+    for (j = 0; j < 32; ++j) {
+        /* |x| as bits: ordered like the values, NaN (above $7F800000) left out */
+        a = sc_w.gq.x[j] & 0x7FFFFFFFUL;
+        if (a <= SF_INF && a > amax)
+            amax = a;
+    }
+    d = sf_div(amax, F32_127);
+    id = d != 0 ? sf_recip(d) : SF_ZERO;
+    for (j = 0; j < 32; ++j) {
+        q = sf_round_i32(sf_mul(sc_w.gq.x[j], id));
+        qb[j] = (int8_t)(q > 127 ? 127 : q < -128 ? -128 : q);
+    }
+    *dp = sf_from_f16(sf_to_f16(d));
+}
+
+#ifdef SG_ASM
+/* the blocks softquant65.s's sgq_qblock leaves to the C (sgq_gemv reads each block into
+ * sc_w.gq.x and calls this when sgq_qblock returns 1) */
+void sgq_cblock(void)
+{
+    qblock(sgq_qb, sgq_dp);
+}
+#else
+/* The nc input elements at xa quantised block by block into gq_q and sc_w.gq.d. */
+static void quantise(uint32_t xa, uint16_t nc)
+{
+    uint16_t b;
+    uint32_t xp;
     for (b = 0, xp = xa; b < nc / 32; ++b, xp += 128) {
         sm_read(xp, sc_w.gq.x, 128);
-        qb = gq_q + 32 * b;
-#ifdef SG_ASM
-        sgq_qb = qb;
-        sgq_dp = sc_w.gq.d + b;
-        if (!sgq_qblock())
-            continue;
-#endif
-        amax = 0;
-        for (j = 0; j < 32; ++j) {
-            /* |x| as bits: ordered like the values, NaN (above $7F800000) left out */
-            a = sc_w.gq.x[j] & 0x7FFFFFFFUL;
-            if (a <= SF_INF && a > amax)
-                amax = a;
-        }
-        d = sf_div(amax, F32_127);
-        id = d != 0 ? sf_recip(d) : SF_ZERO;
-        for (j = 0; j < 32; ++j) {
-            q = sf_round_i32(sf_mul(sc_w.gq.x[j], id));
-            qb[j] = (int8_t)(q > 127 ? 127 : q < -128 ? -128 : q);
-        }
-        sc_w.gq.d[b] = sf_from_f16(sf_to_f16(d));
+        qblock(gq_q + 32 * b, sc_w.gq.d + b);
     }
 }
+#endif
 
 #ifndef SG_ASM
 /* Exact integer sum of one weight block (in sc_w.gq.blk) times 32 input quants. */

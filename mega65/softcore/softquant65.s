@@ -8,6 +8,7 @@
         .p4510
         .include        "quad.inc"
         .import         _sgq_x, _sgq_qb, _sgq_dp
+        .import         SC_NEAR_DELTA
         .export         _sgq_qblock
 
 MAGIC   = $04081021                     ; ceil(2^33/127): ma·2^8/127 = 2ma + (ma·MAGIC >> 32)
@@ -416,7 +417,7 @@ NPAT    = 8
 ; uint32_t rows, uint32_t rb): softgemv.c's gemv_q on the 45GS02, the same steps (its C is the PC
 ; build's and -DSC_C_GEMV's). Rows in chunks of the layout's gq_nr, columns in chunks of gq_nc
 ; (the whole input up to SC_GEMV_COLS, else SC_GEMV_WCOLS at a time), each column chunk quantised
-; (quantise, C) for the first row chunk, or for every one when the input is wider than a chunk,
+; (quant) for the first row chunk, or for every one when the input is wider than a chunk,
 ; and its block columns by sgq_cols; the row chunk's sums stored by store_chunk (C). The
 ; layout's numbers come from softgemv.c (sgq_lay), so -D sizes stay defined in one place. The
 ; quantised input is kept: after a GEMV whose input was quantised once and whose output bytes
@@ -424,7 +425,7 @@ NPAT    = 8
 ; and cols while it is still set takes the quants and scales in the buffer as they are
 ; (stories260K's wk and wv after wq, w3 after w1). Called with cc65's convention: rb in A/X/sreg,
 ; the others on the C stack (rows at (sp),0 .. fmt at 21), which this removes.
-        .import         _sc_keep, _sc_poll, _quantise, _store_chunk, _sgq_lay, _sgq_cols
+        .import         _sc_keep, _sc_poll, _sgq_cblock, _store_chunk, _sgq_lay, _sgq_cols
         .import         _sgq_fmt, _sgq_rb, _sgq_nr, _sgq_first, _sgq_last, _sgq_pc
         .import         _sgq_q, _sgq_nb, _sgq_d, _sgq_acc
         .import         pusheax, pusha, addysp
@@ -441,6 +442,9 @@ LAY_QA  = _sgq_lay + 4                  ; sizeof sc_w.gq.qa
 LAY_Q   = _sgq_lay + 6                  ; sc_w.gq.qa: the quants, then the row sums
 LAY_D   = _sgq_lay + 8                  ; sc_w.gq.d: the scales
 LAY_ROWS = _sgq_lay + 10                ; SC_GEMV_ROWS
+
+        .rodata
+k128:   .dword  128
 
         .bss
 ga:     .res    22                      ; the arguments as the C stack had them
@@ -462,6 +466,7 @@ gnc:    .res    2                       ; gq_nc
 gnr:    .res    1                       ; gq_nr
 gfl:    .res    1                       ; bit 7: quantised for every row chunk; bit 6: kept
 first:  .res    1                       ; nonzero for the first row chunk
+gnb:    .res    1                       ; input blocks left (quant)
 
         .code
 _sgq_gemv:
@@ -631,11 +636,7 @@ _sgq_gemv:
         bvs     @qdone                  ; the quants kept
         lda     first
         beq     @qdone
-@quant: ldx     #xp - ga           ; quantise(xp, nc)
-        jsr     push4
-        lda     nc
-        ldx     nc+1
-        jsr     _quantise
+@quant: jsr     quant
 @qdone: lda     LAY_Q
         sta     _sgq_q
         lda     LAY_Q+1
@@ -727,6 +728,97 @@ _sgq_gemv:
         lda     #1
         sta     _sc_keep
 @ret:   ldz     #0
+        rts
+
+; The column chunk's nc/32 input blocks from xp (softgemv.c's quantise): each block's 128 bytes
+; by one inline DMA job (as softgemv65.s's row loop: the list follows the STA and the CPU goes on
+; after it; gs4510.vhdl, spec §M3.1) into sgq_x, then sgq_qblock, or the C's sgq_cblock for what
+; it leaves; the quants to the layout's qa + 32·b, the scales to its d + 4·b.
+quant:  lda     LAY_Q
+        sta     _sgq_qb
+        lda     LAY_Q+1
+        sta     _sgq_qb+1
+        lda     LAY_D
+        sta     _sgq_dp
+        lda     LAY_D+1
+        sta     _sgq_dp+1
+        clc                             ; the buffer's chip-RAM address (its bank: the first MB)
+        lda     _sgq_x
+        adc     #<SC_NEAR_DELTA
+        sta     qj_dst
+        lda     _sgq_x+1
+        adc     #>SC_NEAR_DELTA
+        sta     qj_dst+1
+        lda     #0
+        adc     #^SC_NEAR_DELTA
+        and     #$0F
+        sta     qj_dbk
+        ldq     xp
+        stq     gt                      ; the block's SSNAIL address
+        lda     nc+1                    ; nc / 32 blocks
+        sta     gnb
+        lda     nc
+        ldx     #5
+:       lsr     gnb
+        ror     a
+        dex
+        bne     :-
+        sta     gnb
+qblk:   lda     gt                      ; the job's source: bits 0-15, bank 16-19, MB 20-27
+        sta     qj_src
+        lda     gt+1
+        sta     qj_src+1
+        lda     gt+2
+        and     #$0F
+        sta     qj_sbk
+        lda     gt+3
+        asl     a
+        asl     a
+        asl     a
+        asl     a
+        sta     qj_smb
+        lda     gt+2
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        ora     qj_smb
+        sta     qj_smb
+        sta     DMA_INLINE              ; (any value) the job; the CPU goes on after its list
+        .byte   DMA_OPT_F018A, DMA_OPT_CROSS_MB, DMA_OPT_SRC_MB
+qj_smb: .byte   0
+        .byte   DMA_OPT_END
+        .byte   DMA_COPY
+        .word   128
+qj_src: .word   0
+qj_sbk: .byte   0
+qj_dst: .word   0
+qj_dbk: .byte   0
+        .word   0                       ; modulo
+        jsr     _sgq_qblock
+        tax
+        beq     :+
+        jsr     _sgq_cblock
+:       ldz     #0
+        ldq     gt                      ; the next block: x + 128, qb + 32, dp + 4
+        clc
+        adcq    k128
+        stq     gt
+        clc
+        lda     _sgq_qb
+        adc     #32
+        sta     _sgq_qb
+        bcc     :+
+        inc     _sgq_qb+1
+:       clc
+        lda     _sgq_dp
+        adc     #4
+        sta     _sgq_dp
+        bcc     :+
+        inc     _sgq_dp+1
+:       ldz     #0
+        dec     gnb
+        bne     qblk
         rts
 
 ; pusheax of the 4 bytes at ga + X (Z = 0)
