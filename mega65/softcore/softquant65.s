@@ -295,7 +295,13 @@ L_mid:   stx     MULB
 ; n + 1/2). With T = P >> 24 and c the carry of (P mod 2^24) + h, q = (T + c + 2^(15+s)) >>
 ; (16+s): c can only change q when P3 = $FF (L_rare); otherwise q = P5 + P4's bit 7 for s = 0,
 ; and P5 >> s plus the last bit shifted out for s > 0. s >= 10 (zero and subnormal x) is q = 0.
-        ldy     #0
+; Elements 31 down to 0; the multiplier's registers as base-page operands (B = $D7: STA 3 cycles
+; for 4, LDA 4 for 5, as in softgemv65.s's isum; the loop touches no zero-page variable, L_rare
+; reaches dtmp as absolute), B back to 0 on the way out.
+        ldx     #124
+        ldy     #31
+        lda     #>MULA
+        tab
 L_el:
         xref    2, pb2
         lda     $FFFF,x
@@ -312,20 +318,20 @@ pc1     = * + 1
         taz
         xref    0, pb0
         lda     $FFFF,x
-        sta     MULA
+        sta     <MULA
         xref    1, pb1
         lda     $FFFF,x
-        sta     MULA+1
+        sta     <(MULA+1)
         xref    2, pb2b
         lda     $FFFF,x
         ora     #$80
-        sta     MULA+2
-        lda     MULO+3
-        cmp     #$FF
+        sta     <(MULA+2)
+        lda     <(MULO+3)
+        inc     a                       ; P3 = $FF
         beq     L_rare
         cpz     #0
         beq     L_s0
-        lda     MULO+5
+        lda     <(MULO+5)
 L_sh:    lsr     a
         dez
         bne     L_sh
@@ -338,45 +344,45 @@ L_sg:
 L_st:
 pq      = * + 1
         sta     $FFFF,y
-        inx
-        inx
-        inx
-        inx
-        iny
-        cpy     #32
-        bne     L_el
+        dex
+        dex
+        dex
+        dex
+        dey
+        bpl     L_el
         ldz     #0
         lda     #0
+        tab
         tax
         rts
 L_zero:  lda     #0
         bra     L_st
-L_s0:    lda     MULO+4
+L_s0:    lda     <(MULO+4)
         asl     a
-        lda     MULO+5
+        lda     <(MULO+5)
         adc     #0
         bra     L_sg
 
 ; P3 = $FF: c = 1 when P2 >= $80 (P >= 2^47) or >= $C0 (below) may carry into T.
-L_rare:  lda     MULO+5
+L_rare:  lda     <(MULO+5)
         bmi     :+
-        lda     MULO+2
+        lda     <(MULO+2)
         cmp     #$C0
         bra     L_rc
-:       lda     MULO+2
+:       lda     <(MULO+2)
         cmp     #$80                    ; C = c
-L_rc:    lda     MULO+4                  ; T + c from byte 4 up (byte 3 only carries)
+L_rc:    lda     <(MULO+4)               ; T + c from byte 4 up (byte 3 only carries)
         adc     #0
-        sta     dtmp
-        lda     MULO+5
+        sta     a:dtmp
+        lda     <(MULO+5)
         adc     #0                      ; C = T's bit 24
         dez                             ; (DEZ, INZ: flags from Z, C kept)
         bpl     L_rs
         bcs     fb2                     ; s = 0 and q >= 256: cannot happen (|x·id| < 128)
-        sta     dtmp+1
-        lda     dtmp
+        sta     a:dtmp+1
+        lda     a:dtmp
         asl     a
-        lda     dtmp+1
+        lda     a:dtmp+1
         bra     L_rnd
 L_rs:    ror     a                       ; (C:A) >> s, the last bit out in C
         inz
@@ -401,7 +407,9 @@ zblock: lda     _sgq_qb
         tax
         ldz     #0
         rts
-fb2:    jmp     fb
+fb2:    lda     #0                      ; (the base page back)
+        tab
+        jmp     fb
 
         .bss
 ed:     .res    1                       ; d's biased exponent
