@@ -26,6 +26,7 @@ uint32_t soft_work_limit;
 #endif
 SC_STATE uint32_t sc_count; /* instructions fetched since GO */
 SC_STATE uint32_t sc_work;  /* bytes of work since GO (with a work limit) */
+uint8_t sc_keep;            /* (softcore_int.h) */
 
 void sc_work_add(uint32_t n)
 {
@@ -95,6 +96,7 @@ uint8_t sc_span(uint32_t addr, uint32_t len)
 }
 #endif
 
+#if !defined(__CC65__) || defined(SC_C_GEMV) /* cc65 builds with softgemv65.s: softquant65.s */
 uint32_t sc_mul_sat(uint32_t a, uint32_t b)
 {
 #ifdef SF_HWMUL
@@ -110,6 +112,7 @@ uint32_t sc_mul_sat(uint32_t a, uint32_t b)
     return a * b;
 #endif
 }
+#endif
 
 #ifndef __CC65__
 static uint32_t le32(const uint8_t *p)
@@ -251,6 +254,10 @@ static uint8_t step(void)
 #endif
     sc_pc += 16;
 #endif
+    /* what may write SSNAIL memory or the near buffers ends sc_keep (GEMV sees to itself; the
+     * instructions softstep65.s runs write neither) */
+    if (I_OP > OP_GEMV || I_OP == OP_COPY || I_OP == OP_STR)
+        sc_keep = 0;
     switch (I_OP) {
 #ifndef SC_ASM_STEP
     case OP_NOP:
@@ -358,6 +365,7 @@ void soft_go(uint32_t job)
     sc_pc = soft_pc = job;
     sc_pc_last = soft_mem_end >= 16 ? soft_mem_end - 16 : 0;
     sc_count = sc_work = 0;
+    sc_keep = 0;
     sc_stop = 0;
     soft_error = 0;
     sc_state = SOFT_BUSY;
@@ -369,6 +377,8 @@ uint8_t soft_run(uint16_t budget)
     uint32_t pc;
     if (sc_state != SOFT_BUSY && sc_state != SOFT_SYNC)
         return sc_state;
+    if (sc_state == SOFT_SYNC) /* the host may have written SSNAIL memory at the SYNC */
+        sc_keep = 0;
     sc_state = SOFT_BUSY;
     while (budget--) {
         pc = sc_pc;

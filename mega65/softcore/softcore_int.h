@@ -142,6 +142,12 @@ uint8_t sc_span(uint32_t addr, uint32_t len);
 #define SC_HUGE 0xFFFFFFFFUL
 /* a·b, or SC_HUGE when it does not fit 32 bits (then it exceeds any memory) */
 uint32_t sc_mul_sat(uint32_t a, uint32_t b);
+/* sc_keep: nonzero while the near buffers still hold what an instruction derived from SSNAIL
+ * memory that nothing has written since (the Q8_0/Q4_0 GEMV's quantised input, softgemv.c), for
+ * a later GEMV to take as it is. The instructions that neither write SSNAIL memory nor use the
+ * buffers (NOP, SETN, LI, LDR, ADDI, LEA, the branches) leave it; every other one, GO and a
+ * resume after SYNC (where the host may write SSNAIL memory) end it. */
+extern uint8_t sc_keep;
 /* The work of this job (softcore.h soft_work_limit), saturating: counted only with a limit. */
 void sc_work_add(uint32_t n);
 /* 1 when the work so far and `n` more would pass the limit (ATTN's check before it runs) */

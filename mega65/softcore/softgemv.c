@@ -41,8 +41,9 @@ int32_t sgq_s;
 uint16_t sgq_dw;
 f32 *sgq_accp;
 void sgq_cols(void);
-/* Quantising (quantise): sgq_qblock writes the quants of the block at sgq_x to sgq_qb and its
- * widened F16 scale to *sgq_dp, or returns 1 and leaves the block to the C (softquant65.s). */
+/* Quantising (softquant65.s's sgq_gemv, block by block): sgq_qblock writes the quants of the
+ * block at sgq_x to sgq_qb and its widened F16 scale to *sgq_dp, or returns 1 and leaves the
+ * block to the C (sgq_cblock). */
 const f32 *sgq_x = sc_w.gq.x;
 int8_t *sgq_qb;
 f32 *sgq_dp;
@@ -70,14 +71,17 @@ static uint8_t format(uint8_t fmt)
  * sc_w.gq.qa and the row sums right after them (gq_acc), in chunks of as many rows as the rest
  * holds (gq_nr, at most SC_GEMV_ROWS). Fewer row chunks pay fewer block-column set-ups and, for
  * an input wider than a chunk, fewer quantisations. */
-static uint8_t gq_nr;
-static uint16_t gq_nc, gq_r;
+#define gq_q ((int8_t *)sc_w.gq.qa)
 #ifdef SG_ASM
 #define gq_acc sgq_acc /* softgemv65.s's row sums */
+/* softquant65.s's sgq_gemv (gemv_q on the 45GS02) lays the buffers out by these numbers */
+const uint16_t sgq_lay[6] = {SC_GEMV_COLS, SC_GEMV_WCOLS, sizeof sc_w.gq.qa, (uint16_t)gq_q, (uint16_t)sc_w.gq.d, SC_GEMV_ROWS};
+void sgq_gemv(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols, uint32_t rows, uint32_t rb);
 #else
+static uint8_t gq_nr;
+static uint16_t gq_nc, gq_r;
 static f32 *gq_acc;
 #endif
-#define gq_q ((int8_t *)sc_w.gq.qa)
 #define GQ_LAYOUT(wide, cols)                                                  \
     do {                                                                       \
         gq_nc = (wide) ? SC_GEMV_WCOLS : (uint16_t)(cols);                     \
@@ -96,42 +100,50 @@ static f32 widen_at(uint8_t fmt, const uint8_t *w, uint16_t j)
     return sf_from_bf16(((const uint16_t *)w)[j]);
 }
 
-/* Q8_0 quantisation of nc input elements at xa (§5.3, llama.cpp's quantize_row_q8_0), per
- * block: amax = max|x| (NaN ignored), d = amax/127, id = recip(d) or 0, q = roundf(x·id)
- * saturated to int8 (NaN → 0), the scale d rounded to F16 and widened. */
+/* Q8_0 quantisation (§5.3, llama.cpp's quantize_row_q8_0) of one block of 32 at sc_w.gq.x into
+ * qb[0..31] and *dp: amax = max|x| (NaN ignored), d = amax/127, id = recip(d) or 0, q =
+ * roundf(x·id) saturated to int8 (NaN → 0), the scale d rounded to F16 and widened. */
+static void qblock(int8_t *qb, f32 *dp)
+{
+    uint8_t j;
+    uint32_t amax, a;
+    f32 d, id;
+    int32_t q;
+    amax = 0;
+    for (j = 0; j < 32; ++j) {
+        /* |x| as bits: ordered like the values, NaN (above $7F800000) left out */
+        a = sc_w.gq.x[j] & 0x7FFFFFFFUL;
+        if (a <= SF_INF && a > amax)
+            amax = a;
+    }
+    d = sf_div(amax, F32_127);
+    id = d != 0 ? sf_recip(d) : SF_ZERO;
+    for (j = 0; j < 32; ++j) {
+        q = sf_round_i32(sf_mul(sc_w.gq.x[j], id));
+        qb[j] = (int8_t)(q > 127 ? 127 : q < -128 ? -128 : q);
+    }
+    *dp = sf_from_f16(sf_to_f16(d));
+}
+
+#ifdef SG_ASM
+/* the blocks softquant65.s's sgq_qblock leaves to the C (sgq_gemv reads each block into
+ * sc_w.gq.x and calls this when sgq_qblock returns 1) */
+void sgq_cblock(void)
+{
+    qblock(sgq_qb, sgq_dp);
+}
+#else
+/* The nc input elements at xa quantised block by block into gq_q and sc_w.gq.d. */
 static void quantise(uint32_t xa, uint16_t nc)
 {
     uint16_t b;
-    uint8_t j;
-    uint32_t amax, a, xp;
-    f32 d, id;
-    int32_t q;
-    int8_t *qb;
+    uint32_t xp;
     for (b = 0, xp = xa; b < nc / 32; ++b, xp += 128) {
         sm_read(xp, sc_w.gq.x, 128);
-        qb = gq_q + 32 * b;
-#ifdef SG_ASM
-        sgq_qb = qb;
-        sgq_dp = sc_w.gq.d + b;
-        if (!sgq_qblock())
-            continue;
-#endif
-        amax = 0;
-        for (j = 0; j < 32; ++j) {
-            /* |x| as bits: ordered like the values, NaN (above $7F800000) left out */
-            a = sc_w.gq.x[j] & 0x7FFFFFFFUL;
-            if (a <= SF_INF && a > amax)
-                amax = a;
-        }
-        d = sf_div(amax, F32_127);
-        id = d != 0 ? sf_recip(d) : SF_ZERO;
-        for (j = 0; j < 32; ++j) {
-            q = sf_round_i32(sf_mul(sc_w.gq.x[j], id));
-            qb[j] = (int8_t)(q > 127 ? 127 : q < -128 ? -128 : q);
-        }
-        sc_w.gq.d[b] = sf_from_f16(sf_to_f16(d));
+        qblock(gq_q + 32 * b, sc_w.gq.d + b);
     }
 }
+#endif
 
 #ifndef SG_ASM
 /* Exact integer sum of one weight block (in sc_w.gq.blk) times 32 input quants. */
@@ -187,7 +199,7 @@ static void store(uint8_t flags, uint32_t z, uint32_t r, f32 y)
  * VADD, sum first as in store()), stored as f32 or F16: old y and F16 results pass 32 rows at a
  * time through sc_w.gq.x, free once the input is quantised. Reading a piece's old y before writing
  * its F16 results is store()'s order: row r's F16 bytes end below row r+1's f32 old value. */
-static void store_chunk(uint8_t flags, uint32_t z, uint32_t r0, uint8_t nr)
+void store_chunk(uint8_t flags, uint32_t z, uint32_t r0, uint8_t nr)
 {
     static uint8_t r, k;
     for (r = 0; r < nr; r += k) {
@@ -213,48 +225,9 @@ static void store_chunk(uint8_t flags, uint32_t z, uint32_t r0, uint8_t nr)
 #endif
 
 /* Locals and arguments in static variables: cc65 reaches those directly, not through its C stack
- * (gemv_q does not recurse). */
-#ifdef SG_ASM
-/* Rows in chunks, columns in chunks, the chunk's block columns by softgemv65.s (sgq_cols: every
- * row still adds its blocks in order); counters count down, addresses move on by additions. */
-static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols, uint32_t rows, uint32_t rb)
-{
-    static uint32_t rleft, cleft, r0, xp;
-    static uint8_t nr, requant;
-    static uint16_t nc;
-    sgq_fmt = fmt;
-    sgq_rb = rb;
-    requant = cols > SC_GEMV_COLS; /* the input quantised again for every row chunk */
-    GQ_LAYOUT(requant, cols);
-    sgq_d = sc_w.gq.d;
-    for (rleft = rows, r0 = 0; rleft != 0; rleft -= nr, r0 += nr, w += (uint32_t)nr * rb) {
-        nr = gq_nr;
-        if (rleft < 256 && (uint8_t)rleft < nr)
-            nr = (uint8_t)rleft;
-        if (cols == 0) /* else the first block column writes every sum (sgq_first) */
-            memset(gq_acc, 0, 4 * nr); /* SF_ZERO: +0 is all zero bits */
-        sgq_nr = nr;
-        sgq_first = 1; /* the sums are +0, their words not yet written */
-        sgq_pc = w;    /* row r0's first block; sgq_cols moves it on */
-        for (cleft = cols, xp = x; cleft != 0; cleft -= nc, xp += 4 * nc) {
-            if (sc_poll()) /* RUN/STOP (softcore_int.h) */
-                return;
-            nc = gq_nc;
-            sgq_last = 0; /* the sums leave as singles (between: W) */
-            if (cleft <= SC_GEMV_COLS && (uint16_t)cleft <= nc) {
-                nc = (uint16_t)cleft;
-                sgq_last = 1;
-            }
-            if (r0 == 0 || requant)
-                quantise(xp, nc);
-            sgq_q = gq_q;
-            sgq_nb = (uint8_t)(nc / 32);
-            sgq_cols();
-        }
-        store_chunk(flags, z, r0, nr);
-    }
-}
-#else
+ * (gemv_q does not recurse). cc65 builds with softgemv65.s run softquant65.s's sgq_gemv instead:
+ * the same steps (it keeps the quantised input for a GEMV of the same x, softcore_int.h sc_keep). */
+#ifndef SG_ASM
 static void gemv_q(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols, uint32_t rows, uint32_t rb)
 {
     static uint32_t r0, c0, p, wr0, cl, rw;
@@ -425,10 +398,16 @@ uint8_t sg_gemv(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, 
         return e;
     if ((e = sc_span(z, sc_mul_sat(rows, flags & GEMV_F16OUT ? 2 : 4))) != 0)
         return e;
-    if (blen == 32)
+    if (blen == 32) {
+#ifdef SG_ASM
+        sgq_gemv(fmt, flags, w, x, z, cols, rows, rb);
+#else
         gemv_q(fmt, flags, w, x, z, cols, rows, rb);
-    else
+#endif
+    } else {
+        sc_keep = 0; /* (its buffers overlay the quants) */
         gemv_float(fmt, flags, w, x, z, cols, rows, rb);
+    }
     return SC_OK;
 }
 

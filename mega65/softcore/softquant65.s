@@ -8,6 +8,7 @@
         .p4510
         .include        "quad.inc"
         .import         _sgq_x, _sgq_qb, _sgq_dp
+        .import         SC_NEAR_DELTA
         .export         _sgq_qblock
 
 MAGIC   = $04081021                     ; ceil(2^33/127): ma·2^8/127 = 2ma + (ma·MAGIC >> 32)
@@ -227,8 +228,12 @@ L_f16b:  and     #$7F                    ; bytes: 0, bits 13-15, bits 16-22 | e 
 
 ; id = single(1/d), d = md·2^(ed−150): for md = 2^23, id = 2^(254−ed) as bits, exact; otherwise
 ; Q2 = floor(2^48/md) has 25 bits and 2^48/md is never exact (md is no power of two), so the
-; dropped bit 0 decides alone: mid = (Q2 + 1) >> 1, eid = 253 − ed. Long division, a quotient
-; bit per step, remainder in Q.
+; dropped bit 0 decides alone: mid = (Q2 + 1) >> 1, eid = 253 − ed. Q2 = 2^24 + (F >> 8) with F
+; the 32 fraction bits of 2^24/md from the divider (DIVOUT, docs/spec/mega65.md §M9), as
+; softfloat's sf_recip65 takes 1/a. mega65-core's fast_divide.vhdl finds the quotient by
+; Goldschmidt steps, whose last bit may be one off the floor: that moves F >> 8 only when F's low
+; byte is $00 (then Q2 may be one less) or $FF (one more); there the multiplier decides,
+; (candidate)·md < 2^48 (it cannot be equal) keeping the larger candidate.
         ldy     #$80
         lda     md
         ora     md+1
@@ -241,47 +246,38 @@ L_f16b:  and     #$7F                    ; bytes: 0, bits 13-15, bits 16-22 | e 
         lda     ed
         clc
         adc     #6
-        jmp     L_mid
-L_div:   lda     #0                      ; R = 2^24 − md (Q2's bit 24 is 1)
-        tax
-        tay
-        ldz     #1
-        sec
-        sbcq    md
-        stq     qrem
-.macro  divbyte k
-.local  lp, no
-        lda     #1                      ; a sentinel bit: 8 quotient bits, then it carries out
-        sta     qt+k
-        ldq     qrem
-lp:     aslq
-        cmpq    md
-        bcc     no
-        sbcq    md                      ; C stays set: the quotient bit
-no:     rol     qt+k
-        bcc     lp
-        stq     qrem
-.endmacro
-        divbyte 2
-        divbyte 1
-        divbyte 0
-        lda     qt                      ; mid = (2^24 + qt + 1) >> 1 (qt + 1 < 2^24: Q2 < 2^25 − 1)
-        clc
-        adc     #1
-        tax
-        lda     qt+1
-        adc     #0
-        tay
-        lda     qt+2
-        adc     #0
-        sec
-        ror     a
-        sta     MULB+2
-        tya
-        ror     a
-        sta     MULB+1
-        txa
-        ror     a
+        bra     L_mid
+L_div:   ldx     #0                      ; A = 2^24, B = md
+        stx     MULA
+        stx     MULA+1
+        stx     MULA+2
+        inx
+        stx     MULA+3
+        ldq     md
+        stq     MULB
+:       bit     MATH_BUSY               ; DIVBUSY (bit 7)
+        bmi     :-
+        ldq     MATH_DIVOUT+1           ; F >> 8 and the integer part 1: the candidate Q2
+        stq     am
+        lda     MATH_DIVOUT
+        beq     L_dchk                  ; Q2 or one less
+        cmp     #$FF
+        bne     L_dok
+        ldq     am                      ; one more or Q2
+        inq
+        stq     am
+L_dchk: ldq     am                      ; (MULB is md)
+        stq     MULA
+        lda     MULO+6                  ; (candidate)·md < 2^48: it stands
+        beq     L_dok
+        ldq     am
+        deq
+        stq     am
+L_dok:  ldq     am                      ; mid = (Q2 + 1) >> 1 (Q2 + 1 < 2^25)
+        inq
+        lsrq
+        sty     MULB+2
+        stx     MULB+1
         tax
         lda     ed                      ; c1 = 260 − eid = ed + 7
         clc
@@ -299,7 +295,13 @@ L_mid:   stx     MULB
 ; n + 1/2). With T = P >> 24 and c the carry of (P mod 2^24) + h, q = (T + c + 2^(15+s)) >>
 ; (16+s): c can only change q when P3 = $FF (L_rare); otherwise q = P5 + P4's bit 7 for s = 0,
 ; and P5 >> s plus the last bit shifted out for s > 0. s >= 10 (zero and subnormal x) is q = 0.
-        ldy     #0
+; Elements 31 down to 0; the multiplier's registers as base-page operands (B = $D7: STA 3 cycles
+; for 4, LDA 4 for 5, as in softgemv65.s's isum; the loop touches no zero-page variable, L_rare
+; reaches dtmp as absolute), B back to 0 on the way out.
+        ldx     #124
+        ldy     #31
+        lda     #>MULA
+        tab
 L_el:
         xref    2, pb2
         lda     $FFFF,x
@@ -316,20 +318,20 @@ pc1     = * + 1
         taz
         xref    0, pb0
         lda     $FFFF,x
-        sta     MULA
+        sta     <MULA
         xref    1, pb1
         lda     $FFFF,x
-        sta     MULA+1
+        sta     <(MULA+1)
         xref    2, pb2b
         lda     $FFFF,x
         ora     #$80
-        sta     MULA+2
-        lda     MULO+3
-        cmp     #$FF
+        sta     <(MULA+2)
+        lda     <(MULO+3)
+        inc     a                       ; P3 = $FF
         beq     L_rare
         cpz     #0
         beq     L_s0
-        lda     MULO+5
+        lda     <(MULO+5)
 L_sh:    lsr     a
         dez
         bne     L_sh
@@ -342,45 +344,45 @@ L_sg:
 L_st:
 pq      = * + 1
         sta     $FFFF,y
-        inx
-        inx
-        inx
-        inx
-        iny
-        cpy     #32
-        bne     L_el
+        dex
+        dex
+        dex
+        dex
+        dey
+        bpl     L_el
         ldz     #0
         lda     #0
+        tab
         tax
         rts
 L_zero:  lda     #0
         bra     L_st
-L_s0:    lda     MULO+4
+L_s0:    lda     <(MULO+4)
         asl     a
-        lda     MULO+5
+        lda     <(MULO+5)
         adc     #0
         bra     L_sg
 
 ; P3 = $FF: c = 1 when P2 >= $80 (P >= 2^47) or >= $C0 (below) may carry into T.
-L_rare:  lda     MULO+5
+L_rare:  lda     <(MULO+5)
         bmi     :+
-        lda     MULO+2
+        lda     <(MULO+2)
         cmp     #$C0
         bra     L_rc
-:       lda     MULO+2
+:       lda     <(MULO+2)
         cmp     #$80                    ; C = c
-L_rc:    lda     MULO+4                  ; T + c from byte 4 up (byte 3 only carries)
+L_rc:    lda     <(MULO+4)               ; T + c from byte 4 up (byte 3 only carries)
         adc     #0
-        sta     dtmp
-        lda     MULO+5
+        sta     a:dtmp
+        lda     <(MULO+5)
         adc     #0                      ; C = T's bit 24
         dez                             ; (DEZ, INZ: flags from Z, C kept)
         bpl     L_rs
         bcs     fb2                     ; s = 0 and q >= 256: cannot happen (|x·id| < 128)
-        sta     dtmp+1
-        lda     dtmp
+        sta     a:dtmp+1
+        lda     a:dtmp
         asl     a
-        lda     dtmp+1
+        lda     a:dtmp+1
         bra     L_rnd
 L_rs:    ror     a                       ; (C:A) >> s, the last bit out in C
         inz
@@ -405,11 +407,11 @@ zblock: lda     _sgq_qb
         tax
         ldz     #0
         rts
-fb2:    jmp     fb
+fb2:    lda     #0                      ; (the base page back)
+        tab
+        jmp     fb
 
         .bss
-qrem:   .res    4                       ; the division's remainder between bytes
-qt:     .res    3                       ; floor(2^48/md) below its bit 24
 ed:     .res    1                       ; d's biased exponent
 
         .rodata
@@ -417,3 +419,457 @@ ed:     .res    1                       ; d's biased exponent
 pats:   .word   pb0, pa2, pa3, pb1, pb2, pb2b, pb3, pb3b
 patk:   .byte   0, 2, 3, 1, 2, 2, 3, 3
 NPAT    = 8
+
+; ---------------------------------------------------------------------------------------------
+; void sgq_gemv(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols,
+; uint32_t rows, uint32_t rb): softgemv.c's gemv_q on the 45GS02, the same steps (its C is the PC
+; build's and -DSC_C_GEMV's). Rows in chunks of the layout's gq_nr, columns in chunks of gq_nc
+; (the whole input up to SC_GEMV_COLS, else SC_GEMV_WCOLS at a time), each column chunk quantised
+; (quant) for the first row chunk, or for every one when the input is wider than a chunk,
+; and its block columns by sgq_cols; the row chunk's sums stored by store_chunk (C). The
+; layout's numbers come from softgemv.c (sgq_lay), so -D sizes stay defined in one place. The
+; quantised input is kept: after a GEMV whose input was quantised once and whose output bytes
+; miss x, sc_keep (softcore_int.h) is set with x and cols here; a GEMV of the same x
+; and cols while it is still set takes the quants and scales in the buffer as they are
+; (stories260K's wk and wv after wq, w3 after w1). Called with cc65's convention: rb in A/X/sreg,
+; the others on the C stack (rows at (sp),0 .. fmt at 21), which this removes.
+        .import         _sc_keep, _sc_poll, _sgq_cblock, _store_chunk, _sgq_lay, _sgq_cols
+        .import         _sgq_fmt, _sgq_rb, _sgq_nr, _sgq_first, _sgq_last, _sgq_pc
+        .import         _sgq_q, _sgq_nb, _sgq_d, _sgq_acc
+        .import         pusheax, pusha, addysp
+        .p02                            ; (the 4510's ca65 takes sp for its stack register)
+        .importzp       sp
+        .p4510
+        .importzp       sreg
+        .export         _sgq_gemv, _sc_mul_sat
+        .include        "fn_tables.inc"         ; GEMV_F16OUT
+
+LAY_COLS = _sgq_lay                     ; SC_GEMV_COLS
+LAY_WCOLS = _sgq_lay + 2                ; SC_GEMV_WCOLS
+LAY_QA  = _sgq_lay + 4                  ; sizeof sc_w.gq.qa
+LAY_Q   = _sgq_lay + 6                  ; sc_w.gq.qa: the quants, then the row sums
+LAY_D   = _sgq_lay + 8                  ; sc_w.gq.d: the scales
+LAY_ROWS = _sgq_lay + 10                ; SC_GEMV_ROWS
+
+        .rodata
+k128:   .dword  128
+
+        .bss
+ga:     .res    22                      ; the arguments as the C stack had them
+G_ROWS  = ga
+G_COLS  = ga + 4
+G_Z     = ga + 8
+G_X     = ga + 12
+G_W     = ga + 16                       ; (row r0's first block: moves on by the row chunks)
+kx:     .res    4                       ; the kept quants' x and cols
+kc:     .res    4
+rleft:  .res    4                       ; rows left
+r0:     .res    4                       ; the row chunk's first row
+cleft:  .res    4                       ; columns left
+xp:     .res    4                       ; the column chunk's x
+gt:     .res    4                       ; scratch
+nc:     .res    4                       ; this column chunk's columns (< 2^16)
+nrq:    .res    4                       ; this row chunk's rows (< 256)
+gnc:    .res    2                       ; gq_nc
+gnr:    .res    1                       ; gq_nr
+gfl:    .res    1                       ; bit 7: quantised for every row chunk; bit 6: kept
+first:  .res    1                       ; nonzero for the first row chunk
+gnb:    .res    1                       ; input blocks left (quant)
+
+        .code
+_sgq_gemv:
+        sta     _sgq_rb
+        stx     _sgq_rb+1
+        lda     sreg
+        sta     _sgq_rb+2
+        lda     sreg+1
+        sta     _sgq_rb+3
+        ldy     #21
+        .p02
+:       lda     (sp),y
+        .p4510
+        sta     ga,y
+        dey
+        bpl     :-
+        ldy     #22
+        jsr     addysp
+        lda     ga+21
+        sta     _sgq_fmt
+        ldx     #0                      ; wide: cols > SC_GEMV_COLS
+        lda     G_COLS+2
+        ora     G_COLS+3
+        bne     @wide
+        lda     LAY_COLS
+        cmp     G_COLS
+        lda     LAY_COLS+1
+        sbc     G_COLS+1
+        bcs     @fits
+@wide:  ldx     #$80
+@fits:  stx     gfl
+        lda     _sc_keep                ; kept: sc_keep and the same x and cols
+        beq     @nk
+        ldq     G_X
+        cmpq    kx
+        bne     @nk
+        ldq     G_COLS
+        cmpq    kc
+        bne     @nk
+        lda     #$40
+        tsb     gfl
+@nk:    lda     #0
+        sta     _sc_keep
+        sta     first                   ; (then 1)
+        tax                             ; r0 = 0, the high bytes of nc and nr 0
+        tay
+        taz
+        stq     r0
+        stq     nc
+        stq     nrq
+        inc     first
+; GQ_LAYOUT: gq_nc, the sums after the quants, gq_nr = min((sizeof qa − gq_nc) / 4, SC_GEMV_ROWS)
+        lda     G_COLS
+        ldx     G_COLS+1
+        bit     gfl
+        bpl     :+
+        lda     LAY_WCOLS
+        ldx     LAY_WCOLS+1
+:       sta     gnc
+        stx     gnc+1
+        clc
+        adc     LAY_Q
+        sta     _sgq_acc
+        txa
+        adc     LAY_Q+1
+        sta     _sgq_acc+1
+        sec
+        lda     LAY_QA
+        sbc     gnc
+        sta     gt
+        lda     LAY_QA+1
+        sbc     gnc+1
+        lsr     a
+        ror     gt
+        lsr     a
+        ror     gt
+        cmp     #0
+        bne     @cap
+        lda     gt
+        cmp     LAY_ROWS
+        bcc     :+
+@cap:   lda     LAY_ROWS
+:       sta     gnr
+        lda     LAY_D
+        sta     _sgq_d
+        lda     LAY_D+1
+        sta     _sgq_d+1
+        ldq     G_ROWS
+        stq     rleft
+@rows:  ldq     rleft                   ; the row chunks
+        bne     :+
+        jmp     @done
+:       ldz     #0
+        lda     gnr                     ; nr = min(gq_nr, rows left)
+        sta     nrq
+        lda     rleft+1
+        ora     rleft+2
+        ora     rleft+3
+        bne     :+
+        lda     rleft
+        cmp     nrq
+        bcs     :+
+        sta     nrq
+:       lda     nrq
+        sta     _sgq_nr
+        ldq     G_COLS                  ; no columns: the sums are +0 (all zero bits)
+        bne     @sums
+        lda     _sgq_acc
+        sta     xq
+        lda     _sgq_acc+1
+        sta     xq+1
+        ldx     nrq
+@z4:    ldy     #3
+        lda     #0
+:       sta     (xq),y
+        dey
+        bpl     :-
+        lda     xq
+        clc
+        adc     #4
+        sta     xq
+        bcc     :+
+        inc     xq+1
+:       dex
+        bne     @z4
+@sums:  lda     #1                      ; the sums are +0, their words not yet written
+        sta     _sgq_first
+        ldq     G_W                     ; row r0's first block; sgq_cols moves it on
+        stq     _sgq_pc
+        ldq     G_COLS
+        stq     cleft
+        ldq     G_X
+        stq     xp
+@cols:  ldq     cleft                   ; the column chunks
+        bne     :+
+        jmp     @cdone
+:       ldz     #0
+        jsr     _sc_poll                ; RUN/STOP (softcore_int.h): out, sc_keep clear
+        tax
+        beq     :+
+        rts
+:       lda     gnc                     ; nc = gq_nc, or what is left when it ends the rows
+        sta     nc
+        lda     gnc+1
+        sta     nc+1
+        lda     cleft+2
+        ora     cleft+3
+        bne     @last
+        lda     LAY_COLS
+        cmp     cleft
+        lda     LAY_COLS+1
+        sbc     cleft+1
+        bcc     @last
+        lda     nc
+        cmp     cleft
+        lda     nc+1
+        sbc     cleft+1
+        bcc     @last
+        lda     cleft
+        sta     nc
+        lda     cleft+1
+        sta     nc+1
+        inx
+@last:  stx     _sgq_last               ; (1: the sums leave as singles)
+        bit     gfl
+        bmi     @quant
+        bvs     @qdone                  ; the quants kept
+        lda     first
+        beq     @qdone
+@quant: jsr     quant
+@qdone: lda     LAY_Q
+        sta     _sgq_q
+        lda     LAY_Q+1
+        sta     _sgq_q+1
+        ldq     nc                      ; nc / 32 (nc <= SC_GEMV_COLS)
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        sta     _sgq_nb
+        ldz     #0
+        jsr     _sgq_cols
+        ldq     cleft                   ; cleft −= nc, xp += 4·nc
+        sec
+        sbcq    nc
+        stq     cleft
+        ldq     nc
+        aslq
+        aslq
+        clc
+        adcq    xp
+        stq     xp
+        jmp     @cols
+@cdone: ldz     #0                      ; store_chunk(flags, z, r0, nr)
+        lda     ga+20
+        jsr     pusha
+        ldx     #G_Z - ga
+        jsr     push4
+        ldx     #r0 - ga
+        jsr     push4
+        lda     nrq
+        jsr     _store_chunk
+        lda     nrq                     ; w += nr·rb (the multiplier: spec/mega65.md §M9; the
+        ldx     #0                      ; weights lie in memory, so it fits 32 bits)
+        ldy     #0
+        ldz     #0
+        stq     MULA
+        ldq     _sgq_rb
+        stq     MULB
+        ldq     MULO
+        clc
+        adcq    G_W
+        stq     G_W
+        ldq     rleft                   ; rleft −= nr, r0 += nr
+        sec
+        sbcq    nrq
+        stq     rleft
+        ldq     r0
+        clc
+        adcq    nrq
+        stq     r0
+        ldz     #0
+        stz     first
+        jmp     @rows
+; kept for the next GEMV when the input was quantised once, there were rows, and y's bytes
+; [z, z + rows·2 or 4) miss x's [x, x + 4·cols) (both lie in memory: checked, no overflow)
+@done:  bit     gfl
+        bmi     @ret
+        ldq     G_ROWS
+        beq     @ret
+        ldq     G_COLS
+        aslq
+        aslq
+        clc
+        adcq    G_X
+        stq     gt
+        ldq     G_Z
+        cmpq    gt
+        bcs     @keep                   ; z >= x + 4·cols
+        ldq     G_ROWS
+        aslq
+        stq     gt
+        lda     ga+20
+        and     #GEMV_F16OUT
+        bne     :+
+        aslqm   gt
+:       ldq     gt
+        clc
+        adcq    G_Z
+        stq     gt
+        ldq     G_X
+        cmpq    gt
+        bcc     @ret                    ; x < z + y's bytes: they overlap
+@keep:  ldq     G_X
+        stq     kx
+        ldq     G_COLS
+        stq     kc
+        lda     #1
+        sta     _sc_keep
+@ret:   ldz     #0
+        rts
+
+; The column chunk's nc/32 input blocks from xp (softgemv.c's quantise): each block's 128 bytes
+; by one inline DMA job (as softgemv65.s's row loop: the list follows the STA and the CPU goes on
+; after it; gs4510.vhdl, spec §M3.1) into sgq_x, then sgq_qblock, or the C's sgq_cblock for what
+; it leaves; the quants to the layout's qa + 32·b, the scales to its d + 4·b.
+quant:  lda     LAY_Q
+        sta     _sgq_qb
+        lda     LAY_Q+1
+        sta     _sgq_qb+1
+        lda     LAY_D
+        sta     _sgq_dp
+        lda     LAY_D+1
+        sta     _sgq_dp+1
+        clc                             ; the buffer's chip-RAM address (its bank: the first MB)
+        lda     _sgq_x
+        adc     #<SC_NEAR_DELTA
+        sta     qj_dst
+        lda     _sgq_x+1
+        adc     #>SC_NEAR_DELTA
+        sta     qj_dst+1
+        lda     #0
+        adc     #^SC_NEAR_DELTA
+        and     #$0F
+        sta     qj_dbk
+        ldq     xp
+        stq     gt                      ; the block's SSNAIL address
+        lda     nc+1                    ; nc / 32 blocks
+        sta     gnb
+        lda     nc
+        ldx     #5
+:       lsr     gnb
+        ror     a
+        dex
+        bne     :-
+        sta     gnb
+qblk:   lda     gt                      ; the job's source: bits 0-15, bank 16-19, MB 20-27
+        sta     qj_src
+        lda     gt+1
+        sta     qj_src+1
+        lda     gt+2
+        and     #$0F
+        sta     qj_sbk
+        lda     gt+3
+        asl     a
+        asl     a
+        asl     a
+        asl     a
+        sta     qj_smb
+        lda     gt+2
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        ora     qj_smb
+        sta     qj_smb
+        sta     DMA_INLINE              ; (any value) the job; the CPU goes on after its list
+        .byte   DMA_OPT_F018A, DMA_OPT_CROSS_MB, DMA_OPT_SRC_MB
+qj_smb: .byte   0
+        .byte   DMA_OPT_END
+        .byte   DMA_COPY
+        .word   128
+qj_src: .word   0
+qj_sbk: .byte   0
+qj_dst: .word   0
+qj_dbk: .byte   0
+        .word   0                       ; modulo
+        jsr     _sgq_qblock
+        tax
+        beq     :+
+        jsr     _sgq_cblock
+:       ldz     #0
+        ldq     gt                      ; the next block: x + 128, qb + 32, dp + 4
+        clc
+        adcq    k128
+        stq     gt
+        clc
+        lda     _sgq_qb
+        adc     #32
+        sta     _sgq_qb
+        bcc     :+
+        inc     _sgq_qb+1
+:       clc
+        lda     _sgq_dp
+        adc     #4
+        sta     _sgq_dp
+        bcc     :+
+        inc     _sgq_dp+1
+:       ldz     #0
+        dec     gnb
+        bne     qblk
+        rts
+
+; pusheax of the 4 bytes at ga + X (Z = 0)
+push4:  lda     ga+2,x
+        sta     sreg
+        lda     ga+3,x
+        sta     sreg+1
+        lda     ga,x
+        pha
+        lda     ga+1,x
+        tax
+        pla
+        jmp     pusheax
+
+; uint32_t sc_mul_sat(uint32_t a, uint32_t b) (softcore_int.h; softcore.c has the C for the PC and
+; -DSC_C_GEMV): a·b by the multiplier's 64-bit product (docs/spec/mega65.md §M9), SC_HUGE when its
+; high half is not 0. b in A/X/sreg, a on the C stack, which this removes.
+_sc_mul_sat:
+        sta     MULB
+        stx     MULB+1
+        lda     sreg
+        sta     MULB+2
+        lda     sreg+1
+        sta     MULB+3
+        ldy     #3
+        .p02
+:       lda     (sp),y
+        .p4510
+        sta     MULA,y
+        dey
+        bpl     :-
+        ldy     #4
+        jsr     addysp
+        ldq     MULO+4
+        bne     @huge
+        ldq     MULO
+        sty     sreg
+        stz     sreg+1
+        ldz     #0
+        rts
+@huge:  lda     #$FF
+        tax
+        sta     sreg
+        sta     sreg+1
+        ldz     #0
+        rts

@@ -479,6 +479,78 @@ fn gemv_after_gemv_with_special_first_blocks_agrees() {
     }
 }
 
+/// Q8_0/Q4_0 GEMVs of one input in a row, with what may change the input or the near buffers in
+/// between: the 45GS02 keeps the quantised input for the next Q GEMV of the same x and columns
+/// (sc_keep), so each of these must quantise again: an output that overlaps x's first word (f32
+/// rows; F16 rows by two bytes; an output that ends where x starts keeps it), an STR or a COPY into x, a VADD
+/// over x, a float GEMV (its buffers overlay the quants) and a Q GEMV of the same x with fewer
+/// columns, besides SETN, LEA and LI between (which keep it) and a Q4_0 GEMV after a Q8_0 one.
+#[test]
+fn gemv_after_gemv_of_the_same_input_quantises_it_again_where_it_may_have_changed_agrees() {
+    for k in 0..4u64 {
+        let mut c = Case::new(
+            format!("GEMV after GEMV of the same input #{k}"),
+            7600 + k,
+            1 << 20,
+        );
+        let cols = 32 * (2 + c.below(3) as u32);
+        let mut x = c.spread(cols, -3.0, 3.0);
+        x[0] = 3.5; // the first block's largest: what changes it changes d
+        let xa = c.bytes(
+            &x.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>(),
+            true,
+        );
+        // (za 0: an output of its own, so every GEMV's result stays to be compared)
+        let gemv = |c: &mut Case, fmt: GgmlType, flags: u8, rows: u32, cols: u32, za: u32| {
+            let za = if za == 0 { c.alloc(4 * rows, true) } else { za };
+            let w = weight_rows(c, fmt, rows, cols);
+            let wa = c.bytes(&w, true);
+            let (wo, xo, zo) = (c.operand(wa), c.operand(xa), c.operand(za));
+            c.setn(cols, rows, 0);
+            c.li(13, 7);
+            c.i(Op::Gemv, fmt as u8, flags, wo, xo, zo);
+        };
+        let rows = 1 + c.below(20) as u32;
+        let z1 = c.alloc(4 * rows, true);
+        gemv(&mut c, GgmlType::Q8_0, 0, rows, cols, z1);
+        gemv(&mut c, GgmlType::Q4_0, 0, rows, cols, 0);
+        // an f32 output whose last word is x's first, then one that ends where x starts
+        gemv(&mut c, GgmlType::Q8_0, 0, 3, cols, xa + 4 - 12);
+        gemv(&mut c, GgmlType::Q8_0, 0, rows, cols, 0);
+        gemv(&mut c, GgmlType::Q8_0, 0, 3, cols, xa - 12);
+        gemv(&mut c, GgmlType::Q8_0, 0, rows, cols, 0);
+        // an F16 output whose last half is x's first two bytes
+        gemv(&mut c, GgmlType::Q4_0, GEMV_F16OUT, 2, cols, xa + 2 - 4);
+        gemv(&mut c, GgmlType::Q8_0, 0, rows, cols, 0);
+        // a word of x changed by STR, bytes of x by COPY, x by VADD
+        c.li(12, 0x4049_0FDB);
+        let at = xa + 4 * c.below(cols as u64) as u32;
+        c.i(Op::Str, 12, 0, at, 0, 0);
+        gemv(&mut c, GgmlType::Q8_0, 0, rows, cols, 0);
+        let src = c.f32s(&[1.5, -2.25, 0.125]);
+        let at = xa + 4 * c.below(cols as u64 - 3) as u32;
+        c.i(Op::Copy, 0, 0, src, at, 12);
+        gemv(&mut c, GgmlType::Q4_0, 0, rows, cols, 0);
+        let y = c.spread(cols, -1.0, 1.0);
+        let ya = c.f32s(&y);
+        c.setn(cols, 0, 0);
+        c.i(Op::VAdd, 0, 0, xa, ya, xa);
+        gemv(&mut c, GgmlType::Q8_0, 0, rows, cols, 0);
+        // a float GEMV of other data between, then fewer columns of the same x
+        let fx = c.spread(40, -1.0, 1.0);
+        let fxa = c.f32s(&fx);
+        let fw = weight_rows(&mut c, GgmlType::F16, 9, 40);
+        let fwa = c.bytes(&fw, true);
+        let fz = c.alloc(36, true);
+        c.setn(40, 9, 0);
+        c.i(Op::Gemv, GgmlType::F16 as u8, 0, fwa, fxa, fz);
+        gemv(&mut c, GgmlType::Q8_0, 0, rows, cols, 0);
+        gemv(&mut c, GgmlType::Q8_0, 0, rows, cols - 32, 0);
+        gemv(&mut c, GgmlType::Q8_0, GEMV_ACC, rows, cols, z1);
+        c.run();
+    }
+}
+
 #[test]
 fn gemv_in_every_weight_format_and_flag_combination_agrees_bit_for_bit() {
     let mut n = 0;
@@ -3016,6 +3088,65 @@ fn gemv_with_float_weights_at_the_exact_sums_edges_agrees() {
 /// 127·2^17 and more, elements whose single product |x·id| lies just below one half (and on it),
 /// and x = ±amax. Two weight rows per block, ones and distinct values, so that any quant that
 /// differs shows in a sum.
+/// Q8_0 input blocks whose d's significand md makes the 32 fraction bits F of 2^24/md end in $00
+/// or $FF, where the 45GS02's quantiser does not take the divider's F >> 8 as it is but checks
+/// floor(2^48/md) with the multiplier (a divider's last bit one off would move it), and blocks
+/// where F ends in $01 and $FE; each with amax, −amax and 30 values just below half-way points.
+#[test]
+fn q8_0_input_blocks_whose_reciprocals_fraction_ends_in_00_or_ff_agree() {
+    let mut c = Case::new(
+        "Q8_0 quantiser, 1/d at the divider's edges".into(),
+        9670,
+        1 << 18,
+    );
+    let mut want = [0u32; 4];
+    let mut x = Vec::new();
+    while want.iter().any(|&n| n < 6) {
+        let amax = (c.rng.uniform() * 100.0 + 0.01) as f32;
+        let d = amax / 127.0;
+        let md = (d.to_bits() & 0x7F_FFFF) as u128 | 0x80_0000;
+        if md == 0x80_0000 {
+            continue;
+        }
+        let f = ((1u128 << 56) / md) as u32; // 2^24/md's fraction bits
+        let k = match f & 0xFF {
+            0x00 => 0,
+            0xFF => 1,
+            0x01 => 2,
+            0xFE => 3,
+            _ => continue,
+        };
+        if want[k] >= 6 {
+            continue;
+        }
+        want[k] += 1;
+        x.push(amax);
+        x.push(-amax);
+        let id = 1.0 / d;
+        for _ in 0..30 {
+            // the largest |x| whose single product with id is below a half-way point: an id one
+            // place larger rounds many of them up
+            let h = c.below(126) as f32 + 0.5;
+            let mut v = h / id;
+            while v * id >= h {
+                v = f32::from_bits(v.to_bits() - 1);
+            }
+            while f32::from_bits(v.to_bits() + 1) * id < h {
+                v = f32::from_bits(v.to_bits() + 1);
+            }
+            x.push(if c.below(2) == 0 { v } else { -v });
+        }
+    }
+    let cols = x.len() as u32;
+    let xa = c.f32s(&x);
+    let w = weight_rows(&mut c, GgmlType::Q8_0, 3, cols);
+    let wa = c.bytes(&w, true);
+    let za = c.alloc(12, true);
+    c.setn(cols, 3, 0);
+    c.i(Op::Gemv, GgmlType::Q8_0 as u8, 0, wa, xa, za);
+    c.run();
+}
+
 #[test]
 fn q8_0_input_blocks_at_the_quantisers_edges_agree() {
     let mut c = Case::new("Q8_0 quantiser edges".into(), 9660, 1 << 18);
