@@ -2,7 +2,7 @@
 //! headless MEGA65 (the softcore_test PRG: mega65/testprg/softcore_test.c, the whole core built by cc65).
 //!
 //!     cargo run --release -p ssnail-mega65-program --example softbench [-- --defs "-D…"]
-//!         [--only gemv|tokens|stories] [--profile gemv|gemv-q8-RxC|gemv-q4-RxC|gemv-f16|gemv-f16-64|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt]
+//!         [--only gemv|tokens|stories] [--profile gemv|gemv-q8-RxC|gemv-q4-RxC|gemv-f16|gemv-f16-64|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt|stories-late]
 //!         [--image FILE.ssnail ...] [--sentence TEXT [--profile sentence]]
 //!
 //! * GEMV: one GEMV of 64 rows × 512 columns (8 rows for F16/F32/BF16) per weight format, Q8_0 at
@@ -21,7 +21,7 @@
 //! * --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|stories: the Q8_0 (F16, F32, BF16) GEMV above
 //!   (gemv-f16-64: F16 at 64 × 64; gemv-q8-ROWSxCOLS, gemv-q4-ROWSxCOLS: Q8_0, Q4_0 at that shape) or
 //!   one token of the 260 K Q8_0 model (or of stories260K's shape; stories-prompt: its prompt of
-//!   10) stepped an instruction at a time, the cycles spent in each function (its own code, not its callees),
+//!   10; stories-late: of 40, where ATTN's growth with the position shows) stepped an instruction at a time, the cycles spent in each function (its own code, not its callees),
 //!   from the ld65 debug and label files (each instruction's functions down to 2 % of it, or
 //!   0.1 % with SOFTBENCH_ALL=1 in the environment).
 //!   SOFTBENCH_CALLERS=pusheax,ldeaxysp,... adds those functions' cycles and calls by their caller
@@ -540,7 +540,7 @@ fn main() -> Result<()> {
                 i += 1;
             }
             a => bail!(
-                "softbench: unknown argument {a:?} (--defs STR, --only gemv|tokens|stories, --profile gemv|gemv-q8-RxC|gemv-q4-RxC|gemv-f16|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt|sentence, --image FILE, --sentence TEXT)"
+                "softbench: unknown argument {a:?} (--defs STR, --only gemv|tokens|stories, --profile gemv|gemv-q8-RxC|gemv-q4-RxC|gemv-f16|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt|stories-late|sentence, --image FILE, --sentence TEXT)"
             ),
         }
         i += 1;
@@ -631,6 +631,12 @@ fn main() -> Result<()> {
             let what = "a prompt of 10 (positions 0-9) of stories260K's shape, Q8_0";
             return profile(&prg, dir.path(), what, &mem, job);
         }
+        Some("stories-late") => {
+            let prompt: Vec<u32> = [1, 15].into_iter().chain(40..78).collect();
+            let (mem, job) = with_prompt(&stories260k(GgmlType::Q8_0), &prompt, 1)?;
+            let what = "a prompt of 40 (positions 0-39) of stories260K's shape, Q8_0";
+            return profile(&prg, dir.path(), what, &mem, job);
+        }
         Some(t @ ("token" | "token-q4")) => {
             let (d, l, h, n) = small;
             let wtype = if t == "token" {
@@ -646,7 +652,7 @@ fn main() -> Result<()> {
             return profile(&prg, dir.path(), &what, &mem, job);
         }
         Some(p) => bail!(
-            "softbench: --profile {p:?}: gemv, gemv-q8-ROWSxCOLS, gemv-q4-ROWSxCOLS, gemv-f16, gemv-f32, gemv-bf16, token, token-q4, stories or stories-prompt"
+            "softbench: --profile {p:?}: gemv, gemv-q8-ROWSxCOLS, gemv-q4-ROWSxCOLS, gemv-f16, gemv-f32, gemv-bf16, token, token-q4, stories, stories-prompt or stories-late"
         ),
         None => {}
     }
