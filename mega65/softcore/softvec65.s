@@ -1671,14 +1671,9 @@ kdot:   lda     #0                      ; the sum in the A form when it is a nor
 @loop:  getf    _sv_a, _sv_p, 0          ; x[i]
         lda     #$C0
         sta     ukeep
-        getf    _sv_b, _sv_q, 0          ; times the F32 k[i], q on by kstr
-        clc
-        lda     _sv_q
-        adc     kstr
-        sta     _sv_q
-        bcc     :+
-        inc     _sv_q+1
-:       jsr     _sv_mul
+        getf    _sv_b, _sv_q, 0          ; times the F32 k[i]
+        jsr     hstep                   ; p and q on
+        jsr     _sv_mul
 @post:  bit     ukeep                   ; kpost's steps
         bvc     @nk
         jsr     kgen
@@ -1686,13 +1681,7 @@ kdot:   lda     #0                      ; the sum in the A form when it is a nor
 @nk:    lda     aok
         bne     @p
         movf    _sv_acc, _sv_r
-@p:     clc                             ; p on
-        lda     _sv_p
-        adc     #4
-        sta     _sv_p
-        bcc     :+
-        inc     _sv_p+1
-:       dec     _sv_n
+@p:     dec     _sv_n
         lbne    @loop
         jmp     kend
 
@@ -2195,14 +2184,10 @@ getrow: lda     _sv_rl+1
         bne     @end
 @read:  jsr     rowdma
         clc                             ; sv_ra += sv_rs
-        ldx     #0
-        ldy     #4
-@step:  lda     _sv_ra,x
-        adc     _sv_rs,x
-        sta     _sv_ra,x
-        inx
-        dey
-        bne     @step
+        ldq     _sv_ra
+        adcq    _sv_rs
+        stq     _sv_ra
+        ldz     #0
         inc     sc_t
         bne     :+
         inc     sc_t+1
