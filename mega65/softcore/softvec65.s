@@ -1701,8 +1701,9 @@ kdot:   lda     #0                      ; the sum in the A form when it is a nor
 ; signs differing): the smaller is shifted right in Q through a patched BRA into 7 LSRQs, its bits
 ; all kept in the guard byte, added or subtracted, the difference normalised by ASLQs (exact: no
 ; bit was lost; with ae >= 40 it stays normal, with ae <= 245 no carry reaches 255) and rounded to
-; nearest even on the guard byte (a carry out of 32 bits first shifted back with the lost bit
-; jammed); the result stays in the A form. Anything else goes to fadd with the product as it is.
+; nearest even on the guard byte (a carry out of 32 bits first shifted back: the bit it drops is
+; 0, as a shift of at most 7 places leaves the guard's bit 0 clear); the result stays in the A
+; form. Anything else goes to fadd with the product as it is.
 hdot:   lda     #0
         sta     MULB+2
         sta     MULB+3
@@ -1855,10 +1856,8 @@ hdot:   lda     #0
         clc
         adcq    wx
         lbcc    @sr
-@cy:    rorq                            ; a carry out of 32 bits: one place right, the lost
-        bcc     :+                      ; bit jammed
-        ora     #1
-:       inc     ey
+@cy:    rorq                            ; a carry out of 32 bits: one place right (the bit
+        inc     ey                      ; out is 0: 7 places leave the guard's bit 0 clear)
         bra     @sr
 @as:    stq     _sv_b                   ; the sum − the product (d >= 1: positive)
         ldq     wx
