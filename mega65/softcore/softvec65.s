@@ -1694,8 +1694,8 @@ kdot:   lda     #0                      ; the sum in the A form when it is a nor
 ; byte the 8 below them and stk P's byte 0 (the bits below the guard), taken from MULO bytes 1-4
 ; by five (or six) ASLQs, then rounded to nearest even here. Anything else (zero, subnormal,
 ; infinite or NaN operands, other exponents) widens the half (sv_f16) and takes sv_mul, rndq and
-; fadd as before. MULA+3, MULB+2 and MULB+3 are 0 for the products (fadd's alignment by the
-; multiplier and sv_mul write them).
+; fadd as before. MULA+3, MULB+2, MULB+3 and wx (the sum's guard byte) are 0 for the fast steps
+; (set again after every general one: fadd's alignment by the multiplier and sv_mul write them).
 ; The addition acc = single(acc + product) is made here too when the sum is in the A form with
 ; an exponent ae in 40..245 and the two exponents are at most 7 apart (and not equal with the
 ; signs differing): the smaller is shifted right in Q through a patched BRA into 7 LSRQs, its bits
@@ -1705,10 +1705,14 @@ kdot:   lda     #0                      ; the sum in the A form when it is a nor
 ; 0, as a shift of at most 7 places leaves the guard's bit 0 clear); the result stays in the A
 ; form. Anything else goes to fadd with the product as it is.
 hdot:   lda     #0
+        sta     MULA+3
         sta     MULB+2
         sta     MULB+3
+        sta     wx                      ; (the sum's guard byte: 0 in the fast steps)
         bra     @loop
-@gen:   getf    _sv_a, _sv_p, 0          ; sv_mul's product
+@gen:   lda     #$C0                    ; the product to fadd
+        sta     ukeep
+        getf    _sv_a, _sv_p, 0          ; sv_mul's product
         ldy     #0
         lda     (_sv_q),y
         sta     _sv_h
@@ -1717,13 +1721,8 @@ hdot:   lda     #0
         jsr     hstep
         jsr     _sv_f16                 ; the half widened, then sv_mul
         jsr     _sv_mul
-        lda     #0
-        sta     MULB+2
-        sta     MULB+3
         jmp     @post
-@loop:  lda     #$C0
-        sta     ukeep
-        ldy     #1
+@loop:  ldy     #1
         lda     (_sv_q),y               ; the half's top byte: sign, exponent, fraction bits 8-9
         sta     t16
         and     #$7C
@@ -1757,8 +1756,6 @@ hdot:   lda     #0
         tya
         ora     #$80                    ; x's hidden bit
         sta     MULA+2
-        lda     #0
-        sta     MULA+3
         ldy     #0
         lda     (_sv_q),y               ; the half's low fraction byte
         sta     MULB
@@ -1809,7 +1806,9 @@ hdot:   lda     #0
         lda     ex
         cmp     #$FF
         bne     @rdn
-        ldz     #0                      ; ±inf: packed in sv_r, added packed (kgen)
+        lda     #$C0                    ; ±inf: packed in sv_r, added packed (kgen)
+        sta     ukeep
+        ldz     #0
         jsr     inf
         jmp     @post
 @fa:    jsr     fadd                    ; the general addition
@@ -1839,10 +1838,7 @@ hdot:   lda     #0
         asl     a
         adc     t16
         sta     @ba+1
-        lda     ae
-        sta     ey                      ; the result's exponent
         lda     #0
-        sta     wx                      ; the sum's guard byte
 @ba:    bra     *+2                     ; (patched) the product shifted d places, guard A = 0
         lsrq
         lsrq
@@ -1857,14 +1853,14 @@ hdot:   lda     #0
         adcq    wx
         lbcc    @sr
 @cy:    rorq                            ; a carry out of 32 bits: one place right (the bit
-        inc     ey                      ; out is 0: 7 places leave the guard's bit 0 clear)
+        inc     ae                      ; out is 0: 7 places leave the guard's bit 0 clear)
         bra     @sr
 @as:    stq     _sv_b                   ; the sum − the product (d >= 1: positive)
         ldq     wx
         sec
         sbcq    _sv_b
         bmi     @sr
-@an:    dec     ey                      ; normalised
+@an:    dec     ae                      ; normalised
         aslq
         bpl     @an
         bra     @sr
@@ -1880,10 +1876,10 @@ hdot:   lda     #0
         stx     wy+1                    ; the product to wy, guard byte 0
         sty     wy+2
         stz     wy+3
-        lda     ex
-        sta     ey
+        lda     ex                      ; the result's exponent and sign: the product's
+        sta     ae
         lda     rs
-        sta     as                      ; the result's sign: the product's
+        sta     as
         lda     #0
         sta     wy
         ldq     wx
@@ -1907,7 +1903,7 @@ hdot:   lda     #0
         sec
         sbcq    _sv_b
         bmi     @sr
-@bn:    dec     ey
+@bn:    dec     ae
         aslq
         bpl     @bn
 @sr:    cmp     #$80                    ; the sum rounded to nearest even on the guard byte
@@ -1923,20 +1919,23 @@ hdot:   lda     #0
         inz
         bne     @sd
         ldz     #$80
-        inc     ey
+        inc     ae
 @sd:    stx     wx+1                    ; the A form
         sty     wx+2
         stz     wx+3
-        lda     ey
-        sta     ae
         bra     @n
 @post:  bit     ukeep                   ; kpost's steps
         bvc     @nk
         jsr     kgen
-        bra     @n
+        bra     @z
 @nk:    lda     aok
-        bne     @n
+        bne     @z
         movf    _sv_acc, _sv_r
+@z:     lda     #0                      ; (after the general steps: the multiplier's bytes and
+        sta     MULA+3                  ; the sum's guard byte as the fast steps need them)
+        sta     MULB+2
+        sta     MULB+3
+        sta     wx
 @n:     dec     _sv_n
         lbne    @loop
         jmp     kend
