@@ -2,7 +2,7 @@
 //! headless MEGA65 (the softcore_test PRG: mega65/testprg/softcore_test.c, the whole core built by cc65).
 //!
 //!     cargo run --release -p ssnail-mega65-program --example softbench [-- --defs "-D…"]
-//!         [--only gemv|tokens|stories] [--profile gemv|gemv-q8-RxC|gemv-q4-RxC|gemv-f16|gemv-f16-64|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt]
+//!         [--only gemv|tokens|stories] [--profile gemv|gemv-q8-RxC|gemv-q4-RxC|gemv-f16|gemv-f16-64|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt|stories-late]
 //!         [--image FILE.ssnail ...] [--sentence TEXT [--profile sentence]]
 //!
 //! * GEMV: one GEMV of 64 rows × 512 columns (8 rows for F16/F32/BF16) per weight format, Q8_0 at
@@ -16,11 +16,12 @@
 //!   for 102,400 weights on a 2.68 MHz 65816 (/work/shared/seeds/elya-snes-README.txt).
 //! * stories: stories260K's shape as the software-core image held it (Q8_0, hidden padded to 192,
 //!   vocabulary 512, tied): cycles per generated token as above and per prompt token ((a prompt of
-//!   10 − a prompt of 2) / 8, each generating 1).
+//!   10 − a prompt of 2) / 8, each generating 1); and per generated token at positions 40-41 of
+//!   its context of 64 (after a prompt of 40), with the cycles each position adds (ATTN's slope).
 //! * --profile gemv|gemv-f16|gemv-f32|gemv-bf16|token|stories: the Q8_0 (F16, F32, BF16) GEMV above
 //!   (gemv-f16-64: F16 at 64 × 64; gemv-q8-ROWSxCOLS, gemv-q4-ROWSxCOLS: Q8_0, Q4_0 at that shape) or
 //!   one token of the 260 K Q8_0 model (or of stories260K's shape; stories-prompt: its prompt of
-//!   10) stepped an instruction at a time, the cycles spent in each function (its own code, not its callees),
+//!   10; stories-late: of 40, where ATTN's growth with the position shows) stepped an instruction at a time, the cycles spent in each function (its own code, not its callees),
 //!   from the ld65 debug and label files (each instruction's functions down to 2 % of it, or
 //!   0.1 % with SOFTBENCH_ALL=1 in the environment).
 //!   SOFTBENCH_CALLERS=pusheax,ldeaxysp,... adds those functions' cycles and calls by their caller
@@ -309,11 +310,17 @@ fn with_sentence(img: &[u8], text: &str) -> Result<(Vec<u8>, u32, usize)> {
 }
 
 /// Cycles per token: (run with 3 generated − run with 1) / the tokens the second made more
-/// (the runtime block's count: a model may stop at its end token), after a 2-token prompt.
+/// (the runtime block's count: a model may stop at its end token), after a 2-token prompt: the
+/// generated tokens at positions 2 and 3.
 fn cycles_per_token(prg: &[u8], img: &[u8], what: &str) -> Result<f64> {
+    cycles_per_token_after(prg, img, &[1, 15], what)
+}
+
+/// The same after `prompt`: the generated tokens at positions prompt.len() and prompt.len() + 1.
+fn cycles_per_token_after(prg: &[u8], img: &[u8], prompt: &[u32], what: &str) -> Result<f64> {
     let mut c = Vec::new();
     for n in [1, 3] {
-        let (mem, job) = with_prompt(img, &[1, 15], n)?;
+        let (mem, job) = with_prompt(img, prompt, n)?;
         let (cycles, after) = measured(prg, &mem, job, what)?;
         let o = rt::GENERATED as usize;
         c.push((cycles, u32::from_le_bytes(after[o..o + 4].try_into()?)));
@@ -533,7 +540,7 @@ fn main() -> Result<()> {
                 i += 1;
             }
             a => bail!(
-                "softbench: unknown argument {a:?} (--defs STR, --only gemv|tokens|stories, --profile gemv|gemv-q8-RxC|gemv-q4-RxC|gemv-f16|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt|sentence, --image FILE, --sentence TEXT)"
+                "softbench: unknown argument {a:?} (--defs STR, --only gemv|tokens|stories, --profile gemv|gemv-q8-RxC|gemv-q4-RxC|gemv-f16|gemv-f32|gemv-bf16|token|token-q4|stories|stories-prompt|stories-late|sentence, --image FILE, --sentence TEXT)"
             ),
         }
         i += 1;
@@ -624,6 +631,12 @@ fn main() -> Result<()> {
             let what = "a prompt of 10 (positions 0-9) of stories260K's shape, Q8_0";
             return profile(&prg, dir.path(), what, &mem, job);
         }
+        Some("stories-late") => {
+            let prompt: Vec<u32> = [1, 15].into_iter().chain(40..78).collect();
+            let (mem, job) = with_prompt(&stories260k(GgmlType::Q8_0), &prompt, 1)?;
+            let what = "a prompt of 40 (positions 0-39) of stories260K's shape, Q8_0";
+            return profile(&prg, dir.path(), what, &mem, job);
+        }
         Some(t @ ("token" | "token-q4")) => {
             let (d, l, h, n) = small;
             let wtype = if t == "token" {
@@ -639,7 +652,7 @@ fn main() -> Result<()> {
             return profile(&prg, dir.path(), &what, &mem, job);
         }
         Some(p) => bail!(
-            "softbench: --profile {p:?}: gemv, gemv-q8-ROWSxCOLS, gemv-q4-ROWSxCOLS, gemv-f16, gemv-f32, gemv-bf16, token, token-q4, stories or stories-prompt"
+            "softbench: --profile {p:?}: gemv, gemv-q8-ROWSxCOLS, gemv-q4-ROWSxCOLS, gemv-f16, gemv-f32, gemv-bf16, token, token-q4, stories, stories-prompt or stories-late"
         ),
         None => {}
     }
@@ -648,6 +661,9 @@ fn main() -> Result<()> {
         let what = "stories260K's shape, Q8_0";
         let g = cycles_per_token(&prg, &img, what)?;
         let p = cycles_per_prompt_token(&prg, &img, what)?;
+        // a later position of its 64: generated tokens at positions 40-41 after a prompt of 40
+        let long: Vec<u32> = [1, 15].into_iter().chain(40..78).collect();
+        let g40 = cycles_per_token_after(&prg, &img, &long, what)?;
         let w = STORIES260K_WEIGHTS as f64;
         println!(
             "stories260K's shape (dim 64, 5 layers, 8/4 heads, hidden 192, vocab 512, tied), Q8_0, {w} weights a token:"
@@ -657,6 +673,11 @@ fn main() -> Result<()> {
             CPU_HZ as f64 / g,
             CPU_HZ as f64 / g * w,
             CPU_HZ as f64 / p
+        );
+        println!(
+            "  generated at positions 40-41: {g40:.0} cycles a token, {:.2} tokens/s; {:.0} cycles more a position than at 2-3",
+            CPU_HZ as f64 / g40,
+            (g40 - g) / 38.0
         );
     }
     if only.as_deref() == Some("stories") {

@@ -21,7 +21,7 @@
 
 static uint32_t qh, row_bytes;
 static uint16_t hd; /* head_dim: 4·n_heads·head_dim bytes of q fit memory, so < 2^16 */
-static uint8_t esz, q_kept;
+static uint8_t esz, q_kept; /* esz: 2 (F16, so esz & 2 is the kernels' F16 flag) or 4 */
 static f32 scale;
 /* rsqrt(head_dim) of the last ATTN (0: none yet); the same head_dim gives the same scale */
 static uint16_t scale_hd;
@@ -83,7 +83,7 @@ static f32 score(uint32_t kt)
         sv_p = sc_w.at.q;
         sv_q = &sc_w.at.k;
         sv_n = (uint8_t)n;
-        sv_k_dot(esz == 2);
+        sv_k_dot(esz & 2);
         s = sv_acc;
 #else
         for (i = 0; i < n; ++i)
@@ -184,24 +184,17 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
             sv_rb = (uint16_t)head_bytes;
             sv_rn = (uint8_t)hd;
             sv_qb = sc_w.at.q;
-            sv_k_scores(esz == 2);
+            sv_k_scores(esz & 2);
             m = sv_m;
         } else
 #endif
-        if (keep) {
-            kt = kh;
-            for (ts = 0; ts <= (uint16_t)last; ++ts) {
-                s = score(kt);
-                kt += row_bytes;
-                sc_w.at.s[ts] = s;
-                if (sf_lt(m, s))
-                    m = s;
-            }
-        } else {
+        {
             kt = kh;
             for (t = 0; t <= last; ++t) {
                 s = score(kt);
                 kt += row_bytes;
+                if (keep)
+                    sc_w.at.s[(uint16_t)t] = s;
                 if (sf_lt(m, s))
                     m = s;
             }
@@ -220,13 +213,16 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
             sum = sv_acc;
         } else
 #endif
+#ifndef SV_ASM /* (with SV_ASM the kept scores take sv_k_expsum above) */
         if (keep) {
             for (ts = 0; ts <= (uint16_t)last; ++ts) {
                 s = sv_exp(sf_sub(sc_w.at.s[ts], m));
                 sc_w.at.s[ts] = s;
                 sum = sf_add(sum, s);
             }
-        } else {
+        } else
+#endif
+        {
             kt = kh;
             for (t = 0; t <= last; ++t) {
                 sum = sf_add(sum, sv_exp(sf_sub(score(kt), m)));
@@ -257,7 +253,7 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
             if (keep) { /* the loop over t in softvec65.s */
                 sv_ra = lo;
                 sv_sp = sc_w.at.s;
-                sv_k_avs(esz == 2);
+                sv_k_avs(esz & 2);
             } else
 #endif
             for (t = 0; t <= last && !SC_POLL(); ++t) {
@@ -274,7 +270,7 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
                 sc_w.at.s[0] = w;
                 sv_ra = lo;
                 sv_sp = sc_w.at.s;
-                sv_k_avs(esz == 2);
+                sv_k_avs(esz & 2);
 #else
                 sm_read(lo, &sc_w.at.k, n * esz);
                 for (i = 0; i < n; ++i)

@@ -79,7 +79,7 @@ opp:    .res    1                       ; bit 7: the addends' signs differ
 tp:     .res    4                       ; the table segment's c0, c1 (flat address)
 f16:    .res    1                       ; kernels: 0 F32 second operand, else F16 (LAYERNORM:
                                         ; b's offset)
-t16:    .res    1                       ; mulh: the half's significand, top bits
+t16:    .res    1                       ; hdot: the half's top byte
 ; The running sum of a dot product or a sum kept unpacked between its steps (the kernels' A form):
 ; significand wx bytes 1-3 (bit 23 the leading 1), biased exponent ae (1..254), sign as (bit 7),
 ; while it is a normal number (aok = 1); else it is packed in sv_acc (aok = 0).
@@ -271,7 +271,7 @@ _sv_mul:
         eor     _sv_b+3
         and     #$80
         sta     rs
-mul_a:  lda     _sv_a                   ; (mulh joins here: MULB bytes 0-2, ex and rs set)
+mul_a:  lda     _sv_a
         sta     MULA
         lda     _sv_a+1
         sta     MULA+1
@@ -326,73 +326,6 @@ mul_zero:  lda     _sv_a+3
         rts
 mul_slow:  ldz     #0
         jmp     _sv_slow_mul
-
-; sv_r = single(sv_a · the F16 sv_h widened) (ATTN's F16 K and V): the half's significand goes
-; to the multiplier as the widened single's would (bits 13-23, the hidden bit at 23) and its
-; exponent as e5 + 112, with no single made of it; a zero, subnormal, infinite or NaN half, a
-; zero or special sv_a, or an exponent sum out of range widen it (sv_f16) and take sv_mul.
-mulh:   lda     _sv_h+1
-        and     #$7C
-        beq     @gen                    ; zero or subnormal half
-        cmp     #$7C
-        beq     @gen                    ; inf or NaN
-        lsr     a
-        lsr     a
-        clc
-        adc     #112
-        sta     ey
-        lda     _sv_a+2                 ; a's exponent
-        asl     a
-        lda     _sv_a+3
-        rol     a
-        beq     @gen
-        cmp     #$FF
-        beq     @gen
-        sta     ex
-        clc                             ; ex + ey − 127 must be 1..253, as in sv_mul
-        adc     ey
-        tax
-        bcs     @hi
-        cpx     #128
-        bcc     @gen
-        txa
-        sbc     #127                    ; C = 1
-        bra     @eok
-@hi:    cpx     #125
-        bcs     @gen
-        txa
-        adc     #129                    ; C = 0
-@eok:   sta     ex
-        lda     #0
-        sta     MULB
-        lda     _sv_h                   ; byte 1: the fraction's low 3 bits at the top
-        asl     a
-        asl     a
-        asl     a
-        asl     a
-        asl     a
-        sta     MULB+1
-        lda     _sv_h+1                 ; byte 2: hidden bit and the fraction's top 7 bits:
-        asl     a                       ; the half's bits 8-9 to 5-6 (its exponent's low bit,
-        asl     a                       ; shifted to bit 7, is the hidden bit's place), then
-        asl     a                       ; its bits 3-7 to 0-4
-        asl     a
-        asl     a
-        ora     #$80
-        sta     t16
-        lda     _sv_h
-        lsr     a
-        lsr     a
-        lsr     a
-        ora     t16
-        sta     MULB+2
-        lda     _sv_a+3
-        eor     _sv_h+1
-        and     #$80
-        sta     rs
-        jmp     mul_a
-@gen:   jsr     _sv_f16
-        jmp     _sv_mul
 
 ; Q = [guard byte A, significand X:Y:Z] (Z.7 set), stk, ex (1..254), rs: rounded to nearest even
 ; and packed into sv_r in the registers (as round and pack below, without the trip through wx)
@@ -1718,9 +1651,9 @@ kdot:   lda     #0                      ; the sum in the A form when it is a nor
         asl     a
         lda     _sv_acc+3
         rol     a
-        beq     @loop
+        beq     @st
         cmp     #$FF
-        beq     @loop
+        beq     @st
         sta     ae
         lda     _sv_acc+3
         and     #$80
@@ -1733,33 +1666,14 @@ kdot:   lda     #0                      ; the sum in the A form when it is a nor
         lda     _sv_acc
         sta     wx+1
         inc     aok
+@st:    lda     f16                     ; F16 k: hdot's steps
+        lbne    hdot
 @loop:  getf    _sv_a, _sv_p, 0          ; x[i]
         lda     #$C0
         sta     ukeep
-        lda     f16                     ; times k[i] (F32, or F16 when f16), q on by kstr
-        bne     @h
-        getf    _sv_b, _sv_q, 0
-        clc
-        lda     _sv_q
-        adc     kstr
-        sta     _sv_q
-        bcc     :+
-        inc     _sv_q+1
-:       jsr     _sv_mul
-        bra     @post
-@h:     ldy     #0
-        lda     (_sv_q),y
-        sta     _sv_h
-        iny
-        lda     (_sv_q),y
-        sta     _sv_h+1
-        clc
-        lda     _sv_q
-        adc     kstr
-        sta     _sv_q
-        bcc     :+
-        inc     _sv_q+1
-:       jsr     mulh
+        getf    _sv_b, _sv_q, 0          ; times the F32 k[i]
+        jsr     hstep                   ; p and q on
+        jsr     _sv_mul
 @post:  bit     ukeep                   ; kpost's steps
         bvc     @nk
         jsr     kgen
@@ -1767,15 +1681,278 @@ kdot:   lda     #0                      ; the sum in the A form when it is a nor
 @nk:    lda     aok
         bne     @p
         movf    _sv_acc, _sv_r
-@p:     clc                             ; p on
+@p:     dec     _sv_n
+        lbne    @loop
+        jmp     kend
+
+; kdot's steps with F16 k (ATTN's scores and weighted sums over an F16 cache). The product
+; single(x[i]·k[i]) is made here when the half is normal and x is normal with an exponent in
+; 15..238 (then the sum of the exponents is in range whatever the half's: sv_mul's condition on the
+; widened half, whose significand is the half's 13 places up, so the same bits): x's 24-bit
+; significand to MULA as it is (one LDQ of x), the half's 11 bits to MULB as they are, so the
+; product P = mx·mk lies in [2^33, 2^35); the significand is P's bits 34-11 (or 33-10), the guard
+; byte the 8 below them and stk P's byte 0 (the bits below the guard), taken from MULO bytes 1-4
+; by five (or six) ASLQs, then rounded to nearest even here. Anything else (zero, subnormal,
+; infinite or NaN operands, other exponents) widens the half (sv_f16) and takes sv_mul, rndq and
+; fadd as before. MULA+3, MULB+2, MULB+3 and wx (the sum's guard byte) are 0 for the fast steps
+; (set again after every general one: fadd's alignment by the multiplier and sv_mul write them).
+; The addition acc = single(acc + product) is made here too when the sum is in the A form with
+; an exponent ae in 40..245 and the two exponents are at most 7 apart (and not equal with the
+; signs differing): the smaller is shifted right in Q through a patched BRA into 7 LSRQs, its bits
+; all kept in the guard byte, added or subtracted, the difference normalised by ASLQs (exact: no
+; bit was lost; with ae >= 40 it stays normal, with ae <= 245 no carry reaches 255) and rounded to
+; nearest even on the guard byte (a carry out of 32 bits first shifted back: the bit it drops is
+; 0, as a shift of at most 7 places leaves the guard's bit 0 clear); the result stays in the A
+; form. Anything else goes to fadd with the product as it is.
+hdot:   lda     #0
+        sta     MULA+3
+        sta     MULB+2
+        sta     MULB+3
+        sta     wx                      ; (the sum's guard byte: 0 in the fast steps)
+        bra     @loop
+@gen:   lda     #$C0                    ; the product to fadd
+        sta     ukeep
+        getf    _sv_a, _sv_p, 0          ; sv_mul's product
+        ldy     #0
+        lda     (_sv_q),y
+        sta     _sv_h
+        lda     t16
+        sta     _sv_h+1
+        jsr     hstep
+        jsr     _sv_f16                 ; the half widened, then sv_mul
+        jsr     _sv_mul
+        jmp     @post
+@loop:  ldy     #1
+        lda     (_sv_q),y               ; the half's top byte: sign, exponent, fraction bits 8-9
+        sta     t16
+        and     #$7C
+        beq     @gen                    ; zero or subnormal half
+        cmp     #$7C
+        beq     @gen                    ; inf or NaN
+        lsr     a
+        lsr     a                       ; (C = 0)
+        adc     #241                    ; its exponent − 15 (mod 256)
+        sta     ey
+        lda     #0
+        taz
+        ldqi    _sv_p                   ; Q = x
+        sta     MULA
+        stx     MULA+1
+        tya
+        asl     a
+        tza
+        rol     a                       ; x's exponent
+        cmp     #15
+        bcc     @gen
+        cmp     #239
+        bcs     @gen
+        clc
+        adc     ey                      ; the product's exponent before normalising, 1..253
+        sta     ex
+        tza
+        eor     t16
+        and     #$80
+        sta     rs
+        tya
+        ora     #$80                    ; x's hidden bit
+        sta     MULA+2
+        ldy     #0
+        lda     (_sv_q),y               ; the half's low fraction byte
+        sta     MULB
+        lda     t16
+        and     #3
+        ora     #4                      ; the hidden bit, fraction bits 8-9
+        sta     MULB+1
+        clc                             ; p on by 4, q by kstr
         lda     _sv_p
         adc     #4
         sta     _sv_p
         bcc     :+
         inc     _sv_p+1
-:       dec     _sv_n
+:       clc
+        lda     _sv_q
+        adc     kstr
+        sta     _sv_q
+        bcc     :+
+        inc     _sv_q+1
+:       lda     MULO
+        sta     stk
+        ldq     MULO+1                  ; P's bits 8-39
+        aslq
+        aslq
+        aslq
+        aslq
+        aslq
+        bmi     @t34
+        aslq                            ; the leading 1 at bit 33
+        bra     @rnd
+@t34:   inc     ex                      ; at bit 34: one exponent up
+@rnd:   cmp     #$80                    ; rounded to nearest even (as rndq)
+        bcc     @rdn
+        bne     @rup
+        lda     stk
+        bne     @rup
+        txa
+        lsr     a
+        bcc     @rdn
+@rup:   inx
+        bne     @rdn
+        iny
+        bne     @rdn
+        inz
+        bne     @rdn
+        ldz     #$80
+        inc     ex
+        lda     ex
+        cmp     #$FF
+        bne     @rdn
+        lda     #$C0                    ; ±inf: packed in sv_r, added packed (kgen)
+        sta     ukeep
+        ldz     #0
+        jsr     inf
+        jmp     @post
+@fa:    jsr     fadd                    ; the general addition
+        jmp     @post
+@rdn:   lda     aok                     ; the addition: the sum in the A form,
+        beq     @fa
+        lda     ae                      ; its exponent 40..245
+        sec
+        sbc     #40
+        cmp     #206
+        bcs     @fa
+        lda     rs
+        eor     as
+        sta     opp
+        sec
+        lda     ae
+        sbc     ex
+        bcc     @pl
+        bne     @dn                     ; the sum's exponent 0-7 places above
+        bit     opp                     ; equal, signs differing: fadd
+        bmi     @fa
+        bra     @a1                     ; (A = 0)
+@dn:    cmp     #8
+        bcs     @fa
+@a1:    eor     #7                      ; the BRA past 7 − d of the LSRQs
+        sta     t16
+        asl     a
+        adc     t16
+        sta     @ba+1
+        lda     #0
+@ba:    bra     *+2                     ; (patched) the product shifted d places, guard A = 0
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        bit     opp
+        bmi     @as
+        clc
+        adcq    wx
+        lbcc    @sr
+@cy:    rorq                            ; a carry out of 32 bits: one place right (the bit
+        inc     ae                      ; out is 0: 7 places leave the guard's bit 0 clear)
+        bra     @sr
+@as:    stq     _sv_b                   ; the sum − the product (d >= 1: positive)
+        ldq     wx
+        sec
+        sbcq    _sv_b
+        bmi     @sr
+@an:    dec     ae                      ; normalised
+        aslq
+        bpl     @an
+        bra     @sr
+@pl:    eor     #$FF                    ; the product's exponent d places above
+        inc     a
+        cmp     #8
+        lbcs    @fa
+        eor     #7
+        sta     t16
+        asl     a
+        adc     t16
+        sta     @bb+1
+        stx     wy+1                    ; the product to wy, guard byte 0
+        sty     wy+2
+        stz     wy+3
+        lda     ex                      ; the result's exponent and sign: the product's
+        sta     ae
+        lda     rs
+        sta     as
+        lda     #0
+        sta     wy
+        ldq     wx
+        lda     #0                      ; the sum's guard byte
+@bb:    bra     *+2                     ; (patched) the sum shifted d places
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        bit     opp
+        bmi     @bs
+        clc
+        adcq    wy
+        bcs     @cy
+        bra     @sr
+@bs:    stq     _sv_b                   ; the product − the sum (positive)
+        ldq     wy
+        sec
+        sbcq    _sv_b
+        bmi     @sr
+@bn:    dec     ae
+        aslq
+        bpl     @bn
+@sr:    cmp     #$80                    ; the sum rounded to nearest even on the guard byte
+        bcc     @sd
+        bne     @su
+        txa
+        lsr     a
+        bcc     @sd
+@su:    inx
+        bne     @sd
+        iny
+        bne     @sd
+        inz
+        bne     @sd
+        ldz     #$80
+        inc     ae
+@sd:    stx     wx+1                    ; the A form
+        sty     wx+2
+        stz     wx+3
+        bra     @n
+@post:  bit     ukeep                   ; kpost's steps
+        bvc     @nk
+        jsr     kgen
+        bra     @z
+@nk:    lda     aok
+        bne     @z
+        movf    _sv_acc, _sv_r
+@z:     lda     #0                      ; (after the general steps: the multiplier's bytes and
+        sta     MULA+3                  ; the sum's guard byte as the fast steps need them)
+        sta     MULB+2
+        sta     MULB+3
+        sta     wx
+@n:     dec     _sv_n
         lbne    @loop
         jmp     kend
+; p on by 4, q on by kstr
+hstep:  clc
+        lda     _sv_p
+        adc     #4
+        sta     _sv_p
+        bcc     :+
+        inc     _sv_p+1
+:       clc
+        lda     _sv_q
+        adc     kstr
+        sta     _sv_q
+        bcc     :+
+        inc     _sv_q+1
+:       rts
 
 ; The kernels' running sums (A form: fadd), which start packed in sv_acc (aok = 0); a step sets
 ; ukeep to $C0 before its product, which rounds to fadd; kpost: the step's addition when its
@@ -2005,14 +2182,10 @@ getrow: lda     _sv_rl+1
         bne     @end
 @read:  jsr     rowdma
         clc                             ; sv_ra += sv_rs
-        ldx     #0
-        ldy     #4
-@step:  lda     _sv_ra,x
-        adc     _sv_rs,x
-        sta     _sv_ra,x
-        inx
-        dey
-        bne     @step
+        ldq     _sv_ra
+        adcq    _sv_rs
+        stq     _sv_ra
+        ldz     #0
         inc     sc_t
         bne     :+
         inc     sc_t+1

@@ -2092,6 +2092,127 @@ fn attention_over_f16_caches_at_the_halfs_edges_agrees() {
     }
 }
 
+/// ATTN's F16 dot products where the assembler's own product and addition (`hdot`) hand over to
+/// the general ones: running sums near the bottom and the top of its range (the sum's exponent
+/// 40..245) whose next term cancels all but a few bits (a difference that would be subnormal) or
+/// carries (a sum that would overflow), terms 6-9 binades above and below the sum, equal
+/// exponents with the signs differing, terms half an ulp of the sum away (ties), q's exponent
+/// either side of 15..238 against the smallest and largest normal halves; V random, T 1-5.
+#[test]
+fn attention_f16_dot_products_where_the_assemblers_fast_path_ends_agree() {
+    // the sums' binade (unbiased): near 2^-87 (exponent 40) and below it, where a cancellation
+    // of 24 bits makes a subnormal, near 2^118 (245) and up to 2^127, and the middle
+    let bases = [
+        -114i32, -110, -106, -100, -90, -87, -85, 116, 118, 120, 124, 126, 127, -3, 4,
+    ];
+    for (k, &base) in bases.iter().enumerate() {
+        let (nh, nkv, hd, t) = [
+            (4u32, 2u32, 3u32, 2u32),
+            (2, 1, 5, 3),
+            (4, 4, 8, 1),
+            (2, 2, 9, 5),
+        ][k % 4];
+        let mut c = Case::new(
+            format!("ATTN F16 hdot edges 2^{base}"),
+            8300 + k as u64,
+            1 << 20,
+        );
+        let kvd = (nkv * hd) as usize;
+        // K: halves of exponents -3..3 (a few at the half's ends), random signs; for the range's
+        // ends large halves (2^15..65504) at the top and small ones (2^-13..2^-7) at the bottom,
+        // so that q = term / k keeps an exponent the assembler's product takes (15..238)
+        let halves: Vec<u16> = (0..t as usize * kvd)
+            .map(|_| {
+                let v = match c.below(8) {
+                    _ if base > 100 => (1.0 + 0.999 * c.rng.uniform()) * 32768.0,
+                    _ if base < -95 => (1.0 + c.rng.uniform()) * 2f64.powi(-8 - c.below(6) as i32),
+                    0 => 6.103_515_6e-5 * (1.0 + c.rng.uniform()), // 2^-14: the smallest normal
+                    1 => 32768.0 * (1.0 + 0.999 * c.rng.uniform()),
+                    _ => (1.0 + c.rng.uniform()) * 2f64.powi(c.below(7) as i32 - 3),
+                };
+                let v = if c.below(2) == 0 { -v } else { v };
+                ggml::f32_to_f16(v as f32)
+            })
+            .collect();
+        let kf: Vec<f64> = halves.iter().map(|&h| ggml::f16_to_f32(h) as f64).collect();
+        // q: per head, terms q_i·k_i (k of the last row) meant to be the sum so far changed as
+        // drawn; q_i = term / k_i as a single (so the product is the term within an ulp)
+        let group = (nh / nkv) as usize;
+        let last = (t as usize - 1) * kvd;
+        let mut q = Vec::new();
+        for h in 0..nh as usize {
+            let kh = &kf[last + (h / group) * hd as usize..][..hd as usize];
+            let mut sum = 0f64;
+            for (i, &kv) in kh.iter().enumerate() {
+                let unit = 2f64.powi(base);
+                let term = if i == 0 || sum == 0.0 {
+                    // at random, or just above the binade's bottom (where a term a little
+                    // smaller, one binade down, cancels all but a few bits)
+                    if base < -95 {
+                        unit * (1.0 + 2f64.powi(-30) * c.rng.uniform())
+                    } else if c.below(2) == 0 {
+                        unit * (1.0 + c.rng.uniform())
+                    } else {
+                        unit * (1.0 + 2f64.powi(-(c.below(20) as i32) - 4) * c.rng.uniform())
+                    }
+                } else {
+                    let kind = if base < -95 && i == 1 { 1 } else { c.below(7) };
+                    match kind {
+                        // cancel all but 0-24 bits (the same binade or one down; at the bottom
+                        // of the range 12-24 bits from one binade down, a difference that is
+                        // subnormal)
+                        1 if base < -95 => -sum * (1.0 - 2f64.powi(-12 - c.below(12) as i32)),
+                        0 => -sum * (1.0 + 2f64.powi(-(c.below(25) as i32))),
+                        1 => -sum * (1.0 - 2f64.powi(-(c.below(24) as i32) - 1)),
+                        2 => -sum,
+                        3 => sum * (1.0 + c.rng.uniform()), // a carry
+                        4 => sum * 2f64.powi(c.below(4) as i32 + 6) * (1.0 + c.rng.uniform()),
+                        5 => sum * 2f64.powi(-(c.below(4) as i32) - 6) * (1.0 + c.rng.uniform()),
+                        _ => sum * 2f64.powi(-24), // half an ulp of the sum
+                    }
+                };
+                let term = if i > 0 || c.below(2) == 0 {
+                    term
+                } else {
+                    -term
+                };
+                let x = if c.below(12) == 0 {
+                    // q's exponent at 14/15 or 238/239 (unbiased -113/-112, 111/112)
+                    let e = [-113, -112, 111, 112][c.below(4) as usize];
+                    (1.0 + c.rng.uniform()) * 2f64.powi(e)
+                } else {
+                    term / kv
+                };
+                let x = (x as f32).clamp(-3e38, 3e38);
+                q.push(x);
+                sum += x as f64 * kv;
+            }
+        }
+        let ka = c.bytes(
+            &halves
+                .iter()
+                .flat_map(|h| h.to_le_bytes())
+                .collect::<Vec<u8>>(),
+            true,
+        );
+        let vb: Vec<u8> = (0..t as usize * kvd)
+            .flat_map(|_| ggml::f32_to_f16(c.rng.normal() as f32).to_le_bytes())
+            .collect();
+        let va = c.bytes(&vb, true);
+        let qa = c.f32s(&q);
+        let blk = AttnBlock {
+            k_cache: ka,
+            v_cache: va,
+            n_heads: nh,
+            n_kv_heads: nkv,
+            head_dim: hd,
+            kv_format: KV_F16,
+        };
+        c.attn(&blk, qa, t, None, true);
+        c.run();
+    }
+}
+
 /// ATTN's weighted sums carried from one block of V rows to the next (the assembler reads as many
 /// V rows as fit after the kept weights, 11 or 23 of a 32-element chunk here, and keeps each output
 /// in a running sum over a block): 32 equal scores (K all +0), and V columns whose sums are +0,
