@@ -1720,79 +1720,26 @@ _sv_k_scale:
         jsr     incp
         next    @loop
 
-; RMSNORM's scaling: x[i] = single(single(x[i]·c)·y[i]), p = x, q = y. c is unpacked once a call
-; (kv its significand, kt its exponent or 0 when it is not normal, kt+1 its sign); a normal x goes
-; into the multiplier with it, x·c rounds to the A form and ymul takes it times y. An x or c that
-; is not normal, an exponent out of range or an x·c that rounds to infinity: sv_mul twice.
+; RMSNORM's scaling: x[i] = single(single(x[i]·c)·y[i]), p = x, q = y: x·c rounds to the A form
+; when it is normal and ymul takes it times y; else (packed in sv_r) sv_mul again
 _sv_k_scale2:
-        ldq     _sv_c
-        sta     kv
-        stx     kv+1
-        tya
-        ora     #$80
-        sta     kv+2
-        tza
-        and     #$80
-        sta     kt+1
-        tya
-        asl     a
-        tza
-        rol     a
-        cmp     #$FF
-        bne     :+
-        lda     #0
-:       sta     kt
-        lda     #0
-        sta     kv+3
-        sta     MULA+3
-@loop:  ldz     #0
-        ldqi    _sv_p                   ; x
-        sta     MULA
-        stx     MULA+1
-        tya
-        ora     #$80
-        sta     MULA+2
-        tza
-        eor     kt+1
-        and     #$80
-        sta     rs
-        tya
-        asl     a
-        tza
-        rol     a
-        beq     @gen
-        cmp     #$FF
-        beq     @gen
-        sta     ex
-        lda     kt
-        beq     @gen
-        jsr     mexp
-        bcs     @gen
-        ldq     kv
-        stq     MULB
+@loop:  getf    _sv_a, _sv_p, 0
+        movf    _sv_b, _sv_c
         lda     #0
         sta     aok
         lda     #$80
         sta     ukeep
-        jsr     mulo                    ; x·c rounded to the A form (else infinity, packed)
+        jsr     _sv_mul                 ; x·c
         lda     aok
         beq     @p1
         jsr     ymul
         bra     @put
-@gen:   lda     #0
-        sta     ukeep
-        getf    _sv_a, _sv_p, 0
-        movf    _sv_b, _sv_c
-        jsr     _sv_mul
 @p1:    movf    _sv_a, _sv_r
         jsr     gmuly
 @put:   putf    _sv_p, _sv_r
         step4   _sv_p
         step4   _sv_q
-        dec     _sv_n
-        lbne    @loop
-        ldz     #0
-        rts
+        next    @loop
 
 ; LAYERNORM's mean: acc = single(acc + x[i]), p = x
 _sv_k_sum:
