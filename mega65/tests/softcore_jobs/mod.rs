@@ -1228,7 +1228,9 @@ fn silumul_and_rmsnorm_products_kept_unpacked_agree_at_every_exponent_and_specia
     xr[17] = 0.0;
     xr[18] = -1e-40;
     xr[19] = 1e-30;
-    let mut g: Vec<f32> = (0..m0).map(|e| fields(e % 2 == 1, e % 256, frac(&mut c))).collect();
+    let mut g: Vec<f32> = (0..m0)
+        .map(|e| fields(e % 2 == 1, e % 256, frac(&mut c)))
+        .collect();
     for (k, &s) in specials.iter().enumerate() {
         g[40 + 7 * k] = s;
     }
