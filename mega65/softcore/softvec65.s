@@ -1130,7 +1130,28 @@ table:  lda     v+3                     ; |v| below twin: inside lo..hi, no rule
 @i0:    lda     #0
         bra     @seg
 @i255:  lda     #255
-@seg:   jsr     tpa
+@seg:   tay                             ; tp = the table + 8·i (flat): 8·i's high byte, i >> 5
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        tax
+        tya                             ; and its low byte
+        asl     a
+        asl     a
+        asl     a
+        clc
+        adc     ttab
+        sta     tp
+        txa
+        adc     ttab+1
+        sta     tp+1
+        lda     tbank
+        adc     #0
+        sta     tp+2
+        lda     tbank+1
+        sta     tp+3
         ldz     #4                      ; c1·v
         ldqf    tp
         stq     _sv_a
@@ -1161,31 +1182,6 @@ table:  lda     v+3                     ; |v| below twin: inside lo..hi, no rule
 @ident: movf    _sv_r, v
         rts
 tseg    = @seg                          ; A = the segment: its c0 + c1·v (texp's entry)
-
-; tp = the table's segment A (flat): the table + 8·A
-tpa:    tay                             ; 8·A's high byte, A >> 5
-        lsr     a
-        lsr     a
-        lsr     a
-        lsr     a
-        lsr     a
-        tax
-        tya                             ; and its low byte
-        asl     a
-        asl     a
-        asl     a
-        clc
-        adc     ttab
-        sta     tp
-        txa
-        adc     ttab+1
-        sta     tp+1
-        lda     tbank
-        adc     #0
-        sta     tp+2
-        lda     tbank+1
-        sta     tp+3
-        rts
 
 ; GELU's segment without the two roundings, for |v| < 6 (lo = -6, hi = 6, k = 21.333334 as
 ; fn_tables.h has them; softvec.c stops the build if they change): t = (v + 6)·k in fixed point,
@@ -1359,13 +1355,34 @@ _sv_k_tabmul:
         ldq     fc0
         sec
         sbcq    kt
-        bcc     @gen
+        lbcc    @gen
 @chk:   tya                             ; the top fraction byte: the margin
-        beq     @gen
+        lbeq    @gen
         cmp     #$FF
-        beq     @gen
-        tza                             ; the integer byte: the segment
-        jsr     tpa
+        lbeq    @gen
+        tza                             ; the integer byte: the segment: tp = the table
+        tay                             ; + 8·i (flat), 8·i's high byte i >> 5
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        tax
+        tya                             ; and its low byte
+        asl     a
+        asl     a
+        asl     a
+        clc
+        adc     ttab
+        sta     tp
+        txa
+        adc     ttab+1
+        sta     tp+1
+        lda     tbank
+        adc     #0
+        sta     tp+2
+        lda     tbank+1
+        sta     tp+3
         ldz     #0                      ; c0 into the A form
         ldqf    tp
         sta     wx+1
