@@ -267,19 +267,23 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
 {
 #ifndef SV_ASM
     uint16_t i;
-#endif
     f32 ss = SF_ZERO, r;
+#else /* the sum and r in softvec65.s's zero page, where its kernels keep them */
+#define ss sv_acc
+#define r sv_c
+#endif
     uint8_t e = span4(x, n0);
     if (e || (e = span4(g, n0)) != 0 || (e = span4(z, n0)) != 0)
         return e;
+#ifdef SV_ASM
+    ss = SF_ZERO;
+#endif
     for (at = 0; more(n0); at += n) {
         get(x, sc_w.v.x);
 #ifdef SV_ASM
-        sv_acc = ss;
         sv_p = sc_w.v.x;
         sv_n = (uint8_t)n;
         sv_k_sumsq();
-        ss = sv_acc;
 #else
         for (i = 0; i < n; ++i)
             ss = sf_add(ss, sf_mul(sc_w.v.x[i], sc_w.v.x[i]));
@@ -290,7 +294,6 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
         get(x, sc_w.v.x);
         get(g, sc_w.v.y);
 #ifdef SV_ASM
-        sv_c = r;
         sv_p = sc_w.v.x;
         sv_q = sc_w.v.y;
         sv_n = (uint8_t)n;
@@ -303,6 +306,8 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
     }
     return SC_OK;
 }
+#undef ss
+#undef r
 
 /* LAYERNORM: rn = recip(N); mu = single(sequential sum(x)·rn); d_i = single(x_i − mu);
  * var = single(sequential sum(single(d_i²))·rn); r = rsqrt(single(var + eps));
