@@ -1718,7 +1718,7 @@ _sv_k_sumsq:
         lda     #0                      ; the sum packed in sv_acc
         sta     aok
 @loop:  getf    _sv_a, _sv_p, 0
-        movf    _sv_b, _sv_a
+        stq     _sv_b                   ; (the same x)
         lda     #$C0
         sta     ukeep
         jsr     _sv_mul
