@@ -5,6 +5,7 @@
  * before it writes, and writes element i only after every read that element i's value needs, so
  * Z = X (the converter's in-place use, §3.4) gives the reference's result. The reference is
  * emu/core/src/vector.rs and tables.rs. */
+#include <string.h>
 #include "softcore_int.h"
 #include "softmem.h"
 #ifndef __CC65__ /* cc65 builds: every table in fntab.c, outside the core's window */
@@ -266,19 +267,23 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
 {
 #ifndef SV_ASM
     uint16_t i;
-#endif
     f32 ss = SF_ZERO, r;
+#else /* the sum and r in softvec65.s's zero page, where its kernels keep them */
+#define ss sv_acc
+#define r sv_c
+#endif
     uint8_t e = span4(x, n0);
     if (e || (e = span4(g, n0)) != 0 || (e = span4(z, n0)) != 0)
         return e;
+#ifdef SV_ASM
+    ss = SF_ZERO;
+#endif
     for (at = 0; more(n0); at += n) {
         get(x, sc_w.v.x);
 #ifdef SV_ASM
-        sv_acc = ss;
         sv_p = sc_w.v.x;
         sv_n = (uint8_t)n;
         sv_k_sumsq();
-        ss = sv_acc;
 #else
         for (i = 0; i < n; ++i)
             ss = sf_add(ss, sf_mul(sc_w.v.x[i], sc_w.v.x[i]));
@@ -289,7 +294,6 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
         get(x, sc_w.v.x);
         get(g, sc_w.v.y);
 #ifdef SV_ASM
-        sv_c = r;
         sv_p = sc_w.v.x;
         sv_q = sc_w.v.y;
         sv_n = (uint8_t)n;
@@ -302,6 +306,8 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
     }
     return SC_OK;
 }
+#undef ss
+#undef r
 
 /* LAYERNORM: rn = recip(N); mu = single(sequential sum(x)·rn); d_i = single(x_i − mu);
  * var = single(sequential sum(single(d_i²))·rn); r = rsqrt(single(var + eps));
@@ -404,7 +410,6 @@ uint8_t sv_rope(uint32_t x, uint32_t cs, uint32_t n0, uint32_t n1)
     uint16_t i;
     uint32_t j, half = n1 / 2;
 #ifdef SV_ASM
-    uint16_t m;
     uint8_t j8 = 0, whole;
 #else
     f32 v0, v1, c, s;
@@ -435,12 +440,11 @@ uint8_t sv_rope(uint32_t x, uint32_t cs, uint32_t n0, uint32_t n1)
             j8 += (uint8_t)(n / 2);
             while (j8 >= sv_rh)
                 j8 -= sv_rh;
-        } else /* the chunk's (c, s) pairs into y, one read per run up to the wrap at half */
-            for (i = 0; i < n; i += m) {
-                m = half - j < (uint32_t)(n - i) / 2 ? 2 * (uint16_t)(half - j) : n - i;
-                sm_read(cs + 8 * j, sc_w.v.y + i, 4 * m);
-                j += m / 2;
-                if (j == half)
+        } else /* the chunk's (c, s) pairs into y a pair at a time (tables longer than a chunk:
+                  head_dim above SC_VEC) */
+            for (i = 0; i < n; i += 2) {
+                sm_read(cs + 8 * j, sc_w.v.y + i, 8);
+                if (++j == half)
                     j = 0;
             }
         sv_p = sc_w.v.x;
@@ -468,8 +472,10 @@ uint8_t sv_rope(uint32_t x, uint32_t cs, uint32_t n0, uint32_t n1)
  * are read. cc65 builds add a row's chunk with VADD's kernel and scale with ATTN's. */
 uint8_t sv_meanrows(uint32_t x, uint32_t z, uint32_t n0, uint32_t rows)
 {
+#ifndef SV_ASM
     uint16_t i;
-    uint32_t r;
+#endif
+    uint32_t r, xr;
     f32 rr;
     uint8_t e;
     if (rows != 0 && n0 > SC_HUGE / rows) /* rows·N0 must fit 32 bits */
@@ -478,10 +484,9 @@ uint8_t sv_meanrows(uint32_t x, uint32_t z, uint32_t n0, uint32_t rows)
         return e;
     rr = recip_n(rows);
     for (at = 0; more(n0); at += n) {
-        for (i = 0; i < n; ++i)
-            sc_w.v.x[i] = SF_ZERO;
-        for (r = 0; r < rows && !SC_POLL(); ++r) {
-            get(x + 4 * r * n0, sc_w.v.y);
+        memset(sc_w.v.x, 0, 4 * n); /* +0 */
+        for (r = 0, xr = x; r < rows && !SC_POLL(); ++r, xr += 4 * n0) {
+            get(xr, sc_w.v.y);
 #ifdef SV_ASM
             sv_p = sc_w.v.x;
             sv_q = sc_w.v.y;

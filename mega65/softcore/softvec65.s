@@ -95,7 +95,7 @@ sc_f16: .res    1
 kstr:   .res    1                       ; mulsec: the step from one element of q to the next
 tbelow: .res    1                       ; the function table's below and above rules
 tabove: .res    1
-fxok:   .res    1                       ; 1: tabf may take the segment from P
+fxok:   .res    1                       ; 1: the kernels may take the segment from P
 
         .bss
 ; sv_k_scores's operands (softvec65.h) and its own count and format
@@ -281,8 +281,8 @@ mul_a:  lda     _sv_a
         lda     #0
         sta     MULA+3
         sta     MULB+3
-        lda     MULO+5
-        bmi     mul_top47
+mulo:   lda     MULO+5                  ; (the kernels' way in: MULA and MULB written, ex and rs
+        bmi     mul_top47               ; set)
         ; leading 1 at bit 46: the top 32 bits of the product shifted one place left
         lda     MULO+1
         asl     a                       ; (C: its bit 7, into bit 0 of the guard byte)
@@ -1114,7 +1114,7 @@ table:  lda     v+3                     ; |v| below twin: inside lo..hi, no rule
         rts
 @ident: movf    _sv_r, v
         rts
-tseg    = @seg                          ; A = the segment: its c0 + c1·v (tabf's entry)
+tseg    = @seg                          ; A = the segment: its c0 + c1·v (texp's entry)
 
 ; GELU's segment without the two roundings, for |v| < 6 (lo = -6, hi = 6, k = 21.333334 as
 ; fn_tables.h has them; softvec.c stops the build if they change): t = (v + 6)·k in fixed point,
@@ -1205,20 +1205,13 @@ gseg:   lda     v+2
 ; ---------------------------------------------------------------------------------------------
 ; Kernels over sv_n elements (1..255). Pointers advance as they go.
 
-; sv_p += 4, sv_q += 4
+; sv_p += 4
 incp:   clc
         lda     _sv_p
         adc     #4
         sta     _sv_p
         bcc     :+
         inc     _sv_p+1
-:       rts
-incq:   clc
-        lda     _sv_q
-        adc     #4
-        sta     _sv_q
-        bcc     :+
-        inc     _sv_q+1
 :       rts
 
 ; ptr += n (4: a single) in the loop itself (a JSR and RTS cost 11 of incp's 24 cycles)
@@ -1252,19 +1245,210 @@ _sv_tab1:
         ldz     #0
         rts
 
-; SILUMUL (and any table times y): x[i] = single(table(x[i])·y[i]), p = x, q = y, sv_tabd set
+; SILUMUL (and any table times y): x[i] = single(table(x[i])·y[i]), p = x, q = y, sv_tabd set.
+; With fxok (fsetup: SiLU's table) an x of exponent 107..129 (2^-20 <= |x| < 8 <= twin: inside
+; lo..hi, no rule) goes one way: its significand into the multiplier once for the segment (fxs)
+; and for c1·x, c0 in the A form, c1·x rounded into fadd (c0 + c1·x rounded to the A form) and
+; that times y from the A form (ymul). The same roundings in the same order as table's steps and
+; sv_mul, without packing c1·x or the sum and unpacking them again. Any other x, a segment near
+; an edge (the margin below), c0 or c1 not normal, an exponent out of range or a sum that is not
+; normal: table and sv_mul as they are (the sum's packed value where it was made).
 _sv_k_tabmul:
         jsr     tsetup
         jsr     fsetup
-@loop:  getf    v, _sv_p, 0
-        jsr     tabf
+        lda     #0
+        sta     MULA+3                  ; (bytes 3 stay 0: fxs's MULB from fmk, ymul, sv_mul)
+@loop:  ldz     #0
+        ldqi    _sv_p                   ; x
+        stq     v
+        sta     MULA                    ; its significand into the multiplier
+        stx     MULA+1
+        tya
+        ora     #$80
+        sta     MULA+2
+        lda     fxok
+        lbeq    @gen
+        tya
+        asl     a
+        tza
+        rol     a                       ; x's exponent
+        cmp     #107
+        lbcc    @gen
+        cmp     #130
+        lbcs    @gen
+        sta     ey
+        jsr     fxs                     ; Q = floor(|x|·k·2^24)
+        bit     v+3
+        bmi     @neg
+        clc                             ; x > 0: P = C0 + that
+        adcq    fc0
+        lbcs    @gen
+        bra     @chk
+@neg:   stq     kt                      ; x < 0: P = C0 − that
+        ldq     fc0
+        sec
+        sbcq    kt
+        lbcc    @gen
+@chk:   tya                             ; the top fraction byte: the margin
+        lbeq    @gen
+        cmp     #$FF
+        lbeq    @gen
+        tza                             ; the integer byte: the segment: tp = the table
+        tay                             ; + 8·i (flat), 8·i's high byte i >> 5
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        tax
+        tya                             ; and its low byte
+        asl     a
+        asl     a
+        asl     a
+        clc
+        adc     ttab
+        sta     tp
+        txa
+        adc     ttab+1
+        sta     tp+1
+        lda     tbank
+        adc     #0
+        sta     tp+2
+        lda     tbank+1
+        sta     tp+3
+        ldz     #0                      ; c0 into the A form
+        ldqf    tp
+        sta     wx+1
+        stx     wx+2
+        tya
+        ora     #$80
+        sta     wx+3
+        tza
+        and     #$80
+        sta     as
+        tya
+        asl     a
+        tza
+        rol     a
+        beq     @gen
+        cmp     #$FF
+        beq     @gen
+        sta     ae
+        ldz     #4                      ; c1 into the multiplier
+        ldqf    tp
+        sta     MULB
+        stx     MULB+1
+        tya
+        ora     #$80
+        sta     MULB+2
+        tza
+        eor     v+3
+        and     #$80
+        sta     rs
+        tya
+        asl     a
+        tza
+        rol     a
+        beq     @gen
+        cmp     #$FF
+        beq     @gen
+        sta     ex
+        lda     ey
+        jsr     mexp                    ; c1·x's exponent
+        bcs     @gen
+        lda     #1
+        sta     aok
+        lda     #$C0
+        sta     ukeep
+        jsr     mulo                    ; c1·x rounded, and c0 + that (fadd)
+        bit     ukeep
+        bvs     @gen                    ; (c1·x rounded to infinity: not added)
+        lda     aok
+        beq     @pk
+        jsr     ymul                    ; the A form times y
+        bra     @put
+@gen:   lda     #0                      ; the definition's steps, packed
+        sta     ukeep
+        jsr     table
         movf    _sv_a, _sv_r
-        getf    _sv_b, _sv_q, 0
-        jsr     _sv_mul
-        putf    _sv_p, _sv_r
+        bra     @y
+@pk:    movf    _sv_a, _sv_r            ; the sum +0, subnormal or infinite: packed
+@y:     jsr     gmuly
+@put:   putf    _sv_p, _sv_r
         step4   _sv_p
         step4   _sv_q
-        next    @loop
+        dec     _sv_n
+        lbne    @loop
+        ldz     #0
+        rts
+
+; sv_r = single(the A form · the f32 at sv_q), packed (ukeep cleared): the A form's significand into
+; the multiplier as it is; a y that is not normal or an exponent out of range packs the A form and
+; takes sv_mul. MULA and MULB's bytes 3 cleared.
+ymul:   lda     #0
+        sta     ukeep
+        sta     MULA+3
+        sta     MULB+3
+        tay
+        taz
+        ldqi    _sv_q                   ; y
+        sta     MULB
+        stx     MULB+1
+        tya
+        ora     #$80
+        sta     MULB+2
+        tza
+        eor     as
+        and     #$80
+        sta     rs
+        tya
+        asl     a
+        tza
+        rol     a
+        beq     @slow
+        cmp     #$FF
+        beq     @slow
+        sta     ex
+        lda     ae
+        jsr     mexp
+        bcs     @slow
+        lda     wx+1
+        sta     MULA
+        lda     wx+2
+        sta     MULA+1
+        lda     wx+3
+        sta     MULA+2
+        jmp     mulo
+@slow:  jsr     aput                    ; sv_r = the A form packed
+        movf    _sv_a, _sv_r
+; sv_r = single(sv_a · the f32 at sv_q) by sv_mul, packed (ukeep cleared); then MULA's byte 3 is 0
+; again (sv_add's alignment, a product with a zero or softfloat.c may leave it set)
+gmuly:  lda     #0
+        sta     ukeep
+        getf    _sv_b, _sv_q, 0
+        jsr     _sv_mul
+        lda     #0
+        sta     MULA+3
+        rts
+
+; ex = ex + A − 127 (two biased exponents' product) and C = 0 when that is 1..253, as sv_mul
+; takes it; else C = 1
+mexp:   clc
+        adc     ex
+        bcs     @hi
+        cmp     #128
+        bcc     @no                     ; below 1
+        sbc     #127                    ; (C = 1)
+        sta     ex
+        clc
+        rts
+@hi:    cmp     #125
+        bcs     @no                     ; 254 and above (C = 1)
+        adc     #129                    ; (C = 0: 256 + A − 127, no carry)
+        sta     ex
+        rts
+@no:    sec
+        rts
 
 ; The segment without its two roundings (SILUMUL's tables). i = floor(single(single(v − lo)·k))
 ; for |v| below twin (so 0 < v − lo < 2·|lo|) is floor(u·k) of the exact u = v − lo unless u·k
@@ -1274,16 +1458,17 @@ _sv_k_tabmul:
 ; units (2^-23), so when P's top fraction byte is neither $00 nor $FF (u·k at least 2^-8 clear of
 ; an integer) floor(s2) is P's integer byte; else (and on a carry or borrow) the exact steps.
 
-; fsetup: fxok, fmk and fc0 for the table tsetup set up: fxok = 1 when twin > 0,
-; k's exponent is 130 (8 <= k < 16) and |lo| < 16; fmk = k's significand; fc0 = |lo|·k's P
+; fsetup: fxok, fmk and fc0 for the table tsetup set up: fxok = 1 when twin >= 8, k's exponent
+; is 130 (8 <= k < 16) and |lo| < 16; fmk = k's significand; fc0 = |lo|·k's P
 fsetup:
         lda     #0
         sta     fxok
-        lda     twin
-        ora     twin+1
-        ora     twin+2
-        ora     twin+3
-        beq     @r                      ; no window: lo >= 0 or hi <= 0
+        lda     twin+2
+        asl     a
+        lda     twin+3
+        rol     a
+        cmp     #130
+        bcc     @r                      ; twin below 8 (or no window: lo >= 0 or hi <= 0)
         lda     tk+2
         asl     a
         lda     tk+3
@@ -1313,21 +1498,11 @@ fsetup:
 @r:     rts
 
 ; Q = floor(|v|·k·2^24) for v's exponent e <= 130 (fmk set): the significands' product is
-; m·mk, and |v|·k·2^24 = m·mk·2^(e − 146) = floor(m·mk / 2^16) >> (130 − e) (nested floors of
-; divisions by powers of two are one floor)
-fxk:    lda     v+2
-        asl     a
-        lda     v+3
-        rol     a
-        eor     #$FF                    ; 255 − e
-        sec
-        sbc     #125                    ; d = 130 − e
-        cmp     #32
-        bcs     @zero                   ; below one unit: 0 (zeros and subnormals too)
-        sta     ey
-        ldq     fmk
-        stq     MULB
-        lda     v
+; m·mk, and |v|·k·2^24 = m·mk·2^(e − 146) = floor(m·mk / 2^(16 + d)) with d = 130 − e (nested
+; floors of divisions by powers of two are one floor): the product's bytes from 2 + d/8 on (the
+; LDQ's address patched), shifted right d mod 8 places (a patched BRA into LSRQs); 0 for d >= 32.
+; fxs: the same with MULA written (v's significand, byte 3 0) and A = e.
+fxk:    lda     v
         sta     MULA
         lda     v+1
         sta     MULA+1
@@ -1336,57 +1511,53 @@ fxk:    lda     v+2
         sta     MULA+2
         lda     #0
         sta     MULA+3
-        ldq     MULO+2
-        inc     ey
-@sh:    dec     ey
-        beq     @r
+        lda     v+2
+        asl     a
+        lda     v+3
+        rol     a
+fxs:    eor     #$FF                    ; 255 − e
+        sec
+        sbc     #125                    ; d = 130 − e
+        cmp     #32
+        bcs     @zero                   ; below one unit: 0 (zeros and subnormals too)
+        sta     t16                     ; (here: d)
+        and     #7
+        tax
+        lda     shofs7,x
+        sta     @br+1
+        ldq     fmk
+        stq     MULB
+        lda     t16
+        cmp     #24
+        bcs     @q3
+        lsr     a
+        lsr     a
+        lsr     a
+        clc
+        adc     #<(MULO+2)
+        sta     @ld+3
+@ld:    ldq     MULO+2                  ; (patched: the product's bytes 2 + d/8 ..)
+@br:    bra     *+2                     ; (patched: d mod 8 of the shifts)
         lsrq
-        bra     @sh
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        lsrq
+        rts
+@q3:    lda     #0                      ; d = 24..31: the product's byte 5 alone (below 2^48)
+        tax
+        tay
+        taz
+        lda     MULO+5
+        bra     @br
 @zero:  lda     #0
         tax
         tay
         taz
-@r:     rts
-
-; sv_r = the table's value at v (tsetup and fsetup done): the segment from P when it is clear
-; of an edge, else table's own steps
-tabf:   lda     fxok
-        beq     @ex
-        lda     v+3                     ; |v| below twin
-        and     #$7F
-        cmp     twin+3
-        bcc     @in
-        bne     @ex
-        lda     v+2
-        cmp     twin+2
-        bcc     @in
-        bne     @ex
-        lda     v+1
-        cmp     twin+1
-        bcc     @in
-        bne     @ex
-        lda     v
-        cmp     twin
-        bcs     @ex
-@in:    jsr     fxk
-        bit     v+3
-        bmi     @neg
-        clc                             ; v > 0: P = C0 + |v|·k's part
-        adcq    fc0
-        bcs     @ex
-        bra     @chk
-@neg:   stq     kt                      ; v < 0: P = C0 − |v|·k's part
-        ldq     fc0
-        sec
-        sbcq    kt
-        bcc     @ex
-@chk:   tya                             ; the top fraction byte
-        beq     @ex
-        cmp     #$FF
-        beq     @ex
-        tza                             ; the integer byte: the segment
-        jmp     tseg
-@ex:    jmp     table
+        rts
+        .assert >(MULO+2) = >(MULO+4), error, "fxs patches the low byte of MULO's address"
 
 ; The exp table's segment the same way (a table with hi = +0, k = 2^s·8 for s = 0 or 1, and
 ; |lo|·k = 256, i.e. exp's lo = −16, k = 16): single(s1·k) is exact, so i = ⌊s1·k⌋ with s1 =
@@ -1480,7 +1651,7 @@ _sv_k_sumsq:
         lda     #0                      ; the sum packed in sv_acc
         sta     aok
 @loop:  getf    _sv_a, _sv_p, 0
-        movf    _sv_b, _sv_a
+        stq     _sv_b                   ; (the same x)
         lda     #$C0
         sta     ukeep
         jsr     _sv_mul
@@ -1499,15 +1670,23 @@ _sv_k_scale:
         jsr     incp
         next    @loop
 
-; RMSNORM's scaling: x[i] = single(single(x[i]·c)·y[i]), p = x, q = y
+; RMSNORM's scaling: x[i] = single(single(x[i]·c)·y[i]), p = x, q = y: x·c rounds to the A form
+; when it is normal and ymul takes it times y; else (packed in sv_r) sv_mul again
 _sv_k_scale2:
 @loop:  getf    _sv_a, _sv_p, 0
         movf    _sv_b, _sv_c
-        jsr     _sv_mul
-        movf    _sv_a, _sv_r
-        getf    _sv_b, _sv_q, 0
-        jsr     _sv_mul
-        putf    _sv_p, _sv_r
+        lda     #0
+        sta     aok
+        lda     #$80
+        sta     ukeep
+        jsr     _sv_mul                 ; x·c
+        lda     aok
+        beq     @p1
+        jsr     ymul
+        bra     @put
+@p1:    movf    _sv_a, _sv_r
+        jsr     gmuly
+@put:   putf    _sv_p, _sv_r
         step4   _sv_p
         step4   _sv_q
         next    @loop

@@ -1403,6 +1403,77 @@ fn silumul_segments_near_the_roundings_edges_agree() {
 }
 
 #[test]
+fn silumul_and_rmsnorm_products_kept_unpacked_agree_at_every_exponent_and_special_operand() {
+    // The 45GS02's SILUMUL takes x of exponents 107..129 through the multiplier once (the
+    // segment's shift by d = 130 − e as a byte offset and d mod 8 places) and keeps c1·x and the
+    // sum unpacked into the product with y; RMSNORM keeps x·r unpacked into the product with g.
+    // x at every exponent 100..135 and both signs, y and g at every exponent (the products'
+    // exponents through the range's ends both ways), zeros, subnormals, infinities and NaN among
+    // them and normal elements right after each special one.
+    let specials = [
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MAX,
+        -f32::MIN_POSITIVE,
+        1e-45,
+        -3e-42,
+        0.0,
+        -0.0,
+    ];
+    let mut c = Case::new("SILUMUL and RMSNORM unpacked".into(), 4170, 1 << 19);
+    let frac = |c: &mut Case| c.rng.next_u64() as u32 & 0x7F_FFFF;
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    for e in 100..=135u32 {
+        for neg in [false, true] {
+            for _ in 0..2 {
+                x.push(fields(neg, e, frac(&mut c)));
+                y.push(c.value());
+            }
+        }
+    }
+    for e in 0..=255u32 {
+        // SiLU's exponents 126, 128, 124, 124; with the largest significand the product carries
+        // into the next binade right at the range's top and bottom
+        for (j, xv) in [1.0f32, 2.9, -2.0, 0.3].into_iter().enumerate() {
+            let f = if j == 1 { 0x7F_FFFF } else { frac(&mut c) };
+            x.push(xv);
+            y.push(fields(j % 2 == 1, e, f));
+        }
+    }
+    for (k, &s) in specials.iter().enumerate() {
+        x.extend([s, 1.5, -0.75]);
+        y.extend([c.value(), specials[(k + 3) % specials.len()], 2.0]);
+    }
+    let n0 = x.len() as u32;
+    let xa = c.f32s(&x);
+    let ya = c.f32s(&y);
+    let za = c.alloc(4 * n0, true);
+    c.nan_ok(za, n0, 4);
+    c.setn(n0, 0, 0);
+    c.i(Op::SiluMul, 0, 0, xa, ya, za);
+    // RMSNORM: normal x (and a zero and a subnormal), g at every exponent and the specials
+    let m0 = 263u32;
+    let mut xr: Vec<f32> = (0..m0).map(|_| (c.rng.normal() * 3.0) as f32).collect();
+    xr[17] = 0.0;
+    xr[18] = -1e-40;
+    xr[19] = 1e-30;
+    let mut g: Vec<f32> = (0..m0)
+        .map(|e| fields(e % 2 == 1, e % 256, frac(&mut c)))
+        .collect();
+    for (k, &s) in specials.iter().enumerate() {
+        g[40 + 7 * k] = s;
+    }
+    let xra = c.f32s(&xr);
+    let ga = c.f32s(&g);
+    let zr = c.alloc(4 * m0, true);
+    c.nan_ok(zr, m0, 4);
+    c.setn(m0, 0, 0x3727_C5AC);
+    c.i(Op::RmsNorm, 0, 0, xra, ga, zr);
+    c.run();
+}
+
+#[test]
 fn rope_with_cos_sin_tables_shorter_and_longer_than_a_chunk_agrees() {
     // The 45GS02 reads a (cos, sin) table of at most a chunk (64 singles) once and starts it
     // again every N1/2 pairs inside its kernel, and a longer one in runs per chunk: tables of
