@@ -97,20 +97,31 @@ pub fn inspect(path: &Path) -> Result<ImageInfo> {
     // Walk the script once, keeping N0/N1/N2 as SETN leaves them.
     let (mut n0, mut n1, mut n2) = (0u32, 0u32, 0u32);
     let mut attn: Vec<AttnBlock> = Vec::new();
-    let mut gemvs: Vec<(u8, u32, u32)> = Vec::new(); // format, columns, rows
+    let mut gemvs: Vec<(u8, u32, u32, u32)> = Vec::new(); // format, columns, rows, next SILUMUL's N0
     let mut deqrows: Vec<(u8, u32)> = Vec::new();
     let mut eps = None;
+    // (a GEMV right before a SILUMUL, SETNs between, makes its two inputs: llama's gate|up)
+    let mut before_silumul = None;
     for i in &instrs[..script_len] {
         match i.op() {
             Some(Op::SetN) => (n0, n1, n2) = (i.x, i.y, i.z),
-            Some(Op::Gemv) => gemvs.push((i.a, n0, n1)),
+            Some(Op::Gemv) => {
+                gemvs.push((i.a, n0, n1, 0));
+                before_silumul = Some(gemvs.len() - 1);
+            }
+            Some(Op::SiluMul) => {
+                if let Some(g) = before_silumul.take() {
+                    gemvs[g].3 = n0;
+                }
+            }
             Some(Op::DeqRow) => deqrows.push((i.a, n0)),
             Some(Op::RmsNorm | Op::LayerNorm) => eps = Some(f32::from_bits(n2)),
             Some(Op::Attn) if i.x & ADDR_REL == 0 => {
                 let b = at(i.x, ATTN_BLOCK_LEN).ok_or_else(|| bad("an ATTN parameter block"))?;
                 attn.push(AttnBlock::decode(b));
             }
-            _ => {}
+            Some(_) => before_silumul = None,
+            None => {}
         }
     }
     let first = attn.first().copied();
@@ -136,13 +147,22 @@ pub fn inspect(path: &Path) -> Result<ImageInfo> {
         e.0 += 1;
         e.1 += bytes;
     };
-    for &(fmt, cols, rows) in &gemvs {
+    // One GEMV over two matrices' rows (llama: q|k, gate|up; spec §3.7) counts as the two.
+    for &(fmt, cols, rows, silu) in &gemvs {
         let attention_rows =
             rows == dim || rows == kv_dim || (arch == Some(Arch::Gpt2) && rows == 3 * dim);
+        let llama = arch == Some(Arch::Llama);
         if !h.is_encoder() && rows == h.out_dim {
             add(3, fmt, cols, rows);
+        } else if llama && cols == dim && silu != 0 && rows == 2 * silu {
+            hidden = hidden.max(silu);
+            add(2, fmt, cols, silu);
+            add(2, fmt, cols, silu);
         } else if cols == dim && attention_rows {
             add(1, fmt, cols, rows);
+        } else if llama && cols == dim && rows == dim + kv_dim {
+            add(1, fmt, cols, dim);
+            add(1, fmt, cols, kv_dim);
         } else {
             hidden = hidden.max(if cols == dim { rows } else { cols });
             add(2, fmt, cols, rows);
