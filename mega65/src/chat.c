@@ -230,7 +230,13 @@ static uint8_t user_stop(void) {
  * highest so far), which a script looping without SYNC never shows; RUN/STOP ends its job at
  * once (dev_stop, or the core itself inside a long instruction), so it is never given up. */
 static uint8_t job_watch(uint8_t progressed) {
-    uint32_t now = timer_ms(), p = far_peek32(HDR(RB_POS));
+    uint32_t now, p;
+    /* RUN/STOP first: stop_ms is read after dev_stop's port writes, so `now` must come after
+     * it (taken before, a millisecond passing in between made now - stop_ms wrap to 2^32 - 1
+     * and the stop look like a core that does not stop) */
+    if (!stopped) user_stop();
+    now = timer_ms();
+    p = far_peek32(HDR(RB_POS));
     if (p != job_pos) {
         job_pos = p;
         hw_pc = 0;
@@ -242,7 +248,6 @@ static uint8_t job_watch(uint8_t progressed) {
     }
     if (progressed) progress_ms = now;
     dev_synced = 0;
-    if (!stopped) user_stop();
     progress(now);
     if (!warned && now - progress_ms >= WARN_MS) {
         progress_clear();
