@@ -1825,7 +1825,8 @@ fmt:    sta     f16
 _sv_k_dot:
         jsr     fmt
 kdot:   lda     #0                      ; the sum in the A form when it is a normal number (aok
-        sta     aok                     ; = 1), else packed in sv_acc (aok = 0)
+        sta     aok                     ; = 1), else packed in sv_acc (aok = 0, ae = 0)
+        sta     ae
         lda     _sv_acc+2
         asl     a
         lda     _sv_acc+3
@@ -1870,7 +1871,7 @@ kdot:   lda     #0                      ; the sum in the A form when it is a nor
 ; widened half, whose significand is the half's 13 places up, so the same bits): x's 24-bit
 ; significand to MULA as it is (one LDQ of x), the half's 11 bits to MULB as they are, so the
 ; product P = mx·mk lies in [2^33, 2^35); the significand is P's bits 34-11 (or 33-10), the guard
-; byte the 8 below them and stk P's byte 0 (the bits below the guard), taken from MULO bytes 1-4
+; byte the 8 below them and MULO byte 0 the bits below (read at a tie), from MULO bytes 1-4
 ; by five (or six) ASLQs, then rounded to nearest even here. Anything else (zero, subnormal,
 ; infinite or NaN operands, other exponents) widens the half (sv_f16) and takes sv_mul, rndq and
 ; fadd as before. MULA+3, MULB+2, MULB+3 and wx (the sum's guard byte) are 0 for the fast steps
@@ -1954,9 +1955,7 @@ hdot:   lda     #0
         sta     _sv_q
         bcc     :+
         inc     _sv_q+1
-:       lda     MULO
-        sta     stk
-        ldq     MULO+1                  ; P's bits 8-39
+:       ldq     MULO+1                  ; P's bits 8-39
         aslq
         aslq
         aslq
@@ -1969,7 +1968,7 @@ hdot:   lda     #0
 @rnd:   cmp     #$80                    ; rounded to nearest even (as rndq)
         bcc     @rdn
         bne     @rup
-        lda     stk
+        lda     MULO                    ; a half: P's byte 0 (the bits below the guard byte)
         bne     @rup
         txa
         lsr     a
@@ -1992,9 +1991,8 @@ hdot:   lda     #0
         jmp     @post
 @fa:    jsr     fadd                    ; the general addition
         jmp     @post
-@rdn:   lda     aok                     ; the addition: the sum in the A form,
-        beq     @fa
-        lda     ae                      ; its exponent 40..245
+@rdn:   lda     ae                      ; the addition: the sum in the A form with its
+                                        ; exponent 40..245 (ae is 0 while aok is 0)
         sec
         sbc     #40
         cmp     #206
@@ -2105,10 +2103,10 @@ hdot:   lda     #0
         bra     @n
 @post:  bit     ukeep                   ; kpost's steps
         bvc     @nk
-        jsr     kgen
-        bra     @z
+        jsr     kgen                    ; (its sv_acc = sv_r again below: the same)
 @nk:    lda     aok
         bne     @z
+        sta     ae                      ; packed: out of the fast addition's range
         movf    _sv_acc, _sv_r
 @z:     lda     #0                      ; (after the general steps: the multiplier's bytes and
         sta     MULA+3                  ; the sum's guard byte as the fast steps need them)
