@@ -79,7 +79,7 @@ opp:    .res    1                       ; bit 7: the addends' signs differ
 tp:     .res    4                       ; the table segment's c0, c1 (flat address)
 f16:    .res    1                       ; kernels: 0 F32 second operand, else F16 (LAYERNORM:
                                         ; b's offset)
-t16:    .res    1                       ; hdot: the half's top byte
+t16:    .res    1                       ; hdot: the half's top byte (mbyte: a temporary)
 ; The running sum of a dot product or a sum kept unpacked between its steps (the kernels' A form):
 ; significand wx bytes 1-3 (bit 23 the leading 1), biased exponent ae (1..254), sign as (bit 7),
 ; while it is a normal number (aok = 1); else it is packed in sv_acc (aok = 0).
@@ -100,6 +100,8 @@ fxok:   .res    1                       ; 1: the kernels may take the segment fr
         .bss
 ; sv_k_scores's operands (softvec65.h) and its own count and format
 _sv_ra: .res    4
+rs_bk:  .res    1                       ; sv_rs's bits 16-19 and 20-27 (rsetup, for getrow)
+rs_mb:  .res    1
 _sv_rs: .res    4
 _sv_m:  .res    4
 _sv_rb: .res    2
@@ -2316,7 +2318,9 @@ _sv_k_avs:
         sta     _sv_sp+1
         jmp     @blk
 
-; the row loops' set-up: the format (A), the job's count and destination (sv_kb), t = 0
+; the row loops' set-up: the format (A), the job's count and destination (sv_kb), t = 0, and the
+; job's source: sv_ra as a flat 28-bit attic address (bank bits 16-19, megabyte bits 20-27), with
+; sv_rs split the same way for getrow's steps
 rsetup: sta     sc_f16
         lda     _sv_rb
         sta     rl_count
@@ -2325,10 +2329,41 @@ rsetup: sta     sc_f16
         lda     #0
         sta     sc_t
         sta     sc_t+1
+        lda     _sv_ra
+        sta     rl_src
+        lda     _sv_ra+1
+        sta     rl_src+1
+        lda     _sv_ra+2
+        and     #$0F
+        sta     rl_srcbk
+        lda     _sv_ra+3
+        ldx     _sv_ra+2
+        jsr     mbyte
+        sta     rl_srcmb
+        lda     _sv_rs+2
+        and     #$0F
+        sta     rs_bk
+        lda     _sv_rs+3
+        ldx     _sv_rs+2
+        jsr     mbyte
+        sta     rs_mb
         lda     _sv_kb
         ldx     _sv_kb+1
         jsr     setdst
         lda     sc_f16
+        rts
+; A = bits 20-27 of the 32-bit number whose byte 3 is A and byte 2 is X
+mbyte:  asl     a
+        asl     a
+        asl     a
+        asl     a
+        sta     t16
+        txa
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        ora     t16
         rts
 ; the row job's destination: the chip RAM address of the near address X:A
 setdst: clc
@@ -2357,12 +2392,23 @@ getrow: lda     _sv_rl+1
         jsr     _sc_poll
         tax
         bne     @end
-@read:  jsr     rowdma
-        clc                             ; sv_ra += sv_rs
-        ldq     _sv_ra
-        adcq    _sv_rs
-        stq     _sv_ra
-        ldz     #0
+@read:  dma_run RL_PHYS                 ; the row (the CPU waits until the job is done)
+        clc                             ; the job's source on by sv_rs: bits 0-15, the bank
+        lda     rl_src                  ; (bits 16-19) with its carry, then the megabyte
+        adc     _sv_rs
+        sta     rl_src
+        lda     rl_src+1
+        adc     _sv_rs+1
+        sta     rl_src+1
+        lda     rl_srcbk
+        adc     rs_bk
+        cmp     #16
+        bcc     :+
+        sbc     #16                     ; (C = 1: into the megabyte)
+:       sta     rl_srcbk
+        lda     rl_srcmb
+        adc     rs_mb
+        sta     rl_srcmb
         inc     sc_t
         bne     :+
         inc     sc_t+1
@@ -2388,33 +2434,10 @@ rl_dstbk: .byte 0
 RL_PHYS = rlist + SC_NEAR_DELTA
         .code
 
-; The row's DMA job, as softmem_m65.s's sm_read runs it: source sv_ra (a flat 28-bit attic
-; address: bank bits 16-19, megabyte bits 20-27), destination and count set for the call. Every
-; list address register is written, so the list may lie anywhere (a job leaves the address after
-; its list: gs4510.vhdl, docs/spec/mega65.md §M3.1). sv_rb is never 0 (a count of 0 would move
-; 64 KB): head_dim >= 1, two or four bytes an element.
-rowdma: lda     _sv_ra
-        sta     rl_src
-        lda     _sv_ra+1
-        sta     rl_src+1
-        lda     _sv_ra+2
-        and     #$0F
-        sta     rl_srcbk
-        lda     _sv_ra+3
-        asl     a
-        asl     a
-        asl     a
-        asl     a
-        sta     rl_srcmb
-        lda     _sv_ra+2
-        lsr     a
-        lsr     a
-        lsr     a
-        lsr     a
-        ora     rl_srcmb
-        sta     rl_srcmb
-        dma_run RL_PHYS                 ; the CPU waits until the job is done
-        rts
+; The row's DMA job runs as softmem_m65.s's sm_read runs it: getrow's source (set by rsetup, stepped
+; by getrow), destination and count. Every list address register is written, so the list may lie
+; anywhere (a job leaves the address after its list: gs4510.vhdl, docs/spec/mega65.md §M3.1).
+; sv_rb is never 0 (a count of 0 would move 64 KB): head_dim >= 1, two or four bytes an element.
 
 ; if (sf_lt(sv_m, sv_r)) sv_m = sv_r (softfloat.c's order: false when either is NaN or both are
 ; zeros of any sign; else the order of the keys that reverse the negatives below the positives)
