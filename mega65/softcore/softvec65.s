@@ -2177,6 +2177,7 @@ aput:   lda     ae
 ; them; sv_ra steps by sv_rs (a row of the cache). What score() and its caller's loop compute.
 _sv_k_scores:
         jsr     rsetup
+        jsr     fmt                     ; (kdot's f16 and kstr, for all rows)
 @loop:  jsr     getrow                  ; the row into sv_kb (sm_read(sv_ra, sv_kb, sv_rb))
         bcc     @dot
         ldz     #0
@@ -2190,8 +2191,13 @@ _sv_k_scores:
         sta     _sv_p
         lda     _sv_qb+1
         sta     _sv_p+1
-        jsr     kpoint
-        jsr     _sv_k_dot
+        lda     _sv_kb                  ; q = the row, its elements
+        sta     _sv_q
+        lda     _sv_kb+1
+        sta     _sv_q+1
+        lda     _sv_rn
+        sta     _sv_n
+        jsr     kdot
         movf    _sv_a, _sv_acc          ; times the scale
         movf    _sv_b, _sv_c
         jsr     _sv_mulz
@@ -2463,7 +2469,10 @@ ltmax:  lda     _sv_r+3                 ; s_t NaN: no
         lda     _sv_m+1
         ora     _sv_m
         bne     @no
-@mok:   lda     _sv_r+3                 ; both zeros: equal
+@mok:   lda     _sv_m+3                 ; signs differ: the negative one is the smaller,
+        eor     _sv_r+3                 ; unless both are zeros (equal; with the same signs
+        bpl     @same                   ; the magnitudes' comparison finds them equal)
+        lda     _sv_r+3
         ora     _sv_m+3
         and     #$7F
         ora     _sv_r+2
@@ -2473,9 +2482,6 @@ ltmax:  lda     _sv_r+3                 ; s_t NaN: no
         ora     _sv_r
         ora     _sv_m
         beq     @no
-        lda     _sv_m+3                 ; signs differ: the negative one is the smaller
-        eor     _sv_r+3
-        bpl     @same
         lda     _sv_r+3
         bmi     @no                     ; s_t < 0 <= sv_m
         bra     @yes
@@ -2497,15 +2503,6 @@ ltmax:  lda     _sv_r+3                 ; s_t NaN: no
         bpl     @max
         rts
 
-; sv_q = the row (sv_kb), sv_n = its elements, A = its format, for sv_k_dot
-kpoint: lda     _sv_kb
-        sta     _sv_q
-        lda     _sv_kb+1
-        sta     _sv_q+1
-        lda     _sv_rn
-        sta     _sv_n
-        lda     sc_f16
-        rts
 ; sv_sp += 4
 nextw:  clc
         lda     _sv_sp
