@@ -732,13 +732,17 @@ ad_norm:  lda     wx+3                    ; cancellation: normalise; below expon
         sta     wx
         lbra    ad_norm
 ad_nbits: lbmi    ad_done
-ad_nl:  lda     ex
-        cmp     #2
-        lbcc    ad_sub0
-        dec     ex
-        aslqm   wx
+        ldq     wx                      ; one place left in Q a step while ex stays above 1 (it
+ad_nl:  dec     ex                      ; is at least 1 here)
+        beq     ad_nl1
+        aslq
         bpl     ad_nl
+        stq     wx
         lbra    ad_done
+ad_nl1: inc     ex                      ; ex was 1: subnormal
+        stq     wx
+        clc
+        lbra    ad_sub0
 
 ; ---------------------------------------------------------------------------------------------
 ; sv_r = the square root of sv_a, rounded to nearest even (softfloat.c's sf_sqrt, same steps), for
