@@ -1667,13 +1667,13 @@ _sv_k_sumsq:
         bne     @loop
         jmp     kend
 
-; ATTN's weights: x[i] = single(x[i]·c), p = x
+; ATTN's weights: x[i] = single(x[i]·c), p = x (sv_mul leaves sv_b as it is: c set once)
 _sv_k_scale:
-@loop:  getf    _sv_a, _sv_p, 0
         movf    _sv_b, _sv_c
+@loop:  getf    _sv_a, _sv_p, 0
         jsr     _sv_mul
         putf    _sv_p, _sv_r
-        jsr     incp
+        step4   _sv_p
         next    @loop
 
 ; RMSNORM's scaling: x[i] = single(single(x[i]·c)·y[i]), p = x, q = y: x·c rounds to the A form
