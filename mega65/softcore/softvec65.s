@@ -1883,8 +1883,9 @@ kdot:   lda     #0                      ; the sum in the A form when it is a nor
 ; fadd as before. MULA+3, MULB+2, MULB+3 and wx (the sum's guard byte) are 0 for the fast steps
 ; (set again after every general one: fadd's alignment by the multiplier and sv_mul write them).
 ; The addition acc = single(acc + product) is made here too when the sum is in the A form with
-; an exponent ae in 40..245 and the two exponents are at most 7 apart (and not equal with the
-; signs differing): the smaller is shifted right in Q through a patched BRA into 7 LSRQs, its bits
+; an exponent ae in 40..245 and the two exponents are at most 7 apart (equal ones with the signs
+; differing: not of equal magnitudes, the larger found by comparing the significands, and no
+; shift): the smaller is shifted right in Q through a patched BRA into 7 LSRQs, its bits
 ; all kept in the guard byte, added or subtracted, the difference normalised by ASLQs (exact: no
 ; bit was lost; with ae >= 40 it stays normal, with ae <= 245 no carry reaches 255) and rounded to
 ; nearest even on the guard byte (a carry out of 32 bits first shifted back: the bit it drops is
@@ -2011,9 +2012,17 @@ hdot:   lda     #0
         sbc     ex
         bcc     @pl
         bne     @dn                     ; the sum's exponent 0-7 places above
-        bit     opp                     ; equal, signs differing: fadd
-        bmi     @fa
-        bra     @a1                     ; (A = 0)
+        bit     opp                     ; equal exponents, the same signs: the sum's way
+        bpl     @a1                     ; (A = 0)
+        cpz     wx+3                    ; signs differing: the larger magnitude less the other
+        bne     :+                      ; (exact, no alignment; normalised as below), equal
+        cpy     wx+2                    ; magnitudes to fadd (+0)
+        bne     :+
+        cpx     wx+1
+        beq     @fa
+:       lda     #0                      ; (C = 1: the product the larger)
+        bcc     @a1
+        bra     @p0
 @dn:    cmp     #8
         bcs     @fa
 @a1:    eor     #7                      ; the BRA past 7 − d of the LSRQs
@@ -2051,7 +2060,7 @@ hdot:   lda     #0
         inc     a
         cmp     #8
         lbcs    @fa
-        eor     #7
+@p0:    eor     #7
         sta     t16
         asl     a
         adc     t16
