@@ -2394,7 +2394,7 @@ fn attention_f16_dot_products_with_equal_exponents_and_differing_signs_agree() {
         );
         let n = (t * nkv * hd) as usize;
         let half = |c: &mut Case, i: usize, prev: f32| -> f32 {
-            let sign = if i % 2 == 0 { 1.0 } else { -1.0 };
+            let sign = if i.is_multiple_of(2) { 1.0 } else { -1.0 };
             match c.below(4) {
                 0 => -prev,                                        // exact cancellation
                 1 => -prev * (1.0 + sign / 1024.0),                // an ulp apart
@@ -2484,7 +2484,7 @@ fn attention_with_k_and_v_rows_across_banks_and_a_megabyte_boundary_agrees() {
                     c.bytes(&b, true)
                 };
                 let (bank, mb) = (
-                    BASE + 0x6_0000 + (len as u32 / 2 + 0xFFFF & !0xFFFF),
+                    BASE + 0x6_0000 + ((len as u32 / 2 + 0xFFFF) & !0xFFFF),
                     BASE + 0x10_0000,
                 );
                 let (ka, va) = if v_across_the_megabyte {
