@@ -79,7 +79,7 @@ opp:    .res    1                       ; bit 7: the addends' signs differ
 tp:     .res    4                       ; the table segment's c0, c1 (flat address)
 f16:    .res    1                       ; kernels: 0 F32 second operand, else F16 (LAYERNORM:
                                         ; b's offset)
-t16:    .res    1                       ; hdot: the half's top byte
+t16:    .res    1                       ; hdot: the half's top byte (mbyte: a temporary)
 ; The running sum of a dot product or a sum kept unpacked between its steps (the kernels' A form):
 ; significand wx bytes 1-3 (bit 23 the leading 1), biased exponent ae (1..254), sign as (bit 7),
 ; while it is a normal number (aok = 1); else it is packed in sv_acc (aok = 0).
@@ -100,6 +100,8 @@ fxok:   .res    1                       ; 1: the kernels may take the segment fr
         .bss
 ; sv_k_scores's operands (softvec65.h) and its own count and format
 _sv_ra: .res    4
+rs_bk:  .res    1                       ; sv_rs's bits 16-19 and 20-27 (rsetup, for getrow)
+rs_mb:  .res    1
 _sv_rs: .res    4
 _sv_m:  .res    4
 _sv_rb: .res    2
@@ -730,13 +732,17 @@ ad_norm:  lda     wx+3                    ; cancellation: normalise; below expon
         sta     wx
         lbra    ad_norm
 ad_nbits: lbmi    ad_done
-ad_nl:  lda     ex
-        cmp     #2
-        lbcc    ad_sub0
-        dec     ex
-        aslqm   wx
+        ldq     wx                      ; one place left in Q a step while ex stays above 1 (it
+ad_nl:  dec     ex                      ; is at least 1 here)
+        beq     ad_nl1
+        aslq
         bpl     ad_nl
+        stq     wx
         lbra    ad_done
+ad_nl1: inc     ex                      ; ex was 1: subnormal
+        stq     wx
+        clc
+        lbra    ad_sub0
 
 ; ---------------------------------------------------------------------------------------------
 ; sv_r = the square root of sv_a, rounded to nearest even (softfloat.c's sf_sqrt, same steps), for
@@ -1661,13 +1667,13 @@ _sv_k_sumsq:
         bne     @loop
         jmp     kend
 
-; ATTN's weights: x[i] = single(x[i]·c), p = x
+; ATTN's weights: x[i] = single(x[i]·c), p = x (sv_mul leaves sv_b as it is: c set once)
 _sv_k_scale:
-@loop:  getf    _sv_a, _sv_p, 0
         movf    _sv_b, _sv_c
+@loop:  getf    _sv_a, _sv_p, 0
         jsr     _sv_mul
         putf    _sv_p, _sv_r
-        jsr     incp
+        step4   _sv_p
         next    @loop
 
 ; RMSNORM's scaling: x[i] = single(single(x[i]·c)·y[i]), p = x, q = y: x·c rounds to the A form
@@ -1825,7 +1831,8 @@ fmt:    sta     f16
 _sv_k_dot:
         jsr     fmt
 kdot:   lda     #0                      ; the sum in the A form when it is a normal number (aok
-        sta     aok                     ; = 1), else packed in sv_acc (aok = 0)
+        sta     aok                     ; = 1), else packed in sv_acc (aok = 0, ae = 0)
+        sta     ae
         lda     _sv_acc+2
         asl     a
         lda     _sv_acc+3
@@ -1870,14 +1877,15 @@ kdot:   lda     #0                      ; the sum in the A form when it is a nor
 ; widened half, whose significand is the half's 13 places up, so the same bits): x's 24-bit
 ; significand to MULA as it is (one LDQ of x), the half's 11 bits to MULB as they are, so the
 ; product P = mx·mk lies in [2^33, 2^35); the significand is P's bits 34-11 (or 33-10), the guard
-; byte the 8 below them and stk P's byte 0 (the bits below the guard), taken from MULO bytes 1-4
+; byte the 8 below them and MULO byte 0 the bits below (read at a tie), from MULO bytes 1-4
 ; by five (or six) ASLQs, then rounded to nearest even here. Anything else (zero, subnormal,
 ; infinite or NaN operands, other exponents) widens the half (sv_f16) and takes sv_mul, rndq and
 ; fadd as before. MULA+3, MULB+2, MULB+3 and wx (the sum's guard byte) are 0 for the fast steps
 ; (set again after every general one: fadd's alignment by the multiplier and sv_mul write them).
 ; The addition acc = single(acc + product) is made here too when the sum is in the A form with
-; an exponent ae in 40..245 and the two exponents are at most 7 apart (and not equal with the
-; signs differing): the smaller is shifted right in Q through a patched BRA into 7 LSRQs, its bits
+; an exponent ae in 40..245 and the two exponents are at most 7 apart (equal ones with the signs
+; differing: not of equal magnitudes, the larger found by comparing the significands, and no
+; shift): the smaller is shifted right in Q through a patched BRA into 7 LSRQs, its bits
 ; all kept in the guard byte, added or subtracted, the difference normalised by ASLQs (exact: no
 ; bit was lost; with ae >= 40 it stays normal, with ae <= 245 no carry reaches 255) and rounded to
 ; nearest even on the guard byte (a carry out of 32 bits first shifted back: the bit it drops is
@@ -1954,9 +1962,7 @@ hdot:   lda     #0
         sta     _sv_q
         bcc     :+
         inc     _sv_q+1
-:       lda     MULO
-        sta     stk
-        ldq     MULO+1                  ; P's bits 8-39
+:       ldq     MULO+1                  ; P's bits 8-39
         aslq
         aslq
         aslq
@@ -1969,7 +1975,7 @@ hdot:   lda     #0
 @rnd:   cmp     #$80                    ; rounded to nearest even (as rndq)
         bcc     @rdn
         bne     @rup
-        lda     stk
+        lda     MULO                    ; a half: P's byte 0 (the bits below the guard byte)
         bne     @rup
         txa
         lsr     a
@@ -1992,9 +1998,8 @@ hdot:   lda     #0
         jmp     @post
 @fa:    jsr     fadd                    ; the general addition
         jmp     @post
-@rdn:   lda     aok                     ; the addition: the sum in the A form,
-        beq     @fa
-        lda     ae                      ; its exponent 40..245
+@rdn:   lda     ae                      ; the addition: the sum in the A form with its
+                                        ; exponent 40..245 (ae is 0 while aok is 0)
         sec
         sbc     #40
         cmp     #206
@@ -2007,9 +2012,17 @@ hdot:   lda     #0
         sbc     ex
         bcc     @pl
         bne     @dn                     ; the sum's exponent 0-7 places above
-        bit     opp                     ; equal, signs differing: fadd
-        bmi     @fa
-        bra     @a1                     ; (A = 0)
+        bit     opp                     ; equal exponents, the same signs: the sum's way
+        bpl     @a1                     ; (A = 0)
+        cpz     wx+3                    ; signs differing: the larger magnitude less the other
+        bne     :+                      ; (exact, no alignment; normalised as below), equal
+        cpy     wx+2                    ; magnitudes to fadd (+0)
+        bne     :+
+        cpx     wx+1
+        beq     @fa
+:       lda     #0                      ; (C = 1: the product the larger)
+        bcc     @a1
+        bra     @p0
 @dn:    cmp     #8
         bcs     @fa
 @a1:    eor     #7                      ; the BRA past 7 − d of the LSRQs
@@ -2047,7 +2060,7 @@ hdot:   lda     #0
         inc     a
         cmp     #8
         lbcs    @fa
-        eor     #7
+@p0:    eor     #7
         sta     t16
         asl     a
         adc     t16
@@ -2105,10 +2118,10 @@ hdot:   lda     #0
         bra     @n
 @post:  bit     ukeep                   ; kpost's steps
         bvc     @nk
-        jsr     kgen
-        bra     @z
+        jsr     kgen                    ; (its sv_acc = sv_r again below: the same)
 @nk:    lda     aok
         bne     @z
+        sta     ae                      ; packed: out of the fast addition's range
         movf    _sv_acc, _sv_r
 @z:     lda     #0                      ; (after the general steps: the multiplier's bytes and
         sta     MULA+3                  ; the sum's guard byte as the fast steps need them)
@@ -2177,6 +2190,7 @@ aput:   lda     ae
 ; them; sv_ra steps by sv_rs (a row of the cache). What score() and its caller's loop compute.
 _sv_k_scores:
         jsr     rsetup
+        jsr     fmt                     ; (kdot's f16 and kstr, for all rows)
 @loop:  jsr     getrow                  ; the row into sv_kb (sm_read(sv_ra, sv_kb, sv_rb))
         bcc     @dot
         ldz     #0
@@ -2190,8 +2204,13 @@ _sv_k_scores:
         sta     _sv_p
         lda     _sv_qb+1
         sta     _sv_p+1
-        jsr     kpoint
-        jsr     _sv_k_dot
+        lda     _sv_kb                  ; q = the row, its elements
+        sta     _sv_q
+        lda     _sv_kb+1
+        sta     _sv_q+1
+        lda     _sv_rn
+        sta     _sv_n
+        jsr     kdot
         movf    _sv_a, _sv_acc          ; times the scale
         movf    _sv_b, _sv_c
         jsr     _sv_mulz
@@ -2318,7 +2337,9 @@ _sv_k_avs:
         sta     _sv_sp+1
         jmp     @blk
 
-; the row loops' set-up: the format (A), the job's count and destination (sv_kb), t = 0
+; the row loops' set-up: the format (A), the job's count and destination (sv_kb), t = 0, and the
+; job's source: sv_ra as a flat 28-bit attic address (bank bits 16-19, megabyte bits 20-27), with
+; sv_rs split the same way for getrow's steps
 rsetup: sta     sc_f16
         lda     _sv_rb
         sta     rl_count
@@ -2327,10 +2348,41 @@ rsetup: sta     sc_f16
         lda     #0
         sta     sc_t
         sta     sc_t+1
+        lda     _sv_ra
+        sta     rl_src
+        lda     _sv_ra+1
+        sta     rl_src+1
+        lda     _sv_ra+2
+        and     #$0F
+        sta     rl_srcbk
+        lda     _sv_ra+3
+        ldx     _sv_ra+2
+        jsr     mbyte
+        sta     rl_srcmb
+        lda     _sv_rs+2
+        and     #$0F
+        sta     rs_bk
+        lda     _sv_rs+3
+        ldx     _sv_rs+2
+        jsr     mbyte
+        sta     rs_mb
         lda     _sv_kb
         ldx     _sv_kb+1
         jsr     setdst
         lda     sc_f16
+        rts
+; A = bits 20-27 of the 32-bit number whose byte 3 is A and byte 2 is X
+mbyte:  asl     a
+        asl     a
+        asl     a
+        asl     a
+        sta     t16
+        txa
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        ora     t16
         rts
 ; the row job's destination: the chip RAM address of the near address X:A
 setdst: clc
@@ -2359,12 +2411,23 @@ getrow: lda     _sv_rl+1
         jsr     _sc_poll
         tax
         bne     @end
-@read:  jsr     rowdma
-        clc                             ; sv_ra += sv_rs
-        ldq     _sv_ra
-        adcq    _sv_rs
-        stq     _sv_ra
-        ldz     #0
+@read:  dma_run RL_PHYS                 ; the row (the CPU waits until the job is done)
+        clc                             ; the job's source on by sv_rs: bits 0-15, the bank
+        lda     rl_src                  ; (bits 16-19) with its carry, then the megabyte
+        adc     _sv_rs
+        sta     rl_src
+        lda     rl_src+1
+        adc     _sv_rs+1
+        sta     rl_src+1
+        lda     rl_srcbk
+        adc     rs_bk
+        cmp     #16
+        bcc     :+
+        sbc     #16                     ; (C = 1: into the megabyte)
+:       sta     rl_srcbk
+        lda     rl_srcmb
+        adc     rs_mb
+        sta     rl_srcmb
         inc     sc_t
         bne     :+
         inc     sc_t+1
@@ -2390,33 +2453,10 @@ rl_dstbk: .byte 0
 RL_PHYS = rlist + SC_NEAR_DELTA
         .code
 
-; The row's DMA job, as softmem_m65.s's sm_read runs it: source sv_ra (a flat 28-bit attic
-; address: bank bits 16-19, megabyte bits 20-27), destination and count set for the call. Every
-; list address register is written, so the list may lie anywhere (a job leaves the address after
-; its list: gs4510.vhdl, docs/spec/mega65.md §M3.1). sv_rb is never 0 (a count of 0 would move
-; 64 KB): head_dim >= 1, two or four bytes an element.
-rowdma: lda     _sv_ra
-        sta     rl_src
-        lda     _sv_ra+1
-        sta     rl_src+1
-        lda     _sv_ra+2
-        and     #$0F
-        sta     rl_srcbk
-        lda     _sv_ra+3
-        asl     a
-        asl     a
-        asl     a
-        asl     a
-        sta     rl_srcmb
-        lda     _sv_ra+2
-        lsr     a
-        lsr     a
-        lsr     a
-        lsr     a
-        ora     rl_srcmb
-        sta     rl_srcmb
-        dma_run RL_PHYS                 ; the CPU waits until the job is done
-        rts
+; The row's DMA job runs as softmem_m65.s's sm_read runs it: getrow's source (set by rsetup, stepped
+; by getrow), destination and count. Every list address register is written, so the list may lie
+; anywhere (a job leaves the address after its list: gs4510.vhdl, docs/spec/mega65.md §M3.1).
+; sv_rb is never 0 (a count of 0 would move 64 KB): head_dim >= 1, two or four bytes an element.
 
 ; if (sf_lt(sv_m, sv_r)) sv_m = sv_r (softfloat.c's order: false when either is NaN or both are
 ; zeros of any sign; else the order of the keys that reverse the negatives below the positives)
@@ -2442,7 +2482,10 @@ ltmax:  lda     _sv_r+3                 ; s_t NaN: no
         lda     _sv_m+1
         ora     _sv_m
         bne     @no
-@mok:   lda     _sv_r+3                 ; both zeros: equal
+@mok:   lda     _sv_m+3                 ; signs differ: the negative one is the smaller,
+        eor     _sv_r+3                 ; unless both are zeros (equal; with the same signs
+        bpl     @same                   ; the magnitudes' comparison finds them equal)
+        lda     _sv_r+3
         ora     _sv_m+3
         and     #$7F
         ora     _sv_r+2
@@ -2452,9 +2495,6 @@ ltmax:  lda     _sv_r+3                 ; s_t NaN: no
         ora     _sv_r
         ora     _sv_m
         beq     @no
-        lda     _sv_m+3                 ; signs differ: the negative one is the smaller
-        eor     _sv_r+3
-        bpl     @same
         lda     _sv_r+3
         bmi     @no                     ; s_t < 0 <= sv_m
         bra     @yes
@@ -2476,15 +2516,6 @@ ltmax:  lda     _sv_r+3                 ; s_t NaN: no
         bpl     @max
         rts
 
-; sv_q = the row (sv_kb), sv_n = its elements, A = its format, for sv_k_dot
-kpoint: lda     _sv_kb
-        sta     _sv_q
-        lda     _sv_kb+1
-        sta     _sv_q+1
-        lda     _sv_rn
-        sta     _sv_n
-        lda     sc_f16
-        rts
 ; sv_sp += 4
 nextw:  clc
         lda     _sv_sp

@@ -2376,6 +2376,140 @@ fn attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit(
     }
 }
 
+/// ATTN's F16 dot products whose running sum meets products of its own exponent and the other
+/// sign: q of ±1 and ±1.5, K halves in [1, 2) of alternating signs, some rows cancelling exactly
+/// (+0, then a sum that starts again), some with the product larger by an ulp or a top byte, some
+/// with the sum larger; weighted sums over V rows of the same kind. The larger magnitude less the
+/// other is exact; equal magnitudes give +0.
+#[test]
+fn attention_f16_dot_products_with_equal_exponents_and_differing_signs_agree() {
+    for (k, (nh, nkv, hd, t)) in [(1u32, 1u32, 8u32, 9u32), (2, 1, 12, 17), (4, 2, 33, 5)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut c = Case::new(
+            format!("ATTN equal exponents #{k}"),
+            8500 + k as u64,
+            1 << 20,
+        );
+        let n = (t * nkv * hd) as usize;
+        let half = |c: &mut Case, i: usize, prev: f32| -> f32 {
+            let sign = if i.is_multiple_of(2) { 1.0 } else { -1.0 };
+            match c.below(4) {
+                0 => -prev,                                        // exact cancellation
+                1 => -prev * (1.0 + sign / 1024.0),                // an ulp apart
+                _ => sign * (1.0 + c.below(1024) as f32 / 1024.0), // [1, 2)
+            }
+        };
+        let mut kc = Vec::with_capacity(n);
+        let mut prev = 1.0f32;
+        for i in 0..n {
+            let x = half(&mut c, i, prev);
+            let x = if (1.0..2.0).contains(&x.abs()) {
+                x
+            } else {
+                1.25
+            };
+            kc.push(x);
+            prev = x;
+        }
+        let mut vc = Vec::with_capacity(n);
+        for i in 0..n {
+            let x = half(&mut c, i, prev);
+            let x = if (1.0..2.0).contains(&x.abs()) {
+                x
+            } else {
+                -1.75
+            };
+            vc.push(x);
+            prev = x;
+        }
+        let enc = |c: &mut Case, v: &[f32]| -> u32 {
+            let b: Vec<u8> = v
+                .iter()
+                .flat_map(|x| ggml::f32_to_f16(*x).to_le_bytes())
+                .collect();
+            c.bytes(&b, true)
+        };
+        let ka = enc(&mut c, &kc);
+        let va = enc(&mut c, &vc);
+        let q: Vec<f32> = (0..nh * hd)
+            .map(|_| [1.0f32, -1.0, 1.5, -1.5][c.below(4) as usize])
+            .collect();
+        let qa = c.f32s(&q);
+        let blk = AttnBlock {
+            k_cache: ka,
+            v_cache: va,
+            n_heads: nh,
+            n_kv_heads: nkv,
+            head_dim: hd,
+            kv_format: KV_F16,
+        };
+        c.attn(&blk, qa, t, None, false);
+        c.run();
+    }
+}
+
+/// ATTN's K and V rows read across a 64 KB bank and across the megabyte boundary at $8100000, with
+/// row strides below 64 KB (stories260K's shape) and at or above it (one KV head of 16,400: the
+/// stride's own bank bits), so that the row job's source steps carry from its low 16 bits into the
+/// bank and from the bank into the megabyte: a wrong carry reads another row.
+#[test]
+fn attention_with_k_and_v_rows_across_banks_and_a_megabyte_boundary_agrees() {
+    let shapes = [(8u32, 4u32, 8u32, 41u32), (2, 1, 16400, 3)];
+    let mut k = 0;
+    for &(nh, nkv, hd, t) in &shapes {
+        for kv in [KV_F16, KV_F32] {
+            for v_across_the_megabyte in [false, true] {
+                let name = format!(
+                    "ATTN {:?} kv {kv} across banks (V across $8100000: {v_across_the_megabyte})",
+                    (nh, nkv, hd, t)
+                );
+                let mut c = Case::new(name, 8400 + k, 2 << 20);
+                k += 1;
+                let esz = if kv == KV_F16 { 2 } else { 4 };
+                let len = (t * nkv * hd * esz) as usize;
+                let q: Vec<f32> = (0..nh * hd).map(|_| c.rng.normal() as f32).collect();
+                let qa = c.f32s(&q);
+                let cache = |c: &mut Case, at: u32| -> u32 {
+                    let v: Vec<f32> = (0..t * nkv * hd).map(|_| c.rng.normal() as f32).collect();
+                    let b: Vec<u8> = if kv == KV_F16 {
+                        v.iter()
+                            .flat_map(|x| ggml::f32_to_f16(*x).to_le_bytes())
+                            .collect()
+                    } else {
+                        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+                    };
+                    c.next = at - len as u32 / 2 - 5;
+                    c.bytes(&b, true)
+                };
+                let (bank, mb) = (
+                    BASE + 0x6_0000 + ((len as u32 / 2 + 0xFFFF) & !0xFFFF),
+                    BASE + 0x10_0000,
+                );
+                let (ka, va) = if v_across_the_megabyte {
+                    let ka = cache(&mut c, bank);
+                    (ka, cache(&mut c, mb))
+                } else {
+                    let va = cache(&mut c, bank);
+                    (cache(&mut c, mb), va)
+                };
+                c.next = BASE + 0x18_0000;
+                let blk = AttnBlock {
+                    k_cache: ka,
+                    v_cache: va,
+                    n_heads: nh,
+                    n_kv_heads: nkv,
+                    head_dim: hd,
+                    kv_format: kv,
+                };
+                c.attn(&blk, qa, t, None, false);
+                c.run();
+            }
+        }
+    }
+}
+
 #[test]
 fn registers_loads_stores_lea_and_sync_agree_with_the_rust_core() {
     for k in 0..24u64 {
