@@ -436,7 +436,7 @@ NPAT    = 8
         .import         _sc_keep, _sc_poll, _sgq_cblock, _store_chunk, _sgq_lay, _sgq_cols
         .import         _sgq_fmt, _sgq_rb, _sgq_nr, _sgq_first, _sgq_last, _sgq_pc
         .import         _sgq_q, _sgq_nb, _sgq_d, _sgq_acc
-        .import         pusheax, pusha, addysp
+        .import         pusheax, pusha, addysp, tosumuleax
         .p02                            ; (the 4510's ca65 takes sp for its stack register)
         .importzp       sp
         .p4510
@@ -845,27 +845,15 @@ push4:  lda     ga+2,x
 ; -DSC_C_GEMV): a·b by the multiplier's 64-bit product (docs/spec/mega65.md §M9), SC_HUGE when its
 ; high half is not 0. b in A/X/sreg, a on the C stack, which this removes.
 _sc_mul_sat:
-        sta     MULB
-        stx     MULB+1
-        lda     sreg
-        sta     MULB+2
-        lda     sreg+1
-        sta     MULB+3
-        ldy     #3
-        .p02
-:       lda     (sp),y
-        .p4510
-        sta     MULA,y
-        dey
-        bpl     :-
-        ldy     #4
-        jsr     addysp
-        ldq     MULO+4
+        jsr     tosumuleax              ; lmul65.s: a·b's low half in A/X/sreg, a popped
+        ldy     MULO+4                  ; the high half (MULTOUT is still the product)
         bne     @huge
-        ldq     MULO
-        sty     sreg
-        stz     sreg+1
-        ldz     #0
+        ldy     MULO+5
+        bne     @huge
+        ldy     MULO+6
+        bne     @huge
+        ldy     MULO+7
+        bne     @huge
         rts
 @huge:  lda     #$FF
         tax
