@@ -24,6 +24,15 @@ INS_X   = _sc_ins + 4                   ; the instruction's words X, Y, Z (littl
 INS_Y   = _sc_ins + 8
 INS_Z   = _sc_ins + 12
 
+; X = 4·(a & 15), a the instruction's byte 1: R[a]'s or A[a]'s offset
+.macro  ra_x
+        lda     _sc_ins+1
+        and     #15
+        asl     a
+        asl     a
+        tax
+.endmacro
+
         .code
 
 ; the faults before the fetch (here: within the checks' branches)
@@ -169,11 +178,7 @@ op_setn:
         rts
 
 ; R[a] = Z (R15 stays 0: set_reg's rule, so reading sc_r[15] needs no test)
-op_li:  lda     _sc_ins+1
-        and     #15
-        asl     a
-        asl     a
-        tax
+op_li:  ra_x
         lda     INS_Z
         sta     _sc_r,x
         lda     INS_Z+1
@@ -195,11 +200,7 @@ r15_zero:
 ; R[a] = R[b] + Z
 op_addi:
         jsr     rb_y                    ; Y = 4·b
-        lda     _sc_ins+1
-        and     #15
-        asl     a
-        asl     a
-        tax
+        ra_x
         clc
         lda     _sc_r,y
         adc     INS_Z
@@ -236,11 +237,7 @@ op_lea: jsr     rb_y
         cpx     #4
         bne     @in
         jsr     addr_x                  ; res = addr(X)
-        lda     _sc_ins+1
-        and     #15
-        asl     a
-        asl     a
-        tax
+        ra_x
         clc
         lda     res
         adc     MULO
@@ -317,11 +314,7 @@ op_blt: jsr     cmp_ab
 
 ; R[a] − R[b]: C clear when R[a] < R[b] (unsigned), Z set when they are equal
 cmp_ab: jsr     rb_y
-        lda     _sc_ins+1
-        and     #15
-        asl     a
-        asl     a
-        tax
+        ra_x
         lda     _sc_r+3,x               ; from the top byte down: the first that differs decides
         cmp     _sc_r+3,y
         bne     @done
