@@ -1019,9 +1019,9 @@ fn gemv_with_row_strides_either_side_of_256_bytes_across_a_bank_boundary_agrees(
     }
 }
 
-/// A Q8_0 row's block comes by two chained DMA entries (softgemv65.s: bytes 0-17, then 18-33, each
-/// with its own source bank and megabyte) and a Q4_0 block by one: the megabyte boundary at every
-/// kind of place inside a block of the middle row (in entry A, between the entries, in entry B).
+/// A row's block comes by one DMA entry (softgemv65.s), whose source crosses the megabyte as
+/// option $01 lets it: the megabyte boundary at every kind of place inside a block of the middle
+/// row (its first bytes, the middle of a Q8_0 block, its last byte; Q4_0 likewise).
 #[test]
 fn gemv_with_a_block_split_by_a_megabyte_boundary_anywhere_agrees() {
     for (k, (fmt, at)) in [
