@@ -103,6 +103,9 @@ pub fn inspect(path: &Path) -> Result<ImageInfo> {
     // (a GEMV right before a SILUMUL, SETNs between, makes its two inputs: llama's gate|up)
     let mut before_silumul = None;
     for i in &instrs[..script_len] {
+        if !matches!(i.op(), Some(Op::SetN | Op::SiluMul)) {
+            before_silumul = None;
+        }
         match i.op() {
             Some(Op::SetN) => (n0, n1, n2) = (i.x, i.y, i.z),
             Some(Op::Gemv) => {
@@ -120,8 +123,7 @@ pub fn inspect(path: &Path) -> Result<ImageInfo> {
                 let b = at(i.x, ATTN_BLOCK_LEN).ok_or_else(|| bad("an ATTN parameter block"))?;
                 attn.push(AttnBlock::decode(b));
             }
-            Some(_) => before_silumul = None,
-            None => {}
+            _ => {}
         }
     }
     let first = attn.first().copied();
