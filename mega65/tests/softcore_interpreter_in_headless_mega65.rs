@@ -10,9 +10,7 @@
 mod softcore_jobs;
 mod softcore_test_prg;
 
-use softcore_jobs::{
-    compare, limit_cases, run_image, rust_core, rust_core_limited, NanOk, Outcome, PROMPTS,
-};
+use softcore_jobs::{check_limits, compare, run_image, rust_core, NanOk, Outcome, PROMPTS};
 use ssnail_mega65_program as common;
 use std::cell::Cell;
 use std::sync::OnceLock;
@@ -106,39 +104,23 @@ fn the_bert_test_image_runs_to_halt_with_the_same_memory_as_the_rust_core() {
 /// just above what the job needs both run to HALT.
 #[test]
 fn the_instruction_and_work_limits_fault_with_code_4_where_the_rust_core_does() {
-    let img = common::test_images::llama();
-    let (mem, job, n, halt_work, cases) = limit_cases("llama", &img);
-    let run = |limits: [u32; 2], what: &str, rust: &Outcome| {
-        for (build, prg) in prgs() {
+    let names: Vec<&str> = prgs().iter().map(|(build, _)| *build).collect();
+    check_limits(
+        "llama",
+        &common::test_images::llama(),
+        &names,
+        |build, mem, job, limits, what| {
+            let prg = &prgs().iter().find(|(b, _)| *b == build).unwrap().1;
+            let limits = limits.map(|l| l as u32);
             let r =
-                softcore_test_prg::run_limited(ssnail_core::Board::R3, prg, &mem, job, limits, 600)
+                softcore_test_prg::run_limited(ssnail_core::Board::R3, prg, mem, job, limits, 600)
                     .unwrap_or_else(|e| panic!("{what} ({build}): {e}"));
-            let c = Outcome {
+            Outcome {
                 mem: r.mem,
                 error: r.error,
                 fault_pc: r.fault_pc,
                 syncs: r.syncs as u64,
-            };
-            compare(what, build, rust, &c, &[]);
-        }
-    };
-    for (instr, work, what) in &cases {
-        let rust = rust_core_limited(&mem, job, *instr, *work);
-        assert_eq!(
-            rust.error, 4,
-            "{what}: the Rust core did not stop at the limit"
-        );
-        let limits = [
-            (*instr).min(u32::MAX as u64) as u32,
-            if *work == u64::MAX { 0 } else { *work as u32 },
-        ];
-        run(limits, what, &rust);
-    }
-    let rust = rust_core_limited(&mem, job, n, halt_work + 16);
-    assert_eq!(rust.error, 0, "llama: {n} instructions run to HALT");
-    run(
-        [n as u32, (halt_work + 16) as u32],
-        "llama within its limits",
-        &rust,
+            }
+        },
     );
 }

@@ -17,9 +17,7 @@
 
 mod softcore_jobs;
 
-use softcore_jobs::{
-    compare, limit_cases, run_image, rust_core, rust_core_limited, NanOk, Outcome, PROMPTS,
-};
+use softcore_jobs::{check_limits, compare, run_image, rust_core, NanOk, Outcome, PROMPTS};
 use ssnail_format::ggml::GgmlType;
 use ssnail_mega65_program as common;
 use std::path::{Path, PathBuf};
@@ -238,28 +236,11 @@ fn the_instruction_and_work_limits_fault_with_code_4_where_the_rust_core_does() 
         ("gpt2", common::test_images::gpt2()),
         ("bert", common::test_images::bert()),
     ];
+    let names: Vec<&str> = builds().exes.iter().map(|(build, _)| *build).collect();
     for (name, img) in &images {
-        let (mem, job, n, halt_work, cases) = limit_cases(name, img);
-        for (instr, work, what) in &cases {
-            let rust = rust_core_limited(&mem, job, *instr, *work);
-            assert_eq!(
-                rust.error, 4,
-                "{what}: the Rust core did not stop at the limit"
-            );
-            let limits = [
-                (*instr).min(u32::MAX as u64),
-                if *work == u64::MAX { 0 } else { *work },
-            ];
-            for (build, exe) in &builds().exes {
-                let c = c_core_limited(exe, &mem, job, &limits);
-                compare(what, build, &rust, &c, &[]);
-            }
-        }
-        let rust = rust_core_limited(&mem, job, n, u64::MAX);
-        assert_eq!(rust.error, 0, "{name}: {n} instructions run to HALT");
-        for (build, exe) in &builds().exes {
-            let c = c_core_limited(exe, &mem, job, &[n, halt_work + 16]);
-            compare(&format!("{name} within its limits"), build, &rust, &c, &[]);
-        }
+        check_limits(name, img, &names, |build, mem, job, limits, _| {
+            let exe = &builds().exes.iter().find(|(b, _)| *b == build).unwrap().1;
+            c_core_limited(exe, mem, job, &limits)
+        });
     }
 }

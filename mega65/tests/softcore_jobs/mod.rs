@@ -123,14 +123,20 @@ pub fn work_trace(mem: &[u8], job: u32) -> Vec<(u64, u8)> {
     }
 }
 
-/// A job on `img` (a 4-token prompt, 3 generated) and the limits that stop it (instruction, work;
-/// `u64::MAX`: none), each named: the instruction limit at 1, a third and all but one of its `n`
-/// instructions; the work limit exactly at the work before the first instruction after each
-/// opcode's first occurrence (one byte of traffic counted wrong anywhere before it moves the fault
-/// to another instruction) and one byte above it, and inside each ATTN's own work; and the work
-/// at HALT.
-#[allow(clippy::type_complexity)]
-pub fn limit_cases(name: &str, img: &[u8]) -> (Vec<u8>, u32, u64, u64, Vec<(u64, u64, String)>) {
+/// A job on `img` (a 4-token prompt, 3 generated) run by `core` at limits that stop it, each
+/// against the Rust core at the same limits (which must stop there with code 4): the instruction
+/// limit at 1, a third and all but one of its instructions; the work limit exactly at the work
+/// before the first instruction after each opcode's first occurrence (one byte of traffic counted
+/// wrong anywhere before it moves the fault to another instruction) and one byte above it, and
+/// inside each ATTN's own work; then at the job's own instruction count and 16 bytes above its
+/// work at HALT, where both run to HALT. `core(mem, job, [instruction limit, work limit], what)`
+/// is a C build's outcome, the limits as softcore.h takes them (0: none).
+pub fn check_limits(
+    name: &str,
+    img: &[u8],
+    builds: &[&str],
+    mut core: impl FnMut(&str, &[u8], u32, [u64; 2], &str) -> Outcome,
+) {
     let (mem, job) = prompt_job(img, &[1, 17, 30, 5], 3);
     let trace = work_trace(&mem, job);
     let n = trace.len() as u64;
@@ -169,7 +175,33 @@ pub fn limit_cases(name: &str, img: &[u8]) -> (Vec<u8>, u32, u64, u64, Vec<(u64,
         }
     }
     let halt_work = trace[trace.len() - 1].0;
-    (mem, job, n, halt_work, cases)
+    for (instr, work, what) in &cases {
+        let rust = rust_core_limited(&mem, job, *instr, *work);
+        assert_eq!(
+            rust.error, 4,
+            "{what}: the Rust core did not stop at the limit"
+        );
+        let limits = [
+            (*instr).min(u32::MAX as u64),
+            if *work == u64::MAX { 0 } else { *work },
+        ];
+        for build in builds {
+            compare(
+                what,
+                build,
+                &rust,
+                &core(build, &mem, job, limits, what),
+                &[],
+            );
+        }
+    }
+    let rust = rust_core_limited(&mem, job, n, halt_work + 16);
+    assert_eq!(rust.error, 0, "{name}: {n} instructions run to HALT");
+    let what = format!("{name} within its limits");
+    for build in builds {
+        let c = core(build, &mem, job, [n, halt_work + 16], &what);
+        compare(&what, build, &rust, &c, &[]);
+    }
 }
 
 /// A region whose f32 (size 4) or F16 (size 2) words may hold NaN: two NaNs there are equal.
