@@ -1921,10 +1921,9 @@ hdot:   lda     #0
         beq     @gen                    ; inf or NaN
         lsr     a
         lsr     a                       ; (C = 0)
-        adc     #241                    ; its exponent − 15 (mod 256)
+        adc     #242                    ; its exponent − 14 (mod 256)
         sta     ey
-        lda     #0
-        taz
+        ldz     #0
         ldqi    _sv_p                   ; Q = x
         sta     MULA
         stx     MULA+1
@@ -1937,8 +1936,8 @@ hdot:   lda     #0
         cmp     #239
         bcs     @gen
         clc
-        adc     ey                      ; the product's exponent before normalising, 1..253
-        sta     ex
+        adc     ey                      ; the product's exponent with its leading 1 at bit 34,
+        sta     ex                      ; 2..254 (one less at bit 33)
         tza
         eor     t16
         and     #$80
@@ -1971,10 +1970,9 @@ hdot:   lda     #0
         aslq
         aslq
         aslq
-        bmi     @t34
-        aslq                            ; the leading 1 at bit 33
-        bra     @rnd
-@t34:   inc     ex                      ; at bit 34: one exponent up
+        bmi     @rnd                    ; the leading 1 at bit 34
+        aslq                            ; at bit 33: one place and one exponent down
+        dec     ex
 @rnd:   cmp     #$80                    ; rounded to nearest even (as rndq)
         bcc     @rdn
         bne     @rup
@@ -1999,7 +1997,21 @@ hdot:   lda     #0
         ldz     #0
         jsr     inf
         jmp     @post
-@fa:    jsr     fadd                    ; the general addition
+@fa:    lda     ae                      ; a packed sum (ae = 0) that is ±0, as every dot product
+        bne     @fg                     ; starts: the sum is the product (exact; fadd's way too)
+        lda     _sv_acc+3
+        and     #$7F
+        ora     _sv_acc+2
+        ora     _sv_acc+1
+        ora     _sv_acc
+        bne     @fg
+        lda     ex                      ; the A form (its guard byte wx is 0)
+        sta     ae
+        lda     rs
+        sta     as
+        inc     aok
+        lbra    @sd
+@fg:    jsr     fadd                    ; the general addition
         jmp     @post
 @rdn:   lda     ae                      ; the addition: the sum in the A form with its
                                         ; exponent 40..245 (ae is 0 while aok is 0)
@@ -2118,7 +2130,9 @@ hdot:   lda     #0
 @sd:    stx     wx+1                    ; the A form
         sty     wx+2
         stz     wx+3
-        bra     @n
+@n:     dec     _sv_n
+        lbne    @loop
+        jmp     kend
 @post:  bit     ukeep                   ; kpost's steps
         bvc     @nk
         jsr     kgen                    ; (its sv_acc = sv_r again below: the same)
@@ -2131,9 +2145,7 @@ hdot:   lda     #0
         sta     MULB+2
         sta     MULB+3
         sta     wx
-@n:     dec     _sv_n
-        lbne    @loop
-        jmp     kend
+        bra     @n
 ; p on by 4, q on by kstr
 hstep:  clc
         lda     _sv_p
