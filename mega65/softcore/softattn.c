@@ -19,7 +19,12 @@
 
 #define F32_NEG_INF 0xFF800000UL
 
+#ifdef SV_ASM
+#define qh sa_qh /* (sv_k_attn's q, the same head by head) */
+static uint32_t row_bytes;
+#else
 static uint32_t qh, row_bytes;
+#endif
 static uint16_t hd; /* head_dim: 4·n_heads·head_dim bytes of q fit memory, so < 2^16 */
 static uint8_t esz, q_kept; /* esz: 2 (F16, so esz & 2 is the kernels' F16 flag) or 4 */
 #ifdef SV_ASM
@@ -165,13 +170,13 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
     }
     keep = last < SC_ATTN_T;
     q_kept = hd <= SC_ATTN_VEC;
+    qh = q; /* head h's q: q + 4·h·head_dim */
 #ifdef SV_ASM
     /* sv_k_scores's and sv_k_avs's operands that hold for every head */
     sv_rs = row_bytes;
     sv_rl = (uint16_t)last;
     sv_kb = &sc_w.at.k;
     if (keep && q_kept && nh < 256) { /* the head loop below in softvec65.s */
-        sa_qh = q;
         sa_kh = kc;
         sa_vh = vc;
         sa_z = z;
@@ -186,9 +191,8 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
     if (!keep)
         sv_rl = 0; /* sv_k_avs one row at a time */
 #endif
-    /* head h: q at q + 4·h·head_dim, its KV head h / group at kc (vc) + (h / group)·head_dim·esz,
-     * the addresses stepped (no division per head) */
-    qh = q;
+    /* head h: its KV head h / group at kc (vc) + (h / group)·head_dim·esz, q's and these
+     * addresses stepped (no division per head) */
     kh = kc;
     vh = vc;
     g = 0;
