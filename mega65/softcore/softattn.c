@@ -19,15 +19,26 @@
 
 #define F32_NEG_INF 0xFF800000UL
 
+#ifdef SV_ASM
+#define qh sa_qh /* (sv_k_attn's q, the same head by head) */
+static uint32_t row_bytes;
+#else
 static uint32_t qh, row_bytes;
+#endif
 static uint16_t hd; /* head_dim: 4·n_heads·head_dim bytes of q fit memory, so < 2^16 */
 static uint8_t esz, q_kept; /* esz: 2 (F16, so esz & 2 is the kernels' F16 flag) or 4 */
+#ifdef SV_ASM
+f32 scale; /* (sv_k_attn reads it) */
+#else
 static f32 scale;
+#endif
 /* rsqrt(head_dim) of the last ATTN (0: none yet); the same head_dim gives the same scale */
 static uint16_t scale_hd;
 #ifdef SV_ASM
 /* sv_k_avs's blocks of V rows end here: the union's end */
 const void *const sv_vend = (const uint8_t *)&sc_w + sizeof sc_w;
+/* sv_k_attn's q and score buffers */
+f32 *const sa_qb = sc_w.at.q, *const sa_sp = sc_w.at.s;
 #endif
 
 /* (hi, lo) ·= m as a 64-bit unsigned number; 1 if the product does not fit 64 bits. */
@@ -104,9 +115,9 @@ static f32 score(uint32_t kt)
 uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
 {
     uint32_t kc, vc, nh, nkv, fmt, group, h, t, hdw, kh, vh, kt, hi, lo, bytes, head_bytes, head_q;
-    uint16_t n, i0, ts;
+    uint16_t n, i0;
 #ifndef SV_ASM
-    uint16_t i;
+    uint16_t i, ts;
 #endif
     uint32_t g;
     uint8_t e, keep;
@@ -158,16 +169,30 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
         scale_hd = hd;
     }
     keep = last < SC_ATTN_T;
-#ifdef SV_ASM
-    /* sv_k_scores's and sv_k_avs's operands that hold for every head (the scores kept) */
-    sv_rs = row_bytes;
-    sv_rl = keep ? (uint16_t)last : 0; /* (not kept: sv_k_avs one row at a time) */
-    sv_kb = &sc_w.at.k;
-#endif
     q_kept = hd <= SC_ATTN_VEC;
-    /* head h: q at q + 4·h·head_dim, its KV head h / group at kc (vc) + (h / group)·head_dim·esz,
-     * the addresses stepped (no division per head) */
-    qh = q;
+    qh = q; /* head h's q: q + 4·h·head_dim */
+#ifdef SV_ASM
+    /* sv_k_scores's and sv_k_avs's operands that hold for every head */
+    sv_rs = row_bytes;
+    sv_rl = (uint16_t)last;
+    sv_kb = &sc_w.at.k;
+    if (keep && q_kept && nh < 256) { /* the head loop below in softvec65.s */
+        sa_kh = kc;
+        sa_vh = vc;
+        sa_z = z;
+        sa_nh = (uint8_t)nh;
+        sa_grp = (uint8_t)group;
+        sa_hq = (uint8_t)head_q;
+        sv_rb = (uint16_t)head_bytes;
+        sv_rn = (uint8_t)hd;
+        sv_k_attn(esz & 2);
+        return SC_OK;
+    }
+    if (!keep)
+        sv_rl = 0; /* sv_k_avs one row at a time */
+#endif
+    /* head h: its KV head h / group at kc (vc) + (h / group)·head_dim·esz, q's and these
+     * addresses stepped (no division per head) */
     kh = kc;
     vh = vc;
     g = 0;
@@ -175,19 +200,6 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
         if (q_kept)
             sm_read(qh, sc_w.at.q, 4 * hd);
         m = F32_NEG_INF;
-#ifdef SV_ASM
-        if (keep && q_kept) { /* score()'s loop in softvec65.s */
-            sv_ra = kh;
-            sv_m = m;
-            sv_sp = sc_w.at.s;
-            sv_c = scale;
-            sv_rb = (uint16_t)head_bytes;
-            sv_rn = (uint8_t)hd;
-            sv_qb = sc_w.at.q;
-            sv_k_scores(esz & 2);
-            m = sv_m;
-        } else
-#endif
         {
             kt = kh;
             for (t = 0; t <= last; ++t) {
@@ -201,19 +213,11 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
         }
         sum = SF_ZERO;
 #ifdef SV_ASM
-        if (keep) {
-            sv_acc = SF_ZERO;
-            sv_c = m ^ 0x80000000UL; /* s − m is s + (−m), as sf_sub */
-            sv_tabd = &sv_exp_tab;
-            for (ts = 0; ts <= (uint16_t)last; ts += 128) {
-                sv_p = sc_w.at.s + ts;
-                sv_n = (uint16_t)last - ts < 128 ? (uint8_t)((uint16_t)last - ts + 1) : 128;
-                sv_k_expsum();
-            }
-            sum = sv_acc;
+        if (keep) { /* the weights w_t = single(e_t·recip(z)) for all of the head's chunks */
+            sv_m = m;
+            sv_k_smax();
         } else
-#endif
-#ifndef SV_ASM /* (with SV_ASM the kept scores take sv_k_expsum above) */
+#else
         if (keep) {
             for (ts = 0; ts <= (uint16_t)last; ++ts) {
                 s = sv_exp(sf_sub(sc_w.at.s[ts], m));
@@ -230,16 +234,6 @@ uint8_t sa_attn(uint32_t blk, uint32_t q, uint32_t z, uint32_t last)
             }
         }
         rz = sf_recip(sum);
-#ifdef SV_ASM
-        if (keep) { /* w_t = single(e_t·recip(z)), once for all of the head's chunks */
-            sv_c = rz;
-            for (ts = 0; ts <= (uint16_t)last; ts += 128) {
-                sv_p = sc_w.at.s + ts;
-                sv_n = (uint16_t)last - ts < 128 ? (uint8_t)((uint16_t)last - ts + 1) : 128;
-                sv_k_scale();
-            }
-        }
-#endif
         lo = vh; /* row 0's chunk of V */
         for (i0 = 0; i0 < hd; i0 += n) {
             n = hd - i0 < SC_ATTN_VEC ? (uint16_t)(hd - i0) : SC_ATTN_VEC;

@@ -105,6 +105,19 @@ void sv_k_scores(uint8_t f16);
  * chunk of V row t at sv_ra (sv_rb bytes, F16 when f16), sv_ra stepping by sv_rs; the rows come
  * as many at a time (at most 255) as fit from the weights' end (sv_sp[sv_rl + 1]) to sv_vend */
 void sv_k_avs(uint8_t f16);
+/* ATTN's heads with the scores kept and q one chunk (softattn.c's head loop with the same kernels
+ * in the same order): sa_nh heads (1..255), q's, K's, V's and the output's first head at sa_qh,
+ * sa_kh, sa_vh, sa_z, sa_grp heads a KV head, sa_hq = 4·head_dim; sv_rb (head_dim·esz), sv_rn
+ * (head_dim), sv_rs, sv_rl (T − 1, at most 255) and sv_kb set; q's buffer sa_qb, the scores'
+ * sa_sp, the scale (softattn.c's); the output chunk is sc_w.at.o, at the union's start */
+extern f32 *const sa_qb, *const sa_sp;
+extern f32 scale;
+extern uint32_t sa_qh, sa_kh, sa_vh, sa_z;
+extern uint8_t sa_nh, sa_grp, sa_hq;
+void sv_k_attn(uint8_t f16);
+/* ATTN's weights in place from the kept scores at sa_sp (sv_rl + 1 of them, at most 256) and
+ * their largest, sv_m: w_t = single(exp_table(single(s_t − m))·sf_recip(z)), z their sum from +0 */
+void sv_k_smax(void);
 /* the end of sv_k_avs's buffer (softattn.c): the union sc_w's */
 extern const void *const sv_vend;
 /* the fallbacks, softfloat.c's operations on the same operands (softvec.c) */

@@ -27,6 +27,9 @@
         .export         _sv_k_argmax, _sv_k_cvt16, _sv_k_sum, _sv_k_sumsqd, _sv_k_lnout
         .export         _sv_k_deq, _sv_rw, _sv_rh, _sv_rq
         .export         _sv_k_scores, _sv_k_avs, _sv_ra, _sv_rs, _sv_rb, _sv_rl, _sv_rn, _sv_m, _sv_qb, _sv_kb, _sv_sp
+        .export         _sv_k_attn, _sv_k_smax, _sa_qh, _sa_kh, _sa_vh, _sa_z, _sa_nh, _sa_grp, _sa_hq
+        .import         _sm_read, _sm_write, _sf_recip, _sv_exp_tab, _sc_w, pusheax, pushax
+        .import         _sa_qb, _sa_sp, _scale  ; (softattn.c)
         .import         _sc_poll, _sc_stop, _sc_tick
         .import         _soft_mem_end, popeax   ; sc_span's end of SSNAIL memory, cc65's argument pop
         .importzp       sreg
@@ -156,6 +159,19 @@ twin:   .res    4                       ; min(|lo|, hi) when lo < 0 < hi, else 0
 tgelu:  .res    1                       ; nonzero: the table is GELU's (gseg)
 fmk:    .res    4                       ; k's significand (24 bits)
 fc0:    .res    4                       ; floor(|lo|·k·2^24)
+        .data                           ; (the test PRG's BSS area is full)
+; sv_k_attn's operands (softattn.c): q's, K's, V's and the output's head (sa_v + 0, 4, 8, 12),
+; the heads, the heads a KV head serves, q's bytes a head; its own state
+sa_v:
+_sa_qh: .res    4
+_sa_kh: .res    4
+_sa_vh: .res    4
+_sa_z:  .res    4
+_sa_nh: .res    1
+_sa_grp: .res   1
+_sa_hq: .res    1
+sa_g:   .res    1                       ; heads of the KV head done
+sa_f:   .res    1                       ; the format
 
         .code
 
@@ -1905,10 +1921,9 @@ hdot:   lda     #0
         beq     @gen                    ; inf or NaN
         lsr     a
         lsr     a                       ; (C = 0)
-        adc     #241                    ; its exponent − 15 (mod 256)
+        adc     #242                    ; its exponent − 14 (mod 256)
         sta     ey
-        lda     #0
-        taz
+        ldz     #0
         ldqi    _sv_p                   ; Q = x
         sta     MULA
         stx     MULA+1
@@ -1921,8 +1936,8 @@ hdot:   lda     #0
         cmp     #239
         bcs     @gen
         clc
-        adc     ey                      ; the product's exponent before normalising, 1..253
-        sta     ex
+        adc     ey                      ; the product's exponent with its leading 1 at bit 34,
+        sta     ex                      ; 2..254 (one less at bit 33)
         tza
         eor     t16
         and     #$80
@@ -1955,10 +1970,9 @@ hdot:   lda     #0
         aslq
         aslq
         aslq
-        bmi     @t34
-        aslq                            ; the leading 1 at bit 33
-        bra     @rnd
-@t34:   inc     ex                      ; at bit 34: one exponent up
+        bmi     @rnd                    ; the leading 1 at bit 34
+        aslq                            ; at bit 33: one place and one exponent down
+        dec     ex
 @rnd:   cmp     #$80                    ; rounded to nearest even (as rndq)
         bcc     @rdn
         bne     @rup
@@ -1983,7 +1997,21 @@ hdot:   lda     #0
         ldz     #0
         jsr     inf
         jmp     @post
-@fa:    jsr     fadd                    ; the general addition
+@fa:    lda     ae                      ; a packed sum (ae = 0) that is ±0, as every dot product
+        bne     @fg                     ; starts: the sum is the product (exact; fadd's way too)
+        lda     _sv_acc+3
+        and     #$7F
+        ora     _sv_acc+2
+        ora     _sv_acc+1
+        ora     _sv_acc
+        bne     @fg
+        lda     ex                      ; the A form (its guard byte wx is 0)
+        sta     ae
+        lda     rs
+        sta     as
+        inc     aok
+        lbra    @sd
+@fg:    jsr     fadd                    ; the general addition
         jmp     @post
 @rdn:   lda     ae                      ; the addition: the sum in the A form with its
                                         ; exponent 40..245 (ae is 0 while aok is 0)
@@ -2102,7 +2130,9 @@ hdot:   lda     #0
 @sd:    stx     wx+1                    ; the A form
         sty     wx+2
         stz     wx+3
-        bra     @n
+@n:     dec     _sv_n
+        lbne    @loop
+        jmp     kend
 @post:  bit     ukeep                   ; kpost's steps
         bvc     @nk
         jsr     kgen                    ; (its sv_acc = sv_r again below: the same)
@@ -2115,9 +2145,7 @@ hdot:   lda     #0
         sta     MULB+2
         sta     MULB+3
         sta     wx
-@n:     dec     _sv_n
-        lbne    @loop
-        jmp     kend
+        bra     @n
 ; p on by 4, q on by kstr
 hstep:  clc
         lda     _sv_p
@@ -2324,6 +2352,175 @@ _sv_k_avs:
         sta     _sv_sp+1
         jmp     @blk
 
+; ATTN's heads with the scores kept and q one chunk: softattn.c's head loop (the definition) with
+; the same kernels in the same order. For each of sa_nh heads, while sc_poll() sees no RUN/STOP:
+; q (sa_hq bytes at sa_qh) to sv_qb's buffer; the scores (sv_k_scores, K at sa_kh, m from -inf);
+; the softmax's numerators and their sum (sv_k_expsum, from +0, in chunks of 128); the weights
+; (sv_k_scale by sf_recip of the sum); the output (+0, sv_k_avs over V at sa_vh) to sa_z; then
+; sa_qh and sa_z on by sa_hq, sa_kh and sa_vh by sv_rb (a head's K bytes) every sa_grp heads.
+; A = the format (F16 when != 0); the caller sets sv_rb, sv_rn, sv_rs, sv_rl (at most 255),
+; sv_kb, sv_qb (q's buffer), sv_sp (the scores') and sv_c (the scale). The output chunk is
+; sc_w.at.o, the union's first bytes (softattn.c checks).
+_sv_k_attn:
+        sta     sa_f
+        lda     #0
+        sta     sa_g
+@head:  ldz     #0                      ; (cc65's code: Z = 0)
+        jsr     _sc_poll                ; RUN/STOP
+        tax
+        beq     :+
+        rts
+:       jsr     push4                   ; sm_read(sa_qh, q's buffer, sa_hq) (X = 0)
+        lda     _sa_qb
+        ldx     _sa_qb+1
+        jsr     pushax
+        lda     _sa_hq
+        ldx     #0
+        jsr     _sm_read
+        movf    _sv_ra, _sa_kh          ; the scores
+        movf    _sv_c, _scale
+        lda     #0
+        sta     _sv_m
+        sta     _sv_m+1
+        lda     #$80
+        sta     _sv_m+2
+        lda     #$FF                    ; -inf
+        sta     _sv_m+3
+        jsr     spset
+        lda     _sa_qb
+        sta     _sv_qb
+        lda     _sa_qb+1
+        sta     _sv_qb+1
+        ldz     #0
+        lda     sa_f
+        jsr     _sv_k_scores
+        jsr     smax
+        lda     #0                      ; the output: +0
+        ldx     _sa_hq
+:       dex
+        sta     _sc_w,x
+        bne     :-
+        movf    _sv_ra, _sa_vh
+        jsr     spset
+        lda     #<_sc_w
+        sta     _sv_qb
+        lda     #>_sc_w
+        sta     _sv_qb+1
+        ldz     #0
+        lda     sa_f
+        jsr     _sv_k_avs               ; (Z = 0 after it)
+        ldx     #12                     ; sm_write(sa_z, the output, sa_hq)
+        jsr     push4
+        lda     #<_sc_w
+        ldx     #>_sc_w
+        jsr     pushax
+        lda     _sa_hq
+        ldx     #0
+        jsr     _sm_write
+        ldx     #0                      ; the next head's q and output
+        lda     _sa_hq
+        jsr     add4
+        ldx     #12
+        lda     _sa_hq
+        jsr     add4
+        inc     sa_g
+        lda     sa_g
+        cmp     _sa_grp
+        bne     @nx
+        lda     #0                      ; and K and V every sa_grp heads
+        sta     sa_g
+        ldx     #4
+        lda     _sv_rb
+        jsr     add4
+        ldx     #8
+        lda     _sv_rb
+        jsr     add4
+@nx:    dec     _sa_nh
+        lbne    @head
+        rts
+; ATTN's weights from the kept scores at sa_sp (T = sv_rl + 1, at most 256) and their largest,
+; sv_m: e_t = exp_table(single(s_t − m)) summed from +0 (sv_k_expsum in chunks of 128), then
+; w_t = single(e_t·sf_recip(the sum)) (sv_k_scale), in place; what softattn.c's head loop does
+_sv_k_smax:
+smax:   lda     #0                      ; the sum from +0 of exp(s − m): s + (−m)
+        tax
+        tay
+        taz
+        stq     _sv_acc
+        movf    _sv_c, _sv_m
+        lda     _sv_c+3
+        eor     #$80
+        sta     _sv_c+3
+        lda     #<_sv_exp_tab
+        sta     _sv_tabd
+        lda     #>_sv_exp_tab
+        sta     _sv_tabd+1
+        ldx     #<_sv_k_expsum
+        ldy     #>_sv_k_expsum
+        jsr     chunks
+        lda     _sv_acc+2               ; sf_recip(the sum)
+        sta     sreg
+        lda     _sv_acc+3
+        sta     sreg+1
+        lda     _sv_acc
+        ldx     _sv_acc+1
+        jsr     _sf_recip
+        sta     _sv_c
+        stx     _sv_c+1
+        lda     sreg
+        sta     _sv_c+2
+        lda     sreg+1
+        sta     _sv_c+3
+        ldx     #<_sv_k_scale
+        ldy     #>_sv_k_scale
+        jmp     chunks
+; sv_sp = the scores
+spset:  lda     _sa_sp
+        sta     _sv_sp
+        lda     _sa_sp+1
+        sta     _sv_sp+1
+        rts
+; the kernel at Y:X over the scores sv_rl + 1 (at most 256) in chunks of 128, p from the first
+chunks: stx     @j+1
+        sty     @j+2
+        ldz     #0                      ; (the kernels end with Z = 0)
+        lda     _sa_sp
+        sta     _sv_p
+        lda     _sa_sp+1
+        sta     _sv_p+1
+        lda     _sv_rl
+        bpl     @one
+        lda     #128
+        sta     _sv_n
+        jsr     @j                      ; (the kernels move p on)
+        lda     _sv_rl
+        and     #$7F
+@one:   inc     a
+        sta     _sv_n
+@j:     jmp     $FFFF                   ; (patched)
+; cc65's push of the long at sa_v + X
+push4:  lda     sa_v+3,x
+        sta     sreg+1
+        lda     sa_v+2,x
+        sta     sreg
+        lda     sa_v,x
+        pha
+        lda     sa_v+1,x
+        tax
+        pla
+        jmp     pusheax
+; the long at sa_v + X += A
+add4:   clc
+        adc     sa_v,x
+        sta     sa_v,x
+        bcc     :+
+        inc     sa_v+1,x
+        bne     :+
+        inc     sa_v+2,x
+        bne     :+
+        inc     sa_v+3,x
+:       rts
+
 ; the row loops' set-up: the format (A), the job's count and destination (sv_kb), t = 0, and the
 ; job's source: sv_ra as a flat 28-bit attic address (bank bits 16-19, megabyte bits 20-27), with
 ; sv_rs split the same way for getrow's steps
@@ -2458,20 +2655,11 @@ ltmax:  lda     _sv_r+3                 ; s_t NaN: no
         lda     _sv_r+1
         ora     _sv_r
         bne     @no
-@rok:   lda     _sv_m+3                 ; sv_m NaN: no (softattn.c starts it at -inf and only
-        and     #$7F                    ; stores non-NaN values, but the rule is sf_lt's)
-        cmp     #$7F
-        bne     @mok
-        lda     _sv_m+2
-        cmp     #$80
-        bcc     @mok
-        bne     @no
-        lda     _sv_m+1
-        ora     _sv_m
-        bne     @no
-@mok:   lda     _sv_m+3                 ; signs differ: the negative one is the smaller,
-        eor     _sv_r+3                 ; unless both are zeros (equal; with the same signs
-        bpl     @same                   ; the magnitudes' comparison finds them equal)
+@rok:   lda     _sv_m+3                 ; (sv_m is never NaN: sv_k_attn starts it at -inf and
+        eor     _sv_r+3                 ; only non-NaN values are stored) signs differ: the
+        bpl     @same                   ; negative one is the smaller, unless both are zeros
+                                        ; (equal; with the same signs the magnitudes' comparison
+                                        ; finds them equal)
         lda     _sv_r+3
         ora     _sv_m+3
         and     #$7F

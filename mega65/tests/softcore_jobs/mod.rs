@@ -2408,6 +2408,32 @@ fn attention_with_grouped_query_heads_and_f16_and_f32_caches_agrees_bit_for_bit(
     }
 }
 
+/// ATTN's head loop in softvec65.s (sv_k_attn: the scores kept, q one chunk, at most 255 heads):
+/// the scores' softmax in one chunk of 128 and in two (T = 128, 129, 200, 256), T = 1 and 2, one
+/// to four query heads a KV head and 255 heads of 5 KV heads (the heads' and the KV heads' steps),
+/// and 256 heads, which take softattn.c's loop.
+#[test]
+fn attention_heads_in_one_call_with_one_and_two_chunks_of_scores_agree() {
+    let shapes = [
+        (2, 1, 8, 128),
+        (2, 1, 8, 129),
+        (3, 1, 2, 200),
+        (4, 2, 4, 256),
+        (4, 1, 3, 2),
+        (3, 3, 5, 1),
+        (255, 5, 1, 2),
+        (256, 2, 1, 2),
+    ];
+    let mut k = 0;
+    for &shape in &shapes {
+        for kv in [KV_F16, KV_F32] {
+            let name = format!("ATTN heads in one call {shape:?} kv {kv}");
+            attn_case(name, 8600 + k, shape, kv, 2.0).run();
+            k += 1;
+        }
+    }
+}
+
 /// ATTN's F16 dot products whose running sum meets products of its own exponent and the other
 /// sign: q of ±1 and ±1.5, K halves in [1, 2) of alternating signs, some rows cancelling exactly
 /// (+0, then a sum that starts again), some with the product larger by an ulp or a top byte, some
