@@ -1639,16 +1639,46 @@ texp:   lda     fxok
         jmp     tseg
 @ex:    jmp     table
 
-; RMSNORM's sum: acc = single(acc + single(x[i]·x[i])), p = x (the sum in the A form, fadd)
+; RMSNORM's sum: acc = single(acc + single(x[i]·x[i])), p = x (the sum in the A form, fadd).
+; A normal x whose square's exponent sv_mul takes (mexp) goes into both multiplier inputs from
+; the registers, one exponent test for both operands; else sv_mul on x, x.
 _sv_k_sumsq:
         lda     #0                      ; the sum packed in sv_acc
         sta     aok
-@loop:  getf    _sv_a, _sv_p, 0
+@loop:  ldz     #0
+        ldqi    _sv_p
+        sta     MULA
+        sta     MULB
+        stx     MULA+1
+        stx     MULB+1
+        tya
+        ora     #$80
+        sta     MULA+2
+        sta     MULB+2
+        tya
+        asl     a
+        tza
+        rol     a                       ; x's exponent
+        beq     @gen
+        cmp     #$FF
+        beq     @gen
+        sta     ex
+        jsr     mexp                    ; 2e − 127, as sv_mul
+        bcs     @gen
+        lda     #0
+        sta     rs                      ; a square: positive
+        sta     MULA+3
+        sta     MULB+3
+        lda     #$C0
+        sta     ukeep
+        jsr     mulo
+        bra     @post
+@gen:   getf    _sv_a, _sv_p, 0
         stq     _sv_b                   ; (the same x)
         lda     #$C0
         sta     ukeep
         jsr     _sv_mul
-        jsr     kpost
+@post:  jsr     kpost
         step4   _sv_p
         dec     _sv_n
         bne     @loop
@@ -2581,11 +2611,53 @@ _sv_k_expsum:
 ; wins only with a larger key, i.e. a larger value (the first of equal ones stays; -0 = +0),
 ; or as the first number after a NaN. NaNs never win (the C's first element is taken by the
 ; caller's start at index 0). Returns A = 1 + the index of the chunk's last winner, 0 if none.
+; The key's top two bytes come from the element's top two (positive: bit 7 set; negative: both
+; inverted); when they are below sv_acc's the element cannot win (its key is below; -0's $7FFF
+; is below $80xx as its key $80000000 is not above any key from $80000000 on; a NaN never wins
+; anyway), so most elements cost only that; the others take the whole key. Y = the element's
+; byte 3 within sv_p's page (sv_p steps a page, and ex 64 elements, when Y wraps).
 _sv_k_argmax:
         lda     #0
-        sta     ex                      ; here: the element's index
+        sta     ex                      ; here: the index of the element at sv_p
         sta     ey                      ; here: 1 + the winner's
-@loop:  getf    kv, _sv_p, 0
+        ldy     #3
+@loop:  ldx     #0
+        lda     (_sv_p),y               ; the top byte
+        bpl     :+
+        dex
+        eor     #$7F                    ; negative: with the EOR below, all bits inverted
+:       stx     kt+1                    ; $FF for a negative element, else 0
+        eor     #$80                    ; the key's top byte
+        cmp     _sv_acc+3
+        bcc     @rej
+        bne     @full
+        dey
+        lda     (_sv_p),y               ; equal: the second byte
+        iny
+        eor     kt+1
+        cmp     _sv_acc+2
+        bcs     @full
+@rej:   tya                             ; C = 0
+        adc     #4
+        tay
+        bcs     @page
+@nx:    dec     _sv_n
+        bne     @loop
+        ldz     #0
+        lda     ey
+        ldx     #0
+        rts
+@page:  inc     _sv_p+1
+        lda     ex
+        adc     #63                     ; C = 1: 64 elements a page
+        sta     ex
+        bra     @nx
+@full:  sty     kt
+        tya
+        and     #$FC
+        taz
+        ldqi    _sv_p
+        stq     kv
         lda     kv+2                    ; exponent $FF with a fraction: NaN
         asl     a
         lda     kv+3
@@ -2596,25 +2668,23 @@ _sv_k_argmax:
         and     #$7F
         ora     kv+1
         ora     kv
-        bne     @next
+        bne     @skip
 @num:   jsr     key
         sec
         ldq     kv
         sbcq    _sv_acc
-        bcc     @next
-        beq     @next
+        bcc     @skip
+        beq     @skip
         movf    _sv_acc, kv
-        ldx     ex
-        inx
-        stx     ey
-@next:  inc     ex
-        jsr     incp
-        dec     _sv_n
-        bne     @loop
-        ldz     #0
-        lda     ey
-        ldx     #0
-        rts
+        lda     kt                      ; 1 + ex + Y / 4
+        lsr     a
+        lsr     a
+        sec
+        adc     ex
+        sta     ey
+@skip:  ldy     kt
+        clc
+        bra     @rej
 
 ; DEQROW of a Q block: x[i] = single(d·q[i]), p = x, q = the int8 quants, sv_h = d (F16). Each q
 ; is a single by bit work (exact: |q| <= 128 has 8 bits), then sv_mul with d widened by sv_f16

@@ -3243,6 +3243,116 @@ fn cvt16_argmax_vadd_and_vmul_at_their_edges_agree() {
     }
 }
 
+/// RMSNORM's sum of squares and ARGMAX's compare at the edges of softvec65.s's fast paths.
+/// RMSNORM: short vectors (so each square shows in r and every output) whose elements have the
+/// exponents where x² leaves sv_mul's range (2e − 127 below 1 or above 253: e 63-65, 190-192)
+/// with the largest, smallest and random fractions (the square carrying into the next binade),
+/// both signs, zeros, subnormals, infinities and NaN; lengths 1-5 and around the 64-element
+/// chunk. ARGMAX: values that share the best's top two bytes (the compare's first step) and
+/// differ below them both ways, both signs, ±0 after each other, NaNs, lengths around one and
+/// two chunks.
+#[test]
+fn rmsnorm_squares_and_argmax_compares_at_their_fast_paths_edges_agree() {
+    let edge = [
+        62u32, 63, 64, 65, 66, 189, 190, 191, 192, 0, 1, 127, 254, 255,
+    ];
+    for k in 0..8u64 {
+        let mut c = Case::new(format!("RMSNORM squares #{k}"), 9900 + k, 1 << 18);
+        for j in 0..24u64 {
+            let n0 = match (j + k) % 6 {
+                0 => 63 + c.below(3) as u32,
+                1 => 128 + c.below(4) as u32,
+                _ => 1 + c.below(5) as u32,
+            };
+            let mut x: Vec<f32> = (0..n0)
+                .map(|_| {
+                    fields(
+                        c.below(2) == 0,
+                        64 + c.below(6) as u32,
+                        c.rng.next_u64() as u32,
+                    )
+                })
+                .collect();
+            for _ in 0..1 + c.below(3) {
+                let i = c.below(n0 as u64) as usize;
+                let e = edge[c.below(edge.len() as u64) as usize];
+                let f = match c.below(4) {
+                    0 => 0x7F_FFFF,
+                    1 => 0,
+                    _ => c.rng.next_u64() as u32,
+                };
+                x[i] = fields(c.below(2) == 0, e, f);
+            }
+            if c.below(2) == 0 {
+                // scaled up: the sum of the other squares in the upper range
+                for v in x.iter_mut() {
+                    if v.is_finite() && v.abs() < 1e-10 && v.abs() > 1e-30 {
+                        *v = fields(*v < 0.0, 188 + c.below(3) as u32, v.to_bits());
+                    }
+                }
+            }
+            let g: Vec<f32> = (0..n0).map(|_| c.value()).collect();
+            let xa = c.f32s(&x);
+            let ga = c.f32s(&g);
+            let za = c.alloc(4 * n0, true);
+            c.nan_ok(za, n0, 4);
+            let e = [0, 0x3727_C5AC, 1][c.below(3) as usize];
+            c.setn(n0, 0, e);
+            c.i(Op::RmsNorm, 0, 0, xa, ga, za);
+        }
+        c.run();
+
+        let mut c = Case::new(format!("ARGMAX compares #{k}"), 9950 + k, 1 << 18);
+        let out = c.alloc(4 * 24, true);
+        for j in 0..24u32 {
+            let n0 = match j % 4 {
+                0 => 1 + c.below(4) as u32,
+                1 => 60 + c.below(10) as u32,
+                2 => 125 + c.below(10) as u32,
+                _ => 1 + c.below(200) as u32,
+            };
+            let neg = (j + k as u32) % 3 == 0;
+            let top = fields(neg, 120 + c.below(12) as u32, c.rng.next_u64() as u32).to_bits();
+            let mut x: Vec<f32> = (0..n0)
+                .map(|_| match c.below(8) {
+                    // the same top two bytes, any lower ones
+                    0..=4 => f32::from_bits(top & 0xFFFF_0000 | (c.rng.next_u64() as u32 & 0xFFFF)),
+                    // one step either way in the second byte or the top one
+                    5 => f32::from_bits(top.wrapping_add(0x1_0000)),
+                    6 => f32::from_bits(top.wrapping_sub(0x1_0000)),
+                    // the other sign (in a negative vector only now and then: it wins)
+                    _ if !neg || c.below(8) == 0 => f32::from_bits(top ^ 0x8000_0000),
+                    _ => f32::from_bits(top.wrapping_sub(0x1_0000) | 0xFFFF),
+                })
+                .collect();
+            for _ in 0..c.below(4) {
+                let i = c.below(n0 as u64) as usize;
+                x[i] = [
+                    0.0,
+                    -0.0,
+                    f32::NAN,
+                    -f32::NAN,
+                    f32::INFINITY,
+                    f32::NEG_INFINITY,
+                ][c.below(6) as usize];
+            }
+            if j % 5 == 2 && n0 > 3 {
+                // ±0 the largest: the first zero stays
+                x.iter_mut().for_each(|v| *v = -v.abs());
+                x[1] = [0.0, -0.0][c.below(2) as usize];
+                x[2] = -x[1];
+            }
+            let xa = c.f32s(&x);
+            let reg = 1 + c.below(14) as u8;
+            c.li(reg, 0xDEAD_BEEF);
+            c.setn(n0, 0, 0);
+            c.i(Op::ArgMax, reg, 0, xa, 0, 0);
+            c.i(Op::Str, reg, 0, out + 4 * j, 0, 0);
+        }
+        c.run();
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // (b) Whole images.
 
