@@ -3311,7 +3311,7 @@ fn rmsnorm_squares_and_argmax_compares_at_their_fast_paths_edges_agree() {
                 2 => 125 + c.below(10) as u32,
                 _ => 1 + c.below(200) as u32,
             };
-            let neg = (j + k as u32) % 3 == 0;
+            let neg = (j + k as u32).is_multiple_of(3);
             let top = fields(neg, 120 + c.below(12) as u32, c.rng.next_u64() as u32).to_bits();
             let mut x: Vec<f32> = (0..n0)
                 .map(|_| match c.below(8) {
