@@ -51,6 +51,19 @@ static void put(uint32_t base, const f32 *buf)
     sm_write(base + 4 * at, buf, 4 * n);
 }
 
+#ifdef SV_ASM
+/* The chunk of x into sc_w.v.x, and the kernels' p and count set to it (one call for what each
+ * chunk loop of the vector instructions did in three statements: bytes of the core's window) */
+static void getx(uint32_t base)
+{
+    get(base, sc_w.v.x);
+    sv_p = sc_w.v.x;
+    sv_n = (uint8_t)n;
+}
+#else
+#define getx(base) get(base, sc_w.v.x)
+#endif
+
 #ifdef SV_ASM /* softvec65.s: sv_span4 */
 #define span4 sv_span4
 #else
@@ -196,13 +209,11 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
 #endif
     by = sc_w.v.x + vmax; /* SC_VEC: sc_w.v.y */
     for (at = 0; more(n0); at += n) {
-        get(x, sc_w.v.x);
+        getx(x);
         if (two)
             get(y, by);
 #ifdef SV_ASM
-        sv_p = sc_w.v.x;
         sv_q = by;
-        sv_n = (uint8_t)n;
         if (op == OP_SILUMUL) {
             sv_tabd = &silu_tab;
             sv_k_tabmul();
@@ -279,10 +290,8 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
     ss = SF_ZERO;
 #endif
     for (at = 0; more(n0); at += n) {
-        get(x, sc_w.v.x);
+        getx(x);
 #ifdef SV_ASM
-        sv_p = sc_w.v.x;
-        sv_n = (uint8_t)n;
         sv_k_sumsq();
 #else
         for (i = 0; i < n; ++i)
@@ -291,12 +300,10 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
     }
     r = rsqrt(sf_add(sf_mul(ss, recip_n(n0)), eps));
     for (at = 0; more(n0); at += n) {
-        get(x, sc_w.v.x);
+        getx(x);
         get(g, sc_w.v.y);
 #ifdef SV_ASM
-        sv_p = sc_w.v.x;
         sv_q = sc_w.v.y;
-        sv_n = (uint8_t)n;
         sv_k_scale2();
 #else
         for (i = 0; i < n; ++i)
@@ -339,9 +346,7 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
     vmax = SV_BIG;
     sv_acc = SF_ZERO;
     for (at = 0; more(n0); at += n) {
-        get(x, sc_w.v.x);
-        sv_p = sc_w.v.x;
-        sv_n = (uint8_t)n;
+        getx(x);
         sv_k_sum();
     }
     sv_a = sv_acc;
@@ -350,9 +355,7 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
     sv_c = sv_r ^ 0x80000000UL; /* −mu */
     sv_acc = SF_ZERO;
     for (at = 0; more(n0); at += n) {
-        get(x, sc_w.v.x);
-        sv_p = sc_w.v.x;
-        sv_n = (uint8_t)n;
+        getx(x);
         sv_k_sumsqd(keep);
         if (keep)
             put(z, sc_w.v.x);
@@ -361,13 +364,11 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
     r = rsqrt(sf_add(sf_mul(s, rn), eps));
     vmax = 63;
     for (at = 0; more(n0); at += n) {
-        get(x, sc_w.v.x);
+        getx(x);
         get(gb, sc_w.v.x + 63);
         get(gb + 4 * n0, sc_w.v.x + 2 * 63);
         sv_acc = r;
-        sv_p = sc_w.v.x;
         sv_q = sc_w.v.x + 63;
-        sv_n = (uint8_t)n;
         sv_k_lnout(4 * 63 | keep);
         put(z, sc_w.v.x);
     }
@@ -526,9 +527,7 @@ uint8_t sv_argmax(uint32_t x, uint32_t n0, uint32_t *index)
 #ifdef SV_ASM
     sv_acc = 0; /* the best's order key (softvec65.s); 0: none yet, or a NaN */
     for (at = 0; more(n0); at += n) {
-        get(x, sc_w.v.x);
-        sv_p = sc_w.v.x;
-        sv_n = (uint8_t)n;
+        getx(x);
         if ((i = sv_k_argmax()) != 0)
             *index = at + i - 1;
     }

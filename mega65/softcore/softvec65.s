@@ -1694,16 +1694,61 @@ _sv_k_scale:
         next    @loop
 
 ; RMSNORM's scaling: x[i] = single(single(x[i]·c)·y[i]), p = x, q = y: x·c rounds to the A form
-; when it is normal and ymul takes it times y; else (packed in sv_r) sv_mul again
+; when it is normal and ymul takes it times y; else (packed in sv_r) sv_mul again. c's exponent
+; is taken once (kt; 0 for a c that is not normal): a normal x whose product's exponent sv_mul
+; takes (mexp) goes into the multiplier from the registers, c's significand beside it, and on
+; into mulo; any other x (or c) through sv_mul.
 _sv_k_scale2:
-@loop:  getf    _sv_a, _sv_p, 0
-        movf    _sv_b, _sv_c
+        lda     _sv_c+2
+        asl     a
+        lda     _sv_c+3
+        rol     a
+        cmp     #$FF
+        bne     :+
         lda     #0
+:       sta     kt
+@loop:  lda     #0
         sta     aok
         lda     #$80
         sta     ukeep
+        getf    _sv_a, _sv_p, 0         ; x, still in Q
+        sta     MULA
+        stx     MULA+1
+        tya
+        ora     #$80
+        sta     MULA+2
+        lda     kt
+        beq     @gen
+        tya
+        asl     a
+        tza
+        rol     a                       ; x's exponent
+        beq     @gen
+        cmp     #$FF
+        beq     @gen
+        sta     ex
+        tza
+        eor     _sv_c+3
+        and     #$80
+        sta     rs
+        lda     kt
+        jsr     mexp
+        bcs     @gen
+        lda     _sv_c
+        sta     MULB
+        lda     _sv_c+1
+        sta     MULB+1
+        lda     _sv_c+2
+        ora     #$80
+        sta     MULB+2
+        lda     #0
+        sta     MULA+3
+        sta     MULB+3
+        jsr     mulo                    ; x·c
+        bra     @ok
+@gen:   movf    _sv_b, _sv_c
         jsr     _sv_mul                 ; x·c
-        lda     aok
+@ok:    lda     aok
         beq     @p1
         jsr     ymul
         bra     @put
@@ -1712,7 +1757,10 @@ _sv_k_scale2:
 @put:   putf    _sv_p, _sv_r
         step4   _sv_p
         step4   _sv_q
-        next    @loop
+        dec     _sv_n
+        lbne    @loop
+        ldz     #0
+        rts
 
 ; LAYERNORM's mean: acc = single(acc + x[i]), p = x
 _sv_k_sum:
