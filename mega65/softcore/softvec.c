@@ -20,6 +20,7 @@
 #define at sv_at
 #define vmax sv_vmax
 #define more sv_more
+#define from0 sv_from0
 #define SV_STATE
 #else
 #define SV_STATE static
@@ -30,9 +31,18 @@ SV_STATE uint32_t at; /* elements done */
 SV_STATE uint16_t vmax = SC_VEC; /* elements a chunk (cc65 builds: sv_map and LAYERNORM set more) */
 
 #ifndef SV_ASM
-/* The next chunk of a vector of `len` from element `at`: sets n; 0 when the vector is done. */
+/* A chunk loop's start: element 0, no chunk done yet. */
+static void from0(void)
+{
+    at = 0;
+    n = 0;
+}
+
+/* The next chunk of a vector of `len`: at moves on by the chunk done (n), then sets n; 0 when
+ * the vector is done. A chunk loop is `for (from0(); more(len);)`. */
 static uint8_t more(uint32_t len)
 {
+    at += n;
     if (at >= len || SC_POLL()) /* RUN/STOP: the loop ends (softcore_int.h) */
         return 0;
     n = len - at < vmax ? (uint16_t)(len - at) : vmax;
@@ -208,7 +218,7 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
         vmax = SV_BIG;
 #endif
     by = sc_w.v.x + vmax; /* SC_VEC: sc_w.v.y */
-    for (at = 0; more(n0); at += n) {
+    for (from0(); more(n0);) {
         getx(x);
         if (two)
             get(y, by);
@@ -289,7 +299,7 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
 #ifdef SV_ASM
     ss = SF_ZERO;
 #endif
-    for (at = 0; more(n0); at += n) {
+    for (from0(); more(n0);) {
         getx(x);
 #ifdef SV_ASM
         sv_k_sumsq();
@@ -299,7 +309,7 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
 #endif
     }
     r = rsqrt(sf_add(sf_mul(ss, recip_n(n0)), eps));
-    for (at = 0; more(n0); at += n) {
+    for (from0(); more(n0);) {
         getx(x);
         get(g, sc_w.v.y);
 #ifdef SV_ASM
@@ -345,7 +355,7 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
     keep = x == z;
     vmax = SV_BIG;
     sv_acc = SF_ZERO;
-    for (at = 0; more(n0); at += n) {
+    for (from0(); more(n0);) {
         getx(x);
         sv_k_sum();
     }
@@ -354,7 +364,7 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
     sv_mulz();
     sv_c = sv_r ^ 0x80000000UL; /* −mu */
     sv_acc = SF_ZERO;
-    for (at = 0; more(n0); at += n) {
+    for (from0(); more(n0);) {
         getx(x);
         sv_k_sumsqd(keep);
         if (keep)
@@ -363,7 +373,7 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
     s = sv_acc;
     r = rsqrt(sf_add(sf_mul(s, rn), eps));
     vmax = 63;
-    for (at = 0; more(n0); at += n) {
+    for (from0(); more(n0);) {
         getx(x);
         get(gb, sc_w.v.x + 63);
         get(gb + 4 * n0, sc_w.v.x + 2 * 63);
@@ -374,14 +384,14 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
     }
     vmax = SC_VEC;
 #else
-    for (at = 0; more(n0); at += n) {
+    for (from0(); more(n0);) {
         get(x, sc_w.v.x);
         for (i = 0; i < n; ++i)
             s = sf_add(s, sc_w.v.x[i]);
     }
     mu = sf_mul(s, rn);
     s = SF_ZERO;
-    for (at = 0; more(n0); at += n) {
+    for (from0(); more(n0);) {
         get(x, sc_w.v.x);
         for (i = 0; i < n; ++i) {
             d = sf_sub(sc_w.v.x[i], mu);
@@ -389,7 +399,7 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
         }
     }
     r = rsqrt(sf_add(sf_mul(s, rn), eps));
-    for (at = 0; more(n0); at += n) {
+    for (from0(); more(n0);) {
         get(x, sc_w.v.x);
         get(gb, sc_w.v.y);
         get(gb + 4 * n0, sc_w.v.b);
@@ -431,7 +441,7 @@ uint8_t sv_rope(uint32_t x, uint32_t cs, uint32_t n0, uint32_t n1)
     }
 #endif
     j = 0;
-    for (at = 0; more(n0 & ~1UL); at += n) {
+    for (from0(); more(n0 & ~1UL);) {
         get(x, sc_w.v.x);
 #ifdef SV_ASM
         sv_q = sc_w.v.y;
@@ -484,7 +494,7 @@ uint8_t sv_meanrows(uint32_t x, uint32_t z, uint32_t n0, uint32_t rows)
     if ((e = span4(x, rows * n0)) != 0 || (e = span4(z, n0)) != 0)
         return e;
     rr = recip_n(rows);
-    for (at = 0; more(n0); at += n) {
+    for (from0(); more(n0);) {
         memset(sc_w.v.x, 0, 4 * n); /* +0 */
         for (r = 0, xr = x; r < rows && !SC_POLL(); ++r, xr += 4 * n0) {
             get(xr, sc_w.v.y);
@@ -526,13 +536,13 @@ uint8_t sv_argmax(uint32_t x, uint32_t n0, uint32_t *index)
     *index = 0;
 #ifdef SV_ASM
     sv_acc = 0; /* the best's order key (softvec65.s); 0: none yet, or a NaN */
-    for (at = 0; more(n0); at += n) {
+    for (from0(); more(n0);) {
         getx(x);
         if ((i = sv_k_argmax()) != 0)
             *index = at + i - 1;
     }
 #else
-    for (at = 0; more(n0); at += n) {
+    for (from0(); more(n0);) {
         get(x, sc_w.v.x);
         for (i = 0; i < n; ++i) {
             v = sc_w.v.x[i];

@@ -30,7 +30,7 @@
         .import         _sc_poll, _sc_stop, _sc_tick
         .import         _soft_mem_end, popeax   ; sc_span's end of SSNAIL memory, cc65's argument pop
         .importzp       sreg
-        .export         _sc_span, _sv_span4, _sv_more
+        .export         _sc_span, _sv_span4, _sv_more, _sv_from0
         .import         _sv_cn, _sv_at, _sv_vmax ; sv_more's chunk state (softvec.c)
         .include        "ssnail_regs.inc"       ; IMG_BASE, SS_ERR_ADDRESS
         .import         _sv_vend                ; the end of sv_k_avs's buffer (softattn.c)
@@ -205,12 +205,32 @@ _sv_span4:
         taz
         bra     spanq
 
-; sv_more(len) (softvec65.h; softvec.c's more() in C where this file is not built): 0 when
-; sv_at = len or RUN/STOP (SC_POLL), else sv_cn = min(len − sv_at, sv_vmax) and 1; sv_at <= len.
-; In C its 32-bit compares and difference were ≈ 700 cycles a chunk.
+; sv_from0() (softvec65.h): a chunk loop's start, sv_at = sv_cn = 0 (Z = 0 from the C)
+_sv_from0:
+        lda     #0
+        tax
+        tay
+        stq     _sv_at
+        sta     _sv_cn
+        sta     _sv_cn+1
+        rts
+
+; sv_more(len) (softvec65.h; softvec.c's more() in C where this file is not built): sv_at +=
+; sv_cn (the chunk done); then 0 when sv_at = len or RUN/STOP (SC_POLL), else sv_cn = min(len −
+; sv_at, sv_vmax) and 1; sv_at <= len. In C its 32-bit compares and difference were ≈ 700 cycles
+; a chunk.
 _sv_more:
         ldy     sreg
         ldz     sreg+1
+        stq     kv                      ; len (kv: the order keys' scratch, free between kernels)
+        lda     _sv_cn
+        ldx     _sv_cn+1
+        ldy     #0
+        ldz     #0
+        clc
+        adcq    _sv_at
+        stq     _sv_at
+        ldq     kv
         sec
         sbcq    _sv_at                  ; Q = len − at, the elements left
         stq     kt
