@@ -1848,14 +1848,25 @@ _sv_k_lnout:
 _sv_k_rope:
 @loop:  getf    v, _sv_p, 0             ; v0
         getf    kv, _sv_p, 4            ; v1
+        getf    _sv_c, _sv_q, 0         ; c (here: the pair's c and s in zero page, for rmul)
+        getf    _sv_acc, _sv_q, 4       ; s
         ldx     #v
+        ldy     #_sv_c
+        jsr     rmul                    ; v0·c
+        bcs     @g1
+        movf    kt, _sv_r
+        ldx     #kv
+        ldy     #_sv_acc
+        jsr     rmul                    ; v1·s
+        bcc     @a1
+@g1:    ldx     #v
         ldz     #0
         jsr     mulq                    ; v0·c
         movf    kt, _sv_r
         ldx     #kv
         ldz     #4
         jsr     mulq                    ; v1·s
-        movf    _sv_a, kt
+@a1:    movf    _sv_a, kt
         movf    _sv_b, _sv_r
         lda     _sv_b+3
         eor     #$80
@@ -1864,13 +1875,22 @@ _sv_k_rope:
         putf    _sv_p, _sv_r
         step4   _sv_p
         ldx     #v
+        ldy     #_sv_acc
+        jsr     rmul                    ; v0·s
+        bcs     @g2
+        movf    kt, _sv_r
+        ldx     #kv
+        ldy     #_sv_c
+        jsr     rmul                    ; v1·c
+        bcc     @a2
+@g2:    ldx     #v
         ldz     #4
         jsr     mulq                    ; v0·s
         movf    kt, _sv_r
         ldx     #kv
         ldz     #0
         jsr     mulq                    ; v1·c
-        movf    _sv_a, kt
+@a2:    movf    _sv_a, kt
         movf    _sv_b, _sv_r
         jsr     _sv_add
         putf    _sv_p, _sv_r
@@ -1887,6 +1907,54 @@ _sv_k_rope:
 :       dec     _sv_n
         lbne    @loop
         ldz     #0
+        rts
+
+; ROPE's products: sv_r = single(the f32 at zero-page X · the f32 at zero-page Y) with C = 0 when
+; both are normal and the product's exponent is one sv_mul takes (mexp): their significands into
+; the multiplier from zero page and on into mulo, as sv_mul; else C = 1 and nothing rounded
+; (the caller takes mulq and sv_mul)
+rmul:   lda     2,x
+        asl     a
+        lda     3,x
+        rol     a                       ; a's exponent
+        beq     @no
+        cmp     #$FF
+        beq     @no
+        sta     ex
+        lda     2,y
+        asl     a
+        lda     3,y
+        rol     a                       ; b's exponent
+        beq     @no
+        cmp     #$FF
+        beq     @no
+        jsr     mexp
+        bcs     @no
+        lda     3,x
+        eor     3,y
+        and     #$80
+        sta     rs
+        lda     0,x
+        sta     MULA
+        lda     1,x
+        sta     MULA+1
+        lda     2,x
+        ora     #$80
+        sta     MULA+2
+        lda     0,y
+        sta     MULB
+        lda     1,y
+        sta     MULB+1
+        lda     2,y
+        ora     #$80
+        sta     MULB+2
+        lda     #0
+        sta     MULA+3
+        sta     MULB+3
+        jsr     mulo
+        clc
+        rts
+@no:    sec
         rts
 
 ; sv_r = single(the f32 at zero-page X · the f32 at sv_q + Z)

@@ -1509,6 +1509,56 @@ fn rope_with_cos_sin_tables_shorter_and_longer_than_a_chunk_agrees() {
 }
 
 #[test]
+fn rope_products_from_zero_page_agree_at_their_edges() {
+    // The 45GS02's ROPE takes a product from the operands in zero page when both are normal and
+    // the product's exponent is in sv_mul's range, else sv_mul: v and (c, s) at exponents where
+    // the products leave the range both ways (and the largest fractions carry into the next
+    // binade there), short fractions (ties), both signs, zeros, subnormals, infinities and NaN
+    // in either operand of either product, x − x cancellations, lengths ending inside a chunk
+    // and in an odd element.
+    for k in 0..10u64 {
+        let mut c = Case::new(format!("ROPE edges #{k}"), 9980 + k, 1 << 18);
+        let n1 = 2 * (1 + c.below(40) as u32);
+        let n0 = 1 + c.below(150) as u32;
+        let specials = [0.0f32, -0.0, 1e-41, -2e-39, f32::INFINITY, f32::NAN];
+        let pick = |c: &mut Case, small: bool| -> f32 {
+            match c.below(12) {
+                0 => specials[c.below(specials.len() as u64) as usize],
+                1..=3 => {
+                    let keep = c.below(24) as u32;
+                    let e = edge_exponent(c);
+                    let f = if c.below(3) == 0 {
+                        0x7F_FFFF
+                    } else {
+                        short_fraction(c, keep)
+                    };
+                    fields(c.below(2) == 0, e, f)
+                }
+                _ if small => {
+                    let t = c.rng.uniform() * 40.0;
+                    t.sin() as f32
+                }
+                _ => c.value(),
+            }
+        };
+        let cs: Vec<f32> = (0..n1).map(|_| pick(&mut c, true)).collect();
+        let mut x: Vec<f32> = (0..n0).map(|_| pick(&mut c, false)).collect();
+        for i in (1..n0 as usize).step_by(2) {
+            if c.below(6) == 0 {
+                x[i] = x[i - 1]; // v0·c − v1·s cancels where c = s
+            }
+        }
+        let xa = c.f32s(&x);
+        let ca = c.f32s(&cs);
+        c.nan_ok(xa, n0, 4);
+        let (xo, co) = (c.operand(xa), c.operand(ca));
+        c.setn(n0, n1, 0);
+        c.i(Op::Rope, 0, 0, xo, co, 0);
+        c.run();
+    }
+}
+
+#[test]
 fn rope_meanrows_and_argmax_agree_bit_for_bit() {
     for k in 0..16u64 {
         // ROPE: any N0 (an odd last element stays), N1 even, one (cos, sin) row for every head
