@@ -57,8 +57,9 @@
 
 ; tp = the table at ttab (bank tbank) + 8·i, flat, from A = Y = the segment i: 8·i's high byte is
 ; i >> 5. Written out where it is used (table, SILUMUL's kernel): a subroutine cost GELU's
-; segments 0.9 M cycles a MiniLM sentence.
-.macro  seg_tp
+; segments 0.9 M cycles a MiniLM sentence. With `nobank`, tp+2 and tp+3 are left as they are
+; (SILUMUL's kernel sets them once: no table crosses a 64 KB boundary, asserted at tflat).
+.macro  seg_tp  nobank
         lsr     a
         lsr     a
         lsr     a
@@ -75,11 +76,13 @@
         txa
         adc     ttab+1
         sta     tp+1
+.ifblank nobank
         lda     tbank
         adc     #0
         sta     tp+2
         lda     tbank+1
         sta     tp+3
+.endif
 .endmacro
 
         .zeropage
@@ -936,6 +939,9 @@ _sv_f16:
         .import         _fn_exp, _fn_silu, _fn_gelu
         .rodata
 tflat:  .dword  _fn_exp, _fn_silu, _fn_gelu
+        .assert (_fn_exp & $FFFF) <= $10000 - 8 * 256, lderror, "the exp table crosses 64 KB"
+        .assert (_fn_silu & $FFFF) <= $10000 - 8 * 256, lderror, "the SiLU table crosses 64 KB"
+        .assert (_fn_gelu & $FFFF) <= $10000 - 8 * 256, lderror, "the GELU table crosses 64 KB"
         .code
 
 ; sv_tabd's descriptor (struct sv_tab: lo, hi, k, table, below, above) into tmlo.. with order keys,
@@ -1289,6 +1295,10 @@ _sv_tab1:
 _sv_k_tabmul:
         jsr     tsetup
         jsr     fsetup
+        lda     tbank                   ; tp's bank bytes: the table's (no carry into them)
+        sta     tp+2
+        lda     tbank+1
+        sta     tp+3
         lda     #0
         sta     MULA+3                  ; (bytes 3 stay 0: fxs's MULB from fmk, ymul, sv_mul)
 @loop:  ldz     #0
@@ -1327,8 +1337,8 @@ _sv_k_tabmul:
         cmp     #$FF
         lbeq    @gen
         tza                             ; the integer byte: the segment: tp = the table
-        tay                             ; + 8·i (flat)
-        seg_tp
+        tay                             ; + 8·i (flat; its bank bytes set before the loop)
+        seg_tp  nobank
         ldz     #0                      ; c0 into the A form
         ldqf    tp
         sta     wx+1
@@ -1850,24 +1860,24 @@ _sv_k_rope:
         getf    kv, _sv_p, 4            ; v1
         getf    _sv_c, _sv_q, 0         ; c (here: the pair's c and s in zero page, for rmul)
         getf    _sv_acc, _sv_q, 4       ; s
+        ldx     #kv                     ; (v1·s first: with s = 0, at position 0, the pair
+        ldy     #_sv_acc                ; goes the old way before any product)
+        jsr     rmul                    ; v1·s
+        bcs     @g1
+        movf    kt, _sv_r
         ldx     #v
         ldy     #_sv_c
         jsr     rmul                    ; v0·c
-        bcs     @g1
-        movf    kt, _sv_r
-        ldx     #kv
-        ldy     #_sv_acc
-        jsr     rmul                    ; v1·s
         bcc     @a1
-@g1:    ldx     #v
-        ldz     #0
-        jsr     mulq                    ; v0·c
-        movf    kt, _sv_r
-        ldx     #kv
+@g1:    ldx     #kv
         ldz     #4
         jsr     mulq                    ; v1·s
-@a1:    movf    _sv_a, kt
-        movf    _sv_b, _sv_r
+        movf    kt, _sv_r
+        ldx     #v
+        ldz     #0
+        jsr     mulq                    ; v0·c
+@a1:    movf    _sv_a, _sv_r
+        movf    _sv_b, kt
         lda     _sv_b+3
         eor     #$80
         sta     _sv_b+3
