@@ -55,6 +55,22 @@
         stq     dst
 .endmacro
 
+; mexp written out (the hot kernels: a JSR and RTS and the caller's test cost about 12 cycles):
+; ex = ex + A − 127 when that is 1..253, else on to `fail`
+.macro  mexpm   fail
+        clc
+        adc     ex
+        bcs     :+
+        cmp     #128
+        bcc     fail                    ; below 1
+        sbc     #127                    ; (C = 1)
+        bra     :++
+:       cmp     #125
+        bcs     fail                    ; 254 and above
+        adc     #129                    ; (C = 0: 256 + A − 127, no carry)
+:       sta     ex
+.endmacro
+
 ; tp = the table at ttab (bank tbank) + 8·i, flat, from A = Y = the segment i: 8·i's high byte is
 ; i >> 5. Written out where it is used (table, SILUMUL's kernel): a subroutine cost GELU's
 ; segments 0.9 M cycles a MiniLM sentence. With `nobank`, tp+2 and tp+3 are left as they are
@@ -1377,8 +1393,7 @@ _sv_k_tabmul:
         beq     @gen
         sta     ex
         lda     ey
-        jsr     mexp                    ; c1·x's exponent
-        bcs     @gen
+        mexpm   @gen
         lda     #1
         sta     aok
         lda     #$C0
@@ -1433,8 +1448,7 @@ ymul:   lda     #0
         beq     @slow
         sta     ex
         lda     ae
-        jsr     mexp
-        bcs     @slow
+        mexpm   @slow
         lda     wx+1
         sta     MULA
         lda     wx+2
@@ -1693,8 +1707,7 @@ _sv_k_sumsq:
         cmp     #$FF
         beq     @gen
         sta     ex
-        jsr     mexp                    ; 2e − 127, as sv_mul
-        bcs     @gen
+        mexpm   @gen
         lda     #0
         sta     rs                      ; a square: positive
         sta     MULA+3
@@ -1762,8 +1775,7 @@ _sv_k_scale2:
         and     #$80
         sta     rs
         lda     kt
-        jsr     mexp
-        bcs     @gen
+        mexpm   @gen
         lda     _sv_c
         sta     MULB
         lda     _sv_c+1
@@ -1938,8 +1950,7 @@ rmul:   lda     2,x
         beq     @no
         cmp     #$FF
         beq     @no
-        jsr     mexp
-        bcs     @no
+        mexpm   @no
         lda     3,x
         eor     3,y
         and     #$80
