@@ -530,17 +530,19 @@ uint8_t sv_argmax(uint32_t x, uint32_t n0, uint32_t *index)
 #ifndef SV_ASM
     f32 best = 0, v;
 #endif
-    uint8_t e = sc_span(x, sc_mul_sat(n0, 4));
+    uint8_t e = span4(x, n0);
     if (e)
         return e;
     *index = 0;
 #ifdef SV_ASM
-    sv_acc = 0; /* the best's order key (softvec65.s); 0: none yet, or a NaN */
+    sv_acc = 0;    /* the best's order key (softvec65.s); 0: none yet, or a NaN */
+    vmax = SV_BIG; /* chunks of SV_BIG, as sv_map's x (the kernel steps sv_p a page on) */
     for (from0(); more(n0);) {
         getx(x);
         if ((i = sv_k_argmax()) != 0)
             *index = at + i - 1;
     }
+    vmax = SC_VEC;
 #else
     for (from0(); more(n0);) {
         get(x, sc_w.v.x);
