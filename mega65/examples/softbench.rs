@@ -467,7 +467,7 @@ fn profile(prg: &[u8], out: &Path, what: &str, mem: &[u8], job: u32) -> Result<(
     println!("| SSNAIL instruction: its functions (cycles) |");
     println!("|---|");
     for &(op, c) in &ops {
-        if c * 50 < total {
+        if c * 50 < total && !all {
             break;
         }
         let mut f: Vec<(usize, u64)> = per_op_fn

@@ -20,6 +20,7 @@
 #define at sv_at
 #define vmax sv_vmax
 #define more sv_more
+#define from0 sv_from0
 #define SV_STATE
 #else
 #define SV_STATE static
@@ -30,9 +31,18 @@ SV_STATE uint32_t at; /* elements done */
 SV_STATE uint16_t vmax = SC_VEC; /* elements a chunk (cc65 builds: sv_map and LAYERNORM set more) */
 
 #ifndef SV_ASM
-/* The next chunk of a vector of `len` from element `at`: sets n; 0 when the vector is done. */
+/* A chunk loop's start: element 0, no chunk done yet. */
+static void from0(void)
+{
+    at = 0;
+    n = 0;
+}
+
+/* The next chunk of a vector of `len`: at moves on by the chunk done (n), then sets n; 0 when
+ * the vector is done. A chunk loop is `for (from0(); more(len);)`. */
 static uint8_t more(uint32_t len)
 {
+    at += n;
     if (at >= len || SC_POLL()) /* RUN/STOP: the loop ends (softcore_int.h) */
         return 0;
     n = len - at < vmax ? (uint16_t)(len - at) : vmax;
@@ -50,6 +60,19 @@ static void put(uint32_t base, const f32 *buf)
 {
     sm_write(base + 4 * at, buf, 4 * n);
 }
+
+#ifdef SV_ASM
+/* The chunk of x into sc_w.v.x, and the kernels' p and count set to it (one call for what each
+ * chunk loop of the vector instructions did in three statements: bytes of the core's window) */
+static void getx(uint32_t base)
+{
+    get(base, sc_w.v.x);
+    sv_p = sc_w.v.x;
+    sv_n = (uint8_t)n;
+}
+#else
+#define getx(base) get(base, sc_w.v.x)
+#endif
 
 #ifdef SV_ASM /* softvec65.s: sv_span4 */
 #define span4 sv_span4
@@ -195,14 +218,12 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
         vmax = SV_BIG;
 #endif
     by = sc_w.v.x + vmax; /* SC_VEC: sc_w.v.y */
-    for (at = 0; more(n0); at += n) {
-        get(x, sc_w.v.x);
+    for (from0(); more(n0);) {
+        getx(x);
         if (two)
             get(y, by);
 #ifdef SV_ASM
-        sv_p = sc_w.v.x;
         sv_q = by;
-        sv_n = (uint8_t)n;
         if (op == OP_SILUMUL) {
             sv_tabd = &silu_tab;
             sv_k_tabmul();
@@ -278,11 +299,9 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
 #ifdef SV_ASM
     ss = SF_ZERO;
 #endif
-    for (at = 0; more(n0); at += n) {
-        get(x, sc_w.v.x);
+    for (from0(); more(n0);) {
+        getx(x);
 #ifdef SV_ASM
-        sv_p = sc_w.v.x;
-        sv_n = (uint8_t)n;
         sv_k_sumsq();
 #else
         for (i = 0; i < n; ++i)
@@ -290,13 +309,11 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
 #endif
     }
     r = rsqrt(sf_add(sf_mul(ss, recip_n(n0)), eps));
-    for (at = 0; more(n0); at += n) {
-        get(x, sc_w.v.x);
+    for (from0(); more(n0);) {
+        getx(x);
         get(g, sc_w.v.y);
 #ifdef SV_ASM
-        sv_p = sc_w.v.x;
         sv_q = sc_w.v.y;
-        sv_n = (uint8_t)n;
         sv_k_scale2();
 #else
         for (i = 0; i < n; ++i)
@@ -338,10 +355,8 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
     keep = x == z;
     vmax = SV_BIG;
     sv_acc = SF_ZERO;
-    for (at = 0; more(n0); at += n) {
-        get(x, sc_w.v.x);
-        sv_p = sc_w.v.x;
-        sv_n = (uint8_t)n;
+    for (from0(); more(n0);) {
+        getx(x);
         sv_k_sum();
     }
     sv_a = sv_acc;
@@ -349,10 +364,8 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
     sv_mulz();
     sv_c = sv_r ^ 0x80000000UL; /* −mu */
     sv_acc = SF_ZERO;
-    for (at = 0; more(n0); at += n) {
-        get(x, sc_w.v.x);
-        sv_p = sc_w.v.x;
-        sv_n = (uint8_t)n;
+    for (from0(); more(n0);) {
+        getx(x);
         sv_k_sumsqd(keep);
         if (keep)
             put(z, sc_w.v.x);
@@ -360,27 +373,25 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
     s = sv_acc;
     r = rsqrt(sf_add(sf_mul(s, rn), eps));
     vmax = 63;
-    for (at = 0; more(n0); at += n) {
-        get(x, sc_w.v.x);
+    for (from0(); more(n0);) {
+        getx(x);
         get(gb, sc_w.v.x + 63);
         get(gb + 4 * n0, sc_w.v.x + 2 * 63);
         sv_acc = r;
-        sv_p = sc_w.v.x;
         sv_q = sc_w.v.x + 63;
-        sv_n = (uint8_t)n;
         sv_k_lnout(4 * 63 | keep);
         put(z, sc_w.v.x);
     }
     vmax = SC_VEC;
 #else
-    for (at = 0; more(n0); at += n) {
+    for (from0(); more(n0);) {
         get(x, sc_w.v.x);
         for (i = 0; i < n; ++i)
             s = sf_add(s, sc_w.v.x[i]);
     }
     mu = sf_mul(s, rn);
     s = SF_ZERO;
-    for (at = 0; more(n0); at += n) {
+    for (from0(); more(n0);) {
         get(x, sc_w.v.x);
         for (i = 0; i < n; ++i) {
             d = sf_sub(sc_w.v.x[i], mu);
@@ -388,7 +399,7 @@ uint8_t sv_layernorm(uint32_t x, uint32_t gb, uint32_t z, uint32_t n0, f32 eps)
         }
     }
     r = rsqrt(sf_add(sf_mul(s, rn), eps));
-    for (at = 0; more(n0); at += n) {
+    for (from0(); more(n0);) {
         get(x, sc_w.v.x);
         get(gb, sc_w.v.y);
         get(gb + 4 * n0, sc_w.v.b);
@@ -430,7 +441,7 @@ uint8_t sv_rope(uint32_t x, uint32_t cs, uint32_t n0, uint32_t n1)
     }
 #endif
     j = 0;
-    for (at = 0; more(n0 & ~1UL); at += n) {
+    for (from0(); more(n0 & ~1UL);) {
         get(x, sc_w.v.x);
 #ifdef SV_ASM
         sv_q = sc_w.v.y;
@@ -483,7 +494,7 @@ uint8_t sv_meanrows(uint32_t x, uint32_t z, uint32_t n0, uint32_t rows)
     if ((e = span4(x, rows * n0)) != 0 || (e = span4(z, n0)) != 0)
         return e;
     rr = recip_n(rows);
-    for (at = 0; more(n0); at += n) {
+    for (from0(); more(n0);) {
         memset(sc_w.v.x, 0, 4 * n); /* +0 */
         for (r = 0, xr = x; r < rows && !SC_POLL(); ++r, xr += 4 * n0) {
             get(xr, sc_w.v.y);
@@ -519,21 +530,21 @@ uint8_t sv_argmax(uint32_t x, uint32_t n0, uint32_t *index)
 #ifndef SV_ASM
     f32 best = 0, v;
 #endif
-    uint8_t e = sc_span(x, sc_mul_sat(n0, 4));
+    uint8_t e = span4(x, n0);
     if (e)
         return e;
     *index = 0;
 #ifdef SV_ASM
-    sv_acc = 0; /* the best's order key (softvec65.s); 0: none yet, or a NaN */
-    for (at = 0; more(n0); at += n) {
-        get(x, sc_w.v.x);
-        sv_p = sc_w.v.x;
-        sv_n = (uint8_t)n;
+    sv_acc = 0;    /* the best's order key (softvec65.s); 0: none yet, or a NaN */
+    vmax = SV_BIG; /* chunks of SV_BIG, as sv_map's x (the kernel steps sv_p a page on) */
+    for (from0(); more(n0);) {
+        getx(x);
         if ((i = sv_k_argmax()) != 0)
             *index = at + i - 1;
     }
+    vmax = SC_VEC;
 #else
-    for (at = 0; more(n0); at += n) {
+    for (from0(); more(n0);) {
         get(x, sc_w.v.x);
         for (i = 0; i < n; ++i) {
             v = sc_w.v.x[i];

@@ -10,10 +10,12 @@
 #include "softfloat.h"
 
 extern f32 sv_a, sv_b, sv_r; /* sv_r = single(sv_a · sv_b), single(sv_a + sv_b) */
-/* softvec.c's chunk loops: sv_more(len) is 0 when sv_at = len (sv_at <= len) or RUN/STOP
+/* softvec.c's chunk loops, for (sv_from0(); sv_more(len);): sv_from0 sets sv_at = sv_cn = 0;
+ * sv_more(len) adds sv_cn to sv_at, then is 0 when sv_at = len (sv_at <= len) or RUN/STOP
  * (SC_POLL), else sets sv_cn = min(len − sv_at, sv_vmax) and is 1 (softvec.c's more()) */
 extern uint16_t sv_cn, sv_vmax;
 extern uint32_t sv_at;
+void sv_from0(void);
 uint8_t sv_more(uint32_t len);
 /* sc_span(a, 4·n0) with the product saturated (softvec.c's span4) */
 uint8_t sv_span4(uint32_t a, uint32_t n0);

@@ -33,7 +33,7 @@
         .import         _sc_poll, _sc_stop, _sc_tick
         .import         _soft_mem_end, popeax   ; sc_span's end of SSNAIL memory, cc65's argument pop
         .importzp       sreg
-        .export         _sc_span, _sv_span4, _sv_more
+        .export         _sc_span, _sv_span4, _sv_more, _sv_from0
         .import         _sv_cn, _sv_at, _sv_vmax ; sv_more's chunk state (softvec.c)
         .include        "ssnail_regs.inc"       ; IMG_BASE, SS_ERR_ADDRESS
         .import         _sv_vend                ; the end of sv_k_avs's buffer (softattn.c)
@@ -58,10 +58,27 @@
         stq     dst
 .endmacro
 
+; mexp written out (the hot kernels: a JSR and RTS and the caller's test cost about 12 cycles):
+; ex = ex + A − 127 when that is 1..253, else on to `fail`
+.macro  mexpm   fail
+        clc
+        adc     ex
+        bcs     :+
+        cmp     #128
+        bcc     fail                    ; below 1
+        sbc     #127                    ; (C = 1)
+        bra     :++
+:       cmp     #125
+        bcs     fail                    ; 254 and above
+        adc     #129                    ; (C = 0: 256 + A − 127, no carry)
+:       sta     ex
+.endmacro
+
 ; tp = the table at ttab (bank tbank) + 8·i, flat, from A = Y = the segment i: 8·i's high byte is
 ; i >> 5. Written out where it is used (table, SILUMUL's kernel): a subroutine cost GELU's
-; segments 0.9 M cycles a MiniLM sentence.
-.macro  seg_tp
+; segments 0.9 M cycles a MiniLM sentence. With `nobank`, tp+2 and tp+3 are left as they are
+; (SILUMUL's kernel sets them once: no table crosses a 64 KB boundary, asserted at tflat).
+.macro  seg_tp  nobank
         lsr     a
         lsr     a
         lsr     a
@@ -78,11 +95,13 @@
         txa
         adc     ttab+1
         sta     tp+1
+.ifblank nobank
         lda     tbank
         adc     #0
         sta     tp+2
         lda     tbank+1
         sta     tp+3
+.endif
 .endmacro
 
         .zeropage
@@ -221,12 +240,32 @@ _sv_span4:
         taz
         bra     spanq
 
-; sv_more(len) (softvec65.h; softvec.c's more() in C where this file is not built): 0 when
-; sv_at = len or RUN/STOP (SC_POLL), else sv_cn = min(len − sv_at, sv_vmax) and 1; sv_at <= len.
-; In C its 32-bit compares and difference were ≈ 700 cycles a chunk.
+; sv_from0() (softvec65.h): a chunk loop's start, sv_at = sv_cn = 0 (Z = 0 from the C)
+_sv_from0:
+        lda     #0
+        tax
+        tay
+        stq     _sv_at
+        sta     _sv_cn
+        sta     _sv_cn+1
+        rts
+
+; sv_more(len) (softvec65.h; softvec.c's more() in C where this file is not built): sv_at +=
+; sv_cn (the chunk done); then 0 when sv_at = len or RUN/STOP (SC_POLL), else sv_cn = min(len −
+; sv_at, sv_vmax) and 1; sv_at <= len. In C its 32-bit compares and difference were ≈ 700 cycles
+; a chunk.
 _sv_more:
         ldy     sreg
         ldz     sreg+1
+        stq     kv                      ; len (kv: the order keys' scratch, free between kernels)
+        lda     _sv_cn
+        ldx     _sv_cn+1
+        ldy     #0
+        ldz     #0
+        clc
+        adcq    _sv_at
+        stq     _sv_at
+        ldq     kv
         sec
         sbcq    _sv_at                  ; Q = len − at, the elements left
         stq     kt
@@ -932,6 +971,9 @@ _sv_f16:
         .import         _fn_exp, _fn_silu, _fn_gelu
         .rodata
 tflat:  .dword  _fn_exp, _fn_silu, _fn_gelu
+        .assert (_fn_exp & $FFFF) <= $10000 - 8 * 256, lderror, "the exp table crosses 64 KB"
+        .assert (_fn_silu & $FFFF) <= $10000 - 8 * 256, lderror, "the SiLU table crosses 64 KB"
+        .assert (_fn_gelu & $FFFF) <= $10000 - 8 * 256, lderror, "the GELU table crosses 64 KB"
         .code
 
 ; sv_tabd's descriptor (struct sv_tab: lo, hi, k, table, below, above) into tmlo.. with order keys,
@@ -1285,6 +1327,10 @@ _sv_tab1:
 _sv_k_tabmul:
         jsr     tsetup
         jsr     fsetup
+        lda     tbank                   ; tp's bank bytes: the table's (no carry into them)
+        sta     tp+2
+        lda     tbank+1
+        sta     tp+3
         lda     #0
         sta     MULA+3                  ; (bytes 3 stay 0: fxs's MULB from fmk, ymul, sv_mul)
 @loop:  ldz     #0
@@ -1323,8 +1369,8 @@ _sv_k_tabmul:
         cmp     #$FF
         lbeq    @gen
         tza                             ; the integer byte: the segment: tp = the table
-        tay                             ; + 8·i (flat)
-        seg_tp
+        tay                             ; + 8·i (flat; its bank bytes set before the loop)
+        seg_tp  nobank
         ldz     #0                      ; c0 into the A form
         ldqf    tp
         sta     wx+1
@@ -1363,8 +1409,7 @@ _sv_k_tabmul:
         beq     @gen
         sta     ex
         lda     ey
-        jsr     mexp                    ; c1·x's exponent
-        bcs     @gen
+        mexpm   @gen
         lda     #1
         sta     aok
         lda     #$C0
@@ -1419,8 +1464,7 @@ ymul:   lda     #0
         beq     @slow
         sta     ex
         lda     ae
-        jsr     mexp
-        bcs     @slow
+        mexpm   @slow
         lda     wx+1
         sta     MULA
         lda     wx+2
@@ -1655,16 +1699,45 @@ texp:   lda     fxok
         jmp     tseg
 @ex:    jmp     table
 
-; RMSNORM's sum: acc = single(acc + single(x[i]·x[i])), p = x (the sum in the A form, fadd)
+; RMSNORM's sum: acc = single(acc + single(x[i]·x[i])), p = x (the sum in the A form, fadd).
+; A normal x whose square's exponent sv_mul takes (mexp) goes into both multiplier inputs from
+; the registers, one exponent test for both operands; else sv_mul on x, x.
 _sv_k_sumsq:
         lda     #0                      ; the sum packed in sv_acc
         sta     aok
-@loop:  getf    _sv_a, _sv_p, 0
+@loop:  ldz     #0
+        ldqi    _sv_p
+        sta     MULA
+        sta     MULB
+        stx     MULA+1
+        stx     MULB+1
+        tya
+        ora     #$80
+        sta     MULA+2
+        sta     MULB+2
+        tya
+        asl     a
+        tza
+        rol     a                       ; x's exponent
+        beq     @gen
+        cmp     #$FF
+        beq     @gen
+        sta     ex
+        mexpm   @gen
+        lda     #0
+        sta     rs                      ; a square: positive
+        sta     MULA+3
+        sta     MULB+3
+        lda     #$C0
+        sta     ukeep
+        jsr     mulo
+        bra     @post
+@gen:   getf    _sv_a, _sv_p, 0
         stq     _sv_b                   ; (the same x)
         lda     #$C0
         sta     ukeep
         jsr     _sv_mul
-        jsr     kpost
+@post:  jsr     kpost
         step4   _sv_p
         dec     _sv_n
         bne     @loop
@@ -1680,16 +1753,60 @@ _sv_k_scale:
         next    @loop
 
 ; RMSNORM's scaling: x[i] = single(single(x[i]·c)·y[i]), p = x, q = y: x·c rounds to the A form
-; when it is normal and ymul takes it times y; else (packed in sv_r) sv_mul again
+; when it is normal and ymul takes it times y; else (packed in sv_r) sv_mul again. c's exponent
+; is taken once (kt; 0 for a c that is not normal): a normal x whose product's exponent sv_mul
+; takes (mexp) goes into the multiplier from the registers, c's significand beside it, and on
+; into mulo; any other x (or c) through sv_mul.
 _sv_k_scale2:
-@loop:  getf    _sv_a, _sv_p, 0
-        movf    _sv_b, _sv_c
+        lda     _sv_c+2
+        asl     a
+        lda     _sv_c+3
+        rol     a
+        cmp     #$FF
+        bne     :+
         lda     #0
+:       sta     kt
+@loop:  lda     #0
         sta     aok
         lda     #$80
         sta     ukeep
+        getf    _sv_a, _sv_p, 0         ; x, still in Q
+        sta     MULA
+        stx     MULA+1
+        tya
+        ora     #$80
+        sta     MULA+2
+        lda     kt
+        beq     @gen
+        tya
+        asl     a
+        tza
+        rol     a                       ; x's exponent
+        beq     @gen
+        cmp     #$FF
+        beq     @gen
+        sta     ex
+        tza
+        eor     _sv_c+3
+        and     #$80
+        sta     rs
+        lda     kt
+        mexpm   @gen
+        lda     _sv_c
+        sta     MULB
+        lda     _sv_c+1
+        sta     MULB+1
+        lda     _sv_c+2
+        ora     #$80
+        sta     MULB+2
+        lda     #0
+        sta     MULA+3
+        sta     MULB+3
+        jsr     mulo                    ; x·c
+        bra     @ok
+@gen:   movf    _sv_b, _sv_c
         jsr     _sv_mul                 ; x·c
-        lda     aok
+@ok:    lda     aok
         beq     @p1
         jsr     ymul
         bra     @put
@@ -1698,7 +1815,10 @@ _sv_k_scale2:
 @put:   putf    _sv_p, _sv_r
         step4   _sv_p
         step4   _sv_q
-        next    @loop
+        dec     _sv_n
+        lbne    @loop
+        ldz     #0
+        rts
 
 ; LAYERNORM's mean: acc = single(acc + x[i]), p = x
 _sv_k_sum:
@@ -1766,15 +1886,26 @@ _sv_k_lnout:
 _sv_k_rope:
 @loop:  getf    v, _sv_p, 0             ; v0
         getf    kv, _sv_p, 4            ; v1
+        getf    _sv_c, _sv_q, 0         ; c (here: the pair's c and s in zero page, for rmul)
+        getf    _sv_acc, _sv_q, 4       ; s
+        ldx     #kv                     ; (v1·s first: with s = 0, at position 0, the pair
+        ldy     #_sv_acc                ; goes the old way before any product)
+        jsr     rmul                    ; v1·s
+        bcs     @g1
+        movf    kt, _sv_r
+        ldx     #v
+        ldy     #_sv_c
+        jsr     rmul                    ; v0·c
+        bcc     @a1
+@g1:    ldx     #kv
+        ldz     #4
+        jsr     mulq                    ; v1·s
+        movf    kt, _sv_r
         ldx     #v
         ldz     #0
         jsr     mulq                    ; v0·c
-        movf    kt, _sv_r
-        ldx     #kv
-        ldz     #4
-        jsr     mulq                    ; v1·s
-        movf    _sv_a, kt
-        movf    _sv_b, _sv_r
+@a1:    movf    _sv_a, _sv_r
+        movf    _sv_b, kt
         lda     _sv_b+3
         eor     #$80
         sta     _sv_b+3
@@ -1782,13 +1913,22 @@ _sv_k_rope:
         putf    _sv_p, _sv_r
         step4   _sv_p
         ldx     #v
+        ldy     #_sv_acc
+        jsr     rmul                    ; v0·s
+        bcs     @g2
+        movf    kt, _sv_r
+        ldx     #kv
+        ldy     #_sv_c
+        jsr     rmul                    ; v1·c
+        bcc     @a2
+@g2:    ldx     #v
         ldz     #4
         jsr     mulq                    ; v0·s
         movf    kt, _sv_r
         ldx     #kv
         ldz     #0
         jsr     mulq                    ; v1·c
-        movf    _sv_a, kt
+@a2:    movf    _sv_a, kt
         movf    _sv_b, _sv_r
         jsr     _sv_add
         putf    _sv_p, _sv_r
@@ -1805,6 +1945,53 @@ _sv_k_rope:
 :       dec     _sv_n
         lbne    @loop
         ldz     #0
+        rts
+
+; ROPE's products: sv_r = single(the f32 at zero-page X · the f32 at zero-page Y) with C = 0 when
+; both are normal and the product's exponent is one sv_mul takes (mexp): their significands into
+; the multiplier from zero page and on into mulo, as sv_mul; else C = 1 and nothing rounded
+; (the caller takes mulq and sv_mul)
+rmul:   lda     2,x
+        asl     a
+        lda     3,x
+        rol     a                       ; a's exponent
+        beq     @no
+        cmp     #$FF
+        beq     @no
+        sta     ex
+        lda     2,y
+        asl     a
+        lda     3,y
+        rol     a                       ; b's exponent
+        beq     @no
+        cmp     #$FF
+        beq     @no
+        mexpm   @no
+        lda     3,x
+        eor     3,y
+        and     #$80
+        sta     rs
+        lda     0,x
+        sta     MULA
+        lda     1,x
+        sta     MULA+1
+        lda     2,x
+        ora     #$80
+        sta     MULA+2
+        lda     0,y
+        sta     MULB
+        lda     1,y
+        sta     MULB+1
+        lda     2,y
+        ora     #$80
+        sta     MULB+2
+        lda     #0
+        sta     MULA+3
+        sta     MULB+3
+        jsr     mulo
+        clc
+        rts
+@no:    sec
         rts
 
 ; sv_r = single(the f32 at zero-page X · the f32 at sv_q + Z)
@@ -2769,11 +2956,53 @@ _sv_k_expsum:
 ; wins only with a larger key, i.e. a larger value (the first of equal ones stays; -0 = +0),
 ; or as the first number after a NaN. NaNs never win (the C's first element is taken by the
 ; caller's start at index 0). Returns A = 1 + the index of the chunk's last winner, 0 if none.
+; The key's top two bytes come from the element's top two (positive: bit 7 set; negative: both
+; inverted); when they are below sv_acc's the element cannot win (its key is below; -0's $7FFF
+; is below $80xx as its key $80000000 is not above any key from $80000000 on; a NaN never wins
+; anyway), so most elements cost only that; the others take the whole key. Y = the element's
+; byte 3 within sv_p's page (sv_p steps a page, and ex 64 elements, when Y wraps).
 _sv_k_argmax:
         lda     #0
-        sta     ex                      ; here: the element's index
+        sta     ex                      ; here: the index of the element at sv_p
         sta     ey                      ; here: 1 + the winner's
-@loop:  getf    kv, _sv_p, 0
+        ldy     #3
+@loop:  ldx     #0
+        lda     (_sv_p),y               ; the top byte
+        bpl     :+
+        dex
+        eor     #$7F                    ; negative: with the EOR below, all bits inverted
+:       stx     kt+1                    ; $FF for a negative element, else 0
+        eor     #$80                    ; the key's top byte
+        cmp     _sv_acc+3
+        bcc     @rej
+        bne     @full
+        dey
+        lda     (_sv_p),y               ; equal: the second byte
+        iny
+        eor     kt+1
+        cmp     _sv_acc+2
+        bcs     @full
+@rej:   tya                             ; C = 0
+        adc     #4
+        tay
+        bcs     @page
+@nx:    dec     _sv_n
+        bne     @loop
+        ldz     #0
+        lda     ey
+        ldx     #0
+        rts
+@page:  inc     _sv_p+1
+        lda     ex
+        adc     #63                     ; C = 1: 64 elements a page
+        sta     ex
+        bra     @nx
+@full:  sty     kt
+        tya
+        and     #$FC
+        taz
+        ldqi    _sv_p
+        stq     kv
         lda     kv+2                    ; exponent $FF with a fraction: NaN
         asl     a
         lda     kv+3
@@ -2784,25 +3013,23 @@ _sv_k_argmax:
         and     #$7F
         ora     kv+1
         ora     kv
-        bne     @next
+        bne     @skip
 @num:   jsr     key
         sec
         ldq     kv
         sbcq    _sv_acc
-        bcc     @next
-        beq     @next
+        bcc     @skip
+        beq     @skip
         movf    _sv_acc, kv
-        ldx     ex
-        inx
-        stx     ey
-@next:  inc     ex
-        jsr     incp
-        dec     _sv_n
-        bne     @loop
-        ldz     #0
-        lda     ey
-        ldx     #0
-        rts
+        lda     kt                      ; 1 + ex + Y / 4
+        lsr     a
+        lsr     a
+        sec
+        adc     ex
+        sta     ey
+@skip:  ldy     kt
+        clc
+        bra     @rej
 
 ; DEQROW of a Q block: x[i] = single(d·q[i]), p = x, q = the int8 quants, sv_h = d (F16). Each q
 ; is a single by bit work (exact: |q| <= 128 has 8 bits), then sv_mul with d widened by sv_f16

@@ -1541,6 +1541,56 @@ fn rope_with_cos_sin_tables_shorter_and_longer_than_a_chunk_agrees() {
 }
 
 #[test]
+fn rope_products_from_zero_page_agree_at_their_edges() {
+    // The 45GS02's ROPE takes a product from the operands in zero page when both are normal and
+    // the product's exponent is in sv_mul's range, else sv_mul: v and (c, s) at exponents where
+    // the products leave the range both ways (and the largest fractions carry into the next
+    // binade there), short fractions (ties), both signs, zeros, subnormals, infinities and NaN
+    // in either operand of either product, x − x cancellations, lengths ending inside a chunk
+    // and in an odd element.
+    for k in 0..10u64 {
+        let mut c = Case::new(format!("ROPE edges #{k}"), 9980 + k, 1 << 18);
+        let n1 = 2 * (1 + c.below(40) as u32);
+        let n0 = 1 + c.below(150) as u32;
+        let specials = [0.0f32, -0.0, 1e-41, -2e-39, f32::INFINITY, f32::NAN];
+        let pick = |c: &mut Case, small: bool| -> f32 {
+            match c.below(12) {
+                0 => specials[c.below(specials.len() as u64) as usize],
+                1..=3 => {
+                    let keep = c.below(24) as u32;
+                    let e = edge_exponent(c);
+                    let f = if c.below(3) == 0 {
+                        0x7F_FFFF
+                    } else {
+                        short_fraction(c, keep)
+                    };
+                    fields(c.below(2) == 0, e, f)
+                }
+                _ if small => {
+                    let t = c.rng.uniform() * 40.0;
+                    t.sin() as f32
+                }
+                _ => c.value(),
+            }
+        };
+        let cs: Vec<f32> = (0..n1).map(|_| pick(&mut c, true)).collect();
+        let mut x: Vec<f32> = (0..n0).map(|_| pick(&mut c, false)).collect();
+        for i in (1..n0 as usize).step_by(2) {
+            if c.below(6) == 0 {
+                x[i] = x[i - 1]; // v0·c − v1·s cancels where c = s
+            }
+        }
+        let xa = c.f32s(&x);
+        let ca = c.f32s(&cs);
+        c.nan_ok(xa, n0, 4);
+        let (xo, co) = (c.operand(xa), c.operand(ca));
+        c.setn(n0, n1, 0);
+        c.i(Op::Rope, 0, 0, xo, co, 0);
+        c.run();
+    }
+}
+
+#[test]
 fn rope_meanrows_and_argmax_agree_bit_for_bit() {
     for k in 0..16u64 {
         // ROPE: any N0 (an odd last element stays), N1 even, one (cos, sin) row for every head
@@ -3297,6 +3347,116 @@ fn cvt16_argmax_vadd_and_vmul_at_their_edges_agree() {
         c.nan_ok(za, n0, 4);
         c.setn(n0, 0, 0);
         c.i(if sums { Op::VAdd } else { Op::VMul }, 0, 0, xa, ya, za);
+        c.run();
+    }
+}
+
+/// RMSNORM's sum of squares and ARGMAX's compare at the edges of softvec65.s's fast paths.
+/// RMSNORM: short vectors (so each square shows in r and every output) whose elements have the
+/// exponents where x² leaves sv_mul's range (2e − 127 below 1 or above 253: e 63-65, 190-192)
+/// with the largest, smallest and random fractions (the square carrying into the next binade),
+/// both signs, zeros, subnormals, infinities and NaN; lengths 1-5 and around the 64-element
+/// chunk. ARGMAX: values that share the best's top two bytes (the compare's first step) and
+/// differ below them both ways, both signs, ±0 after each other, NaNs, lengths around one and
+/// two chunks.
+#[test]
+fn rmsnorm_squares_and_argmax_compares_at_their_fast_paths_edges_agree() {
+    let edge = [
+        62u32, 63, 64, 65, 66, 189, 190, 191, 192, 0, 1, 127, 254, 255,
+    ];
+    for k in 0..8u64 {
+        let mut c = Case::new(format!("RMSNORM squares #{k}"), 9900 + k, 1 << 18);
+        for j in 0..24u64 {
+            let n0 = match (j + k) % 6 {
+                0 => 63 + c.below(3) as u32,
+                1 => 128 + c.below(4) as u32,
+                _ => 1 + c.below(5) as u32,
+            };
+            let mut x: Vec<f32> = (0..n0)
+                .map(|_| {
+                    fields(
+                        c.below(2) == 0,
+                        64 + c.below(6) as u32,
+                        c.rng.next_u64() as u32,
+                    )
+                })
+                .collect();
+            for _ in 0..1 + c.below(3) {
+                let i = c.below(n0 as u64) as usize;
+                let e = edge[c.below(edge.len() as u64) as usize];
+                let f = match c.below(4) {
+                    0 => 0x7F_FFFF,
+                    1 => 0,
+                    _ => c.rng.next_u64() as u32,
+                };
+                x[i] = fields(c.below(2) == 0, e, f);
+            }
+            if c.below(2) == 0 {
+                // scaled up: the sum of the other squares in the upper range
+                for v in x.iter_mut() {
+                    if v.is_finite() && v.abs() < 1e-10 && v.abs() > 1e-30 {
+                        *v = fields(*v < 0.0, 188 + c.below(3) as u32, v.to_bits());
+                    }
+                }
+            }
+            let g: Vec<f32> = (0..n0).map(|_| c.value()).collect();
+            let xa = c.f32s(&x);
+            let ga = c.f32s(&g);
+            let za = c.alloc(4 * n0, true);
+            c.nan_ok(za, n0, 4);
+            let e = [0, 0x3727_C5AC, 1][c.below(3) as usize];
+            c.setn(n0, 0, e);
+            c.i(Op::RmsNorm, 0, 0, xa, ga, za);
+        }
+        c.run();
+
+        let mut c = Case::new(format!("ARGMAX compares #{k}"), 9950 + k, 1 << 18);
+        let out = c.alloc(4 * 24, true);
+        for j in 0..24u32 {
+            let n0 = match j % 4 {
+                0 => 1 + c.below(4) as u32,
+                1 => 60 + c.below(10) as u32,
+                2 => 125 + c.below(10) as u32,
+                _ => 1 + c.below(200) as u32,
+            };
+            let neg = (j + k as u32).is_multiple_of(3);
+            let top = fields(neg, 120 + c.below(12) as u32, c.rng.next_u64() as u32).to_bits();
+            let mut x: Vec<f32> = (0..n0)
+                .map(|_| match c.below(8) {
+                    // the same top two bytes, any lower ones
+                    0..=4 => f32::from_bits(top & 0xFFFF_0000 | (c.rng.next_u64() as u32 & 0xFFFF)),
+                    // one step either way in the second byte or the top one
+                    5 => f32::from_bits(top.wrapping_add(0x1_0000)),
+                    6 => f32::from_bits(top.wrapping_sub(0x1_0000)),
+                    // the other sign (in a negative vector only now and then: it wins)
+                    _ if !neg || c.below(8) == 0 => f32::from_bits(top ^ 0x8000_0000),
+                    _ => f32::from_bits(top.wrapping_sub(0x1_0000) | 0xFFFF),
+                })
+                .collect();
+            for _ in 0..c.below(4) {
+                let i = c.below(n0 as u64) as usize;
+                x[i] = [
+                    0.0,
+                    -0.0,
+                    f32::NAN,
+                    -f32::NAN,
+                    f32::INFINITY,
+                    f32::NEG_INFINITY,
+                ][c.below(6) as usize];
+            }
+            if j % 5 == 2 && n0 > 3 {
+                // ±0 the largest: the first zero stays
+                x.iter_mut().for_each(|v| *v = -v.abs());
+                x[1] = [0.0, -0.0][c.below(2) as usize];
+                x[2] = -x[1];
+            }
+            let xa = c.f32s(&x);
+            let reg = 1 + c.below(14) as u8;
+            c.li(reg, 0xDEAD_BEEF);
+            c.setn(n0, 0, 0);
+            c.i(Op::ArgMax, reg, 0, xa, 0, 0);
+            c.i(Op::Str, reg, 0, out + 4 * j, 0, 0);
+        }
         c.run();
     }
 }
