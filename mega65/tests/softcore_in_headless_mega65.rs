@@ -389,7 +389,8 @@ fn images_the_software_core_cannot_run_are_refused_before_any_job_with_the_reaso
         Cores::SoftOnly(Board::R3),
         d81.clone(),
         "{RETURN}",
-        "the software core has",
+        // (the whole line: the serial output arrives a character at a time)
+        "the software core has 8 MB",
         1,
         60.0,
     ));
