@@ -243,16 +243,18 @@ _sgq_block:
         sta     tex2+1
         inc     a
         sta     tex+1
-        ldx     #<term                  ; the isum code's tail jumps to the term (term_dx: dx
-        ldy     #>term                  ; no normal F16, every term of the column by the C)
-        lda     ex10
-        bne     :+
-        ldx     #<term_dx
-        ldy     #>term_dx
-:       stx     q8tail+1
-        sty     q8tail+2
-        stx     q4tail+1
-        sty     q4tail+2
+        lda     ex10                    ; the isum code goes on into the term (TZA, EOR #$80),
+        beq     @dx                     ; or (dx no normal F16: every term of the column by the
+        ldx     #$6B                    ; C) to JMP term_dx in its place
+        ldy     #$49
+        lda     #$80
+        bra     :+
+@dx:    ldx     #$4C
+        ldy     #<term_dx
+        lda     #>term_dx
+:       stx     q8tail
+        sty     q8tail+1
+        sta     q8tail+2
         lda     _sgq_p                  ; row r0's block: the job's source
         sta     src
         lda     _sgq_p+1
@@ -289,61 +291,7 @@ _sgq_block:
         sta     ncz+1
         sta     ncz4+1
         clc                             ; (q8pre and q4pre step the sources with C = 0)
-; Each row's block comes by one inline DMA job (the list follows the STA DMA_INLINE and the CPU
-; goes on after it; its list is read through the CPU's memory map: gs4510.vhdl 8986-8995, spec
-; §M3.1; xemu dma65.c takes the list at the CPU's PC and puts the PC after it), so no list address
-; is kept between rows. One entry whose destination steps by 12 bytes (option $85: the skip rate's
-; whole bytes; spec §M3.2-§M3.3) lays the block's bytes 12 apart from wlo on: dw's two bytes into
-; the LDA # at wlo and whi of q8pre, then w_2k and w_2k+1 into the EOR # and the LDA # of pair k's
-; code, 12 bytes apart, so the isum reads its weights as immediates (2 cycles, against 5 for LDA
-; abs). Q4_0's 18-byte block goes the same way (count 18, patched): its quant byte k lands at
-; q8sum + 3 + 12k, where the Q4_0 code reads it with LDA abs.
-rowloop:
-        lda     #>MULA                  ; base page = the I/O page of the DMA registers and the
-        tab                             ; multiplier: STA 3 cycles instead of 4, ADCQ 11 for 12
-        sta     <DMA_INLINE             ; (any value) the job; the CPU waits, then goes on after it
-        .byte   DMA_OPT_F018A, DMA_OPT_CROSS_MB, DMA_OPT_DST_SKIP
-        .byte   12
-        .byte   DMA_OPT_SRC_MB
-src_mb: .byte   0
-        .byte   DMA_OPT_END
-        .byte   DMA_COPY
-cnt:    .word   WT_Q8_0_BLOCK_BYTES     ; (patched: the format's block bytes)
-src:    .word   0
-src_bk: .byte   0                       ; (F018A: bits 4-7 are flags, 0)
-        .word   (wlo + SC_NEAR_DELTA) & $FFFF
-        .byte   <(((wlo + SC_NEAR_DELTA) >> 16) & $0F)
-        .word   0                       ; modulo
-ilist_end:
-        .assert WT_Q8_0_BLOCK_BYTES = 34 && WT_Q4_0_BLOCK_BYTES = 18, error, "softgemv65.s: the job lays 34 or 18 bytes"
-        .assert (q8sum + 400 + SC_NEAR_DELTA) < $100000, lderror, "softgemv65.s: the isum code outside the first megabyte (the job leaves the destination MB 0)"
-        lda     #0                      ; the gaps of the two fields (the last term's
-        sta     <(MULA+1)               ; multiplications, or softfloat, wrote them)
-        sta     <(MULA+2)
-        sta     <(MULB+1)
-        sta     <(MULB+2)
-isum_call:
-        jsr     q8pre                   ; the next row's source, X:Y:Z = Σ c·b − corr + 2^23,
-                                        ; then its tail's JMP to the term, which returns here
-next_acc:
-        clc                             ; accp += 4, also in the LDQ and STQ of acc
-        lda     accp
-        adc     #4
-        sta     accp
-        sta     acc_e+1
-        sta     acc_st+3
-        bcc     ae_lo
-        inc     accp+1
-        inc     acc_e+2
-        inc     acc_st+4
-        clc                             ; (the row loop enters q8pre/q4pre with C = 0)
-ae_lo:  eor     #0                      ; (patched: the end's low byte; it recurs every 64 rows,
-        bne     rowloop                 ; so the high byte decides then; EOR keeps C)
-        lda     accp+1
-ae_hi:  eor     #0                      ; (patched: the end's high byte)
-        bne     rowloop
-        ldz     #0                      ; (cc65 code takes (zp) as (zp),Z)
-        rts
+        jmp     rowloop
 
 ; The job's source one row on when its 16-bit add carried (or every row for a stride of 64 KB or
 ; more). Entered from q8pre/q4pre with C the carry and B = $D7: absolute addresses and A only.
@@ -682,34 +630,6 @@ set_corr:
 ; bytes into the two LDA # here (wlo, whi, where the term reads them; 21 and 9 bytes before the
 ; first weight); the next row's step of the job's source runs around them (the list is read by
 ; now). Entered with C = 0 (the row loop's promise); LDA # keeps C.
-far_a8: jsr     far_a                   ; (within the branches' reach)
-        clc                             ; (the isum's start: SRCHI leaves C = bit 4 of address bits 24-31, 0 below 2^28)
-        jmp     q8go
-q8pre:  lda     src
-rb0a:   adc     #0
-        sta     src
-        lda     #0                      ; dw's low byte (the job writes it)
-rbca:   bcc     q8go                    ; (patched: TXA TXA unless the stride is below 256
-        lda     src+1                   ; bytes; then no carry leaves the high byte as it is)
-rb1a:   adc     #0
-        sta     src+1
-        lda     #0                      ; dw's high byte (the job writes it; skipped or not, the
-rbha:   bcs     far_a8                  ; term reads it here) (BRA when the stride is 64 KB or more)
-q8go:                                   ; C = 0 here
-ncx:    ldx     #0                      ; Q = 2^23 − corr (patched)
-ncy:    ldy     #0
-ncz:    ldz     #0
-wlo     = rbca - 1                      ; dw's bytes as the job leaves them (both formats)
-whi     = rbha - 1
-q8sum:
-.repeat 16, k
-        Q8PAIR  k
-.endrepeat
-q8tail: jmp     term                    ; (patched: term or term_dx; slow makes it an RTS)
-        .assert (* - q8sum) = 16 * Q8SIZE + 3, error, "Q8SIZE"
-        .assert whi = wlo + 12 && q8sum + 3 = whi + 12 && Q8SIZE = 24, error, "softgemv65.s: dw's bytes and the weights are 12 bytes apart (the job's step)"
-        .assert q8go - (rbca + 2) = RBSKIP && q4sum - (rbc4 + 2) = RBSKIP, error, "softgemv65.s: the source steps' skips"
-
 far_a4: jsr     far_a
         jmp     q4sum
 ; Q4_0's row: X:Y:Z = 2^23 − corr, the job's source one row on, then the isum
@@ -752,97 +672,31 @@ q4sum:
 q4tail: jmp     term                    ; (as q8tail)
         .assert (* - q4sum) = 16 * Q4SIZE + 3, error, "Q4SIZE"
 
-
-;---------------------------------------------------------------------------------------------
-; The term: acc (at accp) += single(isum)·single(dw·dx); X:Y:Z = isum (24-bit two's complement).
-
-; A = dw's exponent + dx's + 2 (eh + ex + 2: 116-174), C = 0; dw zero, subnormal, inf or NaN: its
-; ways (the return address dropped)
-pe_calc:
-        lda     whi                  ; dw: F16, exponent bits 10-14
-        and     #$7C
-        beq     pe_z                    ; zero or subnormal
-        cmp     #$7C
-        beq     pe_s                    ; inf or NaN
-        lsr     a
-        lsr     a
-tex2:   adc     #0                      ; (patched: ex10 − 8)
-        rts
-pe_z:   pla
-        pla
-        bra     dw_sub
-pe_s:   pla
-        pla
-        bra     term_slow
-term_dx:                                ; (term_call patched: dx is no normal F16) the definition
-term_slow:
-        jmp     slow                    ; (slow sets B itself)
-dw_sub: lda     whi                  ; dw's exponent 0: ±0 makes the product ±0 (isum and dx
-        and     #3                      ; finite), as isum = 0 does; a subnormal dw: the definition
-        ora     wlo
-        bne     term_slow
-term_zero:
-        lda     bcall+1                 ; the caller's base page
-        tab
-tz_jmp: jmp     isum_zero               ; (patched: rts_first when the sums are +0)
-; A negative isum (Z = $F8-$FF): the usual one, above −2^16 (Z = $FF), is negated straight into
-; MULA as n = 2^16 − Y:X, with Z = 0 left for the ways on; the rest by the full negation.
-term_negf:                              ; isum <= −2^16: the full negation (Z put back)
-        dez
-        txa
-        eor     #$FF
-        tax
-        tya
-        eor     #$FF
-        tay
-        tza
-        eor     #$FF
-        taz
-        inx
-        bne     term_n
-        iny
-        bne     term_n
-        inz
-        jmp     term_n
-term_neg:
-        inz
-        bne     term_negf               ; isum <= −2^16
-        txa
-        neg                             ; n's low byte: −X
-        sta     <MULA
-        beq     @x0                     ; X = 0: n's high byte is −Y
-        tya
-        eor     #$FF                    ; X > 0: n's high byte is ~Y (the borrow taken)
-        beq     @small                  ; n below 2^8
-        sta     <(MULA+1)
-        tax
-        jmp     term_n1
-@x0:    tya
-        neg
-        beq     @n16                    ; Y:X = 0: n = 2^16, of three bytes
-        sta     <(MULA+1)
-        tax
-        jmp     term_n1
-@n16:   inz                             ; Z:Y:X = 2^16 (X, Y 0)
-        lda     #1
-        jmp     term_n2
-@small: txa
-        neg
-        tax                             ; X = n (1-255), Z = 0
-        jmp     term_n0x
-term_n0:                                ; n below 2^8 (the term's pe is 8 below its value)
-        txa
-        bne     term_n0x
-        jsr     pe_calc                 ; isum = 0: dw's ways first (inf or NaN: the C's NaN)
-        bra     term_zero
-term_n0x:
-        stz     <MULA                   ; (Z = 0) MULA = n·2^8
-        stx     <(MULA+1)
-        jsr     pe_calc                 ; (C = 0) − 8, then lz
-        sbc     #7
-        bra     term_lz8
-n1_z:   jmp     dw_sub                  ; (term_n1's ways, within its branches' reach)
-n1_s:   jmp     term_slow
+far_a8: jsr     far_a                   ; (within the branches' reach)
+        clc                             ; (the isum's start: SRCHI leaves C = bit 4 of address bits 24-31, 0 below 2^28)
+        jmp     q8go
+q8pre:  lda     src
+rb0a:   adc     #0
+        sta     src
+        lda     #0                      ; dw's low byte (the job writes it)
+rbca:   bcc     q8go                    ; (patched: TXA TXA unless the stride is below 256
+        lda     src+1                   ; bytes; then no carry leaves the high byte as it is)
+rb1a:   adc     #0
+        sta     src+1
+        lda     #0                      ; dw's high byte (the job writes it; skipped or not, the
+rbha:   bcs     far_a8                  ; term reads it here) (BRA when the stride is 64 KB or more)
+q8go:                                   ; C = 0 here
+ncx:    ldx     #0                      ; Q = 2^23 − corr (patched)
+ncy:    ldy     #0
+ncz:    ldz     #0
+wlo     = rbca - 1                      ; dw's bytes as the job leaves them (both formats)
+whi     = rbha - 1
+q8sum:
+.repeat 16, k
+        Q8PAIR  k
+.endrepeat
+q8tail:                                 ; (sgq_block puts JMP term_dx here when dx is no normal F16;
+                                        ; slow an RTS)
 ; Entered with B = $D7 (the multiplier's page, as the isum left it): the multiplier's inputs and
 ; output are base-page operands up to the second product; the caller's B is back (bcall) before
 ; the product is rounded, and on every way out before that. Zero-page variables meanwhile are
@@ -868,9 +722,9 @@ term_n: tza                             ; n = |isum| (< 2^19); a negative isum: 
         ; first product n·mw·2^(8k) (< 2^30) with n's top byte moved up to byte 1 or 2, then
         ; P = that · mx·2^(2+lz) (· 2^8 unless the top byte is byte 2): P in [2^45, 2^48), the
         ; exact product of single(isum) and dw·dx; pe −= 8 per byte moved up, − lz
-        bne     term_n2
+        bne     tn2_j
         tya
-        beq     term_n0
+        beq     tn0_j
         stx     <MULA                   ; n of two bytes: MULA = n (MULA+2 is 0 from the row loop)
         sty     <(MULA+1)
         tax
@@ -910,24 +764,124 @@ bcall:  lda     #0                      ; (patched: the caller's base page)
         aslq
         dec     pe
 @top:   cmp     #$80                    ; to nearest even: round bit A.7, sticky A.6-0 and the
-        bcc     @done                   ; product's bytes 0-1, read only on a tie
-        bne     @up
-        lda     MULO
-        ora     MULO+1
-        bne     @up
-        txa
-        lsr     a
-        bcc     @done
-@up:    inx
-        bne     @done
+        bcc     r_done                  ; product's bytes 0-1, read only on a tie (r_tie)
+        beq     r_tie
+r_up:   inx
+        bne     r_done
         iny
-        bne     @done
+        bne     r_done
         inz
-        bne     @done
+        bne     r_done
         ldz     #$80
         inc     pe
-@done:                                  ; the product: X:Y:Z (Z.7 set), pe, sg
+r_done:                                 ; the product: X:Y:Z (Z.7 set), pe, sg
 add_jmp:jmp     add                     ; (patched: prod_only when the sums are +0)
+; the term's rare ways, within its branches' reach
+tn2_j:  jmp     term_n2
+tn0_j:  jmp     term_n0
+n1_z:   jmp     dw_sub
+n1_s:   jmp     term_slow
+term_neg:
+        inz
+        bne     term_negf               ; isum <= −2^16
+        txa
+        neg                             ; n's low byte: −X
+        sta     <MULA
+        beq     @x0                     ; X = 0: n's high byte is −Y
+        tya
+        eor     #$FF                    ; X > 0: n's high byte is ~Y (the borrow taken)
+        beq     @small                  ; n below 2^8
+        sta     <(MULA+1)
+        tax
+        jmp     term_n1
+@x0:    tya
+        neg
+        beq     @n16                    ; Y:X = 0: n = 2^16, of three bytes
+        sta     <(MULA+1)
+        tax
+        jmp     term_n1
+@n16:   inz                             ; Z:Y:X = 2^16 (X, Y 0)
+        lda     #1
+        jmp     term_n2
+@small: txa
+        neg
+        tax                             ; X = n (1-255), Z = 0
+        jmp     term_n0x
+term_negf:                              ; isum <= −2^16: the full negation (Z put back)
+        dez
+        txa
+        eor     #$FF
+        tax
+        tya
+        eor     #$FF
+        tay
+        tza
+        eor     #$FF
+        taz
+        inx
+        bne     :+
+        iny
+        bne     :+
+        inz
+:       jmp     term_n
+r_tie:  lda     MULO                    ; a tie: to even unless the product's bytes 0-1 hold more
+        ora     MULO+1
+        bne     r_up
+        txa
+        lsr     a
+        bcc     r_done
+        bra     r_up
+; A = dw's exponent + dx's + 2 (eh + ex + 2: 116-174), C = 0; dw zero, subnormal, inf or NaN: its
+; ways (the return address dropped)
+pe_calc:
+        lda     whi                  ; dw: F16, exponent bits 10-14
+        and     #$7C
+        beq     pe_z                    ; zero or subnormal
+        cmp     #$7C
+        beq     pe_s                    ; inf or NaN
+        lsr     a
+        lsr     a
+tex2:   adc     #0                      ; (patched: ex10 − 8)
+        rts
+pe_z:   pla
+        pla
+        bra     dw_sub
+pe_s:   pla
+        pla
+        bra     term_slow
+term_dx:                                ; (term_call patched: dx is no normal F16) the definition
+term_slow:
+        jmp     slow                    ; (slow sets B itself)
+dw_sub: lda     whi                  ; dw's exponent 0: ±0 makes the product ±0 (isum and dx
+        and     #3                      ; finite), as isum = 0 does; a subnormal dw: the definition
+        ora     wlo
+        bne     term_slow
+term_zero:
+        lda     bcall+1                 ; the caller's base page
+        tab
+tz_jmp: jmp     isum_zero               ; (patched: rts_first when the sums are +0)
+; A negative isum (Z = $F8-$FF): the usual one, above −2^16 (Z = $FF), is negated straight into
+; MULA as n = 2^16 − Y:X, with Z = 0 left for the ways on; the rest by the full negation.
+term_n0:                                ; n below 2^8 (the term's pe is 8 below its value)
+        txa
+        bne     term_n0x
+        jsr     pe_calc                 ; isum = 0: dw's ways first (inf or NaN: the C's NaN)
+        bra     term_zero
+term_n0x:
+        stz     <MULA                   ; (Z = 0) MULA = n·2^8
+        stx     <(MULA+1)
+        jsr     pe_calc                 ; (C = 0) − 8, then lz
+        sbc     #7
+        jmp     term_lz8
+        .assert (q8tail - q8sum) = 16 * Q8SIZE, error, "Q8SIZE"
+        .assert whi = wlo + 12 && q8sum + 3 = whi + 12 && Q8SIZE = 24, error, "softgemv65.s: dw's bytes and the weights are 12 bytes apart (the job's step)"
+        .assert q8go - (rbca + 2) = RBSKIP && q4sum - (rbc4 + 2) = RBSKIP, error, "softgemv65.s: the source steps' skips"
+
+
+
+;---------------------------------------------------------------------------------------------
+; The term: acc (at accp) += single(isum)·single(dw·dx); X:Y:Z = isum (24-bit two's complement).
+
 term_n2:                                ; n of three bytes
         stx     <MULA                   ; MULA = n
         sty     <(MULA+1)
@@ -947,7 +901,7 @@ term_n2:                                ; n of three bytes
         sta     <(MULA+1)
         lda     mxs_hi,y
         sta     <(MULA+2)
-        bra     bcall
+        jmp     bcall
 
 ; The sums wait between block columns as W = [E, m0, m1, s|m2] (sc_w.gq.acc): the single's own
 ; bits in another order (E the biased exponent, m0-m2 the 23 fraction bits, s the sign), so that
@@ -1048,8 +1002,9 @@ pb_far: sta     dd
 acc_keep:                               ; acc as it is
         bit     lst
         bmi     w2f_j
-        rts
-w2f_j:  jmp     w2f
+        jmp     next_acc
+w2f_j:  jsr     w2f
+        jmp     next_acc
 
 j_eqe:  jmp     add_eqe                 ; (add_eqe and ab_far sit beyond the rounding, out of a
 j_far:  jmp     ab_far                  ; branch's reach)
@@ -1110,12 +1065,7 @@ ab_sub: tza
 ; the signs differ: the larger minus the smaller, zero only when they are equal (+0)
 diff_done:
         bne     sub_norm
-        ldy     #3                      ; exact cancellation: +0
-        lda     #0
-:       sta     (accp),y
-        dey
-        bpl     :-
-        rts
+        jmp     rts_first               ; exact cancellation: +0
 sub_norm:
         cpz     #$80
         bcs     round
@@ -1156,6 +1106,62 @@ pack_w: tza
         taz
         lda     eb
 acc_st: stq     $FFFF                   ; (the operand is accp, patched per row)
+; The row loop: acc_st falls into the next row, and the ways that leave acc as it is or store it
+; otherwise jump to next_acc; the rows end back at sgq_block's caller.
+next_acc:
+        clc                             ; accp += 4, also in the LDQ and STQ of acc
+        lda     accp
+        adc     #4
+        sta     accp
+        sta     acc_e+1
+        sta     acc_st+3
+        bcc     ae_lo
+        inc     accp+1
+        inc     acc_e+2
+        inc     acc_st+4
+        clc                             ; (the row loop enters q8pre/q4pre with C = 0)
+ae_lo:  eor     #0                      ; (patched: the end's low byte; it recurs every 64 rows,
+        beq     ae_end                  ; so the high byte decides then; EOR keeps C)
+; Each row's block comes by one inline DMA job (the list follows the STA DMA_INLINE and the CPU
+; goes on after it; its list is read through the CPU's memory map: gs4510.vhdl 8986-8995, spec
+; §M3.1; xemu dma65.c takes the list at the CPU's PC and puts the PC after it), so no list address
+; is kept between rows. One entry whose destination steps by 12 bytes (option $85: the skip rate's
+; whole bytes; spec §M3.2-§M3.3) lays the block's bytes 12 apart from wlo on: dw's two bytes into
+; the LDA # at wlo and whi of q8pre, then w_2k and w_2k+1 into the EOR # and the LDA # of pair k's
+; code, 12 bytes apart, so the isum reads its weights as immediates (2 cycles, against 5 for LDA
+; abs). Q4_0's 18-byte block goes the same way (count 18, patched): its quant byte k lands at
+; q8sum + 3 + 12k, where the Q4_0 code reads it with LDA abs.
+rowloop:
+        lda     #>MULA                  ; base page = the I/O page of the DMA registers and the
+        tab                             ; multiplier: STA 3 cycles instead of 4, ADCQ 11 for 12
+        sta     <DMA_INLINE             ; (any value) the job; the CPU waits, then goes on after it
+        .byte   DMA_OPT_F018A, DMA_OPT_CROSS_MB, DMA_OPT_DST_SKIP
+        .byte   12
+        .byte   DMA_OPT_SRC_MB
+src_mb: .byte   0
+        .byte   DMA_OPT_END
+        .byte   DMA_COPY
+cnt:    .word   WT_Q8_0_BLOCK_BYTES     ; (patched: the format's block bytes)
+src:    .word   0
+src_bk: .byte   0                       ; (F018A: bits 4-7 are flags, 0)
+        .word   (wlo + SC_NEAR_DELTA) & $FFFF
+        .byte   <(((wlo + SC_NEAR_DELTA) >> 16) & $0F)
+        .word   0                       ; modulo
+ilist_end:
+        .assert WT_Q8_0_BLOCK_BYTES = 34 && WT_Q4_0_BLOCK_BYTES = 18, error, "softgemv65.s: the job lays 34 or 18 bytes"
+        .assert (q8sum + 400 + SC_NEAR_DELTA) < $100000, lderror, "softgemv65.s: the isum code outside the first megabyte (the job leaves the destination MB 0)"
+        lda     #0                      ; the gaps of the two fields (the last term's
+        sta     <(MULA+1)               ; multiplications, or softfloat, wrote them)
+        sta     <(MULA+2)
+        sta     <(MULB+1)
+        sta     <(MULB+2)
+isum_call:
+        jmp     q8pre                   ; (patched: q4pre) the next row's source, X:Y:Z = Σ c·b −
+                                        ; corr + 2^23, then the term
+ae_end: lda     accp+1
+ae_hi:  eor     #0                      ; (patched: the end's high byte)
+        bne     rowloop
+        ldz     #0                      ; (cc65 code takes (zp) as (zp),Z)
         rts
 prod_w: tza                             ; a row chunk's first block column, not its last: the
         and     #$7F                    ; product as it is, as W (pe is always 99-183)
@@ -1286,7 +1292,7 @@ rts_first:                              ; isum = 0 into a +0 sum: +0 (the sum's 
 :       sta     (accp),y
         dey
         bpl     :-
-        rts
+        jmp     next_acc
 
 ; isum = 0 (or dw = ±0; dw, dx finite): the product is ±0 (sg). acc + ±0 = acc, but ±0 + ±0 is
 ; −0 only when both are −0 (the same bytes in W); acc inf or NaN to the C (its NaN).
@@ -1311,10 +1317,11 @@ isum_zero:
         and     sg
         and     #$80
         sta     (accp),y
-        rts
+        jmp     next_acc
 iz_keep:bit     lst                     ; acc as it is
-        bmi     w2f
-        rts
+        bpl     :+
+        jsr     w2f
+:       jmp     next_acc
 
 ; acc (W, at accp) into the single it is, in place (w2f), and back (f2w)
 w2f:    ldz     #0
@@ -1361,6 +1368,8 @@ slow:   lda     bcall+1                 ; the caller's base page
         sta     <(MULA+2)
         sta     <(MULB+1)
         sta     <(MULB+2)
+        lda     q8tail                  ; (the term's first byte, or JMP term_dx's)
+        pha
         lda     #$60                    ; RTS: the isum code returns here instead of going on
         sta     q8tail                  ; to the term
         sta     q4tail
@@ -1375,8 +1384,9 @@ slow:   lda     bcall+1                 ; the caller's base page
         bra     :++
 :       jsr     q4sum
 :
-        lda     #$4C                    ; JMP again
+        pla                             ; the term's first byte again
         sta     q8tail
+        lda     #$4C                    ; JMP again
         sta     q4tail
         lda     bcall+1                 ; the caller's base page
         tab
@@ -1404,8 +1414,8 @@ slow:   lda     bcall+1                 ; the caller's base page
         jsr     _sgq_slow
         bit     lst
         bmi     :+
-        jmp     f2w                     ; not the last block column: back to W
-:       rts
+        jsr     f2w                     ; not the last block column: back to W
+:       jmp     next_acc
 
         .rodata
 lowmask:
