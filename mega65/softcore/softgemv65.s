@@ -198,10 +198,10 @@ _sgq_block:
         sta     tz_jmp+2
 :       stx     add_jmp+1
         sty     add_jmp+2
-        ldx     #$C9                    ; the sums out as W (CMP #: on into pack_w), or (a row
-        lda     _sgq_last               ; chunk's last block column) as singles (BRA pack_f)
+        ldx     #$80                    ; the sums out as W (BRA pack_w), or (a row chunk's last
+        lda     _sgq_last               ; block column) as singles (CMP #: on into pack_f)
         beq     :+
-        ldx     #$80
+        ldx     #$C9
         lda     #$80
 :       sta     lst
         stx     pk
@@ -265,13 +265,13 @@ _sgq_block:
         bne     @q4
         jsr     patch8
         lda     #WT_Q8_0_BLOCK_BYTES    ; the job's count: the block
-        ldx     #<q8pre
-        ldy     #>q8pre
+        ldx     #<(q8pre - (isum_call + 2))  ; (a 16-bit branch's offset: from its address + 2)
+        ldy     #>(q8pre - (isum_call + 2))
         bra     @fmt
 @q4:    jsr     patch4
         lda     #WT_Q4_0_BLOCK_BYTES
-        ldx     #<q4pre
-        ldy     #>q4pre
+        ldx     #<(q4pre - (isum_call + 2))
+        ldy     #>(q4pre - (isum_call + 2))
 @fmt:   sta     cnt
         stx     isum_call+1
         sty     isum_call+2
@@ -956,6 +956,10 @@ prod_only:                              ; the product as it is
         jmp     pk
 add_slow:
         jmp     slow
+pb_far: sta     dd
+        jsr     acc_q
+        jsr     shr_far
+        bra     pb_sum
 
 add:
 acc_e:  lda     $FFFF                   ; acc's E (the operand is accp, patched per row)
@@ -980,8 +984,19 @@ prod_big:                               ; the product is larger: d = pe − E (C
         stx     sb                      ; the product's sign, the result's
         cmp     #8
         bcs     pb_far
-        SHOFF   pb_br
-        jsr     acc_q
+        tax
+        lda     shoff,x                 ; 21 − 3d: the LSRQs to skip
+        sta     pb_br+1
+        ldz     #0                      ; acc_q's steps but sa (only add_eqe reads it)
+        ldqi    accp
+        tza
+        and     #$80
+        eor     sg
+        sta     opp
+        tza
+        ora     #$80
+        taz
+        lda     #0
 pb_br:  bra     *+2
         LSRQ7
 pb_sum: bit     opp
@@ -994,10 +1009,6 @@ pb_sum: bit     opp
         sec
         sbcq    tq
         jmp     diff_done
-pb_far: sta     dd
-        jsr     acc_q
-        jsr     shr_far
-        bra     pb_sum
 
 acc_keep:                               ; acc as it is
         bit     lst
@@ -1098,13 +1109,34 @@ pack:   lda     eb
         beq     pack_slow
         cmp     #$FF
         beq     pack_slow
-pk:     bra     pack_f                  ; (patched: CMP #, on into pack_w, but in a row chunk's
-                                        ; last block column)
+pk:     bra     pack_w                  ; (patched: CMP #, on into pack_f, in a row chunk's last
+                                        ; block column)
+pack_f: lda     eb                      ; Q = [m0, m1, E.0 << 7 | m2, sb | E >> 1]
+        lsr     a                       ; C = E.0
+        ora     sb
+        stz     t2
+        taz
+        lda     t2                      ; 1 | m2 (the significand's top bit is set)
+        bcs     :+
+        and     #$7F
+:       phy
+        tay
+        txa
+        plx
+        jmp     acc_st
+pack_slow:
+        jmp     slow
 pack_w: tza
         and     #$7F
         ora     sb
         taz
         lda     eb
+        jmp     acc_st
+prod_w: tza                             ; a row chunk's first block column, not its last: the
+        and     #$7F                    ; product as it is, as W (pe is always 99-183)
+        ora     sg
+        taz
+        lda     pe
 acc_st: stq     $FFFF                   ; (the operand is accp, patched per row)
 ; The row loop: acc_st falls into the next row, and the ways that leave acc as it is or store it
 ; otherwise jump to next_acc; the rows end back at sgq_block's caller.
@@ -1156,35 +1188,13 @@ ilist_end:
         sta     <(MULB+1)
         sta     <(MULB+2)
 isum_call:
-        jmp     q8pre                   ; (patched: q4pre) the next row's source, X:Y:Z = Σ c·b −
-                                        ; corr + 2^23, then the term
+        lbcc    q8pre                   ; (C = 0; patched: q4pre) the next row's source, X:Y:Z =
+                                        ; Σ c·b − corr + 2^23, then the term
 ae_end: lda     accp+1
 ae_hi:  eor     #0                      ; (patched: the end's high byte)
         bne     rowloop
         ldz     #0                      ; (cc65 code takes (zp) as (zp),Z)
         rts
-prod_w: tza                             ; a row chunk's first block column, not its last: the
-        and     #$7F                    ; product as it is, as W (pe is always 99-183)
-        ora     sg
-        taz
-        lda     pe
-        bra     acc_st
-pack_f: lda     eb
-        lsr     a                       ; C = E.0
-        ora     sb
-        sta     t2
-        tza
-        and     #$7F
-        bcc     :+
-        ora     #$80
-:       phy                             ; Q = [m0, m1, that, t2]
-        tay
-        txa
-        plx
-        ldz     t2
-        bra     acc_st
-pack_slow:
-        jmp     slow
 
 ab_far: sta     dd
         lda     #0
