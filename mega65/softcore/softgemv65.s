@@ -237,9 +237,9 @@ _sgq_block:
         jsr     dx_params
         lda     sgx                     ; dx's sign and exponent into the term's immediates
         sta     tsg+1
-        lda     ex10                    ; (less 8: the common n of two bytes moves up by one;
-        sec                             ; its way less 7, as it subtracts lz + 1)
-        sbc     #8
+        lda     ex10                    ; (less 9: the common n of two bytes moves up by one, its
+        sec                             ; way less 8, as it subtracts lz + 1; and one less, for
+        sbc     #9                      ; the product's top bit is most often bit 46: bcall)
         sta     tex2+1
         inc     a
         sta     tex+1
@@ -734,7 +734,7 @@ term_n1:                                ; MULA, MULA+1 = n of two bytes, X = its
         beq     n1_s                    ; inf or NaN
         lsr     a
         lsr     a
-tex:    adc     #0                      ; (patched: ex10 − 7) (C = 0) eh + ex + 3: 117-175
+tex:    adc     #0                      ; (patched: ex10 − 8) (C = 0) eh + ex + 2: 116-174
 term_lz8:
         sbc     lz8,x                   ; (no borrow; C = 0 takes one more)
         sta     a:pe
@@ -753,12 +753,13 @@ term_lz8:
 bcall:  lda     #0                      ; (patched: the caller's base page)
         tab
         ldq     MULO+2                  ; A = bits 16-23, X:Y:Z = bits 24-47 (N: bit 47; LDQ and
-        bmi     @top                    ; ASLQ set N from bit 31, spec §M1.6)
-        aslq
-        bmi     @d1
-        aslq
+        bmi     @t47                    ; ASLQ set N from bit 31, spec §M1.6); pe is one less
+        aslq                            ; than for a top bit 47: bit 46, the usual top (the
+        bmi     @top                    ; three significands' product lies in [1, 8), most often
+        aslq                            ; in [2, 4)), needs no step on pe
         dec     pe
-@d1:    dec     pe
+        bra     @top
+@t47:   inc     pe
 @top:   cmp     #$80                    ; to nearest even: round bit A.7, sticky A.6-0 and the
         bcc     r_done                  ; product's bytes 0-1, read only on a tie (r_tie)
         beq     r_tie
@@ -827,7 +828,7 @@ r_tie:  lda     MULO                    ; a tie: to even unless the product's by
         lsr     a
         bcc     r_done
         bra     r_up
-; A = dw's exponent + dx's + 2 (eh + ex + 2: 116-174), C = 0; dw zero, subnormal, inf or NaN: its
+; A = dw's exponent + dx's + 1 (eh + ex + 1: 115-173, one below the product's as bcall takes it), C = 0; dw zero, subnormal, inf or NaN: its
 ; ways (the return address dropped)
 pe_calc:
         lda     whi                  ; dw: F16, exponent bits 10-14
@@ -837,7 +838,7 @@ pe_calc:
         beq     pe_s                    ; inf or NaN
         lsr     a
         lsr     a
-tex2:   adc     #0                      ; (patched: ex10 − 8)
+tex2:   adc     #0                      ; (patched: ex10 − 9)
         rts
 pe_z:   pla
         pla
