@@ -742,18 +742,16 @@ term_lz8:
         stq     <MULB
         ldx     <(MULA+1)               ; n's top byte again (LDQ took X)
         ldy     lz8,x
-        lda     #0                      ; MULA = mx·2^(2+lz)·2^8
-        sta     <MULA
-        lda     mxs_lo,y
-        sta     <(MULA+1)
+        lda     mxs_lo,y                ; MULA = mx·2^(2+lz) (MULA+3 is still 0): P in [2^37,
+        sta     <MULA                   ; 2^40) (term_n2's three bytes of n: 2^8 higher)
         lda     mxs_mid,y
-        sta     <(MULA+2)
+        sta     <(MULA+1)
         lda     mxs_hi,y
-        sta     <(MULA+3)
+        sta     <(MULA+2)
 bcall:  lda     #0                      ; (patched: the caller's base page)
         tab
-        ldq     MULO+2                  ; A = bits 16-23, X:Y:Z = bits 24-47 (N: bit 47; LDQ and
-        bmi     @t47                    ; ASLQ set N from bit 31, spec §M1.6); pe is one less
+        ldq     MULO+1                  ; A = bits 8-15, X:Y:Z = bits 16-39 (N: bit 39; LDQ and
+bc_n:   bmi     @t47                    ; ASLQ set N from bit 31, spec §M1.6); pe is one less
         aslq                            ; than for a top bit 47: bit 46, the usual top (the
         bmi     @top                    ; three significands' product lies in [1, 8), most often
         aslq                            ; in [2, 4)), needs no step on pe
@@ -761,7 +759,7 @@ bcall:  lda     #0                      ; (patched: the caller's base page)
         bra     @top
 @t47:   inc     pe
 @top:   cmp     #$80                    ; to nearest even: round bit A.7, sticky A.6-0 and the
-        bcc     r_done                  ; product's bytes 0-1, read only on a tie (r_tie)
+        bcc     r_done                  ; product's byte 0, read only on a tie (r_tie)
         beq     r_tie
 r_up:   inx
         bne     r_done
@@ -821,8 +819,7 @@ term_negf:                              ; isum <= −2^16: the full negation (Z 
         bne     :+
         inz
 :       jmp     term_n
-r_tie:  lda     MULO                    ; a tie: to even unless the product's bytes 0-1 hold more
-        ora     MULO+1
+r_tie:  lda     MULO                    ; a tie: to even unless the product's byte 0 holds more
         bne     r_up
         txa
         lsr     a
@@ -898,7 +895,17 @@ term_n2:                                ; n of three bytes
         sta     <(MULA+1)
         lda     mxs_hi,y
         sta     <(MULA+2)
-        jmp     bcall
+        lda     bcall+1                 ; the caller's base page
+        tab
+        lda     MULO                    ; P in [2^45, 2^48): bytes 2-5 as the others' 1-4, bytes
+        ora     MULO+1                  ; 0-1 jammed into the guard byte's bit 0 (sticky; the
+        beq     :+                      ; normalisation's two steps keep it below the round bit)
+        lda     #1
+:       sta     t
+        ldq     MULO+2
+        ora     t
+        cpz     #0                      ; N = Z.7 again
+        jmp     bc_n
 
 ; The sums wait between block columns as W = [E, m0, m1, s|m2] (sc_w.gq.acc): the single's own
 ; bits in another order (E the biased exponent, m0-m2 the 23 fraction bits, s the sign), so that
