@@ -235,7 +235,8 @@ _sgq_block:
         adc     accp+1
         sta     ae_hi+1
         jsr     dx_params
-        lda     sgx                     ; dx's sign and exponent into the term's immediates
+        lda     sgx                     ; dx's sign (with the isum's bias: the term takes the sign
+        eor     #$80                    ; from Z + $80) and exponent into the term's immediates
         sta     tsg+1
         lda     ex10                    ; (less 9: the common n of two bytes moves up by one, its
         sec                             ; way less 8, as it subtracts lz + 1; and one less, for
@@ -243,11 +244,11 @@ _sgq_block:
         sta     tex2+1
         inc     a
         sta     tex+1
-        lda     ex10                    ; the isum code goes on into the term (TZA, EOR #$80),
-        beq     @dx                     ; or (dx no normal F16: every term of the column by the
-        ldx     #$6B                    ; C) to JMP term_dx in its place
-        ldy     #$49
-        lda     #$80
+        lda     ex10                    ; the isum code goes on into the term (TZA, EOR whi), or
+        beq     @dx                     ; (dx no normal F16: every term of the column by the C)
+        ldx     #$6B                    ; to JMP term_dx in its place
+        ldy     #$4D
+        lda     #<whi
         bra     :+
 @dx:    ldx     #$4C
         ldy     #<term_dx
@@ -699,11 +700,10 @@ q8tail:                                 ; (sgq_block puts JMP term_dx here when 
 ; output are base-page operands up to the second product; the caller's B is back (bcall) before
 ; the product is rounded, and on every way out before that. Zero-page variables meanwhile are
 ; written as absolute (a:).
-term:   tza                             ; isum = X:Y:Z − 2^23 (the isum code's bias off)
-        eor     #$80
-        taz
-        eor     whi                     ; the product's sign: isum's, dw's, dx's
-tsg:    eor     #0                      ; (patched: dx's sign)
+term:   tza                             ; (sgq_block writes these 3 bytes back: $6B, $4D, <whi)
+                                        ; X:Y:Z = isum + 2^23, the bias kept: Z = $80 for the usual
+        eor     whi                     ; positive isum (0-65,535), $7F for the usual negative one
+tsg:    eor     #0                      ; (patched: dx's sign and the bias's) the product's sign
         and     #$80
         sta     a:sg
         lda     #0                      ; MULB = mw, the F16 significand (MULB+2 is 0 from the
@@ -715,8 +715,8 @@ tsg:    eor     #0                      ; (patched: dx's sign)
         and     #3
         ora     #4
         sta     <(MULB+1)
-term_n: tza                             ; n = |isum| (< 2^19); a negative isum: term_neg
-        bmi     term_neg
+term_n: cpz     #$80                    ; n = |isum| (< 2^19); a negative isum: term_neg
+        bcc     term_neg
         ; first product n·mw·2^(8k) (< 2^30) with n's top byte moved up to byte 1 or 2, then
         ; P = that · mx·2^(2+lz) (· 2^8 unless the top byte is byte 2): P in [2^45, 2^48), the
         ; exact product of single(isum) and dw·dx; pe −= 8 per byte moved up, − lz
@@ -772,12 +772,12 @@ r_up:   inx
 r_done:                                 ; the product: X:Y:Z (Z.7 set), pe, sg
 add_jmp:jmp     add                     ; (patched: prod_only when the sums are +0)
 ; the term's rare ways, within its branches' reach
-tn2_j:  jmp     term_n2
+tn2_j:  jmp     term_n2b
 tn0_j:  jmp     term_n0
 n1_z:   jmp     dw_sub
 n1_s:   jmp     term_slow
 term_neg:
-        inz
+        cpz     #$7F
         bne     term_negf               ; isum <= −2^16
         txa
         neg                             ; n's low byte: −X
@@ -788,22 +788,25 @@ term_neg:
         beq     @small                  ; n below 2^8
         sta     <(MULA+1)
         tax
-        jmp     term_n1
+        bne     term_n1                 ; (always: X > 0)
 @x0:    tya
         neg
         beq     @n16                    ; Y:X = 0: n = 2^16, of three bytes
         sta     <(MULA+1)
         tax
         jmp     term_n1
-@n16:   inz                             ; Z:Y:X = 2^16 (X, Y 0)
+@n16:   ldz     #1                      ; Z:Y:X = 2^16 (X, Y 0)
         lda     #1
         jmp     term_n2
 @small: txa
         neg
         tax                             ; X = n (1-255), Z = 0
+        ldz     #0
         jmp     term_n0x
-term_negf:                              ; isum <= −2^16: the full negation (Z put back)
-        dez
+term_negf:                              ; isum <= −2^16: the full negation (the bias off), n >= 2^16
+        tza
+        eor     #$80
+        taz
         txa
         eor     #$FF
         tax
@@ -818,7 +821,8 @@ term_negf:                              ; isum <= −2^16: the full negation (Z 
         iny
         bne     :+
         inz
-:       jmp     term_n
+:       tza
+        jmp     term_n2
 r_tie:  lda     MULO                    ; a tie: to even unless the product's byte 0 holds more
         bne     r_up
         txa
@@ -857,6 +861,7 @@ tz_jmp: jmp     isum_zero               ; (patched: rts_first when the sums are 
 ; A negative isum (Z = $F8-$FF): the usual one, above −2^16 (Z = $FF), is negated straight into
 ; MULA as n = 2^16 − Y:X, with Z = 0 left for the ways on; the rest by the full negation.
 term_n0:                                ; n below 2^8 (the term's pe is 8 below its value)
+        ldz     #0                      ; (Z was the bias)
         txa
         bne     term_n0x
         jsr     pe_calc                 ; isum = 0: dw's ways first (inf or NaN: the C's NaN)
@@ -876,6 +881,10 @@ term_n0x:
 ;---------------------------------------------------------------------------------------------
 ; The term: acc (at accp) += single(isum)·single(dw·dx); X:Y:Z = isum (24-bit two's complement).
 
+term_n2b:                               ; (from term_n: the bias off; Z, A = n's top byte)
+        tza
+        eor     #$80
+        taz
 term_n2:                                ; n of three bytes
         stx     <MULA                   ; MULA = n
         sty     <(MULA+1)
