@@ -28,9 +28,10 @@
 ;    as xemu does (cpu65.c: ZP_HI | operand through the read callback). No zero-page variable is
 ;    touched meanwhile, and the caller's B is put back after the term's second product.
 ; 3. The term, fast: |isum|, F16 dw and the F16-rounded dx (11-bit significands) give the exact
-;    product P = (|isum|·2^(8k) · mw) × mx·2^(2+lz+8k') in [2^45, 2^48) from two multiplications,
-;    rounded once to 24 bits (RNE; the product's low bytes are read for the sticky only on a
-;    tie) — single(isum)·single(dw·dx) rounded, as dw·dx is exact. Then the single addition to
+;    product P = (|isum|·2^(8k) · mw) × mx·2^(2+lz) in [2^37, 2^40) (an |isum| of three bytes:
+;    [2^45, 2^48)) from two multiplications, rounded once to 24 bits (RNE; the product's low
+;    byte is read for the sticky only on a tie, a three-byte |isum|'s two jammed into the guard
+;    byte) — single(isum)·single(dw·dx) rounded, as dw·dx is exact. Then the single addition to
 ;    acc with 8 guard bits, the product still in X:Y:Z, the smaller operand's lost bits jammed
 ;    into bit 0, rounded to nearest even: product-larger, acc-larger and equal exponents are
 ;    separate code, shifts by 1-7 through a patched BRA into a chain of LSRQs (the zero guard
@@ -39,6 +40,11 @@
 ;    is); anything unusual — dw or dx not a normal F16 (subnormal, inf, NaN; dx zero), acc not
 ;    finite or subnormal, a result out of range — goes to sgq_slow (C, softfloat: the definition
 ;    itself) for that term.
+;
+; A row runs as one pass without calls: the row loop's job (after acc_st), a 16-bit branch into
+; q8pre/q4pre, the isum code on into the term, the term's rounding into the addition or the
+; first column's store, and acc_st on into the next row; the ways that leave acc as it is, or
+; store it otherwise, jump to next_acc.
 ;
 ; The block's attic address advances by the row stride; DMA addresses are physical, so the near
 ; buffers' chip-RAM address is theirs + SC_NEAR_DELTA (0 when the core runs unmapped in bank 0;
@@ -718,7 +724,7 @@ tsg:    eor     #0                      ; (patched: dx's sign and the bias's) th
 term_n: cpz     #$80                    ; n = |isum| (< 2^19); a negative isum: term_neg
         bcc     term_neg
         ; first product n·mw·2^(8k) (< 2^30) with n's top byte moved up to byte 1 or 2, then
-        ; P = that · mx·2^(2+lz) (· 2^8 unless the top byte is byte 2): P in [2^45, 2^48), the
+        ; P = that · mx·2^(2+lz): P in [2^37, 2^40) ([2^45, 2^48) for a top byte 2), the
         ; exact product of single(isum) and dw·dx; pe −= 8 per byte moved up, − lz
         bne     tn2_j
         tya
