@@ -695,16 +695,30 @@ fn gemv_terms_whose_rounding_hangs_on_the_products_lowest_bytes_agree() {
         let half = 1u64 << (s - 1);
         s >= 9 && rem > half && rem - half < 1 << (s - 8) && (r >> s) & 1 == 0
     };
-    let mut c = Case::new("GEMV Q8_0 terms rounded on the low bytes".into(), 9996, 1 << 18);
+    let mut c = Case::new(
+        "GEMV Q8_0 terms rounded on the low bytes".into(),
+        9996,
+        1 << 18,
+    );
     let mut cases = Vec::new();
     // two-byte and three-byte |isum|, both signs
-    for (start, step) in [(2_100u64, 37u64), (30_001, 53), (65_536, 41), (150_001, 97), (300_001, 29)] {
+    for (start, step) in [
+        (2_100u64, 37u64),
+        (30_001, 53),
+        (65_536, 41),
+        (150_001, 97),
+        (300_001, 29),
+    ] {
         let mut n = start;
         let mut found = 0;
         while found < 4 {
             for mw in (1024..2048).step_by(7) {
                 if hangs(n, mw) {
-                    let t = if found % 2 == 0 { n as i32 } else { -(n as i32) };
+                    let t = if found % 2 == 0 {
+                        n as i32
+                    } else {
+                        -(n as i32)
+                    };
                     if let Some(q) = quants(t) {
                         cases.push((q, 0x3C00 | (mw as u16 - 1024)));
                         found += 1;
