@@ -715,12 +715,8 @@ tsg:    eor     #0                      ; (patched: dx's sign and the bias's) th
         lda     #0                      ; MULB = mw, the F16 significand (MULB+2 is 0 from the
         sta     <(MULA+3)               ; row loop; +3 and MULA+3 held the isum's last pair)
         sta     <(MULB+3)
-        lda     wlo
+        lda     wlo                     ; (MULB+1 after the tests, from Y)
         sta     <MULB
-        lda     whi
-        and     #3
-        ora     #4
-        sta     <(MULB+1)
 term_n: cpz     #$80                    ; n = |isum| (< 2^19); a negative isum: term_neg
         bcc     term_neg
         ; first product n·mw·2^(8k) (< 2^30) with n's top byte moved up to byte 1 or 2, then
@@ -732,8 +728,14 @@ term_n: cpz     #$80                    ; n = |isum| (< 2^19); a negative isum: 
         stx     <MULA                   ; n of two bytes: MULA = n (MULA+2 is 0 from the row loop)
         sty     <(MULA+1)
         tax
+term_nw:                                ; (term_neg joins here) dw's high byte once, into Y
+        ldy     whi
+        tya
+        and     #3
+        ora     #4
+        sta     <(MULB+1)
 term_n1:                                ; MULA, MULA+1 = n of two bytes, X = its top byte
-        lda     whi                  ; dw: F16, exponent bits 10-14 (pe_calc's steps inline)
+        tya                             ; dw: F16, exponent bits 10-14 (pe_calc's steps inline)
         and     #$7C
         beq     n1_z                    ; zero or subnormal
         cmp     #$7C
@@ -773,8 +775,7 @@ r_up:   inx
         bne     r_done
         inz
         bne     r_done
-        ldz     #$80
-        inc     pe
+        jmp     r_carry
 r_done:                                 ; the product: X:Y:Z (Z.7 set), pe, sg
 add_jmp:jmp     add                     ; (patched: prod_only when the sums are +0)
 ; the term's rare ways, within its branches' reach
@@ -794,13 +795,13 @@ term_neg:
         beq     @small                  ; n below 2^8
         sta     <(MULA+1)
         tax
-        bne     term_n1                 ; (always: X > 0)
+        jmp     term_nw
 @x0:    tya
         neg
         beq     @n16                    ; Y:X = 0: n = 2^16, of three bytes
         sta     <(MULA+1)
         tax
-        jmp     term_n1
+        jmp     term_nw
 @n16:   ldz     #1                      ; Z:Y:X = 2^16 (X, Y 0)
         lda     #1
         jmp     term_n2
@@ -829,6 +830,14 @@ term_negf:                              ; isum <= −2^16: the full negation (th
         inz
 :       tza
         jmp     term_n2
+mw_hi:  lda     whi                     ; MULB+1 = mw's high byte (the usual ways from Y)
+        and     #3
+        ora     #4
+        sta     <(MULB+1)
+        rts
+r_carry:ldz     #$80                    ; the rounding carried out of the significand
+        inc     pe
+        jmp     r_done
 r_tie:  lda     MULO                    ; a tie: to even unless the product's byte 0 holds more
         bne     r_up
         txa
@@ -873,6 +882,7 @@ term_n0:                                ; n below 2^8 (the term's pe is 8 below 
         jsr     pe_calc                 ; isum = 0: dw's ways first (inf or NaN: the C's NaN)
         bra     term_zero
 term_n0x:
+        jsr     mw_hi
         stz     <MULA                   ; (Z = 0) MULA = n·2^8
         stx     <(MULA+1)
         jsr     pe_calc                 ; (C = 0) − 8, then lz
@@ -892,6 +902,9 @@ term_n2b:                               ; (from term_n: the bias off; Z, A = n's
         eor     #$80
         taz
 term_n2:                                ; n of three bytes
+        pha
+        jsr     mw_hi
+        pla
         stx     <MULA                   ; MULA = n
         sty     <(MULA+1)
         stz     <(MULA+2)
