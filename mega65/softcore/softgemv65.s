@@ -28,9 +28,10 @@
 ;    as xemu does (cpu65.c: ZP_HI | operand through the read callback). No zero-page variable is
 ;    touched meanwhile, and the caller's B is put back after the term's second product.
 ; 3. The term, fast: |isum|, F16 dw and the F16-rounded dx (11-bit significands) give the exact
-;    product P = (|isum|·2^(8k) · mw) × mx·2^(2+lz+8k') in [2^45, 2^48) from two multiplications,
-;    rounded once to 24 bits (RNE; the product's low bytes are read for the sticky only on a
-;    tie) — single(isum)·single(dw·dx) rounded, as dw·dx is exact. Then the single addition to
+;    product P = (|isum|·2^(8k) · mw) × mx·2^(2+lz) in [2^37, 2^40) (an |isum| of three bytes:
+;    [2^45, 2^48)) from two multiplications, rounded once to 24 bits (RNE; the product's low
+;    byte is read for the sticky only on a tie, a three-byte |isum|'s two jammed into the guard
+;    byte) — single(isum)·single(dw·dx) rounded, as dw·dx is exact. Then the single addition to
 ;    acc with 8 guard bits, the product still in X:Y:Z, the smaller operand's lost bits jammed
 ;    into bit 0, rounded to nearest even: product-larger, acc-larger and equal exponents are
 ;    separate code, shifts by 1-7 through a patched BRA into a chain of LSRQs (the zero guard
@@ -39,6 +40,11 @@
 ;    is); anything unusual — dw or dx not a normal F16 (subnormal, inf, NaN; dx zero), acc not
 ;    finite or subnormal, a result out of range — goes to sgq_slow (C, softfloat: the definition
 ;    itself) for that term.
+;
+; A row runs as one pass without calls: the row loop's job (after acc_st), a 16-bit branch into
+; q8pre/q4pre, the isum code on into the term, the term's rounding into the addition or the
+; first column's store, and acc_st on into the next row; the ways that leave acc as it is, or
+; store it otherwise, jump to next_acc.
 ;
 ; The block's attic address advances by the row stride; DMA addresses are physical, so the near
 ; buffers' chip-RAM address is theirs + SC_NEAR_DELTA (0 when the core runs unmapped in bank 0;
@@ -198,10 +204,10 @@ _sgq_block:
         sta     tz_jmp+2
 :       stx     add_jmp+1
         sty     add_jmp+2
-        ldx     #$C9                    ; the sums out as W (CMP #: on into pack_w), or (a row
-        lda     _sgq_last               ; chunk's last block column) as singles (BRA pack_f)
+        ldx     #$80                    ; the sums out as W (BRA pack_w), or (a row chunk's last
+        lda     _sgq_last               ; block column) as singles (CMP #: on into pack_f)
         beq     :+
-        ldx     #$80
+        ldx     #$C9
         lda     #$80
 :       sta     lst
         stx     pk
@@ -235,24 +241,27 @@ _sgq_block:
         adc     accp+1
         sta     ae_hi+1
         jsr     dx_params
-        lda     sgx                     ; dx's sign and exponent into the term's immediates
+        lda     sgx                     ; dx's sign (with the isum's bias: the term takes the sign
+        eor     #$80                    ; from Z + $80) and exponent into the term's immediates
         sta     tsg+1
-        lda     ex10                    ; (less 8: the common n of two bytes moves up by one;
-        sec                             ; its way less 7, as it subtracts lz + 1)
-        sbc     #8
+        lda     ex10                    ; (less 9: the common n of two bytes moves up by one, its
+        sec                             ; way less 8, as it subtracts lz + 1; and one less, for
+        sbc     #9                      ; the product's top bit is most often bit 46: bcall)
         sta     tex2+1
         inc     a
         sta     tex+1
-        ldx     #<term                  ; the isum code's tail jumps to the term (term_dx: dx
-        ldy     #>term                  ; no normal F16, every term of the column by the C)
-        lda     ex10
-        bne     :+
-        ldx     #<term_dx
-        ldy     #>term_dx
-:       stx     q8tail+1
-        sty     q8tail+2
-        stx     q4tail+1
-        sty     q4tail+2
+        lda     ex10                    ; the isum code goes on into the term (TZA, EOR whi), or
+        beq     @dx                     ; (dx no normal F16: every term of the column by the C)
+        ldx     #$6B                    ; to JMP term_dx in its place
+        ldy     #$4D
+        lda     #<whi
+        bra     :+
+@dx:    ldx     #$4C
+        ldy     #<term_dx
+        lda     #>term_dx
+:       stx     q8tail
+        sty     q8tail+1
+        sta     q8tail+2
         lda     _sgq_p                  ; row r0's block: the job's source
         sta     src
         lda     _sgq_p+1
@@ -263,13 +272,13 @@ _sgq_block:
         bne     @q4
         jsr     patch8
         lda     #WT_Q8_0_BLOCK_BYTES    ; the job's count: the block
-        ldx     #<q8pre
-        ldy     #>q8pre
+        ldx     #<(q8pre - (isum_call + 2))  ; (a 16-bit branch's offset: from its address + 2)
+        ldy     #>(q8pre - (isum_call + 2))
         bra     @fmt
 @q4:    jsr     patch4
         lda     #WT_Q4_0_BLOCK_BYTES
-        ldx     #<q4pre
-        ldy     #>q4pre
+        ldx     #<(q4pre - (isum_call + 2))
+        ldy     #>(q4pre - (isum_call + 2))
 @fmt:   sta     cnt
         stx     isum_call+1
         sty     isum_call+2
@@ -289,61 +298,7 @@ _sgq_block:
         sta     ncz+1
         sta     ncz4+1
         clc                             ; (q8pre and q4pre step the sources with C = 0)
-; Each row's block comes by one inline DMA job (the list follows the STA DMA_INLINE and the CPU
-; goes on after it; its list is read through the CPU's memory map: gs4510.vhdl 8986-8995, spec
-; §M3.1; xemu dma65.c takes the list at the CPU's PC and puts the PC after it), so no list address
-; is kept between rows. One entry whose destination steps by 12 bytes (option $85: the skip rate's
-; whole bytes; spec §M3.2-§M3.3) lays the block's bytes 12 apart from wlo on: dw's two bytes into
-; the LDA # at wlo and whi of q8pre, then w_2k and w_2k+1 into the EOR # and the LDA # of pair k's
-; code, 12 bytes apart, so the isum reads its weights as immediates (2 cycles, against 5 for LDA
-; abs). Q4_0's 18-byte block goes the same way (count 18, patched): its quant byte k lands at
-; q8sum + 3 + 12k, where the Q4_0 code reads it with LDA abs.
-rowloop:
-        lda     #>MULA                  ; base page = the I/O page of the DMA registers and the
-        tab                             ; multiplier: STA 3 cycles instead of 4, ADCQ 11 for 12
-        sta     <DMA_INLINE             ; (any value) the job; the CPU waits, then goes on after it
-        .byte   DMA_OPT_F018A, DMA_OPT_CROSS_MB, DMA_OPT_DST_SKIP
-        .byte   12
-        .byte   DMA_OPT_SRC_MB
-src_mb: .byte   0
-        .byte   DMA_OPT_END
-        .byte   DMA_COPY
-cnt:    .word   WT_Q8_0_BLOCK_BYTES     ; (patched: the format's block bytes)
-src:    .word   0
-src_bk: .byte   0                       ; (F018A: bits 4-7 are flags, 0)
-        .word   (wlo + SC_NEAR_DELTA) & $FFFF
-        .byte   <(((wlo + SC_NEAR_DELTA) >> 16) & $0F)
-        .word   0                       ; modulo
-ilist_end:
-        .assert WT_Q8_0_BLOCK_BYTES = 34 && WT_Q4_0_BLOCK_BYTES = 18, error, "softgemv65.s: the job lays 34 or 18 bytes"
-        .assert (q8sum + 400 + SC_NEAR_DELTA) < $100000, lderror, "softgemv65.s: the isum code outside the first megabyte (the job leaves the destination MB 0)"
-        lda     #0                      ; the gaps of the two fields (the last term's
-        sta     <(MULA+1)               ; multiplications, or softfloat, wrote them)
-        sta     <(MULA+2)
-        sta     <(MULB+1)
-        sta     <(MULB+2)
-isum_call:
-        jsr     q8pre                   ; the next row's source, X:Y:Z = Σ c·b − corr + 2^23,
-                                        ; then its tail's JMP to the term, which returns here
-next_acc:
-        clc                             ; accp += 4, also in the LDQ and STQ of acc
-        lda     accp
-        adc     #4
-        sta     accp
-        sta     acc_e+1
-        sta     acc_st+3
-        bcc     ae_lo
-        inc     accp+1
-        inc     acc_e+2
-        inc     acc_st+4
-        clc                             ; (the row loop enters q8pre/q4pre with C = 0)
-ae_lo:  eor     #0                      ; (patched: the end's low byte; it recurs every 64 rows,
-        bne     rowloop                 ; so the high byte decides then; EOR keeps C)
-        lda     accp+1
-ae_hi:  eor     #0                      ; (patched: the end's high byte)
-        bne     rowloop
-        ldz     #0                      ; (cc65 code takes (zp) as (zp),Z)
-        rts
+        jmp     rowloop
 
 ; The job's source one row on when its 16-bit add carried (or every row for a stride of 64 KB or
 ; more). Entered from q8pre/q4pre with C the carry and B = $D7: absolute addresses and A only.
@@ -378,14 +333,12 @@ far_a:  lda     _sgq_p+2
 set_srchi:
         SRCHI   _sgq_p+2, src_bk, src_mb
 
-; accp into the operands of the LDQ and STQ that load and store acc
+; accp into the operand of the LDA of acc's E (acc_st stores by STQ (accp))
 set_accp:
         lda     accp
         sta     acc_e+1
-        sta     acc_st+3
         lda     accp+1
         sta     acc_e+2
-        sta     acc_st+4
         rts
 
 ; ---------------------------------------------------------------------------------------------
@@ -682,34 +635,6 @@ set_corr:
 ; bytes into the two LDA # here (wlo, whi, where the term reads them; 21 and 9 bytes before the
 ; first weight); the next row's step of the job's source runs around them (the list is read by
 ; now). Entered with C = 0 (the row loop's promise); LDA # keeps C.
-far_a8: jsr     far_a                   ; (within the branches' reach)
-        clc                             ; (the isum's start: SRCHI leaves C = bit 4 of address bits 24-31, 0 below 2^28)
-        jmp     q8go
-q8pre:  lda     src
-rb0a:   adc     #0
-        sta     src
-        lda     #0                      ; dw's low byte (the job writes it)
-rbca:   bcc     q8go                    ; (patched: TXA TXA unless the stride is below 256
-        lda     src+1                   ; bytes; then no carry leaves the high byte as it is)
-rb1a:   adc     #0
-        sta     src+1
-        lda     #0                      ; dw's high byte (the job writes it; skipped or not, the
-rbha:   bcs     far_a8                  ; term reads it here) (BRA when the stride is 64 KB or more)
-q8go:                                   ; C = 0 here
-ncx:    ldx     #0                      ; Q = 2^23 − corr (patched)
-ncy:    ldy     #0
-ncz:    ldz     #0
-wlo     = rbca - 1                      ; dw's bytes as the job leaves them (both formats)
-whi     = rbha - 1
-q8sum:
-.repeat 16, k
-        Q8PAIR  k
-.endrepeat
-q8tail: jmp     term                    ; (patched: term or term_dx; slow makes it an RTS)
-        .assert (* - q8sum) = 16 * Q8SIZE + 3, error, "Q8SIZE"
-        .assert whi = wlo + 12 && q8sum + 3 = whi + 12 && Q8SIZE = 24, error, "softgemv65.s: dw's bytes and the weights are 12 bytes apart (the job's step)"
-        .assert q8go - (rbca + 2) = RBSKIP && q4sum - (rbc4 + 2) = RBSKIP, error, "softgemv65.s: the source steps' skips"
-
 far_a4: jsr     far_a
         jmp     q4sum
 ; Q4_0's row: X:Y:Z = 2^23 − corr, the job's source one row on, then the isum
@@ -752,11 +677,174 @@ q4sum:
 q4tail: jmp     term                    ; (as q8tail)
         .assert (* - q4sum) = 16 * Q4SIZE + 3, error, "Q4SIZE"
 
-
-;---------------------------------------------------------------------------------------------
-; The term: acc (at accp) += single(isum)·single(dw·dx); X:Y:Z = isum (24-bit two's complement).
-
-; A = dw's exponent + dx's + 2 (eh + ex + 2: 116-174), C = 0; dw zero, subnormal, inf or NaN: its
+far_a8: jsr     far_a                   ; (within the branches' reach)
+        clc                             ; (the isum's start: SRCHI leaves C = bit 4 of address bits 24-31, 0 below 2^28)
+        jmp     q8go
+q8pre:  lda     src
+rb0a:   adc     #0
+        sta     src
+        lda     #0                      ; dw's low byte (the job writes it)
+rbca:   bcc     q8go                    ; (patched: TXA TXA unless the stride is below 256
+        lda     src+1                   ; bytes; then no carry leaves the high byte as it is)
+rb1a:   adc     #0
+        sta     src+1
+        lda     #0                      ; dw's high byte (the job writes it; skipped or not, the
+rbha:   bcs     far_a8                  ; term reads it here) (BRA when the stride is 64 KB or more)
+q8go:                                   ; C = 0 here
+ncx:    ldx     #0                      ; Q = 2^23 − corr (patched)
+ncy:    ldy     #0
+ncz:    ldz     #0
+wlo     = rbca - 1                      ; dw's bytes as the job leaves them (both formats)
+whi     = rbha - 1
+q8sum:
+.repeat 16, k
+        Q8PAIR  k
+.endrepeat
+q8tail:                                 ; (sgq_block puts JMP term_dx here when dx is no normal F16;
+                                        ; slow an RTS)
+; Entered with B = $D7 (the multiplier's page, as the isum left it): the multiplier's inputs and
+; output are base-page operands up to the second product; the caller's B is back (bcall) before
+; the product is rounded, and on every way out before that. Zero-page variables meanwhile are
+; written as absolute (a:).
+term:   tza                             ; (sgq_block writes these 3 bytes back: $6B, $4D, <whi)
+                                        ; X:Y:Z = isum + 2^23, the bias kept: Z = $80 for the usual
+        eor     whi                     ; positive isum (0-65,535), $7F for the usual negative one
+tsg:    eor     #0                      ; (patched: dx's sign and the bias's) the product's sign
+        and     #$80
+        sta     a:sg
+        lda     #0                      ; MULB = mw, the F16 significand (MULB+2 is 0 from the
+        sta     <(MULA+3)               ; row loop; +3 and MULA+3 held the isum's last pair)
+        sta     <(MULB+3)
+        lda     wlo                     ; (MULB+1 after the tests, from Y)
+        sta     <MULB
+term_n: cpz     #$80                    ; n = |isum| (< 2^19); a negative isum: term_neg
+        bcc     term_neg
+        ; first product n·mw·2^(8k) (< 2^30) with n's top byte moved up to byte 1 or 2, then
+        ; P = that · mx·2^(2+lz): P in [2^37, 2^40) ([2^45, 2^48) for a top byte 2), the
+        ; exact product of single(isum) and dw·dx; pe −= 8 per byte moved up, − lz
+        bne     tn2_j
+        tya
+        beq     tn0_j
+        stx     <MULA                   ; n of two bytes: MULA = n (MULA+2 is 0 from the row loop)
+        sty     <(MULA+1)
+        tax
+term_nw:                                ; (term_neg joins here) dw's high byte once, into Y
+        ldy     whi
+        tya
+        and     #3
+        ora     #4
+        sta     <(MULB+1)
+term_n1:                                ; MULA, MULA+1 = n of two bytes, X = its top byte
+        tya                             ; dw: F16, exponent bits 10-14 (pe_calc's steps inline)
+        and     #$7C
+        beq     n1_z                    ; zero or subnormal
+        cmp     #$7C
+        beq     n1_s                    ; inf or NaN
+        lsr     a
+        lsr     a
+tex:    adc     #0                      ; (patched: ex10 − 8) (C = 0) eh + ex + 2: 116-174
+term_lz8:
+        sbc     lz8,x                   ; (no borrow; C = 0 takes one more)
+        sta     a:pe
+        ldq     <MULO                   ; MULB = the first product
+        stq     <MULB
+        ldx     <(MULA+1)               ; n's top byte again (LDQ took X)
+        ldy     lz8,x
+        lda     mxs_lo,y                ; MULA = mx·2^(2+lz) (MULA+3 is still 0): P in [2^37,
+        sta     <MULA                   ; 2^40) (term_n2's three bytes of n: 2^8 higher)
+        lda     mxs_mid,y
+        sta     <(MULA+1)
+        lda     mxs_hi,y
+        sta     <(MULA+2)
+bcall:  lda     #0                      ; (patched: the caller's base page)
+        tab
+        ldq     MULO+1                  ; A = bits 8-15, X:Y:Z = bits 16-39 (N: bit 39; LDQ and
+bc_n:   bmi     @t47                    ; ASLQ set N from bit 31, spec §M1.6); pe is one less
+        aslq                            ; than for a top bit 47: bit 46, the usual top (the
+        bmi     @top                    ; three significands' product lies in [1, 8), most often
+        aslq                            ; in [2, 4)), needs no step on pe
+        dec     pe
+        bra     @top
+@t47:   inc     pe
+@top:   cmp     #$80                    ; to nearest even: round bit A.7, sticky A.6-0 and the
+        bcc     r_done                  ; product's byte 0, read only on a tie (r_tie)
+        beq     r_tie
+r_up:   inx
+        bne     r_done
+        iny
+        bne     r_done
+        inz
+        bne     r_done
+        jmp     r_carry
+r_done:                                 ; the product: X:Y:Z (Z.7 set), pe, sg
+add_jmp:jmp     add                     ; (patched: prod_only when the sums are +0)
+; the term's rare ways, within its branches' reach
+tn2_j:  jmp     term_n2b
+tn0_j:  jmp     term_n0
+n1_z:   jmp     dw_sub
+n1_s:   jmp     term_slow
+term_neg:
+        cpz     #$7F
+        bne     term_negf               ; isum <= −2^16
+        txa
+        neg                             ; n's low byte: −X
+        sta     <MULA
+        beq     @x0                     ; X = 0: n's high byte is −Y
+        tya
+        eor     #$FF                    ; X > 0: n's high byte is ~Y (the borrow taken)
+        beq     @small                  ; n below 2^8
+        sta     <(MULA+1)
+        tax
+        jmp     term_nw
+@x0:    tya
+        neg
+        beq     @n16                    ; Y:X = 0: n = 2^16, of three bytes
+        sta     <(MULA+1)
+        tax
+        jmp     term_nw
+@n16:   ldz     #1                      ; Z:Y:X = 2^16 (X, Y 0)
+        lda     #1
+        jmp     term_n2
+@small: txa
+        neg
+        tax                             ; X = n (1-255), Z = 0
+        ldz     #0
+        jmp     term_n0x
+term_negf:                              ; isum <= −2^16: the full negation (the bias off), n >= 2^16
+        tza
+        eor     #$80
+        taz
+        txa
+        eor     #$FF
+        tax
+        tya
+        eor     #$FF
+        tay
+        tza
+        eor     #$FF
+        taz
+        inx
+        bne     :+
+        iny
+        bne     :+
+        inz
+:       tza
+        jmp     term_n2
+mw_hi:  lda     whi                     ; MULB+1 = mw's high byte (the usual ways from Y)
+        and     #3
+        ora     #4
+        sta     <(MULB+1)
+        rts
+r_carry:ldz     #$80                    ; the rounding carried out of the significand
+        inc     pe
+        jmp     r_done
+r_tie:  lda     MULO                    ; a tie: to even unless the product's byte 0 holds more
+        bne     r_up
+        txa
+        lsr     a
+        bcc     r_done
+        bra     r_up
+; A = dw's exponent + dx's + 1 (eh + ex + 1: 115-173, one below the product's as bcall takes it), C = 0; dw zero, subnormal, inf or NaN: its
 ; ways (the return address dropped)
 pe_calc:
         lda     whi                  ; dw: F16, exponent bits 10-14
@@ -766,7 +854,7 @@ pe_calc:
         beq     pe_s                    ; inf or NaN
         lsr     a
         lsr     a
-tex2:   adc     #0                      ; (patched: ex10 − 8)
+tex2:   adc     #0                      ; (patched: ex10 − 9)
         rts
 pe_z:   pla
         pla
@@ -787,148 +875,36 @@ term_zero:
 tz_jmp: jmp     isum_zero               ; (patched: rts_first when the sums are +0)
 ; A negative isum (Z = $F8-$FF): the usual one, above −2^16 (Z = $FF), is negated straight into
 ; MULA as n = 2^16 − Y:X, with Z = 0 left for the ways on; the rest by the full negation.
-term_negf:                              ; isum <= −2^16: the full negation (Z put back)
-        dez
-        txa
-        eor     #$FF
-        tax
-        tya
-        eor     #$FF
-        tay
-        tza
-        eor     #$FF
-        taz
-        inx
-        bne     term_n
-        iny
-        bne     term_n
-        inz
-        jmp     term_n
-term_neg:
-        inz
-        bne     term_negf               ; isum <= −2^16
-        txa
-        neg                             ; n's low byte: −X
-        sta     <MULA
-        beq     @x0                     ; X = 0: n's high byte is −Y
-        tya
-        eor     #$FF                    ; X > 0: n's high byte is ~Y (the borrow taken)
-        beq     @small                  ; n below 2^8
-        sta     <(MULA+1)
-        tax
-        jmp     term_n1
-@x0:    tya
-        neg
-        beq     @n16                    ; Y:X = 0: n = 2^16, of three bytes
-        sta     <(MULA+1)
-        tax
-        jmp     term_n1
-@n16:   inz                             ; Z:Y:X = 2^16 (X, Y 0)
-        lda     #1
-        jmp     term_n2
-@small: txa
-        neg
-        tax                             ; X = n (1-255), Z = 0
-        jmp     term_n0x
 term_n0:                                ; n below 2^8 (the term's pe is 8 below its value)
+        ldz     #0                      ; (Z was the bias)
         txa
         bne     term_n0x
         jsr     pe_calc                 ; isum = 0: dw's ways first (inf or NaN: the C's NaN)
         bra     term_zero
 term_n0x:
+        jsr     mw_hi
         stz     <MULA                   ; (Z = 0) MULA = n·2^8
         stx     <(MULA+1)
         jsr     pe_calc                 ; (C = 0) − 8, then lz
         sbc     #7
-        bra     term_lz8
-n1_z:   jmp     dw_sub                  ; (term_n1's ways, within its branches' reach)
-n1_s:   jmp     term_slow
-; Entered with B = $D7 (the multiplier's page, as the isum left it): the multiplier's inputs and
-; output are base-page operands up to the second product; the caller's B is back (bcall) before
-; the product is rounded, and on every way out before that. Zero-page variables meanwhile are
-; written as absolute (a:).
-term:   tza                             ; isum = X:Y:Z − 2^23 (the isum code's bias off)
+        jmp     term_lz8
+        .assert (q8tail - q8sum) = 16 * Q8SIZE, error, "Q8SIZE"
+        .assert whi = wlo + 12 && q8sum + 3 = whi + 12 && Q8SIZE = 24, error, "softgemv65.s: dw's bytes and the weights are 12 bytes apart (the job's step)"
+        .assert q8go - (rbca + 2) = RBSKIP && q4sum - (rbc4 + 2) = RBSKIP, error, "softgemv65.s: the source steps' skips"
+
+
+
+;---------------------------------------------------------------------------------------------
+; The term: acc (at accp) += single(isum)·single(dw·dx); X:Y:Z = isum (24-bit two's complement).
+
+term_n2b:                               ; (from term_n: the bias off; Z, A = n's top byte)
+        tza
         eor     #$80
         taz
-        eor     whi                     ; the product's sign: isum's, dw's, dx's
-tsg:    eor     #0                      ; (patched: dx's sign)
-        and     #$80
-        sta     a:sg
-        lda     #0                      ; MULB = mw, the F16 significand (MULB+2 is 0 from the
-        sta     <(MULA+3)               ; row loop; +3 and MULA+3 held the isum's last pair)
-        sta     <(MULB+3)
-        lda     wlo
-        sta     <MULB
-        lda     whi
-        and     #3
-        ora     #4
-        sta     <(MULB+1)
-term_n: tza                             ; n = |isum| (< 2^19); a negative isum: term_neg
-        bmi     term_neg
-        ; first product n·mw·2^(8k) (< 2^30) with n's top byte moved up to byte 1 or 2, then
-        ; P = that · mx·2^(2+lz) (· 2^8 unless the top byte is byte 2): P in [2^45, 2^48), the
-        ; exact product of single(isum) and dw·dx; pe −= 8 per byte moved up, − lz
-        bne     term_n2
-        tya
-        beq     term_n0
-        stx     <MULA                   ; n of two bytes: MULA = n (MULA+2 is 0 from the row loop)
-        sty     <(MULA+1)
-        tax
-term_n1:                                ; MULA, MULA+1 = n of two bytes, X = its top byte
-        lda     whi                  ; dw: F16, exponent bits 10-14 (pe_calc's steps inline)
-        and     #$7C
-        beq     n1_z                    ; zero or subnormal
-        cmp     #$7C
-        beq     n1_s                    ; inf or NaN
-        lsr     a
-        lsr     a
-tex:    adc     #0                      ; (patched: ex10 − 7) (C = 0) eh + ex + 3: 117-175
-term_lz8:
-        sbc     lz8,x                   ; (no borrow; C = 0 takes one more)
-        sta     a:pe
-        ldq     <MULO                   ; MULB = the first product
-        stq     <MULB
-        ldx     <(MULA+1)               ; n's top byte again (LDQ took X)
-        ldy     lz8,x
-        lda     #0                      ; MULA = mx·2^(2+lz)·2^8
-        sta     <MULA
-        lda     mxs_lo,y
-        sta     <(MULA+1)
-        lda     mxs_mid,y
-        sta     <(MULA+2)
-        lda     mxs_hi,y
-        sta     <(MULA+3)
-bcall:  lda     #0                      ; (patched: the caller's base page)
-        tab
-        ldq     MULO+2                  ; A = bits 16-23, X:Y:Z = bits 24-47
-        cpz     #$80
-        bcs     @top
-        aslq
-        dec     pe
-        cpz     #$80
-        bcs     @top
-        aslq
-        dec     pe
-@top:   cmp     #$80                    ; to nearest even: round bit A.7, sticky A.6-0 and the
-        bcc     @done                   ; product's bytes 0-1, read only on a tie
-        bne     @up
-        lda     MULO
-        ora     MULO+1
-        bne     @up
-        txa
-        lsr     a
-        bcc     @done
-@up:    inx
-        bne     @done
-        iny
-        bne     @done
-        inz
-        bne     @done
-        ldz     #$80
-        inc     pe
-@done:                                  ; the product: X:Y:Z (Z.7 set), pe, sg
-add_jmp:jmp     add                     ; (patched: prod_only when the sums are +0)
 term_n2:                                ; n of three bytes
+        pha
+        jsr     mw_hi
+        pla
         stx     <MULA                   ; MULA = n
         sty     <(MULA+1)
         stz     <(MULA+2)
@@ -947,7 +923,17 @@ term_n2:                                ; n of three bytes
         sta     <(MULA+1)
         lda     mxs_hi,y
         sta     <(MULA+2)
-        bra     bcall
+        lda     bcall+1                 ; the caller's base page
+        tab
+        lda     MULO                    ; P in [2^45, 2^48): bytes 2-5 as the others' 1-4, bytes
+        ora     MULO+1                  ; 0-1 jammed into the guard byte's bit 0 (sticky; the
+        beq     :+                      ; normalisation's two steps keep it below the round bit)
+        lda     #1
+:       sta     t
+        ldq     MULO+2
+        ora     t
+        cpz     #0                      ; N = Z.7 again
+        jmp     bc_n
 
 ; The sums wait between block columns as W = [E, m0, m1, s|m2] (sc_w.gq.acc): the single's own
 ; bits in another order (E the biased exponent, m0-m2 the 23 fraction bits, s the sign), so that
@@ -1002,6 +988,10 @@ prod_only:                              ; the product as it is
         jmp     pk
 add_slow:
         jmp     slow
+pb_far: sta     dd
+        jsr     acc_q
+        jsr     shr_far
+        bra     pb_sum
 
 add:
 acc_e:  lda     $FFFF                   ; acc's E (the operand is accp, patched per row)
@@ -1026,8 +1016,19 @@ prod_big:                               ; the product is larger: d = pe − E (C
         stx     sb                      ; the product's sign, the result's
         cmp     #8
         bcs     pb_far
-        SHOFF   pb_br
-        jsr     acc_q
+        tax
+        lda     shoff,x                 ; 21 − 3d: the LSRQs to skip
+        sta     pb_br+1
+        ldz     #0                      ; acc_q's steps but sa (only add_eqe reads it)
+        ldqi    accp
+        tza
+        and     #$80
+        eor     sg
+        sta     opp
+        tza
+        ora     #$80
+        taz
+        lda     #0
 pb_br:  bra     *+2
         LSRQ7
 pb_sum: bit     opp
@@ -1040,16 +1041,13 @@ pb_sum: bit     opp
         sec
         sbcq    tq
         jmp     diff_done
-pb_far: sta     dd
-        jsr     acc_q
-        jsr     shr_far
-        bra     pb_sum
 
 acc_keep:                               ; acc as it is
         bit     lst
         bmi     w2f_j
-        rts
-w2f_j:  jmp     w2f
+        jmp     next_acc
+w2f_j:  jsr     w2f
+        jmp     next_acc
 
 j_eqe:  jmp     add_eqe                 ; (add_eqe and ab_far sit beyond the rounding, out of a
 j_far:  jmp     ab_far                  ; branch's reach)
@@ -1110,18 +1108,12 @@ ab_sub: tza
 ; the signs differ: the larger minus the smaller, zero only when they are equal (+0)
 diff_done:
         bne     sub_norm
-        ldy     #3                      ; exact cancellation: +0
-        lda     #0
-:       sta     (accp),y
-        dey
-        bpl     :-
-        rts
-sub_norm:
-        cpz     #$80
-        bcs     round
+        jmp     rts_first               ; exact cancellation: +0
+sub_norm:                               ; (N: Z.7, from the SBCQ or the ASLQ)
+        bmi     round
+:       dec     eb
         aslq
-        dec     eb
-        bra     sub_norm
+        bpl     :-
 
 ; X:Y:Z significand, A guard byte: round to nearest even, store with eb, sb. Entered with eb
 ; 1-254 and straight to pk unless the rounding carries out: eb is the larger operand's exponent
@@ -1148,37 +1140,90 @@ pack:   lda     eb
         beq     pack_slow
         cmp     #$FF
         beq     pack_slow
-pk:     bra     pack_f                  ; (patched: CMP #, on into pack_w, but in a row chunk's
-                                        ; last block column)
+pk:     bra     pack_w                  ; (patched: CMP #, on into pack_f, in a row chunk's last
+                                        ; block column)
+pack_f: lda     eb                      ; Q = [m0, m1, E.0 << 7 | m2, sb | E >> 1]
+        lsr     a                       ; C = E.0
+        ora     sb
+        stz     t2
+        taz
+        lda     t2                      ; 1 | m2 (the significand's top bit is set)
+        bcs     :+
+        and     #$7F
+:       phy
+        tay
+        txa
+        plx
+        jmp     acc_st
+pack_slow:
+        jmp     slow
 pack_w: tza
         and     #$7F
         ora     sb
         taz
         lda     eb
-acc_st: stq     $FFFF                   ; (the operand is accp, patched per row)
-        rts
+        jmp     acc_st
 prod_w: tza                             ; a row chunk's first block column, not its last: the
         and     #$7F                    ; product as it is, as W (pe is always 99-183)
         ora     sg
         taz
         lda     pe
-        bra     acc_st
-pack_f: lda     eb
-        lsr     a                       ; C = E.0
-        ora     sb
-        sta     t2
-        tza
-        and     #$7F
-        bcc     :+
-        ora     #$80
-:       phy                             ; Q = [m0, m1, that, t2]
-        tay
-        txa
-        plx
-        ldz     t2
-        bra     acc_st
-pack_slow:
-        jmp     slow
+acc_st: stqi    accp                    ; (STQ (bp): 12 cycles, against 10 and a patch per row)
+; The row loop: acc_st falls into the next row, and the ways that leave acc as it is or store it
+; otherwise jump to next_acc; the rows end back at sgq_block's caller.
+next_acc:
+        clc                             ; accp += 4, also in the LDA of acc's E
+        lda     accp
+        adc     #4
+        sta     accp
+        sta     acc_e+1
+        bcc     ae_lo
+        inc     accp+1
+        inc     acc_e+2
+        clc                             ; (the row loop enters q8pre/q4pre with C = 0)
+ae_lo:  eor     #0                      ; (patched: the end's low byte; it recurs every 64 rows,
+        beq     ae_end                  ; so the high byte decides then; EOR keeps C)
+; Each row's block comes by one inline DMA job (the list follows the STA DMA_INLINE and the CPU
+; goes on after it; its list is read through the CPU's memory map: gs4510.vhdl 8986-8995, spec
+; §M3.1; xemu dma65.c takes the list at the CPU's PC and puts the PC after it), so no list address
+; is kept between rows. One entry whose destination steps by 12 bytes (option $85: the skip rate's
+; whole bytes; spec §M3.2-§M3.3) lays the block's bytes 12 apart from wlo on: dw's two bytes into
+; the LDA # at wlo and whi of q8pre, then w_2k and w_2k+1 into the EOR # and the LDA # of pair k's
+; code, 12 bytes apart, so the isum reads its weights as immediates (2 cycles, against 5 for LDA
+; abs). Q4_0's 18-byte block goes the same way (count 18, patched): its quant byte k lands at
+; q8sum + 3 + 12k, where the Q4_0 code reads it with LDA abs.
+rowloop:
+        lda     #>MULA                  ; base page = the I/O page of the DMA registers and the
+        tab                             ; multiplier: STA 3 cycles instead of 4, ADCQ 11 for 12
+        sta     <DMA_INLINE             ; (any value) the job; the CPU waits, then goes on after it
+        .byte   DMA_OPT_F018A, DMA_OPT_CROSS_MB, DMA_OPT_DST_SKIP
+        .byte   12
+        .byte   DMA_OPT_SRC_MB
+src_mb: .byte   0
+        .byte   DMA_OPT_END
+        .byte   DMA_COPY
+cnt:    .word   WT_Q8_0_BLOCK_BYTES     ; (patched: the format's block bytes)
+src:    .word   0
+src_bk: .byte   0                       ; (F018A: bits 4-7 are flags, 0)
+        .word   (wlo + SC_NEAR_DELTA) & $FFFF
+        .byte   <(((wlo + SC_NEAR_DELTA) >> 16) & $0F)
+        .word   0                       ; modulo
+ilist_end:
+        .assert WT_Q8_0_BLOCK_BYTES = 34 && WT_Q4_0_BLOCK_BYTES = 18, error, "softgemv65.s: the job lays 34 or 18 bytes"
+        .assert (q8sum + 400 + SC_NEAR_DELTA) < $100000, lderror, "softgemv65.s: the isum code outside the first megabyte (the job leaves the destination MB 0)"
+        lda     #0                      ; the gaps of the two fields (the last term's
+        sta     <(MULA+1)               ; multiplications, or softfloat, wrote them)
+        sta     <(MULA+2)
+        sta     <(MULB+1)
+        sta     <(MULB+2)
+isum_call:
+        lbcc    q8pre                   ; (C = 0; patched: q4pre) the next row's source, X:Y:Z =
+                                        ; Σ c·b − corr + 2^23, then the term
+ae_end: lda     accp+1
+ae_hi:  eor     #0                      ; (patched: the end's high byte)
+        bne     rowloop
+        ldz     #0                      ; (cc65 code takes (zp) as (zp),Z)
+        rts
 
 ab_far: sta     dd
         lda     #0
@@ -1286,7 +1331,7 @@ rts_first:                              ; isum = 0 into a +0 sum: +0 (the sum's 
 :       sta     (accp),y
         dey
         bpl     :-
-        rts
+        jmp     next_acc
 
 ; isum = 0 (or dw = ±0; dw, dx finite): the product is ±0 (sg). acc + ±0 = acc, but ±0 + ±0 is
 ; −0 only when both are −0 (the same bytes in W); acc inf or NaN to the C (its NaN).
@@ -1311,10 +1356,11 @@ isum_zero:
         and     sg
         and     #$80
         sta     (accp),y
-        rts
+        jmp     next_acc
 iz_keep:bit     lst                     ; acc as it is
-        bmi     w2f
-        rts
+        bpl     :+
+        jsr     w2f
+:       jmp     next_acc
 
 ; acc (W, at accp) into the single it is, in place (w2f), and back (f2w)
 w2f:    ldz     #0
@@ -1361,6 +1407,8 @@ slow:   lda     bcall+1                 ; the caller's base page
         sta     <(MULA+2)
         sta     <(MULB+1)
         sta     <(MULB+2)
+        lda     q8tail                  ; (the term's first byte, or JMP term_dx's)
+        pha
         lda     #$60                    ; RTS: the isum code returns here instead of going on
         sta     q8tail                  ; to the term
         sta     q4tail
@@ -1375,8 +1423,9 @@ slow:   lda     bcall+1                 ; the caller's base page
         bra     :++
 :       jsr     q4sum
 :
-        lda     #$4C                    ; JMP again
+        pla                             ; the term's first byte again
         sta     q8tail
+        lda     #$4C                    ; JMP again
         sta     q4tail
         lda     bcall+1                 ; the caller's base page
         tab
@@ -1404,8 +1453,8 @@ slow:   lda     bcall+1                 ; the caller's base page
         jsr     _sgq_slow
         bit     lst
         bmi     :+
-        jmp     f2w                     ; not the last block column: back to W
-:       rts
+        jsr     f2w                     ; not the last block column: back to W
+:       jmp     next_acc
 
         .rodata
 lowmask:

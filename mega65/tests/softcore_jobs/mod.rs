@@ -692,6 +692,102 @@ fn gemv_isums_at_the_negations_edges_agree() {
     }
 }
 
+/// Q8_0 terms whose product rounds up only for bits far below its round bit (softgemv65.s
+/// `bcall`, `term_n2`, `r_tie`): the exact product R = |isum|·mw·mx has its round bit set, the
+/// next 7 bits clear and something below them, under an even significand, so that a term that
+/// lost those low bits would take a tie to even and round down. The term reads the product of
+/// a two-byte |isum| from the multiplier's bytes 1-4 with byte 0 below it, and that of a
+/// three-byte one (≥ 2^16) from bytes 2-5 with bytes 0-1 jammed into its guard byte. The input
+/// block is 24 × 127·d then 8 × d with d = 1 + 2^-10 (mx = 1025, odd, so the low bits reach byte
+/// 0), quants 127 and 1, as in `gemv_isums_at_the_negations_edges_agree`.
+#[test]
+fn gemv_terms_whose_rounding_hangs_on_the_products_lowest_bytes_agree() {
+    let quants = |t: i32| -> Option<Vec<i32>> {
+        let r = (t % 127 + 127 + 63) % 127 - 63;
+        let spread = |mut s: i32, n: usize| -> (Vec<i32>, i32) {
+            let q = (0..n)
+                .map(|_| {
+                    let v = s.clamp(-128, 127);
+                    s -= v;
+                    v
+                })
+                .collect();
+            (q, s)
+        };
+        let (mut q, s0) = spread((t - r) / 127, 24);
+        let (q8, s1) = spread(r, 8);
+        q.extend(q8);
+        (s0 == 0 && s1 == 0).then_some(q)
+    };
+    // (|isum|, mw) whose product with mx = 1025 rounds up on bits below the guard byte only
+    let hangs = |n: u64, mw: u64| -> bool {
+        let r = n * mw * 1025;
+        let s = 64 - r.leading_zeros() - 24;
+        let rem = r & ((1 << s) - 1);
+        let half = 1u64 << (s - 1);
+        s >= 9 && rem > half && rem - half < 1 << (s - 8) && (r >> s) & 1 == 0
+    };
+    let mut c = Case::new(
+        "GEMV Q8_0 terms rounded on the low bytes".into(),
+        9996,
+        1 << 18,
+    );
+    let mut cases = Vec::new();
+    // two-byte and three-byte |isum|, both signs
+    for (start, step) in [
+        (2_100u64, 37u64),
+        (30_001, 53),
+        (65_536, 41),
+        (150_001, 97),
+        (300_001, 29),
+    ] {
+        let mut n = start;
+        let mut found = 0;
+        while found < 4 {
+            for mw in (1024..2048).step_by(7) {
+                if hangs(n, mw) {
+                    let t = if found % 2 == 0 {
+                        n as i32
+                    } else {
+                        -(n as i32)
+                    };
+                    if let Some(q) = quants(t) {
+                        cases.push((q, 0x3C00 | (mw as u16 - 1024)));
+                        found += 1;
+                        break;
+                    }
+                }
+            }
+            n += step;
+        }
+    }
+    let d = ggml::f16_to_f32(0x3C01);
+    let xb = [&[127.0 * d; 24][..], &[d; 8]].concat();
+    let x = [&xb[..], &xb].concat();
+    let xa = c.f32s(&x);
+    // each case in the first and in the second block column (the other block a random term)
+    let mut w = Vec::new();
+    let n = cases.len();
+    for i in 0..2 * n {
+        for b in 0..2 {
+            let (q, dw) = if (i < n) == (b == 0) {
+                cases[i % n].clone()
+            } else {
+                let q = (0..32).map(|_| c.below(256) as i32 - 128).collect();
+                (q, ggml::f32_to_f16((c.rng.normal() * 0.02) as f32))
+            };
+            w.extend(dw.to_le_bytes());
+            w.extend(q.iter().map(|&v| v as i8 as u8));
+        }
+    }
+    let rows = 2 * n as u32;
+    let wa = c.bytes(&w, false);
+    let za = c.alloc(4 * rows, true);
+    c.setn(64, rows, 0);
+    c.i(Op::Gemv, GgmlType::Q8_0 as u8, 0, wa, xa, za);
+    c.run();
+}
+
 /// Q8_0 rows whose isum code meets the largest weight code (c = 255: w = 127 under x ≥ 0, −128
 /// under x < 0) in every odd column, while the running sum passes zero at pairs 7-15
 /// (softgemv65.s: the register A an ADCQ adds byte 2 and the carry to holds that c, so a carry
