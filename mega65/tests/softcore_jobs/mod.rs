@@ -972,6 +972,65 @@ fn quantisation_at_half_way_points_agrees() {
     c.run();
 }
 
+/// The input quantiser's shift (§5.3; the 45GS02 shifts the product's top byte right by s, the
+/// exponent below the block maximum's binade plus one, 0 to 9, and takes q = 0 from s = 10 on):
+/// elements in every binade from the maximum's down to 12 below it, each a random significand,
+/// the value nearest a half-integer quant (either side of it) or the largest below a binade, under
+/// maxima of random significands, with id exact (maximum 127·2^k) and at the F16 scale's ends; a
+/// block of ±0 (amax 0) and a block whose maximum is the smallest the fast path takes. A weight
+/// row of ones sums the quants, a second row of powers of two weighs them apart.
+#[test]
+fn quantisation_at_every_shift_agrees() {
+    let mut c = Case::new("quantisation at every shift".into(), 9981, 1 << 18);
+    let mut x: Vec<f32> = Vec::new();
+    for amax in [
+        100.0f32, 3.0, 0.7, 1e-3, 12345.0, 127.0, 0.3, 55.5, 1.0, 63.5, 0.0079, 8.0e6, 2.5e-2,
+    ] {
+        let d = (amax / 127.0) as f64;
+        x.push(if c.below(2) == 0 { amax } else { -amax });
+        for e in 1..32u32 {
+            let k = (e % 13) as i32;
+            let top = amax as f64 * 2f64.powi(-k);
+            let v = match c.below(4) {
+                0 => (top * (0.5 + c.below(1 << 20) as f64 / (1u64 << 21) as f64)) as f32,
+                1 | 2 => {
+                    // a half-integer quant in this binade, then a neighbour
+                    let n = ((top / d).floor() as i64).max(1) as f64;
+                    let h = (c.below(n as u64) as f64 + 0.5).min(top / d);
+                    let v = (h * d) as f32;
+                    f32::from_bits(v.to_bits().wrapping_add(c.below(3) as u32).wrapping_sub(1))
+                }
+                _ => f32::from_bits((top as f32).to_bits() - 1),
+            };
+            let v = if v.abs() > amax { amax } else { v };
+            x.push(if c.below(2) == 0 { v } else { -v });
+        }
+    }
+    for i in 0..32 {
+        x.push(if i % 3 == 0 { -0.0 } else { 0.0 });
+    }
+    for i in 0..32 {
+        let v = f32::from_bits(0x3C01_0000 + c.below(1 << 16) as u32) / 8.0;
+        x.push(if i == 7 { 0.0079 } else if i % 2 == 0 { v } else { -v });
+    }
+    let cols = x.len() as u32;
+    let xa = c.f32s(&x);
+    let mut w = Vec::new();
+    for _ in 0..cols / 32 {
+        w.extend(0x3C00u16.to_le_bytes()); // scale 1
+        w.extend([1u8; 32]);
+    }
+    for _ in 0..cols / 32 {
+        w.extend(0x3C00u16.to_le_bytes());
+        w.extend((0..32).map(|j| 1u8 << (j % 7)));
+    }
+    let wa = c.bytes(&w, false);
+    let za = c.alloc(8, true);
+    c.setn(cols, 2, 0);
+    c.i(Op::Gemv, GgmlType::Q8_0 as u8, 0, wa, xa, za);
+    c.run();
+}
+
 /// Weight rows, or the input, straddling $8100000: a DMA without the megabyte-crossing option
 /// wraps inside its megabyte (gs4510.vhdl; the headless MEGA65 models it), a block read would
 /// take the wrong bytes.
