@@ -437,12 +437,13 @@ NPAT    = 8
 ; quantised input is kept: after a GEMV whose input was quantised once and whose output bytes
 ; miss x, sc_keep (softcore_int.h) is set with x and cols here; a GEMV of the same x
 ; and cols while it is still set takes the quants and scales in the buffer as they are
-; (stories260K's wk and wv after wq, w3 after w1). Called with cc65's convention: rb in A/X/sreg,
-; the others on the C stack (rows at (sp),0 .. fmt at 21), which this removes.
+; (stories260K's wk and wv after wq, w3 after w1). Called as void sgq_gemv(void) from sg_gemv, whose
+; C stack frame holds its arguments alone (rows at (sp),0 .. fmt at 21), which this reads and
+; leaves; rb in sgq_rb.
         .import         _sc_keep, _sc_poll, _sgq_cblock, _store_chunk, _sgq_lay, _sgq_cols
         .import         _sgq_fmt, _sgq_rb, _sgq_nr, _sgq_first, _sgq_last, _sgq_pc
         .import         _sgq_q, _sgq_nb, _sgq_d, _sgq_acc
-        .import         pusheax, pusha, addysp, tosumuleax
+        .import         pusheax, pusha, tosumuleax
         .p02                            ; (the 4510's ca65 takes sp for its stack register)
         .importzp       sp
         .p4510
@@ -484,12 +485,6 @@ gnb:    .res    1                       ; input blocks left (quant)
 
         .code
 _sgq_gemv:
-        sta     _sgq_rb
-        stx     _sgq_rb+1
-        lda     sreg
-        sta     _sgq_rb+2
-        lda     sreg+1
-        sta     _sgq_rb+3
         ldy     #21
         .p02
 :       lda     (sp),y
@@ -497,8 +492,6 @@ _sgq_gemv:
         sta     ga,y
         dey
         bpl     :-
-        ldy     #22
-        jsr     addysp
         lda     ga+21
         sta     _sgq_fmt
         ldx     #0                      ; wide: cols > SC_GEMV_COLS

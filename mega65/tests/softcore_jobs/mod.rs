@@ -3057,21 +3057,28 @@ fn bad_operands_fault_with_code_5_and_write_nothing() {
 #[test]
 fn byte_counts_beyond_32_bits_fault_with_code_3_instead_of_wrapping() {
     let size = 1u32 << 16;
-    // (name, N0, N1, instruction); 4·0x4000_0001 and 2·0x8000_0001 wrap to 4 and 2
-    let cases: [(&str, u32, u32, Op, u8); 7] = [
-        ("VADD N0 = 2^30 + 1", 0x4000_0001, 0, Op::VAdd, 0),
-        ("SILUMUL N0 = 2^30 + 1", 0x4000_0001, 0, Op::SiluMul, 0),
-        ("RMSNORM N0 = 2^30 + 1", 0x4000_0001, 0, Op::RmsNorm, 0),
-        ("CVT16 N0 = 2^31 + 1", 0x8000_0001, 0, Op::Cvt16, 0),
-        ("ARGMAX N0 = 2^30 + 1", 0x4000_0001, 0, Op::ArgMax, 3),
-        ("GEMV F32 of 2^30 + 1 rows", 1, 0x4000_0001, Op::Gemv, 0),
-        ("GEMV F32 of 2^30 + 1 columns", 0x4000_0001, 1, Op::Gemv, 0),
+    // (name, N0, N1, instruction, a, b); 4·0x4000_0001 and 2·0x8000_0001 wrap to 4 and 2
+    let q8 = GgmlType::Q8_0 as u8;
+    let cases: [(&str, u32, u32, Op, u8, u8); 12] = [
+        ("VADD N0 = 2^30 + 1", 0x4000_0001, 0, Op::VAdd, 0, 0),
+        ("SILUMUL N0 = 2^30 + 1", 0x4000_0001, 0, Op::SiluMul, 0, 0),
+        ("RMSNORM N0 = 2^30 + 1", 0x4000_0001, 0, Op::RmsNorm, 0, 0),
+        ("CVT16 N0 = 2^31 + 1", 0x8000_0001, 0, Op::Cvt16, 0, 0),
+        ("ARGMAX N0 = 2^30 + 1", 0x4000_0001, 0, Op::ArgMax, 3, 0),
+        ("GEMV F32 of 2^30 + 1 rows", 1, 0x4000_0001, Op::Gemv, 0, 0),
+        ("GEMV F32 of 2^30 + 1 columns", 0x4000_0001, 1, Op::Gemv, 0, 0),
+        // x's, the old y's and y's 4-byte spans (W's is 0 bytes without columns)
+        ("GEMV Q8_0 of 2^30 + 32 columns", 0x4000_0020, 1, Op::Gemv, q8, 0),
+        ("GEMV Q8_0 of no columns, 2^30 + 1 rows", 0, 0x4000_0001, Op::Gemv, q8, 0),
+        ("GEMV Q8_0 ACC of no columns, 2^30 + 1 rows", 0, 0x4000_0001, Op::Gemv, q8, GEMV_ACC),
+        ("GEMV Q8_0 F16OUT of no columns, 2^31 + 1 rows", 0, 0x8000_0001, Op::Gemv, q8, GEMV_F16OUT),
+        ("DEQROW Q8_0 N0 = 2^30 + 32", 0x4000_0020, 0, Op::DeqRow, q8, 0),
     ];
-    for (k, (name, n0, n1, op, ra)) in cases.into_iter().enumerate() {
+    for (k, (name, n0, n1, op, ra, rb)) in cases.into_iter().enumerate() {
         let mut c = Case::new(name.to_string(), 9900 + k as u64, size as usize);
         let v = c.alloc(4096, true);
         c.setn(n0, n1, 0);
-        c.i(op, ra, 0, v, v, v);
+        c.i(op, ra, rb, v, v, v);
         let pc = PROG + 16 * (c.prog.len() as u32 - 1);
         let out = c.run();
         assert_eq!((out.error, out.fault_pc), (3, pc), "{name}");
