@@ -1011,7 +1011,13 @@ fn quantisation_at_every_shift_agrees() {
     }
     for i in 0..32 {
         let v = f32::from_bits(0x3C01_0000 + c.below(1 << 16) as u32) / 8.0;
-        x.push(if i == 7 { 0.0079 } else if i % 2 == 0 { v } else { -v });
+        x.push(if i == 7 {
+            0.0079
+        } else if i % 2 == 0 {
+            v
+        } else {
+            -v
+        });
     }
     let cols = x.len() as u32;
     let xa = c.f32s(&x);
@@ -3066,13 +3072,55 @@ fn byte_counts_beyond_32_bits_fault_with_code_3_instead_of_wrapping() {
         ("CVT16 N0 = 2^31 + 1", 0x8000_0001, 0, Op::Cvt16, 0, 0),
         ("ARGMAX N0 = 2^30 + 1", 0x4000_0001, 0, Op::ArgMax, 3, 0),
         ("GEMV F32 of 2^30 + 1 rows", 1, 0x4000_0001, Op::Gemv, 0, 0),
-        ("GEMV F32 of 2^30 + 1 columns", 0x4000_0001, 1, Op::Gemv, 0, 0),
+        (
+            "GEMV F32 of 2^30 + 1 columns",
+            0x4000_0001,
+            1,
+            Op::Gemv,
+            0,
+            0,
+        ),
         // x's, the old y's and y's 4-byte spans (W's is 0 bytes without columns)
-        ("GEMV Q8_0 of 2^30 + 32 columns", 0x4000_0020, 1, Op::Gemv, q8, 0),
-        ("GEMV Q8_0 of no columns, 2^30 + 1 rows", 0, 0x4000_0001, Op::Gemv, q8, 0),
-        ("GEMV Q8_0 ACC of no columns, 2^30 + 1 rows", 0, 0x4000_0001, Op::Gemv, q8, GEMV_ACC),
-        ("GEMV Q8_0 F16OUT of no columns, 2^31 + 1 rows", 0, 0x8000_0001, Op::Gemv, q8, GEMV_F16OUT),
-        ("DEQROW Q8_0 N0 = 2^30 + 32", 0x4000_0020, 0, Op::DeqRow, q8, 0),
+        (
+            "GEMV Q8_0 of 2^30 + 32 columns",
+            0x4000_0020,
+            1,
+            Op::Gemv,
+            q8,
+            0,
+        ),
+        (
+            "GEMV Q8_0 of no columns, 2^30 + 1 rows",
+            0,
+            0x4000_0001,
+            Op::Gemv,
+            q8,
+            0,
+        ),
+        (
+            "GEMV Q8_0 ACC of no columns, 2^30 + 1 rows",
+            0,
+            0x4000_0001,
+            Op::Gemv,
+            q8,
+            GEMV_ACC,
+        ),
+        (
+            "GEMV Q8_0 F16OUT of no columns, 2^31 + 1 rows",
+            0,
+            0x8000_0001,
+            Op::Gemv,
+            q8,
+            GEMV_F16OUT,
+        ),
+        (
+            "DEQROW Q8_0 N0 = 2^30 + 32",
+            0x4000_0020,
+            0,
+            Op::DeqRow,
+            q8,
+            0,
+        ),
     ];
     for (k, (name, n0, n1, op, ra, rb)) in cases.into_iter().enumerate() {
         let mut c = Case::new(name.to_string(), 9900 + k as u64, size as usize);
