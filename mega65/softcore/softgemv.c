@@ -52,6 +52,13 @@ uint8_t sgq_qblock(void);
 
 static uint8_t blen, bbytes; /* elements and bytes per block of the format */
 
+/* sc_span(a, 4·n) with the product saturated (softvec65.s's, without a 32-bit multiplication) */
+#ifdef SV_ASM
+#define span4 sv_span4
+#else
+#define span4(a, n) sc_span(a, sc_mul_sat(n, 4))
+#endif
+
 /* The format's block, or 0 for a format GEMV and DEQROW do not take (fault 5). */
 static uint8_t format(uint8_t fmt)
 {
@@ -76,7 +83,9 @@ static uint8_t format(uint8_t fmt)
 #define gq_acc sgq_acc /* softgemv65.s's row sums */
 /* softquant65.s's sgq_gemv (gemv_q on the 45GS02) lays the buffers out by these numbers */
 const uint16_t sgq_lay[6] = {SC_GEMV_COLS, SC_GEMV_WCOLS, sizeof sc_w.gq.qa, (uint16_t)gq_q, (uint16_t)sc_w.gq.d, SC_GEMV_ROWS};
-void sgq_gemv(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols, uint32_t rows, uint32_t rb);
+/* sgq_gemv takes sg_gemv's arguments where they lie, sg_gemv's C stack frame (rows at (sp),0 ..
+ * fmt at 21: cc65 pushes them in order and its locals are static), and rb from sgq_rb */
+void sgq_gemv(void);
 #else
 static uint8_t gq_nr;
 static uint16_t gq_nc, gq_r;
@@ -383,24 +392,25 @@ static void gemv_float(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint3
  * Checks in machine.rs's order: format, whole blocks, x, old y (ACC), W, y. */
 uint8_t sg_gemv(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols, uint32_t rows)
 {
-    uint32_t rb;
-    uint8_t e;
+    static uint32_t rb; /* (static: sgq_gemv finds the arguments at the frame's start) */
+    static uint8_t e;
     /* (blen is 1 or 32: no 32-bit division) */
     if (!format(fmt) || (blen == 32 && (cols & 31) != 0))
         return SS_ERR_BAD_OPERAND;
     /* Once x fits memory, cols < 2²⁶ and the row's bytes fit 32 bits. */
     rb = sc_mul_sat(blen == 32 ? cols >> 5 : cols, bbytes);
-    if ((e = sc_span(x, sc_mul_sat(cols, 4))) != 0)
+    if ((e = span4(x, cols)) != 0)
         return e;
-    if ((flags & GEMV_ACC) && (e = sc_span(z, sc_mul_sat(rows, 4))) != 0)
+    if ((flags & GEMV_ACC) && (e = span4(z, rows)) != 0)
         return e;
     if ((e = sc_span(w, sc_mul_sat(rows, rb))) != 0)
         return e;
-    if ((e = sc_span(z, sc_mul_sat(rows, flags & GEMV_F16OUT ? 2 : 4))) != 0)
+    if ((e = flags & GEMV_F16OUT ? sc_span(z, sc_mul_sat(rows, 2)) : span4(z, rows)) != 0)
         return e;
     if (blen == 32) {
 #ifdef SG_ASM
-        sgq_gemv(fmt, flags, w, x, z, cols, rows, rb);
+        sgq_rb = rb;
+        sgq_gemv();
 #else
         gemv_q(fmt, flags, w, x, z, cols, rows, rb);
 #endif
@@ -424,7 +434,7 @@ uint8_t sg_deqrow(uint8_t fmt, uint32_t src, uint32_t z, uint32_t n0)
     const uint8_t *qs = sc_w.dq.blk + 2;
     if (!format(fmt) || n0 % blen != 0)
         return SS_ERR_BAD_OPERAND;
-    if ((e = sc_span(z, sc_mul_sat(n0, 4))) != 0 || (e = sc_span(src, sc_mul_sat(n0 / blen, bbytes))) != 0)
+    if ((e = span4(z, n0)) != 0 || (e = sc_span(src, sc_mul_sat(n0 / blen, bbytes))) != 0)
         return e;
     if (blen == 32) {
         for (at = 0; at < n0 && !SC_POLL(); at += 32, src += bbytes) {

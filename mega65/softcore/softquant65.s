@@ -243,9 +243,9 @@ L_f16b:  and     #$7F                    ; bytes: 0, bits 13-15, bits 16-22 | e 
         ldx     #0                      ; md = 2^23: mid = 2^23, c1 = 260 − eid = ed + 6
         stx     MULB+1
         sty     MULB+2
-        lda     ed
-        clc
-        adc     #6
+        lda     #3                      ; 9 − c1
+        sec
+        sbc     ed
         bra     L_mid
 L_div:   ldx     #0                      ; A = 2^24, B = md
         stx     MULA
@@ -279,14 +279,14 @@ L_dok:  ldq     am                      ; mid = (Q2 + 1) >> 1 (Q2 + 1 < 2^25)
         sty     MULB+2
         stx     MULB+1
         tax
-        lda     ed                      ; c1 = 260 − eid = ed + 7
-        clc
-        adc     #7
+        lda     #2                      ; c1 = 260 − eid = ed + 7: 9 − c1
+        sec
+        sbc     ed
 L_mid:   stx     MULB
         ldx     #0
         stx     MULB+3
         stx     MULA+3
-        sta     pc1                     ; s = c1 − ex below
+        sta     pc1                     ; o = 9 − s = ex + 9 − c1 below
 
 ; The quants. P = mx·mid (48 bits, bytes P0-P5), |x·id| = P/2^S, S = 300 − ex − eid = 40 + s,
 ; s = c1 − ex >= 0 (|x| <= amax keeps |x·id| below 128). The definition rounds P to 24 bits
@@ -295,6 +295,9 @@ L_mid:   stx     MULB
 ; n + 1/2). With T = P >> 24 and c the carry of (P mod 2^24) + h, q = (T + c + 2^(15+s)) >>
 ; (16+s): c can only change q when P3 = $FF (L_rare); otherwise q = P5 + P4's bit 7 for s = 0,
 ; and P5 >> s plus the last bit shifted out for s > 0. s >= 10 (zero and subnormal x) is q = 0.
+; The s shifts run in a row of 9 LSRs entered by a BRA whose operand is o = 9 − s (written per
+; element): o lies in 0..9 exactly when s does (s <= c1 < 246 wraps o past 9 otherwise). P4's
+; bit 7 goes into C first, so s = 0 (no LSR) rounds with it and s > 0 with P5's bit s − 1.
 ; Elements 31 down to 0; the multiplier's registers as base-page operands (B = $D7: STA 3 cycles
 ; for 4, LDA 4 for 5, as in softgemv65.s's isum; the loop touches no zero-page variable, L_rare
 ; reaches dtmp as absolute), B back to 0 on the way out.
@@ -309,13 +312,12 @@ L_el:
         xref    3, pb3
         lda     $FFFF,x
         rol     a                       ; ex
-        eor     #$FF
-        sec
+        clc
 pc1     = * + 1
-        adc     #0                      ; + c1: s = c1 − ex
+        adc     #0                      ; + 9 − c1: o = 9 − s
         cmp     #10
-        bcs     L_zero
-        taz
+        bcs     L_zero                  ; s >= 10
+        sta     brop
         xref    0, pb0
         lda     $FFFF,x
         sta     <MULA
@@ -329,12 +331,21 @@ pc1     = * + 1
         lda     <(MULO+3)
         inc     a                       ; P3 = $FF
         beq     L_rare
-        cpz     #0
-        beq     L_s0
+        lda     <(MULO+4)
+        asl     a                       ; C: P4's bit 7
         lda     <(MULO+5)
-L_sh:    lsr     a
-        dez
-        bne     L_sh
+L_bra:
+brop    = * + 1
+        bra     L_c9                    ; o: s LSRs
+L_c9:   lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
 L_rnd:   adc     #0
 L_sg:
         xref    3, pb3b
@@ -357,11 +368,6 @@ pq      = * + 1
         rts
 L_zero:  lda     #0
         bra     L_st
-L_s0:    lda     <(MULO+4)
-        asl     a
-        lda     <(MULO+5)
-        adc     #0
-        bra     L_sg
 
 ; P3 = $FF: c = 1 when P2 >= $80 (P >= 2^47) or >= $C0 (below) may carry into T.
 L_rare:  lda     <(MULO+5)
@@ -376,19 +382,19 @@ L_rc:    lda     <(MULO+4)               ; T + c from byte 4 up (byte 3 only car
         sta     a:dtmp
         lda     <(MULO+5)
         adc     #0                      ; C = T's bit 24
-        dez                             ; (DEZ, INZ: flags from Z, C kept)
-        bpl     L_rs
-        bcs     fb2                     ; s = 0 and q >= 256: cannot happen (|x·id| < 128)
-        sta     a:dtmp+1
+        taz                             ; (TAZ, TZA, EOR, INC: C kept)
+        lda     a:brop
+        eor     #9
+        beq     L_r0                    ; s = 0
+        tza
+        ror     a                       ; (C:A) >> 1, then s − 1 LSRs
+        inc     a:brop
+        jmp     L_bra
+L_r0:    bcs     fb2                     ; s = 0 and q >= 256: cannot happen (|x·id| < 128)
         lda     a:dtmp
         asl     a
-        lda     a:dtmp+1
+        tza
         bra     L_rnd
-L_rs:    ror     a                       ; (C:A) >> s, the last bit out in C
-        inz
-        dez
-        beq     L_rnd
-        bra     L_sh
 
 ; amax = 0: every quant and d are 0.
 zblock: lda     _sgq_qb
@@ -431,12 +437,13 @@ NPAT    = 8
 ; quantised input is kept: after a GEMV whose input was quantised once and whose output bytes
 ; miss x, sc_keep (softcore_int.h) is set with x and cols here; a GEMV of the same x
 ; and cols while it is still set takes the quants and scales in the buffer as they are
-; (stories260K's wk and wv after wq, w3 after w1). Called with cc65's convention: rb in A/X/sreg,
-; the others on the C stack (rows at (sp),0 .. fmt at 21), which this removes.
+; (stories260K's wk and wv after wq, w3 after w1). Called as void sgq_gemv(void) from sg_gemv, whose
+; C stack frame holds its arguments alone (rows at (sp),0 .. fmt at 21), which this reads and
+; leaves; rb in sgq_rb.
         .import         _sc_keep, _sc_poll, _sgq_cblock, _store_chunk, _sgq_lay, _sgq_cols
         .import         _sgq_fmt, _sgq_rb, _sgq_nr, _sgq_first, _sgq_last, _sgq_pc
         .import         _sgq_q, _sgq_nb, _sgq_d, _sgq_acc
-        .import         pusheax, pusha, addysp, tosumuleax
+        .import         pusheax, pusha, tosumuleax
         .p02                            ; (the 4510's ca65 takes sp for its stack register)
         .importzp       sp
         .p4510
@@ -478,12 +485,6 @@ gnb:    .res    1                       ; input blocks left (quant)
 
         .code
 _sgq_gemv:
-        sta     _sgq_rb
-        stx     _sgq_rb+1
-        lda     sreg
-        sta     _sgq_rb+2
-        lda     sreg+1
-        sta     _sgq_rb+3
         ldy     #21
         .p02
 :       lda     (sp),y
@@ -491,8 +492,6 @@ _sgq_gemv:
         sta     ga,y
         dey
         bpl     :-
-        ldy     #22
-        jsr     addysp
         lda     ga+21
         sta     _sgq_fmt
         ldx     #0                      ; wide: cols > SC_GEMV_COLS

@@ -1068,6 +1068,71 @@ fn quantisation_at_half_way_points_agrees() {
     c.run();
 }
 
+/// The input quantiser's shift (§5.3; the 45GS02 shifts the product's top byte right by s, the
+/// exponent below the block maximum's binade plus one, 0 to 9, and takes q = 0 from s = 10 on):
+/// elements in every binade from the maximum's down to 12 below it, each a random significand,
+/// the value nearest a half-integer quant (either side of it) or the largest below a binade, under
+/// maxima of random significands, with id exact (maximum 127·2^k) and at the F16 scale's ends; a
+/// block of ±0 (amax 0) and a block whose maximum is the smallest the fast path takes. A weight
+/// row of ones sums the quants, a second row of powers of two weighs them apart.
+#[test]
+fn quantisation_at_every_shift_agrees() {
+    let mut c = Case::new("quantisation at every shift".into(), 9981, 1 << 18);
+    let mut x: Vec<f32> = Vec::new();
+    for amax in [
+        100.0f32, 3.0, 0.7, 1e-3, 12345.0, 127.0, 0.3, 55.5, 1.0, 63.5, 0.0079, 8.0e6, 2.5e-2,
+    ] {
+        let d = (amax / 127.0) as f64;
+        x.push(if c.below(2) == 0 { amax } else { -amax });
+        for e in 1..32u32 {
+            let k = (e % 13) as i32;
+            let top = amax as f64 * 2f64.powi(-k);
+            let v = match c.below(4) {
+                0 => (top * (0.5 + c.below(1 << 20) as f64 / (1u64 << 21) as f64)) as f32,
+                1 | 2 => {
+                    // a half-integer quant in this binade, then a neighbour
+                    let n = ((top / d).floor() as i64).max(1) as f64;
+                    let h = (c.below(n as u64) as f64 + 0.5).min(top / d);
+                    let v = (h * d) as f32;
+                    f32::from_bits(v.to_bits().wrapping_add(c.below(3) as u32).wrapping_sub(1))
+                }
+                _ => f32::from_bits((top as f32).to_bits() - 1),
+            };
+            let v = if v.abs() > amax { amax } else { v };
+            x.push(if c.below(2) == 0 { v } else { -v });
+        }
+    }
+    for i in 0..32 {
+        x.push(if i % 3 == 0 { -0.0 } else { 0.0 });
+    }
+    for i in 0..32 {
+        let v = f32::from_bits(0x3C01_0000 + c.below(1 << 16) as u32) / 8.0;
+        x.push(if i == 7 {
+            0.0079
+        } else if i % 2 == 0 {
+            v
+        } else {
+            -v
+        });
+    }
+    let cols = x.len() as u32;
+    let xa = c.f32s(&x);
+    let mut w = Vec::new();
+    for _ in 0..cols / 32 {
+        w.extend(0x3C00u16.to_le_bytes()); // scale 1
+        w.extend([1u8; 32]);
+    }
+    for _ in 0..cols / 32 {
+        w.extend(0x3C00u16.to_le_bytes());
+        w.extend((0..32).map(|j| 1u8 << (j % 7)));
+    }
+    let wa = c.bytes(&w, false);
+    let za = c.alloc(8, true);
+    c.setn(cols, 2, 0);
+    c.i(Op::Gemv, GgmlType::Q8_0 as u8, 0, wa, xa, za);
+    c.run();
+}
+
 /// Weight rows, or the input, straddling $8100000: a DMA without the megabyte-crossing option
 /// wraps inside its megabyte (gs4510.vhdl; the headless MEGA65 models it), a block read would
 /// take the wrong bytes.
@@ -3144,21 +3209,70 @@ fn bad_operands_fault_with_code_5_and_write_nothing() {
 #[test]
 fn byte_counts_beyond_32_bits_fault_with_code_3_instead_of_wrapping() {
     let size = 1u32 << 16;
-    // (name, N0, N1, instruction); 4·0x4000_0001 and 2·0x8000_0001 wrap to 4 and 2
-    let cases: [(&str, u32, u32, Op, u8); 7] = [
-        ("VADD N0 = 2^30 + 1", 0x4000_0001, 0, Op::VAdd, 0),
-        ("SILUMUL N0 = 2^30 + 1", 0x4000_0001, 0, Op::SiluMul, 0),
-        ("RMSNORM N0 = 2^30 + 1", 0x4000_0001, 0, Op::RmsNorm, 0),
-        ("CVT16 N0 = 2^31 + 1", 0x8000_0001, 0, Op::Cvt16, 0),
-        ("ARGMAX N0 = 2^30 + 1", 0x4000_0001, 0, Op::ArgMax, 3),
-        ("GEMV F32 of 2^30 + 1 rows", 1, 0x4000_0001, Op::Gemv, 0),
-        ("GEMV F32 of 2^30 + 1 columns", 0x4000_0001, 1, Op::Gemv, 0),
+    // (name, N0, N1, instruction, a, b); 4·0x4000_0001 and 2·0x8000_0001 wrap to 4 and 2
+    let q8 = GgmlType::Q8_0 as u8;
+    let cases: [(&str, u32, u32, Op, u8, u8); 12] = [
+        ("VADD N0 = 2^30 + 1", 0x4000_0001, 0, Op::VAdd, 0, 0),
+        ("SILUMUL N0 = 2^30 + 1", 0x4000_0001, 0, Op::SiluMul, 0, 0),
+        ("RMSNORM N0 = 2^30 + 1", 0x4000_0001, 0, Op::RmsNorm, 0, 0),
+        ("CVT16 N0 = 2^31 + 1", 0x8000_0001, 0, Op::Cvt16, 0, 0),
+        ("ARGMAX N0 = 2^30 + 1", 0x4000_0001, 0, Op::ArgMax, 3, 0),
+        ("GEMV F32 of 2^30 + 1 rows", 1, 0x4000_0001, Op::Gemv, 0, 0),
+        (
+            "GEMV F32 of 2^30 + 1 columns",
+            0x4000_0001,
+            1,
+            Op::Gemv,
+            0,
+            0,
+        ),
+        // x's, the old y's and y's 4-byte spans (W's is 0 bytes without columns)
+        (
+            "GEMV Q8_0 of 2^30 + 32 columns",
+            0x4000_0020,
+            1,
+            Op::Gemv,
+            q8,
+            0,
+        ),
+        (
+            "GEMV Q8_0 of no columns, 2^30 + 1 rows",
+            0,
+            0x4000_0001,
+            Op::Gemv,
+            q8,
+            0,
+        ),
+        (
+            "GEMV Q8_0 ACC of no columns, 2^30 + 1 rows",
+            0,
+            0x4000_0001,
+            Op::Gemv,
+            q8,
+            GEMV_ACC,
+        ),
+        (
+            "GEMV Q8_0 F16OUT of no columns, 2^31 + 1 rows",
+            0,
+            0x8000_0001,
+            Op::Gemv,
+            q8,
+            GEMV_F16OUT,
+        ),
+        (
+            "DEQROW Q8_0 N0 = 2^30 + 32",
+            0x4000_0020,
+            0,
+            Op::DeqRow,
+            q8,
+            0,
+        ),
     ];
-    for (k, (name, n0, n1, op, ra)) in cases.into_iter().enumerate() {
+    for (k, (name, n0, n1, op, ra, rb)) in cases.into_iter().enumerate() {
         let mut c = Case::new(name.to_string(), 9900 + k as u64, size as usize);
         let v = c.alloc(4096, true);
         c.setn(n0, n1, 0);
-        c.i(op, ra, 0, v, v, v);
+        c.i(op, ra, rb, v, v, v);
         let pc = PROG + 16 * (c.prog.len() as u32 - 1);
         let out = c.run();
         assert_eq!((out.error, out.fault_pc), (3, pc), "{name}");
