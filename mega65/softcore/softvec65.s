@@ -1322,7 +1322,7 @@ _sv_tab1:
 ; and for c1·x, c0 in the A form, c1·x rounded into fadd (c0 + c1·x rounded to the A form) and
 ; that times y from the A form (ymul). The same roundings in the same order as table's steps and
 ; sv_mul, without packing c1·x or the sum and unpacking them again. Any other x, a segment near
-; an edge (the margin below), c0 or c1 not normal, an exponent out of range or a sum that is not
+; an edge (the margin below), c0 neither normal nor ±0, c1 not normal, an exponent out of range or a sum that is not
 ; normal: table and sv_mul as they are (the sum's packed value where it was made).
 _sv_k_tabmul:
         jsr     tsetup
@@ -1385,10 +1385,14 @@ _sv_k_tabmul:
         asl     a
         tza
         rol     a
-        beq     @gen
+        beq     @c0z
         cmp     #$FF
         beq     @gen
         sta     ae
+        lda     #$C0                    ; c1·x rounded into fadd (c0 + c1·x to the A form)
+        ldx     #1
+@c1:    sta     ukeep
+        stx     aok
         ldz     #4                      ; c1 into the multiplier
         ldqf    tp
         sta     MULB
@@ -1410,10 +1414,6 @@ _sv_k_tabmul:
         sta     ex
         lda     ey
         mexpm   @gen
-        lda     #1
-        sta     aok
-        lda     #$C0
-        sta     ukeep
         jsr     mulo                    ; c1·x rounded, and c0 + that (fadd)
         bit     ukeep
         bvs     @gen                    ; (c1·x rounded to infinity: not added)
@@ -1421,6 +1421,13 @@ _sv_k_tabmul:
         beq     @pk
         jsr     ymul                    ; the A form times y
         bra     @put
+@c0z:   tya                             ; c0 = ±0 (segments 127 and 128 of SiLU's table):
+        ora     wx+2                    ; c0 + c1·x is c1·x (normal: mexpm's range), so c1·x
+        ora     wx+1                    ; is rounded to the A form alone; aok 0, so a product
+        bne     @gen                    ; rounded to infinity (packed) takes @pk
+        lda     #$80
+        ldx     #0
+        bra     @c1
 @gen:   lda     #0                      ; the definition's steps, packed
         sta     ukeep
         jsr     table

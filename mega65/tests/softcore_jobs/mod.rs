@@ -1638,6 +1638,27 @@ fn silumul_and_rmsnorm_products_kept_unpacked_agree_at_every_exponent_and_specia
         x.extend([s, 1.5, -0.75]);
         y.extend([c.value(), specials[(k + 3) % specials.len()], 2.0]);
     }
+    // SiLU's segments 127 and 128 (|x| < 0.09375) have c0 = +0: c1·x alone, rounded to the A
+    // form, times y at every exponent and the specials, x of both signs from 2^-20 up to the
+    // segments' ends, after and before elements of other segments
+    for e in 0..=255u32 {
+        let xe = 107 + e % 16;
+        let f = if e % 3 == 0 { 0x7F_FFFF } else { frac(&mut c) };
+        x.extend([
+            fields(e % 2 == 0, xe, frac(&mut c)),
+            0.09375f32.next_down(),
+            -0.09375,
+        ]);
+        y.extend([
+            fields(e % 4 >= 2, e, f),
+            fields(e % 2 == 1, e, f),
+            c.value(),
+        ]);
+    }
+    for &s in specials.iter() {
+        x.extend([0.05, -3e-6, -0.09]);
+        y.extend([s, s, c.value()]);
+    }
     let n0 = x.len() as u32;
     let xa = c.f32s(&x);
     let ya = c.f32s(&y);
