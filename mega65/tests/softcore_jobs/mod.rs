@@ -395,6 +395,19 @@ impl Case {
         self.i(Op::Attn, reg, 0, bo, qo, zo);
     }
 
+    /// GEMV in `fmt` of the weights `w` (`rows` rows of `cols` columns, 32-byte aligned) on x at
+    /// `xa`: y allocated after them, SETN and the GEMV; with `nan_ok` any NaN in y counts as the
+    /// reference's.
+    fn gemv(&mut self, fmt: GgmlType, w: &[u8], xa: u32, cols: u32, rows: u32, nan_ok: bool) {
+        let wa = self.bytes(w, false);
+        let za = self.alloc(4 * rows, true);
+        if nan_ok {
+            self.nan_ok(za, rows, 4);
+        }
+        self.setn(cols, rows, 0);
+        self.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
+    }
+
     fn nan_ok(&mut self, addr: u32, count: u32, size: u32) {
         self.nan_ok.push(NanOk { addr, count, size });
     }
@@ -684,10 +697,7 @@ fn gemv_isums_at_the_negations_edges_agree() {
             }
         }
         let rows = 2 * n as u32;
-        let wa = c.bytes(&w, false);
-        let za = c.alloc(4 * rows, true);
-        c.setn(64, rows, 0);
-        c.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
+        c.gemv(fmt, &w, xa, 64, rows, false);
         c.run();
     }
 }
@@ -781,10 +791,7 @@ fn gemv_terms_whose_rounding_hangs_on_the_products_lowest_bytes_agree() {
         }
     }
     let rows = 2 * n as u32;
-    let wa = c.bytes(&w, false);
-    let za = c.alloc(4 * rows, true);
-    c.setn(64, rows, 0);
-    c.i(Op::Gemv, GgmlType::Q8_0 as u8, 0, wa, xa, za);
+    c.gemv(GgmlType::Q8_0, &w, xa, 64, rows, false);
     c.run();
 }
 
@@ -829,10 +836,7 @@ fn gemv_with_the_largest_weight_codes_after_the_sum_passes_zero_agrees() {
         }
         rows += 1;
     }
-    let wa = c.bytes(&w, false);
-    let za = c.alloc(4 * rows, true);
-    c.setn(64, rows, 0);
-    c.i(Op::Gemv, GgmlType::Q8_0 as u8, 0, wa, xa, za);
+    c.gemv(GgmlType::Q8_0, &w, xa, 64, rows, false);
     c.run();
 }
 
@@ -1323,10 +1327,7 @@ fn gemv_with_a_row_stride_of_64_kb_and_more_agrees() {
         let xa = c.f32s(&x);
         let w = weight_rows(&mut c, fmt, rows, cols);
         assert!(w.len() as u32 / rows >= 1 << 16);
-        let wa = c.bytes(&w, false);
-        let za = c.alloc(4 * rows, true);
-        c.setn(cols, rows, 0);
-        c.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
+        c.gemv(fmt, &w, xa, cols, rows, false);
         c.run();
     }
 }
@@ -3847,11 +3848,7 @@ fn gemv_with_float_weights_at_the_exact_sums_edges_agrees() {
             });
         }
         let xa = c.f32s(&xs);
-        let wa = c.bytes(&w, false);
-        let za = c.alloc(4 * rows, true);
-        c.nan_ok(za, rows, 4);
-        c.setn(cols, rows, 0);
-        c.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
+        c.gemv(fmt, &w, xa, cols, rows, true);
         c.run();
     }
 }
@@ -4064,11 +4061,7 @@ fn gemv_with_float_weights_across_piece_and_chunk_edges_agrees() {
                     }
                 }
             }
-            let wa = c.bytes(&w, false);
-            let za = c.alloc(4 * rows, true);
-            c.nan_ok(za, rows, 4);
-            c.setn(cols, rows, 0);
-            c.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
+            c.gemv(fmt, &w, xa, cols, rows, true);
             c.run();
             n += 1;
         }
@@ -4173,11 +4166,7 @@ fn float_rows_job(mut c: Case, fmt: GgmlType, rows: u32, cols: u32, special: boo
             }
         }
     }
-    let wa = c.bytes(&w, false);
-    let za = c.alloc(4 * rows, true);
-    c.nan_ok(za, rows, 4);
-    c.setn(cols, rows, 0);
-    c.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
+    c.gemv(fmt, &w, xa, cols, rows, true);
     c.run();
 }
 
