@@ -951,6 +951,23 @@ term_n2:                                ; n of three bytes
         adc     #22                     ; (C = 0) 21 − 3d: bytes to skip
         sta     br+1
 .endmacro
+; Q = acc's significand with a zero guard byte, opp bit 7 set when its sign differs from sg's;
+; with_sa: acc's sign also into sa (acc_q; written out where the product is the larger)
+.macro  ACCQ    with_sa
+        ldz     #0
+        ldqi    accp
+        tza
+        and     #$80
+  .if with_sa
+        sta     sa
+  .endif
+        eor     sg
+        sta     opp
+        tza
+        ora     #$80
+        taz
+        lda     #0
+.endmacro
 .macro  LSRQ7
         lsrq
         lsrq
@@ -1019,16 +1036,7 @@ prod_big:                               ; the product is larger: d = pe − E (C
         tax
         lda     shoff,x                 ; 21 − 3d: the LSRQs to skip
         sta     pb_br+1
-        ldz     #0                      ; acc_q's steps but sa (only add_eqe reads it)
-        ldqi    accp
-        tza
-        and     #$80
-        eor     sg
-        sta     opp
-        tza
-        ora     #$80
-        taz
-        lda     #0
+        ACCQ    0                       ; acc_q's steps but sa (only add_eqe reads it)
 pb_br:  bra     *+2
         LSRQ7
 pb_sum: bit     opp
@@ -1262,17 +1270,7 @@ add_eqe:                                ; equal exponents (d = 0): the larger by
 
 ; Q = acc's significand with a zero guard byte: [0, m0, m1, m2 | $80]; sa = acc's sign, opp
 ; bit 7: the signs differ
-acc_q:  ldz     #0
-        ldqi    accp
-        tza
-        and     #$80
-        sta     sa
-        eor     sg
-        sta     opp
-        tza
-        ora     #$80
-        taz
-        lda     #0
+acc_q:  ACCQ    1
         rts
 
 ; Q = the smaller (guard byte 0), dd = d (8-25): shifted right by d, the bits lost jammed into bit 0
