@@ -968,15 +968,6 @@ term_n2:                                ; n of three bytes
         taz
         lda     #0
 .endmacro
-.macro  LSRQ7
-        lsrq
-        lsrq
-        lsrq
-        lsrq
-        lsrq
-        lsrq
-        lsrq
-.endmacro
 
 ; acc + the product (X:Y:Z, pe, sg; a normal single), acc normal or ±0. The larger in magnitude
 ; keeps a guard byte below its 24-bit significand; the smaller is shifted right by the exponent
@@ -1313,13 +1304,7 @@ shr_far:
 :       sta     jamv
         ldq     tq+3
 @br:    bra     *+2                     ; (patched: skips 7 − (d mod 8) of the shifts)
-        lsrq
-        lsrq
-        lsrq
-        lsrq
-        lsrq
-        lsrq
-        lsrq
+        LSRQ7
         ora     jamv
         rts
 

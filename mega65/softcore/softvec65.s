@@ -680,13 +680,7 @@ ad_bytes: tax                             ; places, 1..31
         sta     ad_br+1
         ldq     wy
 ad_br:    bra     *+2                     ; (patched: skips 7 - d of the shifts)
-        lsrq
-        lsrq
-        lsrq
-        lsrq
-        lsrq
-        lsrq
-        lsrq
+        LSRQ7
         bit     opp
         bmi     ad_fsub
         clc
@@ -1598,13 +1592,7 @@ fxs:    eor     #$FF                    ; 255 − e
         sta     @ld+3
 @ld:    ldq     MULO+2                  ; (patched: the product's bytes 2 + d/8 ..)
 @br:    bra     *+2                     ; (patched: d mod 8 of the shifts)
-        lsrq
-        lsrq
-        lsrq
-        lsrq
-        lsrq
-        lsrq
-        lsrq
+        LSRQ7
         rts
 @q3:    lda     #0                      ; d = 24..31: the product's byte 5 alone (below 2^48)
         tax
@@ -2241,13 +2229,7 @@ hdot:   lda     #0
         sta     @ba+1
         lda     #0
 @ba:    bra     *+2                     ; (patched) the product shifted d places, guard A = 0
-        lsrq
-        lsrq
-        lsrq
-        lsrq
-        lsrq
-        lsrq
-        lsrq
+        LSRQ7
         bit     opp
         bmi     @as
         clc
@@ -2286,13 +2268,7 @@ hdot:   lda     #0
         ldq     wx
         lda     #0                      ; the sum's guard byte
 @bb:    bra     *+2                     ; (patched) the sum shifted d places
-        lsrq
-        lsrq
-        lsrq
-        lsrq
-        lsrq
-        lsrq
-        lsrq
+        LSRQ7
         bit     opp
         bmi     @bs
         clc
