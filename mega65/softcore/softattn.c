@@ -28,7 +28,8 @@ static uint32_t qh, row_bytes;
 static uint16_t hd; /* head_dim: 4·n_heads·head_dim bytes of q fit memory, so < 2^16 */
 static uint8_t esz, q_kept; /* esz: 2 (F16, so esz & 2 is the kernels' F16 flag) or 4 */
 #ifdef SV_ASM
-f32 scale; /* (sv_k_attn reads it) */
+#define scale sa_scale /* (sv_k_attn reads it) */
+f32 scale;
 #else
 static f32 scale;
 #endif

@@ -111,9 +111,9 @@ void sv_k_avs(uint8_t f16);
  * in the same order): sa_nh heads (1..255), q's, K's, V's and the output's first head at sa_qh,
  * sa_kh, sa_vh, sa_z, sa_grp heads a KV head, sa_hq = 4·head_dim; sv_rb (head_dim·esz), sv_rn
  * (head_dim), sv_rs, sv_rl (T − 1, at most 255) and sv_kb set; q's buffer sa_qb, the scores'
- * sa_sp, the scale (softattn.c's); the output chunk is sc_w.at.o, at the union's start */
+ * sa_sp, the scale sa_scale (softattn.c's); the output chunk is sc_w.at.o, at the union's start */
 extern f32 *const sa_qb, *const sa_sp;
-extern f32 scale;
+extern f32 sa_scale;
 extern uint32_t sa_qh, sa_kh, sa_vh, sa_z;
 extern uint8_t sa_nh, sa_grp, sa_hq;
 void sv_k_attn(uint8_t f16);

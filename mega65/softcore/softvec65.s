@@ -29,7 +29,7 @@
         .export         _sv_k_scores, _sv_k_avs, _sv_ra, _sv_rs, _sv_rb, _sv_rl, _sv_rn, _sv_m, _sv_qb, _sv_kb, _sv_sp
         .export         _sv_k_attn, _sv_k_smax, _sa_qh, _sa_kh, _sa_vh, _sa_z, _sa_nh, _sa_grp, _sa_hq
         .import         _sm_read, _sm_write, _sf_recip, _sv_exp_tab, _sc_w, pusheax, pushax
-        .import         _sa_qb, _sa_sp, _scale  ; (softattn.c)
+        .import         _sa_qb, _sa_sp, _sa_scale ; (softattn.c)
         .import         _sc_poll, _sc_stop, _sc_tick
         .import         _soft_mem_end, popeax   ; sc_span's end of SSNAIL memory, cc65's argument pop
         .importzp       sreg
@@ -2548,7 +2548,7 @@ _sv_k_attn:
         ldx     #0
         jsr     _sm_read
         movf    _sv_ra, _sa_kh          ; the scores
-        movf    _sv_c, _scale
+        movf    _sv_c, _sa_scale
         lda     #0
         sta     _sv_m
         sta     _sv_m+1
