@@ -8,7 +8,7 @@ function hex(s,   i, v, c) {
 /^Exports list/ { seg = 0 }
 seg && NF == 5 && $2 ~ /^[0-9A-F]+$/ { end[$1] = hex($3); size[$1] = hex($4) }
 END {
-    top = end["BSS"] > end["DATA"] ? end["BSS"] : end["DATA"]
-    printf "ssnail.core: %d bytes (code %d, rodata %d, data %d, bss %d); window $2000-$%04X used, %d bytes free below its C stack at $BC00\n", \
-        file, size["CODE"], size["RODATA"], size["DATA"], size["BSS"], top, 48128 - top - 1
+    top = end["DATA"]
+    printf "ssnail.core: %d bytes (code %d, rodata %d, data %d, bss %d); window $2000-$%04X used, %d bytes free below its C stack at $BC00; BSS $C000-$%04X, %d bytes free below $CE80\n", \
+        file, size["CODE"], size["RODATA"], size["DATA"], size["BSS"], top, 48128 - top - 1, end["BSS"], 52864 - end["BSS"] - 1
 }

@@ -21,7 +21,9 @@
         .word           __DATA_RUN__ + __DATA_SIZE__ - SC_WIN_START  ; the file's window part
         .byte           0
         ; the tables follow the window part in the file and are loaded where the program expects
-        .assert         __BSS_RUN__ = __DATA_RUN__ + __DATA_SIZE__, lderror, "BSS must follow DATA"
+        .assert         __DATA_RUN__ + __DATA_SIZE__ <= SC_WIN_END - SC_STACK, lderror, "the core runs into its stack"
+        .assert         __BSS_RUN__ = SC_BSS_START, lderror, "BSS (linker/softcore.cfg) is not at SC_BSS_START"
+        .assert         __BSS_RUN__ + __BSS_SIZE__ <= SC_BSS_END, lderror, "the core's BSS reaches the program's C stack (SC_BSS_END)"
         .assert         __FNTAB_START__ = SC_TAB, lderror, "FNTAB (linker/softcore.cfg) is not at SC_TAB"
         .assert         __FNTAB_SIZE__ = SC_TAB_SIZE, lderror, "FNTAB's size is not SC_TAB_SIZE"
         .assert         _fn_exp = SC_TAB, lderror, "the tables must open FNTAB"
@@ -33,8 +35,7 @@
         jmp             go
         jmp             run
         .assert         * = SC_HDR_USED, lderror, "header moved"
-        .word           __BSS_RUN__ + __BSS_SIZE__ - SC_WIN_START  ; the window bytes used
-        .assert         __BSS_RUN__ + __BSS_SIZE__ <= SC_WIN_END - SC_STACK, lderror, "the core runs into its stack"
+        .word           __BSS_RUN__ + __BSS_SIZE__  ; the BSS's end (bank 0)
         .assert         __STACKSIZE__ = SC_STACK, lderror, "linker/softcore.cfg's stack is not SC_STACK"
         .assert         * = SC_HDR_SUM, lderror, "header moved"
         .word           0, 0                    ; the check sums, patched in by the build
@@ -43,7 +44,8 @@
         .export         SC_SUM_OFFSET : absolute = SC_HDR_SUM - SC_WIN_START
 
         .code
-; after the program loaded the file: BSS cleared, C stack at the window's end, constructors run
+; after the program loaded the file: BSS cleared (bank 0's SC_BSS_START on, whatever the program
+; left there), C stack at the window's end, constructors run
 init:   lda             #<SC_WIN_END
         sta             sp
         lda             #>SC_WIN_END

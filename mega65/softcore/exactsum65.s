@@ -55,6 +55,8 @@ _xr_jy = y0q + 3                        ; 4·j (the LDQ's operand)
 _xr_fmt:.res    1                       ; WT_F32, WT_F16 or WT_BF16 (fn_tables.h)
 _xr_pg: .res    1                       ; the first row's page (high byte)
 _xr_pgs:.res    XR_ROWS                 ; the rows' pages (high bytes), in order
+pphi:   .res    XR_ROWS                 ; their chip RAM addresses: bits 8-15
+pbk:    .res    XR_ROWS                 ; and 16-19 (xr_start)
 _xr_n:  .res    1                       ; elements, 1..XR_N (4·j is a byte)
 _xr_x:  .res    2                       ; the chunk's input, f32[xr_n]
 lastp:  .res    1                       ; xr_start: rows left
@@ -209,120 +211,6 @@ r7d:    lda     $85,x
         bne     @b
         jmp     rnext
 
-
-
-; void xr_start(uint8_t nr): the pages xr_pgs[0..nr-1] ready for a row block: the accumulator
-; (bytes 1-74; byte 0 too) biased as xs_clear leaves xs_acc, no special products, each page
-; linked to the next in xr_pgs (the base page moved to each; the caller's back on return); xr_pg
-; the first
-_xr_start:
-        sta     nrow
-        sta     lastp                   ; rows left
-        tba
-        sta     savb
-        lda     _xr_pgs
-        sta     _xr_pg
-        ldx     #0
-@pg:    lda     _xr_pgs,x               ; bytes 0-75 of the page: $80, by a DMA fill (76 cycles
-        clc                             ; and its 14-byte list)
-        adc     #>SC_NEAR_DELTA
-        sta     xf_dhi
-        lda     #^SC_NEAR_DELTA
-        adc     #0
-        sta     xf_dbk
-        dma_run XF_PHYS
-        lda     _xr_pgs,x
-        tab
-        lda     #0
-        sta     XS_BYTES                ; byte 74: the accumulator's top byte (bias 0)
-        sta     XR_SPEC
-        inx
-        dec     lastp
-        beq     @l                      ; the last row: no next page (A = 0)
-        lda     _xr_pgs,x
-@l:     sta     XR_LINK
-        bne     @pg
-        lda     savb
-        tab
-        ldz     #0
-        rts
-
-
-; void xr_load(void): the chunk's xr_wn weight bytes of every row of the block (xr_start's) from
-; xr_wa on (a row every xr_rb bytes) into the rows' pages at XR_W, one DMA job a row; xr_wa moves on
-; by xr_wn. SSNAIL addresses are flat attic addresses (softmem_m65.s): bits 0-19 the job's
-; address and bank, 20-27 its megabyte.
-_xr_load:
-        lda     _xr_wn
-        sta     xl_cnt
-        lda     _xr_rb+2                ; nonzero: every row's step reaches the bank or megabyte
-        ora     _xr_rb+3
-        sta     rbhi
-        ldx     #3
-@cp:    lda     _xr_wa,x
-        sta     xa,x
-        dex
-        bpl     @cp
-        inx
-@hi:    lda     xa+2                    ; the bank and megabyte, again only when they change
-        and     #$0F
-        sta     xl_sbk
-        lda     xa+3
-        asl     a
-        asl     a
-        asl     a
-        asl     a
-        sta     xl_smb
-        lda     xa+2
-        lsr     a
-        lsr     a
-        lsr     a
-        lsr     a
-        ora     xl_smb
-        sta     xl_smb
-@row:   lda     xa
-        sta     xl_src
-        lda     xa+1
-        sta     xl_src+1
-        lda     _xr_pgs,x               ; the page's chip RAM address
-        clc
-        adc     #>SC_NEAR_DELTA
-        sta     xl_dhi
-        lda     #^SC_NEAR_DELTA
-        adc     #0
-        sta     xl_dbk
-        dma_run XL_PHYS                 ; the CPU waits until the job is done
-        inx
-        cpx     nrow
-        beq     @end
-        clc
-        lda     xa
-        adc     _xr_rb
-        sta     xa
-        lda     xa+1
-        adc     _xr_rb+1
-        sta     xa+1
-        bcs     @c                      ; (C = 1 into the high half)
-        lda     rbhi
-        beq     @row                    ; the same bank and megabyte
-@c:     lda     xa+2
-        adc     _xr_rb+2
-        sta     xa+2
-        lda     xa+3
-        adc     _xr_rb+3
-        sta     xa+3
-        jmp     @hi
-@end:   clc
-        lda     _xr_wa
-        adc     _xr_wn
-        sta     _xr_wa
-        bcc     @done
-        inc     _xr_wa+1
-        bne     @done
-        inc     _xr_wa+2
-        bne     @done
-        inc     _xr_wa+3
-@done:  rts
 
 
 ; void xr_chunk(void): every row += Σ_{j < xr_n} w_rj·x_j exactly, for xr_fmt weights. xr_x is
@@ -585,6 +473,125 @@ wspec:  tba
         pla
         tab
         jmp     rnext
+
+; void xr_start(uint8_t nr): the pages xr_pgs[0..nr-1] ready for a row block: the accumulator
+; (bytes 1-74; byte 0 too) biased as xs_clear leaves xs_acc, no special products, each page
+; linked to the next in xr_pgs (the base page moved to each; the caller's back on return); xr_pg
+; the first
+_xr_start:
+        sta     nrow
+        sta     lastp                   ; rows left
+        tba
+        sta     savb
+        lda     _xr_pgs
+        sta     _xr_pg
+        ldx     #0
+@pg:    lda     _xr_pgs,x               ; the page's chip RAM address, kept for xr_load: a page
+        ldy     #0                      ; in the window (the C stack's) is the core's chip RAM,
+        cmp     #>SC_WIN_END            ; one outside it (the BSS's) bank 0 as the CPU sees it
+        bcs     @out                    ; (softcore_window.inc)
+        cmp     #>SC_WIN_START
+        bcc     @out
+        adc     #<((SC_NEAR_DELTA >> 8) - 1) ; (C = 1)
+        ldy     #^SC_NEAR_DELTA
+        bcc     @out
+        iny
+@out:   sta     pphi,x
+        sta     xf_dhi                  ; bytes 0-75 of the page: $80, by a DMA fill (76 cycles
+        tya                             ; and its 14-byte list)
+        sta     pbk,x
+        sta     xf_dbk
+        dma_run XF_PHYS
+        lda     _xr_pgs,x
+        tab
+        lda     #0
+        sta     XS_BYTES                ; byte 74: the accumulator's top byte (bias 0)
+        sta     XR_SPEC
+        inx
+        dec     lastp
+        beq     @l                      ; the last row: no next page (A = 0)
+        lda     _xr_pgs,x
+@l:     sta     XR_LINK
+        bne     @pg
+        lda     savb
+        tab
+        ldz     #0
+        rts
+
+
+; void xr_load(void): the chunk's xr_wn weight bytes of every row of the block (xr_start's) from
+; xr_wa on (a row every xr_rb bytes) into the rows' pages at XR_W, one DMA job a row; xr_wa moves on
+; by xr_wn. SSNAIL addresses are flat attic addresses (softmem_m65.s): bits 0-19 the job's
+; address and bank, 20-27 its megabyte.
+_xr_load:
+        lda     _xr_wn
+        sta     xl_cnt
+        lda     _xr_rb+2                ; nonzero: every row's step reaches the bank or megabyte
+        ora     _xr_rb+3
+        sta     rbhi
+        ldx     #3
+@cp:    lda     _xr_wa,x
+        sta     xa,x
+        dex
+        bpl     @cp
+        inx
+@hi:    lda     xa+2                    ; the bank and megabyte, again only when they change
+        and     #$0F
+        sta     xl_sbk
+        lda     xa+3
+        asl     a
+        asl     a
+        asl     a
+        asl     a
+        sta     xl_smb
+        lda     xa+2
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        ora     xl_smb
+        sta     xl_smb
+@row:   lda     xa
+        sta     xl_src
+        lda     xa+1
+        sta     xl_src+1
+        lda     pphi,x                  ; the page's chip RAM address (xr_start's)
+        sta     xl_dhi
+        lda     pbk,x
+        sta     xl_dbk
+        dma_run XL_PHYS                 ; the CPU waits until the job is done
+        inx
+        cpx     nrow
+        beq     @end
+        clc
+        lda     xa
+        adc     _xr_rb
+        sta     xa
+        lda     xa+1
+        adc     _xr_rb+1
+        sta     xa+1
+        bcs     @c                      ; (C = 1 into the high half)
+        lda     rbhi
+        beq     @row                    ; the same bank and megabyte
+@c:     lda     xa+2
+        adc     _xr_rb+2
+        sta     xa+2
+        lda     xa+3
+        adc     _xr_rb+3
+        sta     xa+3
+        jmp     @hi
+@end:   clc
+        lda     _xr_wa
+        adc     _xr_wn
+        sta     _xr_wa
+        bcc     @done
+        inc     _xr_wa+1
+        bne     @done
+        inc     _xr_wa+2
+        bne     @done
+        inc     _xr_wa+3
+@done:  rts
+
 
         .rodata
 ; the JMP targets' low bytes: 7 - a ASLQs skipped in the row chain

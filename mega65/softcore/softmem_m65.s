@@ -16,11 +16,14 @@
         .importzp       sreg
         .export         _sm_read8, _sm_read16, _sm_read32, _sm_write16, _sm_write32
         .export         _sm_read, _sm_write
-        ; for the core's own DMA (e.g. softgemv65.s): a near buffer's chip RAM address is its CPU
-        ; address + SC_NEAR_DELTA (the core's data is all inside the window)
+        ; for the core's own DMA (e.g. softgemv65.s): a near address in the window's code or data
+        ; has its chip RAM address at its CPU address + SC_NEAR_DELTA; a BSS address has it at its
+        ; CPU address (bank 0: softcore_window.inc)
         .export         SC_NEAR_DELTA : absolute = SC_DELTA
+        .import         __BSS_RUN__, __BSS_SIZE__
 
         .assert         (SC_PHYS & $FFFF) + (SC_WIN_END - SC_WIN_START) <= $10000, error, "window crosses a bank"
+        .assert         __BSS_RUN__ >= SC_WIN_END || __BSS_RUN__ + __BSS_SIZE__ <= SC_WIN_START, lderror, "the core's BSS is in its window (softcore_window.inc)"
 
         .zeropage
 fp:     .res    4                       ; flat pointer for [fp],Z

@@ -8,7 +8,6 @@
         .p4510
         .include        "quad.inc"
         .import         _sgq_x, _sgq_qb, _sgq_dp
-        .import         SC_NEAR_DELTA
         .export         _sgq_qblock
 
 MAGIC   = $04081021                     ; ceil(2^33/127): ma·2^8/127 = 2ma + (ma·MAGIC >> 32)
@@ -749,17 +748,10 @@ quant:  lda     LAY_Q
         sta     _sgq_dp
         lda     LAY_D+1
         sta     _sgq_dp+1
-        clc                             ; the buffer's chip-RAM address (its bank: the first MB)
-        lda     _sgq_x
-        adc     #<SC_NEAR_DELTA
-        sta     qj_dst
+        lda     _sgq_x                  ; the buffer's chip-RAM address: sc_w's, in the BSS,
+        sta     qj_dst                  ; which is bank 0 as the CPU sees it (softcore_window.inc)
         lda     _sgq_x+1
-        adc     #>SC_NEAR_DELTA
         sta     qj_dst+1
-        lda     #0
-        adc     #^SC_NEAR_DELTA
-        and     #$0F
-        sta     qj_dbk
         ldq     xp
         stq     gt                      ; the block's SSNAIL address
         lda     nc+1                    ; nc / 32 blocks

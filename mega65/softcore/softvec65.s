@@ -2738,16 +2738,10 @@ mbyte:  asl     a
         lsr     a
         ora     t16
         rts
-; the row job's destination: the chip RAM address of the near address X:A
-setdst: clc
-        adc     #<SC_NEAR_DELTA
-        sta     rl_dst
-        txa
-        adc     #>SC_NEAR_DELTA
-        sta     rl_dst+1
-        lda     #^SC_NEAR_DELTA
-        adc     #0                      ; (the window does not cross a bank: softmem_m65.s)
-        sta     rl_dstbk
+; the row job's destination: the chip RAM address of X:A, an address in sc_w (the BSS: bank 0 as
+; the CPU sees it, softcore_window.inc; rl_dstbk stays 0)
+setdst: sta     rl_dst
+        stx     rl_dst+1
         rts
 ; row t = sc_t, when t <= sv_rl and SC_POLL() sees no RUN/STOP: read to the job's destination,
 ; sv_ra on by sv_rs, t + 1, C = 0; else C = 1

@@ -18,6 +18,10 @@
         ; GELU's table sits above the overlays' chip RAM copies (linker/mega65.cfg)
         .import         __OVL_CHIP_END__
         .assert         __OVL_CHIP_END__ <= SC_TAB2, lderror, "the overlays' copies (__OVL_CHIP_END__) reach SC_TAB2"
+        ; the core's BSS lies between the overlay region and the program's C stack (mega65.cfg)
+        .import         __OVL_END__, __STACKTOP__, __STACKSIZE__
+        .assert         __OVL_END__ = SC_BSS_START, lderror, "the overlay region (__OVL_END__) does not end at SC_BSS_START"
+        .assert         __STACKTOP__ - __STACKSIZE__ = SC_BSS_END, lderror, "the program's C stack does not start at SC_BSS_END"
 
         .rodata
 _sc_phys:       .dword  SC_PHYS                 ; where the core file is loaded
@@ -63,8 +67,8 @@ _sum_s2 = s2
         .code
 ; uint16_t __fastcall__ soft_header(uint32_t addr): the core file's header at far address addr
 ; (its first block's data): the window part's length when the magic, the ABI and every length
-; are right (the header inside the window part, the window bytes used at least that and below
-; the core's C stack), else 0. Keeps the check sums for soft_sums_ok.
+; are right (the header inside the window part, the window part below the core's C stack, the
+; BSS's end inside SC_BSS_START-SC_BSS_END), else 0. Keeps the check sums for soft_sums_ok.
 _soft_header:
         sta     FP
         stx     FP+1
@@ -90,14 +94,19 @@ _soft_header:
         lda     LEN+1
         sbc     #>(SC_HDR_END - SC_WIN_START)
         bcc     @bad
-        lda     USED                    ; used >= len
+        lda     #<(SC_WIN_END - SC_STACK - SC_WIN_START)  ; len <= the window below the stack
         cmp     LEN
-        lda     USED+1
+        lda     #>(SC_WIN_END - SC_STACK - SC_WIN_START)
         sbc     LEN+1
         bcc     @bad
-        lda     #<(SC_WIN_END - SC_STACK - SC_WIN_START)  ; used <= the window below the stack
+        lda     USED                    ; the BSS's end >= its start
+        cmp     #<SC_BSS_START
+        lda     USED+1
+        sbc     #>SC_BSS_START
+        bcc     @bad
+        lda     #<SC_BSS_END            ; and <= its end: below the program's C stack
         cmp     USED
-        lda     #>(SC_WIN_END - SC_STACK - SC_WIN_START)
+        lda     #>SC_BSS_END
         sbc     USED+1
         bcc     @bad
         ldz     #0
