@@ -138,7 +138,7 @@ mega65-clean:
 #   make -C mega65 SSNAIL_BUILD=DIR [DEFS=…] TARGET    builds into DIR/mega65/; TARGET is one of
 #     mega65-hosttest (tokhost), mega65-coshost, mega65-softhost, mega65-softfloat-host:
 #         the program's and the software core's C built for the PC (M65_HOST_CFLAGS)
-#     mega65-softcore-test: softcore_test.prg (+ .map, .lbl, .dbg), the whole software core as a
+#     mega65-softcore-test: softcore_test.prg (+ .hi, .map, .lbl, .dbg), the whole software core as a
 #         test PRG (testprg/softcore_test.c; the core's M65_CORE_CFLAGS)
 #     mega65-softfloat-test: softfloat_test.prg, the core's arithmetic as a test PRG
 #         (testprg/softfloat_test.c; the core's M65_CORE_CFLAGS)

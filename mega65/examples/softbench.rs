@@ -76,7 +76,12 @@ fn reference(mem: &[u8], job: u32) -> Result<(Vec<u8>, u32)> {
 }
 
 /// Runs a job on the 45GS02, checks it against the Rust core; the cycles and the memory after.
-fn measured(prg: &[u8], mem: &[u8], job: u32, what: &str) -> Result<(u64, Vec<u8>)> {
+fn measured(
+    prg: &softcore_test_prg::Prg,
+    mem: &[u8],
+    job: u32,
+    what: &str,
+) -> Result<(u64, Vec<u8>)> {
     let r = softcore_test_prg::run_on(board_for(mem), prg, mem, job, 3600)
         .map_err(anyhow::Error::msg)?;
     if r.state == softcore_test_prg::SOFT_FAULT {
@@ -155,7 +160,12 @@ fn gemv_job(fmt: GgmlType, rows: u32, cols: u32, with_gemv: bool) -> Vec<u8> {
 }
 
 /// One GEMV: (cycles of `SETN; GEMV; HALT` − cycles of `SETN; HALT`) / weights.
-fn gemv_cycles_per_weight(prg: &[u8], fmt: GgmlType, rows: u32, cols: u32) -> Result<f64> {
+fn gemv_cycles_per_weight(
+    prg: &softcore_test_prg::Prg,
+    fmt: GgmlType,
+    rows: u32,
+    cols: u32,
+) -> Result<f64> {
     let mut cycles = Vec::new();
     for with_gemv in [false, true] {
         let mem = gemv_job(fmt, rows, cols, with_gemv);
@@ -312,12 +322,17 @@ fn with_sentence(img: &[u8], text: &str) -> Result<(Vec<u8>, u32, usize)> {
 /// Cycles per token: (run with 3 generated − run with 1) / the tokens the second made more
 /// (the runtime block's count: a model may stop at its end token), after a 2-token prompt: the
 /// generated tokens at positions 2 and 3.
-fn cycles_per_token(prg: &[u8], img: &[u8], what: &str) -> Result<f64> {
+fn cycles_per_token(prg: &softcore_test_prg::Prg, img: &[u8], what: &str) -> Result<f64> {
     cycles_per_token_after(prg, img, &[1, 15], what)
 }
 
 /// The same after `prompt`: the generated tokens at positions prompt.len() and prompt.len() + 1.
-fn cycles_per_token_after(prg: &[u8], img: &[u8], prompt: &[u32], what: &str) -> Result<f64> {
+fn cycles_per_token_after(
+    prg: &softcore_test_prg::Prg,
+    img: &[u8],
+    prompt: &[u32],
+    what: &str,
+) -> Result<f64> {
     let mut c = Vec::new();
     for n in [1, 3] {
         let (mem, job) = with_prompt(img, prompt, n)?;
@@ -332,7 +347,7 @@ fn cycles_per_token_after(prg: &[u8], img: &[u8], prompt: &[u32], what: &str) ->
 }
 
 /// Cycles per prompt token: (a prompt of 10 − a prompt of 2, each generating 1) / 8.
-fn cycles_per_prompt_token(prg: &[u8], img: &[u8], what: &str) -> Result<f64> {
+fn cycles_per_prompt_token(prg: &softcore_test_prg::Prg, img: &[u8], what: &str) -> Result<f64> {
     let mut c = Vec::new();
     for prompt in [&[1u32, 15][..], &[1, 15, 40, 41, 42, 43, 44, 45, 46, 47]] {
         let (mem, job) = with_prompt(img, prompt, 1)?;
@@ -380,11 +395,17 @@ fn functions(out: &Path) -> Result<Vec<(u16, String)>> {
 }
 
 /// The job `what` stepped instruction by instruction: cycles per function, most first.
-fn profile(prg: &[u8], out: &Path, what: &str, mem: &[u8], job: u32) -> Result<()> {
+fn profile(
+    prg: &softcore_test_prg::Prg,
+    out: &Path,
+    what: &str,
+    mem: &[u8],
+    job: u32,
+) -> Result<()> {
     let funcs = functions(out)?;
     let mut m = Machine::new();
     softcore_test_prg::set_board(&mut m, board_for(mem));
-    let (_, entry) = m.load_prg(prg, None).map_err(anyhow::Error::msg)?;
+    let entry = softcore_test_prg::load(&mut m, prg).map_err(anyhow::Error::msg)?;
     m.poke_phys(BASE, mem);
     m.poke_phys(0x400, &job.to_le_bytes());
     m.poke_phys(0x404, &(BASE + mem.len() as u32).to_le_bytes());
@@ -547,7 +568,11 @@ fn main() -> Result<()> {
     }
     let dir = tempfile::tempdir()?;
     let prg = softcore_test_prg::build(dir.path(), &defs).map_err(anyhow::Error::msg)?;
-    println!("softcore_test PRG: {} bytes, DEFS = {defs:?}", prg.len());
+    println!(
+        "softcore_test PRG: {} bytes and {} from $D000, DEFS = {defs:?}",
+        prg.bytes.len(),
+        prg.hi.len()
+    );
     if let Some(text) = &sentence {
         let f = images
             .first()

@@ -16,7 +16,7 @@ use std::cell::Cell;
 use std::sync::OnceLock;
 
 /// A build's name and PRG.
-type Prg = (&'static str, Vec<u8>);
+type Prg = (&'static str, softcore_test_prg::Prg);
 
 /// The PRGs, built once per test binary: the default build (the Q8_0/Q4_0 GEMV and the input
 /// quantiser in softgemv65.s) and the C definition of them (-DSC_C_GEMV).

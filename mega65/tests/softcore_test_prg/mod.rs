@@ -17,12 +17,36 @@ const BOX: u32 = 0x0400;
 pub const SOFT_HALT: u8 = 2;
 pub const SOFT_FAULT: u8 = 3;
 
-/// build.mk's softcore_test.prg made into `out/mega65/` with the C/assembler `defs` (e.g.
-/// "-DSC_C_GEMV"); the PRG's bytes.
-pub fn build(out: &Path, defs: &str) -> Result<Vec<u8>, String> {
+/// Where softcore_test.prg.hi goes: bank 0's RAM from $E000 (mega65/testprg/softcore_test.cfg).
+const HI: u32 = 0xE000;
+
+/// The softcore_test PRG: the PRG file ($2001-$CFFF) and its high part (the tables, read-only
+/// data and data, for bank 0's RAM from $E000).
+pub struct Prg {
+    pub bytes: Vec<u8>,
+    pub hi: Vec<u8>,
+}
+
+/// build.mk's softcore_test.prg (and .prg.hi) made into `out/mega65/` with the C/assembler `defs`
+/// (e.g. "-DSC_C_GEMV").
+pub fn build(out: &Path, defs: &str) -> Result<Prg, String> {
     common::make_target(out, "mega65-softcore-test", defs)?;
-    let prg = out.join("mega65/softcore_test.prg");
-    std::fs::read(&prg).map_err(|e| format!("{}: {e}", prg.display()))
+    let read = |name: &str| {
+        let p = out.join("mega65").join(name);
+        std::fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))
+    };
+    Ok(Prg {
+        bytes: read("softcore_test.prg")?,
+        hi: read("softcore_test.prg.hi")?,
+    })
+}
+
+/// `prg` in `m`: the PRG as BASIC's LOAD places it and its high part poked into bank 0's RAM at
+/// $E000 on (as the program's loader puts ssnail.core's tables in place); its SYS address.
+pub fn load(m: &mut Machine, prg: &Prg) -> Result<u16, String> {
+    let (_, entry) = m.load_prg(&prg.bytes, None)?;
+    m.poke_phys(HI, &prg.hi);
+    Ok(entry)
 }
 
 /// What a job left: SSNAIL memory (as long as the given one), the soft_run result, error code,
@@ -41,7 +65,7 @@ pub struct Run {
 /// (memory end $8000000 + its length) and GO at `job`; `Err` when the PRG does not exit within
 /// `max_seconds` of emulated time.
 #[allow(dead_code)] // the tests' entry; softbench picks the board (run_on)
-pub fn run(prg: &[u8], mem: &[u8], job: u32, max_seconds: u64) -> Result<Run, String> {
+pub fn run(prg: &Prg, mem: &[u8], job: u32, max_seconds: u64) -> Result<Run, String> {
     run_on(Board::R3, prg, mem, job, max_seconds)
 }
 
@@ -61,7 +85,7 @@ pub fn set_board(m: &mut Machine, board: Board) {
 /// `run` on `board` (R4: 64 MiB of SDRAM at $8000000, for images of more than 8 MiB).
 pub fn run_on(
     board: Board,
-    prg: &[u8],
+    prg: &Prg,
     mem: &[u8],
     job: u32,
     max_seconds: u64,
@@ -72,7 +96,7 @@ pub fn run_on(
 /// `run_on` with the instruction and work limits (softcore.h; 0: the default, none).
 pub fn run_limited(
     board: Board,
-    prg: &[u8],
+    prg: &Prg,
     mem: &[u8],
     job: u32,
     limits: [u32; 2],
@@ -80,7 +104,7 @@ pub fn run_limited(
 ) -> Result<Run, String> {
     let mut m = Machine::new();
     set_board(&mut m, board);
-    let (_, entry) = m.load_prg(prg, None)?;
+    let entry = load(&mut m, prg)?;
     m.poke_phys(BASE, mem);
     m.poke_phys(BOX, &job.to_le_bytes());
     m.poke_phys(BOX + 4, &(BASE + mem.len() as u32).to_le_bytes());
