@@ -569,7 +569,7 @@ fn main() -> Result<()> {
     let dir = tempfile::tempdir()?;
     let prg = softcore_test_prg::build(dir.path(), &defs).map_err(anyhow::Error::msg)?;
     println!(
-        "softcore_test PRG: {} bytes and {} from $D000, DEFS = {defs:?}",
+        "softcore_test PRG: {} bytes and {} from $E000, DEFS = {defs:?}",
         prg.bytes.len(),
         prg.hi.len()
     );
