@@ -489,7 +489,8 @@ ptail:  lda     ex                      ; (aput's way in: ex and rs from the A f
         sta     _sv_r
         rts
 ; ukeep: a product (bit 6) to fadd, a sum to the A form, from Q's X:Y:Z (rndq) or wx (pack)
-upkq:   bvs     fadd
+upkq:   bvs     fadd                    ; (its offset patched by sv_k_sumsq: 8 bits, asserted)
+        .assert fadd - (upkq + 2) < 128 && sqj - (upkq + 2) < 128, error, "upkq's BVS: 8 bits"
 upka:   stx     wx+1
         sty     wx+2
         stz     wx+3
@@ -509,6 +510,8 @@ inf:    lda     rs
         sta     _sv_r+1
         sta     _sv_r
         rts
+
+sqj:    jmp     sqadd                   ; (upkq's BVS while sv_k_sumsq runs: its squares' sum)
 
 ; A step of a kernel's running sum: acc = single(acc + the rounded product in X:Y:Z, ex, rs (or an
 ; addend unpacked so)), as sv_add with acc as a, the product as b: the larger magnitude (acc when
@@ -574,6 +577,96 @@ fadd:   lda     #$80                    ; the sum's rounding: to the A form
 @pq:    lda     #$C0
         sta     ukeep
         jmp     pkq
+
+;  RMSNORM's sum of squares: acc = single(acc + p) for a rounded square p (X:Y:Z, ex; rs = 0)
+; and a sum in the A form, both positive normal numbers (every square is +0 or above, so the
+; sum from +0 never goes below +0 and is never −0): no signs, no subtraction, no cancellation, and
+; with equal exponents either order gives the same sum, so only the exponents are compared. The
+; smaller goes to wy and the larger to wx, each [guard byte 0, 24-bit significand], and the
+; smaller is shifted k = the exponents' difference places right: k = 0-7 by the LSRQ chain (the
+; guard byte takes the k bits, nothing lost), 8-24 by the multiplier (wy·2^(32−k): its top four
+; bytes are wy >> k, its low four the bits lost, all of them into stk), and from 25 on the smaller
+; is below half the larger's last place and the sum is the larger. A carry out of bit 31 is one
+; place right (the bit out jammed into the guard byte), one exponent up, 255 infinity (packed,
+; aok 0); then rndq rounds to nearest even into the A form as fadd's sum does. A sum still packed
+; (aok 0: the first square, or after a square that was not normal) takes fadd's way.
+; The multiplier's product follows its inputs with no trigger (docs/spec/mega65.md §M9).
+sqadd:  lda     aok
+        lbeq    fadd
+        lda     #$80                    ; the sum's rounding: to the A form
+        sta     ukeep
+        lda     #0
+        sta     aok                     ; (until the sum's rounding)
+        sta     wx
+        sta     wy
+        sta     stk
+        sec
+        lda     ae
+        sbc     ex
+        bcs     @sl                     ; k = ae − ex: the sum the larger (or as large)
+        eor     #$FF
+        adc     #1                      ; (C = 0) k = ex − ae: the square the larger, the sum to
+        sta     ey                      ; wy, the square to wx (its exponent the result's)
+        lda     wx+1
+        sta     wy+1
+        lda     wx+2
+        sta     wy+2
+        lda     wx+3
+        sta     wy+3
+        stx     wx+1
+        sty     wx+2
+        stz     wx+3
+        bra     @k
+@sl:    sta     ey
+        lda     ae
+        sta     ex
+        stx     wy+1
+        sty     wy+2
+        stz     wy+3
+@k:     ldx     ey
+        cpx     #25
+        bcs     @big
+        cpx     #8
+        bcs     @mul
+        lda     shofs7,x
+        sta     @br+1
+        ldq     wy
+@br:    bra     *+2                     ; (patched: skips 7 − k of the shifts)
+        LSRQ7
+@add:   clc
+        adcq    wx
+        bcc     @rnd
+        rorq                            ; a 33-bit sum: one place right, the bit out jammed
+        bcc     :+
+        ora     #1
+:       pha
+        lda     ex
+        inc     a
+        sta     ex
+        cmp     #$FF
+        pla
+        bcs     @inf                    ; (PLA leaves C)
+@rnd:   jmp     rndq
+@inf:   jmp     inf
+@big:   ldq     wx                      ; the larger as it is (guard byte 0: rndq keeps it)
+        bra     @rnd
+@mul:   lda     sqm1-8,x                ; MULB = 2^(32 − k), MULA = wy
+        sta     MULB+1
+        lda     sqm2-8,x
+        sta     MULB+2
+        lda     sqm3-8,x
+        sta     MULB+3
+        lda     #0
+        sta     MULB
+        ldq     wy
+        stq     MULA
+        lda     MULO                    ; the bits shifted out
+        ora     MULO+1
+        ora     MULO+2
+        ora     MULO+3
+        sta     stk
+        ldq     MULO+4
+        bra     @add
 
 ; sv_add's special operands (A = the exponent − 1, 254 or 255 here)
 ad_spb:   cmp     #$FE                    ; (A = ey − 1) ey = 255: b inf or NaN
@@ -1698,6 +1791,8 @@ texp:   lda     fxok
 ; A normal x whose square's exponent sv_mul takes (mexp) goes into both multiplier inputs from
 ; the registers, one exponent test for both operands; else sv_mul on x, x.
 _sv_k_sumsq:
+        lda     #<(sqj - (upkq + 2))    ; the squares' sum by sqadd: upkq's BVS to sqj
+        sta     upkq+1
         lda     #0                      ; the sum packed in sv_acc
         sta     aok
 @loop:  ldz     #0
@@ -1736,6 +1831,11 @@ _sv_k_sumsq:
         step4   _sv_p
         dec     _sv_n
         bne     @loop
+        lda     #<(fadd - (upkq + 2))   ; upkq's BVS to fadd again; the multiplier's bytes 3
+        sta     upkq+1                  ; (sqadd's MULB) 0 again
+        lda     #0
+        sta     MULA+3
+        sta     MULB+3
         jmp     kend
 
 ; ATTN's weights: x[i] = single(x[i]·c), p = x (sv_mul leaves sv_b as it is: c set once)
@@ -2867,6 +2967,10 @@ nextw:  clc
         .rodata
 pow2:   .byte   $00, $80, $40, $20, $10, $08, $04, $02   ; 2^(8−k) for a shift right by k
 shofs7: .byte   21, 18, 15, 12, 9, 6, 3, 0              ; BRA offsets into 7 LSRQs: k of them
+; sqadd's MULB = 2^(32 − k) for k = 8..24, its bytes 1, 2 and 3 (byte 0 is 0)
+sqm1:   .byte   0, 0, 0, 0, 0, 0, 0, 0, 0, $80, $40, $20, $10, $08, $04, $02, $01
+sqm2:   .byte   0, $80, $40, $20, $10, $08, $04, $02, $01, 0, 0, 0, 0, 0, 0, 0, 0
+sqm3:   .byte   1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 bits:   .byte   $01, $02, $04, $08, $10, $20, $40, $80   ; 2^k
 
 ; ---------------------------------------------------------------------------------------------
