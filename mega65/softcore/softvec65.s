@@ -490,7 +490,7 @@ ptail:  lda     ex                      ; (aput's way in: ex and rs from the A f
         rts
 ; ukeep: a product (bit 6) to fadd, a sum to the A form, from Q's X:Y:Z (rndq) or wx (pack)
 upkq:   bvs     fadd                    ; (its offset patched by sv_k_sumsq: 8 bits, asserted)
-        .assert fadd - (upkq + 2) < 128 && sqj - (upkq + 2) < 128, error, "upkq's BVS: 8 bits"
+        .assert fadd - (upkq + 2) < 128 && ymj - (upkq + 2) < 128, error, "upkq's BVS: 8 bits"
 upka:   stx     wx+1
         sty     wx+2
         stz     wx+3
@@ -512,6 +512,7 @@ inf:    lda     rs
         rts
 
 sqj:    jmp     sqadd                   ; (upkq's BVS while sv_k_sumsq runs: its squares' sum)
+ymj:    jmp     yreg                    ; (upkq's BVS while sv_k_scale2 runs: x·c times y)
 
 ; A step of a kernel's running sum: acc = single(acc + the rounded product in X:Y:Z, ex, rs (or an
 ; addend unpacked so)), as sv_add with acc as a, the product as b: the larger magnitude (acc when
@@ -1847,12 +1848,17 @@ _sv_k_scale:
         step4   _sv_p
         next    @loop
 
-; RMSNORM's scaling: x[i] = single(single(x[i]·c)·y[i]), p = x, q = y: x·c rounds to the A form
-; when it is normal and ymul takes it times y; else (packed in sv_r) sv_mul again. c's exponent
-; is taken once (kt; 0 for a c that is not normal): a normal x whose product's exponent sv_mul
-; takes (mexp) goes into the multiplier from the registers, c's significand beside it, and on
-; into mulo; any other x (or c) through sv_mul.
+; RMSNORM's scaling: x[i] = single(single(x[i]·c)·y[i]), p = x, q = y: x·c, when its rounding
+; is normal, goes from the registers straight on into yreg (upkq's BVS points there while the
+; kernel runs), which makes the product with y; else (packed in sv_r, ukeep still $C0) sv_mul
+; again. c's exponent is taken once (kt; 0 for a c that is not normal): a normal x whose
+; product's exponent sv_mul takes (mexp) goes into the multiplier from the registers, c's
+; significand beside it, and on into mulo; any other x (or c) through sv_mul.
 _sv_k_scale2:
+        lda     #<(ymj - (upkq + 2))
+        sta     upkq+1
+        lda     #0
+        sta     aok
         lda     _sv_c+2
         asl     a
         lda     _sv_c+3
@@ -1861,11 +1867,10 @@ _sv_k_scale2:
         bne     :+
         lda     #0
 :       sta     kt
-@loop:  lda     #0
-        sta     aok
-        lda     #$80
+@loop:  lda     #$C0                    ; x·c rounded into yreg
         sta     ukeep
-        getf    _sv_a, _sv_p, 0         ; x, still in Q
+        ldz     #0
+        ldqi    _sv_p                   ; x
         sta     MULA
         stx     MULA+1
         tya
@@ -1897,23 +1902,61 @@ _sv_k_scale2:
         lda     #0
         sta     MULA+3
         sta     MULB+3
-        jsr     mulo                    ; x·c
+        jsr     mulo                    ; x·c, and yreg's product with y
         bra     @ok
-@gen:   movf    _sv_b, _sv_c
-        jsr     _sv_mul                 ; x·c
-@ok:    lda     aok
-        beq     @p1
-        jsr     ymul
-        bra     @put
-@p1:    movf    _sv_a, _sv_r
+@gen:   getf    _sv_a, _sv_p, 0
+        movf    _sv_b, _sv_c
+        jsr     _sv_mul                 ; x·c (and yreg when it is normal)
+@ok:    bit     ukeep
+        bvc     @put                    ; (yreg clears ukeep)
+        movf    _sv_a, _sv_r            ; x·c packed: sv_mul with y
         jsr     gmuly
 @put:   putf    _sv_p, _sv_r
         step4   _sv_p
         step4   _sv_q
         dec     _sv_n
         lbne    @loop
+        lda     #<(fadd - (upkq + 2))   ; upkq's BVS to fadd again
+        sta     upkq+1
         ldz     #0
         rts
+
+; RMSNORM's second product: sv_r = single(p · y), y the f32 at sv_q, for a rounded normal
+; product p = x·c in X:Y:Z, ex, rs (rndq's way on while sv_k_scale2 runs), packed (ukeep 0):
+; p's significand straight into the multiplier (ymul's steps without the A form), y's beside
+; it; a y that is not normal or an exponent out of range packs p (from wx) and takes sv_mul.
+; The multiplier's bytes 3 are 0 (the kernel's x·c, or sv_mul).
+yreg:   stx     wx+1                    ; p, for the packed way
+        sty     wx+2
+        stz     wx+3
+        stx     MULA
+        sty     MULA+1
+        stz     MULA+2
+        lda     #0
+        sta     ukeep
+        taz
+        ldqi    _sv_q                   ; y
+        sta     MULB
+        stx     MULB+1
+        tya
+        ora     #$80
+        sta     MULB+2
+        tya
+        asl     a
+        tza
+        rol     a                       ; y's exponent
+        beq     @slow
+        cmp     #$FF
+        beq     @slow
+        mexpm   @slow                   ; ex = p's + y's − 127 (p's ex as it is on a failure)
+        tza
+        and     #$80
+        eor     rs
+        sta     rs
+        jmp     mulo
+@slow:  jsr     ptail                   ; p packed (ex, rs)
+        movf    _sv_a, _sv_r
+        jmp     gmuly
 
 ; LAYERNORM's mean: acc = single(acc + x[i]), p = x
 _sv_k_sum:

@@ -4407,7 +4407,9 @@ fn gemv_with_float_weights_rounds_sums_whose_low_bytes_decide_the_borrow_agree()
 /// fractions all ones (sums that carry into the next binade), zero (powers of two: exact ties at
 /// a shift of 24 and at equal exponents) and short (ties after the shift), squares at the top of
 /// the range whose sum overflows to infinity, and zeros, subnormals, infinities and NaN among
-/// them; a few vectors around one and two chunks long.
+/// them; a few vectors around one and two chunks long. And the scaling's second product from
+/// the registers (yreg): x·r from about 1 down to 2^-60 times g at the range's ends, zeros,
+/// subnormals, infinities and NaN.
 #[test]
 fn rmsnorm_sums_of_squares_at_their_adders_edges_agree() {
     for k in 0..8u64 {
@@ -4469,7 +4471,33 @@ fn rmsnorm_sums_of_squares_at_their_adders_edges_agree() {
                 x = sqadd_pair(&mut c);
             }
             let n0 = x.len() as u32;
-            let g = vec![1.0f32; n0 as usize];
+            let mut g = vec![1.0f32; n0 as usize];
+            if j % 4 == 2 {
+                // the scaling's second product (yreg): x·r from about 1 down to 2^-60, times g
+                // at the ends of the range, zeros, subnormals, infinities and NaN
+                x[0] = fields(
+                    c.below(2) == 0,
+                    127 + c.below(4) as u32,
+                    c.rng.next_u64() as u32,
+                );
+                for v in x.iter_mut().skip(1) {
+                    let e = 127 - c.below(62) as u32;
+                    *v = fields(c.below(2) == 0, e, c.rng.next_u64() as u32);
+                }
+                for v in g.iter_mut() {
+                    let (neg, f) = (c.below(2) == 0, c.rng.next_u64() as u32);
+                    *v = match c.below(9) {
+                        0 => f32::INFINITY,
+                        1 => f32::NEG_INFINITY,
+                        2 => f32::NAN,
+                        3 => fields(neg, 0, 0),
+                        4 => fields(neg, 0, f),
+                        5 => fields(neg, 1 + c.below(3) as u32, f),
+                        6 => fields(neg, 251 + c.below(4) as u32, f),
+                        _ => c.value(),
+                    };
+                }
+            }
             let xa = c.f32s(&x);
             let ga = c.f32s(&g);
             let za = c.alloc(4 * n0, true);
