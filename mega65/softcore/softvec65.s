@@ -494,8 +494,8 @@ upkq:   bvs     fadd                    ; (its offset patched by sv_k_sumsq: 8 b
 upka:   stx     wx+1
         sty     wx+2
         stz     wx+3
-upks:   lda     ex
-        sta     ae
+upks:   lda     a:ex                    ; (3 bytes: sv_k_tabmul puts a JMP to ymul here while it
+        sta     ae                      ; runs, the sum's rounding then goes on into the product)
         lda     rs
         sta     as
         lda     #1
@@ -1415,6 +1415,12 @@ _sv_tab1:
 _sv_k_tabmul:
         jsr     tsetup
         jsr     fsetup
+        lda     #$4C                    ; upks: JMP ymul (the sum's rounding on into its product
+        sta     upks                    ; with y; restored at the end)
+        lda     #<ymul
+        sta     upks+1
+        lda     #>ymul
+        sta     upks+2
         lda     tbank                   ; tp's bank bytes: the table's (no carry into them)
         sta     tp+2
         lda     tbank+1
@@ -1502,12 +1508,10 @@ _sv_k_tabmul:
         sta     ex
         lda     ey
         mexpm   @gen
-        jsr     mulo                    ; c1·x rounded, and c0 + that (fadd)
+        jsr     mulo                    ; c1·x rounded, c0 + that (fadd), that times y (ymul)
         bit     ukeep
         bvs     @gen                    ; (c1·x rounded to infinity: not added)
-        lda     aok
-        beq     @pk
-        jsr     ymul                    ; the A form times y
+        bmi     @pk                     ; (the sum packed; ymul clears ukeep)
         bra     @put
 @c0z:   tya                             ; c0 = ±0 (segments 127 and 128 of SiLU's table):
         ora     wx+2                    ; c0 + c1·x is c1·x (normal: mexpm's range), so c1·x
@@ -1528,17 +1532,24 @@ _sv_k_tabmul:
         step4   _sv_q
         dec     _sv_n
         lbne    @loop
+        lda     #$AD                    ; upks's LDA a:ex again
+        sta     upks
+        lda     #<ex
+        sta     upks+1
+        lda     #>ex
+        sta     upks+2
         ldz     #0
         rts
 
-; sv_r = single(the A form · the f32 at sv_q), packed (ukeep cleared): the A form's significand into
-; the multiplier as it is; a y that is not normal or an exponent out of range packs the A form and
-; takes sv_mul. MULA and MULB's bytes 3 cleared.
+; sv_r = single(s · the f32 at sv_q), packed (ukeep cleared), for a rounded normal sum s in wx
+; (bytes 1-3), ex, rs, where its rounding would have put it into the A form (upks, which jumps
+; here while sv_k_tabmul runs: the sum's way on without the A form and the kernel's tests): s's
+; significand into the multiplier as it is; a y that is not normal or an exponent out of range
+; packs s and takes sv_mul. MULA and MULB's bytes 3 cleared.
 ymul:   lda     #0
         sta     ukeep
         sta     MULA+3
         sta     MULB+3
-        tay
         taz
         ldqi    _sv_q                   ; y
         sta     MULB
@@ -1546,10 +1557,6 @@ ymul:   lda     #0
         tya
         ora     #$80
         sta     MULB+2
-        tza
-        eor     as
-        and     #$80
-        sta     rs
         tya
         asl     a
         tza
@@ -1557,9 +1564,11 @@ ymul:   lda     #0
         beq     @slow
         cmp     #$FF
         beq     @slow
-        sta     ex
-        lda     ae
-        mexpm   @slow
+        mexpm   @slow                   ; ex = s's + y's − 127 (s's as it is on a failure)
+        tza
+        and     #$80
+        eor     rs
+        sta     rs
         lda     wx+1
         sta     MULA
         lda     wx+2
@@ -1567,7 +1576,7 @@ ymul:   lda     #0
         lda     wx+3
         sta     MULA+2
         jmp     mulo
-@slow:  jsr     aput                    ; sv_r = the A form packed
+@slow:  jsr     ptail                   ; sv_r = s packed
         movf    _sv_a, _sv_r
 ; sv_r = single(sv_a · the f32 at sv_q) by sv_mul, packed (ukeep cleared); then MULA's byte 3 is 0
 ; again (sv_add's alignment, a product with a zero or softfloat.c may leave it set)
