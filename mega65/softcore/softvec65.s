@@ -21,7 +21,7 @@
         .include        "dmajob.inc"            ; a job list's address, its start
         .import         _sv_slow_mul, _sv_slow_add, _sv_slow_f16, _sv_slow_cvt, _sv_slow_sqrt
         .exportzp       _sv_a, _sv_b, _sv_r, _sv_c, _sv_acc, _sv_p, _sv_q, _sv_n, _sv_h, _sv_tabd
-        .export         _sv_mul, _sv_mulz, _sv_add, _sv_f16, _sv_sqrt
+        .export         _sv_mul, _sv_mulz, _sv_add, _sv_addz, _sv_f16, _sv_sqrt
         .export         _sv_tab1, _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale, _sv_k_scale2, _sv_k_rope
         .export         _sv_k_dot, _sv_k_vop, _sv_k_tab, _sv_k_expsum
         .export         _sv_k_argmax, _sv_k_cvt16, _sv_k_sum, _sv_k_sumsqd, _sv_k_lnout
@@ -307,6 +307,11 @@ _sv_more:
 ; sv_r = single(sv_a · sv_b) for C: Z = 0 again on return (sv_mul leaves it as scratch)
 _sv_mulz:
         jsr     _sv_mul
+        ldz     #0
+        rts
+; sv_r = single(sv_a + sv_b) for C, the same way
+_sv_addz:
+        jsr     _sv_add
         ldz     #0
         rts
 
