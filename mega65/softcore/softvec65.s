@@ -1583,14 +1583,15 @@ ymul:   lda     #0
         jmp     mulo
 @slow:  jsr     ptail                   ; sv_r = s packed
         movf    _sv_a, _sv_r
-; sv_r = single(sv_a · the f32 at sv_q) by sv_mul, packed (ukeep cleared); then MULA's byte 3 is 0
-; again (sv_add's alignment, a product with a zero or softfloat.c may leave it set)
+; sv_r = single(sv_a · the f32 at sv_q) by sv_mul, packed (ukeep cleared); then MULA's and MULB's
+; bytes 3 are 0 again (sv_add's alignment, a product with a zero or softfloat.c may leave them set)
 gmuly:  lda     #0
         sta     ukeep
         getf    _sv_b, _sv_q, 0
         jsr     _sv_mul
         lda     #0
         sta     MULA+3
+        sta     MULB+3
         rts
 
 ; ex = ex + A − 127 (two biased exponents' product) and C = 0 when that is 1..253, as sv_mul
@@ -1842,8 +1843,12 @@ _sv_k_sumsq:
         lda     #$C0
         sta     ukeep
         jsr     _sv_mul
-@post:  jsr     kpost
-        step4   _sv_p
+@post:  bit     ukeep                   ; (kpost in line: its packed way by a JSR)
+        bvs     @kg
+        lda     aok
+        bne     @next
+@kg:    jsr     kpost
+@next:  step4   _sv_p
         dec     _sv_n
         bne     @loop
         lda     #<(fadd - (upkq + 2))   ; upkq's BVS to fadd again; the multiplier's bytes 3
@@ -1873,6 +1878,8 @@ _sv_k_scale2:
         sta     upkq+1
         lda     #0
         sta     aok
+        sta     MULA+3                  ; (bytes 3 stay 0: x and c, yreg's p and y take bytes
+        sta     MULB+3                  ; 0-2; sv_mul's normal way and gmuly clear them)
         lda     _sv_c+2
         asl     a
         lda     _sv_c+3
@@ -1913,9 +1920,6 @@ _sv_k_scale2:
         lda     _sv_c+2
         ora     #$80
         sta     MULB+2
-        lda     #0
-        sta     MULA+3
-        sta     MULB+3
         jsr     mulo                    ; x·c, and yreg's product with y
         bra     @ok
 @gen:   getf    _sv_a, _sv_p, 0
