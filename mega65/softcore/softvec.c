@@ -320,7 +320,17 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
     r = rsqrt(sf_add(sf_mul(ss, recip_n(n0)), eps));
 #endif
     for (from0(); more(n0);) {
+#ifdef SV_ASM
+        /* x in one chunk is still in sc_w.v.x from the sum (nothing was written since) */
+        if (n0 > vmax)
+            getx(x);
+        else {
+            sv_p = sc_w.v.x;
+            sv_n = (uint8_t)n;
+        }
+#else
         getx(x);
+#endif
         get(g, sc_w.v.y);
 #ifdef SV_ASM
         sv_q = sc_w.v.y;
