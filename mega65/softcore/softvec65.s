@@ -889,7 +889,8 @@ ad_sub:   sec
         bne     ad_nz                     ; STQ would set Z from A alone)
         stq     _sv_r                   ; x − x = +0
         rts
-ad_nz:    stq     wx
+ad_nz:    lbmi    rndq                    ; (N: bit 31 from SBCQ) normalised: rounded from the
+        stq     wx                      ; registers as a sum is (rndq takes stk as round does)
 ad_norm:  lda     wx+3                    ; cancellation: normalise; below exponent 1 is slow
         bne     ad_nbits
         lda     ex
@@ -912,8 +913,7 @@ ad_nl:  dec     ex                      ; is at least 1 here)
         beq     ad_nl1
         aslq
         bpl     ad_nl
-        stq     wx
-        lbra    ad_done
+        jmp     rndq                    ; (Q as round would take it from wx)
 ad_nl1: inc     ex                      ; ex was 1: subnormal
         stq     wx
         clc
