@@ -1976,14 +1976,21 @@ fn rmsnorm_square_roots_at_their_edges_agree() {
 /// their multiples, in place and not.
 #[test]
 fn elementwise_ops_and_layernorm_across_the_large_chunks_agree() {
-    let ops = [Op::VAdd, Op::VMul, Op::Gelu, Op::Cvt16, Op::LayerNorm];
+    let ops = [
+        Op::VAdd,
+        Op::VMul,
+        Op::Gelu,
+        Op::Cvt16,
+        Op::LayerNorm,
+        Op::SiluMul,
+    ];
     for (k, n0) in [62u32, 63, 64, 126, 127, 191, 192, 193, 384, 385, 577]
         .into_iter()
         .enumerate()
     {
         let mut c = Case::new(format!("large chunks #{k}"), 7950 + k as u64, 1 << 19);
         for (oi, &op) in ops.iter().enumerate() {
-            let x = if op == Op::Gelu {
+            let x = if op == Op::Gelu || op == Op::SiluMul {
                 c.spread(n0, -7.0, 7.0)
             } else {
                 c.vector(n0)
