@@ -211,9 +211,9 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
     if (e)
         return e;
 #ifdef SV_ASM
-    /* VADD, VMUL, SILUMUL, GELU and CVT16 in cc65 builds: chunks of SV_BIG elements, x at the union's start
-     * (sc_w.v.x) and y or CVT16's halves after them (fewer chunks: the C and the DMA set-up
-     * around one cost about as much as ten additions) */
+    /* VADD, VMUL, SILUMUL, GELU and CVT16 in cc65 builds: chunks of SV_BIG elements, x at the
+     * union's start (sc_w.v.x) and y or CVT16's halves after them (fewer chunks: the C and the
+     * DMA set-up around one cost about as much as ten additions) */
     vmax = SV_BIG;
 #endif
     by = sc_w.v.x + vmax; /* SC_VEC: sc_w.v.y */
