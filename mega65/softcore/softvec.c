@@ -211,11 +211,10 @@ uint8_t sv_map(uint8_t op, uint32_t x, uint32_t y, uint32_t z, uint32_t n0)
     if (e)
         return e;
 #ifdef SV_ASM
-    /* VADD, VMUL, GELU and CVT16 in cc65 builds: chunks of SV_BIG elements, x at the union's start
-     * (sc_w.v.x) and y or CVT16's halves after them (fewer chunks: the C and the DMA set-up
-     * around one cost about as much as ten additions) */
-    if (op != OP_SILUMUL)
-        vmax = SV_BIG;
+    /* VADD, VMUL, SILUMUL, GELU and CVT16 in cc65 builds: chunks of SV_BIG elements, x at the
+     * union's start (sc_w.v.x) and y or CVT16's halves after them (fewer chunks: the C and the
+     * DMA set-up around one cost about as much as ten additions) */
+    vmax = SV_BIG;
 #endif
     by = sc_w.v.x + vmax; /* SC_VEC: sc_w.v.y */
     for (from0(); more(n0);) {
@@ -308,9 +307,29 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
             ss = sf_add(ss, sf_mul(sc_w.v.x[i], sc_w.v.x[i]));
 #endif
     }
+#ifdef SV_ASM /* m and m + eps by softvec65.s's multiply and add (softfloat.c's C: ≈ 2,000 cycles) */
+    sv_a = ss;
+    sv_b = recip_n(n0);
+    sv_mulz();
+    sv_a = sv_r;
+    sv_b = eps;
+    sv_addz();
+    r = rsqrt(sv_r);
+#else
     r = rsqrt(sf_add(sf_mul(ss, recip_n(n0)), eps));
+#endif
     for (from0(); more(n0);) {
+#ifdef SV_ASM
+        /* x in one chunk is still in sc_w.v.x from the sum (nothing was written since) */
+        if (n0 > vmax)
+            getx(x);
+        else {
+            sv_p = sc_w.v.x;
+            sv_n = (uint8_t)n;
+        }
+#else
         getx(x);
+#endif
         get(g, sc_w.v.y);
 #ifdef SV_ASM
         sv_q = sc_w.v.y;

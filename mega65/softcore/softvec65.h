@@ -54,6 +54,7 @@ void sv_mul(void);
 void sv_add(void);
 void sv_f16(void); /* sv_b = sv_h widened */
 void sv_mulz(void); /* sv_mul, then Z = 0 */
+void sv_addz(void); /* sv_add, then Z = 0 */
 void sv_sqrt(void); /* sv_r = sqrt(sv_a), for C */
 /* sv_r = table(sv_a) */
 void sv_tab1(void);

@@ -21,7 +21,7 @@
         .include        "dmajob.inc"            ; a job list's address, its start
         .import         _sv_slow_mul, _sv_slow_add, _sv_slow_f16, _sv_slow_cvt, _sv_slow_sqrt
         .exportzp       _sv_a, _sv_b, _sv_r, _sv_c, _sv_acc, _sv_p, _sv_q, _sv_n, _sv_h, _sv_tabd
-        .export         _sv_mul, _sv_mulz, _sv_add, _sv_f16, _sv_sqrt
+        .export         _sv_mul, _sv_mulz, _sv_add, _sv_addz, _sv_f16, _sv_sqrt
         .export         _sv_tab1, _sv_k_tabmul, _sv_k_sumsq, _sv_k_scale, _sv_k_scale2, _sv_k_rope
         .export         _sv_k_dot, _sv_k_vop, _sv_k_tab, _sv_k_expsum
         .export         _sv_k_argmax, _sv_k_cvt16, _sv_k_sum, _sv_k_sumsqd, _sv_k_lnout
@@ -309,6 +309,11 @@ _sv_mulz:
         jsr     _sv_mul
         ldz     #0
         rts
+; sv_r = single(sv_a + sv_b) for C, the same way
+_sv_addz:
+        jsr     _sv_add
+        ldz     #0
+        rts
 
 ; sv_r = single(sv_a · sv_b)
 _sv_mul:
@@ -489,12 +494,13 @@ ptail:  lda     ex                      ; (aput's way in: ex and rs from the A f
         sta     _sv_r
         rts
 ; ukeep: a product (bit 6) to fadd, a sum to the A form, from Q's X:Y:Z (rndq) or wx (pack)
-upkq:   bvs     fadd
+upkq:   bvs     fadd                    ; (its offset patched by sv_k_sumsq: 8 bits, asserted)
+        .assert fadd - (upkq + 2) < 128 && ymj - (upkq + 2) < 128, error, "upkq's BVS: 8 bits"
 upka:   stx     wx+1
         sty     wx+2
         stz     wx+3
-upks:   lda     ex
-        sta     ae
+upks:   lda     a:ex                    ; (3 bytes: sv_k_tabmul puts a JMP to ymul here while it
+        sta     ae                      ; runs, the sum's rounding then goes on into the product)
         lda     rs
         sta     as
         lda     #1
@@ -509,6 +515,9 @@ inf:    lda     rs
         sta     _sv_r+1
         sta     _sv_r
         rts
+
+sqj:    jmp     sqadd                   ; (upkq's BVS while sv_k_sumsq runs: its squares' sum)
+ymj:    jmp     yreg                    ; (upkq's BVS while sv_k_scale2 runs: x·c times y)
 
 ; A step of a kernel's running sum: acc = single(acc + the rounded product in X:Y:Z, ex, rs (or an
 ; addend unpacked so)), as sv_add with acc as a, the product as b: the larger magnitude (acc when
@@ -574,6 +583,96 @@ fadd:   lda     #$80                    ; the sum's rounding: to the A form
 @pq:    lda     #$C0
         sta     ukeep
         jmp     pkq
+
+;  RMSNORM's sum of squares: acc = single(acc + p) for a rounded square p (X:Y:Z, ex; rs = 0)
+; and a sum in the A form, both positive normal numbers (every square is +0 or above, so the
+; sum from +0 never goes below +0 and is never −0): no signs, no subtraction, no cancellation, and
+; with equal exponents either order gives the same sum, so only the exponents are compared. The
+; smaller goes to wy and the larger to wx, each [guard byte 0, 24-bit significand], and the
+; smaller is shifted k = the exponents' difference places right: k = 0-7 by the LSRQ chain (the
+; guard byte takes the k bits, nothing lost), 8-24 by the multiplier (wy·2^(32−k): its top four
+; bytes are wy >> k, its low four the bits lost, all of them into stk), and from 25 on the smaller
+; is below half the larger's last place and the sum is the larger. A carry out of bit 31 is one
+; place right (the bit out jammed into the guard byte), one exponent up, 255 infinity (packed,
+; aok 0); then rndq rounds to nearest even into the A form as fadd's sum does. A sum still packed
+; (aok 0: the first square, or after a square that was not normal) takes fadd's way.
+; The multiplier's product follows its inputs with no trigger (docs/spec/mega65.md §M9).
+sqadd:  lda     aok
+        lbeq    fadd
+        lda     #$80                    ; the sum's rounding: to the A form
+        sta     ukeep
+        lda     #0
+        sta     aok                     ; (until the sum's rounding)
+        sta     wx
+        sta     wy
+        sta     stk
+        sec
+        lda     ae
+        sbc     ex
+        bcs     @sl                     ; k = ae − ex: the sum the larger (or as large)
+        eor     #$FF
+        adc     #1                      ; (C = 0) k = ex − ae: the square the larger, the sum to
+        sta     ey                      ; wy, the square to wx (its exponent the result's)
+        lda     wx+1
+        sta     wy+1
+        lda     wx+2
+        sta     wy+2
+        lda     wx+3
+        sta     wy+3
+        stx     wx+1
+        sty     wx+2
+        stz     wx+3
+        bra     @k
+@sl:    sta     ey
+        lda     ae
+        sta     ex
+        stx     wy+1
+        sty     wy+2
+        stz     wy+3
+@k:     ldx     ey
+        cpx     #25
+        bcs     @big
+        cpx     #8
+        bcs     @mul
+        lda     shofs7,x
+        sta     @br+1
+        ldq     wy
+@br:    bra     *+2                     ; (patched: skips 7 − k of the shifts)
+        LSRQ7
+@add:   clc
+        adcq    wx
+        bcc     @rnd
+        rorq                            ; a 33-bit sum: one place right, the bit out jammed
+        bcc     :+
+        ora     #1
+:       pha
+        lda     ex
+        inc     a
+        sta     ex
+        cmp     #$FF
+        pla
+        bcs     @inf                    ; (PLA leaves C)
+@rnd:   jmp     rndq
+@inf:   jmp     inf
+@big:   ldq     wx                      ; the larger as it is (guard byte 0: rndq keeps it)
+        bra     @rnd
+@mul:   lda     sqm1-8,x                ; MULB = 2^(32 − k), MULA = wy
+        sta     MULB+1
+        lda     sqm2-8,x
+        sta     MULB+2
+        lda     sqm3-8,x
+        sta     MULB+3
+        lda     #0
+        sta     MULB
+        ldq     wy
+        stq     MULA
+        lda     MULO                    ; the bits shifted out
+        ora     MULO+1
+        ora     MULO+2
+        ora     MULO+3
+        sta     stk
+        ldq     MULO+4
+        bra     @add
 
 ; sv_add's special operands (A = the exponent − 1, 254 or 255 here)
 ad_spb:   cmp     #$FE                    ; (A = ey − 1) ey = 255: b inf or NaN
@@ -790,7 +889,8 @@ ad_sub:   sec
         bne     ad_nz                     ; STQ would set Z from A alone)
         stq     _sv_r                   ; x − x = +0
         rts
-ad_nz:    stq     wx
+ad_nz:    lbmi    rndq                    ; (N: bit 31 from SBCQ) normalised: rounded from the
+        stq     wx                      ; registers as a sum is (rndq takes stk as round does)
 ad_norm:  lda     wx+3                    ; cancellation: normalise; below exponent 1 is slow
         bne     ad_nbits
         lda     ex
@@ -813,8 +913,7 @@ ad_nl:  dec     ex                      ; is at least 1 here)
         beq     ad_nl1
         aslq
         bpl     ad_nl
-        stq     wx
-        lbra    ad_done
+        jmp     rndq                    ; (Q as round would take it from wx)
 ad_nl1: inc     ex                      ; ex was 1: subnormal
         stq     wx
         clc
@@ -1321,6 +1420,12 @@ _sv_tab1:
 _sv_k_tabmul:
         jsr     tsetup
         jsr     fsetup
+        lda     #$4C                    ; upks: JMP ymul (the sum's rounding on into its product
+        sta     upks                    ; with y; restored at the end)
+        lda     #<ymul
+        sta     upks+1
+        lda     #>ymul
+        sta     upks+2
         lda     tbank                   ; tp's bank bytes: the table's (no carry into them)
         sta     tp+2
         lda     tbank+1
@@ -1408,12 +1513,10 @@ _sv_k_tabmul:
         sta     ex
         lda     ey
         mexpm   @gen
-        jsr     mulo                    ; c1·x rounded, and c0 + that (fadd)
+        jsr     mulo                    ; c1·x rounded, c0 + that (fadd), that times y (ymul)
         bit     ukeep
         bvs     @gen                    ; (c1·x rounded to infinity: not added)
-        lda     aok
-        beq     @pk
-        jsr     ymul                    ; the A form times y
+        bmi     @pk                     ; (the sum packed; ymul clears ukeep)
         bra     @put
 @c0z:   tya                             ; c0 = ±0 (segments 127 and 128 of SiLU's table):
         ora     wx+2                    ; c0 + c1·x is c1·x (normal: mexpm's range), so c1·x
@@ -1434,17 +1537,24 @@ _sv_k_tabmul:
         step4   _sv_q
         dec     _sv_n
         lbne    @loop
+        lda     #$AD                    ; upks's LDA a:ex again
+        sta     upks
+        lda     #<ex
+        sta     upks+1
+        lda     #>ex
+        sta     upks+2
         ldz     #0
         rts
 
-; sv_r = single(the A form · the f32 at sv_q), packed (ukeep cleared): the A form's significand into
-; the multiplier as it is; a y that is not normal or an exponent out of range packs the A form and
-; takes sv_mul. MULA and MULB's bytes 3 cleared.
+; sv_r = single(s · the f32 at sv_q), packed (ukeep cleared), for a rounded normal sum s in wx
+; (bytes 1-3), ex, rs, where its rounding would have put it into the A form (upks, which jumps
+; here while sv_k_tabmul runs: the sum's way on without the A form and the kernel's tests): s's
+; significand into the multiplier as it is; a y that is not normal or an exponent out of range
+; packs s and takes sv_mul. MULA and MULB's bytes 3 cleared.
 ymul:   lda     #0
         sta     ukeep
         sta     MULA+3
         sta     MULB+3
-        tay
         taz
         ldqi    _sv_q                   ; y
         sta     MULB
@@ -1452,10 +1562,6 @@ ymul:   lda     #0
         tya
         ora     #$80
         sta     MULB+2
-        tza
-        eor     as
-        and     #$80
-        sta     rs
         tya
         asl     a
         tza
@@ -1463,9 +1569,11 @@ ymul:   lda     #0
         beq     @slow
         cmp     #$FF
         beq     @slow
-        sta     ex
-        lda     ae
-        mexpm   @slow
+        mexpm   @slow                   ; ex = s's + y's − 127 (s's as it is on a failure)
+        tza
+        and     #$80
+        eor     rs
+        sta     rs
         lda     wx+1
         sta     MULA
         lda     wx+2
@@ -1473,16 +1581,17 @@ ymul:   lda     #0
         lda     wx+3
         sta     MULA+2
         jmp     mulo
-@slow:  jsr     aput                    ; sv_r = the A form packed
+@slow:  jsr     ptail                   ; sv_r = s packed
         movf    _sv_a, _sv_r
-; sv_r = single(sv_a · the f32 at sv_q) by sv_mul, packed (ukeep cleared); then MULA's byte 3 is 0
-; again (sv_add's alignment, a product with a zero or softfloat.c may leave it set)
+; sv_r = single(sv_a · the f32 at sv_q) by sv_mul, packed (ukeep cleared); then MULA's and MULB's
+; bytes 3 are 0 again (sv_add's alignment, a product with a zero or softfloat.c may leave them set)
 gmuly:  lda     #0
         sta     ukeep
         getf    _sv_b, _sv_q, 0
         jsr     _sv_mul
         lda     #0
         sta     MULA+3
+        sta     MULB+3
         rts
 
 ; ex = ex + A − 127 (two biased exponents' product) and C = 0 when that is 1..253, as sv_mul
@@ -1698,6 +1807,8 @@ texp:   lda     fxok
 ; A normal x whose square's exponent sv_mul takes (mexp) goes into both multiplier inputs from
 ; the registers, one exponent test for both operands; else sv_mul on x, x.
 _sv_k_sumsq:
+        lda     #<(sqj - (upkq + 2))    ; the squares' sum by sqadd: upkq's BVS to sqj
+        sta     upkq+1
         lda     #0                      ; the sum packed in sv_acc
         sta     aok
 @loop:  ldz     #0
@@ -1732,10 +1843,19 @@ _sv_k_sumsq:
         lda     #$C0
         sta     ukeep
         jsr     _sv_mul
-@post:  jsr     kpost
-        step4   _sv_p
+@post:  bit     ukeep                   ; (kpost in line: its packed way by a JSR)
+        bvs     @kg
+        lda     aok
+        bne     @next
+@kg:    jsr     kpost
+@next:  step4   _sv_p
         dec     _sv_n
         bne     @loop
+        lda     #<(fadd - (upkq + 2))   ; upkq's BVS to fadd again; the multiplier's bytes 3
+        sta     upkq+1                  ; (sqadd's MULB) 0 again
+        lda     #0
+        sta     MULA+3
+        sta     MULB+3
         jmp     kend
 
 ; ATTN's weights: x[i] = single(x[i]·c), p = x (sv_mul leaves sv_b as it is: c set once)
@@ -1747,12 +1867,19 @@ _sv_k_scale:
         step4   _sv_p
         next    @loop
 
-; RMSNORM's scaling: x[i] = single(single(x[i]·c)·y[i]), p = x, q = y: x·c rounds to the A form
-; when it is normal and ymul takes it times y; else (packed in sv_r) sv_mul again. c's exponent
-; is taken once (kt; 0 for a c that is not normal): a normal x whose product's exponent sv_mul
-; takes (mexp) goes into the multiplier from the registers, c's significand beside it, and on
-; into mulo; any other x (or c) through sv_mul.
+; RMSNORM's scaling: x[i] = single(single(x[i]·c)·y[i]), p = x, q = y: x·c, when its rounding
+; is normal, goes from the registers straight on into yreg (upkq's BVS points there while the
+; kernel runs), which makes the product with y; else (packed in sv_r, ukeep still $C0) sv_mul
+; again. c's exponent is taken once (kt; 0 for a c that is not normal): a normal x whose
+; product's exponent sv_mul takes (mexp) goes into the multiplier from the registers, c's
+; significand beside it, and on into mulo; any other x (or c) through sv_mul.
 _sv_k_scale2:
+        lda     #<(ymj - (upkq + 2))
+        sta     upkq+1
+        lda     #0
+        sta     aok
+        sta     MULA+3                  ; (bytes 3 stay 0: x and c, yreg's p and y take bytes
+        sta     MULB+3                  ; 0-2; sv_mul's normal way and gmuly clear them)
         lda     _sv_c+2
         asl     a
         lda     _sv_c+3
@@ -1761,11 +1888,10 @@ _sv_k_scale2:
         bne     :+
         lda     #0
 :       sta     kt
-@loop:  lda     #0
-        sta     aok
-        lda     #$80
+@loop:  lda     #$C0                    ; x·c rounded into yreg
         sta     ukeep
-        getf    _sv_a, _sv_p, 0         ; x, still in Q
+        ldz     #0
+        ldqi    _sv_p                   ; x
         sta     MULA
         stx     MULA+1
         tya
@@ -1794,26 +1920,61 @@ _sv_k_scale2:
         lda     _sv_c+2
         ora     #$80
         sta     MULB+2
-        lda     #0
-        sta     MULA+3
-        sta     MULB+3
-        jsr     mulo                    ; x·c
+        jsr     mulo                    ; x·c, and yreg's product with y
         bra     @ok
-@gen:   movf    _sv_b, _sv_c
-        jsr     _sv_mul                 ; x·c
-@ok:    lda     aok
-        beq     @p1
-        jsr     ymul
-        bra     @put
-@p1:    movf    _sv_a, _sv_r
+@gen:   getf    _sv_a, _sv_p, 0
+        movf    _sv_b, _sv_c
+        jsr     _sv_mul                 ; x·c (and yreg when it is normal)
+@ok:    bit     ukeep
+        bvc     @put                    ; (yreg clears ukeep)
+        movf    _sv_a, _sv_r            ; x·c packed: sv_mul with y
         jsr     gmuly
 @put:   putf    _sv_p, _sv_r
         step4   _sv_p
         step4   _sv_q
         dec     _sv_n
         lbne    @loop
+        lda     #<(fadd - (upkq + 2))   ; upkq's BVS to fadd again
+        sta     upkq+1
         ldz     #0
         rts
+
+; RMSNORM's second product: sv_r = single(p · y), y the f32 at sv_q, for a rounded normal
+; product p = x·c in X:Y:Z, ex, rs (rndq's way on while sv_k_scale2 runs), packed (ukeep 0):
+; p's significand straight into the multiplier (ymul's steps without the A form), y's beside
+; it; a y that is not normal or an exponent out of range packs p (from wx) and takes sv_mul.
+; The multiplier's bytes 3 are 0 (the kernel's x·c, or sv_mul).
+yreg:   stx     wx+1                    ; p, for the packed way
+        sty     wx+2
+        stz     wx+3
+        stx     MULA
+        sty     MULA+1
+        stz     MULA+2
+        lda     #0
+        sta     ukeep
+        taz
+        ldqi    _sv_q                   ; y
+        sta     MULB
+        stx     MULB+1
+        tya
+        ora     #$80
+        sta     MULB+2
+        tya
+        asl     a
+        tza
+        rol     a                       ; y's exponent
+        beq     @slow
+        cmp     #$FF
+        beq     @slow
+        mexpm   @slow                   ; ex = p's + y's − 127 (p's ex as it is on a failure)
+        tza
+        and     #$80
+        eor     rs
+        sta     rs
+        jmp     mulo
+@slow:  jsr     ptail                   ; p packed (ex, rs)
+        movf    _sv_a, _sv_r
+        jmp     gmuly
 
 ; LAYERNORM's mean: acc = single(acc + x[i]), p = x
 _sv_k_sum:
@@ -2867,6 +3028,10 @@ nextw:  clc
         .rodata
 pow2:   .byte   $00, $80, $40, $20, $10, $08, $04, $02   ; 2^(8−k) for a shift right by k
 shofs7: .byte   21, 18, 15, 12, 9, 6, 3, 0              ; BRA offsets into 7 LSRQs: k of them
+; sqadd's MULB = 2^(32 − k) for k = 8..24, its bytes 1, 2 and 3 (byte 0 is 0)
+sqm1:   .byte   0, 0, 0, 0, 0, 0, 0, 0, 0, $80, $40, $20, $10, $08, $04, $02, $01
+sqm2:   .byte   0, $80, $40, $20, $10, $08, $04, $02, $01, 0, 0, 0, 0, 0, 0, 0, 0
+sqm3:   .byte   1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 bits:   .byte   $01, $02, $04, $08, $10, $20, $40, $80   ; 2^k
 
 ; ---------------------------------------------------------------------------------------------

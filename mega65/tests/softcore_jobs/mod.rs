@@ -1976,14 +1976,21 @@ fn rmsnorm_square_roots_at_their_edges_agree() {
 /// their multiples, in place and not.
 #[test]
 fn elementwise_ops_and_layernorm_across_the_large_chunks_agree() {
-    let ops = [Op::VAdd, Op::VMul, Op::Gelu, Op::Cvt16, Op::LayerNorm];
+    let ops = [
+        Op::VAdd,
+        Op::VMul,
+        Op::Gelu,
+        Op::Cvt16,
+        Op::LayerNorm,
+        Op::SiluMul,
+    ];
     for (k, n0) in [62u32, 63, 64, 126, 127, 191, 192, 193, 384, 385, 577]
         .into_iter()
         .enumerate()
     {
         let mut c = Case::new(format!("large chunks #{k}"), 7950 + k as u64, 1 << 19);
         for (oi, &op) in ops.iter().enumerate() {
-            let x = if op == Op::Gelu {
+            let x = if op == Op::Gelu || op == Op::SiluMul {
                 c.spread(n0, -7.0, 7.0)
             } else {
                 c.vector(n0)
@@ -4397,5 +4404,154 @@ fn gemv_with_float_weights_rounds_sums_whose_low_bytes_decide_the_borrow_agree()
             }
         }
         c.run();
+    }
+}
+
+/// RMSNORM's sum of squares by its adder for two positive normal numbers (softvec65.s's
+/// sqadd): short vectors, eps 0 and g = 1 (so that r, and the sum under it, shows in every y)
+/// whose squares lie 0-40 binades apart either way (the sum or the new square the larger:
+/// shifts 0-7 by the LSRQ chain, 8-24 by the multiplier, 25 and more the larger alone),
+/// fractions all ones (sums that carry into the next binade), zero (powers of two: exact ties at
+/// a shift of 24 and at equal exponents) and short (ties after the shift), squares at the top of
+/// the range whose sum overflows to infinity, and zeros, subnormals, infinities and NaN among
+/// them; a few vectors around one and two chunks long. And the scaling's second product from
+/// the registers (yreg): x·r from about 1 down to 2^-60 times g at the range's ends, zeros,
+/// subnormals, infinities and NaN.
+#[test]
+fn rmsnorm_sums_of_squares_at_their_adders_edges_agree() {
+    for k in 0..8u64 {
+        let mut c = Case::new(format!("RMSNORM sums of squares #{k}"), 9800 + k, 1 << 18);
+        for j in 0..96u64 {
+            let n0 = match (j + k) % 12 {
+                0 => 63 + c.below(4) as u32,
+                1 => 127 + c.below(5) as u32,
+                _ => 2 + c.below(3) as u32,
+            };
+            // the first x near the middle, or at the top where two squares overflow
+            let top = c.below(10) == 0;
+            let e0 = if top {
+                189 + c.below(3) as u32
+            } else {
+                110 + c.below(30) as u32
+            };
+            let frac = |c: &mut Case| match c.below(5) {
+                0 => 0x7F_FFFF,
+                1 => 0,
+                2 => {
+                    let keep = c.below(8) as u32;
+                    short_fraction(c, keep)
+                }
+                _ => c.rng.next_u64() as u32,
+            };
+            let mut x: Vec<f32> = Vec::new();
+            let mut e = e0;
+            for _ in 0..n0 {
+                // the next square 0-20 binades of x (0-40 of the squares) above or below
+                let d = match c.below(4) {
+                    0 => c.below(3) as u32,
+                    1 => 11 + c.below(3) as u32,
+                    _ => c.below(21) as u32,
+                };
+                let up = c.below(3) == 0;
+                let en = if up { e + d } else { e.saturating_sub(d) };
+                let en = if top { en.min(191) } else { en.clamp(64, 190) };
+                if c.below(2) == 0 {
+                    e = en;
+                }
+                let f = frac(&mut c);
+                x.push(fields(c.below(2) == 0, en, f));
+            }
+            x[0] = fields(c.below(2) == 0, e0, frac(&mut c));
+            if c.below(6) == 0 {
+                let i = c.below(n0 as u64) as usize;
+                x[i] = match c.below(7) {
+                    0 => 0.0,
+                    1 => -0.0,
+                    2 => fields(false, 0, c.rng.next_u64() as u32),
+                    3 => fields(true, 2 + c.below(60) as u32, c.rng.next_u64() as u32),
+                    4 => f32::INFINITY,
+                    5 => f32::NEG_INFINITY,
+                    _ => f32::NAN,
+                };
+            }
+            if j % 2 == 1 {
+                x = sqadd_pair(&mut c);
+            }
+            let n0 = x.len() as u32;
+            let mut g = vec![1.0f32; n0 as usize];
+            if j % 4 == 2 {
+                // the scaling's second product (yreg): x·r from about 1 down to 2^-60, times g
+                // at the ends of the range, zeros, subnormals, infinities and NaN
+                x[0] = fields(
+                    c.below(2) == 0,
+                    127 + c.below(4) as u32,
+                    c.rng.next_u64() as u32,
+                );
+                for v in x.iter_mut().skip(1) {
+                    let e = 127 - c.below(62) as u32;
+                    *v = fields(c.below(2) == 0, e, c.rng.next_u64() as u32);
+                }
+                for v in g.iter_mut() {
+                    let (neg, f) = (c.below(2) == 0, c.rng.next_u64() as u32);
+                    *v = match c.below(9) {
+                        0 => f32::INFINITY,
+                        1 => f32::NEG_INFINITY,
+                        2 => f32::NAN,
+                        3 => fields(neg, 0, 0),
+                        4 => fields(neg, 0, f),
+                        5 => fields(neg, 1 + c.below(3) as u32, f),
+                        6 => fields(neg, 251 + c.below(4) as u32, f),
+                        _ => c.value(),
+                    };
+                }
+            }
+            let xa = c.f32s(&x);
+            let ga = c.f32s(&g);
+            let za = c.alloc(4 * n0, true);
+            c.nan_ok(za, n0, 4);
+            c.setn(n0, 0, 0);
+            c.i(Op::RmsNorm, 0, 0, xa, ga, za);
+        }
+        c.run();
+    }
+}
+
+/// Two x whose squares are k binades apart, the smaller square exact with three bits set (x's
+/// fraction a single bit 2^-j: (1 + 2^-j)² = 1 + 2^(1−j) + 2^-2j) and the larger near 2 or 4
+/// (x's significand up to 16 places below √2 or 2: sums that carry, last bits of either parity). k = 25 − j puts the middle bit on half
+/// the larger's last place with the low bit below the guard byte (a tie only without the bits
+/// lost; the larger then a random one that does not carry), k = 31 − 2j the low bit alone in
+/// the guard byte's bit 0 (what a carry shifts out);
+/// either x first (the sum or the new square the larger).
+fn sqadd_pair(c: &mut Case) -> Vec<f32> {
+    let j = 2 + c.below(10) as u32;
+    let case = c.below(3);
+    let k = match case {
+        0 => 25 - j,
+        1 => (31 - 2 * j).max(1),
+        _ => c.below(28) as u32,
+    };
+    // the larger's significand at or above √2 (its square in the upper binade) when k is odd:
+    // for the tie under the bits lost one that does not carry (a carry moves the tie), else
+    // just below √2 or 2 (square near 2 or 4: a carry)
+    let odd = k & 1;
+    let r = c.below(0x30_0000) as u32;
+    let big_frac = match (case, odd) {
+        (0, 0) => r,
+        (0, _) => 0x3A_0000 + r,
+        (_, 0) => 0x35_04F3 - (r & 15),
+        _ => 0x7F_FFFF - (r & 15),
+    };
+    let small_frac = 1u32 << (23 - j);
+    let es = 100 + c.below(30) as u32;
+    let eb = es + (k - odd) / 2;
+    let small = fields(c.below(2) == 0, es, small_frac);
+    let big = fields(c.below(2) == 0, eb, big_frac);
+    let (sq_s, sq_b) = ((small * small).to_bits() >> 23, (big * big).to_bits() >> 23);
+    assert_eq!(sq_b - sq_s, k, "sqadd_pair's exponents");
+    if c.below(2) == 0 {
+        vec![small, big]
+    } else {
+        vec![big, small]
     }
 }
