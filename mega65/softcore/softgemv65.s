@@ -110,16 +110,14 @@ dx0:    .res    4                       ; a 2-block row's first block column's s
 ; The term from the isum code on (TERM_FRONT) and its three-byte |isum| way (TERM_N2), as
 ; macros: the one block column's (after q8sum) and, in a .scope, the first block column's of a
 ; 2-block row (after q8sumA). TW_*: dw's bytes, TM_*: the significand tables, T_ADD the way on
-; with the product, T_TZ a zero product's, T_SLOW the definition's.
-.macro  TERM_FRONT TW_LO, TW_HI, TM_LO, TM_MID, TM_HI, T_ADD, T_TZ, T_SLOW
-term:   tza                             ; (sgq_block writes these 3 bytes back: $6B, $4D, <whi)
+; with the product, T_TZ a zero product's, T_SLOW the definition's, T_WIDE (if given) that of
+; every |isum| of three bytes (>= 2^16: TERM_N2 and the full negation left out).
+.macro  TERM_FRONT TW_LO, TW_HI, TM_LO, TM_MID, TM_HI, T_ADD, T_TZ, T_SLOW, T_WIDE
                                         ; X:Y:Z = isum + 2^23, the bias kept: Z = $80 for the usual
-        eor     TW_HI                   ; positive isum (0-65,535), $7F for the usual negative one
-tsg:    eor     #0                      ; (patched: dx's sign and the bias's) the product's sign
-        and     #$80
-        sta     a:sg
-        lda     #0                      ; MULB = mw, the F16 significand (MULB+2 is 0 from the
+                                        ; positive isum (0-65,535), $7F for the usual negative one
+term:   lda     #0                      ; MULB = mw, the F16 significand (MULB+2 is 0 from the
         sta     <(MULA+3)               ; row loop; +3 and MULA+3 held the isum's last pair)
+                                        ; (sgq_block writes the first 3 bytes back: $A9, 0, $85)
         sta     <(MULB+3)
         lda     TW_LO                   ; (MULB+1 after the tests, from Y)
         sta     <MULB
@@ -134,10 +132,15 @@ term_n: cpz     #$80                    ; n = |isum| (< 2^19); a negative isum: 
         stx     <MULA                   ; n of two bytes: MULA = n (MULA+2 is 0 from the row loop)
         sty     <(MULA+1)
         tax
-term_nw:                                ; (term_neg joins here) dw's high byte once, into Y
-        ldy     TW_HI
+term_nw:                                ; dw's high byte once, into Y: the product's sign (the
+        ldy     TW_HI                   ; isum's is + here), mw's high byte and the exponent
         tya
-        and     #3
+tsg:    eor     #0                      ; (patched: dx's sign)
+        and     #$80
+        sta     a:sg
+        tya
+term_nwy:                               ; (term_neg joins here, the sign stored, A = Y = dw's
+        and     #3                      ; high byte)
         ora     #4
         sta     <(MULB+1)
 term_n1:                                ; MULA, MULA+1 = n of two bytes, X = its top byte
@@ -187,36 +190,64 @@ add_jmp:jmp     T_ADD                   ; (patched: prod_only when the sums are 
 ; the term's rare ways, within its branches' reach
 tn2_j:  jmp     term_n2b
 tn0_j:  jmp     term_n0
-n1_z:   jmp     dw_sub
-n1_s:   jmp     term_slow
 term_neg:
         cpz     #$7F
         bne     term_negf               ; isum <= −2^16
         txa
         neg                             ; n's low byte: −X
         sta     <MULA
-        beq     @x0                     ; X = 0: n's high byte is −Y
+        beq     tng_x0                  ; X = 0: n's high byte is −Y
         tya
         eor     #$FF                    ; X > 0: n's high byte is ~Y (the borrow taken)
-        beq     @small                  ; n below 2^8
+        beq     tng_small               ; n below 2^8
         sta     <(MULA+1)
         tax
-        jmp     term_nw
-@x0:    tya
+neg_nw: ldy     TW_HI                   ; dw's high byte once, into Y: the product's sign (the
+        tya                             ; isum's is −), then on as the positive way
+tsgn:   eor     #0                      ; (patched: dx's sign, inverted)
+        and     #$80
+        sta     a:sg
+        tya
+        jmp     term_nwy
+n1_z:   jmp     dw_sub
+n1_s:   jmp     term_slow
+r_carry:ldz     #$80                    ; the rounding carried out of the significand
+        inc     pe
+        jmp     r_done
+r_tie:  lda     MULO                    ; a tie: to even unless the product's byte 0 holds more
+        bne     r_up
+        txa
+        lsr     a
+        bcc     r_done
+        bra     r_up
+tng_x0: tya
         neg
-        beq     @n16                    ; Y:X = 0: n = 2^16, of three bytes
+        beq     tng_n16                 ; Y:X = 0: n = 2^16, of three bytes
         sta     <(MULA+1)
         tax
-        jmp     term_nw
-@n16:   ldz     #1                      ; Z:Y:X = 2^16 (X, Y 0)
+        bra     neg_nw
+tng_n16:jsr     tsign
+        ldz     #1                      ; Z:Y:X = 2^16 (X, Y 0)
         lda     #1
         jmp     term_n2
-@small: txa
+tng_small:
+        jsr     tsign
+        txa
         neg
         tax                             ; X = n (1-255), Z = 0
         ldz     #0
         jmp     term_n0x
+; the product's sign on the term's rare ways, from the isum's bias (Z.7 set for an isum >= 0),
+; before they change Z (A only)
+tsign:  tza
+        eor     TW_HI
+tsgr:   eor     #0                      ; (patched: dx's sign, inverted)
+        and     #$80
+        sta     a:sg
+        rts
+.ifblank T_WIDE
 term_negf:                              ; isum <= −2^16: the full negation (the bias off), n >= 2^16
+        jsr     tsign
         tza
         eor     #$80
         taz
@@ -236,20 +267,15 @@ term_negf:                              ; isum <= −2^16: the full negation (th
         inz
 :       tza
         jmp     term_n2
+.else
+term_negf:                              ; (|isum| >= 2^16 by the definition)
+        jmp     T_WIDE
+.endif
 mw_hi:  lda     TW_HI                   ; MULB+1 = mw's high byte (the usual ways from Y)
         and     #3
         ora     #4
         sta     <(MULB+1)
         rts
-r_carry:ldz     #$80                    ; the rounding carried out of the significand
-        inc     pe
-        jmp     r_done
-r_tie:  lda     MULO                    ; a tie: to even unless the product's byte 0 holds more
-        bne     r_up
-        txa
-        lsr     a
-        bcc     r_done
-        bra     r_up
 ; A = dw's exponent + dx's + 1 (eh + ex + 1: 115-173, one below the product's as bcall takes it), C = 0; dw zero, subnormal, inf or NaN: its
 ; ways (the return address dropped)
 pe_calc:
@@ -282,6 +308,7 @@ tz_jmp: jmp     T_TZ                    ; (patched: rts_first when the sums are 
 ; A negative isum (Z = $F8-$FF): the usual one, above −2^16 (Z = $FF), is negated straight into
 ; MULA as n = 2^16 − Y:X, with Z = 0 left for the ways on; the rest by the full negation.
 term_n0:                                ; n below 2^8 (the term's pe is 8 below its value)
+        jsr     tsign
         ldz     #0                      ; (Z was the bias)
         txa
         bne     term_n0x
@@ -297,6 +324,7 @@ term_n0x:
 .endmacro
 .macro  TERM_N2 TW_HI, TM_LO, TM_MID, TM_HI
 term_n2b:                               ; (from term_n: the bias off; Z, A = n's top byte)
+        jsr     tsign
         tza
         eor     #$80
         taz
@@ -343,8 +371,9 @@ term_n2:                                ; n of three bytes
 ; (Before the one-column term in the source: ca65 takes a name it meets in the scope as the
 ; scope's own only if no outer one of that name is known by then.)
         .scope  TA
-        TERM_FRONT wloA, whiA, mxsA_lo, mxsA_mid, mxsA_hi, prod_w2, rts_first2, slowA
-        TERM_N2 whiA, mxsA_lo, mxsA_mid, mxsA_hi
+        TERM_FRONT wloA, whiA, mxsA_lo, mxsA_mid, mxsA_hi, prod_w2, rts_first2, slowA, slowA
+term_n2b = slowA                        ; (|isum| >= 2^16, about 7 standard deviations out in a
+term_n2  = slowA                        ; model's rows: by the definition, 46 bytes fewer)
         .endscope
 
 ; void sgq_cols(void): sgq_nb block columns of a column chunk, one sgq_block each: the quants at
@@ -444,8 +473,10 @@ rows2:  lda     ncol
         lda     ex10
         beq     @no
         lda     sgx                     ; its term's immediates, as sgq_block's
-        eor     #$80
         sta     TA::tsg+1
+        eor     #$80
+        sta     TA::tsgn+1
+        sta     TA::tsgr+1
         lda     ex10
         sec
         sbc     #9
@@ -580,7 +611,8 @@ b1go:   lda     #>MULA                  ; the isum code's base page and the fiel
         clc
         lbcc    q8go
 
-; the first block column's term in C (sgq_slow), as slow does the others': its isum again from
+; the first block column's term in C (sgq_slow), as slow does the others' (and every term of
+; an |isum| of three bytes there, as TA has no TERM_N2): its isum again from
 ; q8sumA's code (its immediates, the block), its dw, dx0, sums +0; then back to W and on.
 slowA:  lda     #>MULA
         tab
@@ -682,20 +714,22 @@ _sgq_block:
         adc     accp+1
         sta     ae_hi+1
         jsr     dx_params
-        lda     sgx                     ; dx's sign (with the isum's bias: the term takes the sign
-        eor     #$80                    ; from Z + $80) and exponent into the term's immediates
-        sta     tsg+1
+        lda     sgx                     ; dx's sign (inverted for a negative isum, and for the
+        sta     tsg+1                   ; rare ways, which take it with the isum's bias: Z.7 set
+        eor     #$80                    ; for isum >= 0) and exponent into the term's immediates
+        sta     tsgn+1
+        sta     tsgr+1
         lda     ex10                    ; (less 9: the common n of two bytes moves up by one, its
         sec                             ; way less 8, as it subtracts lz + 1; and one less, for
         sbc     #9                      ; the product's top bit is most often bit 46: bcall)
         sta     tex2+1
         inc     a
         sta     tex+1
-        lda     ex10                    ; the isum code goes on into the term (TZA, EOR whi), or
+        lda     ex10                    ; the isum code goes on into the term (LDA #0, STA zp), or
         beq     @dx                     ; (dx no normal F16: every term of the column by the C)
-        ldx     #$6B                    ; to JMP term_dx in its place
-        ldy     #$4D
-        lda     #<whi
+        ldx     #$A9                    ; to JMP term_dx in its place
+        ldy     #0
+        lda     #$85
         bra     :+
 @dx:    ldx     #$4C
         ldy     #<term_dx
