@@ -841,6 +841,37 @@ fn q8_0_rows_of_two_blocks_run_row_by_row_agree_at_their_edges() {
     }
 }
 
+/// Q8_0 rows of two blocks (`rows2`: one 68-byte job a row) across a bank boundary ($8010000)
+/// and a megabyte boundary ($8100000), the boundary at bytes 1, 33, 34, 35 and 67 of a row (in
+/// the first block, at the second's start, in the second), so that the job's source carries out
+/// of its 16 bits between rows or the job itself crosses it.
+#[test]
+fn q8_0_rows_of_two_blocks_across_a_bank_or_megabyte_boundary_anywhere_agree() {
+    for (k, (boundary, at)) in [
+        (0x1_0000u32, 1u32),
+        (0x1_0000, 34),
+        (0x1_0000, 67),
+        (0x10_0000, 1),
+        (0x10_0000, 33),
+        (0x10_0000, 34),
+        (0x10_0000, 35),
+        (0x10_0000, 67),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let name = format!(
+            "GEMV Q8_0 of two blocks a row with ${:X} at byte {at} of row 2",
+            BASE + boundary
+        );
+        let c = Case::new(name, 9930 + k as u64, 2 << 20);
+        gemv_with_rows_placed(c, GgmlType::Q8_0, 5, 64, |w| {
+            let row = w.len() as u32 / 5;
+            BASE + boundary - (2 * row + at)
+        });
+    }
+}
+
 /// Q8_0 terms whose product rounds up only for bits far below its round bit (softgemv65.s
 /// `bcall`, `term_n2`, `r_tie`): the exact product R = |isum|·mw·mx has its round bit set, the
 /// next 7 bits clear and something below them, under an even significand, so that a term that
