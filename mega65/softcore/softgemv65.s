@@ -1453,10 +1453,11 @@ ae_lo:  eor     #0                      ; (patched: the end's low byte; it recur
 ; §M3.1; xemu dma65.c takes the list at the CPU's PC and puts the PC after it), so no list address
 ; is kept between rows. One entry whose destination steps by 12 bytes (option $85: the skip rate's
 ; whole bytes; spec §M3.2-§M3.3) lays the block's bytes 12 apart from wlo on: dw's two bytes into
-; the LDA # at wlo and whi of q8pre, then w_2k and w_2k+1 into the EOR # and the LDA # of pair k's
-; code, 12 bytes apart, so the isum reads its weights as immediates (2 cycles, against 5 for LDA
-; abs). Q4_0's 18-byte block goes the same way (count 18, patched): its quant byte k lands at
-; q8sum + 3 + 12k, where the Q4_0 code reads it with LDA abs.
+; wlo and whi (bytes before q8go that are not run), then w_2k and w_2k+1 into the EOR # and the
+; LDA # of pair k's code, 12 bytes apart, so the isum reads its weights as immediates (2 cycles,
+; against 5 for LDA abs). Q4_0's 18-byte block goes the same way (count 18, patched): its quant
+; byte k lands at q8sum + 3 + 12k, where the Q4_0 code reads it with LDA abs. A 2-block row's 68
+; bytes go from wloA on (rows2).
 rowloop:
         lda     #>MULA                  ; base page = the I/O page of the DMA registers and the
         tab                             ; multiplier: STA 3 cycles instead of 4, ADCQ 11 for 12
