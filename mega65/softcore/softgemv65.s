@@ -609,7 +609,7 @@ b1go:   lda     #>MULA                  ; the isum code's base page and the fiel
         sta     <(MULB+1)
         sta     <(MULB+2)
         clc
-        lbcc    q8go
+        lbcc    q8go                    ; (a 16-bit branch, spec §M1.2: C = 0)
 
 ; the first block column's term in C (sgq_slow), as slow does the others' (and every term of
 ; an |isum| of three bytes there, as TA has no TERM_N2): its isum again from
@@ -1169,7 +1169,7 @@ q8sumA:
 .repeat 16, k
         Q8PAIR  k
 .endrepeat
-q8tailA:lbra    TA::term                ; (slowA puts an RTS here for a while)
+q8tailA:lbra    TA::term                ; (a 16-bit branch, spec §M1.2; slowA puts an RTS here for a while)
 wlo:    .byte   0                       ; dw's bytes as the job leaves them (both formats)
         .res    11
 whi:    .byte   0
