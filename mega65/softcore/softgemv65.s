@@ -6,9 +6,10 @@
 ; with the same bits as softgemv.c's C loop. Per row:
 ;
 ; 1. DMA: the row's 34- or 18-byte block from attic RAM (one inline job of one entry, 2 cycles a
-;    byte) straight into the code, 12 bytes a byte (rowloop): dw into q8pre, the weights into the
-;    isum code's immediates. The job's source moves on by the row stride with a 16-bit add; its
-;    bank and megabyte only on a carry (or every row for a stride of 64 KB or more).
+;    byte) straight into the code, 12 bytes a byte (rowloop): dw into the bytes before q8go, the
+;    weights into the isum code's immediates. The job's source moves on by the row stride with a
+;    16-bit add (the row loop, after the job); its bank and megabyte only on a carry (or every row
+;    for a stride of 64 KB or more).
 ; 2. isum, exact, with the hardware multiplier (MULTINA $D770, MULTINB $D774, MULTOUT $D778;
 ;    "64-bit unsigned product A×B", spec/mega65.md §M9, ready one cycle after a write). Two
 ;    products per multiplication: A = c0 + c1·2^24 (two weights), B = b1 + b0·2^24 (two |x|),
@@ -42,9 +43,17 @@
 ;    itself) for that term.
 ;
 ; A row runs as one pass without calls: the row loop's job (after acc_st), a 16-bit branch into
-; q8pre/q4pre, the isum code on into the term, the term's rounding into the addition or the
+; q8go/q4pre, the isum code on into the term, the term's rounding into the addition or the
 ; first column's store, and acc_st on into the next row; the ways that leave acc as it is, or
 ; store it otherwise, jump to next_acc.
+;
+; Q8_0 row chunks of exactly two block columns that are their rows' all (64-column matrices) run
+; row by row with both blocks (rows2): one 68-byte job a row lays the first block into a second
+; copy of the isum code (q8sumA, 408 bytes before q8sum) and the second into q8sum's; the first
+; block's isum runs on into its own copy of the term (the scope TA: that column's immediates,
+; dw and significand tables), whose product is stored as W (prod_w2); then the second block's
+; isum and the usual term add to it, as a row chunk's last column does. The job's fixed part, the
+; row loop and the source step are paid once a row instead of once a block.
 ;
 ; The block's attic address advances by the row stride; DMA addresses are physical, so the near
 ; buffers' chip-RAM address is theirs + SC_NEAR_DELTA (0 when the core runs unmapped in bank 0;
@@ -87,13 +96,285 @@ ex10:   .res    1                       ; dx's exponent + 10; 0 = dx is no norma
 jamv:   .res    1                       ; 1 when the alignment dropped nonzero bits
 ncol:   .res    1                       ; block columns left (sgq_cols)
 lastc:  .res    1                       ; sgq_last of the chunk (sgq_cols)
+two:    .res    1                       ; bit 7: sgq_block lays out a 2-block row (rows2)
 
         .bss
 mxs_lo: .res    8                       ; dx's significand·2^(2+lz), lz = 0..7, 3 bytes
 mxs_mid:.res    8
 mxs_hi: .res    8
+mxsA_lo:.res    8                       ; the same of a 2-block row's first block column (TA)
+mxsA_mid:.res   8
+mxsA_hi:.res    8
+dx0:    .res    4                       ; a 2-block row's first block column's scale
+
+; The term from the isum code on (TERM_FRONT) and its three-byte |isum| way (TERM_N2), as
+; macros: the one block column's (after q8sum) and, in a .scope, the first block column's of a
+; 2-block row (after q8sumA). TW_*: dw's bytes, TM_*: the significand tables, T_ADD the way on
+; with the product, T_TZ a zero product's, T_SLOW the definition's, T_WIDE (if given) that of
+; every |isum| of three bytes (>= 2^16: TERM_N2 and the full negation left out).
+.macro  TERM_FRONT TW_LO, TW_HI, TM_LO, TM_MID, TM_HI, T_ADD, T_TZ, T_SLOW, T_WIDE
+                                        ; X:Y:Z = isum + 2^23, the bias kept: Z = $80 for the usual
+                                        ; positive isum (0-65,535), $7F for the usual negative one
+term:   lda     #0                      ; MULB = mw, the F16 significand (MULB+2 is 0 from the
+        sta     <(MULA+3)               ; row loop; +3 and MULA+3 held the isum's last pair)
+                                        ; (sgq_block writes the first 3 bytes back: $A9, 0, $85)
+        sta     <(MULB+3)
+        lda     TW_LO                   ; (MULB+1 after the tests, from Y)
+        sta     <MULB
+term_n: cpz     #$80                    ; n = |isum| (< 2^19); a negative isum: term_neg
+        bcc     term_neg
+        ; first product n·mw·2^(8k) (< 2^30) with n's top byte moved up to byte 1 or 2, then
+        ; P = that · mx·2^(2+lz): P in [2^37, 2^40) ([2^45, 2^48) for a top byte 2), the
+        ; exact product of single(isum) and dw·dx; pe −= 8 per byte moved up, − lz
+        bne     tn2_j
+        tya
+        beq     tn0_j
+        stx     <MULA                   ; n of two bytes: MULA = n (MULA+2 is 0 from the row loop)
+        sty     <(MULA+1)
+        tax
+term_nw:                                ; dw's high byte once, into Y: the product's sign (the
+        ldy     TW_HI                   ; isum's is + here), mw's high byte and the exponent
+        tya
+tsg:    eor     #0                      ; (patched: dx's sign)
+        and     #$80
+        sta     a:sg
+        tya
+term_nwy:                               ; (term_neg joins here, the sign stored, A = Y = dw's
+        and     #3                      ; high byte)
+        ora     #4
+        sta     <(MULB+1)
+term_n1:                                ; MULA, MULA+1 = n of two bytes, X = its top byte
+        tya                             ; dw: F16, exponent bits 10-14 (pe_calc's steps inline)
+        and     #$7C
+        beq     n1_z                    ; zero or subnormal
+        cmp     #$7C
+        beq     n1_s                    ; inf or NaN
+        lsr     a
+        lsr     a
+tex:    adc     #0                      ; (patched: ex10 − 8) (C = 0) eh + ex + 2: 116-174
+term_lz8:
+        sbc     lz8,x                   ; (no borrow; C = 0 takes one more)
+        sta     a:pe
+        ldq     <MULO                   ; MULB = the first product
+        stq     <MULB
+        ldx     <(MULA+1)               ; n's top byte again (LDQ took X)
+        ldy     lz8,x
+        lda     TM_LO,y                 ; MULA = mx·2^(2+lz) (MULA+3 is still 0): P in [2^37,
+        sta     <MULA                   ; 2^40) (term_n2's three bytes of n: 2^8 higher)
+        lda     TM_MID,y
+        sta     <(MULA+1)
+        lda     TM_HI,y
+        sta     <(MULA+2)
+bcall:  lda     #0                      ; (patched: the caller's base page)
+        tab
+        ldq     MULO+1                  ; A = bits 8-15, X:Y:Z = bits 16-39 (N: bit 39; LDQ and
+bc_n:   bmi     @t47                    ; ASLQ set N from bit 31, spec §M1.6); pe is one less
+        aslq                            ; than for a top bit 47: bit 46, the usual top (the
+        bmi     @top                    ; three significands' product lies in [1, 8), most often
+        aslq                            ; in [2, 4)), needs no step on pe
+        dec     pe
+        bra     @top
+@t47:   inc     pe
+@top:   cmp     #$80                    ; to nearest even: round bit A.7, sticky A.6-0 and the
+        bcc     r_done                  ; product's byte 0, read only on a tie (r_tie)
+        beq     r_tie
+r_up:   inx
+        bne     r_done
+        iny
+        bne     r_done
+        inz
+        bne     r_done
+        jmp     r_carry
+r_done:                                 ; the product: X:Y:Z (Z.7 set), pe, sg
+add_jmp:jmp     T_ADD                   ; (patched: prod_only when the sums are +0)
+; the term's rare ways, within its branches' reach
+tn2_j:  jmp     term_n2b
+tn0_j:  jmp     term_n0
+term_neg:
+        cpz     #$7F
+        bne     term_negf               ; isum <= −2^16
+        txa
+        neg                             ; n's low byte: −X
+        sta     <MULA
+        beq     tng_x0                  ; X = 0: n's high byte is −Y
+        tya
+        eor     #$FF                    ; X > 0: n's high byte is ~Y (the borrow taken)
+        beq     tng_small               ; n below 2^8
+        sta     <(MULA+1)
+        tax
+neg_nw: ldy     TW_HI                   ; dw's high byte once, into Y: the product's sign (the
+        tya                             ; isum's is −), then on as the positive way
+tsgn:   eor     #0                      ; (patched: dx's sign, inverted)
+        and     #$80
+        sta     a:sg
+        tya
+        jmp     term_nwy
+n1_z:   jmp     dw_sub
+n1_s:   jmp     term_slow
+r_carry:ldz     #$80                    ; the rounding carried out of the significand
+        inc     pe
+        jmp     r_done
+r_tie:  lda     MULO                    ; a tie: to even unless the product's byte 0 holds more
+        bne     r_up
+        txa
+        lsr     a
+        bcc     r_done
+        bra     r_up
+tng_x0: tya
+        neg
+        beq     tng_n16                 ; Y:X = 0: n = 2^16, of three bytes
+        sta     <(MULA+1)
+        tax
+        bra     neg_nw
+tng_n16:jsr     tsign
+        ldz     #1                      ; Z:Y:X = 2^16 (X, Y 0)
+        lda     #1
+        jmp     term_n2
+tng_small:
+        jsr     tsign
+        txa
+        neg
+        tax                             ; X = n (1-255), Z = 0
+        ldz     #0
+        jmp     term_n0x
+; the product's sign on the term's rare ways, from the isum's bias (Z.7 set for an isum >= 0),
+; before they change Z (A only)
+tsign:  tza
+        eor     TW_HI
+tsgr:   eor     #0                      ; (patched: dx's sign, inverted)
+        and     #$80
+        sta     a:sg
+        rts
+.ifblank T_WIDE
+term_negf:                              ; isum <= −2^16: the full negation (the bias off), n >= 2^16
+        jsr     tsign
+        tza
+        eor     #$80
+        taz
+        txa
+        eor     #$FF
+        tax
+        tya
+        eor     #$FF
+        tay
+        tza
+        eor     #$FF
+        taz
+        inx
+        bne     :+
+        iny
+        bne     :+
+        inz
+:       tza
+        jmp     term_n2
+.else
+term_negf:                              ; (|isum| >= 2^16 by the definition)
+        jmp     T_WIDE
+.endif
+mw_hi:  lda     TW_HI                   ; MULB+1 = mw's high byte (the usual ways from Y)
+        and     #3
+        ora     #4
+        sta     <(MULB+1)
+        rts
+; A = dw's exponent + dx's + 1 (eh + ex + 1: 115-173, one below the product's as bcall takes it), C = 0; dw zero, subnormal, inf or NaN: its
+; ways (the return address dropped)
+pe_calc:
+        lda     TW_HI                   ; dw: F16, exponent bits 10-14
+        and     #$7C
+        beq     pe_z                    ; zero or subnormal
+        cmp     #$7C
+        beq     pe_s                    ; inf or NaN
+        lsr     a
+        lsr     a
+tex2:   adc     #0                      ; (patched: ex10 − 9)
+        rts
+pe_z:   pla
+        pla
+        bra     dw_sub
+pe_s:   pla
+        pla
+        bra     term_slow
+term_dx:                                ; (term_call patched: dx is no normal F16) the definition
+term_slow:
+        jmp     T_SLOW                  ; (slow sets B itself)
+dw_sub: lda     TW_HI                   ; dw's exponent 0: ±0 makes the product ±0 (isum and dx
+        and     #3                      ; finite), as isum = 0 does; a subnormal dw: the definition
+        ora     TW_LO
+        bne     term_slow
+term_zero:
+        lda     bcall+1                 ; the caller's base page
+        tab
+tz_jmp: jmp     T_TZ                    ; (patched: rts_first when the sums are +0)
+; A negative isum (Z = $F8-$FF): the usual one, above −2^16 (Z = $FF), is negated straight into
+; MULA as n = 2^16 − Y:X, with Z = 0 left for the ways on; the rest by the full negation.
+term_n0:                                ; n below 2^8 (the term's pe is 8 below its value)
+        jsr     tsign
+        ldz     #0                      ; (Z was the bias)
+        txa
+        bne     term_n0x
+        jsr     pe_calc                 ; isum = 0: dw's ways first (inf or NaN: the C's NaN)
+        bra     term_zero
+term_n0x:
+        jsr     mw_hi
+        stz     <MULA                   ; (Z = 0) MULA = n·2^8
+        stx     <(MULA+1)
+        jsr     pe_calc                 ; (C = 0) − 8, then lz
+        sbc     #7
+        jmp     term_lz8
+.endmacro
+.macro  TERM_N2 TW_HI, TM_LO, TM_MID, TM_HI
+term_n2b:                               ; (from term_n: the bias off; Z, A = n's top byte)
+        jsr     tsign
+        tza
+        eor     #$80
+        taz
+term_n2:                                ; n of three bytes
+        pha
+        jsr     mw_hi
+        pla
+        stx     <MULA                   ; MULA = n
+        sty     <(MULA+1)
+        stz     <(MULA+2)
+        tax
+        jsr     pe_calc                 ; (C = 0)
+        sbc     lz8,x                   ; (no borrow) − lz − 1
+        adc     #8                      ; (C = 1) + 9
+        sta     a:pe
+        ldq     <MULO                   ; MULB = the first product
+        stq     <MULB
+        ldx     <(MULA+2)               ; n's top byte again (LDQ took X)
+        ldy     lz8,x
+        lda     TM_LO,y                 ; MULA = mx·2^(2+lz) (MULA+3 is still 0)
+        sta     <MULA
+        lda     TM_MID,y
+        sta     <(MULA+1)
+        lda     TM_HI,y
+        sta     <(MULA+2)
+        lda     bcall+1                 ; the caller's base page
+        tab
+        lda     MULO                    ; P in [2^45, 2^48): bytes 2-5 as the others' 1-4, bytes
+        ora     MULO+1                  ; 0-1 jammed into the guard byte's bit 0 (sticky; the
+        beq     :+                      ; normalisation's two steps keep it below the round bit)
+        lda     #1
+:       sta     t
+        ldq     MULO+2
+        ora     t
+        cpz     #0                      ; N = Z.7 again
+        jmp     bc_n
+.endmacro
 
         .code
+
+; The first block column's term of a 2-block row (rows2): the one-column term's code again, with
+; that column's dw (wloA, whiA), significands (mxsA_*) and ways on: the product stored as W, a zero
+; product as +0 (the sums start at +0), the definition by slowA; then the second column (b1go).
+; (Before the one-column term in the source: ca65 takes a name it meets in the scope as the
+; scope's own only if no outer one of that name is known by then.)
+        .scope  TA
+        TERM_FRONT wloA, whiA, mxsA_lo, mxsA_mid, mxsA_hi, prod_w2, rts_first2, slowA, slowA
+term_n2b = slowA                        ; (|isum| >= 2^16, about 7 standard deviations out in a
+term_n2  = slowA                        ; model's rows: by the definition, 46 bytes fewer)
+        .endscope
 
 ; void sgq_cols(void): sgq_nb block columns of a column chunk, one sgq_block each: the quants at
 ; sgq_q (32 a column), the scales at sgq_d (one f32 a column), row r0's first block at sgq_pc,
@@ -102,28 +383,23 @@ mxs_hi: .res    8
 ; row stride sgq_rb goes into the row loop's source steps here, once for the chunk's columns.
 _sgq_cols:
         lda     _sgq_rb                 ; the row stride's low 16 bits as immediates; a stride
-        sta     rb0a+1                  ; of 64 KB or more takes the far step every row
-        sta     rb04+1
+        sta     rb0+1                   ; of 64 KB or more takes the far step every row
         lda     _sgq_rb+1
-        sta     rb1a+1
-        sta     rb14+1
+        sta     rb1+1
         ldx     #$B0                    ; BCS
         lda     _sgq_rb+2
         ora     _sgq_rb+3
         beq     :+
         ldx     #$80                    ; BRA
-:       stx     rbha
-        stx     rbh4
+:       stx     rbh
         ldx     #$90                    ; a stride below 256 bytes: no carry out of the low byte
         ldy     #RBSKIP                 ; skips the high byte's step (BCC over it); else two TXA
         ora     _sgq_rb+1               ; (A is loaded next; X, Y and C stay), as fast as a
         beq     :+                      ; branch that is never taken would not be
         ldx     #$8A                    ; TXA
         ldy     #$8A
-:       stx     rbca
-        stx     rbc4
-        sty     rbca+1
-        sty     rbc4+1
+:       stx     rbc
+        sty     rbc+1
         lda     _sgq_last
         sta     lastc
         lda     _sgq_nb
@@ -145,8 +421,10 @@ _sgq_cols:
         bne     :+
         ldx     lastc
 :       stx     _sgq_last
+        jsr     rows2                   ; (C = 0: both of a 2-block row chunk's columns done)
+        bcc     :+
         jsr     _sgq_block
-        lda     #0
+:       lda     #0
         sta     _sgq_first
         clc                             ; sgq_pc += the block's bytes (the job's count)
         lda     cnt
@@ -173,6 +451,201 @@ _sgq_cols:
 :       dec     ncol
         bne     @col
         rts
+
+; A Q8_0 row chunk of exactly two block columns that is its rows' all (the sums start at +0 and
+; end as singles), both scales normal F16: the rows one by one with both blocks. One 68-byte job a
+; row lays the first block into q8sumA's code and the second into q8sum's (wloA on, 12 bytes a
+; byte); the first column's isum goes on into its own term (TA, with the immediates set here), its
+; product is stored as W, and the second column's isum and term run as a one-column row's of a
+; chunk's last column (sgq_block with sgq_first 0, two set): acc = single(W + its product).
+; No job, row loop or source step for the first column. Else C = 1, nothing changed.
+rows2:  lda     ncol
+        cmp     #2
+        bne     @no
+        lda     _sgq_fmt
+        cmp     #WT_Q8_0
+        bne     @no
+        lda     _sgq_first
+        beq     @no
+        lda     lastc
+        beq     @no
+        jsr     dx_params               ; the first column's dx (sgq_dx)
+        lda     ex10
+        beq     @no
+        lda     sgx                     ; its term's immediates, as sgq_block's
+        sta     TA::tsg+1
+        eor     #$80
+        sta     TA::tsgn+1
+        sta     TA::tsgr+1
+        lda     ex10
+        sec
+        sbc     #9
+        sta     TA::tex2+1
+        inc     a
+        sta     TA::tex+1
+        ldx     #3 * 8 - 1              ; mxs_lo, _mid, _hi into mxsA_lo, _mid, _hi
+:       lda     mxs_lo,x
+        sta     mxsA_lo,x
+        dex
+        bpl     :-
+        ldy     #7                      ; dx0 = its scale, sgq_dx = the second column's
+        ldx     #3
+:       lda     _sgq_dx,x
+        sta     dx0,x
+        lda     (dptr),y
+        sta     _sgq_dx,x
+        dey
+        dex
+        bpl     :-
+        jsr     dx_params
+        lda     ex10
+        bne     :+
+        jsr     dxswap                  ; (the second dx no normal F16: column by column)
+@no:    sec
+        rts
+:       lda     _sgq_q                  ; the first column's quants into q8sumA's code
+        sta     qp
+        lda     _sgq_q+1
+        sta     qp+1
+        lda     #<(-408)
+        ldy     #>(-408)
+        jsr     p8mv
+        jsr     patch8
+        lda     #<408
+        ldy     #>408
+        jsr     p8mv
+        sec                             ; X:Y:Z start at 2^23 − its corr
+        lda     #0
+        sbc     corr
+        sta     ncxA+1
+        lda     #0
+        sbc     corr+1
+        sta     ncyA+1
+        lda     #0
+        sbc     corr+2
+        eor     #$80
+        sta     nczA+1
+        clc                             ; the second column's quants (sgq_cols steps them once
+        lda     _sgq_q                  ; more, and dptr)
+        adc     #32
+        sta     _sgq_q
+        bcc     :+
+        inc     _sgq_q+1
+:       clc
+        lda     dptr
+        adc     #4
+        sta     dptr
+        bcc     :+
+        inc     dptr+1
+:       lda     #0
+        sta     _sgq_first              ; the second column adds to the first's sums
+        lda     lastc
+        sta     _sgq_last
+        tba
+        sta     TA::bcall+1             ; the caller's base page (sgq_block sets bcall's)
+        lda     #$80
+        sta     two
+        jsr     _sgq_block
+        lda     #0
+        sta     two
+        lda     #1                      ; (sgq_cols counts the one column left)
+        sta     ncol
+        clc
+        rts
+
+; patch8's six quant stores moved by Y:A bytes (−408: into q8sumA's code; 408: back)
+p8mv:   sta     t
+        sty     t2
+        ldx     #10
+@l:     lda     p8ops,x
+        sta     sump
+        lda     p8ops+1,x
+        sta     sump+1
+        ldy     #0
+        clc
+        lda     (sump),y
+        adc     t
+        sta     (sump),y
+        iny
+        lda     (sump),y
+        adc     t2
+        sta     (sump),y
+        dex
+        dex
+        bpl     @l
+        rts
+
+; sgq_dx and dx0 swapped
+dxswap: ldx     #3
+:       lda     _sgq_dx,x
+        ldy     dx0,x
+        sta     dx0,x
+        tya
+        sta     _sgq_dx,x
+        dex
+        bpl     :-
+        rts
+
+; A 2-block row's first block column (TA's ways on): its product stored as W (the sums start at
+; +0), or +0 for a zero product; then the second column's isum (q8go) and term.
+rts_first2:
+        ldy     #3
+        lda     #0
+:       sta     (accp),y
+        dey
+        bpl     :-
+        bra     b1go
+prod_w2:tza                             ; (pe is always 99-183)
+        and     #$7F
+        ora     sg
+        taz
+        lda     pe
+        stqi    accp
+b1go:   lda     #>MULA                  ; the isum code's base page and the fields' gaps, as the
+        tab                             ; row loop leaves them
+        lda     #0
+        sta     <(MULA+1)
+        sta     <(MULA+2)
+        sta     <(MULB+1)
+        sta     <(MULB+2)
+        clc
+        lbcc    q8go                    ; (a 16-bit branch, spec §M1.2: C = 0)
+
+; the first block column's term in C (sgq_slow), as slow does the others' (and every term of
+; an |isum| of three bytes there, as TA has no TERM_N2): its isum again from
+; q8sumA's code (its immediates, the block), its dw, dx0, sums +0; then back to W and on.
+slowA:  lda     #>MULA
+        tab
+        lda     #0
+        sta     <(MULA+1)
+        sta     <(MULA+2)
+        sta     <(MULB+1)
+        sta     <(MULB+2)
+        lda     q8tailA                 ; (LBRA's first byte)
+        pha
+        lda     #$60                    ; RTS: the isum code returns here
+        sta     q8tailA
+        ldx     ncxA+1
+        ldy     ncyA+1
+        ldz     nczA+1
+        clc
+        jsr     q8sumA
+        pla
+        sta     q8tailA
+        jsr     slow_s
+        lda     wloA
+        sta     _sgq_dw
+        lda     whiA
+        sta     _sgq_dw+1
+        jsr     dxswap                  ; dx0, and the sums +0
+        lda     #1
+        sta     _sgq_first
+        jsr     _sgq_slow
+        lda     #0
+        sta     _sgq_first
+        jsr     dxswap
+        jsr     f2w                     ; (not the last block column) back to W
+        jmp     b1go
 
 ; sgq_block: sgq_fmt (WT_Q8_0 or WT_Q4_0), sgq_q (32 quants), sgq_dx (their scale,
 ; F16-rounded), sgq_p (row r0's block), sgq_rb (row stride, patched in by sgq_cols), sgq_nr
@@ -241,20 +714,22 @@ _sgq_block:
         adc     accp+1
         sta     ae_hi+1
         jsr     dx_params
-        lda     sgx                     ; dx's sign (with the isum's bias: the term takes the sign
-        eor     #$80                    ; from Z + $80) and exponent into the term's immediates
-        sta     tsg+1
+        lda     sgx                     ; dx's sign (inverted for a negative isum, and for the
+        sta     tsg+1                   ; rare ways, which take it with the isum's bias: Z.7 set
+        eor     #$80                    ; for isum >= 0) and exponent into the term's immediates
+        sta     tsgn+1
+        sta     tsgr+1
         lda     ex10                    ; (less 9: the common n of two bytes moves up by one, its
         sec                             ; way less 8, as it subtracts lz + 1; and one less, for
         sbc     #9                      ; the product's top bit is most often bit 46: bcall)
         sta     tex2+1
         inc     a
         sta     tex+1
-        lda     ex10                    ; the isum code goes on into the term (TZA, EOR whi), or
+        lda     ex10                    ; the isum code goes on into the term (LDA #0, STA zp), or
         beq     @dx                     ; (dx no normal F16: every term of the column by the C)
-        ldx     #$6B                    ; to JMP term_dx in its place
-        ldy     #$4D
-        lda     #<whi
+        ldx     #$A9                    ; to JMP term_dx in its place
+        ldy     #0
+        lda     #$85
         bra     :+
 @dx:    ldx     #$4C
         ldy     #<term_dx
@@ -272,8 +747,13 @@ _sgq_block:
         bne     @q4
         jsr     patch8
         lda     #WT_Q8_0_BLOCK_BYTES    ; the job's count: the block
-        ldx     #<(q8pre - (isum_call + 2))  ; (a 16-bit branch's offset: from its address + 2)
-        ldy     #>(q8pre - (isum_call + 2))
+        ldx     #<(q8go - (isum_call + 2))  ; (a 16-bit branch's offset: from its address + 2)
+        ldy     #>(q8go - (isum_call + 2))
+        bit     two
+        bpl     @fmt
+        lda     #2 * WT_Q8_0_BLOCK_BYTES ; (rows2) both blocks, the first into q8sumA's code
+        ldx     #<(q8goA - (isum_call + 2))
+        ldy     #>(q8goA - (isum_call + 2))
         bra     @fmt
 @q4:    jsr     patch4
         lda     #WT_Q4_0_BLOCK_BYTES
@@ -282,6 +762,14 @@ _sgq_block:
 @fmt:   sta     cnt
         stx     isum_call+1
         sty     isum_call+2
+        ldx     #<(wlo + SC_NEAR_DELTA) ; the job's destination
+        ldy     #>(wlo + SC_NEAR_DELTA)
+        bit     two
+        bpl     :+
+        ldx     #<(wloA + SC_NEAR_DELTA)
+        ldy     #>(wloA + SC_NEAR_DELTA)
+:       stx     dst
+        sty     dst+1
         sec                             ; X:Y:Z start at 2^23 - corr, so the isum code leaves
                                         ; isum + 2^23 (never wraps: |isum| < 2^20)
         lda     #0
@@ -297,11 +785,11 @@ _sgq_block:
         eor     #$80
         sta     ncz+1
         sta     ncz4+1
-        clc                             ; (q8pre and q4pre step the sources with C = 0)
+        clc                             ; (the row loop steps the source with C = 0)
         jmp     rowloop
 
 ; The job's source one row on when its 16-bit add carried (or every row for a stride of 64 KB or
-; more). Entered from q8pre/q4pre with C the carry and B = $D7: absolute addresses and A only.
+; more). Entered from the row loop with C the carry and B = $D7: absolute addresses and A only.
 far_a:  lda     _sgq_p+2
         adc     _sgq_rb+2
         sta     _sgq_p+2
@@ -397,7 +885,7 @@ dx_params:
         rts
 
 Q8SIZE  = 24                            ; bytes of one pair's code (q8sum)
-RBSKIP  = 12                            ; a source step's high-byte add, dw's high byte and the far test (q8pre)
+RBSKIP  = 10                            ; the source step's high-byte add and the far test (the row loop)
 Q4SIZE  = 32                            ; bytes of one byte's code (q4sum)
 
 ; The quants (at qp) into the isum code and the correction's sums. Per quant: |x| (Q8_0 mask
@@ -635,22 +1123,11 @@ set_corr:
 ; bytes into the two LDA # here (wlo, whi, where the term reads them; 21 and 9 bytes before the
 ; first weight); the next row's step of the job's source runs around them (the list is read by
 ; now). Entered with C = 0 (the row loop's promise); LDA # keeps C.
-far_a4: jsr     far_a
-        jmp     q4sum
 ; Q4_0's row: X:Y:Z = 2^23 − corr, the job's source one row on, then the isum
-q4pre:                                  ; (C = 0, as q8pre)
+q4pre:                                  ; (C = 0, as q8go)
 ncx4:   ldx     #0
 ncy4:   ldy     #0
 ncz4:   ldz     #0
-        lda     src
-rb04:   adc     #0
-        sta     src
-rbc4:   bcc     q4sum                   ; (as rbca)
-        lda     src+1
-rb14:   adc     #0
-        sta     src+1
-        lda     #0                      ; (unused: q8pre's skip holds dw's high byte here)
-rbh4:   bcs     far_a4
 .macro  Q4BYTE  k
         lda     q8sum+3+12*k            ; +0 (the job's step puts byte k there)
         eor     #0                      ; +4: the two nibbles' masks
@@ -677,25 +1154,30 @@ q4sum:
 q4tail: jmp     term                    ; (as q8tail)
         .assert (* - q4sum) = 16 * Q4SIZE + 3, error, "Q4SIZE"
 
-far_a8: jsr     far_a                   ; (within the branches' reach)
-        clc                             ; (the isum's start: SRCHI leaves C = bit 4 of address bits 24-31, 0 below 2^28)
-        jmp     q8go
-q8pre:  lda     src
-rb0a:   adc     #0
-        sta     src
-        lda     #0                      ; dw's low byte (the job writes it)
-rbca:   bcc     q8go                    ; (patched: TXA TXA unless the stride is below 256
-        lda     src+1                   ; bytes; then no carry leaves the high byte as it is)
-rb1a:   adc     #0
-        sta     src+1
-        lda     #0                      ; dw's high byte (the job writes it; skipped or not, the
-rbha:   bcs     far_a8                  ; term reads it here) (BRA when the stride is 64 KB or more)
+; A 2-block row (rows2): the job lays both blocks 12 bytes a byte from wloA on, the first into
+; q8sumA's code below, the second 408 bytes on into q8sum's, as a one-block row's. The bytes
+; around dw's are not run (the rows enter at q8goA, q8go and q4pre).
+wloA:   .byte   0                       ; the first block's dw (the job writes both bytes)
+        .res    11
+whiA:   .byte   0
+        .res    2
+q8goA:                                  ; C = 0 here
+ncxA:   ldx     #0                      ; Q = 2^23 − corr of the first block column (patched)
+ncyA:   ldy     #0
+nczA:   ldz     #0
+q8sumA:
+.repeat 16, k
+        Q8PAIR  k
+.endrepeat
+q8tailA:lbra    TA::term                ; (a 16-bit branch, spec §M1.2; slowA puts an RTS here for a while)
+wlo:    .byte   0                       ; dw's bytes as the job leaves them (both formats)
+        .res    11
+whi:    .byte   0
+        .res    2
 q8go:                                   ; C = 0 here
 ncx:    ldx     #0                      ; Q = 2^23 − corr (patched)
 ncy:    ldy     #0
 ncz:    ldz     #0
-wlo     = rbca - 1                      ; dw's bytes as the job leaves them (both formats)
-whi     = rbha - 1
 q8sum:
 .repeat 16, k
         Q8PAIR  k
@@ -706,234 +1188,18 @@ q8tail:                                 ; (sgq_block puts JMP term_dx here when 
 ; output are base-page operands up to the second product; the caller's B is back (bcall) before
 ; the product is rounded, and on every way out before that. Zero-page variables meanwhile are
 ; written as absolute (a:).
-term:   tza                             ; (sgq_block writes these 3 bytes back: $6B, $4D, <whi)
-                                        ; X:Y:Z = isum + 2^23, the bias kept: Z = $80 for the usual
-        eor     whi                     ; positive isum (0-65,535), $7F for the usual negative one
-tsg:    eor     #0                      ; (patched: dx's sign and the bias's) the product's sign
-        and     #$80
-        sta     a:sg
-        lda     #0                      ; MULB = mw, the F16 significand (MULB+2 is 0 from the
-        sta     <(MULA+3)               ; row loop; +3 and MULA+3 held the isum's last pair)
-        sta     <(MULB+3)
-        lda     wlo                     ; (MULB+1 after the tests, from Y)
-        sta     <MULB
-term_n: cpz     #$80                    ; n = |isum| (< 2^19); a negative isum: term_neg
-        bcc     term_neg
-        ; first product n·mw·2^(8k) (< 2^30) with n's top byte moved up to byte 1 or 2, then
-        ; P = that · mx·2^(2+lz): P in [2^37, 2^40) ([2^45, 2^48) for a top byte 2), the
-        ; exact product of single(isum) and dw·dx; pe −= 8 per byte moved up, − lz
-        bne     tn2_j
-        tya
-        beq     tn0_j
-        stx     <MULA                   ; n of two bytes: MULA = n (MULA+2 is 0 from the row loop)
-        sty     <(MULA+1)
-        tax
-term_nw:                                ; (term_neg joins here) dw's high byte once, into Y
-        ldy     whi
-        tya
-        and     #3
-        ora     #4
-        sta     <(MULB+1)
-term_n1:                                ; MULA, MULA+1 = n of two bytes, X = its top byte
-        tya                             ; dw: F16, exponent bits 10-14 (pe_calc's steps inline)
-        and     #$7C
-        beq     n1_z                    ; zero or subnormal
-        cmp     #$7C
-        beq     n1_s                    ; inf or NaN
-        lsr     a
-        lsr     a
-tex:    adc     #0                      ; (patched: ex10 − 8) (C = 0) eh + ex + 2: 116-174
-term_lz8:
-        sbc     lz8,x                   ; (no borrow; C = 0 takes one more)
-        sta     a:pe
-        ldq     <MULO                   ; MULB = the first product
-        stq     <MULB
-        ldx     <(MULA+1)               ; n's top byte again (LDQ took X)
-        ldy     lz8,x
-        lda     mxs_lo,y                ; MULA = mx·2^(2+lz) (MULA+3 is still 0): P in [2^37,
-        sta     <MULA                   ; 2^40) (term_n2's three bytes of n: 2^8 higher)
-        lda     mxs_mid,y
-        sta     <(MULA+1)
-        lda     mxs_hi,y
-        sta     <(MULA+2)
-bcall:  lda     #0                      ; (patched: the caller's base page)
-        tab
-        ldq     MULO+1                  ; A = bits 8-15, X:Y:Z = bits 16-39 (N: bit 39; LDQ and
-bc_n:   bmi     @t47                    ; ASLQ set N from bit 31, spec §M1.6); pe is one less
-        aslq                            ; than for a top bit 47: bit 46, the usual top (the
-        bmi     @top                    ; three significands' product lies in [1, 8), most often
-        aslq                            ; in [2, 4)), needs no step on pe
-        dec     pe
-        bra     @top
-@t47:   inc     pe
-@top:   cmp     #$80                    ; to nearest even: round bit A.7, sticky A.6-0 and the
-        bcc     r_done                  ; product's byte 0, read only on a tie (r_tie)
-        beq     r_tie
-r_up:   inx
-        bne     r_done
-        iny
-        bne     r_done
-        inz
-        bne     r_done
-        jmp     r_carry
-r_done:                                 ; the product: X:Y:Z (Z.7 set), pe, sg
-add_jmp:jmp     add                     ; (patched: prod_only when the sums are +0)
-; the term's rare ways, within its branches' reach
-tn2_j:  jmp     term_n2b
-tn0_j:  jmp     term_n0
-n1_z:   jmp     dw_sub
-n1_s:   jmp     term_slow
-term_neg:
-        cpz     #$7F
-        bne     term_negf               ; isum <= −2^16
-        txa
-        neg                             ; n's low byte: −X
-        sta     <MULA
-        beq     @x0                     ; X = 0: n's high byte is −Y
-        tya
-        eor     #$FF                    ; X > 0: n's high byte is ~Y (the borrow taken)
-        beq     @small                  ; n below 2^8
-        sta     <(MULA+1)
-        tax
-        jmp     term_nw
-@x0:    tya
-        neg
-        beq     @n16                    ; Y:X = 0: n = 2^16, of three bytes
-        sta     <(MULA+1)
-        tax
-        jmp     term_nw
-@n16:   ldz     #1                      ; Z:Y:X = 2^16 (X, Y 0)
-        lda     #1
-        jmp     term_n2
-@small: txa
-        neg
-        tax                             ; X = n (1-255), Z = 0
-        ldz     #0
-        jmp     term_n0x
-term_negf:                              ; isum <= −2^16: the full negation (the bias off), n >= 2^16
-        tza
-        eor     #$80
-        taz
-        txa
-        eor     #$FF
-        tax
-        tya
-        eor     #$FF
-        tay
-        tza
-        eor     #$FF
-        taz
-        inx
-        bne     :+
-        iny
-        bne     :+
-        inz
-:       tza
-        jmp     term_n2
-mw_hi:  lda     whi                     ; MULB+1 = mw's high byte (the usual ways from Y)
-        and     #3
-        ora     #4
-        sta     <(MULB+1)
-        rts
-r_carry:ldz     #$80                    ; the rounding carried out of the significand
-        inc     pe
-        jmp     r_done
-r_tie:  lda     MULO                    ; a tie: to even unless the product's byte 0 holds more
-        bne     r_up
-        txa
-        lsr     a
-        bcc     r_done
-        bra     r_up
-; A = dw's exponent + dx's + 1 (eh + ex + 1: 115-173, one below the product's as bcall takes it), C = 0; dw zero, subnormal, inf or NaN: its
-; ways (the return address dropped)
-pe_calc:
-        lda     whi                  ; dw: F16, exponent bits 10-14
-        and     #$7C
-        beq     pe_z                    ; zero or subnormal
-        cmp     #$7C
-        beq     pe_s                    ; inf or NaN
-        lsr     a
-        lsr     a
-tex2:   adc     #0                      ; (patched: ex10 − 9)
-        rts
-pe_z:   pla
-        pla
-        bra     dw_sub
-pe_s:   pla
-        pla
-        bra     term_slow
-term_dx:                                ; (term_call patched: dx is no normal F16) the definition
-term_slow:
-        jmp     slow                    ; (slow sets B itself)
-dw_sub: lda     whi                  ; dw's exponent 0: ±0 makes the product ±0 (isum and dx
-        and     #3                      ; finite), as isum = 0 does; a subnormal dw: the definition
-        ora     wlo
-        bne     term_slow
-term_zero:
-        lda     bcall+1                 ; the caller's base page
-        tab
-tz_jmp: jmp     isum_zero               ; (patched: rts_first when the sums are +0)
-; A negative isum (Z = $F8-$FF): the usual one, above −2^16 (Z = $FF), is negated straight into
-; MULA as n = 2^16 − Y:X, with Z = 0 left for the ways on; the rest by the full negation.
-term_n0:                                ; n below 2^8 (the term's pe is 8 below its value)
-        ldz     #0                      ; (Z was the bias)
-        txa
-        bne     term_n0x
-        jsr     pe_calc                 ; isum = 0: dw's ways first (inf or NaN: the C's NaN)
-        bra     term_zero
-term_n0x:
-        jsr     mw_hi
-        stz     <MULA                   ; (Z = 0) MULA = n·2^8
-        stx     <(MULA+1)
-        jsr     pe_calc                 ; (C = 0) − 8, then lz
-        sbc     #7
-        jmp     term_lz8
+        TERM_FRONT wlo, whi, mxs_lo, mxs_mid, mxs_hi, add, isum_zero, slow
         .assert (q8tail - q8sum) = 16 * Q8SIZE, error, "Q8SIZE"
         .assert whi = wlo + 12 && q8sum + 3 = whi + 12 && Q8SIZE = 24, error, "softgemv65.s: dw's bytes and the weights are 12 bytes apart (the job's step)"
-        .assert q8go - (rbca + 2) = RBSKIP && q4sum - (rbc4 + 2) = RBSKIP, error, "softgemv65.s: the source steps' skips"
+        .assert rb_nf - (rbc + 2) = RBSKIP, error, "softgemv65.s: the source step's skip"
+        .assert wloA + 408 = wlo && whiA = wloA + 12 && q8sumA + 3 = whiA + 12 && q8tailA - q8sumA = 16 * Q8SIZE, error, "softgemv65.s: a 2-block row's bytes 12 apart (the job's step)"
 
 
 
 ;---------------------------------------------------------------------------------------------
 ; The term: acc (at accp) += single(isum)·single(dw·dx); X:Y:Z = isum (24-bit two's complement).
 
-term_n2b:                               ; (from term_n: the bias off; Z, A = n's top byte)
-        tza
-        eor     #$80
-        taz
-term_n2:                                ; n of three bytes
-        pha
-        jsr     mw_hi
-        pla
-        stx     <MULA                   ; MULA = n
-        sty     <(MULA+1)
-        stz     <(MULA+2)
-        tax
-        jsr     pe_calc                 ; (C = 0)
-        sbc     lz8,x                   ; (no borrow) − lz − 1
-        adc     #8                      ; (C = 1) + 9
-        sta     a:pe
-        ldq     <MULO                   ; MULB = the first product
-        stq     <MULB
-        ldx     <(MULA+2)               ; n's top byte again (LDQ took X)
-        ldy     lz8,x
-        lda     mxs_lo,y                ; MULA = mx·2^(2+lz) (MULA+3 is still 0)
-        sta     <MULA
-        lda     mxs_mid,y
-        sta     <(MULA+1)
-        lda     mxs_hi,y
-        sta     <(MULA+2)
-        lda     bcall+1                 ; the caller's base page
-        tab
-        lda     MULO                    ; P in [2^45, 2^48): bytes 2-5 as the others' 1-4, bytes
-        ora     MULO+1                  ; 0-1 jammed into the guard byte's bit 0 (sticky; the
-        beq     :+                      ; normalisation's two steps keep it below the round bit)
-        lda     #1
-:       sta     t
-        ldq     MULO+2
-        ora     t
-        cpz     #0                      ; N = Z.7 again
-        jmp     bc_n
+        TERM_N2 whi, mxs_lo, mxs_mid, mxs_hi
 
 ; The sums wait between block columns as W = [E, m0, m1, s|m2] (sc_w.gq.acc): the single's own
 ; bits in another order (E the biased exponent, m0-m2 the 23 fraction bits, s the sign), so that
@@ -1179,7 +1445,7 @@ next_acc:
         bcc     ae_lo
         inc     accp+1
         inc     acc_e+2
-        clc                             ; (the row loop enters q8pre/q4pre with C = 0)
+        clc                             ; (the row loop's source step takes C = 0)
 ae_lo:  eor     #0                      ; (patched: the end's low byte; it recurs every 64 rows,
         beq     ae_end                  ; so the high byte decides then; EOR keeps C)
 ; Each row's block comes by one inline DMA job (the list follows the STA DMA_INLINE and the CPU
@@ -1187,10 +1453,11 @@ ae_lo:  eor     #0                      ; (patched: the end's low byte; it recur
 ; §M3.1; xemu dma65.c takes the list at the CPU's PC and puts the PC after it), so no list address
 ; is kept between rows. One entry whose destination steps by 12 bytes (option $85: the skip rate's
 ; whole bytes; spec §M3.2-§M3.3) lays the block's bytes 12 apart from wlo on: dw's two bytes into
-; the LDA # at wlo and whi of q8pre, then w_2k and w_2k+1 into the EOR # and the LDA # of pair k's
-; code, 12 bytes apart, so the isum reads its weights as immediates (2 cycles, against 5 for LDA
-; abs). Q4_0's 18-byte block goes the same way (count 18, patched): its quant byte k lands at
-; q8sum + 3 + 12k, where the Q4_0 code reads it with LDA abs.
+; wlo and whi (bytes before q8go that are not run), then w_2k and w_2k+1 into the EOR # and the
+; LDA # of pair k's code, 12 bytes apart, so the isum reads its weights as immediates (2 cycles,
+; against 5 for LDA abs). Q4_0's 18-byte block goes the same way (count 18, patched): its quant
+; byte k lands at q8sum + 3 + 12k, where the Q4_0 code reads it with LDA abs. A 2-block row's 68
+; bytes go from wloA on (rows2).
 rowloop:
         lda     #>MULA                  ; base page = the I/O page of the DMA registers and the
         tab                             ; multiplier: STA 3 cycles instead of 4, ADCQ 11 for 12
@@ -1204,25 +1471,37 @@ src_mb: .byte   0
 cnt:    .word   WT_Q8_0_BLOCK_BYTES     ; (patched: the format's block bytes)
 src:    .word   0
 src_bk: .byte   0                       ; (F018A: bits 4-7 are flags, 0)
-        .word   (wlo + SC_NEAR_DELTA) & $FFFF
+dst:    .word   (wlo + SC_NEAR_DELTA) & $FFFF   ; (patched: wloA for a 2-block row)
         .byte   <(((wlo + SC_NEAR_DELTA) >> 16) & $0F)
         .word   0                       ; modulo
 ilist_end:
         .assert WT_Q8_0_BLOCK_BYTES = 34 && WT_Q4_0_BLOCK_BYTES = 18, error, "softgemv65.s: the job lays 34 or 18 bytes"
         .assert (q8sum + 400 + SC_NEAR_DELTA) < $100000, lderror, "softgemv65.s: the isum code outside the first megabyte (the job leaves the destination MB 0)"
-        lda     #0                      ; the gaps of the two fields (the last term's
+        .assert ((wloA + SC_NEAR_DELTA) >> 16) = ((wlo + SC_NEAR_DELTA) >> 16), lderror, "softgemv65.s: both jobs' destinations in one bank"
+        lda     src                     ; the next row's source (C = 0): the row stride added,
+rb0:    adc     #0                      ; its bank and megabyte only on a carry (or every row
+        sta     src                     ; for a stride of 64 KB or more)
+rbc:    bcc     rb_nf                   ; (patched: TXA TXA unless the stride is below 256
+        lda     src+1                   ; bytes; then no carry leaves the high byte as it is)
+rb1:    adc     #0
+        sta     src+1
+rbh:    bcs     far_r                   ; (BRA when the stride is 64 KB or more)
+rb_nf:  lda     #0                      ; the gaps of the two fields (the last term's
         sta     <(MULA+1)               ; multiplications, or softfloat, wrote them)
         sta     <(MULA+2)
         sta     <(MULB+1)
         sta     <(MULB+2)
 isum_call:
-        lbcc    q8pre                   ; (C = 0; patched: q4pre) the next row's source, X:Y:Z =
-                                        ; Σ c·b − corr + 2^23, then the term
+        lbra    q8go                    ; (C = 0; patched: q4pre, q8goA) X:Y:Z = Σ c·b − corr +
+                                        ; 2^23, then the term
 ae_end: lda     accp+1
 ae_hi:  eor     #0                      ; (patched: the end's high byte)
         bne     rowloop
         ldz     #0                      ; (cc65 code takes (zp) as (zp),Z)
         rts
+far_r:  jsr     far_a                   ; (within the branch's reach)
+        clc                             ; (SRCHI leaves C = bit 4 of address bits 24-31)
+        bra     rb_nf
 
 ab_far: sta     dd
         lda     #0
@@ -1410,7 +1689,18 @@ slow:   lda     bcall+1                 ; the caller's base page
         sta     q8tail
         lda     #$4C                    ; JMP again
         sta     q4tail
-        lda     bcall+1                 ; the caller's base page
+        jsr     slow_s
+        lda     wlo
+        sta     _sgq_dw
+        lda     whi
+        sta     _sgq_dw+1
+        jsr     _sgq_slow
+        bit     lst
+        bmi     :+
+        jsr     f2w                     ; not the last block column: back to W
+:       jmp     next_acc
+; the caller's base page, sgq_s = the isum (X:Y:Z with the bias), sgq_accp = accp, Z = 0
+slow_s: lda     bcall+1                 ; the caller's base page
         tab
         tza                             ; the bias off
         eor     #$80
@@ -1425,21 +1715,14 @@ slow:   lda     bcall+1                 ; the caller's base page
         eor     #$FF                    ; sign extension
         sta     _sgq_s+3
         ldz     #0
-        lda     wlo
-        sta     _sgq_dw
-        lda     whi
-        sta     _sgq_dw+1
         lda     accp
         sta     _sgq_accp
         lda     accp+1
         sta     _sgq_accp+1
-        jsr     _sgq_slow
-        bit     lst
-        bmi     :+
-        jsr     f2w                     ; not the last block column: back to W
-:       jmp     next_acc
+        rts
 
         .rodata
+p8ops:  .word   p8a+1, p8b+1, p8c+1, p8d+1, p8e+1, p8f+1
 lowmask:
         .byte   $00, $01, $03, $07, $0F, $1F, $3F, $7F
 ; branch offsets into a chain of 7 LSRQs (3 bytes each) for a shift by 0-7

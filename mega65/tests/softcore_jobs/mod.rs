@@ -702,6 +702,176 @@ fn gemv_isums_at_the_negations_edges_agree() {
     }
 }
 
+/// Q8_0 rows of exactly two blocks (64 columns), which softgemv65.s runs row by row with both
+/// blocks (`rows2`: one 68-byte job a row, the first block's isum and term in `q8sumA` and `TA`,
+/// its product stored as W, then the second block's isum and term added to it): one row, odd row
+/// counts, a row chunk's most rows (255) and one more, with and without GEMV_ACC. Every row kind
+/// in both block columns: scales ±0, subnormal, ±inf, NaN, the largest and smallest normal F16;
+/// zero quants (isum 0); terms that cancel exactly or all but a last place (equal input blocks,
+/// the second block the first's quants under the negated scale); either term far the larger;
+/// sums at rounding ties and just off them (the input block 127, 1, 1, .. makes dx = 1 and the
+/// quants the inputs: a first term 16,129·(1 + 2^-10), odd in its last place 2^-10, and a second
+/// of ±1 or ±3 times 2^-11, 2^-11·(1 + 2^-10) or just below 2^-11). And input blocks whose scale
+/// is no normal F16 (zero, tiny, huge: the columns one by one instead).
+#[test]
+fn q8_0_rows_of_two_blocks_run_row_by_row_agree_at_their_edges() {
+    let (max, min) = (0x7BFFu16, 0x0400u16);
+    for (k, &rows) in [1u32, 3, 255, 256, 301].iter().enumerate() {
+        for flags in [0, GEMV_ACC] {
+            let name = format!("GEMV Q8_0 {rows} rows of two blocks, flags {flags}");
+            let seed = 9900 + 2 * k as u64 + (flags != 0) as u64;
+            let mut c = Case::new(name, seed, 1 << 19);
+            // (scale, quants) of a row's two blocks
+            type Row = [(u16, Vec<i8>); 2];
+            let rand_q =
+                |c: &mut Case| -> Vec<i8> { (0..32).map(|_| c.below(256) as u8 as i8).collect() };
+            let rand_d = |c: &mut Case| ggml::f32_to_f16((c.rng.normal() * 0.02) as f32);
+            let one = |pos: usize, v: i8| -> Vec<i8> {
+                let mut q = vec![0i8; 32];
+                q[pos] = v;
+                q
+            };
+            let run =
+                |c: &mut Case, x: &[f32], kinds: &dyn Fn(&mut Case, u32) -> Row, nan_ok: bool| {
+                    let xa = c.f32s(x);
+                    let mut w = Vec::new();
+                    for r in 0..rows {
+                        for (d, q) in kinds(c, r) {
+                            w.extend(d.to_le_bytes());
+                            w.extend(q.iter().map(|&v| v as u8));
+                        }
+                    }
+                    let wa = c.bytes(&w, false);
+                    let za = if flags & GEMV_ACC != 0 {
+                        let old = c.vector(rows);
+                        c.f32s(&old)
+                    } else {
+                        c.alloc(4 * rows, true)
+                    };
+                    if nan_ok {
+                        c.nan_ok(za, rows, 4);
+                    }
+                    c.setn(64, rows, 0);
+                    c.i(Op::Gemv, GgmlType::Q8_0 as u8, flags, wa, xa, za);
+                };
+            // (a) two different input blocks; specials in either block column
+            let b0: Vec<f32> = (0..32).map(|_| c.rng.normal() as f32).collect();
+            let b1: Vec<f32> = (0..32).map(|_| (c.rng.normal() * 1e3) as f32).collect();
+            let specials = [
+                0x0000,
+                0x8000,
+                0x0001,
+                0x83FF,
+                0x7C00,
+                0xFC00,
+                0x7E00,
+                0xFE01,
+                max,
+                min | 0x8000,
+            ];
+            let kinds_a = |c: &mut Case, r: u32| -> Row {
+                let mut row: Row = [(rand_d(c), rand_q(c)), (rand_d(c), rand_q(c))];
+                let r = if rows == 1 { c.below(32) as u32 } else { r };
+                match r % 32 {
+                    s @ 0..=9 => row[0].0 = specials[s as usize],
+                    s @ 10..=19 => row[1].0 = specials[s as usize - 10],
+                    20 => row[0].1 = vec![0; 32],
+                    21 => row[1].1 = vec![0; 32],
+                    22 => {
+                        row[0].1 = vec![0; 32];
+                        row[1] = (row[1].0 | 0x8000, vec![0; 32]);
+                    }
+                    23 => (row[0].0, row[1].0) = (max, min),
+                    24 => (row[0].0, row[1].0) = (min, max | 0x8000),
+                    25 => (row[0].0, row[1].0) = (0x7000, 0x0800),
+                    26 => (row[0].0, row[1].0) = (0x0800, 0xF000),
+                    27 => row[0] = (0x7C00, vec![0; 32]),
+                    28 => row[1] = (0xFE00, vec![0; 32]),
+                    29 => row[0].1 = one(c.below(32) as usize, 1),
+                    30 => row[1].1 = one(c.below(32) as usize, -1),
+                    _ => {}
+                }
+                row
+            };
+            let x = [&b0[..], &b1].concat();
+            run(&mut c, &x, &kinds_a, true);
+            // (b) equal input blocks 127, 1, 1, ..: cancellation and ties
+            let mut bt = vec![1.0f32; 32];
+            bt[0] = 127.0;
+            let x = [&bt[..], &bt].concat();
+            let kinds_b = |c: &mut Case, r: u32| -> Row {
+                let (q, d) = (rand_q(c), rand_d(c));
+                let big = (0x3C01u16, one(0, 127));
+                let halves = [0x1000u16, 0x1001, 0x0FFF];
+                let r = if rows == 1 { c.below(16) as u32 } else { r };
+                match r % 16 {
+                    0 => [(d, q.clone()), (d ^ 0x8000, q)],
+                    1 => [(d, q.clone()), ((d ^ 0x8000) + 1, q)],
+                    2 => [(d + 1, q.clone()), (d ^ 0x8000, q)],
+                    s @ 3..=11 => {
+                        let v = [1i8, -1, 3, -3][s as usize % 4];
+                        let small = (halves[s as usize % 3], one(1 + c.below(31) as usize, v));
+                        if s % 2 == 0 {
+                            [big, small]
+                        } else {
+                            [small, big]
+                        }
+                    }
+                    12 => [(d, q.clone()), (d, q)],
+                    _ => [(d, q), (rand_d(c), rand_q(c))],
+                }
+            };
+            run(&mut c, &x, &kinds_b, false);
+            // (c) an input block whose scale is no normal F16: zero, tiny, huge
+            if k < 2 {
+                let z = [0.0f32; 32];
+                let tiny: Vec<f32> = b0.iter().map(|v| v * 1e-38).collect();
+                let huge: Vec<f32> = b0.iter().map(|v| v * 1e7).collect();
+                for x in [
+                    [&z[..], &b1].concat(),
+                    [&b0[..], &z].concat(),
+                    [&tiny[..], &b1].concat(),
+                    [&b0[..], &huge].concat(),
+                ] {
+                    run(&mut c, &x, &kinds_a, true);
+                }
+            }
+            c.run();
+        }
+    }
+}
+
+/// Q8_0 rows of two blocks (`rows2`: one 68-byte job a row) across a bank boundary ($8010000)
+/// and a megabyte boundary ($8100000), the boundary at bytes 1, 33, 34, 35 and 67 of a row (in
+/// the first block, at the second's start, in the second), so that the job's source carries out
+/// of its 16 bits between rows or the job itself crosses it.
+#[test]
+fn q8_0_rows_of_two_blocks_across_a_bank_or_megabyte_boundary_anywhere_agree() {
+    for (k, (boundary, at)) in [
+        (0x1_0000u32, 1u32),
+        (0x1_0000, 34),
+        (0x1_0000, 67),
+        (0x10_0000, 1),
+        (0x10_0000, 33),
+        (0x10_0000, 34),
+        (0x10_0000, 35),
+        (0x10_0000, 67),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let name = format!(
+            "GEMV Q8_0 of two blocks a row with ${:X} at byte {at} of row 2",
+            BASE + boundary
+        );
+        let c = Case::new(name, 9930 + k as u64, 2 << 20);
+        gemv_with_rows_placed(c, GgmlType::Q8_0, 5, 64, |w| {
+            let row = w.len() as u32 / 5;
+            BASE + boundary - (2 * row + at)
+        });
+    }
+}
+
 /// Q8_0 terms whose product rounds up only for bits far below its round bit (softgemv65.s
 /// `bcall`, `term_n2`, `r_tie`): the exact product R = |isum|·mw·mx has its round bit set, the
 /// next 7 bits clear and something below them, under an even significand, so that a term that
