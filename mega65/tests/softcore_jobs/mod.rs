@@ -4399,3 +4399,129 @@ fn gemv_with_float_weights_rounds_sums_whose_low_bytes_decide_the_borrow_agree()
         c.run();
     }
 }
+
+/// The Q8_0 quantiser's block maximum and its quants' two signs: softquant65.s scans two elements
+/// a step (the odd one first) with the maximum's top 16 bits as immediates, compares all four
+/// bytes only at or above them, and quantises positive and negative elements in two copies of
+/// its loop (each with its own shift row and P3 = $FF path). Blocks with the maximum at each of
+/// the 32 places, either sign; a second element with the same top 16 bits and lower (or higher)
+/// low bytes before or after it; the same magnitude with the other sign; a pair across a top-byte
+/// boundary ($41000000 against $40FFFFFF) both ways round; magnitudes rising and falling with the
+/// place (a new maximum at every step, or only the first); all-equal magnitudes; ±0 blocks,
+/// subnormals of both signs, an infinity or NaN at each of several places (the C's blocks); and
+/// elements of both signs whose product's byte 3 is $FF at shifts 0-9 (found here from d and id
+/// as the definition forms them). One GEMV of two blocks each, so a quant off by one shows.
+#[test]
+fn quantisation_with_the_maximum_at_every_place_and_elements_of_both_signs_agrees() {
+    let mut c = Case::new("quantiser maximum and signs".into(), 9991, 1 << 18);
+    let mut blocks: Vec<Vec<f32>> = Vec::new();
+    let sg = |c: &mut Case, v: f32| if c.below(2) == 0 { v } else { -v };
+    for p in 0..32usize {
+        let m = (0.5 + c.rng.uniform() as f32) * 2f32.powi(c.below(20) as i32 - 10);
+        let mut b: Vec<f32> = (0..32)
+            .map(|_| (c.rng.uniform() * 2.0 - 1.0) as f32 * m * 0.5)
+            .collect();
+        b[p] = sg(&mut c, m);
+        let q = (p + 1 + c.below(31) as usize) % 32;
+        match p % 4 {
+            // the same top 16 bits, low bytes below or above (then it is the maximum)
+            0 => b[q] = f32::from_bits(m.to_bits() & !0xFFFF | c.below(1 << 16) as u32),
+            1 => b[q] = -b[p],
+            2 => b[q] = f32::from_bits(m.to_bits() ^ 0x80),
+            _ => {}
+        }
+        blocks.push(b);
+    }
+    for (hi, lo) in [(0, 1), (1, 0), (30, 31), (31, 30), (5, 20), (20, 5)] {
+        let mut b: Vec<f32> = (0..32).map(|i| i as f32 * 0.01).collect();
+        b[hi] = f32::from_bits(0x4100_0000);
+        b[lo] = -f32::from_bits(0x40FF_FFFF);
+        blocks.push(b);
+    }
+    blocks.push((0..32).map(|i| 1.0 + i as f32 / 8.0).collect());
+    blocks.push((0..32).map(|i| -(5.0 - i as f32 / 8.0)).collect());
+    blocks.push(
+        (0..32)
+            .map(|i| if i % 3 == 0 { -2.5 } else { 2.5 })
+            .collect(),
+    );
+    blocks.push(
+        (0..32)
+            .map(|i| if i % 2 == 0 { 0.0 } else { -0.0 })
+            .collect(),
+    );
+    blocks.push(
+        (0..32)
+            .map(|i| f32::from_bits(c.below(1 << 23) as u32 | ((i as u32 & 1) << 31)))
+            .collect(),
+    );
+    let mut b: Vec<f32> = (0..32).map(|i| (i as f32 - 15.5) * 0.3).collect();
+    b[9] = -f32::from_bits(1);
+    b[10] = f32::from_bits(0x007F_FFFF);
+    blocks.push(b);
+    for (p, v) in [
+        (0, f32::INFINITY),
+        (31, f32::NEG_INFINITY),
+        (17, f32::NAN),
+        (4, -f32::NAN),
+    ] {
+        let mut b: Vec<f32> = (0..32).map(|i| (i as f32 - 15.5) * 0.3).collect();
+        b[p] = v;
+        blocks.push(b);
+    }
+    // P3 = $FF: mid = id's significand, mx = x's; P = mx·mid, byte 3 of it
+    let sig = |v: f32| (v.to_bits() & 0x7F_FFFF | 0x80_0000) as u64;
+    for (i, m) in [3.0f32, 0.7, 100.0, 1.0, 12345.0, 0.02]
+        .into_iter()
+        .enumerate()
+    {
+        let d = ggml::f16_to_f32(ggml::f32_to_f16(m / 127.0));
+        let mid = sig(1.0 / d);
+        let mut b = vec![sg(&mut c, m)];
+        for k in 0..10 {
+            for neg in [false, true] {
+                let top = m * 2f32.powi(-k);
+                let v = loop {
+                    let v = top * (0.5 + c.rng.uniform() as f32 * 0.5);
+                    if v < m && (sig(v) * mid >> 24) & 0xFF == 0xFF {
+                        break v;
+                    }
+                };
+                b.push(if neg { -v } else { v });
+            }
+        }
+        while b.len() < 32 {
+            let u = (c.rng.uniform() * 2.0 - 1.0) as f32;
+            b.push(u * m);
+        }
+        b.rotate_left(i);
+        blocks.push(b);
+    }
+    if blocks.len() % 2 == 1 {
+        blocks.push((0..32).map(|i| (i as f32 - 15.5) * -0.7).collect());
+    }
+    let rows = 3u32;
+    let mut w = Vec::new();
+    for r in 0..rows {
+        for _ in 0..2 {
+            w.extend(0x3C00u16.to_le_bytes()); // scale 1
+            for j in 0..32u32 {
+                w.push(match r {
+                    0 => 1,
+                    1 => 1u8 << (j % 7),
+                    _ => c.below(256) as u8,
+                });
+            }
+        }
+    }
+    let wa = c.bytes(&w, false);
+    for pair in blocks.chunks(2) {
+        let x: Vec<f32> = pair.concat();
+        let xa = c.f32s(&x);
+        let za = c.alloc(4 * rows, true);
+        c.nan_ok(za, rows, 4);
+        c.setn(64, rows, 0);
+        c.i(Op::Gemv, GgmlType::Q8_0 as u8, 0, wa, xa, za);
+    }
+    c.run();
+}
