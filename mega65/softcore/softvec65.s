@@ -2116,10 +2116,8 @@ hdot:   lda     #0
         cmp     #15
         bcc     @gen
         cmp     #239
-        bcs     @gen
-        clc
-        adc     ey                      ; the product's exponent with its leading 1 at bit 34,
-        sta     ex                      ; 2..254 (one less at bit 33)
+        bcs     @gen                    ; (C = 0 from here to the exponent's ADC: none of the
+        tax                             ; steps between changes it but the pointers' carries)
         tza
         eor     t16
         and     #$80
@@ -2134,19 +2132,18 @@ hdot:   lda     #0
         and     #3
         ora     #4                      ; the hidden bit, fraction bits 8-9
         sta     MULB+1
-        clc                             ; p on by 4, q by kstr
-        lda     _sv_p
+        lda     _sv_p                   ; p on by 4, q by kstr (a carry: @pc, @qc)
         adc     #4
         sta     _sv_p
-        bcc     :+
-        inc     _sv_p+1
-:       clc
-        lda     _sv_q
+        bcs     @pc
+@pr:    lda     _sv_q
         adc     kstr
         sta     _sv_q
-        bcc     :+
-        inc     _sv_q+1
-:       ldq     MULO+1                  ; P's bits 8-39
+        bcs     @qc
+@qr:    txa
+        adc     ey                      ; the product's exponent with its leading 1 at bit 34,
+        sta     ex                      ; 2..254 (one less at bit 33)
+        ldq     MULO+1                  ; P's bits 8-39
         aslq
         aslq
         aslq
@@ -2179,6 +2176,12 @@ hdot:   lda     #0
         ldz     #0
         jsr     inf
         jmp     @post
+@pc:    inc     _sv_p+1                 ; the pointers' carries (C = 0 again after them)
+        clc
+        bra     @pr
+@qc:    inc     _sv_q+1
+        clc
+        bra     @qr
 @fa:    lda     ae                      ; a packed sum (ae = 0) that is ±0, as every dot product
         bne     @fg                     ; starts: the sum is the product (exact; fadd's way too)
         lda     _sv_acc+3
