@@ -147,6 +147,7 @@ tabove: .res    1
 fxok:   .res    1                       ; 1: the kernels may take the segment from P
 
         .bss
+kraw:   .res    1                       ; bit 7: hdot's sum left unpacked (sv_k_scores)
 ; sv_k_scores's operands (softvec65.h) and its own count and format
 _sv_ra: .res    4
 rs_bk:  .res    1                       ; sv_rs's bits 16-19 and 20-27 (rsetup, for getrow)
@@ -2305,7 +2306,12 @@ hdot:   lda     #0
         stz     wx+3
 @n:     dec     _sv_n
         lbne    @loop
+        bit     kraw
+        bmi     @raw
         jmp     kend
+@raw:   lsr     ukeep                   ; sv_k_scores's exit: kend's without kpk, so a sum in
+        ldz     #0                      ; the A form (aok = 1) stays there for its scale
+        rts
 @post:  bit     ukeep                   ; kpost's steps
         bvc     @nk
         jsr     kgen                    ; (its sv_acc = sv_r again below: the same)
@@ -2398,11 +2404,25 @@ _sv_k_scores:
         sta     _sv_q+1
         lda     _sv_rn
         sta     _sv_n
+        lda     #$80                    ; (hdot leaves the sum in the A form)
+        sta     kraw
         jsr     kdot
-        movf    _sv_a, _sv_acc          ; times the scale
+        lsr     kraw
+        lda     aok
+        beq     @pk
+        lda     #<_sv_c                 ; the A form times the scale: ymul (with y = sv_c), as
+        sta     _sv_q                   ; sv_mul takes the packed sum: the same bits
+        lda     #>_sv_c
+        sta     _sv_q+1
+        jsr     ymul
+        lda     #0
+        sta     aok
+        taz
+        bra     @put
+@pk:    movf    _sv_a, _sv_acc          ; times the scale
         movf    _sv_b, _sv_c
         jsr     _sv_mulz
-        lda     _sv_sp                  ; s_t at sv_sp, which moves on
+@put:   lda     _sv_sp                  ; s_t at sv_sp, which moves on
         sta     _sv_p
         lda     _sv_sp+1
         sta     _sv_p+1

@@ -4525,3 +4525,82 @@ fn quantisation_with_the_maximum_at_every_place_and_elements_of_both_signs_agree
     }
     c.run();
 }
+
+/// ATTN's scores scaled from the unpacked sum: softvec65.s's sv_k_scores leaves hdot's sum in the
+/// A form and multiplies it by the scale there (ymul), the packed way only for a sum that is not
+/// normal (±0, subnormal, infinite, NaN: and every F32 cache's) or a product out of ymul's
+/// exponent range. Each head's q at its own magnitude (2^-140 .. 2^112 against halves up to
+/// 65504, so sums from subnormal through the smallest normals, whose scaled scores are subnormal,
+/// to the largest and infinity), some q elements ±0, inf or NaN; head_dim 1 (scale 1), 4 (0.5), 3
+/// and 8; one, two and four query heads a KV head; T = 1, 64, 65 and 130 (the weights' and V
+/// columns' pointers carrying into their high bytes in hdot's step); F16 and F32 caches.
+#[test]
+fn attention_scores_scaled_from_the_unpacked_sum_at_its_ends_agree() {
+    let shapes = [
+        (4u32, 4u32, 1u32, 65u32),
+        (8, 4, 8, 64),
+        (8, 2, 4, 130),
+        (2, 1, 3, 1),
+        (4, 1, 8, 65),
+    ];
+    let exps = [
+        -140i32, -130, -127, -126, -125, -112, -100, 0, 100, 109, 110, 111, 112,
+    ];
+    let mut k = 0;
+    for &(nh, nkv, hd, t) in &shapes {
+        for kv in [KV_F16, KV_F32] {
+            let mut c = Case::new(
+                format!("ATTN scores scaled unpacked {:?} kv {kv}", (nh, nkv, hd, t)),
+                8800 + k,
+                1 << 20,
+            );
+            k += 1;
+            let kvd = nkv * hd;
+            let mut q = Vec::new();
+            for h in 0..nh {
+                let e = exps[(h as usize + k as usize * 3) % exps.len()];
+                for _ in 0..hd {
+                    q.push(match c.below(24) {
+                        0 => 0.0,
+                        1 => -0.0,
+                        2 if c.below(4) == 0 => f32::INFINITY,
+                        3 if c.below(6) == 0 => f32::NAN,
+                        _ => (c.rng.normal() as f32) * 2f32.powi(e),
+                    });
+                }
+            }
+            let cache = |c: &mut Case, top: bool| -> u32 {
+                let v: Vec<f32> = (0..t * kvd)
+                    .map(|_| match c.below(16) {
+                        0 if top => 65504.0,
+                        1 if top => -65504.0,
+                        2 => 0.0,
+                        3 => 6.0e-8,
+                        _ => (c.rng.normal() * if top { 3000.0 } else { 1.0 }) as f32,
+                    })
+                    .collect();
+                let b: Vec<u8> = if kv == KV_F16 {
+                    v.iter()
+                        .flat_map(|x| ggml::f32_to_f16(*x).to_le_bytes())
+                        .collect()
+                } else {
+                    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+                };
+                c.bytes(&b, true)
+            };
+            let ka = cache(&mut c, true);
+            let va = cache(&mut c, false);
+            let qa = c.f32s(&q);
+            let blk = AttnBlock {
+                k_cache: ka,
+                v_cache: va,
+                n_heads: nh,
+                n_kv_heads: nkv,
+                head_dim: hd,
+                kv_format: kv,
+            };
+            c.attn(&blk, qa, t, None, true); // (a NaN's sign and payload are not compared)
+            c.run();
+        }
+    }
+}
