@@ -2213,16 +2213,16 @@ hdot:   lda     #0
         sbc     ex
         bcc     @pl
         bne     @dn                     ; the sum's exponent 0-7 places above
-        bit     opp                     ; equal exponents, the same signs: the sum's way
-        bpl     @a1                     ; (A = 0)
+        bit     opp                     ; equal exponents, the same signs: the sum's way,
+        bpl     @a0                     ; no shift (A = 0)
         cpz     wx+3                    ; signs differing: the larger magnitude less the other
         bne     :+                      ; (exact, no alignment; normalised as below), equal
         cpy     wx+2                    ; magnitudes to fadd (+0)
         bne     :+
         cpx     wx+1
         beq     @fa
-:       lda     #0                      ; (C = 1: the product the larger)
-        bcc     @a1
+:       lda     #0                      ; (C = 1: the product the larger; else the sum less
+        bcc     @as                     ; the product, no shift)
         bra     @p0
 @dn:    cmp     #8
         bcs     @fa
@@ -2236,7 +2236,7 @@ hdot:   lda     #0
         LSRQ7
         bit     opp
         bmi     @as
-        clc
+@a0:    clc
         adcq    wx
         lbcc    @sr
 @cy:    rorq                            ; a carry out of 32 bits: one place right (the bit
