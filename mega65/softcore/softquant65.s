@@ -72,8 +72,9 @@ L_patd:  lda     _sgq_qb
 ; exponent field 255 (the C leaves NaN out: such blocks go to the C anyway). Two elements a
 ; step (X + 4, then X; X down by 8 with the C = 0 the untaken BCS leaves: SBC #7), each's top
 ; 16 bits (exponent and fraction's top 7) against the maximum's, kept in the CMP/SBC operands
-; (immediates, 2 cycles each against 4 for base page); one at or above goes to L_cand, which
-; compares all 4 bytes with am and, for a larger one, takes it into am and the operands.
+; (immediates, 2 cycles each against 4 for base page); one at or above goes to its copy's L_ac1
+; or L_ac0, which decides by the top byte's difference, byte 2 and at equal top 16 bits the low
+; bytes, and takes a larger one into am and the operands (C = 0 again for L_anext's SBC).
         lda     #0
         sta     am
         sta     am+1
@@ -111,55 +112,73 @@ L_anext: txa                            ; (C = 0) X − 8
         tax
         bpl     L_a
         bra     L_adone
-L_ac1:  txa                             ; (C = 1) the element at X + 4
-        adc     #3
-        jsr     L_cand
-        bra     L_a0
-L_ac0:  txa
-        jsr     L_cand
-        bra     L_anext                 ; (C = 0)
-; the element at xq + A: into am and the operands when above am (C = 0 on the way out)
-L_cand: taz
-        tay
-        iny
-        iny
-        iny
-        lda     (xq),y
-        and     #$7F
-        cmp     am+3
-        bne     L_cd
-        dey
-        lda     (xq),y
-        cmp     am+2
-        bne     L_cd
-        dey
-        lda     (xq),y
+L_ac0:  bne     L_n0                   ; above on the top byte (A: its difference)
+        xref    2, pc02
+        lda     $FFFF,x                 ; equal top bytes (or one above with a borrow): byte 2
+        cmp     am+2                    ; differing is above, equal the same top 16 bits:
+        bne     L_n0                   ; the low bytes decide
+        xref    1, pc01
+        lda     $FFFF,x
         cmp     am+1
-        bne     L_cd
-        dey
-        lda     (xq),y
+        bcc     L_anext
+        bne     L_n0
+        xref    0, pc00
+        lda     $FFFF,x
         cmp     am
-L_cd:   bcc     L_cx                    ; below (equal takes the same value again)
-        tza
-        tay
-        lda     (xq),y
+        bcc     L_anext                   ; (equal: the same value taken again)
+L_n0:
+        xref    0, pm00
+        lda     $FFFF,x                 ; the new maximum: am and the operands
         sta     am
-        iny
-        lda     (xq),y
+        xref    1, pm01
+        lda     $FFFF,x
         sta     am+1
-        iny
-        lda     (xq),y
+        xref    2, pm02
+        lda     $FFFF,x
         sta     am+2
         sta     ia2
         sta     ia2b
-        iny
-        lda     (xq),y
+        xref    3, pm03
+        lda     $FFFF,x
         and     #$7F
         sta     am+3
         sta     ia3
         sta     ia3b
         clc
-L_cx:   rts
+        jmp     L_anext
+L_ac1:  bne     L_n1                   ; above on the top byte (A: its difference)
+        xref    6, pc12
+        lda     $FFFF,x                 ; equal top bytes (or one above with a borrow): byte 2
+        cmp     am+2                    ; differing is above, equal the same top 16 bits:
+        bne     L_n1                   ; the low bytes decide
+        xref    5, pc11
+        lda     $FFFF,x
+        cmp     am+1
+        lbcc    L_a0
+        bne     L_n1
+        xref    4, pc10
+        lda     $FFFF,x
+        cmp     am
+        lbcc    L_a0                   ; (equal: the same value taken again)
+L_n1:
+        xref    4, pm10
+        lda     $FFFF,x                 ; the new maximum: am and the operands
+        sta     am
+        xref    5, pm11
+        lda     $FFFF,x
+        sta     am+1
+        xref    6, pm12
+        lda     $FFFF,x
+        sta     am+2
+        sta     ia2
+        sta     ia2b
+        xref    7, pm13
+        lda     $FFFF,x
+        and     #$7F
+        sta     am+3
+        sta     ia3
+        sta     ia3b
+        jmp     L_a0
 L_adone:
         lda     am
         ora     am+1
@@ -520,8 +539,12 @@ ed:     .res    1                       ; d's biased exponent
         .rodata
 ; the x operands to patch, and the byte of x each reads
 pats:   .word   pb0, pa2, pa3, pb1, pb2, pb3, pa6, pa7, pn0, pn1
+        .word   pc12, pc11, pc10, pm10, pm11, pm12, pm13
+        .word   pc02, pc01, pc00, pm00, pm01, pm02, pm03
 patk:   .byte   0, 2, 3, 1, 2, 3, 6, 7, 0, 1
-NPAT    = 10
+        .byte   6, 5, 4, 4, 5, 6, 7
+        .byte   2, 1, 0, 0, 1, 2, 3
+NPAT    = 24
 
 ; ---------------------------------------------------------------------------------------------
 ; void sgq_gemv(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols,

@@ -4407,7 +4407,8 @@ fn gemv_with_float_weights_rounds_sums_whose_low_bytes_decide_the_borrow_agree()
 /// the 32 places, either sign; a second element with the same top 16 bits and lower (or higher)
 /// low bytes before or after it; the same magnitude with the other sign; a pair across a top-byte
 /// boundary ($41000000 against $40FFFFFF) both ways round; magnitudes rising and falling with the
-/// place (a new maximum at every step, or only the first); all-equal magnitudes; ±0 blocks,
+/// place (a new maximum at every step, or only the first); the same top 16 bits with byte 1 below
+/// and byte 0 above, or one of them above, at odd and even places either side; all-equal magnitudes; ±0 blocks,
 /// subnormals of both signs, an infinity or NaN at each of several places (the C's blocks); and
 /// elements of both signs whose product's byte 3 is $FF at shifts 0-9 (found here from d and id
 /// as the definition forms them). One GEMV of two blocks each, so a quant off by one shows.
@@ -4438,6 +4439,33 @@ fn quantisation_with_the_maximum_at_every_place_and_elements_of_both_signs_agree
         b[lo] = -f32::from_bits(0x40FF_FFFF);
         blocks.push(b);
     }
+    // the same top 16 bits, byte 1 below and byte 0 above the maximum's or byte 0 below, where
+    // taking it as the maximum changes d: amax/127 an exact tie of d's F16 rounding (rounded up
+    // to an even last place), the other just below it (rounded down)
+    let mut shown = 0;
+    for h in [0x3C01u16, 0x4A37, 0x2001, 0x3C03, 0x5555, 0x4001] {
+        let f = ggml::f16_to_f32(h);
+        let amax = (f + (ggml::f16_to_f32(h + 1) - f) / 2.0) * 127.0;
+        let m = amax.to_bits();
+        let (b1, b0) = ((m >> 8) & 0xFF, m & 0xFF);
+        for low in [
+            ((b1.max(1) - 1) << 8) | 0xFF,
+            (b1 << 8) | b0.saturating_sub(1),
+        ] {
+            let tie = f32::from_bits(m & !0xFFFF | low);
+            if ggml::f32_to_f16(tie / 127.0) == ggml::f32_to_f16(amax / 127.0) {
+                continue;
+            }
+            shown += 1;
+            for (p, q) in [(10, 3), (11, 4), (3, 10), (4, 11), (20, 21), (21, 20)] {
+                let mut b: Vec<f32> = (0..32).map(|i| i as f32 * amax / 64.0).collect();
+                b[p] = sg(&mut c, amax);
+                b[q] = sg(&mut c, tie);
+                blocks.push(b);
+            }
+        }
+    }
+    assert!(shown >= 4, "{shown} ties that change d");
     blocks.push((0..32).map(|i| 1.0 + i as f32 / 8.0).collect());
     blocks.push((0..32).map(|i| -(5.0 - i as f32 / 8.0)).collect());
     blocks.push(
