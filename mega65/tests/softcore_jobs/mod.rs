@@ -4511,7 +4511,7 @@ fn quantisation_with_the_maximum_at_every_place_and_elements_of_both_signs_agree
                 let top = m * 2f32.powi(-k);
                 let v = loop {
                     let v = top * (0.5 + c.rng.uniform() as f32 * 0.5);
-                    if v < m && (sig(v) * mid >> 24) & 0xFF == 0xFF {
+                    if v < m && ((sig(v) * mid) >> 24) & 0xFF == 0xFF {
                         break v;
                     }
                 };
