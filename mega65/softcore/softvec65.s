@@ -2121,8 +2121,9 @@ hdot:   lda     #0
         tax                             ; steps between changes it but the pointers' carries)
         tza
         eor     t16
-        and     #$80
-        sta     rs
+        sta     rs                      ; the product's sign in bit 7 (bits 0-6 left: masked
+        eor     as                      ; where rs becomes a result's sign, @fa, @fg, @p0)
+        sta     opp                     ; bit 7: the signs differ (used with aok = 1 only)
         tya
         ora     #$80                    ; x's hidden bit
         sta     MULA+2
@@ -2194,10 +2195,14 @@ hdot:   lda     #0
         lda     ex                      ; the A form (its guard byte wx is 0)
         sta     ae
         lda     rs
+        and     #$80
         sta     as
         inc     aok
         lbra    @sd
-@fg:    jsr     fadd                    ; the general addition
+@fg:    lda     rs                      ; the general addition (rs: the sign alone)
+        and     #$80
+        sta     rs
+        jsr     fadd
         jmp     @post
 @rdn:   lda     ae                      ; the addition: the sum in the A form with its
                                         ; exponent 40..245 (ae is 0 while aok is 0)
@@ -2205,9 +2210,6 @@ hdot:   lda     #0
         sbc     #40
         cmp     #206
         bcs     @fa
-        lda     rs
-        eor     as
-        sta     opp
         sec
         lda     ae
         sbc     ex
@@ -2266,6 +2268,7 @@ hdot:   lda     #0
         lda     ex                      ; the result's exponent and sign: the product's
         sta     ae
         lda     rs
+        and     #$80
         sta     as
         lda     #0
         sta     wy
