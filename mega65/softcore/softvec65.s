@@ -2205,13 +2205,11 @@ hdot:   lda     #0
         jsr     fadd
         jmp     @post
 @rdn:   lda     ae                      ; the addition: the sum in the A form with its
-                                        ; exponent 40..245 (ae is 0 while aok is 0)
-        sec
-        sbc     #40
-        cmp     #206
+        cmp     #40                     ; exponent 40..245 (ae is 0 while aok is 0)
+        bcc     @fa
+        cmp     #246
         bcs     @fa
-        sec
-        lda     ae
+        sec                             ; (A = ae)
         sbc     ex
         bcc     @pl
         bne     @dn                     ; the sum's exponent 0-7 places above
