@@ -59,68 +59,126 @@ L_pl:    tya
         bpl     L_pl
 L_patd:  lda     _sgq_qb
         sta     pq
+        sta     pqn
         lda     _sgq_qb+1
         sta     pq+1
+        sta     pqn+1
         lda     _sgq_dp
         sta     dp
         lda     _sgq_dp+1
         sta     dp+1
 
 ; amax: the largest |x| as bits (ordered like the values). An infinite or NaN x makes its
-; exponent field 255 (the C leaves NaN out: such blocks go to the C anyway).
+; exponent field 255 (the C leaves NaN out: such blocks go to the C anyway). Two elements a
+; step (X + 4, then X; X down by 8 with the C = 0 the untaken BCS leaves: SBC #7), each's top
+; 16 bits (exponent and fraction's top 7) against the maximum's, kept in the CMP/SBC operands
+; (immediates, 2 cycles each against 4 for base page); one at or above goes to its copy's L_ac1
+; or L_ac0, which decides by the top byte's difference, byte 2 and at equal top 16 bits the low
+; bytes, and takes a larger one into am and the operands (C = 0 again for L_anext's SBC).
         lda     #0
         sta     am
         sta     am+1
         sta     am+2
         sta     am+3
-        ldx     #124
+        sta     ia2
+        sta     ia2b
+        sta     ia3
+        sta     ia3b
+        ldx     #120
 L_a:
+        xref    6, pa6
+        lda     $FFFF,x                 ; element X/4 + 1: top 16 bits of |x| against am's
+ia2     = * + 1
+        cmp     #0
+        xref    7, pa7
+        lda     $FFFF,x
+        and     #$7F
+ia3     = * + 1
+        sbc     #0
+        bcs     L_ac1
+L_a0:
         xref    2, pa2
-        lda     $FFFF,x                 ; top 16 bits of |x| against am's
-        cmp     am+2
+        lda     $FFFF,x                 ; element X/4
+ia2b    = * + 1
+        cmp     #0
         xref    3, pa3
         lda     $FFFF,x
         and     #$7F
-        sbc     am+3
-        bcs     L_acand
-L_anext: dex
-        dex
-        dex
-        dex
+ia3b    = * + 1
+        sbc     #0
+        bcs     L_ac0
+L_anext: txa                            ; (C = 0) X − 8
+        sbc     #7
+        tax
         bpl     L_a
         bra     L_adone
-L_acand: bne     L_anew                   ; above on the top byte
-        txa                             ; equal top byte (or one above with a borrow):
-        tay                             ; byte 2, then the low bytes decide
-        iny
-        iny
-        lda     (xq),y
-        cmp     am+2
-        bne     L_anew
-        dey
-        lda     (xq),y
+L_ac0:  bne     L_n0                   ; above on the top byte (A: its difference)
+        xref    2, pc02
+        lda     $FFFF,x                 ; equal top bytes (or one above with a borrow): byte 2
+        cmp     am+2                    ; differing is above, equal the same top 16 bits:
+        bne     L_n0                   ; the low bytes decide
+        xref    1, pc01
+        lda     $FFFF,x
         cmp     am+1
         bcc     L_anext
-        bne     L_anew
-        dey
-        lda     (xq),y
+        bne     L_n0
+        xref    0, pc00
+        lda     $FFFF,x
         cmp     am
-        bcc     L_anext
-L_anew:  txa
-        tay
-        lda     (xq),y
+        bcc     L_anext                   ; (equal: the same value taken again)
+L_n0:
+        xref    0, pm00
+        lda     $FFFF,x                 ; the new maximum: am and the operands
         sta     am
-        iny
-        lda     (xq),y
+        xref    1, pm01
+        lda     $FFFF,x
         sta     am+1
-        iny
-        lda     (xq),y
+        xref    2, pm02
+        lda     $FFFF,x
         sta     am+2
-        iny
-        lda     (xq),y
+        sta     ia2
+        sta     ia2b
+        xref    3, pm03
+        lda     $FFFF,x
         and     #$7F
         sta     am+3
-        bra     L_anext
+        sta     ia3
+        sta     ia3b
+        clc
+        jmp     L_anext
+L_ac1:  bne     L_n1                   ; above on the top byte (A: its difference)
+        xref    6, pc12
+        lda     $FFFF,x                 ; equal top bytes (or one above with a borrow): byte 2
+        cmp     am+2                    ; differing is above, equal the same top 16 bits:
+        bne     L_n1                   ; the low bytes decide
+        xref    5, pc11
+        lda     $FFFF,x
+        cmp     am+1
+        lbcc    L_a0
+        bne     L_n1
+        xref    4, pc10
+        lda     $FFFF,x
+        cmp     am
+        lbcc    L_a0                   ; (equal: the same value taken again)
+L_n1:
+        xref    4, pm10
+        lda     $FFFF,x                 ; the new maximum: am and the operands
+        sta     am
+        xref    5, pm11
+        lda     $FFFF,x
+        sta     am+1
+        xref    6, pm12
+        lda     $FFFF,x
+        sta     am+2
+        sta     ia2
+        sta     ia2b
+        xref    7, pm13
+        lda     $FFFF,x
+        and     #$7F
+        sta     am+3
+        sta     ia3
+        sta     ia3b
+        jmp     L_a0
 L_adone:
         lda     am
         ora     am+1
@@ -286,6 +344,8 @@ L_mid:   stx     MULB
         stx     MULB+3
         stx     MULA+3
         sta     pc1                     ; o = 9 − s = ex + 9 − c1 below
+        dec     a
+        sta     pcn
 
 ; The quants. P = mx·mid (48 bits, bytes P0-P5), |x·id| = P/2^S, S = 300 − ex − eid = 40 + s,
 ; s = c1 − ex >= 0 (|x| <= amax keeps |x·id| below 128). The definition rounds P to 24 bits
@@ -307,13 +367,14 @@ L_mid:   stx     MULB
 L_el:
         xref    2, pb2
         lda     $FFFF,x
+        taz                             ; (byte 2 for MULA+2 below)
         asl     a
         xref    3, pb3
         lda     $FFFF,x
-        rol     a                       ; ex
-        clc
+        rol     a                       ; ex; C: the sign, which picks the loop's copy
+        bcs     L_en
 pc1     = * + 1
-        adc     #0                      ; + 9 − c1: o = 9 − s
+        adc     #0                      ; + 9 − c1 (C = 0): o = 9 − s
         cmp     #10
         bcs     L_zero                  ; s >= 10
         sta     brop
@@ -323,17 +384,15 @@ pc1     = * + 1
         xref    1, pb1
         lda     $FFFF,x
         sta     <(MULA+1)
-        xref    2, pb2b
-        lda     $FFFF,x
+        tza
         ora     #$80
         sta     <(MULA+2)
         lda     <(MULO+3)
         inc     a                       ; P3 = $FF
-        beq     L_rare
+        beq     L_rp
         lda     <(MULO+4)
         asl     a                       ; C: P4's bit 7
         lda     <(MULO+5)
-L_bra:
 brop    = * + 1
         bra     L_c9                    ; o: s LSRs
 L_c9:   lsr     a
@@ -345,12 +404,7 @@ L_c9:   lsr     a
         lsr     a
         lsr     a
         lsr     a
-L_rnd:   adc     #0
-L_sg:
-        xref    3, pb3b
-        bit     $FFFF,x
-        bpl     L_st
-        neg
+        adc     #0
 L_st:
 pq      = * + 1
         sta     $FFFF,y
@@ -360,40 +414,103 @@ pq      = * + 1
         dex
         dey
         bpl     L_el
-        ldz     #0
+        bra     L_out
+L_zero: lda     #0
+        bra     L_st
+L_rp:   ldz     a:brop                  ; P3 = $FF: L_rare, o in Z
+        jsr     L_rare
+        bra     L_st
+L_rn:   ldz     a:bropn
+        jsr     L_rare
+        bra     L_ngn
+
+; A negative x: the same steps (o from pcn = pc1 − 1, as the BCS leaves C = 1), then NEG.
+L_en:
+pcn     = * + 1
+        adc     #0                      ; + 9 − c1 − 1 + C: o = 9 − s
+        cmp     #10
+        bcs     L_zero
+        sta     bropn
+        xref    0, pn0
+        lda     $FFFF,x
+        sta     <MULA
+        xref    1, pn1
+        lda     $FFFF,x
+        sta     <(MULA+1)
+        tza
+        ora     #$80
+        sta     <(MULA+2)
+        lda     <(MULO+3)
+        inc     a
+        beq     L_rn
+        lda     <(MULO+4)
+        asl     a
+        lda     <(MULO+5)
+bropn   = * + 1
+        bra     L_n9
+L_n9:   lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        lsr     a
+        adc     #0
+L_ngn:  neg
+pqn     = * + 1
+        sta     $FFFF,y
+        dex
+        dex
+        dex
+        dex
+        dey
+        lbpl    L_el                    ; (a taken 16-bit branch: 4 cycles, as an 8-bit one)
+L_out:  ldz     #0
         lda     #0
         tab
         tax
         rts
-L_zero:  lda     #0
-        bra     L_st
 
-; P3 = $FF: c = 1 when P2 >= $80 (P >= 2^47) or >= $C0 (below) may carry into T.
-L_rare:  lda     <(MULO+5)
+; P3 = $FF, Z = o = 9 − s: |q| in A. c = 1 when P2 >= $80 (P >= 2^47) or >= $C0 (below) may
+; carry into T; q = (T + c) >> (16 + s) plus the last bit shifted out.
+L_rare: tza
+        eor     #$FF
+        clc
+        adc     #10                     ; s = 9 − o
+        sta     a:dtmp+1
+        lda     <(MULO+5)
         bmi     :+
         lda     <(MULO+2)
         cmp     #$C0
         bra     L_rc
 :       lda     <(MULO+2)
         cmp     #$80                    ; C = c
-L_rc:    lda     <(MULO+4)               ; T + c from byte 4 up (byte 3 only carries)
+L_rc:   lda     <(MULO+4)               ; T + c from byte 4 up (byte 3 only carries)
         adc     #0
         sta     a:dtmp
         lda     <(MULO+5)
         adc     #0                      ; C = T's bit 24
-        taz                             ; (TAZ, TZA, EOR, INC: C kept)
-        lda     a:brop
-        eor     #9
-        beq     L_r0                    ; s = 0
-        tza
+        dec     a:dtmp+1                ; (DEC, ROR, LSR, PHA, PLA keep C where it matters)
+        bmi     L_r0                    ; s = 0
         ror     a                       ; (C:A) >> 1, then s − 1 LSRs
-        inc     a:brop
-        jmp     L_bra
-L_r0:    bcs     fb2                     ; s = 0 and q >= 256: cannot happen (|x·id| < 128)
+L_rs:   dec     a:dtmp+1
+        bmi     L_rd
+        lsr     a
+        bra     L_rs
+L_rd:   adc     #0
+        rts
+L_r0:   bcs     L_rbad                  ; s = 0 and q >= 256: cannot happen (|x·id| < 128)
+        pha
         lda     a:dtmp
         asl     a
-        tza
-        bra     L_rnd
+        pla
+        adc     #0
+        rts
+L_rbad: pla                             ; (L_rare's return address)
+        pla
+        jmp     fb2
 
 ; amax = 0: every quant and d are 0.
 zblock: lda     _sgq_qb
@@ -421,9 +538,13 @@ ed:     .res    1                       ; d's biased exponent
 
         .rodata
 ; the x operands to patch, and the byte of x each reads
-pats:   .word   pb0, pa2, pa3, pb1, pb2, pb2b, pb3, pb3b
-patk:   .byte   0, 2, 3, 1, 2, 2, 3, 3
-NPAT    = 8
+pats:   .word   pb0, pa2, pa3, pb1, pb2, pb3, pa6, pa7, pn0, pn1
+        .word   pc12, pc11, pc10, pm10, pm11, pm12, pm13
+        .word   pc02, pc01, pc00, pm00, pm01, pm02, pm03
+patk:   .byte   0, 2, 3, 1, 2, 3, 6, 7, 0, 1
+        .byte   6, 5, 4, 4, 5, 6, 7
+        .byte   2, 1, 0, 0, 1, 2, 3
+NPAT    = 24
 
 ; ---------------------------------------------------------------------------------------------
 ; void sgq_gemv(uint8_t fmt, uint8_t flags, uint32_t w, uint32_t x, uint32_t z, uint32_t cols,

@@ -147,6 +147,7 @@ tabove: .res    1
 fxok:   .res    1                       ; 1: the kernels may take the segment from P
 
         .bss
+kraw:   .res    1                       ; bit 7: hdot's sum left unpacked (sv_k_scores)
 ; sv_k_scores's operands (softvec65.h) and its own count and format
 _sv_ra: .res    4
 rs_bk:  .res    1                       ; sv_rs's bits 16-19 and 20-27 (rsetup, for getrow)
@@ -2277,14 +2278,13 @@ hdot:   lda     #0
         cmp     #15
         bcc     @gen
         cmp     #239
-        bcs     @gen
-        clc
-        adc     ey                      ; the product's exponent with its leading 1 at bit 34,
-        sta     ex                      ; 2..254 (one less at bit 33)
+        bcs     @gen                    ; (C = 0 from here to the exponent's ADC: none of the
+        tax                             ; steps between changes it but the pointers' carries)
         tza
         eor     t16
-        and     #$80
-        sta     rs
+        sta     rs                      ; the product's sign in bit 7 (bits 0-6 left: masked
+        eor     as                      ; where rs becomes a result's sign, @fa, @fg, @p0)
+        sta     opp                     ; bit 7: the signs differ (used with aok = 1 only)
         tya
         ora     #$80                    ; x's hidden bit
         sta     MULA+2
@@ -2295,19 +2295,18 @@ hdot:   lda     #0
         and     #3
         ora     #4                      ; the hidden bit, fraction bits 8-9
         sta     MULB+1
-        clc                             ; p on by 4, q by kstr
-        lda     _sv_p
+        lda     _sv_p                   ; p on by 4, q by kstr (a carry: @pc, @qc)
         adc     #4
         sta     _sv_p
-        bcc     :+
-        inc     _sv_p+1
-:       clc
-        lda     _sv_q
+        bcs     @pc
+@pr:    lda     _sv_q
         adc     kstr
         sta     _sv_q
-        bcc     :+
-        inc     _sv_q+1
-:       ldq     MULO+1                  ; P's bits 8-39
+        bcs     @qc
+@qr:    txa
+        adc     ey                      ; the product's exponent with its leading 1 at bit 34,
+        sta     ex                      ; 2..254 (one less at bit 33)
+        ldq     MULO+1                  ; P's bits 8-39
         aslq
         aslq
         aslq
@@ -2340,6 +2339,12 @@ hdot:   lda     #0
         ldz     #0
         jsr     inf
         jmp     @post
+@pc:    inc     _sv_p+1                 ; the pointers' carries (C = 0 again after them)
+        clc
+        bra     @pr
+@qc:    inc     _sv_q+1
+        clc
+        bra     @qr
 @fa:    lda     ae                      ; a packed sum (ae = 0) that is ±0, as every dot product
         bne     @fg                     ; starts: the sum is the product (exact; fadd's way too)
         lda     _sv_acc+3
@@ -2351,35 +2356,34 @@ hdot:   lda     #0
         lda     ex                      ; the A form (its guard byte wx is 0)
         sta     ae
         lda     rs
+        and     #$80
         sta     as
         inc     aok
         lbra    @sd
-@fg:    jsr     fadd                    ; the general addition
+@fg:    lda     rs                      ; the general addition (rs: the sign alone)
+        and     #$80
+        sta     rs
+        jsr     fadd
         jmp     @post
 @rdn:   lda     ae                      ; the addition: the sum in the A form with its
-                                        ; exponent 40..245 (ae is 0 while aok is 0)
-        sec
-        sbc     #40
-        cmp     #206
+        cmp     #40                     ; exponent 40..245 (ae is 0 while aok is 0)
+        bcc     @fa
+        cmp     #246
         bcs     @fa
-        lda     rs
-        eor     as
-        sta     opp
-        sec
-        lda     ae
+        sec                             ; (A = ae)
         sbc     ex
         bcc     @pl
         bne     @dn                     ; the sum's exponent 0-7 places above
-        bit     opp                     ; equal exponents, the same signs: the sum's way
-        bpl     @a1                     ; (A = 0)
+        bit     opp                     ; equal exponents, the same signs: the sum's way,
+        bpl     @a0                     ; no shift (A = 0)
         cpz     wx+3                    ; signs differing: the larger magnitude less the other
         bne     :+                      ; (exact, no alignment; normalised as below), equal
         cpy     wx+2                    ; magnitudes to fadd (+0)
         bne     :+
         cpx     wx+1
         beq     @fa
-:       lda     #0                      ; (C = 1: the product the larger)
-        bcc     @a1
+:       lda     #0                      ; (C = 1: the product the larger; else the sum less
+        bcc     @as                     ; the product, no shift)
         bra     @p0
 @dn:    cmp     #8
         bcs     @fa
@@ -2393,7 +2397,7 @@ hdot:   lda     #0
         LSRQ7
         bit     opp
         bmi     @as
-        clc
+@a0:    clc
         adcq    wx
         lbcc    @sr
 @cy:    rorq                            ; a carry out of 32 bits: one place right (the bit
@@ -2423,6 +2427,7 @@ hdot:   lda     #0
         lda     ex                      ; the result's exponent and sign: the product's
         sta     ae
         lda     rs
+        and     #$80
         sta     as
         lda     #0
         sta     wy
@@ -2463,7 +2468,12 @@ hdot:   lda     #0
         stz     wx+3
 @n:     dec     _sv_n
         lbne    @loop
+        bit     kraw
+        bmi     @raw
         jmp     kend
+@raw:   lsr     ukeep                   ; sv_k_scores's exit: kend's without kpk, so a sum in
+        ldz     #0                      ; the A form (aok = 1) stays there for its scale
+        rts
 @post:  bit     ukeep                   ; kpost's steps
         bvc     @nk
         jsr     kgen                    ; (its sv_acc = sv_r again below: the same)
@@ -2556,11 +2566,25 @@ _sv_k_scores:
         sta     _sv_q+1
         lda     _sv_rn
         sta     _sv_n
+        lda     #$80                    ; (hdot leaves the sum in the A form)
+        sta     kraw
         jsr     kdot
-        movf    _sv_a, _sv_acc          ; times the scale
+        lsr     kraw
+        lda     aok
+        beq     @pk
+        lda     #<_sv_c                 ; the A form times the scale: ymul (with y = sv_c), as
+        sta     _sv_q                   ; sv_mul takes the packed sum: the same bits
+        lda     #>_sv_c
+        sta     _sv_q+1
+        jsr     ymul
+        lda     #0
+        sta     aok
+        taz
+        bra     @put
+@pk:    movf    _sv_a, _sv_acc          ; times the scale
         movf    _sv_b, _sv_c
         jsr     _sv_mulz
-        lda     _sv_sp                  ; s_t at sv_sp, which moves on
+@put:   lda     _sv_sp                  ; s_t at sv_sp, which moves on
         sta     _sv_p
         lda     _sv_sp+1
         sta     _sv_p+1

@@ -4725,3 +4725,236 @@ fn sqadd_pair(c: &mut Case) -> Vec<f32> {
         vec![big, small]
     }
 }
+
+/// The Q8_0 quantiser's block maximum and its quants' two signs: softquant65.s scans two elements
+/// a step (the odd one first) with the maximum's top 16 bits as immediates, compares all four
+/// bytes only at or above them, and quantises positive and negative elements in two copies of
+/// its loop (each with its own shift row and P3 = $FF path). Blocks with the maximum at each of
+/// the 32 places, either sign; a second element with the same top 16 bits and lower (or higher)
+/// low bytes before or after it; the same magnitude with the other sign; a pair across a top-byte
+/// boundary ($41000000 against $40FFFFFF) both ways round; magnitudes rising and falling with the
+/// place (a new maximum at every step, or only the first); the same top 16 bits with byte 1 below
+/// and byte 0 above, or one of them above, at odd and even places either side; all-equal magnitudes; ±0 blocks,
+/// subnormals of both signs, an infinity or NaN at each of several places (the C's blocks); and
+/// elements of both signs whose product's byte 3 is $FF at shifts 0-9 (found here from d and id
+/// as the definition forms them). One GEMV of two blocks each, so a quant off by one shows.
+#[test]
+fn quantisation_with_the_maximum_at_every_place_and_elements_of_both_signs_agrees() {
+    let mut c = Case::new("quantiser maximum and signs".into(), 9991, 1 << 18);
+    let mut blocks: Vec<Vec<f32>> = Vec::new();
+    let sg = |c: &mut Case, v: f32| if c.below(2) == 0 { v } else { -v };
+    for p in 0..32usize {
+        let m = (0.5 + c.rng.uniform() as f32) * 2f32.powi(c.below(20) as i32 - 10);
+        let mut b: Vec<f32> = (0..32)
+            .map(|_| (c.rng.uniform() * 2.0 - 1.0) as f32 * m * 0.5)
+            .collect();
+        b[p] = sg(&mut c, m);
+        let q = (p + 1 + c.below(31) as usize) % 32;
+        match p % 4 {
+            // the same top 16 bits, low bytes below or above (then it is the maximum)
+            0 => b[q] = f32::from_bits(m.to_bits() & !0xFFFF | c.below(1 << 16) as u32),
+            1 => b[q] = -b[p],
+            2 => b[q] = f32::from_bits(m.to_bits() ^ 0x80),
+            _ => {}
+        }
+        blocks.push(b);
+    }
+    for (hi, lo) in [(0, 1), (1, 0), (30, 31), (31, 30), (5, 20), (20, 5)] {
+        let mut b: Vec<f32> = (0..32).map(|i| i as f32 * 0.01).collect();
+        b[hi] = f32::from_bits(0x4100_0000);
+        b[lo] = -f32::from_bits(0x40FF_FFFF);
+        blocks.push(b);
+    }
+    // the same top 16 bits, byte 1 below and byte 0 above the maximum's or byte 0 below, where
+    // taking it as the maximum changes d: amax/127 an exact tie of d's F16 rounding (rounded up
+    // to an even last place), the other just below it (rounded down)
+    let mut shown = 0;
+    for h in [0x3C01u16, 0x4A37, 0x2001, 0x3C03, 0x5555, 0x4001] {
+        let f = ggml::f16_to_f32(h);
+        let amax = (f + (ggml::f16_to_f32(h + 1) - f) / 2.0) * 127.0;
+        let m = amax.to_bits();
+        let (b1, b0) = ((m >> 8) & 0xFF, m & 0xFF);
+        for low in [
+            ((b1.max(1) - 1) << 8) | 0xFF,
+            (b1 << 8) | b0.saturating_sub(1),
+        ] {
+            let tie = f32::from_bits(m & !0xFFFF | low);
+            if ggml::f32_to_f16(tie / 127.0) == ggml::f32_to_f16(amax / 127.0) {
+                continue;
+            }
+            shown += 1;
+            for (p, q) in [(10, 3), (11, 4), (3, 10), (4, 11), (20, 21), (21, 20)] {
+                let mut b: Vec<f32> = (0..32).map(|i| i as f32 * amax / 64.0).collect();
+                b[p] = sg(&mut c, amax);
+                b[q] = sg(&mut c, tie);
+                blocks.push(b);
+            }
+        }
+    }
+    assert!(shown >= 4, "{shown} ties that change d");
+    blocks.push((0..32).map(|i| 1.0 + i as f32 / 8.0).collect());
+    blocks.push((0..32).map(|i| -(5.0 - i as f32 / 8.0)).collect());
+    blocks.push(
+        (0..32)
+            .map(|i| if i % 3 == 0 { -2.5 } else { 2.5 })
+            .collect(),
+    );
+    blocks.push(
+        (0..32)
+            .map(|i| if i % 2 == 0 { 0.0 } else { -0.0 })
+            .collect(),
+    );
+    blocks.push(
+        (0..32)
+            .map(|i| f32::from_bits(c.below(1 << 23) as u32 | ((i as u32 & 1) << 31)))
+            .collect(),
+    );
+    let mut b: Vec<f32> = (0..32).map(|i| (i as f32 - 15.5) * 0.3).collect();
+    b[9] = -f32::from_bits(1);
+    b[10] = f32::from_bits(0x007F_FFFF);
+    blocks.push(b);
+    for (p, v) in [
+        (0, f32::INFINITY),
+        (31, f32::NEG_INFINITY),
+        (17, f32::NAN),
+        (4, -f32::NAN),
+    ] {
+        let mut b: Vec<f32> = (0..32).map(|i| (i as f32 - 15.5) * 0.3).collect();
+        b[p] = v;
+        blocks.push(b);
+    }
+    // P3 = $FF: mid = id's significand, mx = x's; P = mx·mid, byte 3 of it
+    let sig = |v: f32| (v.to_bits() & 0x7F_FFFF | 0x80_0000) as u64;
+    for (i, m) in [3.0f32, 0.7, 100.0, 1.0, 12345.0, 0.02]
+        .into_iter()
+        .enumerate()
+    {
+        let d = ggml::f16_to_f32(ggml::f32_to_f16(m / 127.0));
+        let mid = sig(1.0 / d);
+        let mut b = vec![sg(&mut c, m)];
+        for k in 0..10 {
+            for neg in [false, true] {
+                let top = m * 2f32.powi(-k);
+                let v = loop {
+                    let v = top * (0.5 + c.rng.uniform() as f32 * 0.5);
+                    if v < m && ((sig(v) * mid) >> 24) & 0xFF == 0xFF {
+                        break v;
+                    }
+                };
+                b.push(if neg { -v } else { v });
+            }
+        }
+        while b.len() < 32 {
+            let u = (c.rng.uniform() * 2.0 - 1.0) as f32;
+            b.push(u * m);
+        }
+        b.rotate_left(i);
+        blocks.push(b);
+    }
+    if blocks.len() % 2 == 1 {
+        blocks.push((0..32).map(|i| (i as f32 - 15.5) * -0.7).collect());
+    }
+    let rows = 3u32;
+    let mut w = Vec::new();
+    for r in 0..rows {
+        for _ in 0..2 {
+            w.extend(0x3C00u16.to_le_bytes()); // scale 1
+            for j in 0..32u32 {
+                w.push(match r {
+                    0 => 1,
+                    1 => 1u8 << (j % 7),
+                    _ => c.below(256) as u8,
+                });
+            }
+        }
+    }
+    let wa = c.bytes(&w, false);
+    for pair in blocks.chunks(2) {
+        let x: Vec<f32> = pair.concat();
+        let xa = c.f32s(&x);
+        let za = c.alloc(4 * rows, true);
+        c.nan_ok(za, rows, 4);
+        c.setn(64, rows, 0);
+        c.i(Op::Gemv, GgmlType::Q8_0 as u8, 0, wa, xa, za);
+    }
+    c.run();
+}
+
+/// ATTN's scores scaled from the unpacked sum: softvec65.s's sv_k_scores leaves hdot's sum in the
+/// A form and multiplies it by the scale there (ymul), the packed way only for a sum that is not
+/// normal (±0, subnormal, infinite, NaN: and every F32 cache's) or a product out of ymul's
+/// exponent range. Each head's q at its own magnitude (2^-140 .. 2^112 against halves up to
+/// 65504, so sums from subnormal through the smallest normals, whose scaled scores are subnormal,
+/// to the largest and infinity), some q elements ±0, inf or NaN; head_dim 1 (scale 1), 4 (0.5), 3
+/// and 8; one, two and four query heads a KV head; T = 1, 64, 65 and 130 (the weights' and V
+/// columns' pointers carrying into their high bytes in hdot's step); F16 and F32 caches.
+#[test]
+fn attention_scores_scaled_from_the_unpacked_sum_at_its_ends_agree() {
+    let shapes = [
+        (4u32, 4u32, 1u32, 65u32),
+        (8, 4, 8, 64),
+        (8, 2, 4, 130),
+        (2, 1, 3, 1),
+        (4, 1, 8, 65),
+    ];
+    let exps = [
+        -140i32, -130, -127, -126, -125, -112, -100, 0, 100, 109, 110, 111, 112,
+    ];
+    let mut k = 0;
+    for &(nh, nkv, hd, t) in &shapes {
+        for kv in [KV_F16, KV_F32] {
+            let mut c = Case::new(
+                format!("ATTN scores scaled unpacked {:?} kv {kv}", (nh, nkv, hd, t)),
+                8800 + k,
+                1 << 20,
+            );
+            k += 1;
+            let kvd = nkv * hd;
+            let mut q = Vec::new();
+            for h in 0..nh {
+                let e = exps[(h as usize + k as usize * 3) % exps.len()];
+                for _ in 0..hd {
+                    q.push(match c.below(24) {
+                        0 => 0.0,
+                        1 => -0.0,
+                        2 if c.below(4) == 0 => f32::INFINITY,
+                        3 if c.below(6) == 0 => f32::NAN,
+                        _ => (c.rng.normal() as f32) * 2f32.powi(e),
+                    });
+                }
+            }
+            let cache = |c: &mut Case, top: bool| -> u32 {
+                let v: Vec<f32> = (0..t * kvd)
+                    .map(|_| match c.below(16) {
+                        0 if top => 65504.0,
+                        1 if top => -65504.0,
+                        2 => 0.0,
+                        3 => 6.0e-8,
+                        _ => (c.rng.normal() * if top { 3000.0 } else { 1.0 }) as f32,
+                    })
+                    .collect();
+                let b: Vec<u8> = if kv == KV_F16 {
+                    v.iter()
+                        .flat_map(|x| ggml::f32_to_f16(*x).to_le_bytes())
+                        .collect()
+                } else {
+                    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+                };
+                c.bytes(&b, true)
+            };
+            let ka = cache(&mut c, true);
+            let va = cache(&mut c, false);
+            let qa = c.f32s(&q);
+            let blk = AttnBlock {
+                k_cache: ka,
+                v_cache: va,
+                n_heads: nh,
+                n_kv_heads: nkv,
+                head_dim: hd,
+                kv_format: kv,
+            };
+            c.attn(&blk, qa, t, None, true); // (a NaN's sign and payload are not compared)
+            c.run();
+        }
+    }
+}
