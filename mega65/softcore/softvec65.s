@@ -1551,7 +1551,12 @@ _sv_k_tabmul:
 ; (bytes 1-3), ex, rs, where its rounding would have put it into the A form (upks, which jumps
 ; here while sv_k_tabmul runs: the sum's way on without the A form and the kernel's tests): s's
 ; significand into the multiplier as it is; a y that is not normal or an exponent out of range
-; packs s and takes sv_mul. MULA and MULB's bytes 3 cleared.
+; packs s and takes sv_mul. MULA and MULB's bytes 3 cleared. yma: the same for s in the A form
+; (wx bytes 1-3, ae, as: ATTN's score from hdot), its exponent and sign put where ymul takes them.
+yma:    lda     ae
+        sta     ex
+        lda     as
+        sta     rs
 ymul:   lda     #0
         sta     ukeep
         sta     MULA+3
@@ -2572,11 +2577,11 @@ _sv_k_scores:
         lsr     kraw
         lda     aok
         beq     @pk
-        lda     #<_sv_c                 ; the A form times the scale: ymul (with y = sv_c), as
+        lda     #<_sv_c                 ; the A form times the scale: yma (with y = sv_c), as
         sta     _sv_q                   ; sv_mul takes the packed sum: the same bits
         lda     #>_sv_c
         sta     _sv_q+1
-        jsr     ymul
+        jsr     yma
         lda     #0
         sta     aok
         taz
