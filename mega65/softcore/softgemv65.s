@@ -155,7 +155,7 @@ tex:    adc     #0                      ; (patched: ex10 − 8) (C = 0) eh + ex 
 term_lz8:
         sbc     lz8,x                   ; (no borrow; C = 0 takes one more)
         sta     a:pe
-        ldq     <MULO                   ; MULB = the first product
+        ldq     <::MULO                 ; MULB = the first product (:: the global MULO, also inside TA)
         stq     <MULB
         ldx     <(MULA+1)               ; n's top byte again (LDQ took X)
         ldy     lz8,x
