@@ -2044,56 +2044,111 @@ _sv_k_lnout:
 
 ; ROPE over sv_n pairs: p = x (v0, v1), q = (c, s) per pair, which start again at sv_rq after
 ; sv_rw pairs and then every sv_rh (sv_rw = 0: not within a call's 255 pairs);
-; v0' = single(single(v0·c) − single(v1·s)), v1' = single(single(v0·s) + single(v1·c))
+; v0' = single(single(v0·c) − single(v1·s)), v1' = single(single(v0·s) + single(v1·c)).
+; Each half of a pair: the product with s (v1·s, its sign turned: a − b = a + (−b), and
+; single(−x) = −single(x)) rounds into the A form (ukeep $80), the product with c rounds
+; straight into fadd (ukeep $C0), and the sum, normal, is packed from wx, ex, rs by ptail
+; (fadd's +0, subnormal or infinite sums are packed already, aok 0). A product rmul makes is
+; never infinite: mexpm passes exponent sums up to 253, and a significand product of at most
+; (2 − 2^-23)² rounds, halved, to at most 2 − 2^-22 (exponent 254, no carry), so the first
+; product always reaches the A form and the second always fadd. Addition is commutative to the
+; bit on these operands (normal, finite; x + (−x) = +0 either way), so the order of the two
+; products does not matter. A half whose operands rmul does not take goes the definition's
+; way by sv_mul and sv_add (ukeep 0 there, $80 again after). s = ±0 (position 0): with v0 and v1
+; normal (rmul's tests on v·c), single(v·s) is a signed zero and p − (±0) = ±0 + p = p for
+; every p that rmul makes (normal, never zero), so v0' = single(v0·c) and v1' = single(v1·c).
 _sv_k_rope:
+        lda     #$80
+        sta     ukeep
 @loop:  getf    v, _sv_p, 0             ; v0
         getf    kv, _sv_p, 4            ; v1
         getf    _sv_c, _sv_q, 0         ; c (here: the pair's c and s in zero page, for rmul)
         getf    _sv_acc, _sv_q, 4       ; s
-        ldx     #kv                     ; (v1·s first: with s = 0, at position 0, the pair
-        ldy     #_sv_acc                ; goes the old way before any product)
-        jsr     rmul                    ; v1·s
+        ldx     #kv
+        ldy     #_sv_acc
+        jsr     rmul                    ; v1·s to the A form
+        bcs     @z
+        lda     as
+        eor     #$80
+        sta     as                      ; −single(v1·s)
+        lda     #$C0
+        sta     ukeep
+        ldx     #v
+        ldy     #_sv_c
+        jsr     rmul                    ; + v0·c
         bcs     @g1
-        movf    kt, _sv_r
+        lda     aok
+        beq     @p1
+        jsr     ptail
+        bra     @p1
+@z:     lda     #0                      ; (ukeep 0 from here: the roundings pack)
+        sta     ukeep
+        lda     _sv_acc+3
+        asl     a
+        ora     _sv_acc+2
+        ora     _sv_acc+1
+        ora     _sv_acc
+        bne     @g1                     ; s not ±0
         ldx     #v
         ldy     #_sv_c
         jsr     rmul                    ; v0·c
-        bcc     @a1
-@g1:    ldx     #kv
+        bcs     @g1
+        movf    kt, _sv_r
+        ldx     #kv
+        ldy     #_sv_c
+        jsr     rmul                    ; v1·c
+        bcs     @g1
+        putf    _sv_p, kt
+        step4   _sv_p
+        lbra    @q2
+@g1:    lda     #0
+        sta     ukeep
+        ldx     #kv
         ldz     #4
         jsr     mulq                    ; v1·s
         movf    kt, _sv_r
         ldx     #v
         ldz     #0
         jsr     mulq                    ; v0·c
-@a1:    movf    _sv_a, _sv_r
+        movf    _sv_a, _sv_r
         movf    _sv_b, kt
         lda     _sv_b+3
         eor     #$80
         sta     _sv_b+3
         jsr     _sv_add
-        putf    _sv_p, _sv_r
+        lda     #$80
+        sta     ukeep
+@p1:    putf    _sv_p, _sv_r
         step4   _sv_p
         ldx     #v
         ldy     #_sv_acc
-        jsr     rmul                    ; v0·s
+        jsr     rmul                    ; v0·s to the A form
         bcs     @g2
-        movf    kt, _sv_r
+        lda     #$C0
+        sta     ukeep
         ldx     #kv
         ldy     #_sv_c
-        jsr     rmul                    ; v1·c
-        bcc     @a2
-@g2:    ldx     #v
+        jsr     rmul                    ; + v1·c
+        bcs     @g2
+        lda     aok
+        beq     @p2
+        jsr     ptail
+        bra     @p2
+@g2:    lda     #0
+        sta     ukeep
+        ldx     #v
         ldz     #4
         jsr     mulq                    ; v0·s
         movf    kt, _sv_r
         ldx     #kv
         ldz     #0
         jsr     mulq                    ; v1·c
-@a2:    movf    _sv_a, kt
+        movf    _sv_a, kt
         movf    _sv_b, _sv_r
         jsr     _sv_add
-        putf    _sv_p, _sv_r
+@q2:    lda     #$80
+        sta     ukeep
+@p2:    putf    _sv_p, _sv_r
         step4   _sv_p
         step4   _sv_q, 8
         dec     _sv_rw                  ; the (c, s) table's end: back to its start
@@ -2106,6 +2161,8 @@ _sv_k_rope:
         sta     _sv_rw
 :       dec     _sv_n
         lbne    @loop
+        lda     #0
+        sta     ukeep
         ldz     #0
         rts
 

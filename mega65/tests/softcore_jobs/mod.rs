@@ -1943,6 +1943,135 @@ fn rope_products_from_zero_page_agree_at_their_edges() {
     }
 }
 
+/// ROPE's sums of two rounded products kept unpacked (softvec65.s's `_sv_k_rope`): the product
+/// with s rounds into the A form (v1·s with its sign turned for v0'), the product with c into
+/// fadd, and s = ±0 (position 0) gives v0·c and v1·c alone. The pairs put the second product
+/// 0-31 binades below or up to 8 above the first (either half), exactly its negative (x − x =
+/// +0), a few last places off it (cancellation, near the bottom of the range into subnormals),
+/// on ties (short fractions), and products or sums that round to infinity (all-ones fractions
+/// at the range's top, in the A form's product or in fadd's); tables at position 0 ((1, ±0),
+/// (c, ±0)), with subnormal, infinite or NaN c or s, and zeros, subnormals, infinities and NaN
+/// in v; head_dim 2, 8, 64 and 6 or 14 (N1 of 1-32 pairs), an odd N0 leaving its last element.
+#[test]
+fn rope_sums_of_products_kept_unpacked_agree_at_their_edges() {
+    let specials = [
+        0.0f32,
+        -0.0,
+        1e-41,
+        -3e-45,
+        2e-39,
+        f32::INFINITY,
+        -f32::INFINITY,
+        f32::NAN,
+    ];
+    for k in 0..32u64 {
+        let mut c = Case::new(format!("ROPE unpacked sums #{k}"), 9900 + k, 1 << 18);
+        let h = [1u32, 4, 32, 3, 7][(k % 5) as usize];
+        let pos0 = k % 4 == 1;
+        let cs: Vec<f32> = (0..h)
+            .flat_map(|_| {
+                let sign = |c: &mut Case| c.below(2) == 0;
+                let one = |c: &mut Case| -> f32 {
+                    match c.below(10) {
+                        0 => specials[c.below(specials.len() as u64) as usize],
+                        1 => fields(sign(c), 254 - c.below(3) as u32, 0x7F_FFFF),
+                        2 => fields(sign(c), 1 + c.below(3) as u32, 0x7F_FFFF),
+                        3 | 4 => {
+                            let keep = c.below(24) as u32;
+                            let f = short_fraction(c, keep);
+                            let e = edge_exponent(c);
+                            fields(sign(c), e, f)
+                        }
+                        _ => (c.rng.uniform() * 40.0).sin() as f32,
+                    }
+                };
+                let cc = if pos0 && c.below(2) == 0 {
+                    1.0
+                } else {
+                    one(&mut c)
+                };
+                let ss = if pos0 {
+                    match c.below(8) {
+                        0 => specials[c.below(specials.len() as u64) as usize],
+                        1 => f32::from_bits(1 + c.below(3) as u32), // subnormal, low bits only
+                        2 | 3 => -0.0,
+                        _ => 0.0,
+                    }
+                } else {
+                    one(&mut c)
+                };
+                [cc, ss]
+            })
+            .collect();
+        let pairs = 1 + c.below(90) as u32;
+        let mut x = Vec::new();
+        for i in 0..pairs {
+            let j = (i % h) as usize;
+            let (cc, ss) = (cs[2 * j] as f64, cs[2 * j + 1] as f64);
+            let ecb = |v: f64| ((v as f32).to_bits() >> 23 & 0xFF) as i32;
+            // v0: its product with c in the middle, at the bottom or at the top of the range
+            let keep = c.below(24) as u32;
+            let f0 = if c.below(6) == 0 {
+                0x7F_FFFF
+            } else {
+                short_fraction(&mut c, keep)
+            };
+            let target = match c.below(6) {
+                0 => 2 + c.below(6) as i32,
+                1 => 254 - c.below(3) as i32,
+                _ => 107 + c.below(40) as i32,
+            };
+            let e0 = (target - ecb(cc) + 127).clamp(1, 254) as u32;
+            let v0 = match c.below(16) {
+                0 => specials[c.below(specials.len() as u64) as usize],
+                _ => fields(c.below(2) == 0, e0, f0),
+            };
+            // v1 so that its product is the other's (in v0' or v1') scaled by 2^-d, perturbed
+            let half1 = c.below(2) == 0;
+            let t = if half1 {
+                v0 as f64 * cc / ss
+            } else {
+                v0 as f64 * ss / cc
+            };
+            let d = c.below(40) as i32 - 8;
+            let base = (t * 2f64.powi(-d)) as f32;
+            let v1 = match c.below(12) {
+                0 => specials[c.below(specials.len() as u64) as usize],
+                1 => fields(c.below(2) == 0, 254 - c.below(2) as u32, 0x7F_FFFF),
+                2..=4 if base.is_finite() && base != 0.0 => {
+                    let u = c.below(7) as i32 - 3;
+                    f32::from_bits((base.to_bits() as i32 + u) as u32)
+                }
+                5 | 6 if base.is_finite() => {
+                    let keep = c.below(24) as u32;
+                    let f = short_fraction(&mut c, keep);
+                    let e = (base.to_bits() >> 23 & 0xFF).max(1);
+                    fields(c.below(2) == 0, e, f)
+                }
+                _ => {
+                    if c.below(2) == 0 {
+                        -base
+                    } else {
+                        base
+                    }
+                }
+            };
+            x.extend([v0, v1]);
+        }
+        if k % 3 == 0 {
+            x.push(c.value()); // an odd last element, left as it is
+        }
+        let n0 = x.len() as u32;
+        let xa = c.f32s(&x);
+        let ca = c.f32s(&cs);
+        c.nan_ok(xa, n0, 4);
+        let (xo, co) = (c.operand(xa), c.operand(ca));
+        c.setn(n0, 2 * h, 0);
+        c.i(Op::Rope, 0, 0, xo, co, 0);
+        c.run();
+    }
+}
+
 #[test]
 fn rope_meanrows_and_argmax_agree_bit_for_bit() {
     for k in 0..16u64 {
