@@ -2047,40 +2047,83 @@ _sv_k_lnout:
 ; v0' = single(single(v0·c) − single(v1·s)), v1' = single(single(v0·s) + single(v1·c)).
 ; Each half of a pair: the product with s (v1·s, its sign turned: a − b = a + (−b), and
 ; single(−x) = −single(x)) rounds into the A form (ukeep $80), the product with c rounds
-; straight into fadd (ukeep $C0), and the sum, normal, is packed from wx, ex, rs by ptail
+; straight into fadd (ukeep $C0), and the sum, normal, is packed from wx, ex, rs by rpk
 ; (fadd's +0, subnormal or infinite sums are packed already, aok 0). A product rmul makes is
 ; never infinite: mexpm passes exponent sums up to 253, and a significand product of at most
 ; (2 − 2^-23)² rounds, halved, to at most 2 − 2^-22 (exponent 254, no carry), so the first
 ; product always reaches the A form and the second always fadd. Addition is commutative to the
 ; bit on these operands (normal, finite; x + (−x) = +0 either way), so the order of the two
-; products does not matter. A half whose operands rmul does not take goes the definition's
-; way by sv_mul and sv_add (ukeep 0 there, $80 again after). s = ±0 (position 0): with v0 and v1
+; products does not matter. The four operands' exponents are tested once a pair (rmx takes
+; them from tp); a pair with one that is not normal, or whose first product's exponent mexpm
+; does not take, goes the definition's way by sv_mul and sv_add (ukeep 0 there, $80 again
+; after); a second half whose product is out of mexpm's range alone. s = ±0 (position 0): with v0 and v1
 ; normal (rmul's tests on v·c), single(v·s) is a signed zero and p − (±0) = ±0 + p = p for
 ; every p that rmul makes (normal, never zero), so v0' = single(v0·c) and v1' = single(v1·c).
 _sv_k_rope:
         lda     #$80
         sta     ukeep
-@loop:  getf    v, _sv_p, 0             ; v0
+@loop:  getf    v, _sv_p, 0             ; v0 (and the four operands' exponents to tp, from
+        tya                             ; each one's bytes 2 and 3 in Y and Z)
+        asl     a
+        tza
+        rol     a
+        sta     tp
         getf    kv, _sv_p, 4            ; v1
+        tya
+        asl     a
+        tza
+        rol     a
+        sta     tp+1
         getf    _sv_c, _sv_q, 0         ; c (here: the pair's c and s in zero page, for rmul)
+        tya
+        asl     a
+        tza
+        rol     a
+        sta     tp+2
         getf    _sv_acc, _sv_q, 4       ; s
+        tya
+        asl     a
+        tza
+        rol     a
+        sta     tp+3
+        dec     a                       ; each 1..254 (normal), else the pair's slow ways
+        cmp     #$FE
+        bcs     @z
+        lda     tp+2
+        dec     a
+        cmp     #$FE
+        bcs     @z
+        lda     tp+1
+        dec     a
+        cmp     #$FE
+        bcs     @z
+        lda     tp
+        dec     a
+        cmp     #$FE
+        bcs     @z
+        lda     tp+1
+        sta     ex
+        lda     tp+3
         ldx     #kv
         ldy     #_sv_acc
-        jsr     rmul                    ; v1·s to the A form
-        bcs     @z
+        jsr     rmx                     ; v1·s to the A form
+        bcs     @g1
         lda     as
         eor     #$80
         sta     as                      ; −single(v1·s)
         lda     #$C0
         sta     ukeep
+        lda     tp
+        sta     ex
+        lda     tp+2
         ldx     #v
         ldy     #_sv_c
-        jsr     rmul                    ; + v0·c
+        jsr     rmx                     ; + v0·c
         bcs     @g1
         lda     aok
         beq     @p1
-        jsr     ptail
-        bra     @p1
+        jsr     rpk
+        bra     @s1
 @z:     lda     #0                      ; (ukeep 0 from here: the roundings pack)
         sta     ukeep
         lda     _sv_acc+3
@@ -2116,24 +2159,30 @@ _sv_k_rope:
         eor     #$80
         sta     _sv_b+3
         jsr     _sv_add
-        lda     #$80
-        sta     ukeep
 @p1:    putf    _sv_p, _sv_r
-        step4   _sv_p
+@s1:    step4   _sv_p
+        bit     ukeep
+        bpl     @g2                     ; (ukeep 0: the first half went the slow way, and so
+        lda     tp                      ; does the second; $80: four normal operands)
+        sta     ex
+        lda     tp+3
         ldx     #v
         ldy     #_sv_acc
-        jsr     rmul                    ; v0·s to the A form
+        jsr     rmx                     ; v0·s to the A form
         bcs     @g2
         lda     #$C0
         sta     ukeep
+        lda     tp+1
+        sta     ex
+        lda     tp+2
         ldx     #kv
         ldy     #_sv_c
-        jsr     rmul                    ; + v1·c
+        jsr     rmx                     ; + v1·c
         bcs     @g2
         lda     aok
         beq     @p2
-        jsr     ptail
-        bra     @p2
+        jsr     rpk
+        bra     @s2
 @g2:    lda     #0
         sta     ukeep
         ldx     #v
@@ -2149,7 +2198,7 @@ _sv_k_rope:
 @q2:    lda     #$80
         sta     ukeep
 @p2:    putf    _sv_p, _sv_r
-        step4   _sv_p
+@s2:    step4   _sv_p
         step4   _sv_q, 8
         dec     _sv_rw                  ; the (c, s) table's end: back to its start
         bne     :+
@@ -2166,6 +2215,21 @@ _sv_k_rope:
         ldz     #0
         rts
 
+; ROPE's normal sum (wx, ex, rs) packed as ptail does, but in Q and straight to x's element at sv_p
+; (STQ (bp) ignores Z: quad.inc)
+rpk:    lda     ex
+        lsr     a                       ; C = the exponent's low bit
+        ora     rs
+        taz
+        lda     wx+3
+        bcs     :+
+        and     #$7F
+:       tay
+        ldx     wx+2
+        lda     wx+1
+        stqi    _sv_p
+        rts
+
 ; ROPE's products: sv_r = single(the f32 at zero-page X · the f32 at zero-page Y) with C = 0 when
 ; both are normal and the product's exponent is one sv_mul takes (mexp): their significands into
 ; the multiplier from zero page and on into mulo, as sv_mul; else C = 1 and nothing rounded
@@ -2174,18 +2238,18 @@ rmul:   lda     2,x
         asl     a
         lda     3,x
         rol     a                       ; a's exponent
-        beq     @no
+        beq     rmno
         cmp     #$FF
-        beq     @no
+        beq     rmno
         sta     ex
         lda     2,y
         asl     a
         lda     3,y
         rol     a                       ; b's exponent
-        beq     @no
+        beq     rmno
         cmp     #$FF
-        beq     @no
-        mexpm   @no
+        beq     rmno
+rmx:    mexpm   rmno                     ; (rmx: normal operands, ex = a's exponent, A = b's)
         lda     3,x
         eor     3,y
         and     #$80
@@ -2210,7 +2274,7 @@ rmul:   lda     2,x
         jsr     mulo
         clc
         rts
-@no:    sec
+rmno:    sec
         rts
 
 ; sv_r = single(the f32 at zero-page X · the f32 at sv_q + Z)
