@@ -2054,7 +2054,7 @@ _sv_k_lnout:
 ; product always reaches the A form and the second always fadd. Addition is commutative to the
 ; bit on these operands (normal, finite; x + (−x) = +0 either way), so the order of the two
 ; products does not matter. The four operands' exponents are tested once a pair (rmx takes
-; them from tp); a pair with one that is not normal, or whose first product's exponent mexpm
+; them from tp: the table segment's bytes, which SILUMUL and `table` write afresh each time); a pair with one that is not normal, or whose first product's exponent mexpm
 ; does not take, goes the definition's way by sv_mul and sv_add (ukeep 0 there, $80 again
 ; after); a second half whose product is out of mexpm's range alone. s = ±0 (position 0): with v0 and v1
 ; normal (rmul's tests on v·c), single(v·s) is a signed zero and p − (±0) = ±0 + p = p for
