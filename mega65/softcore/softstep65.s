@@ -103,28 +103,18 @@ address:
         ldx     #0
         rts
 
+; The 32-bit compares are quad subtractions: SBCQ's C is the carry out of bit 31, as SBC's out of
+; bit 7 (spec/mega65.md §M1.6), so C set ⇔ the first operand ≥ the second (unsigned).
 _sc_step:
-        sec                             ; sc_count >= soft_instr_limit: the instruction limit
-        lda     _sc_count
-        sbc     _soft_instr_limit
-        lda     _sc_count+1
-        sbc     _soft_instr_limit+1
-        lda     _sc_count+2
-        sbc     _soft_instr_limit+2
-        lda     _sc_count+3
-        sbc     _soft_instr_limit+3
+        ldq     _sc_count               ; sc_count >= soft_instr_limit: the instruction limit
+        sec
+        sbcq    _soft_instr_limit
         bcs     limit
         lda     wl_on                   ; a work limit and sc_work >= it: the same fault
         beq     @pc
+        ldq     _sc_work
         sec
-        lda     _sc_work
-        sbc     _soft_work_limit
-        lda     _sc_work+1
-        sbc     _soft_work_limit+1
-        lda     _sc_work+2
-        sbc     _soft_work_limit+2
-        lda     _sc_work+3
-        sbc     _soft_work_limit+3
+        sbcq    _soft_work_limit
         bcs     limit
 @pc:    lda     _sc_pc                  ; the PC: 16-byte aligned,
         and     #15
@@ -132,15 +122,9 @@ _sc_step:
         lda     _sc_pc+3                ; at or above IMG_BASE (its low 24 bits are 0),
         cmp     #>(IMG_BASE >> 16)
         bcc     address
-        sec                             ; and at most sc_pc_last (its 16 bytes in memory)
-        lda     _sc_pc_last
-        sbc     _sc_pc
-        lda     _sc_pc_last+1
-        sbc     _sc_pc+1
-        lda     _sc_pc_last+2
-        sbc     _sc_pc+2
-        lda     _sc_pc_last+3
-        sbc     _sc_pc+3
+        ldq     _sc_pc_last             ; and at most sc_pc_last (its 16 bytes in memory)
+        sec
+        sbcq    _sc_pc
         bcc     address
         .assert (IMG_BASE & $FFFFFF) = 0, error, "softstep65.s: IMG_BASE's low 24 bits"
 ; the fetch: four quad loads through a flat pointer (LDQ [fp],Z with Z = 0, as sm_read32; SSNAIL
