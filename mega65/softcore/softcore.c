@@ -124,6 +124,10 @@ static uint32_t le32(const uint8_t *p)
 /* addr(op) of the instruction's word w (1 = X, 2 = Y, 3 = Z), §3.2: bit 31 clear → op & $0FFFFFFF;
  * set → A[bits 27-24] + bits 23-0, the sum not masked (A < 2²⁸, so it fits 32 bits; a sum past
  * memory faults where it is used). */
+#ifdef SC_ASM_STEP
+uint32_t sc_addr(uint8_t w); /* softstep65.s, this definition in 45GS02 code */
+#define addr sc_addr
+#else
 static uint32_t addr(uint8_t w)
 {
     uint8_t t = OP_TOP(w);
@@ -131,6 +135,7 @@ static uint32_t addr(uint8_t w)
         return sc_a[t & 15] + (ins.w[w] & ADDR_OFFSET);
     return ins.w[w] & ADDR_MASK;
 }
+#endif
 
 static uint32_t reg(uint8_t n)
 {
@@ -219,16 +224,19 @@ static uint32_t traffic(void)
 }
 /* The next state after the instruction that ran: SOFT_BUSY (set before each step), SOFT_SYNC,
  * SOFT_HALT. */
-static uint8_t sc_next;
+SC_STATE uint8_t sc_next;
 
 #ifdef SC_ASM_STEP
 uint8_t sc_step(void);
+uint8_t sc_loop(uint16_t budget);
 #define step sc_step
 /* The instruction softstep65.s fetched and left to C: the rest of step() below. */
 uint8_t sc_exec(void)
 {
-    uint8_t e = SC_OK;
-    uint32_t v;
+    /* static: cc65's stack frame and 32-bit stack stores cost more than the function's own work */
+    static uint8_t e;
+    static uint32_t v;
+    e = SC_OK;
 #else
 /* One instruction at sc_pc: 0 (sc_next: the next state), or a fault. */
 static uint8_t step(void)
@@ -373,13 +381,18 @@ void soft_go(uint32_t job)
 
 uint8_t soft_run(uint16_t budget)
 {
+#ifndef SC_ASM_STEP
     uint8_t next;
     uint32_t pc;
+#endif
     if (sc_state != SOFT_BUSY && sc_state != SOFT_SYNC)
         return sc_state;
     if (sc_state == SOFT_SYNC) /* the host may have written SSNAIL memory at the SYNC */
         sc_keep = 0;
     sc_state = SOFT_BUSY;
+#ifdef SC_ASM_STEP
+    return sc_state = sc_loop(budget); /* softstep65.s: this loop in 45GS02 code */
+#else
     while (budget--) {
         pc = sc_pc;
         sc_next = SOFT_BUSY;
@@ -398,4 +411,5 @@ uint8_t soft_run(uint16_t budget)
             return sc_state = next;
     }
     return SOFT_BUSY;
+#endif
 }

@@ -12,8 +12,11 @@
         .include        "softcore_window.inc"
         .include        "mega65_io.inc"
         .include        "dmajob.inc"            ; a job list's address, its start
-        .import         popax, popeax
+        .import         popeax
         .importzp       sreg
+        .p02                            ; (the 4510's ca65 takes sp for its stack register)
+        .importzp       sp
+        .p4510
         .export         _sm_read8, _sm_read16, _sm_read32, _sm_write16, _sm_write32
         .export         _sm_read, _sm_write
         ; for the core's own DMA (e.g. softgemv65.s): a near address in the window's code or data
@@ -26,15 +29,16 @@
         .assert         __BSS_RUN__ >= SC_WIN_END || __BSS_RUN__ + __BSS_SIZE__ <= SC_WIN_START, lderror, "the core's BSS is in its window (softcore_window.inc)"
 
         .zeropage
+near:   .res    2                       ; sm_read/sm_write's near pointer (take_args: just below fp)
 fp:     .res    4                       ; flat pointer for [fp],Z
         ; (softstep65.s fetches instructions through it too, between the calls here)
 sm_fp   = fp
         .exportzp       sm_fp
+        .assert fp = near + 2, error, "softmem_m65.s: take_args copies near and fp as one"
 
         .bss
 val:    .res    4                       ; sm_write32/16's value
 valn:   .res    1                       ; its bytes
-near:   .res    2                       ; sm_read/sm_write's near pointer
 
         .data
 ; one enhanced DMA job (F018B, addresses crossing megabyte boundaries instead of wrapping inside
@@ -188,16 +192,26 @@ _sm_write:
         jmp     run_list
 @none:  rts
 
-; n (A/X) -> count, the near pointer -> near, addr -> fp; Z flag set when n = 0 (a DMA count of 0
-; would move 64 KB)
+; n (A/X) -> count, the near pointer -> near, addr -> fp, the six bytes taken off the C stack
+; (cc65 pushed addr, then the pointer: sp+0-1 the pointer, sp+2-5 addr, as popax then popeax take
+; them); Z flag set when n = 0 (a DMA count of 0 would move 64 KB)
 take_args:
         sta     count
         stx     count+1
-        jsr     popax
-        sta     near
-        stx     near+1
-        jsr     popeax
-        set_fp
+        ldy     #5
+        .p02                            ; (cc65's sp, not the 4510's stack register)
+@arg:   lda     (sp),y
+        sta     near,y                  ; near, then fp: adjacent (.assert below)
+        dey
+        bpl     @arg
+        clc
+        lda     sp
+        adc     #6
+        sta     sp
+        bcc     @popped
+        inc     sp+1
+@popped:
+        .p4510
         lda     count
         ora     count+1
         rts

@@ -16,9 +16,13 @@
         .include        "ssnail_regs.inc"       ; SS_ERR_*, IMG_BASE
         .import         _sc_count, _sc_work, _sc_r, _sc_a, _sc_n, _sc_pc, _sc_pc_last, _sc_ins
         .import         _soft_instr_limit, _soft_work_limit
-        .import         _sc_exec, _sc_work_add
+        .import         _sc_exec, _sc_work_add, _sc_next, _sc_stop, _soft_error, _soft_pc, _soft_fault_pc
         .importzp       sreg, sm_fp
-        .export         _sc_step
+        .export         _sc_step, _sc_loop, _sc_addr
+
+SOFT_BUSY = 0                           ; soft_run's results (softcore.h)
+SOFT_FAULT = 3
+SOFT_STOPPED = 4
 
 INS_X   = _sc_ins + 4                   ; the instruction's words X, Y, Z (little-endian)
 INS_Y   = _sc_ins + 8
@@ -35,6 +39,57 @@ INS_Z   = _sc_ins + 12
 
         .code
 
+; uint8_t sc_loop(uint16_t budget): soft_run's loop (softcore.c; its C form is the definition): up
+; to budget steps, each with pc = sc_pc, sc_next = SOFT_BUSY and soft_error = the step's result;
+; soft_pc = sc_pc when it returns; RUN/STOP seen → soft_error = 0, SOFT_STOPPED; a fault → soft_fault_pc =
+; the step's PC, SOFT_FAULT; a SYNC or HALT → that state; the budget used up → SOFT_BUSY. In A (X = 0).
+; (Through cc65's C the loop cost about 200 cycles a step: its 32-bit locals on the C stack.)
+_sc_loop:
+        sta     budget
+        stx     budget+1
+        lda     _soft_work_limit        ; wl_on: a work limit (soft_work_limit is set before GO)
+        ora     _soft_work_limit+1
+        ora     _soft_work_limit+2
+        ora     _soft_work_limit+3
+        sta     wl_on
+@next:  lda     budget                  ; while (budget--)
+        bne     @dec
+        lda     budget+1
+        beq     @busy
+        dec     budget+1
+@dec:   dec     budget
+        ldq     _sc_pc                  ; pc = sc_pc (quad load/store: spec/mega65.md §M1.6)
+        stq     step_pc
+        lda     #0                      ; sc_next = SOFT_BUSY
+        .assert SOFT_BUSY = 0, error, "softstep65.s: SOFT_BUSY"
+        sta     _sc_next
+        jsr     _sc_step
+        sta     _soft_error
+        ldx     _sc_stop
+        bne     @stopped
+        tax
+        bne     @fault
+        lda     _sc_next
+        beq     @next
+        bra     @end
+@stopped:
+        lda     #0
+        sta     _soft_error
+        lda     #SOFT_STOPPED
+        bra     @end
+@fault: ldq     step_pc                 ; soft_fault_pc = the faulting instruction's PC
+        stq     _soft_fault_pc
+        lda     #SOFT_FAULT
+        bra     @end
+@busy:  lda     #SOFT_BUSY
+@end:   pha                             ; soft_pc = sc_pc (read only after soft_run: softcore.h;
+        ldq     _sc_pc                  ; the quad load takes A, X, Y and Z)
+        stq     _soft_pc
+        pla
+        ldx     #0
+        ldz     #0                      ; (cc65 code needs Z = 0)
+        rts
+
 ; the faults before the fetch (here: within the checks' branches)
 limit:  lda     #SS_ERR_INSTR_LIMIT
         ldx     #0
@@ -48,31 +103,18 @@ address:
         ldx     #0
         rts
 
+; The 32-bit compares are quad subtractions: SBCQ's C is the carry out of bit 31, as SBC's out of
+; bit 7 (spec/mega65.md §M1.6), so C set ⇔ the first operand ≥ the second (unsigned).
 _sc_step:
-        sec                             ; sc_count >= soft_instr_limit: the instruction limit
-        lda     _sc_count
-        sbc     _soft_instr_limit
-        lda     _sc_count+1
-        sbc     _soft_instr_limit+1
-        lda     _sc_count+2
-        sbc     _soft_instr_limit+2
-        lda     _sc_count+3
-        sbc     _soft_instr_limit+3
-        bcs     limit
-        lda     _soft_work_limit        ; a work limit and sc_work >= it: the same fault
-        ora     _soft_work_limit+1
-        ora     _soft_work_limit+2
-        ora     _soft_work_limit+3
-        beq     @pc
+        ldq     _sc_count               ; sc_count >= soft_instr_limit: the instruction limit
         sec
-        lda     _sc_work
-        sbc     _soft_work_limit
-        lda     _sc_work+1
-        sbc     _soft_work_limit+1
-        lda     _sc_work+2
-        sbc     _soft_work_limit+2
-        lda     _sc_work+3
-        sbc     _soft_work_limit+3
+        sbcq    _soft_instr_limit
+        bcs     limit
+        lda     wl_on                   ; a work limit and sc_work >= it: the same fault
+        beq     @pc
+        ldq     _sc_work
+        sec
+        sbcq    _soft_work_limit
         bcs     limit
 @pc:    lda     _sc_pc                  ; the PC: 16-byte aligned,
         and     #15
@@ -80,28 +122,16 @@ _sc_step:
         lda     _sc_pc+3                ; at or above IMG_BASE (its low 24 bits are 0),
         cmp     #>(IMG_BASE >> 16)
         bcc     address
-        sec                             ; and at most sc_pc_last (its 16 bytes in memory)
-        lda     _sc_pc_last
-        sbc     _sc_pc
-        lda     _sc_pc_last+1
-        sbc     _sc_pc+1
-        lda     _sc_pc_last+2
-        sbc     _sc_pc+2
-        lda     _sc_pc_last+3
-        sbc     _sc_pc+3
+        ldq     _sc_pc_last             ; and at most sc_pc_last (its 16 bytes in memory)
+        sec
+        sbcq    _sc_pc
         bcc     address
         .assert (IMG_BASE & $FFFFFF) = 0, error, "softstep65.s: IMG_BASE's low 24 bits"
 ; the fetch: four quad loads through a flat pointer (LDQ [fp],Z with Z = 0, as sm_read32; SSNAIL
 ; addresses are attic RAM's flat addresses, softmem_m65.s), the pointer's low byte the PC's with
 ; 4, 8, 12 (the PC is 16-byte aligned)
-        lda     _sc_pc
-        sta     sm_fp
-        lda     _sc_pc+1
-        sta     sm_fp+1
-        lda     _sc_pc+2
-        sta     sm_fp+2
-        lda     _sc_pc+3
-        sta     sm_fp+3
+        ldq     _sc_pc
+        stq     sm_fp
 .repeat 4, k
         ldz     #0
         .byte   $42, $42, $EA           ; LDQ [sm_fp],Z
@@ -122,10 +152,7 @@ _sc_step:
         bne     @counted
         inc     _sc_count+3
 @counted:
-        lda     _soft_work_limit        ; with a work limit: sc_work_add(16)
-        ora     _soft_work_limit+1
-        ora     _soft_work_limit+2
-        ora     _soft_work_limit+3
+        lda     wl_on                   ; with a work limit: sc_work_add(16)
         beq     @step_pc
         lda     #0
         sta     sreg
@@ -236,7 +263,10 @@ op_lea: jsr     rb_y
         inx
         cpx     #4
         bne     @in
-        jsr     addr_x                  ; res = addr(X)
+        lda     #1                      ; addr(X): res, res+1, sreg
+        jsr     _sc_addr
+        sta     res
+        stx     res+1
         ra_x
         clc
         lda     res
@@ -245,10 +275,10 @@ op_lea: jsr     rb_y
         lda     res+1
         adc     MULO+1
         sta     _sc_a+1,x
-        lda     res+2
+        lda     sreg
         adc     MULO+2
         sta     _sc_a+2,x
-        lda     res+3
+        lda     sreg+1
         adc     MULO+3
         and     #>(ADDR_MASK >> 16)
         sta     _sc_a+3,x
@@ -256,50 +286,54 @@ op_lea: jsr     rb_y
         tax
         rts
 
-; res = addr(X) (spec §3.2): bit 31 clear → X & ADDR_MASK; set → A[bits 27-24] + bits 23-0, the
-; sum not masked (softcore.c addr)
-addr_x: lda     INS_X+3
+; uint32_t sc_addr(uint8_t w): addr() of the instruction's word w (1 = X, 2 = Y, 3 = Z; spec §3.2):
+; bit 31 clear → the word & ADDR_MASK; set → A[bits 27-24] + bits 23-0, the sum not masked (A <
+; 2^28, so it fits 32 bits; softcore.c's addr is the definition). In A/X/sreg (cc65's long).
+_sc_addr:
+        asl     a
+        asl     a
+        tay                             ; Y = 4·w
+        lda     _sc_ins+3,y
         bmi     @rel
         and     #>(ADDR_MASK >> 16)
-        sta     res+3
-        lda     INS_X
-        sta     res
-        lda     INS_X+1
-        sta     res+1
-        lda     INS_X+2
-        sta     res+2
+        sta     sreg+1
+        lda     _sc_ins+2,y
+        sta     sreg
+        ldx     _sc_ins+1,y
+        lda     _sc_ins,y
         rts
 @rel:   and     #15
         asl     a
         asl     a
-        tay
+        tax                             ; X = 4·(bits 27-24)
         clc
-        lda     _sc_a,y
-        adc     INS_X
+        lda     _sc_a,x
+        adc     _sc_ins,y
         sta     res
-        lda     _sc_a+1,y
-        adc     INS_X+1
+        lda     _sc_a+1,x
+        adc     _sc_ins+1,y
         sta     res+1
-        lda     _sc_a+2,y
-        adc     INS_X+2
-        sta     res+2
-        lda     _sc_a+3,y
+        lda     _sc_a+2,x
+        adc     _sc_ins+2,y
+        sta     sreg
+        lda     _sc_a+3,x
         adc     #0
-        sta     res+3
+        sta     sreg+1
+        ldx     res+1
+        lda     res
         rts
         .assert ADDR_REL = $80000000 && ADDR_OFFSET = $00FFFFFF && ADDR_MASK = $0FFFFFFF, error, "softstep65.s: the address operand's fields"
 
 ; the branches: R[a] against R[b] (unsigned for BLT); taken: PC = addr(X)
 op_beq: jsr     cmp_ab
         bne     not_taken
-taken:  jsr     addr_x
-        lda     res
+taken:  lda     #1                      ; PC = addr(X)
+        jsr     _sc_addr
         sta     _sc_pc
-        lda     res+1
-        sta     _sc_pc+1
-        lda     res+2
+        stx     _sc_pc+1
+        lda     sreg
         sta     _sc_pc+2
-        lda     res+3
+        lda     sreg+1
         sta     _sc_pc+3
 not_taken:
         lda     #0
@@ -329,4 +363,7 @@ cmp_ab: jsr     rb_y
 @done:  rts
 
         .bss
-res:    .res    4                       ; addr(X)
+res:    .res    2                       ; addr(X)'s low half
+budget: .res    2                       ; sc_loop's steps left
+step_pc: .res   4                       ; the PC of sc_loop's step
+wl_on:  .res    1                       ; nonzero: a work limit

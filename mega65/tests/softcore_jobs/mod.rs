@@ -5087,3 +5087,89 @@ fn attention_scores_scaled_from_the_unpacked_sum_at_its_ends_agree() {
         }
     }
 }
+
+/// Address operands relative to an address register whose sum carries from the offset's bytes
+/// into every byte of the base (a sum past memory faults there, at its PC), with bits 28–30 set
+/// (ignored in both forms) and A15 among the bases: LDR, STR, COPY, VADD's three operands, a
+/// relative LEA and a taken branch through them.
+#[test]
+fn address_operands_whose_relative_sums_carry_into_every_byte_agree() {
+    let size = 1usize << 17;
+    for k in 0..16u64 {
+        let mut c = Case::new(format!("relative operands #{k}"), 9700 + k, size);
+        let junk = |c: &mut Case| (c.below(8) as u32) << 28;
+        // base = t − off with off past t's low 16 bits: the sum carries into bytes 1 and 2
+        let rel = |c: &mut Case, n: u8, t: u32| {
+            let off = (t & 0xFFFF) + 1 + c.below(0x8000) as u32;
+            let j = junk(c);
+            c.i(Op::Lea, n, 15, (t - off) | j, 0, 0);
+            areg(n, off) | junk(c)
+        };
+        // targets either side of the 64 KB boundary at BASE + $10000
+        let b = BASE + 0x1_0000;
+        let t1 = b - 8 + c.below(16) as u32;
+        let t2 = b - 8 + c.below(16) as u32 + 64;
+        let regs = [15u8, 1 + c.below(14) as u8];
+        let x1 = rel(&mut c, regs[0], t1);
+        let (r1, r2) = (c.below(15) as u8, c.below(15) as u8);
+        c.i(Op::Ldr, r1, 0, x1, 0, 0);
+        let x2 = rel(&mut c, regs[1], t2);
+        c.i(Op::Str, r2, 0, x2, 0, 0);
+        // COPY across the boundary, source and destination relative
+        let len = 1 + c.below(40) as u32;
+        let (s, d) = (b - c.below(48) as u32, b + 0x100 - c.below(48) as u32);
+        let (xs, xd) = (rel(&mut c, 3, s), rel(&mut c, 4, d));
+        c.i(Op::Copy, 0, 0, xs, xd, len);
+        // VADD of finite values at the boundary, all three operands relative
+        let n = 1 + c.below(9) as u32;
+        let (va, vb, vz) = (
+            b - 4 * c.below(10) as u32,
+            b + 0x200,
+            b + 0x400 - 4 * c.below(10) as u32,
+        );
+        for (at, v) in [(va, c.vector(n)), (vb, c.vector(n))] {
+            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            c.put(at, &bytes);
+        }
+        let (xa, xb, xz) = (rel(&mut c, 5, va), rel(&mut c, 6, vb), rel(&mut c, 7, vz));
+        c.setn(n, 0, 0);
+        c.i(Op::VAdd, 0, 0, xa, xb, xz);
+        // absolute operands with bits 28-30 set (never all clear here)
+        let x = (b - 2 + c.below(4) as u32) | (1 + c.below(7) as u32) << 28;
+        c.i(Op::Ldr, 14, 0, x, 0, 0);
+        let x = (b + 0x600 + c.below(4) as u32) | (1 + c.below(7) as u32) << 28;
+        c.i(Op::Str, 14, 0, x, 0, 0);
+        // a relative LEA: A8 = A[regs[1]] + offset (masked to 28 bits)
+        let z = c.rng.next_u64() as u32;
+        c.i(Op::Lea, 8, 15, x2, 0, z);
+        c.i(Op::Ldr, 9, 0, areg(8, 0), 0, 0);
+        // a taken branch to the next instruction but one, relative to an A whose low byte carries
+        let to = PROG + 16 * (c.prog.len() as u32 + 3);
+        let off = (to & 0xFF) + 1 + c.below(0x80) as u32;
+        c.i(Op::Lea, 10, 15, to - off, 0, 0);
+        let j = junk(&mut c);
+        c.i(Op::Beq, 15, 15, areg(10, off) | j, 0, 0);
+        c.li(11, 0xDEAD); // skipped
+        c.li(12, 0xBEEF);
+        for r in 0..16u8 {
+            c.i(Op::Str, r, 0, PROG + 0x1000 + 4 * r as u32, 0, 0);
+        }
+        if k % 2 == 1 {
+            // the sum carrying into the top byte: $9000000 and on lies past memory
+            let off = 0x100 + c.below(0xFF_0000) as u32;
+            let base = 0x0900_0000 - off + c.below(0x100) as u32;
+            c.i(Op::Lea, 13, 15, base, 0, 0);
+            let op = [Op::Ldr, Op::Str, Op::Copy, Op::VAdd][c.below(4) as usize];
+            let fault_at = PROG + 16 * c.prog.len() as u32;
+            c.i(op, 1, 0, areg(13, off), PROG + 0x1800, 8);
+            let out = c.run();
+            assert_eq!(
+                (out.error, out.fault_pc),
+                (3, fault_at),
+                "{k}: the fault and its PC"
+            );
+        } else {
+            c.run();
+        }
+    }
+}
