@@ -314,7 +314,9 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
     sv_a = sv_r;
     sv_b = eps;
     sv_addz();
-    r = rsqrt(sv_r);
+    sv_a = sv_r; /* rsqrt's steps without its call and 32-bit argument */
+    sv_sqrt();
+    r = sf_recip(sv_r);
 #else
     r = rsqrt(sf_add(sf_mul(ss, recip_n(n0)), eps));
 #endif
