@@ -53,12 +53,16 @@ static uint8_t more(uint32_t len)
 /* The chunk's n singles of the vector at base, to or from buf. */
 static void get(uint32_t base, f32 *buf)
 {
-    sm_read(base + 4 * at, buf, 4 * n);
+    if (at) /* (a vector's first chunk, most often its only one: no 32-bit multiply and add) */
+        base += 4 * at;
+    sm_read(base, buf, 4 * n);
 }
 
 static void put(uint32_t base, const f32 *buf)
 {
-    sm_write(base + 4 * at, buf, 4 * n);
+    if (at)
+        base += 4 * at;
+    sm_write(base, buf, 4 * n);
 }
 
 #ifdef SV_ASM
@@ -314,7 +318,9 @@ uint8_t sv_rmsnorm(uint32_t x, uint32_t g, uint32_t z, uint32_t n0, f32 eps)
     sv_a = sv_r;
     sv_b = eps;
     sv_addz();
-    r = rsqrt(sv_r);
+    sv_a = sv_r; /* rsqrt's steps without its call and 32-bit argument */
+    sv_sqrt();
+    r = sf_recip(sv_r);
 #else
     r = rsqrt(sf_add(sf_mul(ss, recip_n(n0)), eps));
 #endif

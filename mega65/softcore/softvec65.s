@@ -927,8 +927,10 @@ ad_nl1: inc     ex                      ; ex was 1: subnormal
 ; m its 24-bit significand, the radicand is m·2^25 (E odd) or m·2^26 (E even) and the root's 25
 ; bits come two radicand bits a time from the top (X = m·2^7 or m·2^8, leading pair at bits
 ; 31-30): rem T = 4T + the pair, trial R = 4·root + 1, root·2, and where T >= R, T − R and the
-; root's new bit 1. The 25th bit is the guard byte's top bit, a nonzero remainder its bit 0;
-; the exponent is floor((E + 127) / 2). Scratch: wx (X), wy (T), v (root), kv (R), kt, ey.
+; root's new bit 1. The root is kept as V = 4·root (R = V + 1 needs no shifts); after 13 steps
+; the radicand's bits are all in and T = 4T alone. T stays in Q (a trial that fails adds R
+; back). The 25th bit is the guard byte's top bit, a nonzero remainder its bit 0; the exponent
+; is floor((E + 127) / 2). Scratch: wx (X), wy (T at the end), v (V), kt, ey.
 _sv_sqrt:
         lda     _sv_a+3
         lbmi    @slow                   ; negative, or −0
@@ -958,42 +960,61 @@ _sv_sqrt:
         adc     #127
         ror     a                       ; (E + 127) / 2, 9 bits in C:A
         sta     ex
+        lda     #13                     ; (the counts in ey and kt: Q holds T)
+        sta     ey
+        lda     #12
+        sta     kt
         lda     #0
         sta     rs
         tax
         tay
-        taz
-        stq     wy                      ; T = 0
-        stq     v                       ; root = 0
-        lda     #25                     ; (the count in ey: LDQ loads X)
-        sta     ey
-@step:  aslqm   wx                      ; T = 4T + the radicand's next two bits
-        rolqm   wy
-        aslqm   wx
-        rolqm   wy
-        ldq     v                       ; R = 4·root + 1
-        aslq
-        aslq
-        ora     #1
-        stq     kv
-        aslqm   v                       ; root·2
-        ldq     wy
-        sec
-        sbcq    kv
-        bcc     :+
-        stq     wy                      ; T >= R: T − R, the root's new bit 1
-        inc     v
-:       dec     ey
+        taz                             ; T = Q = 0
+        stq     v                       ; V = 4·root = 0
+@step:  aslqm   wx                      ; T = 4T + the radicand's next two bits (a memory shift
+        rolq                            ; leaves Q as it is: the prefix's two NEGs restore A,
+        aslqm   wx                      ; §M1.6)
+        rolq
+        clc                             ; T − R with R = 4·root + 1 = V + 1: SBCQ with C clear
+        sbcq    v                       ; takes the one more (§M1.6: C at bit 31 as SBC's)
+        bcs     @yes
+        sec                             ; T < R: T back (+ V + 1), and V = 4·(2·root) = 2V
+        adcq    v
+        aslqm   v
+        dec     ey
         bne     @step
-        ; the root's bits 24-1 are the significand, its bit 0 the guard byte's top bit and a
+        bra     @two
+@yes:   aslqm   v                       ; T >= R: T − R, and V = 4·(2·root + 1) = 2V + 4 (SMB2
+        smb2    v                       ; sets the bit without A: §M1.2)
+        dec     ey
+        bne     @step
+@two:                                   ; 13 steps took the radicand's 26 bits 31-6; its pairs
+@step2: aslq                            ; are 0 from here: T = 4T (12 steps, counted in kt)
+        aslq
+        clc
+        sbcq    v
+        bcs     @yes2
+        sec
+        adcq    v
+        aslqm   v
+        dec     kt
+        bne     @step2
+        bra     @end
+@yes2:  aslqm   v
+        smb2    v
+        dec     kt
+        bne     @step2
+@end:   ; the root's bits 24-1 are the significand, its bit 0 the guard byte's top bit and a
         ; nonzero remainder the sticky
+        stq     wy
         lda     wy
         ora     wy+1
         ora     wy+2
         ora     wy+3
         sta     stk
-        ldq     v
-        rorq                            ; A:X:Y = root bits 1-24, C = bit 0 (Z = 0: bit 24 out)
+        ldq     v                       ; root = V / 4
+        lsrq
+        lsrq
+        lsrq                            ; A:X:Y = root bits 1-24, C = bit 0
         stq     kt
         lda     #0
         ror     a                       ; the guard byte

@@ -2270,6 +2270,74 @@ fn rmsnorm_square_roots_at_their_edges_agree() {
     }
 }
 
+/// RMSNORM's square root near its ties, of both exponent parities: for a 25-bit odd q (a root
+/// whose 25th bit, the guard, is 1) q² has 50 bits, so the singles just below and just above it
+/// (its top 24 bits, and one more) have roots just below and just above q, which round down
+/// and up (the remainder's sticky bit decides: a root is never exactly a tie). q² below 2^49
+/// gives an odd biased exponent (radicand m·2^25), above it an even one (m·2^26). Also exact
+/// squares (no remainder), significands whose lowest bit enters the root's last steps (odd m,
+/// odd exponent), and +0, −0, subnormals, +inf, NaN and a negative. x about 1e-23 makes every
+/// x² +0, so the radicand is eps itself.
+#[test]
+fn rmsnorm_square_roots_near_their_ties_at_either_exponent_parity_agree() {
+    let mut eps: Vec<u32> = vec![
+        0x4B7F_E001, // 4095², exact
+        0x4A80_0002,
+        0x3F80_0003,
+        0x4000_0003,
+        0x0000_0000,
+        0x8000_0000,
+        0x0000_0003,
+        0x007F_FFFF,
+        0x7F80_0000,
+        0x7FC0_0000,
+        0xC080_0000,
+    ];
+    let mut rng = Rng::new(7640);
+    let mut qs: Vec<u64> = vec![(1 << 24) + 1, (1 << 25) - 1, (1 << 24) + 3, 0x016A_09E7];
+    for _ in 0..14 {
+        qs.push((1 << 24) | (rng.next_u64() & 0xFF_FFFF) | 1);
+    }
+    for (i, &q) in qs.iter().enumerate() {
+        let s = q * q;
+        // m·2^25 (odd exponent) or m·2^26 (even): m the top 24 bits of q², below q²
+        let (m, odd) = if s < 1 << 49 {
+            (s >> 25, true)
+        } else {
+            (s >> 26, false)
+        };
+        let e = [101u32, 127, 151, 75][i % 4] + if odd { 0 } else { 1 };
+        for m in [m, m + 1] {
+            if m < 1 << 24 {
+                eps.push(e << 23 | (m as u32 & 0x7F_FFFF));
+            }
+        }
+        // an odd significand at an odd exponent: its lowest bit is the radicand's last pair's
+        let eo = if odd { e } else { e - 1 };
+        eps.push(eo << 23 | (rng.next_u64() as u32 & 0x7F_FFFF) | 1);
+    }
+    for (k, chunk) in eps.chunks(8).enumerate() {
+        let mut c = Case::new(
+            format!("RMSNORM roots near ties #{k}"),
+            7640 + k as u64,
+            1 << 18,
+        );
+        for &e in chunk {
+            let n0 = 1 + c.below(3) as u32;
+            let x: Vec<f32> = (0..n0).map(|_| (c.rng.normal() * 1e-23) as f32).collect();
+            let xa = c.f32s(&x);
+            let g = c.spread(n0, 0.5, 2.0);
+            let ga = c.f32s(&g);
+            let za = c.alloc(4 * n0, true);
+            c.nan_ok(za, n0, 4);
+            let (xo, go, zo) = (c.operand(xa), c.operand(ga), c.operand(za));
+            c.setn(n0, 0, e);
+            c.i(Op::RmsNorm, 0, 0, xo, go, zo);
+        }
+        c.run();
+    }
+}
+
 /// VADD, VMUL, GELU, CVT16 and LAYERNORM at lengths around the assembler build's chunks (192
 /// elements for the elementwise ops, 63 in LAYERNORM's last pass, SC_VEC = 32 elsewhere) and
 /// their multiples, in place and not.
