@@ -21,6 +21,8 @@ SSNAIL_TOOLS ?= $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)/
 SSNAIL_BUILD ?= $(SSNAIL_TOOLS)build
 CARGO ?= cargo
 CL65 ?= cl65
+CC65 ?= cc65
+CA65 ?= ca65
 M65_DIR := $(SSNAIL_TOOLS)mega65
 M65_OUT := $(SSNAIL_BUILD)/mega65
 M65_PRG := $(M65_OUT)/ssnail.prg
@@ -49,14 +51,19 @@ M65_CFLAGS := -t none --cpu 6502 -O -I $(M65_DIR)/include -I $(M65_DIR)/softcore
 # tables would lie between its label and its first instruction.
 M65_OVL_BROWSE := main models loader hyppo fdc ovlload
 M65_OVL_CHAT := chat sampler cosine
-$(patsubst %,$(M65_OBJ)/%.c.o,$(M65_OVL_BROWSE)): M65_SEG := --code-name OVBROWSE --rodata-name OVBRO
-$(patsubst %,$(M65_OBJ)/%.c.o,$(M65_OVL_CHAT)): M65_SEG := --code-name OVCHAT --rodata-name OVCHATRO
+$(patsubst %,$(M65_OBJ)/%.c.s,$(M65_OVL_BROWSE)): M65_SEG := --code-name OVBROWSE --rodata-name OVBRO
+$(patsubst %,$(M65_OBJ)/%.c.s,$(M65_OVL_CHAT)): M65_SEG := --code-name OVCHAT --rodata-name OVCHATRO
 
 # cc65 has no MEGA65 target: -t none, our start-up code and linker config, none.lib's runtime.
 # C is compiled for the 6502 (runs unchanged on the 45GS02); 45GS02 parts are ca65 .p4510.
-$(M65_OBJ)/%.c.o: $(M65_DIR)/src/%.c $(M65_H) $(M65_DIR)/softcore/softcore.h $(M65_DIR)/build.mk
+# C goes through cc65 and then ca65 with the assembler file in the build folder: cl65 -c would
+# write it next to the source, where builds running at the same time (the tests' own, in
+# folders of their own) would overwrite and delete each other's.
+$(M65_OBJ)/%.c.s: $(M65_DIR)/src/%.c $(M65_H) $(M65_DIR)/softcore/softcore.h $(M65_DIR)/build.mk
 	@mkdir -p $(M65_OBJ)
-	$(CL65) $(M65_CFLAGS) $(M65_SEG) -c -o $@ $<
+	$(CC65) $(M65_CFLAGS) $(M65_SEG) -o $@ $<
+$(M65_OBJ)/%.c.o: $(M65_OBJ)/%.c.s
+	$(CA65) -t none -o $@ $<
 $(M65_OBJ)/%.s.o: $(M65_DIR)/src/%.s $(M65_SOFTCORE_INC) $(M65_DIR)/include/ssnail_regs.inc \
 		$(M65_DIR)/include/mega65_io.inc
 	@mkdir -p $(M65_OBJ)
@@ -97,9 +104,11 @@ M65_CORE_CFG := $(SSNAIL_TOOLS)linker/softcore.cfg
 
 mega65-core: $(M65_CORE)
 
-$(M65_CORE_OBJ)/%.c.o: $(M65_CORE_DIR)/%.c $(wildcard $(M65_CORE_DIR)/*.h) $(M65_DIR)/include/mega65_io.h
+$(M65_CORE_OBJ)/%.c.s: $(M65_CORE_DIR)/%.c $(wildcard $(M65_CORE_DIR)/*.h) $(M65_DIR)/include/mega65_io.h
 	@mkdir -p $(M65_CORE_OBJ)
-	$(CL65) $(M65_CORE_CFLAGS) -c -o $@ $<
+	$(CC65) $(M65_CORE_CFLAGS) -o $@ $<
+$(M65_CORE_OBJ)/%.c.o: $(M65_CORE_OBJ)/%.c.s
+	$(CA65) -t none -o $@ $<
 $(M65_CORE_OBJ)/%.s.o: $(M65_CORE_DIR)/%.s $(M65_SOFTCORE_INC) $(M65_CORE_DIR)/quad.inc $(M65_CORE_DIR)/dmajob.inc \
 		$(M65_CORE_DIR)/fn_tables.inc $(M65_DIR)/include/mega65_io.inc
 	@mkdir -p $(M65_CORE_OBJ)
@@ -171,8 +180,8 @@ $(eval $(call m65_host,coshost,$(M65_COSHOST_SRC)))
 $(eval $(call m65_host,softhost,$(M65_SOFTHOST_SRC)))
 $(eval $(call m65_host,softfloat_host,$(M65_SOFTFLOAT_HOST_SRC)))
 
-# The test PRGs: cc65 then ca65 with every file in the build folder (cl65 -c would write its
-# intermediate .s next to the source, where builds running in parallel would collide).
+# The test PRGs: cc65 then ca65 with every file in the build folder, as the program's and the
+# core's C above.
 M65_TEST_OBJ := $(M65_OUT)/testobj
 M65_TESTPRG := $(M65_DIR)/testprg
 $(M65_TEST_OBJ)/%.c.s: $(M65_CORE_DIR)/%.c $(wildcard $(M65_CORE_DIR)/*.h) $(M65_DIR)/include/ssnail_regs.h \
