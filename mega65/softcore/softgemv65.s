@@ -362,6 +362,22 @@ term_n2:                                ; n of three bytes
         cpz     #0                      ; N = Z.7 again
         jmp     bc_n
 .endmacro
+; sgq_q and dptr on to the next block column's quants (32 bytes) and scale (4 bytes)
+.macro  NEXTCOL
+        clc
+        lda     _sgq_q
+        adc     #32
+        sta     _sgq_q
+        bcc     :+
+        inc     _sgq_q+1
+:       clc
+        lda     dptr
+        adc     #4
+        sta     dptr
+        bcc     :+
+        inc     dptr+1
+:
+.endmacro
 
         .code
 
@@ -436,19 +452,8 @@ _sgq_cols:
         inc     _sgq_pc+2
         bne     :+
         inc     _sgq_pc+3
-:       clc                             ; the next column's quants and scale
-        lda     _sgq_q
-        adc     #32
-        sta     _sgq_q
-        bcc     :+
-        inc     _sgq_q+1
-:       clc
-        lda     dptr
-        adc     #4
-        sta     dptr
-        bcc     :+
-        inc     dptr+1
-:       dec     ncol
+:       NEXTCOL                         ; the next column's quants and scale
+        dec     ncol
         bne     @col
         rts
 
@@ -525,19 +530,8 @@ rows2:  lda     ncol
         sbc     corr+2
         eor     #$80
         sta     nczA+1
-        clc                             ; the second column's quants (sgq_cols steps them once
-        lda     _sgq_q                  ; more, and dptr)
-        adc     #32
-        sta     _sgq_q
-        bcc     :+
-        inc     _sgq_q+1
-:       clc
-        lda     dptr
-        adc     #4
-        sta     dptr
-        bcc     :+
-        inc     dptr+1
-:       lda     #0
+        NEXTCOL                         ; the second column's quants (sgq_cols steps them once
+        lda     #0                      ; more, and dptr)
         sta     _sgq_first              ; the second column adds to the first's sums
         lda     lastc
         sta     _sgq_last
