@@ -408,6 +408,21 @@ impl Case {
         self.i(Op::Gemv, fmt as u8, 0, wa, xa, za);
     }
 
+    /// ROPE of the singles `x` (N0 = its length) by the (cos, sin) table `cs` (N1 = its length),
+    /// both placed and addressed by random operand forms, x rotated in place; with `nan_ok` any
+    /// NaN in x afterwards counts as the reference's.
+    fn rope(&mut self, x: &[f32], cs: &[f32], nan_ok: bool) {
+        let (n0, n1) = (x.len() as u32, cs.len() as u32);
+        let xa = self.f32s(x);
+        let ca = self.f32s(cs);
+        if nan_ok {
+            self.nan_ok(xa, n0, 4);
+        }
+        let (xo, co) = (self.operand(xa), self.operand(ca));
+        self.setn(n0, n1, 0);
+        self.i(Op::Rope, 0, 0, xo, co, 0);
+    }
+
     fn nan_ok(&mut self, addr: u32, count: u32, size: u32) {
         self.nan_ok.push(NanOk { addr, count, size });
     }
@@ -1884,11 +1899,7 @@ fn rope_with_cos_sin_tables_shorter_and_longer_than_a_chunk_agrees() {
             })
             .collect();
         let x = c.vector(n0);
-        let xa = c.f32s(&x);
-        let ca = c.f32s(&cs);
-        let (xo, co) = (c.operand(xa), c.operand(ca));
-        c.setn(n0, n1, 0);
-        c.i(Op::Rope, 0, 0, xo, co, 0);
+        c.rope(&x, &cs, false);
         c.run();
     }
 }
@@ -1933,12 +1944,7 @@ fn rope_products_from_zero_page_agree_at_their_edges() {
                 x[i] = x[i - 1]; // v0·c − v1·s cancels where c = s
             }
         }
-        let xa = c.f32s(&x);
-        let ca = c.f32s(&cs);
-        c.nan_ok(xa, n0, 4);
-        let (xo, co) = (c.operand(xa), c.operand(ca));
-        c.setn(n0, n1, 0);
-        c.i(Op::Rope, 0, 0, xo, co, 0);
+        c.rope(&x, &cs, true);
         c.run();
     }
 }
@@ -2061,13 +2067,7 @@ fn rope_sums_of_products_kept_unpacked_agree_at_their_edges() {
         if k % 3 == 0 {
             x.push(c.value()); // an odd last element, left as it is
         }
-        let n0 = x.len() as u32;
-        let xa = c.f32s(&x);
-        let ca = c.f32s(&cs);
-        c.nan_ok(xa, n0, 4);
-        let (xo, co) = (c.operand(xa), c.operand(ca));
-        c.setn(n0, 2 * h, 0);
-        c.i(Op::Rope, 0, 0, xo, co, 0);
+        c.rope(&x, &cs, true);
         c.run();
     }
 }
@@ -2086,11 +2086,7 @@ fn rope_meanrows_and_argmax_agree_bit_for_bit() {
             })
             .collect();
         let x = c.vector(n0);
-        let xa = c.f32s(&x);
-        let ca = c.f32s(&cs);
-        let (xo, co) = (c.operand(xa), c.operand(ca));
-        c.setn(n0, n1, 0);
-        c.i(Op::Rope, 0, 0, xo, co, 0);
+        c.rope(&x, &cs, false);
         c.run();
 
         // MEANROWS of 1-9 rows
