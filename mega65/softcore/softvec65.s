@@ -2796,9 +2796,10 @@ _sv_k_avs:
 @fit:   lda     kt+2                    ; and at most 255 rows a block
         inc     a
         beq     @cols
-        lda     kv+2
-        ldx     kv+3
-        jsr     setdst
+        lda     kv+2                    ; the row job's destination: the row's place in sc_w
+        sta     rl_dst                  ; (BSS: its chip RAM address is its CPU address,
+        lda     kv+3                    ; softcore_window.inc; rl_dstbk stays 0)
+        sta     rl_dst+1
         jsr     getrow
         bcs     @cols
         inc     kt+2
@@ -3052,9 +3053,10 @@ rsetup: sta     sc_f16
         ldx     _sv_rs+2
         jsr     mbyte
         sta     rs_mb
-        lda     _sv_kb
-        ldx     _sv_kb+1
-        jsr     setdst
+        lda     _sv_kb                  ; the row job's destination: sv_kb, in sc_w (as above)
+        sta     rl_dst
+        lda     _sv_kb+1
+        sta     rl_dst+1
         lda     sc_f16
         rts
 ; A = bits 20-27 of the 32-bit number whose byte 3 is A and byte 2 is X
@@ -3069,11 +3071,6 @@ mbyte:  asl     a
         lsr     a
         lsr     a
         ora     t16
-        rts
-; the row job's destination: the chip RAM address of X:A, an address in sc_w (the BSS: bank 0 as
-; the CPU sees it, softcore_window.inc; rl_dstbk stays 0)
-setdst: sta     rl_dst
-        stx     rl_dst+1
         rts
 ; row t = sc_t, when t <= sv_rl and SC_POLL() sees no RUN/STOP: read to the job's destination,
 ; sv_ra on by sv_rs, t + 1, C = 0; else C = 1
